@@ -1,0 +1,42 @@
+# Docket for Go. `make test` is the full suite (it starts its own PostgreSQL);
+# `make demo` runs the main job on a throwaway local PostgreSQL.
+
+GO        ?= go
+SQLC      := $(GO) tool -modfile=tools/go.mod sqlc
+PKGS      := ./...
+TEST_FLAGS ?= -count=1 -timeout 30m
+
+.PHONY: all generate check-generate vet test test-unit demo bench
+
+all: check-generate vet test
+
+## generate: expand db/functions into the migrations, then regenerate gen/ with sqlc
+generate:
+	$(GO) run ./internal/sqlinclude
+	$(SQLC) generate
+
+## check-generate: fail when migrations or gen/ differ from their sources
+check-generate:
+	$(GO) run ./internal/sqlinclude -check
+	$(SQLC) diff
+
+## vet: static checks
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet $(PKGS)
+
+## test: generated-code drift check, vet, then every test against real PostgreSQL
+test: check-generate vet
+	$(GO) test $(TEST_FLAGS) $(PKGS)
+
+## test-unit: the database-free tests only (core-only job)
+test-unit:
+	$(GO) test $(TEST_FLAGS) -short $(PKGS)
+
+## demo: the main job on a throwaway local PostgreSQL
+demo:
+	$(GO) run ./cmd/docket demo
+
+## bench: the scorecard (its own module, starts its own PostgreSQL)
+bench:
+	cd bench && $(GO) run . -out results.json

@@ -1,0 +1,25 @@
+-- Creates the owner partition of every new run inside the inserting statement
+-- and adds the new unfinished runs to the ring counter. Running once per
+-- statement keeps bulk enqueues to one counter write per scope. Partitions are
+-- created in key order so concurrent multi-tenant inserts lock alike.
+create function docket_runs_track_insert() returns trigger
+    language plpgsql
+    security invoker
+    set search_path from current
+as $$
+begin
+    insert into docket_claim_partitions (scope_key)
+    select distinct c.scope_key from docket_created_runs c order by c.scope_key
+    on conflict (scope_key) do nothing;
+
+    update docket_claim_schedule s
+       set unfinished_count = s.unfinished_count + d.created,
+           updated_at = now()
+      from (select c.scope_key, count(*) as created
+              from docket_created_runs c
+             where c.status in ('running', 'waiting')
+             group by c.scope_key) d
+     where s.scope_key = d.scope_key;
+    return null;
+end;
+$$;

@@ -1,0 +1,53 @@
+-- name: AppliedMigrationVersions :many
+-- Startup compares these with the embedded migrations (schema version 2).
+select version::text as version from schema_migrations order by version;
+
+-- name: SchemaShape :one
+-- Startup shape: the marker column and the number of claim functions with the
+-- fixed six-argument identity versus any identity, all in the current schema.
+select
+    exists (
+        select 1 from pg_catalog.pg_attribute a
+         where a.attrelid = to_regclass('docket_runs')
+           and a.attname = 'tenant_admitted_at'
+           and not a.attisdropped
+    ) as has_marker_column,
+    (select count(*) from pg_catalog.pg_proc p
+      where p.proname = 'docket_tenant_fair_claim'
+        and p.pronamespace = current_schema()::regnamespace) as claim_function_count,
+    (select count(*) from pg_catalog.pg_proc p
+      where p.proname = 'docket_tenant_fair_claim'
+        and p.pronamespace = current_schema()::regnamespace
+        and p.proargtypes::regtype[]::text[] = array['timestamp with time zone', 'timestamp with time zone', 'integer', 'integer', 'text', 'boolean']) as claim_function_exact_count;
+
+-- name: LockClaimPolicy :one
+-- Startup synchronization serializes on the singleton row.
+select * from docket_claim_policy where id = 1 for update;
+
+-- name: InitializeClaimPolicy :one
+-- First TenantFair start, or a changed configured cap: persist the default.
+update docket_claim_policy
+   set admission_mode = 'tenant_fair',
+       max_active = sqlc.arg(max_active),
+       configured_max_active = sqlc.arg(max_active),
+       policy_version = policy_version + 1,
+       initialized_at = coalesce(initialized_at, now()),
+       updated_at = now()
+ where id = 1
+returning *;
+
+-- name: SetAdmissionMode :one
+-- Engine switch at startup without a cap change.
+update docket_claim_policy
+   set admission_mode = sqlc.arg(admission_mode),
+       updated_at = now()
+ where id = 1
+returning *;
+
+-- name: MarkLegacyClaimsAdmitted :execrows
+-- Switching from Legacy to TenantFair adopts every live claim as an admission,
+-- exactly like the V1 -> V2 backfill, so TenantFair can recover it if it expires.
+update docket_runs
+   set tenant_admitted_at = claimed_at
+ where status = 'running' and poisoned_at is null and claim_token is not null
+   and tenant_admitted_at is null;

@@ -1,0 +1,86 @@
+package docket
+
+import (
+	"log/slog"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/docketrun/docket-go/policy"
+)
+
+// TenantMode says whether runs must name a tenant.
+type TenantMode int
+
+const (
+	// TenantNone allows tenantless runs; the omitted policy is Legacy.
+	TenantNone TenantMode = iota
+	// TenantRequired rejects tenantless runs and requires TenantFair.
+	TenantRequired
+)
+
+// String returns "none" or "required".
+func (m TenantMode) String() string {
+	switch m {
+	case TenantNone:
+		return "none"
+	case TenantRequired:
+		return "required"
+	}
+	return "invalid"
+}
+
+// Config configures a Client. Open validates it before any database access.
+type Config struct {
+	// TenantMode is TenantNone (default) or TenantRequired.
+	TenantMode TenantMode
+	// ClaimPolicy is policy.Legacy{} or policy.TenantFair{...}. Nil means
+	// Legacy, which is allowed only with TenantNone.
+	ClaimPolicy policy.ClaimPolicy
+	// MeterProvider receives identity-free metrics; nil disables them.
+	MeterProvider metric.MeterProvider
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// validate checks the configuration and returns the resolved engine.
+func (c Config) validate() (policy.ClaimPolicy, error) {
+	if c.TenantMode != TenantNone && c.TenantMode != TenantRequired {
+		return nil, invalidConfig("tenant mode %d is neither TenantNone nor TenantRequired", int(c.TenantMode))
+	}
+	switch p := c.ClaimPolicy.(type) {
+	case nil:
+		if c.TenantMode == TenantRequired {
+			return nil, invalidConfig("required tenancy needs policy.TenantFair with an explicit DefaultMaxActiveRuns")
+		}
+		return policy.Legacy{}, nil
+	case policy.Legacy, *policy.Legacy:
+		if c.TenantMode == TenantRequired {
+			return nil, invalidConfig("required tenancy rejects the tenant-blind Legacy policy")
+		}
+		return policy.Legacy{}, nil
+	case policy.TenantFair:
+		return p, validateDefaultCap(p.DefaultMaxActiveRuns)
+	case *policy.TenantFair:
+		if p == nil {
+			return nil, invalidConfig("nil *policy.TenantFair")
+		}
+		return *p, validateDefaultCap(p.DefaultMaxActiveRuns)
+	default:
+		return nil, invalidConfig("unsupported claim policy %T", c.ClaimPolicy)
+	}
+}
+
+func validateDefaultCap(v int) error {
+	if err := validateCap(v); err != nil {
+		return invalidConfig("TenantFair.DefaultMaxActiveRuns %d: %w", v, err)
+	}
+	return nil
+}
+
+// validateCap checks a cap for the policy default or an override.
+func validateCap(v int) error {
+	if v < 1 || v > MaxCap {
+		return ErrInvalidCap
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package docket
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the public surface. Every error returned by this package
+// that stems from one of these conditions satisfies errors.Is with it.
+var (
+	// ErrNotFound reports a run, or another scope's run, that does not exist.
+	ErrNotFound = errors.New("docket: not found")
+	// ErrStale reports a compare-and-set write whose expected version no longer matches.
+	ErrStale = errors.New("docket: stale version")
+	// ErrStaleFence reports a claim holder write whose token or checkpoint sequence is outdated.
+	ErrStaleFence = errors.New("docket: stale claim fence")
+	// ErrClaimLost reports a claim that no longer belongs to the caller.
+	ErrClaimLost = errors.New("docket: claim lost")
+	// ErrInvalidCap reports a cap outside 1..2147483647.
+	ErrInvalidCap = errors.New("docket: cap must be an integer in 1..2147483647")
+	// ErrTenantRequired reports a tenantless run or scope under required tenancy.
+	ErrTenantRequired = errors.New("docket: tenant required")
+	// ErrSchemaMismatch reports a database whose Docket schema is not version 2 with the validated shape.
+	ErrSchemaMismatch = errors.New("docket: schema mismatch")
+	// ErrNotInitialized reports a claim policy that no TenantFair startup has initialized.
+	ErrNotInitialized = errors.New("docket: claim policy not initialized")
+	// ErrInactiveEngine reports a claim through an engine that is not the active admission mode.
+	ErrInactiveEngine = errors.New("docket: admission engine not active")
+	// ErrInvalidConfig reports a Config that Open refuses before touching the database.
+	ErrInvalidConfig = errors.New("docket: invalid config")
+	// ErrInvalidArgument reports a request argument outside its documented domain.
+	ErrInvalidArgument = errors.New("docket: invalid argument")
+	// ErrDuplicateRun reports an insert whose run id already exists.
+	ErrDuplicateRun = errors.New("docket: duplicate run id")
+)
+
+// MaxCap is the largest cap a policy default or override may hold.
+const MaxCap = 2147483647
+
+// ClaimPolicyUnavailableError reports a claim call the admission engine
+// refused without changing anything: Reason is one of the engine's fixed
+// error reasons (read_only_transaction, unsupported_isolation,
+// lock_contention, not_initialized, inactive_engine, malformed_policy).
+type ClaimPolicyUnavailableError struct {
+	// Reason is the engine's fixed, identity-free refusal reason.
+	Reason string
+}
+
+func (e *ClaimPolicyUnavailableError) Error() string {
+	return fmt.Sprintf("docket: claim policy unavailable: %s", e.Reason)
+}
+
+// Is lets errors.Is match the refusals that have their own sentinel.
+func (e *ClaimPolicyUnavailableError) Is(target error) bool {
+	switch target {
+	case ErrNotInitialized:
+		return e.Reason == "not_initialized"
+	case ErrInactiveEngine:
+		return e.Reason == "inactive_engine"
+	}
+	return false
+}
+
+func invalidArgument(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+func invalidConfig(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}
