@@ -3,6 +3,7 @@
 
 GO        ?= go
 SQLC      := $(GO) tool -modfile=tools/go.mod sqlc
+STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 PKGS      := ./...
 TEST_FLAGS ?= -count=1 -timeout 30m
 
@@ -24,6 +25,7 @@ check-generate:
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet $(PKGS)
+	$(STATICCHECK) $(PKGS)
 
 ## test: generated-code drift check, vet, then every test against real PostgreSQL
 test: check-generate vet
