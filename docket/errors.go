@@ -32,6 +32,8 @@ var (
 	ErrInvalidArgument = errors.New("docket: invalid argument")
 	// ErrDuplicateRun reports an insert whose run id already exists.
 	ErrDuplicateRun = errors.New("docket: duplicate run id")
+	// ErrInvalidTransition reports a lifecycle change the run's current state does not allow.
+	ErrInvalidTransition = errors.New("docket: invalid run transition")
 )
 
 // MaxCap is the largest cap a policy default or override may hold.

@@ -1,0 +1,124 @@
+-- name: RefreshClaim :one
+-- Every lifecycle write is one UPDATE, so the lifecycle change and the
+-- admission marker change commit or roll back together. Holder writes match
+-- the exact claim token (commit and abandon also the expected
+-- checkpoint_seq): a stale holder matches no row and changes nothing.
+-- Keeps the claim and the marker; claimed_at never moves backwards, so a
+-- refresh cannot make a live claim look older to the expired scan.
+update docket_runs
+   set claimed_at = greatest(claimed_at, now()),
+       updated_at = now()
+ where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
+   and claim_token = sqlc.arg(claim_token)::uuid
+returning claimed_at;
+
+-- name: ReleaseClaim :one
+-- Generic immediate release: the run is due now and keeps its marker, so it
+-- stays admitted-ready and is served again before any promotion.
+update docket_runs
+   set claim_token = null,
+       claimed_at = null,
+       wake_at = now(),
+       updated_at = now()
+ where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
+   and claim_token = sqlc.arg(claim_token)::uuid
+returning *;
+
+-- name: CommitRun :one
+-- A holder's checkpoint plus its schedule (retain, immediate, at, external,
+-- terminal; validated by the caller). Only retain and the holder's own
+-- immediate yield keep the marker; every other schedule leaves admission in
+-- the same statement. A commit is progress, so the claim counters restart; a
+-- claimed row is never poisoned, so there are no poison facts to reset.
+update docket_runs r
+   set checkpoint_seq = r.checkpoint_seq + 1,
+       state = coalesce(sqlc.narg(state)::jsonb, r.state),
+       step = sqlc.arg(step),
+       latest_checkpoint_type = sqlc.narg(checkpoint_type),
+       status = sqlc.arg(status),
+       claim_token = case when sqlc.arg(schedule)::text = 'retain' then r.claim_token end,
+       claimed_at = case when sqlc.arg(schedule)::text = 'retain' then greatest(r.claimed_at, now()) end,
+       wake_at = case sqlc.arg(schedule)::text
+                     when 'immediate' then now()
+                     when 'at' then sqlc.narg(wake_at)::timestamptz
+                 end,
+       tenant_admitted_at = case when sqlc.arg(schedule)::text in ('retain', 'immediate')
+                                 then r.tenant_admitted_at end,
+       finished_at = case when sqlc.arg(schedule)::text = 'terminal' then now() end,
+       claim_attempts = 0,
+       claim_abandons = 0,
+       updated_at = now()
+ where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
+   and r.claim_token = sqlc.arg(claim_token)::uuid
+   and r.checkpoint_seq = sqlc.arg(expected_seq)
+returning *;
+
+-- name: AbandonClaim :one
+-- The holder cannot run this work on its host: the claim and the marker go,
+-- so the slot is free for the tenant's next queued run. The run comes back
+-- at the explicit retry time or after min(base * 2^abandons, cap), or is
+-- poisoned when this abandon reaches a positive limit. The backoff is
+-- computed in floating point so a large abandon count saturates at the cap
+-- instead of overflowing an interval.
+update docket_runs r
+   set claim_token = null,
+       claimed_at = null,
+       tenant_admitted_at = null,
+       claim_abandons = r.claim_abandons + 1,
+       wake_at = case
+           when sqlc.arg(max_abandons)::integer > 0
+                and r.claim_abandons + 1 >= sqlc.arg(max_abandons)::integer then null
+           else coalesce(sqlc.narg(retry_at)::timestamptz,
+                         now() + make_interval(secs => least(
+                             sqlc.arg(backoff_base_seconds)::float8 * power(2::float8, r.claim_abandons),
+                             sqlc.arg(backoff_cap_seconds)::float8)))
+       end,
+       poisoned_at = case
+           when sqlc.arg(max_abandons)::integer > 0
+                and r.claim_abandons + 1 >= sqlc.arg(max_abandons)::integer then now()
+       end,
+       poison_reason = case
+           when sqlc.arg(max_abandons)::integer > 0
+                and r.claim_abandons + 1 >= sqlc.arg(max_abandons)::integer
+               then 'max_claim_abandons_exceeded'
+       end,
+       updated_at = now()
+ where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
+   and r.claim_token = sqlc.arg(claim_token)::uuid
+   and r.checkpoint_seq = sqlc.arg(expected_seq)
+returning *;
+
+-- name: ApplyRunMutation :one
+-- The write of MutateRun, on a row its transaction already locked: an
+-- unclaimed signal revokes any claim and leaves admission, so a resumed or
+-- interrupted run re-enters its tenant's FIFO as queued. Leaving running
+-- drops poison facts, which only a running row may carry.
+update docket_runs r
+   set status = sqlc.arg(status),
+       state = coalesce(sqlc.narg(state)::jsonb, r.state),
+       wake_at = case when sqlc.arg(status) = 'running'
+                      then coalesce(sqlc.narg(wake_at)::timestamptz, now()) end,
+       claim_token = null,
+       claimed_at = null,
+       tenant_admitted_at = null,
+       poisoned_at = case when sqlc.arg(status) = 'running' then r.poisoned_at end,
+       poison_reason = case when sqlc.arg(status) = 'running' then r.poison_reason end,
+       finished_at = case when sqlc.arg(status) in ('done', 'failed', 'cancelled') then now() end,
+       updated_at = now()
+ where r.id = sqlc.arg(id)
+returning *;
+
+-- name: RetryPoisonedRun :one
+-- An operator revives a poisoned run: healthy, due now, counters restarted.
+-- Poison already cleared the marker, so the run is queued and must be
+-- promoted again under its tenant's cap.
+update docket_runs
+   set poisoned_at = null,
+       poison_reason = null,
+       wake_at = now(),
+       claim_attempts = 0,
+       claim_abandons = 0,
+       updated_at = now()
+ where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
+   and status = 'running' and poisoned_at is not null
+returning *;

@@ -1,0 +1,65 @@
+-- name: InsertRun :one
+-- One new running run. The statement trigger on docket_runs creates the owner
+-- partition inside this statement, so a rollback of the caller's transaction
+-- leaves neither behind. A duplicate run_id inserts nothing and returns no row
+-- instead of raising, which keeps the caller's transaction usable.
+insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+values (sqlc.arg(run_id), sqlc.narg(tenant_id), sqlc.arg(graph_id), sqlc.arg(graph_hash),
+        'running', sqlc.arg(state), coalesce(sqlc.narg(wake_at)::timestamptz, now()))
+on conflict (run_id) do nothing
+returning *;
+
+-- name: InsertRuns :execrows
+-- A batch of new running runs in one statement, so a large backlog costs one
+-- partition and counter write per scope. Scope keys map back to tenant ids
+-- ('' is tenantless). Parallel unnests in one select list zip the arrays and
+-- yield rows in array order, so ids follow the input order, which is the FIFO
+-- tie-break among equal wake times. A duplicate run_id fails the whole
+-- statement. Go's zero time (0001-01-01 UTC) stands for "due now", since a
+-- timestamptz array cannot carry NULL through the generated binding.
+insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
+       coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now())
+  from (select unnest(sqlc.arg(run_ids)::text[]) as run_id,
+               unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
+               unnest(sqlc.arg(graph_ids)::text[]) as graph_id,
+               unnest(sqlc.arg(graph_hashes)::text[]) as graph_hash,
+               unnest(sqlc.arg(states)::text[]) as state,
+               unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at) b;
+
+-- name: GetRun :one
+-- The scope predicate is part of the lookup, so another owner's run is
+-- indistinguishable from a missing one.
+select * from docket_runs
+ where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
+
+-- name: InspectRun :one
+-- The run plus the database clock that derives its admission state, read in
+-- one snapshot.
+select sqlc.embed(docket_runs), now()::timestamptz as observed_at
+  from docket_runs
+ where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
+
+-- name: ListRuns :many
+-- Newest first with an exclusive (started_at, run_id) keyset cursor, served by
+-- docket_runs_list_idx; the scope predicate is never optional.
+select * from docket_runs
+ where scope_key = sqlc.arg(scope_key)::text
+   and (sqlc.narg(graph_id)::text is null or graph_id = sqlc.narg(graph_id)::text)
+   and (sqlc.narg(status)::text is null or status = sqlc.narg(status)::text)
+   and (sqlc.narg(after_started_at)::timestamptz is null
+        or (started_at, run_id) < (sqlc.narg(after_started_at)::timestamptz, sqlc.narg(after_run_id)::text))
+ order by started_at desc, run_id desc
+ limit sqlc.arg(page_limit);
+
+-- name: LockRun :one
+-- MutateRun's serialization point: the decision sees the row as it is while
+-- no claim call or holder can change it.
+select * from docket_runs
+ where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
+   for update;
+
+-- name: GetRunFence :one
+-- Explains a fenced write that matched nothing: missing run or stale fence.
+select claim_token, checkpoint_seq from docket_runs
+ where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);

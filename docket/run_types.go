@@ -1,0 +1,201 @@
+package docket
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// MaxStateBytes is the largest run state document accepted, in bytes of JSON
+// as given by the caller (1 MiB).
+const MaxStateBytes = 1 << 20
+
+// RunStatus is the public status of a run.
+type RunStatus string
+
+// The run statuses. Running and waiting runs are unfinished; done, failed and
+// cancelled are terminal.
+const (
+	// StatusRunning is due, scheduled, claimed or poisoned work.
+	StatusRunning RunStatus = "running"
+	// StatusWaiting is parked on an external event, outside admission.
+	StatusWaiting RunStatus = "waiting"
+	// StatusDone is a completed run.
+	StatusDone RunStatus = "done"
+	// StatusFailed is a run that ended in failure.
+	StatusFailed RunStatus = "failed"
+	// StatusCancelled is a run that was cancelled.
+	StatusCancelled RunStatus = "cancelled"
+)
+
+// Terminal reports whether s is done, failed or cancelled.
+func (s RunStatus) Terminal() bool {
+	return s == StatusDone || s == StatusFailed || s == StatusCancelled
+}
+
+// valid reports whether s is one of the five statuses.
+func (s RunStatus) valid() bool {
+	return s == StatusRunning || s == StatusWaiting || s.Terminal()
+}
+
+// NewRun describes a run to insert. It always starts with status running.
+type NewRun struct {
+	// RunID is the public identity; empty generates a random UUID string.
+	RunID string
+	// Scope is the owner; Tenantless is refused under TenantRequired.
+	Scope Scope
+	// GraphID names the workflow; required.
+	GraphID string
+	// GraphHash names the workflow version; required.
+	GraphHash string
+	// State is the initial run document: valid JSON of at most MaxStateBytes.
+	State json.RawMessage
+	// WakeAt is when the run becomes due; zero means now (database clock).
+	WakeAt time.Time
+}
+
+// Run is the public view of a run. It never carries the claim token, which
+// only the claim call hands to its holder, nor the internal admission marker;
+// see InspectRun for the derived admission state.
+type Run struct {
+	RunID                string
+	Scope                Scope
+	GraphID              string
+	GraphHash            string
+	Status               RunStatus
+	Step                 int
+	State                json.RawMessage
+	CheckpointSeq        int64
+	LatestCheckpointType string     // "" when no commit named one
+	ClaimedAt            *time.Time // nil when unclaimed
+	WakeAt               *time.Time // nil when claimed, waiting, poisoned or terminal
+	ClaimAttempts        int
+	ClaimAbandons        int
+	PoisonedAt           *time.Time
+	PoisonReason         string // "" unless poisoned
+	InsertedAt           time.Time
+	StartedAt            time.Time
+	UpdatedAt            time.Time
+	FinishedAt           *time.Time // set iff the status is terminal
+}
+
+// Claimed reports whether some holder currently has the run claimed.
+func (r Run) Claimed() bool { return r.ClaimedAt != nil }
+
+// Poisoned reports whether the run waits for RetryPoisonedRun.
+func (r Run) Poisoned() bool { return r.PoisonedAt != nil }
+
+// AdmissionState is the derived, token-free admission state of a run.
+type AdmissionState string
+
+// The derived admission states. TenantFair produces the first four; Legacy
+// never admits, so its claims show as AdmissionUnadmittedClaimed.
+const (
+	// AdmissionQueued is healthy running, due, unclaimed and unadmitted:
+	// waiting in its tenant's FIFO for promotion.
+	AdmissionQueued AdmissionState = "queued"
+	// AdmissionAdmittedReady is healthy running, unclaimed and admitted: it
+	// holds a slot and is served before any promotion once due (every write
+	// that keeps a marker on an unclaimed run makes it due at once).
+	AdmissionAdmittedReady AdmissionState = "admitted-ready"
+	// AdmissionAdmittedClaimed is healthy running, claimed and admitted.
+	AdmissionAdmittedClaimed AdmissionState = "admitted-claimed"
+	// AdmissionInactive is future-scheduled, externally waiting, poisoned or
+	// terminal, with no admission.
+	AdmissionInactive AdmissionState = "inactive"
+	// AdmissionUnadmittedClaimed is a claim taken by the Legacy engine, which
+	// never writes admission markers.
+	AdmissionUnadmittedClaimed AdmissionState = "unadmitted-claimed"
+)
+
+// RunInspection is the scheduling view of one run for operators. It never
+// carries the claim token.
+type RunInspection struct {
+	RunID         string
+	Scope         Scope
+	Status        RunStatus
+	WakeAt        *time.Time
+	ClaimedAt     *time.Time
+	ClaimAttempts int
+	ClaimAbandons int
+	PoisonedAt    *time.Time
+	PoisonReason  string
+	// AdmittedAt is the sticky admission marker: when the run was promoted,
+	// or nil when it holds no admission.
+	AdmittedAt *time.Time
+	// State is derived from the row and ObservedAt.
+	State AdmissionState
+	// ObservedAt is the database clock the inspection was read at.
+	ObservedAt time.Time
+}
+
+// RunCursor is an exclusive ListRuns position: the last run of a page.
+type RunCursor struct {
+	StartedAt time.Time
+	RunID     string
+}
+
+// ListRunsRequest selects one page of a scope's runs, newest first.
+type ListRunsRequest struct {
+	// Scope is the owner whose runs are listed; required.
+	Scope Scope
+	// GraphID keeps only runs of this workflow when non-empty.
+	GraphID string
+	// Status keeps only runs of this status when non-empty.
+	Status RunStatus
+	// After continues strictly after this cursor; nil starts at the newest run.
+	After *RunCursor
+	// Limit is the page size: 0 means DefaultListLimit, at most MaxListLimit.
+	Limit int
+}
+
+// Page sizes of ListRuns.
+const (
+	// DefaultListLimit is the page size of a ListRunsRequest with Limit 0.
+	DefaultListLimit = 100
+	// MaxListLimit is the largest page size ListRuns serves.
+	MaxListLimit = 1000
+)
+
+// RunPage is one page of ListRuns.
+type RunPage struct {
+	// Runs are newest first by (StartedAt, RunID).
+	Runs []Run
+	// Next continues the listing; nil when this is the last page.
+	Next *RunCursor
+}
+
+// runFromRow maps a stored row to its public view, dropping the claim token
+// and the admission marker.
+func runFromRow(row gen.DocketRun) Run {
+	return Run{
+		RunID:                row.RunID,
+		Scope:                scopeOf(row.TenantID),
+		GraphID:              row.GraphID,
+		GraphHash:            row.GraphHash,
+		Status:               RunStatus(row.Status),
+		Step:                 int(row.Step),
+		State:                json.RawMessage(row.State),
+		CheckpointSeq:        row.CheckpointSeq,
+		LatestCheckpointType: deref(row.LatestCheckpointType),
+		ClaimedAt:            row.ClaimedAt,
+		WakeAt:               row.WakeAt,
+		ClaimAttempts:        int(row.ClaimAttempts),
+		ClaimAbandons:        int(row.ClaimAbandons),
+		PoisonedAt:           row.PoisonedAt,
+		PoisonReason:         deref(row.PoisonReason),
+		InsertedAt:           row.InsertedAt,
+		StartedAt:            row.StartedAt,
+		UpdatedAt:            row.UpdatedAt,
+		FinishedAt:           row.FinishedAt,
+	}
+}
+
+// deref returns *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

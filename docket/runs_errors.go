@@ -1,0 +1,51 @@
+package docket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// runIDConstraint is the unique constraint that identifies a duplicate run id.
+const runIDConstraint = "docket_runs_run_id_key"
+
+// runNotFound reports runID as missing from the caller's scope.
+func runNotFound(runID string) error {
+	return fmt.Errorf("%w: run %q", ErrNotFound, runID)
+}
+
+// mapRunWriteError turns the database errors a run write can meet because of
+// its input into the package's typed errors, and wraps everything else.
+func mapRunWriteError(op string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "23505" && pgErr.ConstraintName == runIDConstraint:
+			return fmt.Errorf("%w: %s", ErrDuplicateRun, pgErr.Detail)
+		// invalid_text_representation, untranslatable_character and
+		// character_not_in_repertoire: a document or text PostgreSQL refuses.
+		case pgErr.Code == "22P02" || pgErr.Code == "22P05" || pgErr.Code == "22021":
+			return fmt.Errorf("%w: %s: %w", ErrInvalidArgument, op, err)
+		}
+	}
+	return fmt.Errorf("docket: %s: %w", op, err)
+}
+
+// explainFenceMiss classifies a holder write that matched no row: the run is
+// missing from the scope (ErrNotFound), or the holder's token or sequence is
+// outdated and stale is returned.
+func explainFenceMiss(ctx context.Context, q *gen.Queries, scopeKey, runID string, stale error) error {
+	_, err := q.GetRunFence(ctx, gen.GetRunFenceParams{ScopeKey: scopeKey, RunID: runID})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return runNotFound(runID)
+	case err != nil:
+		return fmt.Errorf("docket: reading fence of run %q: %w", runID, err)
+	}
+	return stale
+}

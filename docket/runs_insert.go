@@ -1,0 +1,131 @@
+package docket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// InsertRun inserts one running run in its own transaction; see InsertRunTx.
+func (c *Client) InsertRun(ctx context.Context, run NewRun) (Run, error) {
+	return c.insertRun(ctx, c.queries, run)
+}
+
+// InsertRunTx inserts one running run inside the caller's transaction, so an
+// application enqueues atomically with its own writes. The run's owner
+// partition and ring position are created by the same statement: if tx rolls
+// back, neither the run nor a new partition remains.
+//
+// Invalid input returns an error wrapping ErrInvalidArgument (or
+// ErrTenantRequired for a tenantless run under required tenancy) and writes
+// nothing. A run id that already exists returns ErrDuplicateRun, writes
+// nothing and leaves tx usable. The run is due at WakeAt, or now when WakeAt
+// is zero.
+func (c *Client) InsertRunTx(ctx context.Context, tx pgx.Tx, run NewRun) (Run, error) {
+	return c.insertRun(ctx, c.queries.WithTx(tx), run)
+}
+
+func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (Run, error) {
+	params, err := c.newRunParams(run)
+	if err != nil {
+		return Run{}, err
+	}
+	row, err := q.InsertRun(ctx, params)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, fmt.Errorf("%w: run %q", ErrDuplicateRun, params.RunID)
+	}
+	if err != nil {
+		return Run{}, mapRunWriteError("insert run", err)
+	}
+	return runFromRow(row), nil
+}
+
+// InsertRuns inserts many running runs with one statement in its own
+// transaction; see InsertRunsTx.
+func (c *Client) InsertRuns(ctx context.Context, runs []NewRun) ([]string, error) {
+	return c.insertRuns(ctx, c.queries, runs)
+}
+
+// InsertRunsTx inserts many running runs with one statement inside the
+// caller's transaction and returns their run ids in input order (generated
+// where empty). Runs of equal wake time keep their input order in their
+// tenant's FIFO. The batch is all or nothing: any invalid run fails it before
+// the database is touched; a duplicate run id (existing or within the batch)
+// returns ErrDuplicateRun and, as a failed statement, aborts tx.
+func (c *Client) InsertRunsTx(ctx context.Context, tx pgx.Tx, runs []NewRun) ([]string, error) {
+	return c.insertRuns(ctx, c.queries.WithTx(tx), runs)
+}
+
+func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) ([]string, error) {
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	batch := gen.InsertRunsParams{
+		RunIds:      make([]string, len(runs)),
+		ScopeKeys:   make([]string, len(runs)),
+		GraphIds:    make([]string, len(runs)),
+		GraphHashes: make([]string, len(runs)),
+		States:      make([]string, len(runs)),
+		WakeAts:     make([]time.Time, len(runs)),
+	}
+	for i, run := range runs {
+		p, err := c.newRunParams(run)
+		if err != nil {
+			return nil, fmt.Errorf("run %d of the batch: %w", i, err)
+		}
+		batch.RunIds[i] = p.RunID
+		batch.ScopeKeys[i] = deref(p.TenantID)
+		batch.GraphIds[i] = p.GraphID
+		batch.GraphHashes[i] = p.GraphHash
+		batch.States[i] = string(p.State)
+		if p.WakeAt != nil {
+			batch.WakeAts[i] = *p.WakeAt
+		}
+	}
+	if _, err := q.InsertRuns(ctx, batch); err != nil {
+		return nil, mapRunWriteError("insert runs", err)
+	}
+	return batch.RunIds, nil
+}
+
+// newRunParams validates run under the client's tenant mode and returns the
+// insert parameters, with a generated run id when none was given.
+func (c *Client) newRunParams(run NewRun) (gen.InsertRunParams, error) {
+	if _, err := c.scopeKey(run.Scope); err != nil {
+		return gen.InsertRunParams{}, err
+	}
+	runID := run.RunID
+	if runID == "" {
+		runID = uuid.NewString()
+	}
+	if err := validateIdentifier("run id", runID); err != nil {
+		return gen.InsertRunParams{}, err
+	}
+	if err := validateIdentifier("graph id", run.GraphID); err != nil {
+		return gen.InsertRunParams{}, err
+	}
+	if err := validateIdentifier("graph hash", run.GraphHash); err != nil {
+		return gen.InsertRunParams{}, err
+	}
+	if err := validateState(run.State); err != nil {
+		return gen.InsertRunParams{}, err
+	}
+	params := gen.InsertRunParams{
+		RunID:     runID,
+		GraphID:   run.GraphID,
+		GraphHash: run.GraphHash,
+		State:     run.State,
+		TenantID:  run.Scope.tenantColumn(),
+	}
+	if !run.WakeAt.IsZero() {
+		wake := run.WakeAt
+		params.WakeAt = &wake
+	}
+	return params, nil
+}

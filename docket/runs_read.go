@@ -1,0 +1,134 @@
+package docket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// FetchRun returns the public view of runID in scope. A run of another scope
+// is ErrNotFound, exactly like a missing one.
+func (c *Client) FetchRun(ctx context.Context, scope Scope, runID string) (Run, error) {
+	scopeKey, err := c.runKey(scope, runID)
+	if err != nil {
+		return Run{}, err
+	}
+	row, err := c.queries.GetRun(ctx, gen.GetRunParams{ScopeKey: scopeKey, RunID: runID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, runNotFound(runID)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("docket: fetch run: %w", err)
+	}
+	return runFromRow(row), nil
+}
+
+// InspectRun returns the token-free scheduling view of runID in scope, with
+// its admission state derived at the database clock.
+func (c *Client) InspectRun(ctx context.Context, scope Scope, runID string) (RunInspection, error) {
+	scopeKey, err := c.runKey(scope, runID)
+	if err != nil {
+		return RunInspection{}, err
+	}
+	got, err := c.queries.InspectRun(ctx, gen.InspectRunParams{ScopeKey: scopeKey, RunID: runID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return RunInspection{}, runNotFound(runID)
+	}
+	if err != nil {
+		return RunInspection{}, fmt.Errorf("docket: inspect run: %w", err)
+	}
+	row := got.DocketRun
+	return RunInspection{
+		RunID:         row.RunID,
+		Scope:         scopeOf(row.TenantID),
+		Status:        RunStatus(row.Status),
+		WakeAt:        row.WakeAt,
+		ClaimedAt:     row.ClaimedAt,
+		ClaimAttempts: int(row.ClaimAttempts),
+		ClaimAbandons: int(row.ClaimAbandons),
+		PoisonedAt:    row.PoisonedAt,
+		PoisonReason:  deref(row.PoisonReason),
+		AdmittedAt:    row.TenantAdmittedAt,
+		State:         admissionState(row, got.ObservedAt),
+		ObservedAt:    got.ObservedAt,
+	}, nil
+}
+
+// admissionState derives the state of row at now. The schema guarantees a
+// marker only on healthy running rows.
+func admissionState(row gen.DocketRun, now time.Time) AdmissionState {
+	switch {
+	case RunStatus(row.Status) != StatusRunning || row.PoisonedAt != nil:
+		return AdmissionInactive
+	case row.ClaimToken != nil && row.TenantAdmittedAt != nil:
+		return AdmissionAdmittedClaimed
+	case row.ClaimToken != nil:
+		return AdmissionUnadmittedClaimed
+	case row.TenantAdmittedAt != nil:
+		return AdmissionAdmittedReady
+	case row.WakeAt != nil && !row.WakeAt.After(now):
+		return AdmissionQueued
+	}
+	return AdmissionInactive
+}
+
+// ListRuns returns one page of the scope's runs, newest first by
+// (StartedAt, RunID), continuing strictly after req.After.
+func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (RunPage, error) {
+	scopeKey, err := c.scopeKey(req.Scope)
+	if err != nil {
+		return RunPage{}, err
+	}
+	limit := req.Limit
+	switch {
+	case limit == 0:
+		limit = DefaultListLimit
+	case limit < 0 || limit > MaxListLimit:
+		return RunPage{}, invalidArgument("list limit %d is outside 1..%d", req.Limit, MaxListLimit)
+	}
+	params := gen.ListRunsParams{ScopeKey: scopeKey, PageLimit: int32(limit + 1)}
+	if req.GraphID != "" {
+		params.GraphID = &req.GraphID
+	}
+	if req.Status != "" {
+		if !req.Status.valid() {
+			return RunPage{}, invalidArgument("unknown run status %q", req.Status)
+		}
+		status := string(req.Status)
+		params.Status = &status
+	}
+	if req.After != nil {
+		params.AfterStartedAt = &req.After.StartedAt
+		params.AfterRunID = &req.After.RunID
+	}
+	rows, err := c.queries.ListRuns(ctx, params)
+	if err != nil {
+		return RunPage{}, fmt.Errorf("docket: list runs: %w", err)
+	}
+	// One row beyond the page tells whether another page exists.
+	var page RunPage
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[limit-1]
+		page.Next = &RunCursor{StartedAt: last.StartedAt, RunID: last.RunID}
+	}
+	page.Runs = make([]Run, len(rows))
+	for i, row := range rows {
+		page.Runs[i] = runFromRow(row)
+	}
+	return page, nil
+}
+
+// runKey validates a run address and returns its scope key.
+func (c *Client) runKey(scope Scope, runID string) (string, error) {
+	scopeKey, err := c.scopeKey(scope)
+	if err != nil {
+		return "", err
+	}
+	return scopeKey, requireRunID(runID)
+}
