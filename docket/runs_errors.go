@@ -36,9 +36,9 @@ func mapRunWriteError(op string, err error) error {
 	return fmt.Errorf("docket: %s: %w", op, err)
 }
 
-// explainFenceMiss classifies a holder write that matched no row: the run is
-// missing from the scope (ErrNotFound), or the holder's token or sequence is
-// outdated and stale is returned.
+// explainFenceMiss classifies a guarded write that matched no row: the run is
+// missing from the scope (ErrNotFound), or it exists but the guard (token,
+// sequence or expected state) no longer holds, and stale is returned.
 func explainFenceMiss(ctx context.Context, q *gen.Queries, scopeKey, runID string, stale error) error {
 	_, err := q.GetRunFence(ctx, gen.GetRunFenceParams{ScopeKey: scopeKey, RunID: runID})
 	switch {

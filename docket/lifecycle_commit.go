@@ -1,0 +1,139 @@
+package docket
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// Schedule says what happens to a run after a commit. Build one with
+// RetainClaim, ReleaseImmediate, ReleaseAt, ReleaseExternal or
+// ReleaseTerminal; the zero Schedule is invalid.
+type Schedule struct {
+	kind   string // the CommitRun schedule: retain, immediate, at, external, terminal
+	at     time.Time
+	status RunStatus
+}
+
+// RetainClaim keeps the claim (claimed_at refreshed) and the admission: the
+// holder goes on working.
+func RetainClaim() Schedule { return Schedule{kind: "retain", status: StatusRunning} }
+
+// ReleaseImmediate is the holder's cooperative yield: the claim is cleared,
+// the run is due now and keeps its admission, so it stays admitted-ready.
+func ReleaseImmediate() Schedule { return Schedule{kind: "immediate", status: StatusRunning} }
+
+// ReleaseAt clears the claim and the admission and makes the run due at t. On
+// waking, the run is queued and must be promoted again under its tenant's
+// cap; a t that is not in the future makes it queued at once.
+func ReleaseAt(t time.Time) Schedule { return Schedule{kind: "at", at: t, status: StatusRunning} }
+
+// ReleaseExternal parks the run as waiting for an external event (resumed
+// through MutateRun): claim, wake time and admission are cleared.
+func ReleaseExternal() Schedule { return Schedule{kind: "external", status: StatusWaiting} }
+
+// ReleaseTerminal finishes the run with status done, failed or cancelled:
+// claim, wake time and admission are cleared and finished_at is set.
+func ReleaseTerminal(status RunStatus) Schedule {
+	return Schedule{kind: "terminal", status: status}
+}
+
+// validate checks the schedule's own arguments.
+func (s Schedule) validate() error {
+	switch s.kind {
+	case "retain", "immediate", "external":
+		return nil
+	case "at":
+		if s.at.IsZero() {
+			return invalidArgument("ReleaseAt needs a non-zero time")
+		}
+		return nil
+	case "terminal":
+		if !s.status.Terminal() {
+			return invalidArgument("ReleaseTerminal needs done, failed or cancelled, not %q", s.status)
+		}
+		return nil
+	}
+	return invalidArgument("commit needs a schedule (RetainClaim, ReleaseImmediate, ReleaseAt, ReleaseExternal or ReleaseTerminal)")
+}
+
+// CommitRequest is one checkpoint by a claim holder.
+type CommitRequest struct {
+	// Holder is the claim holder; its token must be the run's exact token.
+	Holder Holder
+	// ExpectedSeq is the checkpoint_seq the holder last saw: the lease's, or
+	// the one returned by its previous commit. The commit stores ExpectedSeq+1.
+	ExpectedSeq int64
+	// Step is the run's new step, >= 0.
+	Step int
+	// State is the new run document (valid JSON, at most MaxStateBytes); nil
+	// keeps the current one.
+	State json.RawMessage
+	// CheckpointType names this checkpoint (identifier rules, see
+	// MaxIdentifierBytes); "" stores none.
+	CheckpointType string
+	// Schedule is what happens to the run after the commit.
+	Schedule Schedule
+}
+
+// Commit stores a holder's checkpoint and applies its schedule in one
+// statement fenced on the exact claim token and ExpectedSeq. A commit is
+// progress: the claim attempt and abandon counters restart at zero. Only
+// RetainClaim and ReleaseImmediate keep the admission marker. An invalid
+// request returns ErrInvalidArgument; a mismatched token or sequence returns
+// ErrStaleFence; both change nothing. It returns the committed run.
+func (c *Client) Commit(ctx context.Context, req CommitRequest) (Run, error) {
+	scopeKey, err := c.holderKey(req.Holder)
+	if err != nil {
+		return Run{}, err
+	}
+	if err := req.Schedule.validate(); err != nil {
+		return Run{}, err
+	}
+	if req.ExpectedSeq < 0 {
+		return Run{}, invalidArgument("expected checkpoint sequence %d is negative", req.ExpectedSeq)
+	}
+	if req.Step < 0 || req.Step > math.MaxInt32 {
+		return Run{}, invalidArgument("step %d is outside 0..%d", req.Step, math.MaxInt32)
+	}
+	params := gen.CommitRunParams{
+		Step:        int32(req.Step),
+		Status:      string(req.Schedule.status),
+		Schedule:    req.Schedule.kind,
+		ScopeKey:    scopeKey,
+		RunID:       req.Holder.RunID,
+		ClaimToken:  req.Holder.Token,
+		ExpectedSeq: req.ExpectedSeq,
+	}
+	if req.State != nil {
+		if err := validateState(req.State); err != nil {
+			return Run{}, err
+		}
+		params.State = req.State
+	}
+	if req.CheckpointType != "" {
+		if err := validateIdentifier("checkpoint type", req.CheckpointType); err != nil {
+			return Run{}, err
+		}
+		params.CheckpointType = &req.CheckpointType
+	}
+	if req.Schedule.kind == "at" {
+		params.WakeAt = &req.Schedule.at
+	}
+	row, err := c.queries.CommitRun(ctx, params)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, explainFenceMiss(ctx, c.queries, scopeKey, req.Holder.RunID,
+			fmt.Errorf("%w: run %q at checkpoint %d", ErrStaleFence, req.Holder.RunID, req.ExpectedSeq))
+	}
+	if err != nil {
+		return Run{}, mapRunWriteError("commit", err)
+	}
+	return runFromRow(row), nil
+}

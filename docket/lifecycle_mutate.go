@@ -1,0 +1,146 @@
+package docket
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// Mutation is the decision of a MutateRun decide function. The zero Mutation
+// (empty Status) changes nothing.
+type Mutation struct {
+	// Status is the run's new status; "" means no change.
+	Status RunStatus
+	// State replaces the run document when non-nil (valid JSON, at most
+	// MaxStateBytes).
+	State json.RawMessage
+	// WakeAt is when a running run is due; zero means now. It must be zero
+	// for any other status.
+	WakeAt time.Time
+}
+
+// MutateResult reports a MutateRun.
+type MutateResult struct {
+	// Run is the run after the call (unchanged when Changed is false).
+	Run Run
+	// Changed reports whether the decision was written.
+	Changed bool
+}
+
+// MutateRun serializes a read-decide-write of an unclaimed transition (a
+// signal such as interrupt, resume or cancel). It locks the run, passes its
+// current view to decide, and writes the returned Mutation in the same
+// transaction. decide must do no I/O and return quickly: it runs while the
+// row is locked against claim calls and holders. A decide error aborts the
+// call (wrapped, nothing written).
+//
+// The write revokes any claim and clears the admission marker: a run that
+// stays or becomes running re-enters its tenant's FIFO as queued, due at
+// WakeAt or now. A terminal run cannot change, and a poisoned run can only be
+// finished (RetryPoisonedRun revives it); both return ErrInvalidTransition.
+func (c *Client) MutateRun(ctx context.Context, scope Scope, runID string, decide func(Run) (Mutation, error)) (MutateResult, error) {
+	scopeKey, err := c.runKey(scope, runID)
+	if err != nil {
+		return MutateResult{}, err
+	}
+	if decide == nil {
+		return MutateResult{}, invalidArgument("nil decide function")
+	}
+	var result MutateResult
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		q := c.queries.WithTx(tx)
+		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return runNotFound(runID)
+		}
+		if err != nil {
+			return fmt.Errorf("docket: lock run: %w", err)
+		}
+		current := runFromRow(row)
+		m, err := decide(current)
+		if err != nil {
+			return fmt.Errorf("docket: mutate run decision: %w", err)
+		}
+		if m.Status == "" {
+			result = MutateResult{Run: current}
+			return nil
+		}
+		params, err := mutationParams(current, row.ID, m)
+		if err != nil {
+			return err
+		}
+		written, err := q.ApplyRunMutation(ctx, params)
+		if err != nil {
+			return mapRunWriteError("mutate run", err)
+		}
+		result = MutateResult{Run: runFromRow(written), Changed: true}
+		return nil
+	})
+	if err != nil {
+		return MutateResult{}, err
+	}
+	return result, nil
+}
+
+// mutationParams validates m against the current run and returns the write.
+func mutationParams(current Run, id int64, m Mutation) (gen.ApplyRunMutationParams, error) {
+	switch {
+	case !m.Status.valid():
+		return gen.ApplyRunMutationParams{}, invalidArgument("unknown run status %q", m.Status)
+	case m.Status != StatusRunning && !m.WakeAt.IsZero():
+		return gen.ApplyRunMutationParams{}, invalidArgument("a wake time needs status running, not %q", m.Status)
+	case current.Status.Terminal():
+		return gen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is already %s", ErrInvalidTransition, current.RunID, current.Status)
+	case current.Poisoned() && !m.Status.Terminal():
+		return gen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is poisoned; use RetryPoisonedRun or finish it", ErrInvalidTransition, current.RunID)
+	}
+	params := gen.ApplyRunMutationParams{Status: string(m.Status), ID: id}
+	if m.State != nil {
+		if err := validateState(m.State); err != nil {
+			return gen.ApplyRunMutationParams{}, err
+		}
+		params.State = m.State
+	}
+	if !m.WakeAt.IsZero() {
+		params.WakeAt = &m.WakeAt
+	}
+	return params, nil
+}
+
+// Cancel cancels an unfinished run through MutateRun: status cancelled,
+// finished_at set, any claim revoked and the admission marker cleared. A run
+// that is already terminal is left as it is (Changed is false).
+func (c *Client) Cancel(ctx context.Context, scope Scope, runID string) (MutateResult, error) {
+	return c.MutateRun(ctx, scope, runID, func(r Run) (Mutation, error) {
+		if r.Status.Terminal() {
+			return Mutation{}, nil
+		}
+		return Mutation{Status: StatusCancelled}, nil
+	})
+}
+
+// RetryPoisonedRun revives a poisoned run: healthy running, due now, claim
+// attempts and abandons reset. Poison already cleared its admission, so the
+// run is queued and is promoted again under its tenant's cap. A run that is
+// not poisoned returns ErrInvalidTransition and changes nothing.
+func (c *Client) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (Run, error) {
+	scopeKey, err := c.runKey(scope, runID)
+	if err != nil {
+		return Run{}, err
+	}
+	row, err := c.queries.RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, explainFenceMiss(ctx, c.queries, scopeKey, runID,
+			fmt.Errorf("%w: run %q is not poisoned", ErrInvalidTransition, runID))
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("docket: retry poisoned run: %w", err)
+	}
+	return runFromRow(row), nil
+}
