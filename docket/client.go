@@ -46,7 +46,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Client, error) 
 		engine:  engine,
 		logger:  logger,
 	}
-	if err := c.verifySchema(ctx); err != nil {
+	if err := verifySchema(ctx, c.queries); err != nil {
 		return nil, err
 	}
 	if err := c.synchronizePolicy(ctx); err != nil {

@@ -59,22 +59,24 @@ func (c Config) validate() (policy.ClaimPolicy, error) {
 		}
 		return policy.Legacy{}, nil
 	case policy.TenantFair:
-		return p, validateDefaultCap(p.DefaultMaxActiveRuns)
+		return validTenantFair(p)
 	case *policy.TenantFair:
 		if p == nil {
 			return nil, invalidConfig("nil *policy.TenantFair")
 		}
-		return *p, validateDefaultCap(p.DefaultMaxActiveRuns)
+		return validTenantFair(*p)
 	default:
 		return nil, invalidConfig("unsupported claim policy %T", c.ClaimPolicy)
 	}
 }
 
-func validateDefaultCap(v int) error {
-	if err := validateCap(v); err != nil {
-		return invalidConfig("TenantFair.DefaultMaxActiveRuns %d: %w", v, err)
+// validTenantFair requires an explicit default cap in 1..MaxCap; the zero
+// value (an omitted cap) is rejected like any other out-of-range value.
+func validTenantFair(p policy.TenantFair) (policy.ClaimPolicy, error) {
+	if err := validateCap(p.DefaultMaxActiveRuns); err != nil {
+		return nil, invalidConfig("TenantFair.DefaultMaxActiveRuns %d: %w", p.DefaultMaxActiveRuns, err)
 	}
-	return nil
+	return p, nil
 }
 
 // validateCap checks a cap for the policy default or an override.

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/amacneil/dbmate/v2/pkg/dbmate"
@@ -35,6 +37,10 @@ type MigrateOptions struct {
 	Direction MigrateDirection
 	// Log receives dbmate's progress lines; nil discards them.
 	Log io.Writer
+	// Target, when set, is the version of the newest migration to consider
+	// (e.g. "20261101000001" for V1 only): MigrateUp stops there and
+	// MigrateStatus lists no later migration. Empty means every migration.
+	Target string
 }
 
 // MigrationStatus is one migration and whether it is applied.
@@ -122,8 +128,13 @@ func newMigrator(databaseURL string, opts MigrateOptions) (*dbmate.DB, error) {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 
+	migrations, err := migrationsUpTo(opts.Target)
+	if err != nil {
+		return nil, err
+	}
+
 	mate := dbmate.New(u)
-	mate.FS = db.Migrations
+	mate.FS = migrations
 	mate.MigrationsDir = []string{db.MigrationsDir}
 	mate.AutoDumpSchema = false
 	mate.Strict = true
@@ -132,4 +143,43 @@ func newMigrator(databaseURL string, opts MigrateOptions) (*dbmate.DB, error) {
 		mate.Log = opts.Log
 	}
 	return mate, nil
+}
+
+// ErrUnknownMigration reports a MigrateOptions.Target that names no embedded
+// migration.
+var ErrUnknownMigration = errors.New("docket: unknown migration version")
+
+// migrationsUpTo returns the embedded migrations, without those newer than
+// target when target is set.
+func migrationsUpTo(target string) (fs.FS, error) {
+	if target == "" {
+		return db.Migrations, nil
+	}
+	versions, err := embeddedVersions()
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(versions, target) {
+		return nil, fmt.Errorf("%w: %q (known: %v)", ErrUnknownMigration, target, versions)
+	}
+	return targetFS{FS: db.Migrations, target: target}, nil
+}
+
+// targetFS hides the migrations newer than target from dbmate's directory
+// listing; versions share one fixed width, so string order is version order.
+type targetFS struct {
+	fs.FS
+	target string
+}
+
+// ReadDir implements fs.ReadDirFS.
+func (t targetFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	entries, err := fs.ReadDir(t.FS, name)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(entries, func(e fs.DirEntry) bool {
+		version, _, _ := strings.Cut(e.Name(), "_")
+		return version > t.target
+	}), nil
 }

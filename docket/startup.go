@@ -2,6 +2,7 @@ package docket
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -9,30 +10,37 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/policy"
 )
 
+// undefinedTable is SQLSTATE 42P01: the schema was never migrated here.
+const undefinedTable = "42P01"
+
 // verifySchema requires exactly the embedded migrations (schema version 2)
 // plus the validated shape: the marker column and one claim function with the
-// fixed six-argument identity.
-func (c *Client) verifySchema(ctx context.Context) error {
+// fixed six-argument identity. It reads the catalog only.
+func verifySchema(ctx context.Context, q *gen.Queries) error {
 	want, err := embeddedVersions()
 	if err != nil {
 		return err
 	}
-	applied, err := c.queries.AppliedMigrationVersions(ctx)
+	applied, err := q.AppliedMigrationVersions(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: reading schema_migrations: %w", ErrSchemaMismatch, err)
+		if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == undefinedTable {
+			return fmt.Errorf("%w: no Docket migrations in this schema: %w", ErrSchemaMismatch, err)
+		}
+		return fmt.Errorf("docket: reading schema_migrations: %w", err)
 	}
 	if !slices.Equal(applied, want) {
 		return fmt.Errorf("%w: applied migrations %v, want %v", ErrSchemaMismatch, applied, want)
 	}
-	shape, err := c.queries.SchemaShape(ctx)
+	shape, err := q.SchemaShape(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: reading schema shape: %w", ErrSchemaMismatch, err)
+		return fmt.Errorf("docket: reading schema shape: %w", err)
 	}
 	if !shape.HasMarkerColumn {
 		return fmt.Errorf("%w: docket_runs.tenant_admitted_at is missing", ErrSchemaMismatch)
@@ -62,9 +70,11 @@ func embeddedVersions() ([]string, error) {
 }
 
 // synchronizePolicy persists the configured engine in the singleton policy
-// row. TenantFair: the first start initializes the default; a changed
-// configured cap overwrites it; an unchanged one writes nothing, so a runtime
-// default change survives restarts. Overrides are never touched.
+// row, in one transaction that holds the row lock, so concurrent starts of
+// one homogeneous configuration serialize and converge to one write.
+// TenantFair: the first start initializes the default; a changed configured
+// cap overwrites it; an unchanged one writes nothing, so a runtime default
+// change survives restarts. Overrides are never touched.
 func (c *Client) synchronizePolicy(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		q := c.queries.WithTx(tx)
@@ -72,38 +82,47 @@ func (c *Client) synchronizePolicy(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("docket: locking claim policy: %w", err)
 		}
-		switch engine := c.engine.(type) {
-		case policy.TenantFair:
+		if engine, ok := c.engine.(policy.TenantFair); ok {
 			return synchronizeTenantFair(ctx, q, row, engine)
-		default:
-			if row.AdmissionMode == "legacy" {
-				return nil
-			}
-			if _, err := q.SetAdmissionMode(ctx, "legacy"); err != nil {
-				return fmt.Errorf("docket: selecting legacy admission: %w", err)
-			}
-			return nil
 		}
+		return synchronizeLegacy(ctx, q, row)
 	})
 }
 
+// synchronizeLegacy selects the Legacy engine. It leaves the persisted
+// default and every marker alone: Legacy never reads or creates markers, and
+// lifecycle writes keep clearing them as usual.
+func synchronizeLegacy(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy) error {
+	legacy := policy.Legacy{}.Name()
+	if row.AdmissionMode == legacy {
+		return nil
+	}
+	if _, err := q.SetAdmissionMode(ctx, legacy); err != nil {
+		return fmt.Errorf("docket: selecting legacy admission: %w", err)
+	}
+	return nil
+}
+
+// synchronizeTenantFair selects TenantFair and persists its configured cap.
 func synchronizeTenantFair(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy, engine policy.TenantFair) error {
-	if row.AdmissionMode != "tenant_fair" {
+	switching := row.AdmissionMode != engine.Name()
+	if switching {
 		// Claims taken under Legacy become admissions, or an expired one
 		// could never be recovered by TenantFair's admitted-only expired page.
+		// A scope pushed over its cap this way carries debt; nothing is trimmed.
 		if _, err := q.MarkLegacyClaimsAdmitted(ctx); err != nil {
 			return fmt.Errorf("docket: adopting legacy claims: %w", err)
 		}
 	}
 	configured := int32(engine.DefaultMaxActiveRuns)
-	if row.ConfiguredMaxActive == nil || *row.ConfiguredMaxActive != configured || row.MaxActive == nil {
+	if row.MaxActive == nil || row.ConfiguredMaxActive == nil || *row.ConfiguredMaxActive != configured {
 		if _, err := q.InitializeClaimPolicy(ctx, &configured); err != nil {
-			return fmt.Errorf("docket: initializing claim policy: %w", err)
+			return fmt.Errorf("docket: persisting the configured claim policy default: %w", err)
 		}
 		return nil
 	}
-	if row.AdmissionMode != "tenant_fair" {
-		if _, err := q.SetAdmissionMode(ctx, "tenant_fair"); err != nil {
+	if switching {
+		if _, err := q.SetAdmissionMode(ctx, engine.Name()); err != nil {
 			return fmt.Errorf("docket: selecting tenant_fair admission: %w", err)
 		}
 	}

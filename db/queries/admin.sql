@@ -1,0 +1,69 @@
+-- name: PutClaimPolicyDefault :one
+-- A runtime default change. configured_max_active is left alone on purpose:
+-- the next start with an unchanged configured cap then writes nothing, so
+-- this value survives restarts until the configuration itself changes.
+-- Callers hold the policy row (LockClaimPolicy), which serializes this write
+-- with startup and with every claim call.
+update docket_claim_policy
+   set max_active = sqlc.arg(max_active)::integer,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning *;
+
+-- name: EnsureClaimPartition :exec
+-- An override may precede the scope's first run; the partition's insert
+-- trigger gives it its ring position in the same statement.
+insert into docket_claim_partitions (scope_key) values (sqlc.arg(scope_key))
+on conflict (scope_key) do nothing;
+
+-- name: LockClaimPartition :one
+-- Override writes hold the partition authority for the compare-and-set; a
+-- claim call that meets the lock skips the partition for this visit.
+select * from docket_claim_partitions
+ where scope_key = sqlc.arg(scope_key)
+   for no key update;
+
+-- name: PutClaimPartitionOverride :one
+-- A null max_active resets the override, so the scope inherits the default.
+update docket_claim_partitions
+   set max_active = sqlc.narg(max_active)::integer,
+       partition_version = partition_version + 1,
+       updated_at = now()
+ where scope_key = sqlc.arg(scope_key)
+returning *;
+
+-- name: InspectClaimScope :one
+-- One snapshot of a scope's effective policy and token-free admission counts.
+-- A scope without a partition reads as version 0 with no ring position.
+-- Admitted counts every healthy running row with a marker, due or not, since
+-- that is what occupies a slot.
+select
+    pol.admission_mode,
+    pol.max_active as default_max_active,
+    pol.policy_version,
+    part.max_active as override_max_active,
+    coalesce(part.partition_version, 0)::bigint as partition_version,
+    coalesce(part.admission_epoch, 0)::bigint as admission_epoch,
+    sched.ring_position,
+    coalesce(sched.unfinished_count, 0)::bigint as unfinished_count,
+    (select count(*) from docket_runs r
+      where r.scope_key = sqlc.arg(scope_key)::text
+        and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+        and r.tenant_admitted_at is null and r.wake_at <= now()) as queued,
+    (select count(*) from docket_runs r
+      where r.scope_key = sqlc.arg(scope_key)::text
+        and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+        and r.tenant_admitted_at is not null and r.wake_at <= now()) as admitted_ready,
+    (select count(*) from docket_runs r
+      where r.scope_key = sqlc.arg(scope_key)::text
+        and r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
+        and r.tenant_admitted_at is not null) as admitted_claimed,
+    (select count(*) from docket_runs r
+      where r.scope_key = sqlc.arg(scope_key)::text
+        and r.status = 'running' and r.poisoned_at is null
+        and r.tenant_admitted_at is not null) as admitted
+  from docket_claim_policy pol
+  left join docket_claim_partitions part on part.scope_key = sqlc.arg(scope_key)::text
+  left join docket_claim_schedule sched on sched.scope_key = part.scope_key
+ where pol.id = 1;
