@@ -1,0 +1,111 @@
+// Package cli is the docket command line: schema migrations and claim-policy
+// administration. cmd/docket is a thin wrapper around Run, so tests drive the
+// same code in-process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// Exit codes of the docket command.
+const (
+	// ExitOK reports success.
+	ExitOK = 0
+	// ExitFailure reports a runtime or database error.
+	ExitFailure = 1
+	// ExitUsage reports a usage error or invalid input; nothing was written.
+	ExitUsage = 2
+	// ExitStale reports a compare-and-set write whose expected version no
+	// longer matches; nothing was written.
+	ExitStale = 3
+)
+
+// command is one subcommand. Adding a subcommand means adding its file and
+// one entry to commands.
+type command struct {
+	name    string
+	usage   string
+	summary string
+	run     func(ctx context.Context, args []string, out output) int
+}
+
+// commands is the dispatch table, in help order.
+var commands = []command{
+	{name: "migrate", usage: migrateUsage, summary: "apply, roll back or list schema migrations", run: runMigrate},
+	{name: "policy", usage: policyUsage, summary: "read and change the TenantFair claim policy", run: runPolicy},
+}
+
+// output carries the command's streams.
+type output struct {
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// failf reports an error on stderr and returns code.
+func (o output) failf(code int, format string, args ...any) int {
+	fmt.Fprintf(o.stderr, "docket: "+format+"\n", args...)
+	return code
+}
+
+// usageError reports a flag parsing error; -h and --help print the usage
+// on stdout instead and succeed.
+func (o output) usageError(name string, err error, usage string) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(o.stdout, usage)
+		return ExitOK
+	}
+	return o.failf(ExitUsage, "%s: %v\n\n%s", name, err, usage)
+}
+
+// Run executes the docket command line args (without the program name),
+// writing results to stdout and diagnostics to stderr, and returns the exit
+// code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := output{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		writeHelp(stderr)
+		return ExitUsage
+	}
+	if slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+		writeHelp(stdout)
+		return ExitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], out)
+		}
+	}
+	writeHelp(stderr)
+	return out.failf(ExitUsage, "unknown command %q", args[0])
+}
+
+// writeHelp prints every command's usage and the exit codes.
+func writeHelp(w io.Writer) {
+	fmt.Fprintln(w, "Usage: docket <command> [arguments]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	for _, c := range commands {
+		fmt.Fprintln(w)
+		fmt.Fprint(w, c.usage)
+	}
+	fmt.Fprint(w, `
+Connection:
+  --database-url URL   PostgreSQL URL; defaults to $DOCKET_DATABASE_URL
+  --schema NAME        Docket schema (fairness domain); defaults to the URL's
+                       search_path, else public
+
+Exit codes:
+  0  success
+  1  runtime or database error
+  2  usage error or invalid input (nothing written)
+  3  stale version: --expected-version no longer matches (nothing written)
+`)
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"regexp"
+)
+
+// databaseURLEnv names the environment variable read when --database-url is
+// absent.
+const databaseURLEnv = "DOCKET_DATABASE_URL"
+
+// errNoDatabaseURL reports that neither the flag nor the environment names a
+// database.
+var errNoDatabaseURL = errors.New("no database: pass --database-url or set " + databaseURLEnv)
+
+// connectionFlags are the flags every database command accepts.
+type connectionFlags struct {
+	databaseURL string
+	schema      string
+}
+
+// newFlagSet returns a silent flag set with the connection flags registered.
+func newFlagSet(name string, conn *connectionFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&conn.databaseURL, "database-url", "", "PostgreSQL URL (default $"+databaseURLEnv+")")
+	fs.StringVar(&conn.schema, "schema", "", "Docket schema (default: the URL's search_path, else public)")
+	return fs
+}
+
+// url resolves the database URL from the flag or the environment.
+func (c connectionFlags) url() (string, error) {
+	if c.databaseURL != "" {
+		return c.databaseURL, nil
+	}
+	if v := os.Getenv(databaseURLEnv); v != "" {
+		return v, nil
+	}
+	return "", errNoDatabaseURL
+}
+
+// negativeNumber matches positional integers that the flag package would
+// otherwise mistake for flags, so "-1" reaches cap validation.
+var negativeNumber = regexp.MustCompile(`^-[0-9]+$`)
+
+// parseInterleaved parses flags that may appear before, between or after
+// the positional arguments and returns the positional arguments in order.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		for len(args) > 0 && negativeNumber.MatchString(args[0]) {
+			positional = append(positional, args[0])
+			args = args[1:]
+		}
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/docketrun/docket-go/docket"
+)
+
+const migrateUsage = `docket migrate up|down|status [--database-url URL] [--schema NAME]
+  up      apply every pending migration (a fresh install gets V1 and V2)
+  down    roll back the newest applied migration (V2 -> V1)
+  status  list the migrations and whether each is applied
+`
+
+// runMigrate implements "docket migrate".
+func runMigrate(ctx context.Context, args []string, out output) int {
+	var conn connectionFlags
+	fs := newFlagSet("migrate", &conn)
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return out.usageError("migrate", err, migrateUsage)
+	}
+	if len(positional) != 1 {
+		return out.failf(ExitUsage, "migrate: want exactly one of up, down, status\n\n%s", migrateUsage)
+	}
+	databaseURL, err := conn.url()
+	if err != nil {
+		return out.failf(ExitUsage, "migrate: %v", err)
+	}
+	opts := docket.MigrateOptions{Schema: conn.schema, Log: out.stdout}
+	switch positional[0] {
+	case "up":
+		err = docket.Migrate(ctx, databaseURL, opts)
+	case "down":
+		opts.Direction = docket.MigrateDown
+		err = docket.Migrate(ctx, databaseURL, opts)
+	case "status":
+		err = printMigrateStatus(ctx, databaseURL, opts, out)
+	default:
+		return out.failf(ExitUsage, "migrate: unknown action %q\n\n%s", positional[0], migrateUsage)
+	}
+	if err != nil {
+		return out.failf(migrateExitCode(err), "migrate %s: %v", positional[0], err)
+	}
+	return ExitOK
+}
+
+// printMigrateStatus lists each migration as "applied" or "pending".
+func printMigrateStatus(ctx context.Context, databaseURL string, opts docket.MigrateOptions, out output) error {
+	statuses, err := docket.MigrateStatus(ctx, databaseURL, opts)
+	if err != nil {
+		return err
+	}
+	for _, s := range statuses {
+		state := "pending"
+		if s.Applied {
+			state = "applied"
+		}
+		fmt.Fprintf(out.stdout, "%-8s %s\n", state, s.Name)
+	}
+	return nil
+}
+
+// migrateExitCode separates refused input from runtime failures.
+func migrateExitCode(err error) int {
+	if errors.Is(err, docket.ErrInvalidSchemaName) {
+		return ExitUsage
+	}
+	return ExitFailure
+}

@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+)
+
+const policyUsage = `docket policy <action> [--database-url URL] [--schema NAME]
+  get                     the persisted default cap, its version and the engine
+  set-default N           change the persisted default cap at runtime
+  set-override TENANT N   give one scope its own cap
+  reset-override TENANT   make one scope inherit the default again
+  inspect TENANT          effective cap, versions and admission counts of a scope
+  --expected-version V    on writes: apply only at version V (else exit 3)
+  --tenantless            address the tenantless scope instead of a TENANT
+  Caps are integers in 1..2147483647. These commands never start an engine
+  and never synchronize the policy from configuration.
+`
+
+// policyArgs are the parsed arguments of one policy action.
+type policyArgs struct {
+	conn            connectionFlags
+	tenantless      bool
+	expectedVersion *int64
+	positional      []string
+}
+
+// policyAction is one "docket policy" action: it states how many positional
+// arguments it takes besides the scope, whether it names a scope and whether
+// it writes, and runs against an Admin.
+type policyAction struct {
+	operands int
+	scoped   bool
+	writes   bool
+	run      func(ctx context.Context, admin *docket.Admin, scope docket.Scope, a policyArgs, out output) error
+}
+
+var policyActions = map[string]policyAction{
+	"get":            {run: policyGet},
+	"set-default":    {operands: 1, writes: true, run: policySetDefault},
+	"set-override":   {operands: 1, scoped: true, writes: true, run: policySetOverride},
+	"reset-override": {scoped: true, writes: true, run: policyResetOverride},
+	"inspect":        {scoped: true, run: policyInspect},
+}
+
+// runPolicy implements "docket policy".
+func runPolicy(ctx context.Context, args []string, out output) int {
+	if len(args) == 0 {
+		return out.failf(ExitUsage, "policy: missing action\n\n%s", policyUsage)
+	}
+	action, ok := policyActions[args[0]]
+	if !ok {
+		return out.failf(ExitUsage, "policy: unknown action %q\n\n%s", args[0], policyUsage)
+	}
+	a, err := parsePolicyArgs(args[1:])
+	if err != nil {
+		return out.usageError("policy "+args[0], err, policyUsage)
+	}
+	scope, err := action.check(a)
+	if err != nil {
+		return out.failf(ExitUsage, "policy %s: %v\n\n%s", args[0], err, policyUsage)
+	}
+	databaseURL, err := a.conn.url()
+	if err != nil {
+		return out.failf(ExitUsage, "policy %s: %v", args[0], err)
+	}
+	pool, err := openPool(ctx, databaseURL, a.conn.schema)
+	if err != nil {
+		return out.failf(ExitFailure, "policy %s: %v", args[0], err)
+	}
+	defer pool.Close()
+	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{})
+	if err == nil {
+		err = action.run(ctx, admin, scope, a, out)
+	}
+	if err != nil {
+		return out.failf(policyExitCode(err), "policy %s: %v", args[0], err)
+	}
+	return ExitOK
+}
+
+func parsePolicyArgs(args []string) (policyArgs, error) {
+	var a policyArgs
+	fs := newFlagSet("policy", &a.conn)
+	fs.BoolVar(&a.tenantless, "tenantless", false, "address the tenantless scope")
+	fs.Func("expected-version", "compare-and-set version", func(s string) error {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", s)
+		}
+		a.expectedVersion = &v
+		return nil
+	})
+	positional, err := parseInterleaved(fs, args)
+	a.positional = positional
+	return a, err
+}
+
+// check validates the argument shape of an action and returns its scope.
+func (p policyAction) check(a policyArgs) (docket.Scope, error) {
+	if a.expectedVersion != nil && !p.writes {
+		return docket.Scope{}, errors.New("--expected-version applies to writes only")
+	}
+	if !p.scoped {
+		if a.tenantless {
+			return docket.Scope{}, errors.New("--tenantless applies to scoped actions only")
+		}
+		return docket.Scope{}, wantOperands(a.positional, p.operands)
+	}
+	if a.tenantless {
+		return docket.Tenantless, wantOperands(a.positional, p.operands)
+	}
+	if len(a.positional) == 0 {
+		return docket.Scope{}, errors.New("missing TENANT (or --tenantless)")
+	}
+	return docket.Tenant(a.positional[0]), wantOperands(a.positional[1:], p.operands)
+}
+
+func wantOperands(operands []string, want int) error {
+	if len(operands) != want {
+		return fmt.Errorf("want %d argument(s) after the scope, got %d", want, len(operands))
+	}
+	return nil
+}
+
+// parseCap reads a cap operand; the range is checked by the docket package.
+func parseCap(s string) (int, error) {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q is not an integer", docket.ErrInvalidCap, s)
+	}
+	return v, nil
+}
+
+// openPool connects to databaseURL, resolving unqualified names in schema
+// when it is set.
+func openPool(ctx context.Context, databaseURL, schema string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	if schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	}
+	cfg.MaxConns = 2
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// policyExitCode maps refusals to exit codes; nothing was written for any of
+// them.
+func policyExitCode(err error) int {
+	switch {
+	case errors.Is(err, docket.ErrStale):
+		return ExitStale
+	case errors.Is(err, docket.ErrInvalidCap), errors.Is(err, docket.ErrInvalidArgument),
+		errors.Is(err, docket.ErrTenantRequired):
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+func writeOptions(a policyArgs) docket.ClaimPolicyWriteOptions {
+	return docket.ClaimPolicyWriteOptions{ExpectedVersion: a.expectedVersion}
+}
+
+func policyGet(ctx context.Context, admin *docket.Admin, _ docket.Scope, _ policyArgs, out output) error {
+	d, err := admin.FetchClaimPolicyDefault(ctx)
+	if err != nil {
+		return err
+	}
+	printDefault(out, d)
+	return nil
+}
+
+func policySetDefault(ctx context.Context, admin *docket.Admin, _ docket.Scope, a policyArgs, out output) error {
+	capValue, err := parseCap(a.positional[0])
+	if err != nil {
+		return err
+	}
+	d, err := admin.PutClaimPolicyDefault(ctx, capValue, writeOptions(a))
+	if err != nil {
+		return err
+	}
+	printDefault(out, d)
+	return nil
+}
+
+func policySetOverride(ctx context.Context, admin *docket.Admin, scope docket.Scope, a policyArgs, out output) error {
+	capValue, err := parseCap(a.positional[len(a.positional)-1])
+	if err != nil {
+		return err
+	}
+	o, err := admin.PutClaimPolicyOverride(ctx, scope, capValue, writeOptions(a))
+	if err != nil {
+		return err
+	}
+	printOverride(out, o)
+	return nil
+}
+
+func policyResetOverride(ctx context.Context, admin *docket.Admin, scope docket.Scope, a policyArgs, out output) error {
+	o, err := admin.ResetClaimPolicyOverride(ctx, scope, writeOptions(a))
+	if err != nil {
+		return err
+	}
+	printOverride(out, o)
+	return nil
+}
+
+func policyInspect(ctx context.Context, admin *docket.Admin, scope docket.Scope, _ policyArgs, out output) error {
+	i, err := admin.InspectClaimPolicy(ctx, scope)
+	if err != nil {
+		return err
+	}
+	printInspection(out, i)
+	return nil
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/docketrun/docket-go/docket"
+)
+
+// field writes one "name: value" line; results are line oriented so they
+// read well and split easily in scripts.
+func (o output) field(name string, value any) {
+	fmt.Fprintf(o.stdout, "%s: %v\n", name, value)
+}
+
+func printDefault(out output, d docket.ClaimPolicyDefault) {
+	out.field("admission_mode", d.AdmissionMode)
+	out.field("initialized", d.Initialized)
+	out.field("default_max_active_runs", capText(d.MaxActiveRuns))
+	out.field("configured_max_active_runs", capText(d.ConfiguredMaxActiveRuns))
+	out.field("policy_version", d.Version)
+	out.field("updated_at", d.UpdatedAt.UTC().Format(time.RFC3339Nano))
+}
+
+func printOverride(out output, o docket.ClaimPolicyOverride) {
+	out.field("scope", o.Scope)
+	out.field("override_max_active_runs", capText(o.MaxActiveRuns))
+	out.field("partition_version", o.Version)
+}
+
+func printInspection(out output, i docket.ClaimPolicyInspection) {
+	out.field("scope", i.Scope)
+	out.field("admission_mode", i.AdmissionMode)
+	out.field("effective_max_active_runs", i.EffectiveMaxActiveRuns)
+	out.field("source", i.Source)
+	out.field("policy_version", i.PolicyVersion)
+	out.field("partition_version", i.PartitionVersion)
+	out.field("admission_epoch", i.AdmissionEpoch)
+	out.field("ring_position", positionText(i.RingPosition))
+	out.field("unfinished", i.Unfinished)
+	out.field("queued", i.Queued)
+	out.field("admitted_ready", i.AdmittedReady)
+	out.field("admitted_claimed", i.AdmittedClaimed)
+	out.field("admitted", i.Admitted)
+	out.field("debt", i.Debt)
+}
+
+// capText shows the zero that stands for "unset" as "none".
+func capText(v int) string {
+	if v == 0 {
+		return "none"
+	}
+	return fmt.Sprint(v)
+}
+
+// positionText shows a scope without a partition as "none".
+func positionText(v int64) string {
+	if v == 0 {
+		return "none"
+	}
+	return fmt.Sprint(v)
+}
