@@ -18,7 +18,10 @@ select
     (select count(*) from pg_catalog.pg_proc p
       where p.proname = 'docket_tenant_fair_claim'
         and p.pronamespace = current_schema()::regnamespace
-        and p.proargtypes::regtype[]::text[] = array['timestamp with time zone', 'timestamp with time zone', 'integer', 'integer', 'text', 'boolean']) as claim_function_exact_count;
+        -- proargtypes is a zero-based vector; comparing it as text avoids the
+        -- array lower bound, which would make an array comparison always false.
+        and array_to_string(p.proargtypes::regtype[], ', ')
+            = 'timestamp with time zone, timestamp with time zone, integer, integer, text, boolean') as claim_function_exact_count;
 
 -- name: LockClaimPolicy :one
 -- Startup synchronization serializes on the singleton row.
