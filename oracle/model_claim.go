@@ -1,0 +1,217 @@
+package oracle
+
+import (
+	"slices"
+	"time"
+)
+
+// Claim runs one TenantFair claim call (docket_tenant_fair_claim) at time
+// now with expiry cutoff, demand, maxAttempts and an advisory class
+// preference, following ARCHITECTURE section 4:
+//
+//   - Arguments: demand >= 1, maxAttempts >= 1, cutoff <= now and a valid
+//     preference, else an error matching ErrInvalidArgument (no change).
+//   - Step 5 (class reservation, demand >= 2 only): before the first visit a
+//     class counts as already served when the domain has no due ready row
+//     (healthy running, unclaimed, wake_at <= now, marked or not), resp. no
+//     marked healthy claim with claimed_at < cutoff.
+//   - Step 6: the ring is read once at the start of the call (claims never
+//     change unfinished counts). Visits take the next position with
+//     unfinished_count > 0 strictly after the cursor, wrapping (repeatedly
+//     when the ring has fewer than S positions), up to S visits, and stop as
+//     soon as demand is filled. An empty ring produces no visit and leaves
+//     the cursor unchanged.
+//   - Step 7: see visit. One or more outcomes make a grant and advance the
+//     partition's admission_epoch by one.
+//   - Step 8: the durable cursor becomes the last visited position.
+//
+// Outcomes are returned in production order (visit, then walk order); every
+// visit yields one Inspection.
+func (m *Model) Claim(now, cutoff time.Time, demand, maxAttempts int, pref Preference) (ClaimResult, error) {
+	if err := validateClaim("Claim", now, cutoff, demand, maxAttempts, pref); err != nil {
+		return ClaimResult{}, err
+	}
+	res := ClaimResult{Demand: demand, CursorBefore: m.cursor, CursorAfter: m.cursor}
+	ring := m.ringPositions()
+	if len(ring) == 0 {
+		return res, nil
+	}
+	call := &claimCall{m: m, now: now, cutoff: cutoff, demand: demand, remaining: demand,
+		maxAttempts: maxAttempts, pref: pref}
+	call.served = m.initialServed(now, cutoff, true)
+	cursor := m.cursor
+	for v := 1; v <= m.budgets.S && call.remaining > 0; v++ {
+		pos := nextPosition(ring, cursor)
+		p := m.partitionAt(pos)
+		in := Inspection{Visit: v, Position: pos, Scope: p.Scope, CursorBefore: cursor, CursorAfter: pos}
+		cursor = pos
+		outs, disp := call.visit(p, v)
+		in.Disposition = disp
+		in.Outcomes = len(outs)
+		if len(outs) > 0 {
+			p.Epoch++
+			in.EpochDelta = 1
+		}
+		res.Inspections = append(res.Inspections, in)
+		res.Outcomes = append(res.Outcomes, outs...)
+	}
+	m.cursor = cursor
+	res.CursorAfter = cursor
+	return res, nil
+}
+
+// validateClaim checks the claim arguments (step 1).
+func validateClaim(op string, now, cutoff time.Time, demand, maxAttempts int, pref Preference) error {
+	switch {
+	case demand < 1:
+		return opError(op, ErrInvalidArgument, "demand %d < 1", demand)
+	case maxAttempts < 1:
+		return opError(op, ErrInvalidArgument, "max attempts %d < 1", maxAttempts)
+	case cutoff.After(now):
+		return opError(op, ErrInvalidArgument, "cutoff %v after now %v", cutoff, now)
+	case pref != PreferNone && pref != PreferReady && pref != PreferExpired:
+		return opError(op, ErrInvalidArgument, "preference %q", pref)
+	}
+	return nil
+}
+
+// initialServed implements step 5: an empty class counts as served. With
+// markedExpiredOnly (TenantFair) only marked expired claims count.
+func (m *Model) initialServed(now, cutoff time.Time, markedExpiredOnly bool) [2]bool {
+	var nonempty [2]bool
+	for _, r := range m.runs {
+		if isDueReady(r, now) {
+			nonempty[classReady] = true
+		}
+		if isExpiredClaim(r, cutoff) && (r.Admitted || !markedExpiredOnly) {
+			nonempty[classExpired] = true
+		}
+	}
+	return [2]bool{!nonempty[classReady], !nonempty[classExpired]}
+}
+
+// claimCall is the state of one claim call.
+type claimCall struct {
+	m           *Model
+	now, cutoff time.Time
+	demand      int
+	remaining   int
+	maxAttempts int
+	pref        Preference
+	served      [2]bool // per class: an outcome of it was produced, or it was empty at call start
+}
+
+// reservedAgainst reports the last-slot rule: with demand >= 2 and one
+// outcome left in the call while the other class is nonempty and unserved,
+// rows of an already-served class are skipped. "One slot left" is the
+// call's remaining demand, not the grant's remaining Q budget, because the
+// reservation carries across partition grants.
+func (c *claimCall) reservedAgainst(k workClass) bool {
+	return c.demand >= 2 && c.remaining == 1 && c.served[k] && !c.served[k.other()]
+}
+
+// visit performs step 7 under partition authority (always obtained in the
+// model):
+//
+//   - cap = override else default; admitted = fresh count of running,
+//     unpoisoned, marked rows of the scope.
+//   - Pages and poison candidates as in tenantFairPages; no rows at all is
+//     "empty_page".
+//   - Freeze the first K candidates of rankCandidates; walk them admitted
+//     first, otherwise in rank order (a stable re-sort), until min(Q,
+//     remaining demand) outcomes.
+//   - Last-slot rule: see reservedAgainst.
+//   - A queued row must carry the next contiguous queue number (starting at
+//     1 and advanced by each queued promotion or queued poison) and needs
+//     admitted < cap; a queued row reaching the slot check without a slot
+//     blocks every later promotion of the visit and makes a zero-outcome
+//     visit "cap_debt_denial". A queued poison needs the same head position
+//     and free slot but does not take the slot.
+//   - Promotion adds one to the local admitted count, admitted poison
+//     removes one; reacquisition and expired steal are count-neutral and
+//     allowed at or above the cap.
+//   - Zero outcomes otherwise is "denied" (e.g. every row skipped by the
+//     last-slot rule).
+func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
+	m := c.m
+	capacity := m.EffectiveCap(p.Scope)
+	admitted := m.admittedCount(p.Scope)
+	cands := m.tenantFairPages(p.Scope, c.now, c.cutoff, c.maxAttempts)
+	if len(cands) == 0 {
+		return nil, DispEmptyPage
+	}
+	rankCandidates(cands, c.demand, c.pref, c.served)
+	frozen := cands[:min(len(cands), m.budgets.K)]
+	walk := slices.Clone(frozen)
+	slices.SortStableFunc(walk, func(a, b candidate) int {
+		switch {
+		case a.admitted == b.admitted:
+			return 0
+		case a.admitted:
+			return -1
+		}
+		return 1
+	})
+	limit := min(m.budgets.Q, c.remaining)
+	nextQueue := 1
+	capDenied := false
+	var outs []Outcome
+	for _, cd := range walk {
+		if len(outs) == limit {
+			break
+		}
+		if c.reservedAgainst(cd.class) {
+			continue
+		}
+		if !cd.admitted {
+			if cd.queueNo != nextQueue {
+				continue
+			}
+			if admitted >= capacity {
+				capDenied = true
+				continue
+			}
+			nextQueue++
+			if !cd.poison {
+				admitted++
+			}
+		} else if cd.poison {
+			admitted--
+		}
+		outs = append(outs, c.apply(cd, visit, len(outs)+1))
+		c.served[cd.class] = true
+		c.remaining--
+	}
+	switch {
+	case len(outs) > 0:
+		return outs, DispGrant
+	case capDenied:
+		return nil, DispCapDebtDenial
+	}
+	return nil, DispDenied
+}
+
+// apply mutates the row of a TenantFair candidate (lease or poison) and
+// returns its outcome.
+func (c *claimCall) apply(cd candidate, visit, ordinal int) Outcome {
+	r := cd.run
+	o := Outcome{Visit: visit, Ordinal: ordinal, RunID: r.RunID, Scope: r.Scope, EligibleAt: cd.eligible}
+	switch {
+	case cd.class == classExpired:
+		o.Class, o.Disposition = ClassExpired, OutcomeExpiredRecovery
+	case cd.admitted:
+		o.Class, o.Disposition = ClassAdmittedReady, OutcomeAdmittedReacquisition
+	default:
+		o.Class, o.Disposition = ClassQueuedReady, OutcomeQueuedPromotion
+	}
+	if cd.poison {
+		poison(r, c.now, PoisonMaxClaimAttempts)
+		o.Poison = true
+	} else {
+		c.m.lease(r, c.now, !cd.admitted)
+		o.Token = r.Token
+	}
+	o.ClaimAttempt = r.Attempts
+	o.CheckpointSeq = r.CheckpointSeq
+	return o
+}

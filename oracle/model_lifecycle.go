@@ -1,0 +1,238 @@
+package oracle
+
+import "time"
+
+// InsertRun inserts a running run of scope due at wakeAt. The internal id
+// increases on every insert; the scope's partition (and its ring position)
+// is created on first use; unfinished_count grows by one. The run is
+// unadmitted (queued once due).
+func (m *Model) InsertRun(scope, runID string, wakeAt time.Time) error {
+	if runID == "" {
+		return opError("InsertRun", ErrInvalidArgument, "empty run id")
+	}
+	if _, dup := m.byRunID[runID]; dup {
+		return opError("InsertRun", ErrDuplicateRun, "run %q", runID)
+	}
+	p := m.partitionFor(scope)
+	m.nextID++
+	r := &Run{ID: m.nextID, RunID: runID, Scope: scope, Status: StatusRunning, HasWake: true, WakeAt: wakeAt}
+	m.runs = append(m.runs, r)
+	m.byRunID[runID] = r
+	p.Unfinished++
+	return nil
+}
+
+// RefreshClaim refreshes the claim held with token: claimed_at only moves
+// forward (to now when now is later). Claim and marker are kept.
+func (m *Model) RefreshClaim(runID, token string, now time.Time) error {
+	r, err := m.holder("RefreshClaim", runID, token)
+	if err != nil {
+		return err
+	}
+	if now.After(r.ClaimedAt) {
+		r.ClaimedAt = now
+	}
+	return nil
+}
+
+// ReleaseClaim releases the claim held with token immediately: claim
+// cleared, wake_at = now, marker kept. It is idempotent: releasing a run that
+// holds no claim changes nothing and succeeds; a run claimed under another
+// token returns a *FenceError (ErrClaimLost).
+func (m *Model) ReleaseClaim(runID, token string, now time.Time) error {
+	r, err := m.lookup("ReleaseClaim", runID)
+	if err != nil {
+		return err
+	}
+	if !r.Claimed() {
+		return nil
+	}
+	if r.Token != token {
+		return &FenceError{Op: "ReleaseClaim", RunID: runID, Err: ErrClaimLost}
+	}
+	clearClaim(r)
+	setWake(r, now)
+	return nil
+}
+
+// Commit records a checkpoint by the claim holder: token and expected
+// checkpoint_seq are fenced (*FenceError with ErrClaimLost or ErrStaleFence),
+// checkpoint_seq increases by one, claim_attempts, claim_abandons and poison
+// facts are reset, then the schedule applies:
+//
+//   - RetainClaim: claim kept, claimed_at refreshed forward; marker kept.
+//   - ReleaseImmediate (cooperative yield): claim cleared, wake = now;
+//     marker kept.
+//   - ReleaseAt: claim cleared, wake = sched.At; marker cleared. The model
+//     does not reinterpret an At that is not in the future.
+//   - ReleaseExternal: status waiting, claim and wake cleared; marker
+//     cleared.
+//   - ReleaseTerminal: status sched.Status (done, failed or cancelled),
+//     claim and wake cleared; marker cleared.
+func (m *Model) Commit(runID, token string, expectedSeq int64, sched Schedule, now time.Time) error {
+	r, err := m.holder("Commit", runID, token)
+	if err != nil {
+		return err
+	}
+	if r.CheckpointSeq != expectedSeq {
+		return &FenceError{Op: "Commit", RunID: runID, Err: ErrStaleFence}
+	}
+	switch sched.Kind {
+	case RetainClaim, ReleaseImmediate, ReleaseAt, ReleaseExternal:
+	case ReleaseTerminal:
+		if !sched.Status.Terminal() {
+			return opError("Commit", ErrInvalidArgument, "terminal schedule with status %q", sched.Status)
+		}
+	default:
+		return opError("Commit", ErrInvalidArgument, "unknown schedule kind %d", sched.Kind)
+	}
+	r.CheckpointSeq++
+	r.Attempts = 0
+	r.Abandons = 0
+	clearPoison(r)
+	switch sched.Kind {
+	case RetainClaim:
+		if now.After(r.ClaimedAt) {
+			r.ClaimedAt = now
+		}
+	case ReleaseImmediate:
+		clearClaim(r)
+		setWake(r, now)
+	case ReleaseAt:
+		clearClaim(r)
+		clearMarker(r)
+		setWake(r, sched.At)
+	case ReleaseExternal:
+		clearClaim(r)
+		clearMarker(r)
+		clearWake(r)
+		m.setStatus(r, StatusWaiting)
+	case ReleaseTerminal:
+		clearClaim(r)
+		clearMarker(r)
+		clearWake(r)
+		m.setStatus(r, sched.Status)
+	}
+	return nil
+}
+
+// AbandonClaim is a host-incompatible abandon by the claim holder (token and
+// checkpoint_seq fenced): claim and marker cleared, claim_abandons + 1; when
+// the abandons reach maxAbandons (>= 1) the run is poisoned with reason
+// max_claim_abandons_exceeded, otherwise it is rescheduled at retryAt.
+// claim_attempts and checkpoint_seq are unchanged.
+func (m *Model) AbandonClaim(runID, token string, expectedSeq int64, now, retryAt time.Time, maxAbandons int) error {
+	if maxAbandons < 1 {
+		return opError("AbandonClaim", ErrInvalidArgument, "max abandons %d < 1", maxAbandons)
+	}
+	r, err := m.holder("AbandonClaim", runID, token)
+	if err != nil {
+		return err
+	}
+	if r.CheckpointSeq != expectedSeq {
+		return &FenceError{Op: "AbandonClaim", RunID: runID, Err: ErrStaleFence}
+	}
+	clearClaim(r)
+	clearMarker(r)
+	r.Abandons++
+	if r.Abandons >= maxAbandons {
+		poison(r, now, PoisonMaxClaimAbandons)
+		return nil
+	}
+	setWake(r, retryAt)
+	return nil
+}
+
+// Signal is an unclaimed transition (MutateRun interrupt or resume) of a
+// running or waiting, unpoisoned run: any claim is revoked, the marker
+// cleared, status running and wake_at = now. Terminal or poisoned runs
+// return ErrInvalidState.
+func (m *Model) Signal(runID string, now time.Time) error {
+	r, err := m.lookup("Signal", runID)
+	if err != nil {
+		return err
+	}
+	if !r.Status.Unfinished() || r.Poisoned {
+		return opError("Signal", ErrInvalidState, "run %q is %s (poisoned %v)", runID, r.Status, r.Poisoned)
+	}
+	clearClaim(r)
+	clearMarker(r)
+	setWake(r, now)
+	m.setStatus(r, StatusRunning)
+	return nil
+}
+
+// Cancel is the unclaimed cancel signal (MutateRun cancel) of an unfinished
+// run, poisoned or not: status cancelled, claim, wake, marker and poison
+// facts cleared. Terminal runs return ErrInvalidState.
+func (m *Model) Cancel(runID string, now time.Time) error {
+	r, err := m.lookup("Cancel", runID)
+	if err != nil {
+		return err
+	}
+	if !r.Status.Unfinished() {
+		return opError("Cancel", ErrInvalidState, "run %q is %s", runID, r.Status)
+	}
+	clearClaim(r)
+	clearMarker(r)
+	clearWake(r)
+	clearPoison(r)
+	m.setStatus(r, StatusCancelled)
+	return nil
+}
+
+// RetryPoisonedRun makes a poisoned run runnable again: poison facts
+// cleared, claim_attempts and claim_abandons reset to 0, wake_at = now, the
+// marker stays NULL (the run is queued again). Other runs return
+// ErrInvalidState.
+func (m *Model) RetryPoisonedRun(runID string, now time.Time) error {
+	r, err := m.lookup("RetryPoisonedRun", runID)
+	if err != nil {
+		return err
+	}
+	if !r.Poisoned {
+		return opError("RetryPoisonedRun", ErrInvalidState, "run %q is not poisoned", runID)
+	}
+	clearPoison(r)
+	r.Attempts = 0
+	r.Abandons = 0
+	setWake(r, now)
+	return nil
+}
+
+// Wake wakes a waiting run: status running, wake_at = now, marker stays
+// NULL, so the run is queued. Other runs return ErrInvalidState.
+func (m *Model) Wake(runID string, now time.Time) error {
+	r, err := m.lookup("Wake", runID)
+	if err != nil {
+		return err
+	}
+	if r.Status != StatusWaiting {
+		return opError("Wake", ErrInvalidState, "run %q is %s, not waiting", runID, r.Status)
+	}
+	setWake(r, now)
+	m.setStatus(r, StatusRunning)
+	return nil
+}
+
+// lookup finds a run or returns ErrNotFound.
+func (m *Model) lookup(op, runID string) (*Run, error) {
+	r, ok := m.byRunID[runID]
+	if !ok {
+		return nil, opError(op, ErrNotFound, "run %q", runID)
+	}
+	return r, nil
+}
+
+// holder finds a run claimed under exactly token, else a *FenceError with
+// ErrClaimLost.
+func (m *Model) holder(op, runID, token string) (*Run, error) {
+	r, err := m.lookup(op, runID)
+	if err != nil {
+		return nil, err
+	}
+	if token == "" || r.Token != token {
+		return nil, &FenceError{Op: op, RunID: runID, Err: ErrClaimLost}
+	}
+	return r, nil
+}

@@ -1,0 +1,285 @@
+package oracle
+
+import (
+	"errors"
+	"testing"
+)
+
+// claimedRun inserts one run in scope a and claims it (promotion at 10).
+func claimedRun(t *testing.T) (*Model, Outcome) {
+	t.Helper()
+	m := newTestModel(t, 4)
+	insert(t, m, "a", "r1", at(0))
+	res := claim(t, m, at(10), 1, 5, PreferNone)
+	if len(res.Outcomes) != 1 {
+		t.Fatalf("setup claim = %+v", res)
+	}
+	return m, res.Outcomes[0]
+}
+
+func TestLifecycleMarker(t *testing.T) {
+	now := at(20)
+	tests := []struct {
+		name       string
+		op         func(m *Model, o Outcome) error
+		claimed    bool
+		admitted   bool
+		status     Status
+		wake       bool
+		unfinished int
+	}{
+		{"refresh", func(m *Model, o Outcome) error { return m.RefreshClaim(o.RunID, o.Token, now) }, true, true, StatusRunning, false, 1},
+		{"release", func(m *Model, o Outcome) error { return m.ReleaseClaim(o.RunID, o.Token, now) }, false, true, StatusRunning, true, 1},
+		{"commit retain", func(m *Model, o Outcome) error {
+			return m.Commit(o.RunID, o.Token, o.CheckpointSeq, Schedule{Kind: RetainClaim}, now)
+		}, true, true, StatusRunning, false, 1},
+		{"commit yield", func(m *Model, o Outcome) error {
+			return m.Commit(o.RunID, o.Token, o.CheckpointSeq, Schedule{Kind: ReleaseImmediate}, now)
+		}, false, true, StatusRunning, true, 1},
+		{"commit release at", func(m *Model, o Outcome) error {
+			return m.Commit(o.RunID, o.Token, o.CheckpointSeq, Schedule{Kind: ReleaseAt, At: at(99)}, now)
+		}, false, false, StatusRunning, true, 1},
+		{"commit external", func(m *Model, o Outcome) error {
+			return m.Commit(o.RunID, o.Token, o.CheckpointSeq, Schedule{Kind: ReleaseExternal}, now)
+		}, false, false, StatusWaiting, false, 1},
+		{"commit terminal", func(m *Model, o Outcome) error {
+			return m.Commit(o.RunID, o.Token, o.CheckpointSeq, Schedule{Kind: ReleaseTerminal, Status: StatusFailed}, now)
+		}, false, false, StatusFailed, false, 0},
+		{"abandon", func(m *Model, o Outcome) error {
+			return m.AbandonClaim(o.RunID, o.Token, o.CheckpointSeq, now, at(30), 3)
+		}, false, false, StatusRunning, true, 1},
+		{"signal", func(m *Model, o Outcome) error { return m.Signal(o.RunID, now) }, false, false, StatusRunning, true, 1},
+		{"cancel", func(m *Model, o Outcome) error { return m.Cancel(o.RunID, now) }, false, false, StatusCancelled, false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, o := claimedRun(t)
+			if err := tc.op(m, o); err != nil {
+				t.Fatalf("op: %v", err)
+			}
+			r := mustRun(t, m, o.RunID)
+			if r.Claimed() != tc.claimed || r.Admitted != tc.admitted || r.Status != tc.status || r.HasWake != tc.wake {
+				t.Fatalf("run = %+v", r)
+			}
+			if tc.admitted && !r.AdmittedAt.Equal(at(10)) {
+				t.Fatalf("marker moved: %v", r.AdmittedAt)
+			}
+			if p, _ := m.Partition("a"); p.Unfinished != tc.unfinished {
+				t.Fatalf("unfinished = %d, want %d", p.Unfinished, tc.unfinished)
+			}
+		})
+	}
+}
+
+func TestLifecycleCommitResetsCounters(t *testing.T) {
+	m, o := claimedRun(t)
+	if err := m.Commit(o.RunID, o.Token, o.CheckpointSeq, Schedule{Kind: ReleaseImmediate}, at(11)); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, m, "r1")
+	if r.Attempts != 0 || r.Abandons != 0 || r.CheckpointSeq != 1 || !r.WakeAt.Equal(at(11)) {
+		t.Fatalf("run = %+v", r)
+	}
+	// RefreshClaim and RetainClaim only move claimed_at forward.
+	o = claim(t, m, at(12), 1, 5, PreferNone).Outcomes[0]
+	if err := m.RefreshClaim("r1", o.Token, at(5)); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRun(t, m, "r1"); !r.ClaimedAt.Equal(at(12)) {
+		t.Fatalf("claimed_at moved back: %v", r.ClaimedAt)
+	}
+}
+
+func TestLifecycleFences(t *testing.T) {
+	m, o := claimedRun(t)
+	now := at(20)
+	stale := []struct {
+		name string
+		op   func() error
+		want error
+	}{
+		{"refresh", func() error { return m.RefreshClaim("r1", "token-x", now) }, ErrClaimLost},
+		{"release", func() error { return m.ReleaseClaim("r1", "token-x", now) }, ErrClaimLost},
+		{"commit token", func() error {
+			return m.Commit("r1", "token-x", o.CheckpointSeq, Schedule{Kind: RetainClaim}, now)
+		}, ErrClaimLost},
+		{"commit seq", func() error {
+			return m.Commit("r1", o.Token, o.CheckpointSeq+1, Schedule{Kind: RetainClaim}, now)
+		}, ErrStaleFence},
+		{"abandon token", func() error { return m.AbandonClaim("r1", "", 0, now, now, 1) }, ErrClaimLost},
+		{"abandon seq", func() error { return m.AbandonClaim("r1", o.Token, 7, now, now, 1) }, ErrStaleFence},
+	}
+	before := mustRun(t, m, "r1")
+	for _, tc := range stale {
+		err := tc.op()
+		var fe *FenceError
+		if !errors.Is(err, tc.want) || !errors.As(err, &fe) || fe.RunID != "r1" {
+			t.Errorf("%s: err = %v, want *FenceError(%v)", tc.name, err, tc.want)
+		}
+	}
+	if after := mustRun(t, m, "r1"); after != before {
+		t.Fatalf("stale writes changed the run: %+v -> %+v", before, after)
+	}
+	// A stolen claim fences the old holder.
+	res := claimCutoff(t, m, at(100), at(50), 1, 5, PreferExpired)
+	if len(res.Outcomes) != 1 || res.Outcomes[0].Token == o.Token {
+		t.Fatalf("steal = %+v", res)
+	}
+	if err := m.Commit("r1", o.Token, o.CheckpointSeq, Schedule{Kind: ReleaseTerminal, Status: StatusDone}, at(101)); !errors.Is(err, ErrClaimLost) {
+		t.Fatalf("old holder commit err = %v", err)
+	}
+	// Releasing an unclaimed run is an idempotent no-op.
+	if err := m.ReleaseClaim("r1", res.Outcomes[0].Token, at(102)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ReleaseClaim("r1", res.Outcomes[0].Token, at(103)); err != nil {
+		t.Fatalf("second release: %v", err)
+	}
+	if r := mustRun(t, m, "r1"); !r.WakeAt.Equal(at(102)) {
+		t.Fatalf("idempotent release moved wake: %v", r.WakeAt)
+	}
+}
+
+func TestLifecycleAbandonPoison(t *testing.T) {
+	m, o := claimedRun(t)
+	if err := m.AbandonClaim("r1", o.Token, o.CheckpointSeq, at(11), at(12), 2); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRun(t, m, "r1"); r.Poisoned || r.Abandons != 1 || !r.WakeAt.Equal(at(12)) || r.Admitted || r.Attempts != 1 {
+		t.Fatalf("after first abandon: %+v", r)
+	}
+	o = claim(t, m, at(13), 1, 5, PreferNone).Outcomes[0]
+	if o.Disposition != OutcomeQueuedPromotion {
+		t.Fatalf("re-claim after abandon = %+v", o)
+	}
+	if err := m.AbandonClaim("r1", o.Token, o.CheckpointSeq, at(14), at(15), 2); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, m, "r1")
+	if !r.Poisoned || r.PoisonReason != PoisonMaxClaimAbandons || r.HasWake || r.Claimed() || r.Admitted || r.Status != StatusRunning {
+		t.Fatalf("after limit: %+v", r)
+	}
+	if p, _ := m.Partition("a"); p.Unfinished != 1 {
+		t.Fatalf("poisoned running row not counted: %+v", p)
+	}
+	if err := m.Signal("r1", at(16)); !errors.Is(err, ErrInvalidState) {
+		t.Fatalf("signal on poisoned run err = %v", err)
+	}
+	if err := m.RetryPoisonedRun("r1", at(17)); err != nil {
+		t.Fatal(err)
+	}
+	r = mustRun(t, m, "r1")
+	if r.Poisoned || r.Admitted || !r.WakeAt.Equal(at(17)) || r.Attempts != 0 || r.Abandons != 0 {
+		t.Fatalf("after retry: %+v", r)
+	}
+	if c := m.Counts("a", at(17)); c.Queued != 1 {
+		t.Fatalf("retried run not queued: %+v", c)
+	}
+	if err := m.RetryPoisonedRun("r1", at(18)); !errors.Is(err, ErrInvalidState) {
+		t.Fatalf("retry of healthy run err = %v", err)
+	}
+}
+
+func TestLifecycleWake(t *testing.T) {
+	m, o := claimedRun(t)
+	if err := m.Wake("r1", at(11)); !errors.Is(err, ErrInvalidState) {
+		t.Fatalf("wake of running run err = %v", err)
+	}
+	if err := m.Commit("r1", o.Token, o.CheckpointSeq, Schedule{Kind: ReleaseExternal}, at(11)); err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Counts("a", at(11)); c.Unfinished != 1 || c.Admitted != 0 {
+		t.Fatalf("waiting counts = %+v", c)
+	}
+	if err := m.Wake("r1", at(12)); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, m, "r1")
+	if r.Status != StatusRunning || r.Admitted || !r.WakeAt.Equal(at(12)) {
+		t.Fatalf("woken run = %+v", r)
+	}
+	if o := claim(t, m, at(13), 1, 5, PreferNone).Outcomes[0]; o.Disposition != OutcomeQueuedPromotion {
+		t.Fatalf("woken run was not queued: %+v", o)
+	}
+}
+
+func TestLifecycleInsertAndAdmin(t *testing.T) {
+	m := newTestModel(t, 3)
+	insert(t, m, "", "t1", at(0)) // tenantless is an ordinary partition
+	insert(t, m, "b", "b1", at(0))
+	if err := m.InsertRun("b", "b1", at(0)); !errors.Is(err, ErrDuplicateRun) {
+		t.Fatalf("duplicate insert err = %v", err)
+	}
+	if err := m.InsertRun("b", "", at(0)); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("empty run id err = %v", err)
+	}
+	if err := m.SetOverride("c", 2); err != nil {
+		t.Fatal(err)
+	}
+	want := []Partition{{Scope: "", Position: 1, Unfinished: 1}, {Scope: "b", Position: 2, Unfinished: 1}, {Scope: "c", Position: 3, Override: 2}}
+	got := m.Partitions()
+	if len(got) != len(want) {
+		t.Fatalf("partitions = %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("partition %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if ring := m.Ring(); len(ring) != 2 || ring[1] != "" || ring[2] != "b" {
+		t.Fatalf("ring = %v", ring)
+	}
+	for _, c := range []int{0, -1, MaxCap + 1} {
+		if err := m.SetDefaultCap(c); !errors.Is(err, ErrInvalidCap) {
+			t.Errorf("SetDefaultCap(%d) err = %v", c, err)
+		}
+		if err := m.SetOverride("b", c); !errors.Is(err, ErrInvalidCap) {
+			t.Errorf("SetOverride(%d) err = %v", c, err)
+		}
+	}
+	if _, err := NewModel(0); !errors.Is(err, ErrInvalidCap) {
+		t.Fatalf("NewModel(0) err = %v", err)
+	}
+	if err := m.SetDefaultCap(MaxCap); err != nil || m.DefaultCap() != MaxCap || m.EffectiveCap("c") != 2 {
+		t.Fatalf("SetDefaultCap(MaxCap) = %v", err)
+	}
+	if err := m.ResetOverride("zz"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ResetOverride(unknown) err = %v", err)
+	}
+	if err := m.Signal("nope", at(0)); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Signal(unknown) err = %v", err)
+	}
+	if err := m.Commit("b1", "x", 0, Schedule{Kind: ReleaseTerminal, Status: StatusRunning}, at(0)); !errors.Is(err, ErrClaimLost) {
+		t.Fatalf("commit without claim err = %v", err)
+	}
+}
+
+func TestLifecycleInvalidSchedule(t *testing.T) {
+	m, o := claimedRun(t)
+	for _, s := range []Schedule{{Kind: 0}, {Kind: ReleaseTerminal, Status: StatusWaiting}} {
+		if err := m.Commit("r1", o.Token, o.CheckpointSeq, s, at(11)); !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("Commit(%+v) err = %v", s, err)
+		}
+	}
+	if r := mustRun(t, m, "r1"); r.CheckpointSeq != 0 || !r.Claimed() {
+		t.Fatalf("invalid commit changed the run: %+v", r)
+	}
+	if err := m.AbandonClaim("r1", o.Token, 0, at(11), at(12), 0); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("AbandonClaim(max 0) err = %v", err)
+	}
+}
+
+func TestModelCloneIsIndependent(t *testing.T) {
+	m, _ := claimedRun(t)
+	c := m.Clone()
+	insert(t, c, "z", "z1", at(0))
+	if _, ok := m.Run("z1"); ok {
+		t.Fatal("clone shares runs")
+	}
+	if err := c.Cancel("r1", at(30)); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRun(t, m, "r1"); r.Status != StatusRunning {
+		t.Fatal("clone shares run rows")
+	}
+}
