@@ -59,25 +59,46 @@ type NewRun struct {
 // only the claim call hands to its holder, nor the internal admission marker;
 // see InspectRun for the derived admission state.
 type Run struct {
-	RunID                string
-	Scope                Scope
-	GraphID              string
-	GraphHash            string
-	Status               RunStatus
-	Step                 int
-	State                json.RawMessage
-	CheckpointSeq        int64
-	LatestCheckpointType string     // "" when no commit named one
-	ClaimedAt            *time.Time // nil when unclaimed
-	WakeAt               *time.Time // nil when claimed, waiting, poisoned or terminal
-	ClaimAttempts        int
-	ClaimAbandons        int
-	PoisonedAt           *time.Time
-	PoisonReason         string // "" unless poisoned
-	InsertedAt           time.Time
-	StartedAt            time.Time
-	UpdatedAt            time.Time
-	FinishedAt           *time.Time // set iff the status is terminal
+	// RunID is the public identity.
+	RunID string
+	// Scope is the owner.
+	Scope Scope
+	// GraphID names the workflow.
+	GraphID string
+	// GraphHash names the workflow version.
+	GraphHash string
+	// Status is the lifecycle status.
+	Status RunStatus
+	// Step is the step of the latest commit.
+	Step int
+	// State is the run document as stored (jsonb normalizes its spacing).
+	State json.RawMessage
+	// CheckpointSeq is the commit fence: each commit adds one.
+	CheckpointSeq int64
+	// LatestCheckpointType is the type the latest commit named, or "".
+	LatestCheckpointType string
+	// ClaimedAt is when the current claim was taken or refreshed; nil when unclaimed.
+	ClaimedAt *time.Time
+	// WakeAt is when an unclaimed running run is due; nil when claimed,
+	// waiting, poisoned or terminal.
+	WakeAt *time.Time
+	// ClaimAttempts counts claims since the last commit or retry.
+	ClaimAttempts int
+	// ClaimAbandons counts abandons since the last commit or retry.
+	ClaimAbandons int
+	// PoisonedAt is when the run was poisoned; nil when healthy.
+	PoisonedAt *time.Time
+	// PoisonReason is max_claim_attempts_exceeded or
+	// max_claim_abandons_exceeded when poisoned, else "".
+	PoisonReason string
+	// InsertedAt is when the row was written.
+	InsertedAt time.Time
+	// StartedAt orders listings.
+	StartedAt time.Time
+	// UpdatedAt is the time of the latest write.
+	UpdatedAt time.Time
+	// FinishedAt is set iff the status is terminal.
+	FinishedAt *time.Time
 }
 
 // Claimed reports whether some holder currently has the run claimed.
@@ -112,15 +133,24 @@ const (
 // RunInspection is the scheduling view of one run for operators. It never
 // carries the claim token.
 type RunInspection struct {
-	RunID         string
-	Scope         Scope
-	Status        RunStatus
-	WakeAt        *time.Time
-	ClaimedAt     *time.Time
+	// RunID is the public identity.
+	RunID string
+	// Scope is the owner.
+	Scope Scope
+	// Status is the lifecycle status.
+	Status RunStatus
+	// WakeAt is when an unclaimed running run is due.
+	WakeAt *time.Time
+	// ClaimedAt is when the current claim was taken or refreshed.
+	ClaimedAt *time.Time
+	// ClaimAttempts counts claims since the last commit or retry.
 	ClaimAttempts int
+	// ClaimAbandons counts abandons since the last commit or retry.
 	ClaimAbandons int
-	PoisonedAt    *time.Time
-	PoisonReason  string
+	// PoisonedAt is when the run was poisoned.
+	PoisonedAt *time.Time
+	// PoisonReason is the poison reason, or "".
+	PoisonReason string
 	// AdmittedAt is the sticky admission marker: when the run was promoted,
 	// or nil when it holds no admission.
 	AdmittedAt *time.Time
@@ -132,8 +162,10 @@ type RunInspection struct {
 
 // RunCursor is an exclusive ListRuns position: the last run of a page.
 type RunCursor struct {
+	// StartedAt is the start time of the last listed run.
 	StartedAt time.Time
-	RunID     string
+	// RunID is the run id of the last listed run.
+	RunID string
 }
 
 // ListRunsRequest selects one page of a scope's runs, newest first.

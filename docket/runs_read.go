@@ -91,26 +91,33 @@ func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (RunPage, er
 	case limit < 0 || limit > MaxListLimit:
 		return RunPage{}, invalidArgument("list limit %d is outside 1..%d", req.Limit, MaxListLimit)
 	}
-	params := gen.ListRunsParams{ScopeKey: scopeKey, PageLimit: int32(limit + 1)}
+	var graphID, status *string
 	if req.GraphID != "" {
-		params.GraphID = &req.GraphID
+		graphID = &req.GraphID
 	}
 	if req.Status != "" {
 		if !req.Status.valid() {
 			return RunPage{}, invalidArgument("unknown run status %q", req.Status)
 		}
-		status := string(req.Status)
-		params.Status = &status
+		s := string(req.Status)
+		status = &s
 	}
-	if req.After != nil {
-		params.AfterStartedAt = &req.After.StartedAt
-		params.AfterRunID = &req.After.RunID
+	// One row beyond the page tells whether another page exists.
+	pageLimit := int32(limit + 1)
+	var rows []gen.DocketRun
+	if req.After == nil {
+		rows, err = c.queries.ListRuns(ctx, gen.ListRunsParams{
+			ScopeKey: scopeKey, GraphID: graphID, Status: status, PageLimit: pageLimit,
+		})
+	} else {
+		rows, err = c.queries.ListRunsAfter(ctx, gen.ListRunsAfterParams{
+			ScopeKey: scopeKey, AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
+			GraphID: graphID, Status: status, PageLimit: pageLimit,
+		})
 	}
-	rows, err := c.queries.ListRuns(ctx, params)
 	if err != nil {
 		return RunPage{}, fmt.Errorf("docket: list runs: %w", err)
 	}
-	// One row beyond the page tells whether another page exists.
 	var page RunPage
 	if len(rows) > limit {
 		rows = rows[:limit]

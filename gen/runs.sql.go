@@ -235,30 +235,97 @@ select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, sta
  where scope_key = $1::text
    and ($2::text is null or graph_id = $2::text)
    and ($3::text is null or status = $3::text)
-   and ($4::timestamptz is null
-        or (started_at, run_id) < ($4::timestamptz, $5::text))
  order by started_at desc, run_id desc
- limit $6
+ limit $4
 `
 
 type ListRunsParams struct {
-	ScopeKey       string
-	GraphID        *string
-	Status         *string
-	AfterStartedAt *time.Time
-	AfterRunID     *string
-	PageLimit      int32
+	ScopeKey  string
+	GraphID   *string
+	Status    *string
+	PageLimit int32
 }
 
-// Newest first with an exclusive (started_at, run_id) keyset cursor, served by
-// docket_runs_list_idx; the scope predicate is never optional.
+// The first page, newest first, served by docket_runs_list_idx; the scope
+// predicate is never optional.
 func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun, error) {
 	rows, err := q.db.Query(ctx, listRuns,
 		arg.ScopeKey,
 		arg.GraphID,
 		arg.Status,
+		arg.PageLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DocketRun
+	for rows.Next() {
+		var i DocketRun
+		if err := rows.Scan(
+			&i.ID,
+			&i.RunID,
+			&i.TenantID,
+			&i.ScopeKey,
+			&i.GraphID,
+			&i.GraphHash,
+			&i.Status,
+			&i.Step,
+			&i.State,
+			&i.CheckpointSeq,
+			&i.LatestCheckpointType,
+			&i.ClaimToken,
+			&i.ClaimedAt,
+			&i.WakeAt,
+			&i.ClaimAttempts,
+			&i.ClaimAbandons,
+			&i.PoisonedAt,
+			&i.PoisonReason,
+			&i.InsertedAt,
+			&i.StartedAt,
+			&i.UpdatedAt,
+			&i.FinishedAt,
+			&i.TenantAdmittedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listRunsAfter = `-- name: ListRunsAfter :many
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
+ where scope_key = $1::text
+   and (started_at, run_id) < ($2::timestamptz, $3::text)
+   and ($4::text is null or graph_id = $4::text)
+   and ($5::text is null or status = $5::text)
+ order by started_at desc, run_id desc
+ limit $6
+`
+
+type ListRunsAfterParams struct {
+	ScopeKey       string
+	AfterStartedAt time.Time
+	AfterRunID     string
+	GraphID        *string
+	Status         *string
+	PageLimit      int32
+}
+
+// A later page: strictly after the (started_at, run_id) keyset cursor. It is
+// a separate statement so the cursor is always an index condition, even in a
+// cached generic plan, instead of a filter over every earlier row.
+func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([]DocketRun, error) {
+	rows, err := q.db.Query(ctx, listRunsAfter,
+		arg.ScopeKey,
 		arg.AfterStartedAt,
 		arg.AfterRunID,
+		arg.GraphID,
+		arg.Status,
 		arg.PageLimit,
 	)
 	if err != nil {

@@ -41,14 +41,24 @@ select sqlc.embed(docket_runs), now()::timestamptz as observed_at
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
 
 -- name: ListRuns :many
--- Newest first with an exclusive (started_at, run_id) keyset cursor, served by
--- docket_runs_list_idx; the scope predicate is never optional.
+-- The first page, newest first, served by docket_runs_list_idx; the scope
+-- predicate is never optional.
 select * from docket_runs
  where scope_key = sqlc.arg(scope_key)::text
    and (sqlc.narg(graph_id)::text is null or graph_id = sqlc.narg(graph_id)::text)
    and (sqlc.narg(status)::text is null or status = sqlc.narg(status)::text)
-   and (sqlc.narg(after_started_at)::timestamptz is null
-        or (started_at, run_id) < (sqlc.narg(after_started_at)::timestamptz, sqlc.narg(after_run_id)::text))
+ order by started_at desc, run_id desc
+ limit sqlc.arg(page_limit);
+
+-- name: ListRunsAfter :many
+-- A later page: strictly after the (started_at, run_id) keyset cursor. It is
+-- a separate statement so the cursor is always an index condition, even in a
+-- cached generic plan, instead of a filter over every earlier row.
+select * from docket_runs
+ where scope_key = sqlc.arg(scope_key)::text
+   and (started_at, run_id) < (sqlc.arg(after_started_at)::timestamptz, sqlc.arg(after_run_id)::text)
+   and (sqlc.narg(graph_id)::text is null or graph_id = sqlc.narg(graph_id)::text)
+   and (sqlc.narg(status)::text is null or status = sqlc.narg(status)::text)
  order by started_at desc, run_id desc
  limit sqlc.arg(page_limit);
 
