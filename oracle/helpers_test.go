@@ -102,8 +102,8 @@ func finish(t testing.TB, m *Model, o Outcome, now time.Time) {
 // release releases a claimed run immediately.
 func release(t testing.TB, m *Model, o Outcome, now time.Time) {
 	t.Helper()
-	if err := m.ReleaseClaim(o.RunID, o.Token, now); err != nil {
-		t.Fatalf("ReleaseClaim(%s): %v", o.RunID, err)
+	if ok, err := m.ReleaseClaim(o.RunID, o.Token, now); err != nil || !ok {
+		t.Fatalf("ReleaseClaim(%s) = %v, %v", o.RunID, ok, err)
 	}
 }
 

@@ -99,6 +99,7 @@ type claimCall struct {
 	maxAttempts int
 	pref        Preference
 	served      [2]bool // per class: an outcome of it was produced, or it was empty at call start
+	produced    int     // outcomes so far in the call
 }
 
 // reservedAgainst reports the last-slot rule: with demand >= 2 and one
@@ -178,7 +179,8 @@ func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
 		} else if cd.poison {
 			admitted--
 		}
-		outs = append(outs, c.apply(cd, visit, len(outs)+1))
+		c.produced++
+		outs = append(outs, c.apply(cd, visit, c.produced))
 		c.served[cd.class] = true
 		c.remaining--
 	}

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -134,6 +135,11 @@ func TestClaimEpochPerGrantAndQLimit(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{8, 8, 4}, counts); diff != "" {
 		t.Fatalf("outcomes per visit (-want +got):\n%s", diff)
+	}
+	for i, o := range res.Outcomes {
+		if o.Ordinal != i+1 || o.Visit != i/8+1 {
+			t.Fatalf("outcome %d has ordinal %d, visit %d", i, o.Ordinal, o.Visit)
+		}
 	}
 	if p, _ := m.Partition("a"); p.Epoch != 3 {
 		t.Fatalf("epoch = %d, want 3 (one per grant)", p.Epoch)
@@ -582,5 +588,56 @@ func TestSeparationFigure(t *testing.T) {
 	}
 	if _, err := Separation(1); !isErr(err, ErrInvalidArgument) {
 		t.Fatalf("Separation(1) err = %v", err)
+	}
+}
+
+func TestClaimLegacyCallCeiling(t *testing.T) {
+	m := newTestModel(t, 1)
+	for i := range 300 {
+		insert(t, m, "a", fmt.Sprintf("r%03d", i), at(i))
+	}
+	res, err := m.ClaimLegacy(at(1000), at(0), 1000, 5, PreferNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Outcomes) != DefaultS*DefaultQ || res.Outcomes[255].RunID != "r255" || res.Outcomes[255].Ordinal != 256 {
+		t.Fatalf("legacy call returned %d outcomes", len(res.Outcomes))
+	}
+}
+
+func TestClaimLegacyReservationAndPreference(t *testing.T) {
+	setup := func(t *testing.T) *Model {
+		m := newTestModel(t, 10)
+		insert(t, m, "a", "e1", at(5))
+		if _, err := m.ClaimLegacy(at(6), at(0), 1, 5, PreferNone); err != nil {
+			t.Fatal(err)
+		}
+		insert(t, m, "b", "r1", at(1))
+		insert(t, m, "b", "r2", at(2))
+		return m
+	}
+	now, cutoff := at(100), at(50)
+	tests := []struct {
+		demand int
+		pref   Preference
+		want   []string
+	}{
+		{1, PreferNone, []string{"r1"}},
+		{1, PreferExpired, []string{"e1"}},
+		{2, PreferNone, []string{"r1", "e1"}},
+		{3, PreferNone, []string{"r1", "e1", "r2"}},
+	}
+	for _, tc := range tests {
+		m := setup(t)
+		res, err := m.ClaimLegacy(now, cutoff, tc.demand, 5, tc.pref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, runIDs(res.Outcomes)); diff != "" {
+			t.Errorf("demand %d pref %q (-want +got):\n%s", tc.demand, tc.pref, diff)
+		}
+		if r := mustRun(t, m, "e1"); r.Admitted {
+			t.Error("legacy wrote a marker")
+		}
 	}
 }

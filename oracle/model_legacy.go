@@ -16,8 +16,10 @@ import (
 //     reservation of step 5); demand = 1: the preferred class first (with
 //     fallback to the other); then oldest first by (eligible time, id)
 //     across both classes;
-//   - up to demand outcomes, with the same last-slot rule as TenantFair;
-//     no caps, no ring, no cursor, no inspections, no epochs;
+//   - up to min(demand, S*Q) outcomes (256 with the production budgets,
+//     the per-call outcome ceiling), with the same last-slot rule as
+//     TenantFair counted on that limit; no caps, no ring, no cursor, no
+//     inspections, no epochs;
 //   - the same lease and poison mutation as TenantFair, except that a lease
 //     never touches the marker. A poison clears the marker because a
 //     poisoned row may not hold one (schema check).
@@ -31,8 +33,8 @@ func (m *Model) ClaimLegacy(now, cutoff time.Time, demand, maxAttempts int, pref
 		return ClaimResult{}, err
 	}
 	res := ClaimResult{Demand: demand, CursorBefore: m.cursor, CursorAfter: m.cursor}
-	call := &claimCall{m: m, now: now, cutoff: cutoff, demand: demand, remaining: demand,
-		maxAttempts: maxAttempts, pref: pref}
+	call := &claimCall{m: m, now: now, cutoff: cutoff, demand: demand,
+		remaining: min(demand, m.budgets.S*m.budgets.Q), maxAttempts: maxAttempts, pref: pref}
 	call.served = m.initialServed(now, cutoff, false)
 
 	var ready, expired []candidate

@@ -36,23 +36,21 @@ func (m *Model) RefreshClaim(runID, token string, now time.Time) error {
 }
 
 // ReleaseClaim releases the claim held with token immediately: claim
-// cleared, wake_at = now, marker kept. It is idempotent: releasing a run that
-// holds no claim changes nothing and succeeds; a run claimed under another
-// token returns a *FenceError (ErrClaimLost).
-func (m *Model) ReleaseClaim(runID, token string, now time.Time) error {
+// cleared, wake_at = now, marker kept (the run stays admitted-ready). It
+// reports whether this call released the claim. It is idempotent: when token
+// does not hold the claim (already released, stolen or finished) nothing
+// changes and it returns false and no error; a missing run is ErrNotFound.
+func (m *Model) ReleaseClaim(runID, token string, now time.Time) (bool, error) {
 	r, err := m.lookup("ReleaseClaim", runID)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if !r.Claimed() {
-		return nil
-	}
-	if r.Token != token {
-		return &FenceError{Op: "ReleaseClaim", RunID: runID, Err: ErrClaimLost}
+	if token == "" || r.Token != token {
+		return false, nil
 	}
 	clearClaim(r)
 	setWake(r, now)
-	return nil
+	return true, nil
 }
 
 // Commit records a checkpoint by the claim holder: token and expected
@@ -118,13 +116,11 @@ func (m *Model) Commit(runID, token string, expectedSeq int64, sched Schedule, n
 
 // AbandonClaim is a host-incompatible abandon by the claim holder (token and
 // checkpoint_seq fenced): claim and marker cleared, claim_abandons + 1; when
-// the abandons reach maxAbandons (>= 1) the run is poisoned with reason
-// max_claim_abandons_exceeded, otherwise it is rescheduled at retryAt.
-// claim_attempts and checkpoint_seq are unchanged.
+// maxAbandons is positive and the abandons reach it the run is poisoned with
+// reason max_claim_abandons_exceeded, otherwise (always when maxAbandons <=
+// 0, meaning no limit) it is rescheduled at retryAt. claim_attempts and
+// checkpoint_seq are unchanged.
 func (m *Model) AbandonClaim(runID, token string, expectedSeq int64, now, retryAt time.Time, maxAbandons int) error {
-	if maxAbandons < 1 {
-		return opError("AbandonClaim", ErrInvalidArgument, "max abandons %d < 1", maxAbandons)
-	}
 	r, err := m.holder("AbandonClaim", runID, token)
 	if err != nil {
 		return err
@@ -135,7 +131,7 @@ func (m *Model) AbandonClaim(runID, token string, expectedSeq int64, now, retryA
 	clearClaim(r)
 	clearMarker(r)
 	r.Abandons++
-	if r.Abandons >= maxAbandons {
+	if maxAbandons > 0 && r.Abandons >= maxAbandons {
 		poison(r, now, PoisonMaxClaimAbandons)
 		return nil
 	}
@@ -143,42 +139,48 @@ func (m *Model) AbandonClaim(runID, token string, expectedSeq int64, now, retryA
 	return nil
 }
 
-// Signal is an unclaimed transition (MutateRun interrupt or resume) of a
-// running or waiting, unpoisoned run: any claim is revoked, the marker
-// cleared, status running and wake_at = now. Terminal or poisoned runs
-// return ErrInvalidState.
-func (m *Model) Signal(runID string, now time.Time) error {
-	r, err := m.lookup("Signal", runID)
+// MutateRun is an unclaimed transition (MutateRun / signal) of an
+// unfinished run to status: any claim is revoked and the marker cleared in
+// the same change. Status running sets wake_at = wakeAt (pass now for an
+// immediate interrupt or resume), so the run is queued; waiting parks it;
+// done, failed or cancelled finish it and clear poison facts. A terminal run,
+// or a poisoned run moved to a non-terminal status, returns ErrInvalidState
+// (RetryPoisonedRun revives poisoned runs).
+func (m *Model) MutateRun(runID string, status Status, wakeAt, now time.Time) error {
+	r, err := m.lookup("MutateRun", runID)
 	if err != nil {
 		return err
 	}
-	if !r.Status.Unfinished() || r.Poisoned {
-		return opError("Signal", ErrInvalidState, "run %q is %s (poisoned %v)", runID, r.Status, r.Poisoned)
-	}
-	clearClaim(r)
-	clearMarker(r)
-	setWake(r, now)
-	m.setStatus(r, StatusRunning)
-	return nil
-}
-
-// Cancel is the unclaimed cancel signal (MutateRun cancel) of an unfinished
-// run, poisoned or not: status cancelled, claim, wake, marker and poison
-// facts cleared. Terminal runs return ErrInvalidState.
-func (m *Model) Cancel(runID string, now time.Time) error {
-	r, err := m.lookup("Cancel", runID)
-	if err != nil {
-		return err
-	}
-	if !r.Status.Unfinished() {
-		return opError("Cancel", ErrInvalidState, "run %q is %s", runID, r.Status)
+	switch {
+	case !status.Unfinished() && !status.Terminal():
+		return opError("MutateRun", ErrInvalidArgument, "unknown status %q", status)
+	case !r.Status.Unfinished():
+		return opError("MutateRun", ErrInvalidState, "run %q is already %s", runID, r.Status)
+	case r.Poisoned && !status.Terminal():
+		return opError("MutateRun", ErrInvalidState, "run %q is poisoned", runID)
 	}
 	clearClaim(r)
 	clearMarker(r)
 	clearWake(r)
-	clearPoison(r)
-	m.setStatus(r, StatusCancelled)
+	if status == StatusRunning {
+		setWake(r, wakeAt)
+	} else {
+		clearPoison(r)
+	}
+	m.setStatus(r, status)
 	return nil
+}
+
+// Signal is the immediate unclaimed signal (interrupt or resume):
+// MutateRun(runID, StatusRunning, now, now).
+func (m *Model) Signal(runID string, now time.Time) error {
+	return m.MutateRun(runID, StatusRunning, now, now)
+}
+
+// Cancel is the unclaimed cancel signal, allowed on poisoned runs:
+// MutateRun(runID, StatusCancelled, now, now).
+func (m *Model) Cancel(runID string, now time.Time) error {
+	return m.MutateRun(runID, StatusCancelled, now, now)
 }
 
 // RetryPoisonedRun makes a poisoned run runnable again: poison facts

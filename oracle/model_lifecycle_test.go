@@ -29,7 +29,7 @@ func TestLifecycleMarker(t *testing.T) {
 		unfinished int
 	}{
 		{"refresh", func(m *Model, o Outcome) error { return m.RefreshClaim(o.RunID, o.Token, now) }, true, true, StatusRunning, false, 1},
-		{"release", func(m *Model, o Outcome) error { return m.ReleaseClaim(o.RunID, o.Token, now) }, false, true, StatusRunning, true, 1},
+		{"release", func(m *Model, o Outcome) error { _, err := m.ReleaseClaim(o.RunID, o.Token, now); return err }, false, true, StatusRunning, true, 1},
 		{"commit retain", func(m *Model, o Outcome) error {
 			return m.Commit(o.RunID, o.Token, o.CheckpointSeq, Schedule{Kind: RetainClaim}, now)
 		}, true, true, StatusRunning, false, 1},
@@ -99,7 +99,6 @@ func TestLifecycleFences(t *testing.T) {
 		want error
 	}{
 		{"refresh", func() error { return m.RefreshClaim("r1", "token-x", now) }, ErrClaimLost},
-		{"release", func() error { return m.ReleaseClaim("r1", "token-x", now) }, ErrClaimLost},
 		{"commit token", func() error {
 			return m.Commit("r1", "token-x", o.CheckpointSeq, Schedule{Kind: RetainClaim}, now)
 		}, ErrClaimLost},
@@ -110,6 +109,9 @@ func TestLifecycleFences(t *testing.T) {
 		{"abandon seq", func() error { return m.AbandonClaim("r1", o.Token, 7, now, now, 1) }, ErrStaleFence},
 	}
 	before := mustRun(t, m, "r1")
+	if ok, err := m.ReleaseClaim("r1", "token-x", now); ok || err != nil {
+		t.Fatalf("stale release = %v, %v, want false, nil", ok, err)
+	}
 	for _, tc := range stale {
 		err := tc.op()
 		var fe *FenceError
@@ -128,12 +130,15 @@ func TestLifecycleFences(t *testing.T) {
 	if err := m.Commit("r1", o.Token, o.CheckpointSeq, Schedule{Kind: ReleaseTerminal, Status: StatusDone}, at(101)); !errors.Is(err, ErrClaimLost) {
 		t.Fatalf("old holder commit err = %v", err)
 	}
-	// Releasing an unclaimed run is an idempotent no-op.
-	if err := m.ReleaseClaim("r1", res.Outcomes[0].Token, at(102)); err != nil {
-		t.Fatal(err)
+	// Releasing again is an idempotent no-op.
+	if ok, err := m.ReleaseClaim("r1", res.Outcomes[0].Token, at(102)); err != nil || !ok {
+		t.Fatalf("release = %v, %v", ok, err)
 	}
-	if err := m.ReleaseClaim("r1", res.Outcomes[0].Token, at(103)); err != nil {
-		t.Fatalf("second release: %v", err)
+	if ok, err := m.ReleaseClaim("r1", res.Outcomes[0].Token, at(103)); err != nil || ok {
+		t.Fatalf("second release = %v, %v, want false, nil", ok, err)
+	}
+	if _, err := m.ReleaseClaim("nope", "x", at(103)); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("release of a missing run err = %v", err)
 	}
 	if r := mustRun(t, m, "r1"); !r.WakeAt.Equal(at(102)) {
 		t.Fatalf("idempotent release moved wake: %v", r.WakeAt)
@@ -165,6 +170,11 @@ func TestLifecycleAbandonPoison(t *testing.T) {
 	if err := m.Signal("r1", at(16)); !errors.Is(err, ErrInvalidState) {
 		t.Fatalf("signal on poisoned run err = %v", err)
 	}
+	if c := m.Clone(); c.Cancel("r1", at(16)) != nil {
+		t.Fatal("cancel of a poisoned run failed")
+	} else if r := mustRun(t, c, "r1"); r.Poisoned || r.Status != StatusCancelled {
+		t.Fatalf("cancelled poisoned run = %+v", r)
+	}
 	if err := m.RetryPoisonedRun("r1", at(17)); err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +187,34 @@ func TestLifecycleAbandonPoison(t *testing.T) {
 	}
 	if err := m.RetryPoisonedRun("r1", at(18)); !errors.Is(err, ErrInvalidState) {
 		t.Fatalf("retry of healthy run err = %v", err)
+	}
+}
+
+func TestLifecycleMutateRun(t *testing.T) {
+	m, _ := claimedRun(t)
+	if err := m.MutateRun("r1", StatusWaiting, at(0), at(20)); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRun(t, m, "r1"); r.Status != StatusWaiting || r.Claimed() || r.Admitted || r.HasWake {
+		t.Fatalf("waiting run = %+v", r)
+	}
+	if err := m.MutateRun("r1", StatusRunning, at(40), at(21)); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRun(t, m, "r1"); !r.WakeAt.Equal(at(40)) || r.Admitted {
+		t.Fatalf("resumed run = %+v", r)
+	}
+	if err := m.MutateRun("r1", "paused", at(0), at(22)); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("unknown status err = %v", err)
+	}
+	if err := m.MutateRun("r1", StatusDone, at(0), at(22)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.MutateRun("r1", StatusRunning, at(0), at(23)); !errors.Is(err, ErrInvalidState) {
+		t.Fatalf("mutating a terminal run err = %v", err)
+	}
+	if p, _ := m.Partition("a"); p.Unfinished != 0 {
+		t.Fatalf("unfinished = %d", p.Unfinished)
 	}
 }
 
@@ -264,8 +302,11 @@ func TestLifecycleInvalidSchedule(t *testing.T) {
 	if r := mustRun(t, m, "r1"); r.CheckpointSeq != 0 || !r.Claimed() {
 		t.Fatalf("invalid commit changed the run: %+v", r)
 	}
-	if err := m.AbandonClaim("r1", o.Token, 0, at(11), at(12), 0); !errors.Is(err, ErrInvalidArgument) {
-		t.Fatalf("AbandonClaim(max 0) err = %v", err)
+	if err := m.AbandonClaim("r1", o.Token, 0, at(11), at(12), 0); err != nil {
+		t.Fatalf("AbandonClaim(no limit): %v", err)
+	}
+	if r := mustRun(t, m, "r1"); r.Poisoned || r.Abandons != 1 || !r.WakeAt.Equal(at(12)) {
+		t.Fatalf("unlimited abandon = %+v", r)
 	}
 }
 

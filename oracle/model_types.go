@@ -123,7 +123,7 @@ type ScopeCounts struct {
 // Outcome is one outcome of a claim call.
 type Outcome struct {
 	Visit         int                // visit ordinal that produced it (0 for Legacy)
-	Ordinal       int                // 1-based ordinal within the visit (within the call for Legacy)
+	Ordinal       int                // 1-based outcome ordinal within the call
 	RunID         string             // the run
 	Scope         string             // its scope key
 	Class         WorkClass          // work class of the row before the outcome

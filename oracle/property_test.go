@@ -176,7 +176,9 @@ func (h *lifecycleProp) actions() map[string]func(*rapid.T) {
 			if !ok {
 				return
 			}
-			must(rt, h.m.ReleaseClaim(r.RunID, r.Token, h.now))
+			if ok, err := h.m.ReleaseClaim(r.RunID, r.Token, h.now); !ok || err != nil {
+				rt.Fatalf("release = %v, %v", ok, err)
+			}
 		},
 		"refresh": func(rt *rapid.T) {
 			r, ok := h.pick(rt, claimed)
@@ -191,7 +193,7 @@ func (h *lifecycleProp) actions() map[string]func(*rapid.T) {
 				return
 			}
 			must(rt, h.m.AbandonClaim(r.RunID, r.Token, r.CheckpointSeq, h.now,
-				h.now.Add(drawSeconds(rt, -5, 30, "retry")), rapid.IntRange(1, 3).Draw(rt, "max abandons")))
+				h.now.Add(drawSeconds(rt, -5, 30, "retry")), rapid.IntRange(0, 3).Draw(rt, "max abandons")))
 		},
 		"signal": func(rt *rapid.T) {
 			r, ok := h.pick(rt, func(r Run) bool { return r.Status.Unfinished() && !r.Poisoned })
@@ -199,6 +201,14 @@ func (h *lifecycleProp) actions() map[string]func(*rapid.T) {
 				return
 			}
 			must(rt, h.m.Signal(r.RunID, h.now))
+		},
+		"mutate": func(rt *rapid.T) {
+			r, ok := h.pick(rt, func(r Run) bool { return r.Status.Unfinished() && !r.Poisoned })
+			if !ok {
+				return
+			}
+			status := rapid.SampledFrom([]Status{StatusRunning, StatusWaiting, StatusDone, StatusFailed}).Draw(rt, "status")
+			must(rt, h.m.MutateRun(r.RunID, status, h.now.Add(drawSeconds(rt, -5, 30, "wake")), h.now))
 		},
 		"cancel": func(rt *rapid.T) {
 			r, ok := h.pick(rt, func(r Run) bool { return r.Status.Unfinished() })
@@ -325,7 +335,7 @@ func settle(rt *rapid.T, m *Model, o Outcome, now time.Time) {
 	switch rapid.IntRange(0, 4).Draw(rt, "settle") {
 	case 0: // keep the claim
 	case 1:
-		err = m.ReleaseClaim(r.RunID, r.Token, now)
+		_, err = m.ReleaseClaim(r.RunID, r.Token, now)
 	case 2:
 		err = m.Commit(r.RunID, r.Token, r.CheckpointSeq, Schedule{Kind: ReleaseImmediate}, now)
 	case 3:
