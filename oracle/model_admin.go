@@ -24,12 +24,9 @@ func (m *Model) SetOverride(scope string, c int) error {
 }
 
 // ResetOverride removes the cap override of scope so it inherits the
-// default. An unknown scope returns ErrNotFound.
+// default. Like SetOverride it creates the partition (and its ring position)
+// of an unknown scope.
 func (m *Model) ResetOverride(scope string) error {
-	p, ok := m.parts[scope]
-	if !ok {
-		return opError("ResetOverride", ErrNotFound, "scope %q", scope)
-	}
-	p.Override = 0
+	m.partitionFor(scope).Override = 0
 	return nil
 }

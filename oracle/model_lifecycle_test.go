@@ -281,8 +281,11 @@ func TestLifecycleInsertAndAdmin(t *testing.T) {
 	if err := m.SetDefaultCap(MaxCap); err != nil || m.DefaultCap() != MaxCap || m.EffectiveCap("c") != 2 {
 		t.Fatalf("SetDefaultCap(MaxCap) = %v", err)
 	}
-	if err := m.ResetOverride("zz"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("ResetOverride(unknown) err = %v", err)
+	if err := m.ResetOverride("zz"); err != nil {
+		t.Fatalf("ResetOverride(unknown): %v", err)
+	}
+	if p, ok := m.Partition("zz"); !ok || p.Position != 4 || p.Override != 0 {
+		t.Fatalf("ResetOverride did not create the partition: %+v", p)
 	}
 	if err := m.Signal("nope", at(0)); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Signal(unknown) err = %v", err)

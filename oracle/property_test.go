@@ -261,12 +261,7 @@ func (h *lifecycleProp) actions() map[string]func(*rapid.T) {
 			h.noteCaps()
 		},
 		"reset override": func(rt *rapid.T) {
-			parts := h.m.Partitions()
-			if len(parts) == 0 {
-				return
-			}
-			p := rapid.SampledFrom(parts).Draw(rt, "partition")
-			must(rt, h.m.ResetOverride(p.Scope))
+			must(rt, h.m.ResetOverride(rapid.SampledFrom(h.scopes).Draw(rt, "scope")))
 			h.noteCaps()
 		},
 	}
