@@ -116,7 +116,8 @@ func tenantFair(mode docket.TenantMode, defaultCap int) docket.Config {
 	return docket.Config{TenantMode: mode, ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: defaultCap}}
 }
 
-// unknownPolicy is a ClaimPolicy that Open does not implement.
-type unknownPolicy struct{}
+// unknownPolicy is a ClaimPolicy that Open does not implement; it borrows
+// the seam methods of Legacy but is not Legacy.
+type unknownPolicy struct{ policy.Legacy }
 
 func (unknownPolicy) Name() string { return "unknown" }

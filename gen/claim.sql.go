@@ -91,6 +91,111 @@ func (q *Queries) LegacyClaim(ctx context.Context, arg LegacyClaimParams) ([]Leg
 	return items, nil
 }
 
+const legacyClaimTrace = `-- name: LegacyClaimTrace :many
+select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
+       c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
+       c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
+       c.disposition, c.outcome_count, c.epoch_delta
+  from docket_legacy_claim(
+           $1::timestamptz, $2::timestamptz, $3::integer,
+           $4::integer, $5::text, true) as c
+ order by c.visit_ordinal, c.outcome_ordinal nulls last
+`
+
+type LegacyClaimTraceParams struct {
+	Now         time.Time
+	Cutoff      time.Time
+	Demand      int32
+	MaxAttempts int32
+	Preference  *string
+}
+
+type LegacyClaimTraceRow struct {
+	RowKind        *string
+	ErrorReason    *string
+	RunID          *string
+	TenantID       *string
+	GraphID        *string
+	GraphHash      *string
+	CheckpointSeq  *int64
+	ClaimToken     *uuid.UUID
+	ClaimedAt      *time.Time
+	ClaimAttempt   *int32
+	PoisonedAt     *time.Time
+	PoisonReason   *string
+	WorkClass      *string
+	EligibleAt     *time.Time
+	CallToken      *uuid.UUID
+	TransactionID  *int64
+	VisitOrdinal   *int32
+	OutcomeOrdinal *int32
+	Demand         *int32
+	CursorBefore   *int64
+	CursorAfter    *int64
+	RingPosition   *int64
+	ScopeKey       *string
+	Disposition    *string
+	OutcomeCount   *int32
+	EpochDelta     *int32
+}
+
+// Trusted inspection of a Legacy call: every column of its outcome and error
+// rows (Legacy has no visits, so it never produces inspection rows).
+func (q *Queries) LegacyClaimTrace(ctx context.Context, arg LegacyClaimTraceParams) ([]LegacyClaimTraceRow, error) {
+	rows, err := q.db.Query(ctx, legacyClaimTrace,
+		arg.Now,
+		arg.Cutoff,
+		arg.Demand,
+		arg.MaxAttempts,
+		arg.Preference,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LegacyClaimTraceRow
+	for rows.Next() {
+		var i LegacyClaimTraceRow
+		if err := rows.Scan(
+			&i.RowKind,
+			&i.ErrorReason,
+			&i.RunID,
+			&i.TenantID,
+			&i.GraphID,
+			&i.GraphHash,
+			&i.CheckpointSeq,
+			&i.ClaimToken,
+			&i.ClaimedAt,
+			&i.ClaimAttempt,
+			&i.PoisonedAt,
+			&i.PoisonReason,
+			&i.WorkClass,
+			&i.EligibleAt,
+			&i.CallToken,
+			&i.TransactionID,
+			&i.VisitOrdinal,
+			&i.OutcomeOrdinal,
+			&i.Demand,
+			&i.CursorBefore,
+			&i.CursorAfter,
+			&i.RingPosition,
+			&i.ScopeKey,
+			&i.Disposition,
+			&i.OutcomeCount,
+			&i.EpochDelta,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const tenantFairClaim = `-- name: TenantFairClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,

@@ -3,10 +3,22 @@
 // engine decodes and observes the rows.
 package policy
 
-// ClaimPolicy is an admission engine behind RunStore.ClaimDue.
+// ClaimPolicy is an admission engine behind RunStore.ClaimDue. Plan says which
+// claim function to call with which arguments; the run store executes it
+// through the generated accessor; Decode turns the rows into outcomes or a
+// typed refusal; Observe summarizes the call without any identity.
 type ClaimPolicy interface {
 	// Name is the engine's admission_mode: "legacy" or "tenant_fair".
 	Name() string
+	// Plan returns the one statement that serves req.
+	Plan(req Request) Plan
+	// Decode turns the production rows of a planned call into its result.
+	Decode(rows []Row) (Result, error)
+	// DecodeTrace turns the rows of a traced call into its trace.
+	DecodeTrace(rows []TraceRow) (Trace, error)
+	// Observe summarizes a finished call (res and err as Decode returned
+	// them, or a zero res with an execution error) for telemetry.
+	Observe(req Request, res Result, err error) Observation
 }
 
 // Legacy is the tenant-blind, oldest-first engine; the default only for

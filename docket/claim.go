@@ -1,0 +1,70 @@
+package docket
+
+import (
+	"context"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// ClaimDue is the only admission entrypoint: one claim statement of the
+// client's engine (TenantFair or Legacy) that leases or poisons up to
+// req.Limit due or expired runs and commits on its own. An engine that
+// refuses the call changes nothing and returns a *ClaimPolicyUnavailableError
+// (errors.Is matches ErrNotInitialized and ErrInactiveEngine for those
+// reasons). An invalid request is refused before any SQL with
+// ErrInvalidArgument.
+func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
+	return c.claimDue(ctx, c.queries, req)
+}
+
+// ClaimDueTx is ClaimDue inside the caller's transaction, which must be a
+// writable Read Committed transaction: the claim, the cursor movement and the
+// admission epochs commit or roll back with it.
+func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (ClaimResult, error) {
+	return c.claimDue(ctx, c.queries.WithTx(tx), req)
+}
+
+func (c *Client) claimDue(ctx context.Context, q *gen.Queries, req ClaimRequest) (ClaimResult, error) {
+	preq, err := claimRequest(req, false)
+	if err != nil {
+		return ClaimResult{}, err
+	}
+	rows, err := execClaim(ctx, q, c.engine.Plan(preq))
+	var res policy.Result
+	if err == nil {
+		res, err = c.engine.Decode(rows)
+	}
+	c.observeClaim(ctx, preq, res, err)
+	if err != nil {
+		return ClaimResult{}, claimError(err)
+	}
+	return claimResultOf(res), nil
+}
+
+// claimRequest validates req and converts it to the engine's units.
+func claimRequest(req ClaimRequest, trace bool) (policy.Request, error) {
+	switch {
+	case req.Now.IsZero():
+		return policy.Request{}, invalidArgument("claim Now is the zero time")
+	case req.Limit < 1 || req.Limit > math.MaxInt32:
+		return policy.Request{}, invalidArgument("claim Limit %d is outside 1..%d", req.Limit, math.MaxInt32)
+	case req.OrphanTTL < 0:
+		return policy.Request{}, invalidArgument("claim OrphanTTL %v is negative", req.OrphanTTL)
+	case req.MaxClaimAttempts < 1 || req.MaxClaimAttempts > math.MaxInt32:
+		return policy.Request{}, invalidArgument("claim MaxClaimAttempts %d is outside 1..%d", req.MaxClaimAttempts, math.MaxInt32)
+	case !policy.Preference(req.Preference).Valid():
+		return policy.Request{}, invalidArgument("claim Preference %q is none of \"\", \"ready\", \"expired\"", string(req.Preference))
+	}
+	return policy.Request{
+		Now:         req.Now,
+		Cutoff:      req.Now.Add(-req.OrphanTTL),
+		Demand:      int32(req.Limit),
+		MaxAttempts: int32(req.MaxClaimAttempts),
+		Preference:  policy.Preference(req.Preference),
+		Trace:       trace,
+	}, nil
+}

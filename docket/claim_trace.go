@@ -1,0 +1,89 @@
+package docket
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// ClaimTrace is the trusted, identity-bearing trace of one claim call: the
+// result ClaimDue would return plus the internal view of every outcome and,
+// for TenantFair, of every visit. Never use it as a metric label.
+type ClaimTrace struct {
+	// Result is what ClaimDue would have returned.
+	Result ClaimResult
+	// Outcomes lists every lease and poison in commit order.
+	Outcomes []TracedOutcome
+	// Inspections lists the TenantFair visits in order (none for Legacy).
+	Inspections []ClaimInspection
+}
+
+// TracedOutcome is one outcome with its place in the call.
+type TracedOutcome struct {
+	RunID    string
+	Scope    Scope
+	Class    WorkClass
+	Poisoned bool
+	// Visit is the visit that produced it (0 for Legacy); Ordinal numbers
+	// the outcomes of the call from 1.
+	Visit   int
+	Ordinal int
+	// Disposition is admitted_reacquisition, queued_promotion or
+	// expired_recovery ("" for Legacy ready outcomes).
+	Disposition string
+	// CallToken and TransactionID identify the call.
+	CallToken     uuid.UUID
+	TransactionID int64
+}
+
+// ClaimInspection is one TenantFair visit: position, cursor movement,
+// disposition and the grant it made, if any.
+type ClaimInspection = policy.Inspection
+
+// TraceClaimDue is ClaimDue with the claim function's trace mode on. It
+// commits exactly like ClaimDue; only trusted inspection and tests should
+// call it.
+func (c *Client) TraceClaimDue(ctx context.Context, req ClaimRequest) (ClaimTrace, error) {
+	return c.traceClaimDue(ctx, c.queries, req)
+}
+
+// TraceClaimDueTx is TraceClaimDue inside the caller's transaction.
+func (c *Client) TraceClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (ClaimTrace, error) {
+	return c.traceClaimDue(ctx, c.queries.WithTx(tx), req)
+}
+
+func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimRequest) (ClaimTrace, error) {
+	preq, err := claimRequest(req, true)
+	if err != nil {
+		return ClaimTrace{}, err
+	}
+	rows, err := execClaimTrace(ctx, q, c.engine.Plan(preq))
+	var tr policy.Trace
+	if err == nil {
+		tr, err = c.engine.DecodeTrace(rows)
+	}
+	c.observeClaim(ctx, preq, tr.Result, err)
+	if err != nil {
+		return ClaimTrace{}, claimError(err)
+	}
+	out := ClaimTrace{Result: claimResultOf(tr.Result), Inspections: tr.Inspections}
+	for i, o := range tr.Result.Outcomes {
+		ot := tr.Outcomes[i]
+		out.Outcomes = append(out.Outcomes, TracedOutcome{
+			RunID:         o.RunID,
+			Scope:         scopeOf(o.TenantID),
+			Class:         WorkClass(o.Class),
+			Poisoned:      o.Poisoned,
+			Visit:         ot.Visit,
+			Ordinal:       ot.Ordinal,
+			Disposition:   string(ot.Disposition),
+			CallToken:     ot.CallToken,
+			TransactionID: ot.TransactionID,
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,197 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// Trace is the decoded trace of one claim call. It carries call, scope,
+// cursor and run identity, so it is for trusted inspection and tests only,
+// never for metric labels.
+type Trace struct {
+	// Result holds the outcomes exactly as Decode would.
+	Result Result
+	// Outcomes describes each outcome of Result, in the same order.
+	Outcomes []OutcomeTrace
+	// Inspections holds one entry per TenantFair visit, in visit order.
+	Inspections []Inspection
+}
+
+// OutcomeTrace is the internal view of one outcome.
+type OutcomeTrace struct {
+	// Visit is the visit that produced the outcome (0 for Legacy).
+	Visit int
+	// Ordinal numbers the outcomes of the call from 1 in mutation order.
+	Ordinal int
+	// Disposition is the outcome disposition ("" for Legacy ready rows).
+	Disposition OutcomeDisposition
+	// CallToken identifies the call; TransactionID its transaction.
+	CallToken     uuid.UUID
+	TransactionID int64
+}
+
+// Inspection is one visit of a TenantFair call.
+type Inspection struct {
+	CallToken     uuid.UUID
+	TransactionID int64
+	// Visit numbers the visits of the call from 1.
+	Visit  int
+	Demand int
+	// CursorBefore is the call-local cursor before the visit; CursorAfter
+	// is the visited RingPosition.
+	CursorBefore int64
+	CursorAfter  int64
+	RingPosition int64
+	// ScopeKey is the visited partition ("" is the tenantless owner).
+	ScopeKey    string
+	Disposition Disposition
+	// Outcomes counts the outcomes of the visit; EpochDelta is 1 for a grant.
+	Outcomes   int
+	EpochDelta int
+}
+
+// decodeTrace decodes the rows of a traced call of the engine whose outcome
+// dispositions dispositionOf gives; withVisits says whether the engine visits
+// ring positions (TenantFair) or not (Legacy).
+func decodeTrace(rows []TraceRow, dispositionOf func(WorkClass) OutcomeDisposition, withVisits bool) (Trace, error) {
+	var tr Trace
+	for i, r := range rows {
+		kind, err := required(r.RowKind, "row_kind")
+		if err != nil {
+			return Trace{}, malformed(i, err)
+		}
+		switch kind {
+		case rowKindError:
+			if len(rows) != 1 {
+				return Trace{}, malformed(i, errors.New("an error row must be the only row"))
+			}
+			return Trace{}, decodeError(r.public())
+		case rowKindOutcome:
+			o, err := decodeOutcome(r.public())
+			if err != nil {
+				return Trace{}, malformed(i, err)
+			}
+			ot, err := decodeOutcomeTrace(r, dispositionOf(o.Class), withVisits)
+			if err != nil {
+				return Trace{}, malformed(i, err)
+			}
+			tr.Result.Outcomes = append(tr.Result.Outcomes, o)
+			tr.Outcomes = append(tr.Outcomes, ot)
+		case rowKindInspection:
+			if !withVisits {
+				return Trace{}, malformed(i, errors.New("an inspection row from an engine without visits"))
+			}
+			in, err := decodeInspection(r)
+			if err != nil {
+				return Trace{}, malformed(i, err)
+			}
+			tr.Inspections = append(tr.Inspections, in)
+		default:
+			return Trace{}, malformed(i, fmt.Errorf("row_kind %q", kind))
+		}
+	}
+	return tr, nil
+}
+
+// decodeOutcomeTrace decodes the internal columns of an outcome row.
+func decodeOutcomeTrace(r TraceRow, want OutcomeDisposition, withVisits bool) (OutcomeTrace, error) {
+	var ot OutcomeTrace
+	var err error
+	if ot.CallToken, err = required(r.CallToken, "call_token"); err != nil {
+		return OutcomeTrace{}, err
+	}
+	if ot.TransactionID, err = required(r.TransactionID, "transaction_id"); err != nil {
+		return OutcomeTrace{}, err
+	}
+	visit, err := required(r.VisitOrdinal, "visit_ordinal")
+	if err != nil {
+		return OutcomeTrace{}, err
+	}
+	if (visit >= 1) != withVisits || visit < 0 {
+		return OutcomeTrace{}, fmt.Errorf("visit_ordinal %d", visit)
+	}
+	ordinal, err := required(r.OutcomeOrdinal, "outcome_ordinal")
+	if err != nil {
+		return OutcomeTrace{}, err
+	}
+	if ordinal < 1 {
+		return OutcomeTrace{}, fmt.Errorf("outcome_ordinal %d", ordinal)
+	}
+	ot.Visit, ot.Ordinal = int(visit), int(ordinal)
+	var got OutcomeDisposition
+	if r.Disposition != nil {
+		got = OutcomeDisposition(*r.Disposition)
+	}
+	if got != want || (want == "") != (r.Disposition == nil) {
+		return OutcomeTrace{}, fmt.Errorf("outcome disposition %q, want %q", got, want)
+	}
+	ot.Disposition = got
+	return ot, nil
+}
+
+// decodeInspection decodes one inspection row.
+func decodeInspection(r TraceRow) (Inspection, error) {
+	var in Inspection
+	var err error
+	if in.CallToken, err = required(r.CallToken, "call_token"); err != nil {
+		return Inspection{}, err
+	}
+	if in.TransactionID, err = required(r.TransactionID, "transaction_id"); err != nil {
+		return Inspection{}, err
+	}
+	visit, err := required(r.VisitOrdinal, "visit_ordinal")
+	if err != nil {
+		return Inspection{}, err
+	}
+	demand, err := required(r.Demand, "demand")
+	if err != nil {
+		return Inspection{}, err
+	}
+	if in.CursorBefore, err = required(r.CursorBefore, "cursor_before"); err != nil {
+		return Inspection{}, err
+	}
+	if in.CursorAfter, err = required(r.CursorAfter, "cursor_after"); err != nil {
+		return Inspection{}, err
+	}
+	if in.RingPosition, err = required(r.RingPosition, "ring_position"); err != nil {
+		return Inspection{}, err
+	}
+	if in.ScopeKey, err = required(r.ScopeKey, "scope_key"); err != nil {
+		return Inspection{}, err
+	}
+	disposition, err := required(r.Disposition, "disposition")
+	if err != nil {
+		return Inspection{}, err
+	}
+	outcomes, err := required(r.OutcomeCount, "outcome_count")
+	if err != nil {
+		return Inspection{}, err
+	}
+	epochDelta, err := required(r.EpochDelta, "epoch_delta")
+	if err != nil {
+		return Inspection{}, err
+	}
+	in.Visit, in.Demand = int(visit), int(demand)
+	in.Disposition = Disposition(disposition)
+	in.Outcomes, in.EpochDelta = int(outcomes), int(epochDelta)
+	granted := in.Disposition == DispositionGrant
+	wantEpochDelta := 0
+	if granted {
+		wantEpochDelta = 1
+	}
+	switch {
+	case !in.Disposition.valid():
+		return Inspection{}, fmt.Errorf("inspection disposition %q", disposition)
+	case in.Visit < 1 || in.Visit > InspectionsPerCall:
+		return Inspection{}, fmt.Errorf("visit_ordinal %d", in.Visit)
+	case in.CursorAfter != in.RingPosition:
+		return Inspection{}, fmt.Errorf("cursor_after %d is not the visited position %d", in.CursorAfter, in.RingPosition)
+	case granted != (in.Outcomes > 0) || in.Outcomes > OutcomesPerGrant || in.Outcomes < 0:
+		return Inspection{}, fmt.Errorf("%d outcomes with disposition %q", in.Outcomes, disposition)
+	case in.EpochDelta != wantEpochDelta:
+		return Inspection{}, fmt.Errorf("epoch_delta %d with disposition %q", in.EpochDelta, disposition)
+	}
+	return in, nil
+}

@@ -1,0 +1,120 @@
+package policy
+
+// WorkClass is the work_class of an outcome: which kind of candidate it was.
+type WorkClass string
+
+// The work classes of outcomes.
+const (
+	// ClassAdmittedReady is due unclaimed work that already holds an admission.
+	ClassAdmittedReady WorkClass = "admitted_ready"
+	// ClassQueuedReady is due unclaimed work without an admission.
+	ClassQueuedReady WorkClass = "queued_ready"
+	// ClassExpired is a claim older than the cutoff.
+	ClassExpired WorkClass = "expired"
+)
+
+// valid reports whether c is one of the three work classes.
+func (c WorkClass) valid() bool {
+	return c == ClassAdmittedReady || c == ClassQueuedReady || c == ClassExpired
+}
+
+// OutcomeDisposition is the trace disposition of one outcome.
+type OutcomeDisposition string
+
+// The outcome dispositions. A poison outcome carries the disposition of its
+// candidate kind. Legacy ready outcomes carry none, because Legacy neither
+// promotes nor reacquires admissions.
+const (
+	// OutcomeAdmittedReacquisition is an outcome of an admitted-ready row.
+	OutcomeAdmittedReacquisition OutcomeDisposition = "admitted_reacquisition"
+	// OutcomeQueuedPromotion is an outcome of the queued FIFO head.
+	OutcomeQueuedPromotion OutcomeDisposition = "queued_promotion"
+	// OutcomeExpiredRecovery is an outcome of an expired claim.
+	OutcomeExpiredRecovery OutcomeDisposition = "expired_recovery"
+)
+
+// tenantFairDisposition is the disposition TenantFair reports for class c.
+func tenantFairDisposition(c WorkClass) OutcomeDisposition {
+	switch c {
+	case ClassAdmittedReady:
+		return OutcomeAdmittedReacquisition
+	case ClassQueuedReady:
+		return OutcomeQueuedPromotion
+	}
+	return OutcomeExpiredRecovery
+}
+
+// legacyDisposition is the disposition Legacy reports for class c.
+func legacyDisposition(c WorkClass) OutcomeDisposition {
+	if c == ClassExpired {
+		return OutcomeExpiredRecovery
+	}
+	return ""
+}
+
+// Disposition is the disposition of one TenantFair inspection.
+type Disposition string
+
+// The inspection dispositions. Only DispositionGrant is successful.
+const (
+	// DispositionGrant committed 1..Q outcomes.
+	DispositionGrant Disposition = "grant"
+	// DispositionPartitionLockSkip found the partition row locked.
+	DispositionPartitionLockSkip Disposition = "partition_lock_skip"
+	// DispositionEmptyPage found nothing to freeze.
+	DispositionEmptyPage Disposition = "empty_page"
+	// DispositionLockMiss could lock none of its frozen candidates.
+	DispositionLockMiss Disposition = "lock_miss"
+	// DispositionStale saw every locked candidate fail its recheck.
+	DispositionStale Disposition = "stale"
+	// DispositionCapDebtDenial had a fresh queued head but no free slot.
+	DispositionCapDebtDenial Disposition = "cap_debt_denial"
+	// DispositionDenied is any other zero-outcome visit.
+	DispositionDenied Disposition = "denied"
+)
+
+// valid reports whether d is one of the inspection dispositions.
+func (d Disposition) valid() bool {
+	switch d {
+	case DispositionGrant, DispositionPartitionLockSkip, DispositionEmptyPage,
+		DispositionLockMiss, DispositionStale, DispositionCapDebtDenial, DispositionDenied:
+		return true
+	}
+	return false
+}
+
+// The error_reason values of a refused claim call.
+const (
+	// ReasonReadOnlyTransaction: the call ran in a read-only transaction.
+	ReasonReadOnlyTransaction = "read_only_transaction"
+	// ReasonUnsupportedIsolation: the call ran above Read Committed.
+	ReasonUnsupportedIsolation = "unsupported_isolation"
+	// ReasonLockContention: the policy row stayed locked past the lock wait.
+	ReasonLockContention = "lock_contention"
+	// ReasonNotInitialized: no TenantFair startup has initialized the policy.
+	ReasonNotInitialized = "not_initialized"
+	// ReasonInactiveEngine: the engine is not the active admission mode.
+	ReasonInactiveEngine = "inactive_engine"
+	// ReasonMalformedPolicy: the policy row has an impossible shape.
+	ReasonMalformedPolicy = "malformed_policy"
+)
+
+// ContentionPolicyCursor is the contention phase of ReasonLockContention:
+// the singleton policy cursor, the only proven contention point.
+const ContentionPolicyCursor = "policy_cursor"
+
+// knownReason reports whether r is one of the error reasons.
+func knownReason(r string) bool {
+	switch r {
+	case ReasonReadOnlyTransaction, ReasonUnsupportedIsolation, ReasonLockContention,
+		ReasonNotInitialized, ReasonInactiveEngine, ReasonMalformedPolicy:
+		return true
+	}
+	return false
+}
+
+// The poison reasons a claim call may write.
+const (
+	// PoisonMaxClaimAttempts poisons a candidate whose attempts reached the limit.
+	PoisonMaxClaimAttempts = "max_claim_attempts_exceeded"
+)
