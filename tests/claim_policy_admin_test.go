@@ -1,0 +1,419 @@
+package tests
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// admVersion returns a pointer for ClaimPolicyWriteOptions.ExpectedVersion.
+func admVersion(v int64) docket.ClaimPolicyWriteOptions {
+	return docket.ClaimPolicyWriteOptions{ExpectedVersion: &v}
+}
+
+// admNoCAS writes unconditionally.
+var admNoCAS = docket.ClaimPolicyWriteOptions{}
+
+// admState is everything an admin write could change: the policy row and
+// the partitions, schedule and runs.
+func admState(t testing.TB, pool *pgxpool.Pool) string {
+	t.Helper()
+	p := startupReadPolicy(t, pool)
+	return p.mode + "|" + p.updatedAt + "|" + p.rowVersion + "|" + guardState(t, pool)
+}
+
+// admExpectRefused runs write and requires an error matching want with no
+// change to the database.
+func admExpectRefused(t testing.TB, pool *pgxpool.Pool, what string, want error, write func() error) {
+	t.Helper()
+	before := admState(t, pool)
+	if err := write(); !errors.Is(err, want) {
+		t.Fatalf("%s: error %v, want %v", what, err, want)
+	}
+	if after := admState(t, pool); after != before {
+		t.Fatalf("%s was refused but changed the database:\nbefore %s\nafter  %s", what, before, after)
+	}
+}
+
+// admNewAdmin returns an Admin on pool under mode.
+func admNewAdmin(t testing.TB, pool *pgxpool.Pool, mode docket.TenantMode) *docket.Admin {
+	t.Helper()
+	admin, err := docket.NewAdmin(testContext(t), pool, docket.AdminConfig{TenantMode: mode})
+	if err != nil {
+		t.Fatalf("NewAdmin: %v", err)
+	}
+	return admin
+}
+
+func TestClaimPolicyAdminDefault(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	ctx := testContext(t)
+	admin := admNewAdmin(t, pool, docket.TenantNone)
+
+	got, err := admin.FetchClaimPolicyDefault(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Initialized || got.MaxActiveRuns != 0 || got.ConfiguredMaxActiveRuns != 0 || got.Version != 0 || got.AdmissionMode != "legacy" {
+		t.Fatalf("fresh default = %+v, want uninitialized legacy at version 0", got)
+	}
+	admExpectRefused(t, pool, "default before initialization", docket.ErrNotInitialized, func() error {
+		_, err := admin.PutClaimPolicyDefault(ctx, 5, admNoCAS)
+		return err
+	})
+
+	openClient(t, pool, tenantFairConfig(4))
+	got, err = admin.FetchClaimPolicyDefault(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Initialized || got.MaxActiveRuns != 4 || got.ConfiguredMaxActiveRuns != 4 || got.Version != 1 || got.AdmissionMode != "tenant_fair" {
+		t.Fatalf("default after the first start = %+v, want 4 at version 1", got)
+	}
+
+	written, err := admin.PutClaimPolicyDefault(ctx, 6, admVersion(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written.MaxActiveRuns != 6 || written.Version != 2 || written.ConfiguredMaxActiveRuns != 4 {
+		t.Fatalf("CAS write returned %+v, want 6 at version 2 with configured 4", written)
+	}
+	if fetched, err := admin.FetchClaimPolicyDefault(ctx); err != nil || fetched != written {
+		t.Fatalf("fetch after write = %+v, %v; want %+v", fetched, err, written)
+	}
+
+	admExpectRefused(t, pool, "stale default write", docket.ErrStale, func() error {
+		_, err := admin.PutClaimPolicyDefault(ctx, 8, admVersion(1))
+		var stale *docket.StaleVersionError
+		if !errors.As(err, &stale) || stale.Expected != 1 || stale.Current != 2 {
+			t.Fatalf("stale error = %v, want expected 1 and current 2", err)
+		}
+		return err
+	})
+	for _, capValue := range []int{0, -1, docket.MaxCap + 1} {
+		admExpectRefused(t, pool, "invalid default cap", docket.ErrInvalidCap, func() error {
+			_, err := admin.PutClaimPolicyDefault(ctx, capValue, admVersion(2))
+			return err
+		})
+	}
+	admExpectRefused(t, pool, "negative expected version", docket.ErrInvalidArgument, func() error {
+		_, err := admin.PutClaimPolicyDefault(ctx, 3, admVersion(-1))
+		return err
+	})
+
+	if written, err = admin.PutClaimPolicyDefault(ctx, docket.MaxCap, admNoCAS); err != nil || written.Version != 3 || written.MaxActiveRuns != docket.MaxCap {
+		t.Fatalf("unconditional write = %+v, %v; want the largest cap at version 3", written, err)
+	}
+	if written, err = admin.PutClaimPolicyDefault(ctx, 1, admVersion(3)); err != nil || written.Version != 4 || written.MaxActiveRuns != 1 {
+		t.Fatalf("CAS write = %+v, %v; want 1 at version 4", written, err)
+	}
+}
+
+func TestClaimPolicyAdminOverride(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	ctx := testContext(t)
+	client := openClient(t, pool, tenantFairConfig(4))
+
+	written, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 3, admVersion(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written.MaxActiveRuns != 3 || written.Version != 1 || written.Scope != docket.Tenant("acme") {
+		t.Fatalf("first override = %+v, want 3 at version 1", written)
+	}
+	if got := migSchedule(t, pool); len(got) != 1 || got[0].scope != "acme" || got[0].unfinished != 0 || got[0].position < 1 {
+		t.Fatalf("schedule after the first override = %+v, want one zero-count acme row", got)
+	}
+
+	admExpectRefused(t, pool, "stale override", docket.ErrStale, func() error {
+		_, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 5, admVersion(0))
+		return err
+	})
+	admExpectRefused(t, pool, "stale override of a new scope", docket.ErrStale, func() error {
+		_, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("newco"), 2, admVersion(4))
+		return err
+	})
+	if written, err = client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 5, admVersion(1)); err != nil || written.Version != 2 || written.MaxActiveRuns != 5 {
+		t.Fatalf("second override = %+v, %v; want 5 at version 2", written, err)
+	}
+
+	admExpectRefused(t, pool, "stale reset", docket.ErrStale, func() error {
+		_, err := client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), admVersion(1))
+		return err
+	})
+	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), admVersion(2)); err != nil || written.Version != 3 || written.MaxActiveRuns != 0 {
+		t.Fatalf("reset = %+v, %v; want no override at version 3", written, err)
+	}
+	if got := queryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = 'acme' and max_active is null and partition_version = 3`); got != 1 {
+		t.Fatalf("acme partition after reset: %d matching rows, want 1", got)
+	}
+	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("fresh"), admNoCAS); err != nil || written.Version != 1 || written.MaxActiveRuns != 0 {
+		t.Fatalf("reset of a scope without partition = %+v, %v; want version 1", written, err)
+	}
+
+	for _, capValue := range []int{0, -7, docket.MaxCap + 1} {
+		admExpectRefused(t, pool, "invalid override cap", docket.ErrInvalidCap, func() error {
+			_, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), capValue, admVersion(3))
+			return err
+		})
+	}
+	admExpectRefused(t, pool, "negative expected partition version", docket.ErrInvalidArgument, func() error {
+		_, err := client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), admVersion(-3))
+		return err
+	})
+
+	invalid := []docket.Scope{
+		docket.Tenant(""),
+		docket.Tenant(strings.Repeat("x", docket.MaxIdentifierBytes+1)),
+		docket.Tenant("line\nbreak"),
+		docket.Tenant("tab\there"),
+		docket.Tenant("del\x7f"),
+		docket.Tenant("bad\xffutf8"),
+	}
+	for _, scope := range invalid {
+		admExpectRefused(t, pool, "override of "+scope.String(), docket.ErrInvalidArgument, func() error {
+			_, err := client.PutClaimPolicyOverride(ctx, scope, 2, admNoCAS)
+			return err
+		})
+		admExpectRefused(t, pool, "reset of "+scope.String(), docket.ErrInvalidArgument, func() error {
+			_, err := client.ResetClaimPolicyOverride(ctx, scope, admNoCAS)
+			return err
+		})
+		if _, err := client.InspectClaimPolicy(ctx, scope); !errors.Is(err, docket.ErrInvalidArgument) {
+			t.Fatalf("inspect of %s: %v, want ErrInvalidArgument", scope, err)
+		}
+	}
+	longest := docket.Tenant(strings.Repeat("y", docket.MaxIdentifierBytes))
+	if written, err = client.PutClaimPolicyOverride(ctx, longest, 2, admVersion(0)); err != nil || written.Version != 1 {
+		t.Fatalf("override of the longest tenant id = %+v, %v; want version 1", written, err)
+	}
+
+	admExpectRefused(t, pool, "tenantless override under required tenancy", docket.ErrTenantRequired, func() error {
+		_, err := client.PutClaimPolicyOverride(ctx, docket.Tenantless, 2, admNoCAS)
+		return err
+	})
+	admExpectRefused(t, pool, "tenantless reset under required tenancy", docket.ErrTenantRequired, func() error {
+		_, err := client.ResetClaimPolicyOverride(ctx, docket.Tenantless, admNoCAS)
+		return err
+	})
+	if _, err := client.InspectClaimPolicy(ctx, docket.Tenantless); !errors.Is(err, docket.ErrTenantRequired) {
+		t.Fatalf("tenantless inspect under required tenancy: %v, want ErrTenantRequired", err)
+	}
+	required := admNewAdmin(t, pool, docket.TenantRequired)
+	admExpectRefused(t, pool, "tenantless override through a required-tenancy Admin", docket.ErrTenantRequired, func() error {
+		_, err := required.PutClaimPolicyOverride(ctx, docket.Tenantless, 2, admNoCAS)
+		return err
+	})
+}
+
+func TestClaimPolicyAdminConcurrentWritersOneWins(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	openClient(t, pool, tenantFairConfig(4))
+	admins := []*docket.Admin{
+		admNewAdmin(t, poolFor(t, pool.Config().ConnString()), docket.TenantRequired),
+		admNewAdmin(t, poolFor(t, pool.Config().ConnString()), docket.TenantRequired),
+	}
+	writes := map[string]func(a *docket.Admin, capValue int) error{
+		"default": func(a *docket.Admin, capValue int) error {
+			_, err := a.PutClaimPolicyDefault(testContext(t), capValue, admVersion(1))
+			return err
+		},
+		"override": func(a *docket.Admin, capValue int) error {
+			_, err := a.PutClaimPolicyOverride(testContext(t), docket.Tenant("race"), capValue, admVersion(0))
+			return err
+		},
+	}
+	for name, write := range writes {
+		start := make(chan struct{})
+		errs := make([]error, len(admins))
+		var wg sync.WaitGroup
+		for i, a := range admins {
+			wg.Go(func() {
+				<-start
+				errs[i] = write(a, 10+i)
+			})
+		}
+		close(start)
+		wg.Wait()
+		wins, stale := 0, 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, docket.ErrStale):
+				stale++
+			default:
+				t.Fatalf("%s: unexpected error %v", name, err)
+			}
+		}
+		if wins != 1 || stale != 1 {
+			t.Fatalf("%s: %d wins and %d stale, want exactly one of each", name, wins, stale)
+		}
+	}
+	if got := queryInt64(t, pool, `select policy_version from docket_claim_policy`); got != 2 {
+		t.Fatalf("policy version = %d, want 2", got)
+	}
+	if got := queryInt64(t, pool, `select partition_version from docket_claim_partitions where scope_key = 'race'`); got != 1 {
+		t.Fatalf("partition version = %d, want 1", got)
+	}
+}
+
+// admMark gives runs an admission marker: claimed runs at their claim time,
+// unclaimed ones a minute ago.
+func admMark(t testing.TB, pool *pgxpool.Pool, runIDs ...string) {
+	t.Helper()
+	execSQL(t, pool, `update docket_runs set tenant_admitted_at = coalesce(claimed_at, now() - interval '1 minute')
+		where run_id = any($1)`, runIDs)
+}
+
+func TestClaimPolicyAdminInspectCounts(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	ctx := testContext(t)
+	client := openClient(t, pool, tenantFairConfig(10))
+	migInsertRuns(t, pool,
+		migRun{"q1", "seeded", "ready"},
+		migRun{"q2", "seeded", "ready"},
+		migRun{"q3", "seeded", "ready"},
+		migRun{"later", "seeded", "future"},
+		migRun{"ar1", "seeded", "ready"},
+		migRun{"ar2", "seeded", "ready"},
+		migRun{"ac1", "seeded", "claimed"},
+		migRun{"ac2", "seeded", "claimed"},
+		migRun{"ac3", "seeded", "claimed"},
+		migRun{"parked", "seeded", "waiting"},
+		migRun{"finished", "seeded", "done"},
+		migRun{"poison", "seeded", "poisoned"},
+		migRun{"n1", "noise", "ready"},
+		migRun{"n2", "noise", "claimed"},
+	)
+	admMark(t, pool, "ar1", "ar2", "ac1", "ac2", "ac3", "n2")
+	execSQL(t, pool, `update docket_claim_partitions set admission_epoch = 3 where scope_key = 'seeded'`)
+	position := queryInt64(t, pool, `select ring_position from docket_claim_schedule where scope_key = 'seeded'`)
+	if _, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("seeded"), 4, admVersion(0)); err != nil {
+		t.Fatal(err)
+	}
+
+	want := docket.ClaimPolicyInspection{
+		Scope:                  docket.Tenant("seeded"),
+		AdmissionMode:          "tenant_fair",
+		EffectiveMaxActiveRuns: 4,
+		Source:                 docket.CapFromOverride,
+		PolicyVersion:          1,
+		PartitionVersion:       1,
+		AdmissionEpoch:         3,
+		RingPosition:           position,
+		Unfinished:             11,
+		Queued:                 3,
+		AdmittedReady:          2,
+		AdmittedClaimed:        3,
+		Admitted:               5,
+		Debt:                   1,
+	}
+	admExpectInspection(t, client, want)
+
+	if _, err := client.ResetClaimPolicyOverride(ctx, docket.Tenant("seeded"), admVersion(1)); err != nil {
+		t.Fatal(err)
+	}
+	want.EffectiveMaxActiveRuns, want.Source, want.PartitionVersion, want.Debt = 10, docket.CapFromDefault, 2, 0
+	admExpectInspection(t, client, want)
+
+	if _, err := client.PutClaimPolicyDefault(ctx, 2, admVersion(1)); err != nil {
+		t.Fatal(err)
+	}
+	want.EffectiveMaxActiveRuns, want.PolicyVersion, want.Debt = 2, 2, 3
+	admExpectInspection(t, client, want)
+
+	before := admState(t, pool)
+	admExpectInspection(t, client, docket.ClaimPolicyInspection{
+		Scope:                  docket.Tenant("nobody"),
+		AdmissionMode:          "tenant_fair",
+		EffectiveMaxActiveRuns: 2,
+		Source:                 docket.CapFromDefault,
+		PolicyVersion:          2,
+	})
+	if after := admState(t, pool); after != before {
+		t.Fatalf("inspect wrote to the database:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+func admExpectInspection(t testing.TB, client *docket.Client, want docket.ClaimPolicyInspection) {
+	t.Helper()
+	got, err := client.InspectClaimPolicy(testContext(t), want.Scope)
+	if err != nil {
+		t.Fatalf("inspect %s: %v", want.Scope, err)
+	}
+	if got != want {
+		t.Fatalf("inspect %s\n got %+v\nwant %+v", want.Scope, got, want)
+	}
+}
+
+func TestClaimPolicyAdminTenantlessScope(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	ctx := testContext(t)
+	client := openClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 3}})
+	migInsertRuns(t, pool, migRun{"t1", "", "ready"}, migRun{"t2", "", "ready"}, migRun{"t3", "", "claimed"})
+	admMark(t, pool, "t3")
+	position := queryInt64(t, pool, `select ring_position from docket_claim_schedule where scope_key = ''`)
+
+	written, err := client.PutClaimPolicyOverride(ctx, docket.Tenantless, 1, admVersion(0))
+	if err != nil || written.Version != 1 || written.Scope != docket.Tenantless {
+		t.Fatalf("tenantless override = %+v, %v; want version 1", written, err)
+	}
+	if got := queryInt64(t, pool, `select max_active from docket_claim_partitions where scope_key = ''`); got != 1 {
+		t.Fatalf("tenantless partition cap = %d, want 1", got)
+	}
+	want := docket.ClaimPolicyInspection{
+		Scope:                  docket.Tenantless,
+		AdmissionMode:          "tenant_fair",
+		EffectiveMaxActiveRuns: 1,
+		Source:                 docket.CapFromOverride,
+		PolicyVersion:          1,
+		PartitionVersion:       1,
+		RingPosition:           position,
+		Unfinished:             3,
+		Queued:                 2,
+		AdmittedClaimed:        1,
+		Admitted:               1,
+	}
+	admExpectInspection(t, client, want)
+	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenantless, admVersion(1)); err != nil || written.Version != 2 {
+		t.Fatalf("tenantless reset = %+v, %v; want version 2", written, err)
+	}
+	want.EffectiveMaxActiveRuns, want.Source, want.PartitionVersion = 3, docket.CapFromDefault, 2
+	admExpectInspection(t, client, want)
+}
+
+func TestClaimPolicyAdminBeforeInitialization(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	ctx := testContext(t)
+	admin := admNewAdmin(t, pool, docket.TenantNone)
+	if _, err := admin.InspectClaimPolicy(ctx, docket.Tenant("early")); !errors.Is(err, docket.ErrNotInitialized) {
+		t.Fatalf("inspect without default or override: %v, want ErrNotInitialized", err)
+	}
+	// Overrides are runtime state of their own and may precede the first start.
+	if _, err := admin.PutClaimPolicyOverride(ctx, docket.Tenant("early"), 2, admVersion(0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := admin.InspectClaimPolicy(ctx, docket.Tenant("early"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.EffectiveMaxActiveRuns != 2 || got.Source != docket.CapFromOverride || got.AdmissionMode != "legacy" || got.PolicyVersion != 0 {
+		t.Fatalf("inspect with an override before initialization = %+v", got)
+	}
+	if p := startupReadPolicy(t, pool); p.initializedAt != "" || p.version != 0 || p.mode != "legacy" {
+		t.Fatalf("admin calls changed the uninitialized policy: %+v", p)
+	}
+}
