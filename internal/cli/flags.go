@@ -47,7 +47,8 @@ func (c connectionFlags) url() (string, error) {
 var negativeNumber = regexp.MustCompile(`^-[0-9]+$`)
 
 // parseInterleaved parses flags that may appear before, between or after
-// the positional arguments and returns the positional arguments in order.
+// the positional arguments and returns the positional arguments in order;
+// "--" ends the flags.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
@@ -61,6 +62,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		rest := fs.Args()
 		if len(rest) == 0 {
 			return positional, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			// After "--" everything is positional, even "-acme".
+			return append(positional, rest...), nil
 		}
 		positional = append(positional, rest[0])
 		args = rest[1:]

@@ -29,22 +29,23 @@ type policyArgs struct {
 	tenantless      bool
 	expectedVersion *int64
 	positional      []string
+	scope           docket.Scope
+	capValue        int
 }
 
-// policyAction is one "docket policy" action: it states how many positional
-// arguments it takes besides the scope, whether it names a scope and whether
-// it writes, and runs against an Admin.
+// policyAction is one "docket policy" action: whether it names a scope,
+// takes a cap and writes, and how it runs against an Admin.
 type policyAction struct {
-	operands int
-	scoped   bool
-	writes   bool
-	run      func(ctx context.Context, admin *docket.Admin, scope docket.Scope, a policyArgs, out output) error
+	scoped  bool
+	takeCap bool
+	writes  bool
+	run     func(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error
 }
 
 var policyActions = map[string]policyAction{
 	"get":            {run: policyGet},
-	"set-default":    {operands: 1, writes: true, run: policySetDefault},
-	"set-override":   {operands: 1, scoped: true, writes: true, run: policySetOverride},
+	"set-default":    {takeCap: true, writes: true, run: policySetDefault},
+	"set-override":   {scoped: true, takeCap: true, writes: true, run: policySetOverride},
 	"reset-override": {scoped: true, writes: true, run: policyResetOverride},
 	"inspect":        {scoped: true, run: policyInspect},
 }
@@ -62,8 +63,7 @@ func runPolicy(ctx context.Context, args []string, out output) int {
 	if err != nil {
 		return out.usageError("policy "+args[0], err, policyUsage)
 	}
-	scope, err := action.check(a)
-	if err != nil {
+	if err := action.check(&a); err != nil {
 		return out.failf(ExitUsage, "policy %s: %v\n\n%s", args[0], err, policyUsage)
 	}
 	databaseURL, err := a.conn.url()
@@ -77,7 +77,7 @@ func runPolicy(ctx context.Context, args []string, out output) int {
 	defer pool.Close()
 	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{})
 	if err == nil {
-		err = action.run(ctx, admin, scope, a, out)
+		err = action.run(ctx, admin, a, out)
 	}
 	if err != nil {
 		return out.failf(policyExitCode(err), "policy %s: %v", args[0], err)
@@ -102,38 +102,48 @@ func parsePolicyArgs(args []string) (policyArgs, error) {
 	return a, err
 }
 
-// check validates the argument shape of an action and returns its scope.
-func (p policyAction) check(a policyArgs) (docket.Scope, error) {
+// check validates the arguments of an action before any database access
+// and resolves its scope and cap.
+func (p policyAction) check(a *policyArgs) error {
 	if a.expectedVersion != nil && !p.writes {
-		return docket.Scope{}, errors.New("--expected-version applies to writes only")
+		return errors.New("--expected-version applies to writes only")
 	}
-	if !p.scoped {
-		if a.tenantless {
-			return docket.Scope{}, errors.New("--tenantless applies to scoped actions only")
+	if a.tenantless && !p.scoped {
+		return errors.New("--tenantless applies to scoped actions only")
+	}
+	operands := a.positional
+	if p.scoped {
+		switch {
+		case a.tenantless:
+			a.scope = docket.Tenantless
+		case len(operands) == 0:
+			return errors.New("missing TENANT (or --tenantless)")
+		default:
+			a.scope, operands = docket.Tenant(operands[0]), operands[1:]
 		}
-		return docket.Scope{}, wantOperands(a.positional, p.operands)
 	}
-	if a.tenantless {
-		return docket.Tenantless, wantOperands(a.positional, p.operands)
+	want := 0
+	if p.takeCap {
+		want = 1
 	}
-	if len(a.positional) == 0 {
-		return docket.Scope{}, errors.New("missing TENANT (or --tenantless)")
-	}
-	return docket.Tenant(a.positional[0]), wantOperands(a.positional[1:], p.operands)
-}
-
-func wantOperands(operands []string, want int) error {
 	if len(operands) != want {
 		return fmt.Errorf("want %d argument(s) after the scope, got %d", want, len(operands))
+	}
+	if p.takeCap {
+		capValue, err := parseCap(operands[0])
+		if err != nil {
+			return err
+		}
+		a.capValue = capValue
 	}
 	return nil
 }
 
-// parseCap reads a cap operand; the range is checked by the docket package.
+// parseCap reads a cap operand in 1..docket.MaxCap.
 func parseCap(s string) (int, error) {
 	v, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %q is not an integer", docket.ErrInvalidCap, s)
+	if err != nil || v < 1 || v > docket.MaxCap {
+		return 0, fmt.Errorf("%w: got %q", docket.ErrInvalidCap, s)
 	}
 	return v, nil
 }
@@ -169,7 +179,7 @@ func writeOptions(a policyArgs) docket.ClaimPolicyWriteOptions {
 	return docket.ClaimPolicyWriteOptions{ExpectedVersion: a.expectedVersion}
 }
 
-func policyGet(ctx context.Context, admin *docket.Admin, _ docket.Scope, _ policyArgs, out output) error {
+func policyGet(ctx context.Context, admin *docket.Admin, _ policyArgs, out output) error {
 	d, err := admin.FetchClaimPolicyDefault(ctx)
 	if err != nil {
 		return err
@@ -178,12 +188,8 @@ func policyGet(ctx context.Context, admin *docket.Admin, _ docket.Scope, _ polic
 	return nil
 }
 
-func policySetDefault(ctx context.Context, admin *docket.Admin, _ docket.Scope, a policyArgs, out output) error {
-	capValue, err := parseCap(a.positional[0])
-	if err != nil {
-		return err
-	}
-	d, err := admin.PutClaimPolicyDefault(ctx, capValue, writeOptions(a))
+func policySetDefault(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	d, err := admin.PutClaimPolicyDefault(ctx, a.capValue, writeOptions(a))
 	if err != nil {
 		return err
 	}
@@ -191,12 +197,8 @@ func policySetDefault(ctx context.Context, admin *docket.Admin, _ docket.Scope, 
 	return nil
 }
 
-func policySetOverride(ctx context.Context, admin *docket.Admin, scope docket.Scope, a policyArgs, out output) error {
-	capValue, err := parseCap(a.positional[len(a.positional)-1])
-	if err != nil {
-		return err
-	}
-	o, err := admin.PutClaimPolicyOverride(ctx, scope, capValue, writeOptions(a))
+func policySetOverride(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	o, err := admin.PutClaimPolicyOverride(ctx, a.scope, a.capValue, writeOptions(a))
 	if err != nil {
 		return err
 	}
@@ -204,8 +206,8 @@ func policySetOverride(ctx context.Context, admin *docket.Admin, scope docket.Sc
 	return nil
 }
 
-func policyResetOverride(ctx context.Context, admin *docket.Admin, scope docket.Scope, a policyArgs, out output) error {
-	o, err := admin.ResetClaimPolicyOverride(ctx, scope, writeOptions(a))
+func policyResetOverride(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	o, err := admin.ResetClaimPolicyOverride(ctx, a.scope, writeOptions(a))
 	if err != nil {
 		return err
 	}
@@ -213,8 +215,8 @@ func policyResetOverride(ctx context.Context, admin *docket.Admin, scope docket.
 	return nil
 }
 
-func policyInspect(ctx context.Context, admin *docket.Admin, scope docket.Scope, _ policyArgs, out output) error {
-	i, err := admin.InspectClaimPolicy(ctx, scope)
+func policyInspect(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	i, err := admin.InspectClaimPolicy(ctx, a.scope)
 	if err != nil {
 		return err
 	}
