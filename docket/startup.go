@@ -22,7 +22,7 @@ const undefinedTable = "42P01"
 
 // verifySchema requires exactly the embedded migrations (schema version 2)
 // plus the validated shape: the marker column and one claim function with the
-// fixed six-argument identity. It reads the catalog only.
+// fixed six-argument identity, and the singleton policy row. It only reads.
 func verifySchema(ctx context.Context, q *gen.Queries) error {
 	want, err := embeddedVersions()
 	if err != nil {
@@ -48,6 +48,13 @@ func verifySchema(ctx context.Context, q *gen.Queries) error {
 	if shape.ClaimFunctionCount != 1 || shape.ClaimFunctionExactCount != 1 {
 		return fmt.Errorf("%w: want exactly one six-argument docket_tenant_fair_claim, found %d function(s), %d with that identity",
 			ErrSchemaMismatch, shape.ClaimFunctionCount, shape.ClaimFunctionExactCount)
+	}
+	// Both engines lock the singleton; without it nothing could be admitted.
+	if _, err := q.GetClaimPolicy(ctx); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: the docket_claim_policy singleton row is missing", ErrSchemaMismatch)
+		}
+		return fmt.Errorf("docket: reading claim policy: %w", err)
 	}
 	return nil
 }

@@ -110,6 +110,15 @@ func TestStartupRejectsSchemaMismatch(t *testing.T) {
 		execSQL(t, pool, `alter table docket_runs drop column tenant_admitted_at`)
 		startupExpectMismatch(t, pool, true)
 	})
+	t.Run("policy row deleted", func(t *testing.T) {
+		t.Parallel()
+		pool := newPool(t)
+		execSQL(t, pool, `delete from docket_claim_policy`)
+		startupExpectMismatch(t, pool, false)
+		if got := queryInt64(t, pool, `select count(*) from docket_claim_policy`); got != 0 {
+			t.Fatalf("a refused start recreated %d policy rows", got)
+		}
+	})
 	t.Run("unknown later migration applied", func(t *testing.T) {
 		t.Parallel()
 		pool := newPool(t)
