@@ -193,20 +193,25 @@ func (s *rsStore) claim(tenant, runID string) rsLease {
 	return s.claimAt(tenant, runID, s.dbNow())
 }
 
-// claimAt claims runID as of now.
+// claimAt makes one demand-one claim call as of now and fails unless it
+// leases exactly runID of tenant.
 func (s *rsStore) claimAt(tenant, runID string, now time.Time) rsLease {
 	s.t.Helper()
-	var token string
-	var seq int64
-	err := s.pool.QueryRow(testContext(s.t), `
-		update docket_runs
-		   set claim_token = gen_random_uuid(), claimed_at = $2, wake_at = null,
-		       claim_attempts = claim_attempts + 1,
-		       tenant_admitted_at = coalesce(tenant_admitted_at, $2)
-		 where run_id = $1 and wake_at <= $2
-		returning claim_token::text, checkpoint_seq`, runID, now).Scan(&token, &seq)
-	if err != nil {
-		s.t.Fatalf("claim %s: %v", runID, err)
+	res := s.claimDue(now, time.Hour, 100)
+	if len(res.Leases) != 1 || len(res.Poisoned) != 0 || res.Leases[0].RunID != runID || res.Leases[0].Scope != docket.Tenant(tenant) {
+		s.t.Fatalf("claim at %s: want one lease of %s/%s, got %+v", now, tenant, runID, res)
 	}
-	return rsLease{holder: docket.Holder{Scope: docket.Tenant(tenant), RunID: runID, Token: uuid.MustParse(token)}, seq: seq}
+	return rsLease{holder: res.Leases[0].Holder(), seq: res.Leases[0].CheckpointSeq}
+}
+
+// claimDue makes one demand-one claim call through ClaimDue.
+func (s *rsStore) claimDue(now time.Time, orphanTTL time.Duration, maxAttempts int) docket.ClaimResult {
+	s.t.Helper()
+	res, err := s.client.ClaimDue(testContext(s.t), docket.ClaimRequest{
+		Now: now, Limit: 1, OrphanTTL: orphanTTL, MaxClaimAttempts: maxAttempts,
+	})
+	if err != nil {
+		s.t.Fatalf("claim due at %s: %v", now, err)
+	}
+	return res
 }

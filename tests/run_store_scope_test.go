@@ -14,8 +14,8 @@ import (
 func TestRunStoreScopeIsolation(t *testing.T) {
 	s := newRSStore(t, 2)
 	s.insert("acme", "r1")
-	s.insert("other", "r2")
 	lease := s.claim("acme", "r1")
+	s.insert("other", "r2")
 	before := s.row("r1")
 	ctx := testContext(t)
 

@@ -34,16 +34,17 @@ func TestRunStoreRefreshKeepsClaimAndMarker(t *testing.T) {
 		t.Fatalf("after: want attempts 1, unfinished 1, seq %d, got %+v", before.Seq, after)
 	}
 
-	// A claim stamped ahead of the database clock keeps its claimed_at.
-	execSQL(t, s.pool, `update docket_runs set claimed_at = now() + interval '1 hour' where run_id = 'r1'`)
-	ahead := s.row("r1")
-	claimedAt, err = s.client.RefreshClaim(testContext(t), lease.holder)
+	// A claim taken with a clock ahead of the database keeps its claimed_at.
+	s.insert("acme", "r2")
+	ahead := s.dbNow().Add(30 * time.Minute)
+	aheadLease := s.claimAt("acme", "r2", ahead)
+	claimedAt, err = s.client.RefreshClaim(testContext(t), aheadLease.holder)
 	if err != nil {
 		t.Fatalf("refresh ahead: %v", err)
 	}
-	expectSameTime(t, "claimed_at never moves back", s.row("r1").ClaimedAt, *ahead.ClaimedAt)
-	if !claimedAt.Equal(*ahead.ClaimedAt) {
-		t.Fatalf("refresh returned %s, want %s", claimedAt, ahead.ClaimedAt)
+	expectSameTime(t, "claimed_at never moves back", s.row("r2").ClaimedAt, ahead)
+	if !claimedAt.Equal(ahead) {
+		t.Fatalf("refresh returned %s, want %s", claimedAt, ahead)
 	}
 }
 
@@ -73,6 +74,14 @@ func TestRunStoreReleaseKeepsMarker(t *testing.T) {
 		t.Fatalf("second release: released %v, err %v", released, err)
 	}
 	expectRowUnchanged(t, "second release", after, s.row("r1"))
+
+	// Reacquisition by the next claim call keeps the original marker.
+	again := s.claim("acme", "r1")
+	reacquired := s.row("r1")
+	expectClaimed(t, reacquired, again.holder.Token, *before.AdmittedAt)
+	if reacquired.Attempts != 2 || reacquired.Unfinished != 1 {
+		t.Fatalf("reacquired: want attempts 2, unfinished 1, got %+v", reacquired)
+	}
 }
 
 func TestRunStoreCommitRetainClaimKeepsMarker(t *testing.T) {
