@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -48,7 +49,24 @@ func newClLegacy(t testing.TB) *clEnv {
 	return &clEnv{t: t, pool: pool, client: openClient(t, pool, legacyConfig())}
 }
 
-// tenantArg maps "" to the tenantless NULL.
+// clPoolWithSize returns a pool of up to size connections on a fresh
+// migrated database, closed when the test ends.
+func clPoolWithSize(t testing.TB, size int32) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatalf("pool config: %v", err)
+	}
+	cfg.MaxConns = size
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// clTenantArg maps "" to the tenantless NULL.
 func clTenantArg(tenant string) any {
 	if tenant == "" {
 		return nil

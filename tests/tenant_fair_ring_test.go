@@ -232,15 +232,16 @@ func TestTenantFairClassDemandOnePreference(t *testing.T) {
 		return e
 	}
 	cases := []struct {
+		name string
 		pref docket.Preference
 		want []string
 	}{
-		{docket.PreferReady, []string{"x-ready", "x-expired"}},
-		{docket.PreferExpired, []string{"x-expired", "x-ready"}},
-		{docket.PreferNone, []string{"x-expired", "x-ready"}},
+		{"prefer ready", docket.PreferReady, []string{"x-ready", "x-expired"}},
+		{"prefer expired", docket.PreferExpired, []string{"x-expired", "x-ready"}},
+		{"no preference", docket.PreferNone, []string{"x-expired", "x-ready"}},
 	}
 	for _, tc := range cases {
-		t.Run("prefer "+string(tc.pref), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			e := setup(t)
 			var got []string
 			for range 2 {
