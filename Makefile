@@ -7,7 +7,7 @@ STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 PKGS      := ./...
 TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all generate check-generate vet test test-unit demo bench
+.PHONY: all generate check-generate vet test test-unit test-pg test-matrix demo bench
 
 all: check-generate vet test
 
@@ -34,6 +34,16 @@ test: check-generate vet
 ## test-unit: the database-free tests only (core-only job)
 test-unit:
 	$(GO) test $(TEST_FLAGS) -short $(PKGS)
+
+## test-pg: the database tests on PostgreSQL $(PG) (binaries fetched when not installed)
+test-pg:
+	@test -n "$(PG)" || { echo "usage: make test-pg PG=13"; exit 2; }
+	DOCKET_TEST_PG_VERSION=$(PG) $(GO) test $(TEST_FLAGS) ./tests/ ./internal/...
+
+## test-matrix: the core-only job plus the database tests on PostgreSQL 13 and 17
+test-matrix: test-unit
+	$(MAKE) test-pg PG=13
+	$(MAKE) test-pg PG=17
 
 ## demo: the main job on a throwaway local PostgreSQL
 demo:
