@@ -1,0 +1,351 @@
+package tests
+
+import (
+	"errors"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// The Legacy engine, the request validation both engines share, the claim
+// functions' argument errors and their installed shape.
+
+func TestLegacyClaimOldestFirstTenantBlind(t *testing.T) {
+	e := newClLegacy(t)
+	e.due("a", "a-1", clBase.Add(-10*time.Second))
+	e.due("b", "b-1", clBase.Add(-50*time.Second))
+	e.due("", "n-1", clBase.Add(-30*time.Second))
+	e.due("a", "a-2", clBase.Add(-40*time.Second))
+	e.due("c", "c-later", clBase.Add(time.Hour))
+
+	tr := e.trace(clReq(clBase, 3, docket.PreferNone))
+	clExpectIDs(t, "oldest first", clOutcomeIDs(tr), []string{"b-1", "a-2", "n-1"})
+	if len(tr.Inspections) != 0 {
+		t.Fatalf("Legacy produced %d inspections", len(tr.Inspections))
+	}
+	for i, o := range tr.Outcomes {
+		if o.Visit != 0 || o.Ordinal != i+1 || o.Class != docket.ClassQueuedReady || o.Disposition != "" || o.Poisoned {
+			t.Fatalf("outcome %d = %+v", i, o)
+		}
+	}
+	if l := tr.Result.Leases[2]; l.Scope != docket.Tenantless || l.Attempt != 1 || !l.ClaimedAt.Equal(clBase) ||
+		!l.EligibleAt.Equal(clBase.Add(-30*time.Second)) || l.GraphID != "g" || l.GraphHash != "h1" {
+		t.Fatalf("tenantless lease = %+v", l)
+	}
+	if got := queryInt64(t, e.pool, `select count(*) from docket_runs where tenant_admitted_at is not null`); got != 0 {
+		t.Fatalf("Legacy wrote %d admission markers", got)
+	}
+	if e.cursor() != 0 || e.epochs()["a"]+e.epochs()["b"]+e.epochs()[""] != 0 {
+		t.Fatalf("Legacy moved the cursor (%d) or an epoch (%v)", e.cursor(), e.epochs())
+	}
+	tr = e.trace(clReq(clBase, 10, docket.PreferNone))
+	clExpectIDs(t, "the rest that is due", clOutcomeIDs(tr), []string{"a-1"})
+}
+
+func TestLegacyClaimClasses(t *testing.T) {
+	setup := func(t *testing.T, readyAge time.Duration) *clEnv {
+		e := newClLegacy(t)
+		e.due("t", "r-1", clBase.Add(-readyAge))
+		e.due("t", "r-2", clBase.Add(-readyAge+time.Minute))
+		e.claimed("t", "x-1", clBase.Add(-2*time.Hour), false)
+		return e
+	}
+	cases := []struct {
+		name     string
+		readyAge time.Duration
+		limit    int
+		pref     docket.Preference
+		want     []string
+	}{
+		{"demand one prefers ready", time.Hour, 1, docket.PreferReady, []string{"r-1"}},
+		{"demand one prefers expired", time.Hour, 1, docket.PreferExpired, []string{"x-1"}},
+		{"demand one by age", time.Hour, 1, docket.PreferNone, []string{"x-1"}},
+		{"demand two reserves both classes", 3 * time.Hour, 2, docket.PreferNone, []string{"r-1", "x-1"}},
+		{"demand two ignores the preference", 3 * time.Hour, 2, docket.PreferReady, []string{"r-1", "x-1"}},
+		{"demand three fills by age", time.Hour, 3, docket.PreferNone, []string{"x-1", "r-1", "r-2"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, tc.readyAge)
+			tr := e.trace(clReq(clBase, tc.limit, tc.pref))
+			clExpectIDs(t, "outcomes", clOutcomeIDs(tr), tc.want)
+		})
+	}
+	t.Run("fallback to the other class", func(t *testing.T) {
+		e := setup(t, time.Hour)
+		e.finish("x-1")
+		tr := e.trace(clReq(clBase, 1, docket.PreferExpired))
+		clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"r-1"})
+	})
+	t.Run("last slot kept for an unserved class", func(t *testing.T) {
+		e := setup(t, time.Hour)
+		e.holdRun("x-1")
+		tr := e.trace(clReq(clBase, 2, docket.PreferNone))
+		clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"r-1"})
+	})
+}
+
+func TestLegacyClaimMarkersStealAndPoison(t *testing.T) {
+	e := newClLegacy(t)
+	e.due("t", "marked", clBase.Add(-3*time.Hour))
+	e.markAdmitted("marked")
+	e.claimed("t", "stale-claim", clBase.Add(-2*time.Hour), false)
+	e.due("t", "worn", clBase.Add(-time.Hour))
+	e.markAdmitted("worn")
+	e.setAttempts("worn", 5)
+	e.due("t", "plain", clBase.Add(-30*time.Minute))
+
+	req := clReq(clBase, 4, docket.PreferNone)
+	req.MaxClaimAttempts = 5
+	tr := e.trace(req)
+	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"marked", "stale-claim", "worn", "plain"})
+	wantClasses := []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassExpired, docket.ClassAdmittedReady, docket.ClassQueuedReady}
+	if got := clClasses(tr); !slices.Equal(got, wantClasses) {
+		t.Fatalf("classes = %v", got)
+	}
+	if tr.Outcomes[1].Disposition != string(policy.OutcomeExpiredRecovery) || !tr.Outcomes[2].Poisoned {
+		t.Fatalf("outcomes = %+v", tr.Outcomes)
+	}
+	wantStates := map[string]clRunState{
+		"marked":      {Claimed: true, Marked: true, Attempts: 1},
+		"stale-claim": {Claimed: true, Attempts: 2},
+		"worn":        {Poisoned: true, Attempts: 5},
+		"plain":       {Claimed: true, Attempts: 1},
+	}
+	for id, want := range wantStates {
+		if got := e.state(id); got != want {
+			t.Fatalf("%s = %+v, want %+v", id, got, want)
+		}
+	}
+	if p := tr.Result.Poisoned; len(p) != 1 || p[0].RunID != "worn" || p[0].Attempts != 5 {
+		t.Fatalf("poisoned = %+v", p)
+	}
+}
+
+func TestLegacyClaimSubstitutesLockedRows(t *testing.T) {
+	e := newClLegacy(t)
+	ids := e.dueMany("t", "t", 3, clBase.Add(-time.Hour))
+	e.holdRun(ids[0])
+	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
+	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), ids[1:2])
+}
+
+// TestClaimCallCeilings: one call commits at most 256 outcomes with either
+// engine; TenantFair reaches it as 32 grants of 8.
+func TestClaimCallCeilings(t *testing.T) {
+	seed := func(e *clEnv, tenants int) {
+		execSQL(t, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+			select format('c-%s', g), format('t%s', lpad((g % $1::integer)::text, 3, '0')), 'g', 'h1', 'running',
+			       '{}', $2::timestamptz - make_interval(secs => 1000 - g)
+			  from generate_series(1, 320) g`, tenants, clBase)
+	}
+	t.Run("legacy", func(t *testing.T) {
+		e := newClLegacy(t)
+		seed(e, 1)
+		res, err := e.client.ClaimDue(testContext(t), clReq(clBase, 1000, docket.PreferNone))
+		if err != nil || len(res.Leases) != policy.OutcomesPerCall {
+			t.Fatalf("%d leases, %v; want %d", len(res.Leases), err, policy.OutcomesPerCall)
+		}
+	})
+	t.Run("tenant_fair", func(t *testing.T) {
+		e := newClTenantFair(t, 100)
+		seed(e, 40)
+		tr := e.trace(clReq(clBase, 1000, docket.PreferNone))
+		if len(tr.Outcomes) != policy.OutcomesPerCall || len(tr.Inspections) != policy.GrantsPerCall {
+			t.Fatalf("%d outcomes in %d inspections; want %d in %d", len(tr.Outcomes), len(tr.Inspections),
+				policy.OutcomesPerCall, policy.GrantsPerCall)
+		}
+		for _, in := range tr.Inspections {
+			if in.Disposition != policy.DispositionGrant || in.Outcomes != policy.OutcomesPerGrant {
+				t.Fatalf("inspection %+v, want a full grant", in)
+			}
+		}
+	})
+}
+
+func TestLegacyFailsClosed(t *testing.T) {
+	e := newClLegacy(t)
+	e.dueMany("t", "t", 3, clBase.Add(-time.Hour))
+	for _, m := range clTxModes {
+		t.Run(m.name, func(t *testing.T) {
+			e.t = t
+			e.expectRefusedInTx(m.opts, m.reason)
+		})
+	}
+	t.Run("policy row held for update", func(t *testing.T) {
+		e.t = t
+		release := e.holdLock(`select 1 from docket_claim_policy where id = 1 for update`)
+		before := e.snapshot()
+		_, err := e.client.ClaimDue(testContext(t), clReq(clBase, 1, docket.PreferNone))
+		clExpectUnavailable(t, err, "lock_contention")
+		if e.snapshot() != before {
+			t.Fatal("a contended Legacy claim changed state")
+		}
+		release()
+	})
+	t.Run("rollback", func(t *testing.T) {
+		e.t = t
+		before := e.snapshot()
+		ctx := testContext(t)
+		tx, err := e.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := e.client.ClaimDueTx(ctx, tx, clReq(clBase, 3, docket.PreferNone)); err != nil || res.Outcomes() != 3 {
+			t.Fatalf("claim in transaction: %+v, %v", res, err)
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if e.snapshot() != before {
+			t.Fatal("a rolled-back Legacy claim left changes")
+		}
+	})
+}
+
+func TestClaimRequestValidation(t *testing.T) {
+	valid := clReq(clBase, 1, docket.PreferNone)
+	cases := []struct {
+		name   string
+		mutate func(*docket.ClaimRequest)
+	}{
+		{"zero now", func(r *docket.ClaimRequest) { r.Now = time.Time{} }},
+		{"zero limit", func(r *docket.ClaimRequest) { r.Limit = 0 }},
+		{"negative limit", func(r *docket.ClaimRequest) { r.Limit = -1 }},
+		{"limit above int32", func(r *docket.ClaimRequest) { r.Limit = math.MaxInt32 + 1 }},
+		{"negative orphan TTL", func(r *docket.ClaimRequest) { r.OrphanTTL = -time.Second }},
+		{"zero max attempts", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = 0 }},
+		{"max attempts above int32", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = math.MaxInt32 + 1 }},
+		{"unknown preference", func(r *docket.ClaimRequest) { r.Preference = "oldest" }},
+	}
+	for _, engine := range []struct {
+		name string
+		env  func(testing.TB) *clEnv
+	}{
+		{"tenant_fair", func(t testing.TB) *clEnv { return newClTenantFair(t, 2) }},
+		{"legacy", newClLegacy},
+	} {
+		t.Run(engine.name, func(t *testing.T) {
+			e := engine.env(t)
+			e.dueMany("t", "t", 2, clBase.Add(-time.Hour))
+			before := e.snapshot()
+			for _, tc := range cases {
+				req := valid
+				tc.mutate(&req)
+				if _, err := e.client.ClaimDue(testContext(t), req); !errors.Is(err, docket.ErrInvalidArgument) {
+					t.Fatalf("%s: err = %v, want ErrInvalidArgument", tc.name, err)
+				}
+				if _, err := e.client.TraceClaimDue(testContext(t), req); !errors.Is(err, docket.ErrInvalidArgument) {
+					t.Fatalf("%s (trace): err = %v, want ErrInvalidArgument", tc.name, err)
+				}
+			}
+			if e.snapshot() != before {
+				t.Fatal("an invalid request changed state")
+			}
+			if res, err := e.client.ClaimDue(testContext(t), valid); err != nil || res.Outcomes() != 1 {
+				t.Fatalf("valid request: %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// TestClaimFunctionsRejectInvalidArguments: both SQL functions raise SQLSTATE
+// 22023 for invalid arguments, whatever the engine mode.
+func TestClaimFunctionsRejectInvalidArguments(t *testing.T) {
+	e := newClTenantFair(t, 2)
+	cases := []struct {
+		name string
+		args []any
+	}{
+		{"null now", []any{nil, clBase, 1, 1, nil, false}},
+		{"null cutoff", []any{clBase, nil, 1, 1, nil, false}},
+		{"null demand", []any{clBase, clBase, nil, 1, nil, false}},
+		{"null max attempts", []any{clBase, clBase, 1, nil, nil, false}},
+		{"null trace", []any{clBase, clBase, 1, 1, nil, nil}},
+		{"zero demand", []any{clBase, clBase, 0, 1, nil, false}},
+		{"zero max attempts", []any{clBase, clBase, 1, 0, nil, false}},
+		{"cutoff after now", []any{clBase, clBase.Add(time.Second), 1, 1, nil, false}},
+		{"unknown preference", []any{clBase, clBase, 1, 1, "oldest", false}},
+	}
+	for _, fn := range []string{"docket_tenant_fair_claim", "docket_legacy_claim"} {
+		for _, tc := range cases {
+			_, err := e.pool.Exec(testContext(t), `select * from `+fn+`($1::timestamptz, $2::timestamptz,
+				$3::integer, $4::integer, $5::text, $6::boolean)`, tc.args...)
+			pgErr, ok := errors.AsType[*pgconn.PgError](err)
+			if !ok || pgErr.Code != "22023" {
+				t.Fatalf("%s %s: err = %v, want SQLSTATE 22023", fn, tc.name, err)
+			}
+		}
+	}
+}
+
+// TestClaimFunctionShape checks the installed claim functions against the
+// SQL contract and against the result shape declared to sqlc.
+func TestClaimFunctionShape(t *testing.T) {
+	e := newClTenantFair(t, 2)
+	declared, err := os.ReadFile("../db/sqlc/claim_result_shape.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range []string{"docket_tenant_fair_claim", "docket_legacy_claim"} {
+		var ins, outs []string
+		var language, volatility string
+		var definer bool
+		var config []string
+		err := e.pool.QueryRow(testContext(t), `
+			select array_agg(format('%s %s', a.name, format_type(a.type, null)) order by a.ord)
+			           filter (where a.mode = 'i'),
+			       array_agg(format('%s %s', a.name, format_type(a.type, null)) order by a.ord)
+			           filter (where a.mode = 't'),
+			       l.lanname, p.provolatile::text, p.prosecdef, coalesce(p.proconfig, '{}')
+			  from pg_proc p
+			  join pg_language l on l.oid = p.prolang
+			 cross join lateral unnest(p.proallargtypes, p.proargmodes::text[], p.proargnames)
+			           with ordinality as a(type, mode, name, ord)
+			 where p.proname = $1 and p.pronamespace = current_schema()::regnamespace
+			 group by l.lanname, p.provolatile, p.prosecdef, p.proconfig`, fn).
+			Scan(&ins, &outs, &language, &volatility, &definer, &config)
+		if err != nil {
+			t.Fatalf("%s: %v", fn, err)
+		}
+		wantIns := []string{"p_now timestamp with time zone", "p_cutoff timestamp with time zone",
+			"p_demand integer", "p_max_attempts integer", "p_preference text", "p_trace boolean"}
+		if !slices.Equal(ins, wantIns) {
+			t.Fatalf("%s arguments = %v", fn, ins)
+		}
+		if want := clDeclaredShape(t, string(declared), fn); !slices.Equal(outs, want) {
+			t.Fatalf("%s result columns = %v\nsqlc declaration = %v", fn, outs, want)
+		}
+		if language != "plpgsql" || volatility != "v" || definer ||
+			!slices.ContainsFunc(config, func(c string) bool { return strings.HasPrefix(c, "search_path=") }) {
+			t.Fatalf("%s: language %s, volatility %s, security definer %v, config %v", fn, language, volatility, definer, config)
+		}
+	}
+}
+
+// clDeclaredShape extracts the OUT columns of fn from the sqlc declaration,
+// spelled as format_type spells them.
+func clDeclaredShape(t *testing.T, declared, fn string) []string {
+	t.Helper()
+	start := strings.Index(declared, "create function "+fn+"(")
+	if start < 0 {
+		t.Fatalf("no sqlc declaration of %s", fn)
+	}
+	body := declared[start:]
+	body = body[:strings.Index(body, ") language")]
+	spell := strings.NewReplacer("timestamptz", "timestamp with time zone")
+	var out []string
+	for _, m := range regexp.MustCompile(`out (\w+) (\w+)`).FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1]+" "+spell.Replace(m[2]))
+	}
+	return out
+}
