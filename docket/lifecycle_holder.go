@@ -19,19 +19,23 @@ import (
 //
 // A typical lifecycle, given a lease from ClaimDue:
 //
-//	h := docket.Holder{Scope: docket.Tenant("acme"), RunID: lease.RunID, Token: lease.ClaimToken}
-//	seq := lease.CheckpointSeq
-//	// keep the claim alive while working
-//	if _, err := client.RefreshClaim(ctx, h); errors.Is(err, docket.ErrClaimLost) { return }
-//	// checkpoint and keep going, then finish
+//	h, seq := lease.Holder(), lease.CheckpointSeq
+//	// Keep the claim alive while working; stop when it is lost.
+//	if _, err := client.RefreshClaim(ctx, h); errors.Is(err, docket.ErrClaimLost) {
+//		return err
+//	}
+//	// Checkpoint and keep the claim, then finish.
 //	run, err := client.Commit(ctx, docket.CommitRequest{Holder: h, ExpectedSeq: seq,
 //		Step: 1, State: next, Schedule: docket.RetainClaim()})
-//	seq = run.CheckpointSeq
-//	_, err = client.Commit(ctx, docket.CommitRequest{Holder: h, ExpectedSeq: seq,
+//	if err != nil {
+//		return err // ErrStaleFence: another holder owns the run now
+//	}
+//	_, err = client.Commit(ctx, docket.CommitRequest{Holder: h, ExpectedSeq: run.CheckpointSeq,
 //		Step: 2, State: final, Schedule: docket.ReleaseTerminal(docket.StatusDone)})
 //
 // A holder that cannot run the work on its host calls AbandonClaim; one that
-// stops early without a checkpoint calls ReleaseClaim.
+// stops early without a checkpoint calls ReleaseClaim; one that wants to give
+// others a turn commits with ReleaseImmediate and keeps its admission.
 type Holder struct {
 	// Scope is the run's owner.
 	Scope Scope
