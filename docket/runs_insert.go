@@ -25,8 +25,8 @@ func (c *Client) InsertRun(ctx context.Context, run NewRun) (Run, error) {
 // Invalid input returns an error wrapping ErrInvalidArgument (or
 // ErrTenantRequired for a tenantless run under required tenancy) and writes
 // nothing. A run id that already exists, in any scope since run ids are
-// global, returns ErrDuplicateRun, writes nothing and leaves tx usable. The run is due at WakeAt, or now when WakeAt
-// is zero.
+// global, returns ErrDuplicateRun, writes nothing and leaves tx usable. The
+// run is due at WakeAt, or now when WakeAt is zero.
 func (c *Client) InsertRunTx(ctx context.Context, tx pgx.Tx, run NewRun) (Run, error) {
 	return c.insertRun(ctx, c.queries.WithTx(tx), run)
 }
