@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/docketrun/docket-go/gen"
 )
@@ -21,6 +22,9 @@ type AdminConfig struct {
 	// TenantMode decides whether the tenantless scope may be addressed:
 	// under TenantRequired it is refused with ErrTenantRequired.
 	TenantMode TenantMode
+	// MeterProvider receives the identity-free docket.store.duration metric
+	// of the administration calls; nil disables it.
+	MeterProvider metric.MeterProvider
 }
 
 // NewAdmin verifies that pool's schema is version 2 with the validated shape
@@ -33,14 +37,19 @@ func NewAdmin(ctx context.Context, pool *pgxpool.Pool, cfg AdminConfig) (*Admin,
 	if pool == nil {
 		return nil, invalidConfig("nil pool")
 	}
+	tel, err := newTelemetry(cfg.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
 	queries := gen.New(pool)
 	if err := verifySchema(ctx, queries); err != nil {
 		return nil, err
 	}
 	return &Admin{client: &Client{
-		pool:    pool,
-		queries: queries,
-		config:  Config{TenantMode: cfg.TenantMode},
+		pool:      pool,
+		queries:   queries,
+		config:    Config{TenantMode: cfg.TenantMode},
+		telemetry: tel,
 	}}, nil
 }
 

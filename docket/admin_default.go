@@ -30,7 +30,8 @@ type ClaimPolicyDefault struct {
 // FetchClaimPolicyDefault returns the persisted default cap, its version, the
 // active engine, the last configured cap and whether the policy has been
 // initialized.
-func (c *Client) FetchClaimPolicyDefault(ctx context.Context) (ClaimPolicyDefault, error) {
+func (c *Client) FetchClaimPolicyDefault(ctx context.Context) (_ ClaimPolicyDefault, err error) {
+	defer c.telemetry.storeCall(opFetchClaimPolicyDefault).end(ctx, &err)
 	row, err := c.queries.GetClaimPolicy(ctx)
 	if err != nil {
 		return ClaimPolicyDefault{}, fmt.Errorf("docket: reading claim policy: %w", err)
@@ -45,7 +46,8 @@ func (c *Client) FetchClaimPolicyDefault(ctx context.Context) (ClaimPolicyDefaul
 // change: before the first TenantFair start this fails with ErrNotInitialized.
 // An invalid cap fails with ErrInvalidCap and a version mismatch with
 // ErrStale; either way nothing is written.
-func (c *Client) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
+func (c *Client) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
+	defer c.telemetry.storeCall(opPutClaimPolicyDefault).end(ctx, &err)
 	capValue, err := checkedCap(maxActiveRuns)
 	if err != nil {
 		return ClaimPolicyDefault{}, err

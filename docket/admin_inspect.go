@@ -55,7 +55,8 @@ type ClaimPolicyInspection struct {
 // that never had a partition reads as version 0 with no ring position. A scope
 // with no override in a domain whose policy was never initialized has no
 // effective cap: ErrNotInitialized.
-func (c *Client) InspectClaimPolicy(ctx context.Context, scope Scope) (ClaimPolicyInspection, error) {
+func (c *Client) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPolicyInspection, err error) {
+	defer c.telemetry.storeCall(opInspectClaimPolicy).end(ctx, &err)
 	key, err := c.scopeKey(scope)
 	if err != nil {
 		return ClaimPolicyInspection{}, err

@@ -26,7 +26,8 @@ type ClaimPolicyOverride struct {
 // the scope's admitted count creates debt; no admission is revoked.
 // An invalid cap (ErrInvalidCap), an invalid scope (ErrInvalidArgument,
 // ErrTenantRequired) or a version mismatch (ErrStale) writes nothing.
-func (c *Client) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActiveRuns int, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
+func (c *Client) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
+	defer c.telemetry.storeCall(opPutClaimPolicyOverride).end(ctx, &err)
 	capValue, err := checkedCap(maxActiveRuns)
 	if err != nil {
 		return ClaimPolicyOverride{}, err
@@ -39,7 +40,8 @@ func (c *Client) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxAct
 // PutClaimPolicyOverride it creates the partition if the scope has none, so
 // every successful write moves the version. An invalid scope or a version
 // mismatch writes nothing.
-func (c *Client) ResetClaimPolicyOverride(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
+func (c *Client) ResetClaimPolicyOverride(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
+	defer c.telemetry.storeCall(opResetClaimPolicyOverride).end(ctx, &err)
 	return c.writeOverride(ctx, scope, nil, opts)
 }
 

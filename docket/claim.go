@@ -3,6 +3,7 @@ package docket
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -33,12 +34,13 @@ func (c *Client) claimDue(ctx context.Context, q *gen.Queries, req ClaimRequest)
 	if err != nil {
 		return ClaimResult{}, err
 	}
+	start := time.Now()
 	rows, err := execClaim(ctx, q, c.engine.Plan(preq))
 	var res policy.Result
 	if err == nil {
 		res, err = c.engine.Decode(rows)
 	}
-	c.observeClaim(ctx, preq, res, err)
+	c.observeClaim(ctx, start, preq, res, err)
 	if err != nil {
 		return ClaimResult{}, claimError(err)
 	}

@@ -3,13 +3,16 @@ package docket
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/docketrun/docket-go/policy"
 )
 
-// observeClaim records the identity-free observation of one claim call. It
-// carries only bounded enums and counts, so it is safe as telemetry.
-func (c *Client) observeClaim(ctx context.Context, req policy.Request, res policy.Result, err error) {
+// observeClaim records the identity-free observation of one claim call that
+// started at start: a debug log and the claim, admission, attempt, poison and
+// release metrics. Only bounded enums and counts leave this function.
+func (c *Client) observeClaim(ctx context.Context, start time.Time, req policy.Request, res policy.Result, err error) {
+	elapsed := time.Since(start)
 	obs := c.engine.Observe(req, res, err)
 	c.logger.LogAttrs(ctx, slog.LevelDebug, "docket claim",
 		slog.String("policy", obs.Policy),
@@ -24,5 +27,8 @@ func (c *Client) observeClaim(ctx context.Context, req policy.Request, res polic
 		slog.Int("promotions", obs.Promotions),
 		slog.Int("reacquisitions", obs.Reacquisitions),
 		slog.Int("steals", obs.Steals),
+		slog.Duration("duration", elapsed),
 	)
+	_, tenantFair := c.engine.(policy.TenantFair)
+	c.telemetry.claim(ctx, elapsed, obs, countOutcomes(res, tenantFair))
 }

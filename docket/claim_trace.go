@@ -2,6 +2,7 @@ package docket
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -61,12 +62,13 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 	if err != nil {
 		return ClaimTrace{}, err
 	}
+	start := time.Now()
 	rows, err := execClaimTrace(ctx, q, c.engine.Plan(preq))
 	var tr policy.Trace
 	if err == nil {
 		tr, err = c.engine.DecodeTrace(rows)
 	}
-	c.observeClaim(ctx, preq, tr.Result, err)
+	c.observeClaim(ctx, start, preq, tr.Result, err)
 	if err != nil {
 		return ClaimTrace{}, claimError(err)
 	}

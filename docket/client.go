@@ -22,6 +22,8 @@ type Client struct {
 	config  Config
 	engine  policy.ClaimPolicy
 	logger  *slog.Logger
+	// telemetry holds the metric instruments, created once by Open or NewAdmin.
+	telemetry *telemetry
 }
 
 // Open validates cfg, verifies the schema version and shape, synchronizes the
@@ -39,12 +41,17 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Client, error) 
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	tel, err := newTelemetry(cfg.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{
-		pool:    pool,
-		queries: gen.New(pool),
-		config:  cfg,
-		engine:  engine,
-		logger:  logger,
+		pool:      pool,
+		queries:   gen.New(pool),
+		config:    cfg,
+		engine:    engine,
+		logger:    logger,
+		telemetry: tel,
 	}
 	if err := verifySchema(ctx, c.queries); err != nil {
 		return nil, err

@@ -69,7 +69,9 @@ type AbandonResult struct {
 // or after min(base * 2^abandons, cap) (abandons counted before this one), or
 // poisoned when MaxAbandons is reached. A stale holder gets AbandonStale and
 // changes nothing; a missing run is ErrNotFound.
-func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (AbandonResult, error) {
+func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (_ AbandonResult, err error) {
+	call := c.telemetry.storeCall(opAbandonClaim)
+	defer call.end(ctx, &err)
 	scopeKey, err := c.holderKey(req.Holder)
 	if err != nil {
 		return AbandonResult{}, err
@@ -106,14 +108,16 @@ func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (AbandonR
 		if err := explainFenceMiss(ctx, c.queries, scopeKey, req.Holder.RunID, nil); err != nil {
 			return AbandonResult{}, err
 		}
+		call.markStale()
 		return AbandonResult{Outcome: AbandonStale}, nil
 	}
 	if err != nil {
 		return AbandonResult{}, fmt.Errorf("docket: abandon claim: %w", err)
 	}
 	outcome := AbandonRescheduled
-	if row.PoisonedAt != nil {
+	if row.DocketRun.PoisonedAt != nil {
 		outcome = AbandonPoisoned
 	}
-	return AbandonResult{Outcome: outcome, Run: runFromRow(row)}, nil
+	c.telemetry.abandoned(ctx, outcome, !req.RetryAt.IsZero(), row.MarkerCleared)
+	return AbandonResult{Outcome: outcome, Run: runFromRow(row.DocketRun)}, nil
 }

@@ -89,7 +89,8 @@ type CommitRequest struct {
 // RetainClaim and ReleaseImmediate keep the admission marker. An invalid
 // request returns ErrInvalidArgument; a mismatched token or sequence returns
 // ErrStaleFence; both change nothing. It returns the committed run.
-func (c *Client) Commit(ctx context.Context, req CommitRequest) (Run, error) {
+func (c *Client) Commit(ctx context.Context, req CommitRequest) (_ Run, err error) {
+	defer c.telemetry.storeCall(opCommit).end(ctx, &err)
 	scopeKey, err := c.holderKey(req.Holder)
 	if err != nil {
 		return Run{}, err
@@ -135,5 +136,6 @@ func (c *Client) Commit(ctx context.Context, req CommitRequest) (Run, error) {
 	if err != nil {
 		return Run{}, mapRunWriteError("commit", err)
 	}
-	return runFromRow(row), nil
+	c.telemetry.committed(ctx, req.Schedule, row.MarkerCleared)
+	return runFromRow(row.DocketRun), nil
 }

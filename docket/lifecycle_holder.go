@@ -61,7 +61,8 @@ func (c *Client) holderKey(h Holder) (string, error) {
 // only moves forward: greatest(claimed_at, now). The claim and the admission
 // marker are kept. A holder that no longer has the claim gets ErrClaimLost
 // and changes nothing.
-func (c *Client) RefreshClaim(ctx context.Context, h Holder) (time.Time, error) {
+func (c *Client) RefreshClaim(ctx context.Context, h Holder) (_ time.Time, err error) {
+	defer c.telemetry.storeCall(opRefreshClaim).end(ctx, &err)
 	scopeKey, err := c.holderKey(h)
 	if err != nil {
 		return time.Time{}, err
@@ -85,7 +86,9 @@ func (c *Client) RefreshClaim(ctx context.Context, h Holder) (time.Time, error) 
 // reports whether this call released the claim; false means the token no
 // longer holds it (already released, stolen or finished) and nothing changed,
 // which makes the call idempotent. A missing run is ErrNotFound.
-func (c *Client) ReleaseClaim(ctx context.Context, h Holder) (bool, error) {
+func (c *Client) ReleaseClaim(ctx context.Context, h Holder) (_ bool, err error) {
+	call := c.telemetry.storeCall(opReleaseClaim)
+	defer call.end(ctx, &err)
 	scopeKey, err := c.holderKey(h)
 	if err != nil {
 		return false, err
@@ -97,6 +100,7 @@ func (c *Client) ReleaseClaim(ctx context.Context, h Holder) (bool, error) {
 		if err := explainFenceMiss(ctx, c.queries, scopeKey, h.RunID, nil); err != nil {
 			return false, err
 		}
+		call.markStale()
 		return false, nil
 	}
 	if err != nil {

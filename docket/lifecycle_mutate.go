@@ -45,6 +45,12 @@ type MutateResult struct {
 // WakeAt or now. A terminal run cannot change, and a poisoned run can only be
 // finished (RetryPoisonedRun revives it); both return ErrInvalidTransition.
 func (c *Client) MutateRun(ctx context.Context, scope Scope, runID string, decide func(Run) (Mutation, error)) (MutateResult, error) {
+	return c.mutateRun(ctx, opMutateRun, scope, runID, decide)
+}
+
+// mutateRun is MutateRun, timed as store operation op.
+func (c *Client) mutateRun(ctx context.Context, op string, scope Scope, runID string, decide func(Run) (Mutation, error)) (_ MutateResult, err error) {
+	defer c.telemetry.storeCall(op).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return MutateResult{}, err
@@ -53,6 +59,7 @@ func (c *Client) MutateRun(ctx context.Context, scope Scope, runID string, decid
 		return MutateResult{}, invalidArgument("nil decide function")
 	}
 	var result MutateResult
+	var markerCleared bool
 	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		q := c.queries.WithTx(tx)
 		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
@@ -79,12 +86,14 @@ func (c *Client) MutateRun(ctx context.Context, scope Scope, runID string, decid
 		if err != nil {
 			return mapRunWriteError("mutate run", err)
 		}
+		markerCleared = row.TenantAdmittedAt != nil
 		result = MutateResult{Run: runFromRow(written), Changed: true}
 		return nil
 	})
 	if err != nil {
 		return MutateResult{}, err
 	}
+	c.telemetry.signalled(ctx, markerCleared)
 	return result, nil
 }
 
@@ -117,7 +126,7 @@ func mutationParams(current Run, id int64, m Mutation) (gen.ApplyRunMutationPara
 // finished_at set, any claim revoked and the admission marker cleared. A run
 // that is already terminal is left as it is (Changed is false).
 func (c *Client) Cancel(ctx context.Context, scope Scope, runID string) (MutateResult, error) {
-	return c.MutateRun(ctx, scope, runID, func(r Run) (Mutation, error) {
+	return c.mutateRun(ctx, opCancel, scope, runID, func(r Run) (Mutation, error) {
 		if r.Status.Terminal() {
 			return Mutation{}, nil
 		}
@@ -129,7 +138,8 @@ func (c *Client) Cancel(ctx context.Context, scope Scope, runID string) (MutateR
 // attempts and abandons reset. Poison already cleared its admission, so the
 // run is queued and is promoted again under its tenant's cap. A run that is
 // not poisoned returns ErrInvalidTransition and changes nothing.
-func (c *Client) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (Run, error) {
+func (c *Client) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
+	defer c.telemetry.storeCall(opRetryPoisonedRun).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return Run{}, err

@@ -31,7 +31,8 @@ func (c *Client) InsertRunTx(ctx context.Context, tx pgx.Tx, run NewRun) (Run, e
 	return c.insertRun(ctx, c.queries.WithTx(tx), run)
 }
 
-func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (Run, error) {
+func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (_ Run, err error) {
+	defer c.telemetry.storeCall(opInsertRun).end(ctx, &err)
 	params, err := c.newRunParams(run)
 	if err != nil {
 		return Run{}, err
@@ -62,7 +63,8 @@ func (c *Client) InsertRunsTx(ctx context.Context, tx pgx.Tx, runs []NewRun) ([]
 	return c.insertRuns(ctx, c.queries.WithTx(tx), runs)
 }
 
-func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) ([]string, error) {
+func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) (_ []string, err error) {
+	defer c.telemetry.storeCall(opInsertRuns).end(ctx, &err)
 	if len(runs) == 0 {
 		return nil, nil
 	}

@@ -13,7 +13,8 @@ import (
 
 // FetchRun returns the public view of runID in scope. A run of another scope
 // is ErrNotFound, exactly like a missing one.
-func (c *Client) FetchRun(ctx context.Context, scope Scope, runID string) (Run, error) {
+func (c *Client) FetchRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
+	defer c.telemetry.storeCall(opFetchRun).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return Run{}, err
@@ -30,7 +31,8 @@ func (c *Client) FetchRun(ctx context.Context, scope Scope, runID string) (Run, 
 
 // InspectRun returns the token-free scheduling view of runID in scope, with
 // its admission state derived at the database clock.
-func (c *Client) InspectRun(ctx context.Context, scope Scope, runID string) (RunInspection, error) {
+func (c *Client) InspectRun(ctx context.Context, scope Scope, runID string) (_ RunInspection, err error) {
+	defer c.telemetry.storeCall(opInspectRun).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return RunInspection{}, err
@@ -79,7 +81,8 @@ func admissionState(row gen.DocketRun, now time.Time) AdmissionState {
 
 // ListRuns returns one page of the scope's runs, newest first by
 // (StartedAt, RunID), continuing strictly after req.After.
-func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (RunPage, error) {
+func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, err error) {
+	defer c.telemetry.storeCall(opListRuns).end(ctx, &err)
 	scopeKey, err := c.scopeKey(req.Scope)
 	if err != nil {
 		return RunPage{}, err

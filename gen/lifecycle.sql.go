@@ -13,6 +13,13 @@ import (
 )
 
 const abandonClaim = `-- name: AbandonClaim :one
+with prior as (
+    select id, tenant_admitted_at from docket_runs
+     where scope_key = $5::text and run_id = $6
+       and claim_token = $7::uuid
+       and checkpoint_seq = $8
+       for no key update
+)
 update docket_runs r
    set claim_token = null,
        claimed_at = null,
@@ -36,10 +43,13 @@ update docket_runs r
                then 'max_claim_abandons_exceeded'
        end,
        updated_at = now()
- where r.scope_key = $5::text and r.run_id = $6
+  from prior
+ where r.id = prior.id
+   and r.scope_key = $5::text and r.run_id = $6
    and r.claim_token = $7::uuid
    and r.checkpoint_seq = $8
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at,
+          (prior.tenant_admitted_at is not null)::boolean as marker_cleared
 `
 
 type AbandonClaimParams struct {
@@ -53,13 +63,19 @@ type AbandonClaimParams struct {
 	ExpectedSeq        int64
 }
 
+type AbandonClaimRow struct {
+	DocketRun     DocketRun
+	MarkerCleared bool
+}
+
 // The holder cannot run this work on its host: the claim and the marker go,
 // so the slot is free for the tenant's next queued run. The run comes back
 // at the explicit retry time or after min(base * 2^abandons, cap), or is
 // poisoned when this abandon reaches a positive limit. The backoff is
 // computed in floating point so a large abandon count saturates at the cap
-// instead of overflowing an interval.
-func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (DocketRun, error) {
+// instead of overflowing an interval. As in CommitRun, marker_cleared
+// reports whether the row held a marker that this statement cleared.
+func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (AbandonClaimRow, error) {
 	row := q.db.QueryRow(ctx, abandonClaim,
 		arg.MaxAbandons,
 		arg.RetryAt,
@@ -70,31 +86,32 @@ func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (Doc
 		arg.ClaimToken,
 		arg.ExpectedSeq,
 	)
-	var i DocketRun
+	var i AbandonClaimRow
 	err := row.Scan(
-		&i.ID,
-		&i.RunID,
-		&i.TenantID,
-		&i.ScopeKey,
-		&i.GraphID,
-		&i.GraphHash,
-		&i.Status,
-		&i.Step,
-		&i.State,
-		&i.CheckpointSeq,
-		&i.LatestCheckpointType,
-		&i.ClaimToken,
-		&i.ClaimedAt,
-		&i.WakeAt,
-		&i.ClaimAttempts,
-		&i.ClaimAbandons,
-		&i.PoisonedAt,
-		&i.PoisonReason,
-		&i.InsertedAt,
-		&i.StartedAt,
-		&i.UpdatedAt,
-		&i.FinishedAt,
-		&i.TenantAdmittedAt,
+		&i.DocketRun.ID,
+		&i.DocketRun.RunID,
+		&i.DocketRun.TenantID,
+		&i.DocketRun.ScopeKey,
+		&i.DocketRun.GraphID,
+		&i.DocketRun.GraphHash,
+		&i.DocketRun.Status,
+		&i.DocketRun.Step,
+		&i.DocketRun.State,
+		&i.DocketRun.CheckpointSeq,
+		&i.DocketRun.LatestCheckpointType,
+		&i.DocketRun.ClaimToken,
+		&i.DocketRun.ClaimedAt,
+		&i.DocketRun.WakeAt,
+		&i.DocketRun.ClaimAttempts,
+		&i.DocketRun.ClaimAbandons,
+		&i.DocketRun.PoisonedAt,
+		&i.DocketRun.PoisonReason,
+		&i.DocketRun.InsertedAt,
+		&i.DocketRun.StartedAt,
+		&i.DocketRun.UpdatedAt,
+		&i.DocketRun.FinishedAt,
+		&i.DocketRun.TenantAdmittedAt,
+		&i.MarkerCleared,
 	)
 	return i, err
 }
@@ -164,6 +181,13 @@ func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationPara
 }
 
 const commitRun = `-- name: CommitRun :one
+with prior as (
+    select id, tenant_admitted_at from docket_runs
+     where scope_key = $7::text and run_id = $8
+       and claim_token = $9::uuid
+       and checkpoint_seq = $10
+       for no key update
+)
 update docket_runs r
    set checkpoint_seq = r.checkpoint_seq + 1,
        state = coalesce($1::jsonb, r.state),
@@ -182,10 +206,13 @@ update docket_runs r
        claim_attempts = 0,
        claim_abandons = 0,
        updated_at = now()
- where r.scope_key = $7::text and r.run_id = $8
+  from prior
+ where r.id = prior.id
+   and r.scope_key = $7::text and r.run_id = $8
    and r.claim_token = $9::uuid
    and r.checkpoint_seq = $10
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at,
+          (prior.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared
 `
 
 type CommitRunParams struct {
@@ -201,12 +228,19 @@ type CommitRunParams struct {
 	ExpectedSeq    int64
 }
 
+type CommitRunRow struct {
+	DocketRun     DocketRun
+	MarkerCleared bool
+}
+
 // A holder's checkpoint plus its schedule (retain, immediate, at, external,
 // terminal; validated by the caller). Only retain and the holder's own
 // immediate yield keep the marker; every other schedule leaves admission in
 // the same statement. A commit is progress, so the claim counters restart; a
 // claimed row is never poisoned, so there are no poison facts to reset.
-func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (DocketRun, error) {
+// The prior CTE locks the fenced row first, so marker_cleared compares the
+// marker this statement replaced with the one it wrote.
+func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRunRow, error) {
 	row := q.db.QueryRow(ctx, commitRun,
 		arg.State,
 		arg.Step,
@@ -219,31 +253,32 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (DocketRun
 		arg.ClaimToken,
 		arg.ExpectedSeq,
 	)
-	var i DocketRun
+	var i CommitRunRow
 	err := row.Scan(
-		&i.ID,
-		&i.RunID,
-		&i.TenantID,
-		&i.ScopeKey,
-		&i.GraphID,
-		&i.GraphHash,
-		&i.Status,
-		&i.Step,
-		&i.State,
-		&i.CheckpointSeq,
-		&i.LatestCheckpointType,
-		&i.ClaimToken,
-		&i.ClaimedAt,
-		&i.WakeAt,
-		&i.ClaimAttempts,
-		&i.ClaimAbandons,
-		&i.PoisonedAt,
-		&i.PoisonReason,
-		&i.InsertedAt,
-		&i.StartedAt,
-		&i.UpdatedAt,
-		&i.FinishedAt,
-		&i.TenantAdmittedAt,
+		&i.DocketRun.ID,
+		&i.DocketRun.RunID,
+		&i.DocketRun.TenantID,
+		&i.DocketRun.ScopeKey,
+		&i.DocketRun.GraphID,
+		&i.DocketRun.GraphHash,
+		&i.DocketRun.Status,
+		&i.DocketRun.Step,
+		&i.DocketRun.State,
+		&i.DocketRun.CheckpointSeq,
+		&i.DocketRun.LatestCheckpointType,
+		&i.DocketRun.ClaimToken,
+		&i.DocketRun.ClaimedAt,
+		&i.DocketRun.WakeAt,
+		&i.DocketRun.ClaimAttempts,
+		&i.DocketRun.ClaimAbandons,
+		&i.DocketRun.PoisonedAt,
+		&i.DocketRun.PoisonReason,
+		&i.DocketRun.InsertedAt,
+		&i.DocketRun.StartedAt,
+		&i.DocketRun.UpdatedAt,
+		&i.DocketRun.FinishedAt,
+		&i.DocketRun.TenantAdmittedAt,
+		&i.MarkerCleared,
 	)
 	return i, err
 }

@@ -30,6 +30,15 @@ returning *;
 -- immediate yield keep the marker; every other schedule leaves admission in
 -- the same statement. A commit is progress, so the claim counters restart; a
 -- claimed row is never poisoned, so there are no poison facts to reset.
+-- The prior CTE locks the fenced row first, so marker_cleared compares the
+-- marker this statement replaced with the one it wrote.
+with prior as (
+    select id, tenant_admitted_at from docket_runs
+     where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
+       and claim_token = sqlc.arg(claim_token)::uuid
+       and checkpoint_seq = sqlc.arg(expected_seq)
+       for no key update
+)
 update docket_runs r
    set checkpoint_seq = r.checkpoint_seq + 1,
        state = coalesce(sqlc.narg(state)::jsonb, r.state),
@@ -48,10 +57,13 @@ update docket_runs r
        claim_attempts = 0,
        claim_abandons = 0,
        updated_at = now()
- where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
+  from prior
+ where r.id = prior.id
+   and r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
    and r.claim_token = sqlc.arg(claim_token)::uuid
    and r.checkpoint_seq = sqlc.arg(expected_seq)
-returning *;
+returning sqlc.embed(r),
+          (prior.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared;
 
 -- name: AbandonClaim :one
 -- The holder cannot run this work on its host: the claim and the marker go,
@@ -59,7 +71,15 @@ returning *;
 -- at the explicit retry time or after min(base * 2^abandons, cap), or is
 -- poisoned when this abandon reaches a positive limit. The backoff is
 -- computed in floating point so a large abandon count saturates at the cap
--- instead of overflowing an interval.
+-- instead of overflowing an interval. As in CommitRun, marker_cleared
+-- reports whether the row held a marker that this statement cleared.
+with prior as (
+    select id, tenant_admitted_at from docket_runs
+     where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
+       and claim_token = sqlc.arg(claim_token)::uuid
+       and checkpoint_seq = sqlc.arg(expected_seq)
+       for no key update
+)
 update docket_runs r
    set claim_token = null,
        claimed_at = null,
@@ -83,10 +103,13 @@ update docket_runs r
                then 'max_claim_abandons_exceeded'
        end,
        updated_at = now()
- where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
+  from prior
+ where r.id = prior.id
+   and r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
    and r.claim_token = sqlc.arg(claim_token)::uuid
    and r.checkpoint_seq = sqlc.arg(expected_seq)
-returning *;
+returning sqlc.embed(r),
+          (prior.tenant_admitted_at is not null)::boolean as marker_cleared;
 
 -- name: ApplyRunMutation :one
 -- The write of MutateRun, on a row its transaction already locked: an
