@@ -1,0 +1,593 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// The identities of the telemetry scenario. None of them may appear as an
+// attribute value.
+const (
+	tmTenantA = "tm-tenant-a"
+	tmTenantB = "tm-tenant-b"
+	tmGraph   = "tm-graph"
+	tmHash    = "tm-hash-v1"
+	tmMissing = "tm-run-missing"
+)
+
+// tmBase is the scenario's claim clock; runs are due shortly before it.
+var tmBase = time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)
+
+// tmEnv is a TenantFair client whose metrics go to a manual reader.
+type tmEnv struct {
+	t      *testing.T
+	ctx    context.Context
+	pool   *pgxpool.Pool
+	client *docket.Client
+	reader *sdkmetric.ManualReader
+	// tokens collects every claim token the scenario saw.
+	tokens []string
+}
+
+// tmPoints maps the attributes of data points (k=v, sorted by key and
+// comma-joined) to their value: a counter's sum or a histogram's count.
+type tmPoints map[string]int64
+
+// tmAttrs builds the key of a data point from k, v pairs.
+func tmAttrs(kv ...string) string {
+	pairs := make([]string, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		pairs = append(pairs, kv[i]+"="+kv[i+1])
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, ",")
+}
+
+// tmCollected is what the reader holds: per instrument its kind and unit,
+// its points, and every attribute value seen.
+type tmCollected struct {
+	shape  map[string]string // name -> "kind unit"
+	points map[string]tmPoints
+	sums   map[string]tmPoints // sums of the integer histograms
+	values []string
+	keys   map[string]bool
+}
+
+// tmCollect reads every metric of reader.
+func tmCollect(t *testing.T, ctx context.Context, reader *sdkmetric.ManualReader) tmCollected {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatalf("collect: %v", err)
+	}
+	c := tmCollected{shape: map[string]string{}, points: map[string]tmPoints{}, sums: map[string]tmPoints{}, keys: map[string]bool{}}
+	record := func(name string, set attribute.Set, v int64) string {
+		var pairs []string
+		for _, kv := range set.ToSlice() {
+			c.keys[string(kv.Key)] = true
+			value := kv.Value.Emit()
+			c.values = append(c.values, value)
+			pairs = append(pairs, string(kv.Key)+"="+value)
+		}
+		if c.points[name] == nil {
+			c.points[name] = tmPoints{}
+		}
+		key := strings.Join(pairs, ",")
+		c.points[name][key] += v
+		return key
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				if !data.IsMonotonic {
+					t.Errorf("%s: not a monotonic counter", m.Name)
+				}
+				c.shape[m.Name] = "counter " + m.Unit
+				for _, dp := range data.DataPoints {
+					record(m.Name, dp.Attributes, dp.Value)
+				}
+			case metricdata.Histogram[float64]:
+				c.shape[m.Name] = "histogram " + m.Unit
+				for _, dp := range data.DataPoints {
+					record(m.Name, dp.Attributes, int64(dp.Count))
+				}
+			case metricdata.Histogram[int64]:
+				c.shape[m.Name] = "histogram " + m.Unit
+				if c.sums[m.Name] == nil {
+					c.sums[m.Name] = tmPoints{}
+				}
+				for _, dp := range data.DataPoints {
+					key := record(m.Name, dp.Attributes, int64(dp.Count))
+					c.sums[m.Name][key] += dp.Sum
+				}
+			default:
+				t.Errorf("%s: unexpected aggregation %T", m.Name, m.Data)
+			}
+		}
+	}
+	return c
+}
+
+// expectPoints fails unless the collected points of name are exactly want.
+func (c tmCollected) expectPoints(t *testing.T, name string, want tmPoints) {
+	t.Helper()
+	got := c.points[name]
+	if !maps.Equal(got, want) {
+		t.Errorf("%s:\n got  %v\n want %v", name, sortedPoints(got), sortedPoints(want))
+	}
+}
+
+func sortedPoints(p tmPoints) []string {
+	out := make([]string, 0, len(p))
+	for k, v := range p {
+		out = append(out, fmt.Sprintf("{%s}=%d", k, v))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// newTMEnv opens a TenantFair client (cap 2) with a manual-reader provider.
+func newTMEnv(t *testing.T) *tmEnv {
+	t.Helper()
+	pool := newPool(t)
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	cfg := tenantFairConfig(2)
+	cfg.MeterProvider = provider
+	return &tmEnv{t: t, ctx: testContext(t), pool: pool, client: openClient(t, pool, cfg), reader: reader}
+}
+
+// insert adds a run of tenant due at wake.
+func (e *tmEnv) insert(tenant, runID string, wake time.Time) {
+	e.t.Helper()
+	if _, err := e.client.InsertRun(e.ctx, docket.NewRun{
+		RunID: runID, Scope: docket.Tenant(tenant), GraphID: tmGraph, GraphHash: tmHash,
+		State: json.RawMessage(`{}`), WakeAt: wake,
+	}); err != nil {
+		e.t.Fatalf("insert %s: %v", runID, err)
+	}
+}
+
+// tmOutcome is an expected claim outcome.
+type tmOutcome struct {
+	runID    string
+	class    docket.WorkClass
+	poisoned bool
+}
+
+// claim runs one claim call and fails unless its outcomes are exactly want
+// (in any order); it returns the leases by run id.
+func (e *tmEnv) claim(now time.Time, limit int, pref docket.Preference, maxAttempts int, want ...tmOutcome) map[string]docket.Lease {
+	e.t.Helper()
+	res, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{
+		Now: now, Limit: limit, OrphanTTL: time.Hour, MaxClaimAttempts: maxAttempts, Preference: pref,
+	})
+	if err != nil {
+		e.t.Fatalf("claim at %s: %v", now, err)
+	}
+	var got []tmOutcome
+	leases := map[string]docket.Lease{}
+	for _, l := range res.Leases {
+		got = append(got, tmOutcome{l.RunID, l.Class, false})
+		leases[l.RunID] = l
+		e.tokens = append(e.tokens, l.ClaimToken.String())
+	}
+	for _, p := range res.Poisoned {
+		got = append(got, tmOutcome{p.RunID, p.Class, true})
+	}
+	key := func(o tmOutcome) string { return fmt.Sprintf("%s/%s/%t", o.runID, o.class, o.poisoned) }
+	gotKeys, wantKeys := make([]string, len(got)), make([]string, len(want))
+	for i, o := range got {
+		gotKeys[i] = key(o)
+	}
+	for i, o := range want {
+		wantKeys[i] = key(o)
+	}
+	slices.Sort(gotKeys)
+	slices.Sort(wantKeys)
+	if !slices.Equal(gotKeys, wantKeys) {
+		e.t.Fatalf("claim at %s: outcomes %v, want %v", now, gotKeys, wantKeys)
+	}
+	return leases
+}
+
+// commit commits a holder's checkpoint and returns the new sequence.
+func (e *tmEnv) commit(h docket.Holder, seq int64, s docket.Schedule) int64 {
+	e.t.Helper()
+	run, err := e.client.Commit(e.ctx, docket.CommitRequest{Holder: h, ExpectedSeq: seq, Schedule: s})
+	if err != nil {
+		e.t.Fatalf("commit %s: %v", h.RunID, err)
+	}
+	return run.CheckpointSeq
+}
+
+// abandon abandons a claim and fails unless the outcome is want.
+func (e *tmEnv) abandon(req docket.AbandonRequest, want docket.AbandonOutcome) {
+	e.t.Helper()
+	res, err := e.client.AbandonClaim(e.ctx, req)
+	if err != nil || res.Outcome != want {
+		e.t.Fatalf("abandon %s: outcome %q, error %v; want %q", req.Holder.RunID, res.Outcome, err, want)
+	}
+}
+
+// TestTelemetryScriptedScenario drives two tenants through claims, commits
+// of every schedule, a steal, two poisons, a policy-cursor contention,
+// abandons, releases, cancels and reads, then checks every data point of
+// every instrument, and that no identity became an attribute value.
+func TestTelemetryScriptedScenario(t *testing.T) {
+	e := newTMEnv(t)
+	ctx := e.ctx
+	a, b := docket.Tenant(tmTenantA), docket.Tenant(tmTenantB)
+	qr, ex := docket.ClassQueuedReady, docket.ClassExpired
+
+	// Five runs; one tenantless insert refused under required tenancy.
+	e.insert(tmTenantA, "tm-run-a1", tmBase.Add(-5*time.Minute))
+	e.insert(tmTenantA, "tm-run-a2", tmBase.Add(-4*time.Minute))
+	e.insert(tmTenantA, "tm-run-a3", tmBase.Add(-3*time.Minute))
+	e.insert(tmTenantB, "tm-run-b1", tmBase.Add(-2*time.Minute))
+	e.insert(tmTenantB, "tm-run-b2", tmBase.Add(-1*time.Minute))
+	_, err := e.client.InsertRun(ctx, docket.NewRun{RunID: "tm-run-x", GraphID: tmGraph, GraphHash: tmHash, State: json.RawMessage(`{}`)})
+	expectErrorIs(t, "tenantless insert", err, docket.ErrTenantRequired)
+
+	// Claim 1: cap 2 promotes the two FIFO heads of each tenant.
+	l1 := e.claim(tmBase, 10, docket.PreferNone, 1000,
+		tmOutcome{"tm-run-a1", qr, false}, tmOutcome{"tm-run-a2", qr, false},
+		tmOutcome{"tm-run-b1", qr, false}, tmOutcome{"tm-run-b2", qr, false})
+
+	// Commits of every schedule; retain and yield keep a1's marker.
+	a1 := l1["tm-run-a1"]
+	seq := e.commit(a1.Holder(), a1.CheckpointSeq, docket.RetainClaim())
+	e.commit(a1.Holder(), seq, docket.ReleaseImmediate())
+	a2 := l1["tm-run-a2"]
+	e.commit(a2.Holder(), a2.CheckpointSeq, docket.ReleaseAt(tmBase.Add(time.Hour)))
+	b1 := l1["tm-run-b1"]
+	e.commit(b1.Holder(), b1.CheckpointSeq, docket.ReleaseExternal())
+	b2 := l1["tm-run-b2"]
+	e.commit(b2.Holder(), b2.CheckpointSeq, docket.ReleaseTerminal(docket.StatusDone))
+	_, err = e.client.Commit(ctx, docket.CommitRequest{Holder: b2.Holder(), ExpectedSeq: b2.CheckpointSeq, Schedule: docket.RetainClaim()})
+	expectErrorIs(t, "stale commit", err, docket.ErrStaleFence)
+
+	// Claim 2: demand one prefers expired work, finds none and falls back
+	// to reacquiring admitted-ready a1.
+	a1r := e.claim(tmBase.Add(time.Second), 1, docket.PreferExpired, 1000,
+		tmOutcome{"tm-run-a1", docket.ClassAdmittedReady, false})["tm-run-a1"]
+
+	// Claim 3: a1's claim expired; it is stolen, keeping its admission.
+	a1s := e.claim(tmBase.Add(2*time.Hour), 1, docket.PreferExpired, 1000,
+		tmOutcome{"tm-run-a1", ex, false})["tm-run-a1"]
+	if _, err := e.client.RefreshClaim(ctx, a1s.Holder()); err != nil {
+		t.Fatalf("refresh: %v", err)
+	}
+	_, err = e.client.RefreshClaim(ctx, a1r.Holder())
+	expectErrorIs(t, "refresh of the stolen claim", err, docket.ErrClaimLost)
+	if released, err := e.client.ReleaseClaim(ctx, a1.Holder()); err != nil || released {
+		t.Fatalf("stale release: released %t, error %v", released, err)
+	}
+
+	// Claim 4: the admitted expired a1 reached MaxClaimAttempts: poison,
+	// which releases its marker.
+	e.claim(tmBase.Add(4*time.Hour), 1, docket.PreferNone, 2, tmOutcome{"tm-run-a1", ex, true})
+
+	// A contended policy cursor: lock_contention, nothing changed.
+	holder, err := e.pool.Begin(ctx)
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	if _, err := holder.Exec(ctx, `select 1 from docket_claim_policy where id = 1 for update`); err != nil {
+		t.Fatalf("lock policy row: %v", err)
+	}
+	_, err = e.client.ClaimDue(ctx, docket.ClaimRequest{Now: tmBase.Add(4 * time.Hour), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 1000})
+	var unavailable *docket.ClaimPolicyUnavailableError
+	if !errors.As(err, &unavailable) || unavailable.Reason != policy.ReasonLockContention {
+		t.Fatalf("contended claim: want lock_contention, got %v", err)
+	}
+	if err := holder.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+
+	// Claims 5-7: a3, then a3 again, then a2 are promoted and abandoned:
+	// backoff, explicit retry time, abandon limit (poison); then a stale
+	// abandon.
+	a3 := e.claim(tmBase.Add(5*time.Hour), 1, docket.PreferNone, 1000, tmOutcome{"tm-run-a3", qr, false})["tm-run-a3"]
+	e.abandon(docket.AbandonRequest{Holder: a3.Holder(), ExpectedSeq: a3.CheckpointSeq}, docket.AbandonRescheduled)
+	a3 = e.claim(tmBase.Add(6*time.Hour), 1, docket.PreferNone, 1000, tmOutcome{"tm-run-a3", qr, false})["tm-run-a3"]
+	e.abandon(docket.AbandonRequest{Holder: a3.Holder(), ExpectedSeq: a3.CheckpointSeq, RetryAt: tmBase.Add(10 * time.Hour)}, docket.AbandonRescheduled)
+	a2 = e.claim(tmBase.Add(7*time.Hour), 1, docket.PreferNone, 1000, tmOutcome{"tm-run-a2", qr, false})["tm-run-a2"]
+	e.abandon(docket.AbandonRequest{Holder: a2.Holder(), ExpectedSeq: a2.CheckpointSeq, MaxAbandons: 1}, docket.AbandonPoisoned)
+	e.abandon(docket.AbandonRequest{Holder: a2.Holder(), ExpectedSeq: a2.CheckpointSeq, MaxAbandons: 1}, docket.AbandonStale)
+
+	// Claim 8: a3 is promoted, released (marker kept) and cancelled (a
+	// signal that clears the marker); cancelling waiting b1 clears none.
+	a3 = e.claim(tmBase.Add(11*time.Hour), 1, docket.PreferNone, 1000, tmOutcome{"tm-run-a3", qr, false})["tm-run-a3"]
+	if released, err := e.client.ReleaseClaim(ctx, a3.Holder()); err != nil || !released {
+		t.Fatalf("release: released %t, error %v", released, err)
+	}
+	for _, c := range []struct {
+		scope docket.Scope
+		runID string
+	}{{a, "tm-run-a3"}, {b, "tm-run-b1"}} {
+		if res, err := e.client.Cancel(ctx, c.scope, c.runID); err != nil || !res.Changed {
+			t.Fatalf("cancel %s: changed %t, error %v", c.runID, res.Changed, err)
+		}
+	}
+	_, err = e.client.MutateRun(ctx, b, "tm-run-b2", func(docket.Run) (docket.Mutation, error) {
+		return docket.Mutation{Status: docket.StatusRunning}, nil
+	})
+	expectErrorIs(t, "mutate a finished run", err, docket.ErrInvalidTransition)
+	if _, err := e.client.RetryPoisonedRun(ctx, a, "tm-run-a1"); err != nil {
+		t.Fatalf("retry poisoned: %v", err)
+	}
+
+	// Reads and policy administration.
+	if _, err := e.client.FetchRun(ctx, a, "tm-run-a1"); err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	_, err = e.client.FetchRun(ctx, a, tmMissing)
+	expectErrorIs(t, "fetch missing", err, docket.ErrNotFound)
+	if _, err := e.client.ListRuns(ctx, docket.ListRunsRequest{Scope: a}); err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	if _, err := e.client.InspectRun(ctx, b, "tm-run-b1"); err != nil {
+		t.Fatalf("inspect run: %v", err)
+	}
+	if _, err := e.client.InspectClaimPolicy(ctx, a); err != nil {
+		t.Fatalf("inspect policy: %v", err)
+	}
+	if _, err := e.client.PutClaimPolicyOverride(ctx, b, 3, docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("put override: %v", err)
+	}
+	_, err = e.client.PutClaimPolicyOverride(ctx, b, 0, docket.ClaimPolicyWriteOptions{})
+	expectErrorIs(t, "override cap 0", err, docket.ErrInvalidCap)
+	stale := int64(99)
+	_, err = e.client.ResetClaimPolicyOverride(ctx, b, docket.ClaimPolicyWriteOptions{ExpectedVersion: &stale})
+	expectErrorIs(t, "stale reset", err, docket.ErrStale)
+	if _, err := e.client.FetchClaimPolicyDefault(ctx); err != nil {
+		t.Fatalf("fetch default: %v", err)
+	}
+
+	got := tmCollect(t, ctx, e.reader)
+	tmExpectScenario(t, got)
+	tmExpectNoIdentity(t, got, append([]string{
+		tmTenantA, tmTenantB, tmGraph, tmHash, tmMissing, "tm-run-x",
+		"tm-run-a1", "tm-run-a2", "tm-run-a3", "tm-run-b1", "tm-run-b2",
+	}, e.tokens...))
+}
+
+// tmExpectScenario checks every instrument of the scripted scenario.
+func tmExpectScenario(t *testing.T, got tmCollected) {
+	t.Helper()
+	wantShape := map[string]string{
+		"docket.claim.duration":        "histogram s",
+		"docket.claim.calls":           "counter {call}",
+		"docket.claim.demand":          "histogram {outcome}",
+		"docket.claim.outcomes":        "counter {outcome}",
+		"docket.claim.steals":          "counter {lease}",
+		"docket.claim.reacquisitions":  "counter {lease}",
+		"docket.claim.promotions":      "counter {lease}",
+		"docket.claim.attempts":        "counter {attempt}",
+		"docket.admission.duration":    "histogram s",
+		"docket.admission.contentions": "counter {call}",
+		"docket.admission.releases":    "counter {release}",
+		"docket.poison":                "counter {run}",
+		"docket.store.duration":        "histogram s",
+	}
+	if !maps.Equal(got.shape, wantShape) {
+		t.Errorf("instruments:\n got  %v\n want %v", got.shape, wantShape)
+	}
+	tf := func(kv ...string) string { return tmAttrs(append([]string{"policy", "tenant_fair"}, kv...)...) }
+	call := func(result, reason, pref, fallback string) string {
+		return tf("result", result, "reason", reason, "preference", pref, "fallback", fallback)
+	}
+	got.expectPoints(t, "docket.claim.calls", tmPoints{
+		call("claimed", "none", "none", "false"):                6,
+		call("claimed", "none", "expired", "true"):              1,
+		call("claimed", "none", "expired", "false"):             1,
+		call("unavailable", "lock_contention", "none", "false"): 1,
+	})
+	dur := func(result, pref, fallback string) string {
+		return tf("result", result, "preference", pref, "fallback", fallback)
+	}
+	got.expectPoints(t, "docket.claim.duration", tmPoints{
+		dur("claimed", "none", "false"):     6,
+		dur("claimed", "expired", "true"):   1,
+		dur("claimed", "expired", "false"):  1,
+		dur("unavailable", "none", "false"): 1,
+	})
+	got.expectPoints(t, "docket.claim.demand", tmPoints{tf(): 9})
+	if sum := got.sums["docket.claim.demand"][tf()]; sum != 18 {
+		t.Errorf("docket.claim.demand sum = %d, want 18", sum)
+	}
+	got.expectPoints(t, "docket.claim.outcomes", tmPoints{
+		tf("class", "queued_ready", "kind", "lease"):   8,
+		tf("class", "admitted_ready", "kind", "lease"): 1,
+		tf("class", "expired", "kind", "lease"):        1,
+		tf("class", "expired", "kind", "poison"):       1,
+	})
+	got.expectPoints(t, "docket.claim.steals", tmPoints{tf(): 1})
+	got.expectPoints(t, "docket.claim.reacquisitions", tmPoints{tf(): 1})
+	got.expectPoints(t, "docket.claim.promotions", tmPoints{tf(): 8})
+	got.expectPoints(t, "docket.claim.attempts", tmPoints{
+		tf("kind", "acquired"):   8,
+		tf("kind", "reacquired"): 2,
+	})
+	got.expectPoints(t, "docket.admission.duration", tmPoints{
+		tf("contention_phase", "none"):          8,
+		tf("contention_phase", "policy_cursor"): 1,
+	})
+	got.expectPoints(t, "docket.admission.contentions", tmPoints{tf("contention_phase", "policy_cursor"): 1})
+	reason := func(r string) string { return tmAttrs("reason", r) }
+	got.expectPoints(t, "docket.admission.releases", tmPoints{
+		reason("future"):            1,
+		reason("external"):          1,
+		reason("terminal"):          1,
+		reason("poison"):            2,
+		reason("abandon_backoff"):   1,
+		reason("host_incompatible"): 1,
+		reason("signal"):            1,
+	})
+	got.expectPoints(t, "docket.poison", tmPoints{
+		reason("max_claim_attempts_exceeded"): 1,
+		reason("max_claim_abandons_exceeded"): 1,
+	})
+	op := func(operation, result string) string { return tmAttrs("operation", operation, "result", result) }
+	got.expectPoints(t, "docket.store.duration", tmPoints{
+		op("insert_run", "ok"):                     5,
+		op("insert_run", "invalid"):                1,
+		op("commit", "ok"):                         5,
+		op("commit", "stale"):                      1,
+		op("refresh_claim", "ok"):                  1,
+		op("refresh_claim", "stale"):               1,
+		op("release_claim", "stale"):               1,
+		op("release_claim", "ok"):                  1,
+		op("abandon_claim", "ok"):                  3,
+		op("abandon_claim", "stale"):               1,
+		op("cancel", "ok"):                         2,
+		op("mutate_run", "invalid"):                1,
+		op("retry_poisoned_run", "ok"):             1,
+		op("fetch_run", "ok"):                      1,
+		op("fetch_run", "not_found"):               1,
+		op("list_runs", "ok"):                      1,
+		op("inspect_run", "ok"):                    1,
+		op("inspect_claim_policy", "ok"):           1,
+		op("put_claim_policy_override", "ok"):      1,
+		op("put_claim_policy_override", "invalid"): 1,
+		op("reset_claim_policy_override", "stale"): 1,
+		op("fetch_claim_policy_default", "ok"):     1,
+	})
+}
+
+// tmExpectNoIdentity fails if any attribute value equals an identity of the
+// scenario, or any attribute key is outside the bounded set.
+func tmExpectNoIdentity(t *testing.T, got tmCollected, identities []string) {
+	t.Helper()
+	if len(got.values) == 0 {
+		t.Fatal("no attribute values collected")
+	}
+	for _, v := range got.values {
+		if slices.Contains(identities, v) {
+			t.Errorf("attribute value %q is an identity of the scenario", v)
+		}
+	}
+	allowed := []string{"policy", "result", "reason", "preference", "fallback", "class", "kind", "operation", "contention_phase"}
+	for k := range got.keys {
+		if !slices.Contains(allowed, k) {
+			t.Errorf("attribute key %q is outside the bounded set", k)
+		}
+	}
+}
+
+// TestTelemetryLegacyClaims checks the Legacy engine's claim metrics: plain
+// leases are acquired attempts and never promotions, a steal is a
+// reacquired attempt, an unmarked poison clears no marker, and an empty
+// call is counted as such.
+func TestTelemetryLegacyClaims(t *testing.T) {
+	pool := newPool(t)
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	cfg := legacyConfig()
+	cfg.MeterProvider = provider
+	e := &tmEnv{t: t, ctx: testContext(t), pool: pool, client: openClient(t, pool, cfg), reader: reader}
+	for i, runID := range []string{"tm-legacy-1", "tm-legacy-2"} {
+		if _, err := e.client.InsertRun(e.ctx, docket.NewRun{
+			RunID: runID, GraphID: tmGraph, GraphHash: tmHash, State: json.RawMessage(`{}`),
+			WakeAt: tmBase.Add(time.Duration(i-2) * time.Minute),
+		}); err != nil {
+			t.Fatalf("insert %s: %v", runID, err)
+		}
+	}
+	qr, ex := docket.ClassQueuedReady, docket.ClassExpired
+	e.claim(tmBase, 2, docket.PreferNone, 1000, tmOutcome{"tm-legacy-1", qr, false}, tmOutcome{"tm-legacy-2", qr, false})
+	e.claim(tmBase.Add(2*time.Hour), 1, docket.PreferReady, 1000, tmOutcome{"tm-legacy-1", ex, false})
+	e.claim(tmBase.Add(2*time.Hour+time.Second), 1, docket.PreferNone, 1, tmOutcome{"tm-legacy-2", ex, true})
+	e.claim(tmBase.Add(2*time.Hour+2*time.Second), 3, docket.PreferNone, 1000)
+
+	got := tmCollect(t, e.ctx, reader)
+	lg := func(kv ...string) string { return tmAttrs(append([]string{"policy", "legacy"}, kv...)...) }
+	call := func(result, pref, fallback string) string {
+		return lg("result", result, "reason", "none", "preference", pref, "fallback", fallback)
+	}
+	got.expectPoints(t, "docket.claim.calls", tmPoints{
+		call("claimed", "none", "false"): 2,
+		call("claimed", "ready", "true"): 1,
+		call("empty", "none", "false"):   1,
+	})
+	got.expectPoints(t, "docket.claim.demand", tmPoints{lg(): 4})
+	if sum := got.sums["docket.claim.demand"][lg()]; sum != 7 {
+		t.Errorf("docket.claim.demand sum = %d, want 7", sum)
+	}
+	got.expectPoints(t, "docket.claim.outcomes", tmPoints{
+		lg("class", "queued_ready", "kind", "lease"): 2,
+		lg("class", "expired", "kind", "lease"):      1,
+		lg("class", "expired", "kind", "poison"):     1,
+	})
+	got.expectPoints(t, "docket.claim.steals", tmPoints{lg(): 1})
+	got.expectPoints(t, "docket.claim.reacquisitions", nil)
+	got.expectPoints(t, "docket.claim.promotions", nil)
+	got.expectPoints(t, "docket.claim.attempts", tmPoints{lg("kind", "acquired"): 2, lg("kind", "reacquired"): 1})
+	got.expectPoints(t, "docket.admission.duration", tmPoints{lg("contention_phase", "none"): 4})
+	got.expectPoints(t, "docket.admission.contentions", nil)
+	got.expectPoints(t, "docket.admission.releases", nil)
+	got.expectPoints(t, "docket.poison", tmPoints{tmAttrs("reason", "max_claim_attempts_exceeded"): 1})
+	got.expectPoints(t, "docket.store.duration", tmPoints{tmAttrs("operation", "insert_run", "result", "ok"): 2})
+	tmExpectNoIdentity(t, got, append([]string{tmGraph, tmHash, "tm-legacy-1", "tm-legacy-2"}, e.tokens...))
+}
+
+// TestTelemetryAdmin checks that NewAdmin records its calls on its own
+// MeterProvider and nothing else.
+func TestTelemetryAdmin(t *testing.T) {
+	ctx := testContext(t)
+	pool := newPool(t)
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{TenantMode: docket.TenantRequired, MeterProvider: provider})
+	if err != nil {
+		t.Fatalf("new admin: %v", err)
+	}
+	tenant := docket.Tenant(tmTenantA)
+	if _, err := admin.FetchClaimPolicyDefault(ctx); err != nil {
+		t.Fatalf("fetch default: %v", err)
+	}
+	_, err = admin.PutClaimPolicyDefault(ctx, 3, docket.ClaimPolicyWriteOptions{})
+	expectErrorIs(t, "default before initialization", err, docket.ErrNotInitialized)
+	if _, err := admin.PutClaimPolicyOverride(ctx, tenant, 5, docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("put override: %v", err)
+	}
+	if _, err := admin.InspectClaimPolicy(ctx, tenant); err != nil {
+		t.Fatalf("inspect: %v", err)
+	}
+	_, err = admin.InspectClaimPolicy(ctx, docket.Tenantless)
+	expectErrorIs(t, "tenantless inspect", err, docket.ErrTenantRequired)
+
+	got := tmCollect(t, ctx, reader)
+	if want := map[string]string{"docket.store.duration": "histogram s"}; !maps.Equal(got.shape, want) {
+		t.Errorf("instruments: got %v, want %v", got.shape, want)
+	}
+	op := func(operation, result string) string { return tmAttrs("operation", operation, "result", result) }
+	got.expectPoints(t, "docket.store.duration", tmPoints{
+		op("fetch_claim_policy_default", "ok"):    1,
+		op("put_claim_policy_default", "invalid"): 1,
+		op("put_claim_policy_override", "ok"):     1,
+		op("inspect_claim_policy", "ok"):          1,
+		op("inspect_claim_policy", "invalid"):     1,
+	})
+	tmExpectNoIdentity(t, got, []string{tmTenantA})
+}
