@@ -80,7 +80,7 @@ func tmCollect(t *testing.T, ctx context.Context, reader *sdkmetric.ManualReader
 		var pairs []string
 		for _, kv := range set.ToSlice() {
 			c.keys[string(kv.Key)] = true
-			value := kv.Value.Emit()
+			value := kv.Value.String()
 			c.values = append(c.values, value)
 			pairs = append(pairs, string(kv.Key)+"="+value)
 		}
