@@ -1,0 +1,285 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+)
+
+// SQLSTATEs of the claim faults.
+const (
+	// hardAdminShutdown is 57P01: the backend was ended by pg_terminate_backend.
+	hardAdminShutdown = "57P01"
+	// hardQueryCanceled is 57014: statement_timeout (or a cancel request) ended the statement.
+	hardQueryCanceled = "57014"
+)
+
+// hardClaimReq is the claim every fault test interrupts: enough demand for
+// leases in several partitions, an expired steal and a poison.
+var hardClaimReq = clReq(clBase, 8, docket.PreferNone)
+
+// hardFaultEnv is a seeded TenantFair domain plus a victim client whose pool
+// holds exactly one connection, so the victim's backend can be found and
+// ended.
+type hardFaultEnv struct {
+	*clEnv
+	victimPool *pgxpool.Pool
+	victim     *docket.Client
+	// dryRun is what hardClaimReq does on the seeded domain, measured in a
+	// transaction that was rolled back.
+	dryRun hardClaimSummary
+}
+
+// newHardFaultEnv seeds a domain where hardClaimReq promotes, reacquires,
+// steals and poisons across three partitions, and measures its dry run.
+func newHardFaultEnv(t *testing.T) *hardFaultEnv {
+	t.Helper()
+	e := newClTenantFair(t, 2)
+	e.dueMany("a", "a", 3, clBase.Add(-3*time.Hour))
+	e.claimed("b", "b-expired", clBase.Add(-2*time.Hour), true)
+	e.due("b", "b-1", clBase.Add(-time.Hour))
+	e.due("c", "c-poison", clBase.Add(-time.Hour))
+	e.setAttempts("c-poison", clMaxAttempts)
+	e.due("c", "c-1", clBase.Add(-time.Minute))
+	e.waiting("c", "c-waiting")
+
+	victimPool := hardPool(t, hardPoolConfig(t, e.pool.Config().ConnString(), 1))
+	env := &hardFaultEnv{clEnv: e, victimPool: victimPool, victim: openClient(t, victimPool, tenantFairConfig(2))}
+
+	ctx := testContext(t)
+	tx, err := e.pool.Begin(ctx)
+	if err != nil {
+		t.Fatalf("begin dry run: %v", err)
+	}
+	tr, err := e.client.TraceClaimDueTx(ctx, tx, hardClaimReq)
+	if rbErr := tx.Rollback(ctx); err == nil {
+		err = rbErr
+	}
+	if err != nil {
+		t.Fatalf("dry run: %v", err)
+	}
+	env.dryRun = hardSummarize(tr)
+	if env.dryRun.leases == 0 || env.dryRun.poisons != 1 || !slices.Contains(env.dryRun.outcomes, "b-expired") {
+		t.Fatalf("dry run %+v: want leases, one poison and the expired steal", env.dryRun)
+	}
+	return env
+}
+
+// hardClaimSummary is the token-free essence of one claim call.
+type hardClaimSummary struct {
+	outcomes     []string
+	dispositions []string
+	positions    []int64
+	cursorBefore int64
+	leases       int
+	poisons      int
+}
+
+func hardSummarize(tr docket.ClaimTrace) hardClaimSummary {
+	s := hardClaimSummary{
+		outcomes:  clOutcomeIDs(tr),
+		positions: clPositions(tr),
+		leases:    len(tr.Result.Leases),
+		poisons:   len(tr.Result.Poisoned),
+	}
+	for _, d := range clDispositions(tr) {
+		s.dispositions = append(s.dispositions, string(d))
+	}
+	if len(tr.Inspections) > 0 {
+		s.cursorBefore = tr.Inspections[0].CursorBefore
+	}
+	return s
+}
+
+// expectDryRunRepeats runs hardClaimReq for real and requires exactly the
+// dry run's outcomes, visits and starting cursor: the interrupted call left
+// nothing behind that could change what a fresh call does.
+func (env *hardFaultEnv) expectDryRunRepeats(t *testing.T) {
+	t.Helper()
+	tr, err := env.victim.TraceClaimDue(testContext(t), hardClaimReq)
+	if err != nil {
+		t.Fatalf("claim after the fault: %v", err)
+	}
+	got := hardSummarize(tr)
+	if fmt.Sprint(got) != fmt.Sprint(env.dryRun) {
+		t.Fatalf("claim after the fault = %+v, want the dry run %+v", got, env.dryRun)
+	}
+}
+
+// holdPolicy locks the singleton policy row from a connection of its own.
+func (env *hardFaultEnv) holdPolicy() (release func()) {
+	return env.holdLock(`select 1 from docket_claim_policy where id = 1 for update`)
+}
+
+func TestHardeningClaimKilledWhileWaitingForPolicy(t *testing.T) {
+	t.Parallel()
+	env := newHardFaultEnv(t)
+	before := hardSnap(t, env.pool)
+
+	// The engine caps its policy wait at 250 ms, so the kill races the lock
+	// timeout. An attempt the timeout wins must itself be a clean refusal;
+	// attempts repeat until the kill lands inside the wait.
+	const maxAttempts = 50
+	var killed error
+	timeouts := 0
+	for attempt := 1; killed == nil; attempt++ {
+		if attempt > maxAttempts {
+			t.Fatalf("the kill never landed inside the policy wait in %d attempts", maxAttempts)
+		}
+		pid := hardBackendPID(t, env.victimPool)
+		release := env.holdPolicy()
+		done := make(chan error, 1)
+		go func() {
+			_, err := env.victim.ClaimDue(testContext(t), hardClaimReq)
+			done <- err
+		}()
+		var err error
+		terminated := false
+	wait:
+		for {
+			select {
+			case err = <-done:
+				break wait
+			default:
+			}
+			if !terminated && hardWaitsOnLock(t, env.pool, pid) {
+				hardTerminate(t, env.pool, pid)
+				terminated = true
+			}
+		}
+		release()
+		env.victimPool.Reset()
+		hardExpectUnchanged(t, fmt.Sprintf("attempt %d (error %v)", attempt, err), before, hardSnap(t, env.pool))
+		if guardSQLState(err) == hardAdminShutdown {
+			killed = err
+			continue
+		}
+		clExpectUnavailable(t, err, "lock_contention")
+		timeouts++
+	}
+	if _, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](killed); ok {
+		t.Fatalf("a killed claim reads as a policy refusal: %v", killed)
+	}
+	t.Logf("killed while waiting after %d lock timeouts: %v", timeouts, killed)
+	env.expectDryRunRepeats(t)
+}
+
+func TestHardeningClaimKilledHoldingLocks(t *testing.T) {
+	t.Parallel()
+	env := newHardFaultEnv(t)
+	before := hardSnap(t, env.pool)
+	ctx := testContext(t)
+
+	conn, err := env.victimPool.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("acquire victim connection: %v", err)
+	}
+	defer conn.Release()
+	pid := conn.Conn().PgConn().PID()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	tr, err := env.victim.TraceClaimDueTx(ctx, tx, hardClaimReq)
+	if err != nil {
+		t.Fatalf("claim in the victim's transaction: %v", err)
+	}
+	if got := hardSummarize(tr); fmt.Sprint(got) != fmt.Sprint(env.dryRun) {
+		t.Fatalf("victim's claim = %+v, want the dry run %+v", got, env.dryRun)
+	}
+	var lockTimeout string
+	if err := tx.QueryRow(ctx, `select current_setting('lock_timeout')`).Scan(&lockTimeout); err != nil || lockTimeout != "0" {
+		t.Fatalf("lock_timeout after the claim = %q, %v; want the caller's 0 restored", lockTimeout, err)
+	}
+
+	// The victim's next statement blocks, without a timeout, while it still
+	// holds the policy row, its granted partitions and every leased run.
+	const advisoryKey = 7171
+	releaseAdvisory := env.holdLock(`select pg_advisory_xact_lock($1)`, advisoryKey)
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := tx.Exec(ctx, `select pg_advisory_xact_lock($1)`, advisoryKey)
+		blocked <- err
+	}()
+	migAwaitLockWait(t, env.pool, pid)
+
+	var unlocked int64
+	err = pgx.BeginFunc(ctx, env.pool, func(probe pgx.Tx) error {
+		return probe.QueryRow(ctx, `select count(*) from (select 1 from docket_runs
+			where run_id = any($1) for update skip locked) s`, env.dryRun.outcomes).Scan(&unlocked)
+	})
+	if err != nil || unlocked != 0 {
+		t.Fatalf("%d of the leased runs are unlocked mid-transaction (%v), want 0", unlocked, err)
+	}
+	_, err = env.client.ClaimDue(ctx, hardClaimReq)
+	clExpectUnavailable(t, err, "lock_contention")
+
+	hardTerminate(t, env.pool, pid)
+	err = <-blocked
+	if guardSQLState(err) != hardAdminShutdown {
+		t.Fatalf("blocked statement after the kill: %v, want SQLSTATE %s", err, hardAdminShutdown)
+	}
+	// The dead connection goes back to the pool, which discards it.
+	conn.Release()
+	releaseAdvisory()
+	hardExpectUnchanged(t, "a claim transaction killed while holding its locks", before, hardSnap(t, env.pool))
+	env.expectDryRunRepeats(t)
+}
+
+func TestHardeningClaimStatementTimeout(t *testing.T) {
+	t.Parallel()
+	env := newHardFaultEnv(t)
+	before := hardSnap(t, env.pool)
+	ctx := testContext(t)
+	release := env.holdPolicy()
+
+	// Inside the caller's transaction: a statement_timeout below the
+	// engine's 250 ms policy wait ends the call first.
+	err := pgx.BeginFunc(ctx, env.victimPool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `set local statement_timeout = '50ms'`); err != nil {
+			return fmt.Errorf("set statement_timeout: %w", err)
+		}
+		_, err := env.victim.ClaimDueTx(ctx, tx, hardClaimReq)
+		return err
+	})
+	hardExpectStatementTimeout(t, "ClaimDueTx", err)
+
+	// Without a transaction: a session statement_timeout on the client's
+	// connection.
+	if _, err := env.victimPool.Exec(ctx, `set statement_timeout = '50ms'`); err != nil {
+		t.Fatalf("set statement_timeout: %v", err)
+	}
+	_, err = env.victim.ClaimDue(ctx, hardClaimReq)
+	hardExpectStatementTimeout(t, "ClaimDue", err)
+	if _, err := env.victimPool.Exec(ctx, `reset statement_timeout`); err != nil {
+		t.Fatalf("reset statement_timeout: %v", err)
+	}
+
+	release()
+	hardExpectUnchanged(t, "claims ended by statement_timeout", before, hardSnap(t, env.pool))
+	env.expectDryRunRepeats(t)
+}
+
+// hardExpectStatementTimeout requires the documented shape of a claim ended
+// by statement_timeout: the server's error, SQLSTATE 57014, wrapped, and no
+// engine refusal or invalid-argument sentinel.
+func hardExpectStatementTimeout(t *testing.T, what string, err error) {
+	t.Helper()
+	if guardSQLState(err) != hardQueryCanceled {
+		t.Fatalf("%s under statement_timeout: %v, want SQLSTATE %s", what, err, hardQueryCanceled)
+	}
+	if _, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](err); ok || errors.Is(err, docket.ErrInvalidArgument) {
+		t.Fatalf("%s under statement_timeout reads as a refusal: %v", what, err)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s under statement_timeout reads as a context error: %v", what, err)
+	}
+}
