@@ -46,6 +46,10 @@ create function docket_legacy_claim(
     volatile
     security invoker
     set search_path from current
+    -- The statements below take arrays and per-visit scopes whose values do
+    -- not change the right plan; replanning them on every call would cost
+    -- more than running them.
+    set plan_cache_mode = force_generic_plan
 as $$
 declare
     c_call_outcomes constant integer := 256;
@@ -152,15 +156,21 @@ begin
             exit claim;
         end if;
 
+        -- An empty class counts as served; each probe reads the oldest
+        -- entry of the ready or expired index.
         if p_demand >= 2 then
-            v_served_ready := not exists (
-                select 1 from docket_runs r
+            v_served_ready := (
+                select r.id from docket_runs r
                  where r.status = 'running' and r.poisoned_at is null
-                   and r.claim_token is null and r.wake_at <= p_now);
-            v_served_expired := not exists (
-                select 1 from docket_runs r
+                   and r.claim_token is null and r.wake_at <= p_now
+                 order by r.wake_at, r.id
+                 limit 1) is null;
+            v_served_expired := (
+                select r.id from docket_runs r
                  where r.status = 'running' and r.poisoned_at is null
-                   and r.claim_token is not null and r.claimed_at < p_cutoff);
+                   and r.claim_token is not null and r.claimed_at < p_cutoff
+                 order by r.claimed_at, r.id
+                 limit 1) is null;
         end if;
 
         open v_ready_rows for

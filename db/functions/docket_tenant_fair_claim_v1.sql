@@ -50,6 +50,10 @@ create function docket_tenant_fair_claim(
     volatile
     security invoker
     set search_path from current
+    -- The statements below take arrays and per-visit scopes whose values do
+    -- not change the right plan; replanning them on every call would cost
+    -- more than running them.
+    set plan_cache_mode = force_generic_plan
 as $$
 declare
     c_inspections constant integer := 32;
@@ -78,14 +82,11 @@ declare
     v_position bigint;
     v_scope text;
     v_cursor_before bigint;
-    v_partition_found boolean;
     v_override integer;
     v_cap integer;
     v_admitted bigint;
     v_limit integer;
-    v_frozen_ids bigint[];
-    v_frozen_kinds text[];
-    v_frozen_queue bigint[];
+    v_frozen integer;
     v_candidate record;
     v_class text;
     v_walk_served_ready boolean;
@@ -181,16 +182,22 @@ begin
         -- Class reservation only protects classes that have work somewhere:
         -- reserving an empty class would withhold the last slot of every
         -- call and force all S inspections for nothing.
+        -- Each probe reads the oldest entry of the ready or expired index;
+        -- ordering keeps the planner on that index however many rows match.
         if p_demand >= 2 then
-            v_served_ready := not exists (
-                select 1 from docket_runs r
+            v_served_ready := (
+                select r.id from docket_runs r
                  where r.status = 'running' and r.poisoned_at is null
-                   and r.claim_token is null and r.wake_at <= p_now);
-            v_served_expired := not exists (
-                select 1 from docket_runs r
+                   and r.claim_token is null and r.wake_at <= p_now
+                 order by r.wake_at, r.id
+                 limit 1) is null;
+            v_served_expired := (
+                select r.id from docket_runs r
                  where r.status = 'running' and r.poisoned_at is null
                    and r.claim_token is not null and r.tenant_admitted_at is not null
-                   and r.claimed_at < p_cutoff);
+                   and r.claimed_at < p_cutoff
+                 order by r.claimed_at, r.id
+                 limit 1) is null;
         end if;
 
         v_call_token := gen_random_uuid();
@@ -222,274 +229,266 @@ begin
             v_cursor_before := v_cursor;
             v_cursor := v_position;
             v_visit_outcomes := 0;
-            v_locked := 0;
-            v_fresh := 0;
-            v_cap_denied := false;
-            v_frozen_ids := null;
 
             select pa.max_active into v_override
               from docket_claim_partitions pa
              where pa.scope_key = v_scope
                for no key update skip locked;
-            v_partition_found := found;
 
-            if not v_partition_found then
+            if not found then
                 v_disposition := 'partition_lock_skip';
             else
                 v_cap := coalesce(v_override, v_default_cap);
                 v_limit := least(c_grant_outcomes, v_remaining);
+                v_admitted := null;
+                v_frozen := 0;
+                v_locked := 0;
+                v_fresh := 0;
+                v_cap_denied := false;
+                v_walk_served_ready := v_served_ready;
+                v_walk_served_expired := v_served_expired;
+                v_walk_remaining := v_remaining;
+                v_next_queue := 1;
+                v_take_ids := '{}';
+                v_take_kinds := '{}';
+                v_take_poison := '{}';
+                v_take_eligible := '{}';
+                v_promote_ids := '{}';
 
-                -- A separate statement after the partition lock, so the
-                -- admitted count sees every grant committed before it. The
-                -- pages are plain MVCC reads; the walk rechecks live rows.
-                -- Queued rows past v_limit can never be promoted in this
-                -- visit (promotion is contiguous from the head), so they
-                -- are not frozen.
-                with admitted_ready as (
-                    select r.id, r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison
-                      from docket_runs r
-                     where r.scope_key = v_scope and r.status = 'running'
-                       and r.poisoned_at is null and r.claim_token is null
-                       and r.tenant_admitted_at is not null and r.wake_at <= p_now
-                     order by r.wake_at, r.id
-                     limit c_frozen
-                ), queued_page as (
-                    select r.id, r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison
-                      from docket_runs r
-                     where r.scope_key = v_scope and r.status = 'running'
-                       and r.poisoned_at is null and r.claim_token is null
-                       and r.tenant_admitted_at is null and r.wake_at <= p_now
-                     order by r.wake_at, r.id
-                     limit least(c_frozen - (select count(*) from admitted_ready), v_limit)
-                ), expired_page as (
-                    select r.id, r.claimed_at as eligible, r.claim_attempts >= p_max_attempts as poison
-                      from docket_runs r
-                     where r.scope_key = v_scope and r.status = 'running'
-                       and r.poisoned_at is null and r.claim_token is not null
-                       and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff
-                     order by r.claimed_at, r.id
-                     limit c_frozen
-                ), pages as (
-                    select a.id, 'admitted_ready'::text as kind, 'ready'::text as class,
-                           0::bigint as queue_no, a.poison, a.eligible,
-                           row_number() over (order by a.eligible, a.id) = 1 as head
-                      from admitted_ready a
-                    union all
-                    select q.id, 'queued_ready', 'ready',
-                           row_number() over (order by q.eligible, q.id), q.poison, q.eligible,
-                           row_number() over (order by q.eligible, q.id) = 1
-                               and not exists (select 1 from admitted_ready)
-                      from queued_page q
-                    union all
-                    select e.id, 'expired', 'expired', 0, e.poison, e.eligible,
-                           row_number() over (order by e.eligible, e.id) = 1
-                      from expired_page e
-                ), ranked as (
-                    select p.id, p.kind, p.queue_no,
-                           row_number() over (order by
-                               case when p_demand >= 2 and p.head
-                                         and not (case p.class when 'ready' then v_served_ready
-                                                  else v_served_expired end)
-                                    then 0 else 1 end,
-                               case when p.kind = 'queued_ready' then 1 else 0 end,
-                               case when p_demand = 1 and p.head then 0 else 1 end,
-                               case when p_demand = 1 and p.class <> p_preference then 1 else 0 end,
-                               p.queue_no,
-                               case when p.poison then 0 else 1 end,
-                               p.eligible,
-                               p.id) as rank
-                      from pages p
-                )
-                select (select count(*)
+                -- One statement after the partition lock, so its snapshot
+                -- (admitted count and pages) sees every grant committed
+                -- before the lock. The pages are MVCC reads; at most K ids
+                -- are frozen by the ranking and exactly those are locked,
+                -- without waiting. A lock returns the newest committed
+                -- version of its row, which the walk rechecks. Queued rows
+                -- past v_limit are left out: promotion is contiguous from
+                -- the head, so this visit could never reach them.
+                for v_candidate in
+                    with admitted_ready as (
+                        select r.id, r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison,
+                               row_number() over (order by r.wake_at, r.id) as ord
                           from docket_runs r
-                         where r.scope_key = v_scope and r.tenant_admitted_at is not null
-                           and r.status = 'running' and r.poisoned_at is null),
-                       array_agg(k.id order by k.rank),
-                       array_agg(k.kind order by k.rank),
-                       array_agg(k.queue_no order by k.rank)
-                  into v_admitted, v_frozen_ids, v_frozen_kinds, v_frozen_queue
-                  from ranked k
-                 where k.rank <= c_frozen;
-
-                if v_frozen_ids is null then
-                    v_disposition := 'empty_page';
-                else
-                    v_walk_served_ready := v_served_ready;
-                    v_walk_served_expired := v_served_expired;
-                    v_walk_remaining := v_remaining;
-                    v_next_queue := 1;
-                    v_take_ids := '{}';
-                    v_take_kinds := '{}';
-                    v_take_poison := '{}';
-                    v_take_eligible := '{}';
-                    v_promote_ids := '{}';
-
-                    -- Lock exactly the frozen ids and never wait: a row
-                    -- another transaction holds is not replaced by a later
-                    -- one. The lock returns the newest committed version,
-                    -- which the walk rechecks.
-                    for v_candidate in
-                        with locked as materialized (
-                            select r.id, r.scope_key, r.status, r.poisoned_at, r.claim_token,
-                                   r.claimed_at, r.wake_at, r.tenant_admitted_at, r.claim_attempts
+                         where r.scope_key = v_scope and r.status = 'running'
+                           and r.poisoned_at is null and r.claim_token is null
+                           and r.tenant_admitted_at is not null and r.wake_at <= p_now
+                         order by r.wake_at, r.id
+                         limit c_frozen
+                    ), queued_ready as (
+                        select r.id, r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison,
+                               row_number() over (order by r.wake_at, r.id) as ord
+                          from docket_runs r
+                         where r.scope_key = v_scope and r.status = 'running'
+                           and r.poisoned_at is null and r.claim_token is null
+                           and r.tenant_admitted_at is null and r.wake_at <= p_now
+                         order by r.wake_at, r.id
+                         limit least(c_frozen - (select count(*) from admitted_ready), v_limit)
+                    ), expired as (
+                        select r.id, r.claimed_at as eligible, r.claim_attempts >= p_max_attempts as poison,
+                               row_number() over (order by r.claimed_at, r.id) as ord
+                          from docket_runs r
+                         where r.scope_key = v_scope and r.status = 'running'
+                           and r.poisoned_at is null and r.claim_token is not null
+                           and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff
+                         order by r.claimed_at, r.id
+                         limit c_frozen
+                    ), pages as (
+                        select a.id, 'admitted_ready'::text as kind, 'ready'::text as class,
+                               0::bigint as queue_no, a.poison, a.eligible, a.ord = 1 as head
+                          from admitted_ready a
+                        union all
+                        select q.id, 'queued_ready', 'ready', q.ord, q.poison, q.eligible,
+                               q.ord = 1 and not exists (select 1 from admitted_ready)
+                          from queued_ready q
+                        union all
+                        select e.id, 'expired', 'expired', 0, e.poison, e.eligible, e.ord = 1
+                          from expired e
+                    ), ranked as (
+                        select p.id, p.kind, p.queue_no,
+                               row_number() over (order by
+                                   case when p_demand >= 2 and p.head
+                                             and not (case p.class when 'ready' then v_served_ready
+                                                      else v_served_expired end)
+                                        then 0 else 1 end,
+                                   case when p.kind = 'queued_ready' then 1 else 0 end,
+                                   case when p_demand = 1 and p.head then 0 else 1 end,
+                                   case when p_demand = 1 and p.class <> p_preference then 1 else 0 end,
+                                   p.queue_no,
+                                   case when p.poison then 0 else 1 end,
+                                   p.eligible,
+                                   p.id) as rank
+                          from pages p
+                    ), frozen as (
+                        select k.id, k.kind, k.queue_no, k.rank
+                          from ranked k
+                         where k.rank <= c_frozen
+                    ), locked as materialized (
+                        select r.id, r.scope_key, r.status, r.poisoned_at, r.claim_token,
+                               r.claimed_at, r.wake_at, r.tenant_admitted_at, r.claim_attempts
+                          from docket_runs r
+                         where r.id = any (array(select f.id from frozen f))
+                           for update skip locked
+                    )
+                    select f.id, f.kind, f.queue_no,
+                           (select count(*)
                               from docket_runs r
-                             where r.id = any (v_frozen_ids)
-                               for update skip locked
-                        )
-                        select f.id, f.kind, f.queue_no,
-                               l.id is not null as is_locked,
-                               coalesce(l.scope_key = v_scope and l.status = 'running'
-                                   and l.poisoned_at is null
-                                   and case f.kind
-                                       when 'expired' then l.claim_token is not null
-                                           and l.claimed_at < p_cutoff
-                                           and l.tenant_admitted_at is not null
-                                       when 'admitted_ready' then l.claim_token is null
-                                           and l.wake_at <= p_now
-                                           and l.tenant_admitted_at is not null
-                                       else l.claim_token is null
-                                           and l.wake_at <= p_now
-                                           and l.tenant_admitted_at is null
-                                       end, false) as is_fresh,
-                               coalesce(l.claim_attempts >= p_max_attempts, false) as is_poison,
-                               case when f.kind = 'expired' then l.claimed_at else l.wake_at end as eligible
-                          from unnest(v_frozen_ids, v_frozen_kinds, v_frozen_queue)
-                                   with ordinality as f(id, kind, queue_no, rank)
-                          left join locked l on l.id = f.id
-                         order by f.kind = 'queued_ready', f.rank
-                    loop
-                        continue when not v_candidate.is_locked;
-                        v_locked := v_locked + 1;
-                        if v_candidate.is_fresh then
-                            v_fresh := v_fresh + 1;
+                             where r.scope_key = v_scope and r.tenant_admitted_at is not null
+                               and r.status = 'running' and r.poisoned_at is null) as admitted,
+                           l.id is not null as is_locked,
+                           coalesce(l.scope_key = v_scope and l.status = 'running'
+                               and l.poisoned_at is null
+                               and case f.kind
+                                   when 'expired' then l.claim_token is not null
+                                       and l.claimed_at < p_cutoff
+                                       and l.tenant_admitted_at is not null
+                                   when 'admitted_ready' then l.claim_token is null
+                                       and l.wake_at <= p_now
+                                       and l.tenant_admitted_at is not null
+                                   else l.claim_token is null
+                                       and l.wake_at <= p_now
+                                       and l.tenant_admitted_at is null
+                                   end, false) as is_fresh,
+                           coalesce(l.claim_attempts >= p_max_attempts, false) as is_poison,
+                           case when f.kind = 'expired' then l.claimed_at else l.wake_at end as eligible
+                      from frozen f
+                      left join locked l on l.id = f.id
+                     order by f.kind = 'queued_ready', f.rank
+                loop
+                    v_frozen := v_frozen + 1;
+                    if v_admitted is null then
+                        v_admitted := v_candidate.admitted;
+                    end if;
+                    continue when not v_candidate.is_locked;
+                    v_locked := v_locked + 1;
+                    if v_candidate.is_fresh then
+                        v_fresh := v_fresh + 1;
+                    end if;
+                    continue when cardinality(v_take_ids) >= v_limit;
+
+                    v_class := case when v_candidate.kind = 'expired' then 'expired' else 'ready' end;
+                    -- Last-slot rule: the final outcome of the call is kept
+                    -- for a nonempty class that is still unserved.
+                    continue when v_walk_remaining = 1 and p_demand >= 2
+                        and not (case v_class when 'ready' then v_walk_served_expired
+                                 else v_walk_served_ready end);
+
+                    if v_candidate.kind = 'queued_ready' then
+                        -- Promotion is contiguous from the FIFO head: a head
+                        -- that is missing, stale or without a slot blocks
+                        -- everything behind it in this visit.
+                        continue when v_candidate.queue_no <> v_next_queue;
+                        continue when not v_candidate.is_fresh;
+                        if v_admitted >= v_cap then
+                            v_cap_denied := true;
+                            continue;
                         end if;
-                        continue when cardinality(v_take_ids) >= v_limit;
-
-                        v_class := case when v_candidate.kind = 'expired' then 'expired' else 'ready' end;
-                        -- Last-slot rule: the final outcome of the call is
-                        -- kept for a nonempty class that is still unserved.
-                        continue when v_walk_remaining = 1 and p_demand >= 2
-                            and not (case v_class when 'ready' then v_walk_served_expired
-                                     else v_walk_served_ready end);
-
-                        if v_candidate.kind = 'queued_ready' then
-                            -- Promotion is contiguous from the FIFO head: a
-                            -- head that is missing, stale or without a slot
-                            -- blocks everything behind it in this visit.
-                            continue when v_candidate.queue_no <> v_next_queue;
-                            continue when not v_candidate.is_fresh;
-                            if v_admitted >= v_cap then
-                                v_cap_denied := true;
-                                continue;
-                            end if;
-                            v_next_queue := v_next_queue + 1;
-                            v_promote_ids := v_promote_ids || v_candidate.id;
-                            if not v_candidate.is_poison then
-                                v_admitted := v_admitted + 1;
-                            end if;
-                        else
-                            continue when not v_candidate.is_fresh;
-                            if v_candidate.is_poison then
-                                -- An admitted poison releases its marker.
-                                v_admitted := v_admitted - 1;
-                            end if;
+                        v_next_queue := v_next_queue + 1;
+                        v_promote_ids := v_promote_ids || v_candidate.id;
+                        if not v_candidate.is_poison then
+                            v_admitted := v_admitted + 1;
                         end if;
-
-                        v_take_ids := v_take_ids || v_candidate.id;
-                        v_take_kinds := v_take_kinds || v_candidate.kind;
-                        v_take_poison := v_take_poison || v_candidate.is_poison;
-                        v_take_eligible := v_take_eligible || v_candidate.eligible;
-                        v_walk_remaining := v_walk_remaining - 1;
-                        if v_class = 'ready' then
-                            v_walk_served_ready := true;
-                        else
-                            v_walk_served_expired := true;
+                    else
+                        continue when not v_candidate.is_fresh;
+                        if v_candidate.is_poison then
+                            -- An admitted poison releases its marker.
+                            v_admitted := v_admitted - 1;
                         end if;
-                    end loop;
-
-                    if cardinality(v_take_ids) > 0 then
-                        -- One set-based mutation in walk order. A promotion
-                        -- re-checks in this statement's fresh snapshot that
-                        -- no older queued row of the scope appeared.
-                        for row_kind, error_reason, run_id, tenant_id, graph_id, graph_hash,
-                            checkpoint_seq, claim_token, claimed_at, claim_attempt, poisoned_at,
-                            poison_reason, work_class, eligible_at, call_token, transaction_id,
-                            visit_ordinal, outcome_ordinal, demand, cursor_before, cursor_after,
-                            ring_position, scope_key, disposition, outcome_count, epoch_delta in
-                            with chosen as (
-                                select t.id, t.kind, t.poison, t.eligible, t.walk
-                                  from unnest(v_take_ids, v_take_kinds, v_take_poison, v_take_eligible)
-                                           with ordinality as t(id, kind, poison, eligible, walk)
-                            ), mutated as (
-                                update docket_runs r
-                                   set claim_token = case when c.poison then null else gen_random_uuid() end,
-                                       claimed_at = case when c.poison then null else p_now end,
-                                       wake_at = null,
-                                       claim_attempts = r.claim_attempts + case when c.poison then 0 else 1 end,
-                                       tenant_admitted_at = case
-                                           when c.poison then null
-                                           when c.kind = 'queued_ready' then p_now
-                                           else r.tenant_admitted_at end,
-                                       poisoned_at = case when c.poison then p_now end,
-                                       poison_reason = case when c.poison then 'max_claim_attempts_exceeded' end,
-                                       updated_at = now()
-                                  from chosen c
-                                 where r.id = c.id
-                                   and (c.kind <> 'queued_ready' or not exists (
-                                       select 1
-                                         from docket_runs o
-                                        where o.scope_key = r.scope_key and o.status = 'running'
-                                          and o.poisoned_at is null and o.claim_token is null
-                                          and o.tenant_admitted_at is null and o.wake_at <= p_now
-                                          and (o.wake_at, o.id) < (r.wake_at, r.id)
-                                          and not (o.id = any (v_promote_ids))))
-                                returning r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
-                                          r.checkpoint_seq, r.claim_token, r.claimed_at,
-                                          r.claim_attempts, r.poisoned_at, r.poison_reason,
-                                          c.kind, c.eligible, c.walk
-                            )
-                            select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id,
-                                   m.graph_hash, m.checkpoint_seq, m.claim_token, m.claimed_at,
-                                   m.claim_attempts, m.poisoned_at, m.poison_reason, m.kind,
-                                   m.eligible, v_call_token, v_xid, v_visit,
-                                   (v_outcomes_total + row_number() over (order by m.walk))::integer,
-                                   p_demand, v_cursor_before, v_cursor, v_position, v_scope,
-                                   case m.kind
-                                       when 'admitted_ready' then 'admitted_reacquisition'
-                                       when 'queued_ready' then 'queued_promotion'
-                                       else 'expired_recovery' end,
-                                   null::integer, null::integer
-                              from mutated m
-                             order by m.walk
-                        loop
-                            v_visit_outcomes := v_visit_outcomes + 1;
-                            if work_class = 'expired' then
-                                v_served_expired := true;
-                            else
-                                v_served_ready := true;
-                            end if;
-                            return next;
-                        end loop;
-                        -- Rows the FIFO re-check refused count as stale.
-                        v_fresh := v_fresh - (cardinality(v_take_ids) - v_visit_outcomes);
                     end if;
 
-                    v_outcomes_total := v_outcomes_total + v_visit_outcomes;
-                    v_remaining := v_remaining - v_visit_outcomes;
-                    v_disposition := case
-                        when v_visit_outcomes > 0 then 'grant'
-                        when v_locked = 0 then 'lock_miss'
-                        when v_cap_denied then 'cap_debt_denial'
-                        when v_fresh = 0 then 'stale'
-                        else 'denied' end;
+                    v_take_ids := v_take_ids || v_candidate.id;
+                    v_take_kinds := v_take_kinds || v_candidate.kind;
+                    v_take_poison := v_take_poison || v_candidate.is_poison;
+                    v_take_eligible := v_take_eligible || v_candidate.eligible;
+                    v_walk_remaining := v_walk_remaining - 1;
+                    if v_class = 'ready' then
+                        v_walk_served_ready := true;
+                    else
+                        v_walk_served_expired := true;
+                    end if;
+                end loop;
+
+                if cardinality(v_take_ids) > 0 then
+                    -- One set-based mutation in walk order, with the grant's
+                    -- epoch in the same statement. A promotion re-checks in
+                    -- this statement's fresh snapshot that no older queued
+                    -- row of the scope appeared.
+                    for row_kind, error_reason, run_id, tenant_id, graph_id, graph_hash,
+                        checkpoint_seq, claim_token, claimed_at, claim_attempt, poisoned_at,
+                        poison_reason, work_class, eligible_at, call_token, transaction_id,
+                        visit_ordinal, outcome_ordinal, demand, cursor_before, cursor_after,
+                        ring_position, scope_key, disposition, outcome_count, epoch_delta in
+                        with chosen as (
+                            select t.id, t.kind, t.poison, t.eligible, t.walk
+                              from unnest(v_take_ids, v_take_kinds, v_take_poison, v_take_eligible)
+                                       with ordinality as t(id, kind, poison, eligible, walk)
+                        ), mutated as (
+                            update docket_runs r
+                               set claim_token = case when c.poison then null else gen_random_uuid() end,
+                                   claimed_at = case when c.poison then null else p_now end,
+                                   wake_at = null,
+                                   claim_attempts = r.claim_attempts + case when c.poison then 0 else 1 end,
+                                   tenant_admitted_at = case
+                                       when c.poison then null
+                                       when c.kind = 'queued_ready' then p_now
+                                       else r.tenant_admitted_at end,
+                                   poisoned_at = case when c.poison then p_now end,
+                                   poison_reason = case when c.poison then 'max_claim_attempts_exceeded' end,
+                                   updated_at = now()
+                              from chosen c
+                             where r.id = c.id
+                               and (c.kind <> 'queued_ready' or not exists (
+                                   select 1
+                                     from docket_runs o
+                                    where o.scope_key = r.scope_key and o.status = 'running'
+                                      and o.poisoned_at is null and o.claim_token is null
+                                      and o.tenant_admitted_at is null and o.wake_at <= p_now
+                                      and (o.wake_at, o.id) < (r.wake_at, r.id)
+                                      and not (o.id = any (v_promote_ids))))
+                            returning r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
+                                      r.checkpoint_seq, r.claim_token, r.claimed_at,
+                                      r.claim_attempts, r.poisoned_at, r.poison_reason,
+                                      c.kind, c.eligible, c.walk
+                        ), granted as (
+                            -- Outcome-backed service evidence: once per grant.
+                            update docket_claim_partitions pa
+                               set admission_epoch = pa.admission_epoch + 1
+                             where pa.scope_key = v_scope
+                               and exists (select 1 from mutated)
+                        )
+                        select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id,
+                               m.graph_hash, m.checkpoint_seq, m.claim_token, m.claimed_at,
+                               m.claim_attempts, m.poisoned_at, m.poison_reason, m.kind,
+                               m.eligible, v_call_token, v_xid, v_visit,
+                               (v_outcomes_total + row_number() over (order by m.walk))::integer,
+                               p_demand, v_cursor_before, v_cursor, v_position, v_scope,
+                               case m.kind
+                                   when 'admitted_ready' then 'admitted_reacquisition'
+                                   when 'queued_ready' then 'queued_promotion'
+                                   else 'expired_recovery' end,
+                               null::integer, null::integer
+                          from mutated m
+                         order by m.walk
+                    loop
+                        v_visit_outcomes := v_visit_outcomes + 1;
+                        if work_class = 'expired' then
+                            v_served_expired := true;
+                        else
+                            v_served_ready := true;
+                        end if;
+                        return next;
+                    end loop;
+                    -- Rows the FIFO re-check refused count as stale.
+                    v_fresh := v_fresh - (cardinality(v_take_ids) - v_visit_outcomes);
                 end if;
 
-                if v_visit_outcomes > 0 then
-                    -- Outcome-backed service evidence: once per grant.
-                    update docket_claim_partitions pa
-                       set admission_epoch = pa.admission_epoch + 1
-                     where pa.scope_key = v_scope;
-                end if;
+                v_outcomes_total := v_outcomes_total + v_visit_outcomes;
+                v_remaining := v_remaining - v_visit_outcomes;
+                v_disposition := case
+                    when v_visit_outcomes > 0 then 'grant'
+                    when v_frozen = 0 then 'empty_page'
+                    when v_locked = 0 then 'lock_miss'
+                    when v_cap_denied then 'cap_debt_denial'
+                    when v_fresh = 0 then 'stale'
+                    else 'denied' end;
             end if;
 
             if p_trace then
