@@ -44,6 +44,7 @@ func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (_ R
 	if err != nil {
 		return Run{}, mapRunWriteError("insert run", err)
 	}
+	c.announceDue(ctx, q, run.WakeAt)
 	return runFromRow(row), nil
 }
 
@@ -93,6 +94,7 @@ func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) 
 	if _, err := q.InsertRuns(ctx, batch); err != nil {
 		return nil, mapRunWriteError("insert runs", err)
 	}
+	c.announceDue(ctx, q, batch.WakeAts...)
 	return batch.RunIds, nil
 }
 

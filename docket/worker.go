@@ -1,0 +1,188 @@
+package docket
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Errors of the worker runtime.
+var (
+	// ErrWorkerStopped is the cause of a handler's context cancellation when
+	// the worker stops before the handler returned.
+	ErrWorkerStopped = errors.New("docket: worker stopped")
+	// ErrWorkerStarted reports a second call of Worker.Run.
+	ErrWorkerStarted = errors.New("docket: worker already started")
+)
+
+// Worker claims due runs through its client's ClaimDue and runs them through
+// a Handler, up to Concurrency at a time.
+//
+// Each poll asks for exactly the free slots; a poll with one free slot
+// alternates its class preference between ready and expired work, so stolen
+// and fresh work both get served. The worker wakes at once when runs are
+// inserted due now (LISTEN/NOTIFY on a connection of its own; InsertRun,
+// InsertRuns and the worker's own yields notify) and otherwise polls every
+// PollInterval. Every held claim is refreshed every HeartbeatInterval.
+// Handler verdicts become commits fenced on the claim token and checkpoint
+// sequence, so a holder that lost its claim (stolen after ClaimTTL, revoked
+// by MutateRun) changes nothing, and a run whose worker died is stolen by
+// another worker after ClaimTTL and committed exactly once.
+//
+// Claim refusals for lock contention back off briefly with jitter; other
+// errors, including a database restart, are logged and retried with
+// exponential backoff. Neither ends Run.
+type Worker struct {
+	client *Client
+	cfg    WorkerConfig
+	logger *slog.Logger
+
+	// slotFreed receives one value per finished job; its capacity,
+	// Concurrency, means a job never blocks on it.
+	slotFreed chan struct{}
+	// stopRequested is closed by the first Stop.
+	stopRequested chan struct{}
+	// done is closed when Run returns.
+	done chan struct{}
+	// preferExpired is the class preference of the next demand-one poll;
+	// only the poll loop touches it.
+	preferExpired bool
+
+	mu       sync.Mutex
+	started  bool
+	stopping bool
+	// stopCtx bounds the graceful drain; nil until Stop is called.
+	stopCtx context.Context
+	// jobs are the claims being handled.
+	jobs map[*Job]struct{}
+	// runErr is Run's result, readable once done is closed.
+	runErr error
+}
+
+// NewWorker validates cfg (ErrInvalidConfig) and returns a worker of client
+// that is not yet running; start it with Run.
+func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
+	resolved, err := cfg.resolve(client)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{
+		client:        client,
+		cfg:           resolved,
+		logger:        resolved.Logger,
+		slotFreed:     make(chan struct{}, resolved.Concurrency),
+		stopRequested: make(chan struct{}),
+		done:          make(chan struct{}),
+		jobs:          make(map[*Job]struct{}),
+	}, nil
+}
+
+// Run claims and handles runs until ctx ends or Stop is called, then stops
+// (see Stop) and returns. When ctx ends first, the stop is immediate:
+// handlers are cancelled at once and their claims handed back. Run returns
+// an error only when some claim could not be handed back (it then expires
+// after ClaimTTL and is stolen, so no run is lost) or when called twice
+// (ErrWorkerStarted). A worker runs once.
+func (w *Worker) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.started {
+		w.mu.Unlock()
+		return ErrWorkerStarted
+	}
+	w.started = true
+	stopping := w.stopping
+	w.mu.Unlock()
+	defer close(w.done)
+	if stopping {
+		return nil
+	}
+
+	// io carries the worker's own database calls: they must be able to
+	// finish, and to hand claims back, after ctx ends.
+	io := context.WithoutCancel(ctx)
+	handlers, cancelHandlers := context.WithCancelCause(ctx)
+	defer cancelHandlers(ErrWorkerStopped)
+	listenCtx, stopListening := context.WithCancel(ctx)
+	listening := make(chan struct{})
+	wake := make(chan struct{}, 1)
+	go func() {
+		defer close(listening)
+		w.listen(listenCtx, wake)
+	}()
+
+	w.logger.InfoContext(ctx, "docket worker started",
+		"policy", w.client.engine.Name(),
+		"concurrency", w.cfg.Concurrency,
+		"poll_interval", w.cfg.PollInterval,
+		"claim_ttl", w.cfg.ClaimTTL,
+		"heartbeat_interval", w.cfg.HeartbeatInterval)
+	w.poll(ctx, io, handlers, wake)
+	stopListening()
+	<-listening
+	w.runErr = w.drain(ctx, io, cancelHandlers)
+	return w.runErr
+}
+
+// Stop stops the worker gracefully: it claims nothing more, lets running
+// handlers finish until ctx ends, then cancels the rest (their context's
+// cause is ErrWorkerStopped) and hands their claims back with a
+// ReleaseImmediate commit that keeps the admission, so each such run is due
+// at once for the next worker and none stays claimed. Stop waits for Run to
+// return and returns its error; on a worker that never ran it only prevents
+// Run from starting.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.mu.Lock()
+	if !w.stopping {
+		w.stopping = true
+		w.stopCtx = ctx
+		close(w.stopRequested)
+	}
+	started := w.started
+	w.mu.Unlock()
+	if !started {
+		return nil
+	}
+	<-w.done
+	return w.runErr
+}
+
+// start hands lease to a new job goroutine.
+func (w *Worker) start(handlers, io context.Context, lease Lease) {
+	j := newJob(w, lease)
+	w.mu.Lock()
+	w.jobs[j] = struct{}{}
+	w.mu.Unlock()
+	go func() {
+		defer w.finished(j)
+		j.run(handlers, io)
+	}()
+}
+
+// finished forgets j and frees its slot.
+func (w *Worker) finished(j *Job) {
+	w.mu.Lock()
+	delete(w.jobs, j)
+	w.mu.Unlock()
+	w.slotFreed <- struct{}{}
+}
+
+// inFlight returns the jobs being handled.
+func (w *Worker) inFlight() []*Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	jobs := make([]*Job, 0, len(w.jobs))
+	for j := range w.jobs {
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// announceYield wakes the domain's workers, this one included, after runs
+// were handed back due now.
+func (w *Worker) announceYield(io context.Context) {
+	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
+	defer cancel()
+	w.client.announceDue(ctx, w.client.queries, time.Time{})
+}

@@ -1,0 +1,353 @@
+package docket
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errReleased reports a holder write by a job whose claim the worker already
+// gave up: committed, yielded at stop, or reported lost by the store.
+var errReleased = fmt.Errorf("%w: the worker no longer holds the claim", ErrClaimLost)
+
+// Job is one claimed run handed to a Handler. Its exported fields describe
+// the run as claimed; Checkpoint updates State, Step and CheckpointSeq. A Job
+// belongs to its handler's goroutine: do not call Checkpoint concurrently.
+type Job struct {
+	// RunID is the run's public identity.
+	RunID string
+	// Scope is the run's owner.
+	Scope Scope
+	// GraphID names the workflow.
+	GraphID string
+	// GraphHash names the workflow version.
+	GraphHash string
+	// Attempt counts the claims of the run since its last commit, this one
+	// included: 1 unless earlier holders vanished or gave it back without a
+	// commit.
+	Attempt int
+	// Class is the kind of candidate the claim came from; ClassExpired means
+	// this worker took over a claim whose holder stopped refreshing it.
+	Class WorkClass
+	// State is the run document as of the latest checkpoint.
+	State json.RawMessage
+	// Step is the step of the latest checkpoint.
+	Step int
+	// CheckpointSeq is the commit fence of the latest checkpoint.
+	CheckpointSeq int64
+
+	worker *Worker
+	holder Holder
+	// cancel ends the handler's context with a cause.
+	cancel context.CancelCauseFunc
+	// stopHeartbeat ends the heartbeat of the claim.
+	stopHeartbeat context.CancelFunc
+	// confirmedAt is the latest time (Unix nanoseconds, worker clock) at
+	// which the claim was known to be held.
+	confirmedAt atomic.Int64
+
+	// mu serializes holder writes and guards the fields below.
+	mu       sync.Mutex
+	seq      int64 // the fence the next commit expects
+	step     int   // the step the next commit keeps unless it sets one
+	prepared bool  // the run was read and the handler may run
+	released bool  // the handler may commit nothing more
+}
+
+// newJob builds the job of lease; the caller starts it with run.
+func newJob(w *Worker, lease Lease) *Job {
+	j := &Job{
+		RunID:         lease.RunID,
+		Scope:         lease.Scope,
+		GraphID:       lease.GraphID,
+		GraphHash:     lease.GraphHash,
+		Attempt:       lease.Attempt,
+		Class:         lease.Class,
+		CheckpointSeq: lease.CheckpointSeq,
+		worker:        w,
+		holder:        lease.Holder(),
+		seq:           lease.CheckpointSeq,
+	}
+	j.confirm(lease.ClaimedAt)
+	return j
+}
+
+// Checkpoint stores step and state (nil keeps the document) and keeps the
+// claim (a RetainClaim commit), so the handler goes on working in the same
+// claim. A claim that is gone returns an error matching ErrClaimLost (and
+// ErrStaleFence when the store refused the fence); the handler should then
+// return, since nothing it does for this run can be committed any more.
+func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) error {
+	run, err := j.commit(ctx, checkpointed(step, state))
+	if errors.Is(err, ErrStaleFence) {
+		return fmt.Errorf("%w: %w", ErrClaimLost, err)
+	}
+	if err != nil {
+		return err
+	}
+	j.State, j.Step, j.CheckpointSeq = run.State, run.Step, run.CheckpointSeq
+	return nil
+}
+
+// run handles the job: read the run, call the handler while heartbeating,
+// commit the verdict. base is the parent of the handler's context; io, which
+// outlives cancellation, carries the job's own database calls.
+func (j *Job) run(base, io context.Context) {
+	handlerCtx, cancel := context.WithCancelCause(base)
+	heartbeatCtx, stopHeartbeat := context.WithCancel(io)
+	j.mu.Lock()
+	j.cancel, j.stopHeartbeat = cancel, stopHeartbeat
+	j.mu.Unlock()
+	defer cancel(nil)
+	defer stopHeartbeat()
+
+	go j.heartbeat(heartbeatCtx)
+	if !j.prepare(io) {
+		return
+	}
+	j.worker.debug(io, "docket worker run started", j.RunID, "class", string(j.Class))
+	plan := j.invoke(handlerCtx)
+	stopHeartbeat()
+	j.settle(io, plan)
+}
+
+// prepare reads the claimed run for the handler. A run that changed since
+// the claim is not handled: its claim is gone. A read failure hands the
+// claim back without a checkpoint, so the run counts the attempt.
+func (j *Job) prepare(io context.Context) bool {
+	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
+	run, err := j.worker.client.FetchRun(ctx, j.Scope, j.RunID)
+	cancel()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.released:
+		return false
+	case err != nil:
+		j.worker.failure(io, "docket worker could not read a claimed run", j.RunID, err)
+		j.releaseUnprepared(io)
+		return false
+	case run.Status != StatusRunning || !run.Claimed() || run.CheckpointSeq != j.seq:
+		j.worker.debug(io, "docket worker claim gone before the handler started", j.RunID)
+		j.released = true
+		return false
+	}
+	j.prepared = true
+	j.step = run.Step
+	j.State, j.Step = run.State, run.Step
+	return true
+}
+
+// releaseUnprepared gives back the claim of a run the handler never saw,
+// without a checkpoint. The caller holds j.mu.
+func (j *Job) releaseUnprepared(io context.Context) {
+	j.released = true
+	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
+	defer cancel()
+	if _, err := j.worker.client.ReleaseClaim(ctx, j.holder); err != nil {
+		j.worker.failure(io, "docket worker could not release a claim; it will expire", j.RunID, err)
+	}
+}
+
+// invoke calls the handler and plans the commit of its verdict; a panic
+// fails the run.
+func (j *Job) invoke(ctx context.Context) (plan commitPlan) {
+	defer func() {
+		if p := recover(); p != nil {
+			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked; failing the run")
+			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(p))
+			plan = panicked(j.currentStep())
+		}
+	}()
+	result := j.worker.cfg.Handler(ctx, j)
+	switch {
+	case result.kind == resultMissing:
+		j.worker.logger.WarnContext(ctx, "docket worker handler returned the zero Result; failing the run")
+	case result.kind == resultFail && result.err != nil:
+		j.worker.debug(ctx, "docket worker handler failed the run", j.RunID, "error", result.err.Error())
+	}
+	return result.plan(j.currentStep(), time.Now())
+}
+
+// currentStep is the step a commit keeps unless its verdict sets one.
+func (j *Job) currentStep() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.step
+}
+
+// settle commits the verdict. Transient failures are retried with backoff
+// while the claim can still be ours; after that the claim is left to expire
+// and another claim redoes the work.
+func (j *Job) settle(io context.Context, plan commitPlan) {
+	for failures := 1; ; failures++ {
+		_, err := j.commit(io, plan)
+		switch {
+		case err == nil:
+			if plan.yields() {
+				j.worker.announceYield(io)
+			}
+			j.worker.debug(io, "docket worker run settled", j.RunID, "result", plan.checkpointType)
+			return
+		case errors.Is(err, errReleased):
+			j.worker.debug(io, "docket worker dropped a verdict; the claim was already given up", j.RunID, "result", plan.checkpointType)
+			return
+		case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
+			j.worker.logger.InfoContext(io, "docket worker commit refused by the claim fence; a newer holder owns the run",
+				"result", plan.checkpointType)
+			j.worker.debug(io, "docket worker commit fenced out", j.RunID, "result", plan.checkpointType)
+			return
+		case errors.Is(err, ErrInvalidArgument) && plan.checkpointType != "invalid_result":
+			j.worker.logger.WarnContext(io, "docket worker result refused as invalid; failing the run", "result", plan.checkpointType)
+			j.worker.debug(io, "docket worker invalid result", j.RunID, "error", err.Error())
+			plan = refused(j.currentStep())
+			continue
+		}
+		if time.Since(j.confirmed()) >= j.worker.cfg.ClaimTTL {
+			j.worker.failure(io, "docket worker gave up committing; the claim will expire", j.RunID, err)
+			return
+		}
+		if !sleep(io, errorBackoff(failures)) {
+			return
+		}
+	}
+}
+
+// commit is one fenced holder write of plan, unless the worker already gave
+// the claim up.
+func (j *Job) commit(ctx context.Context, plan commitPlan) (Run, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.released {
+		return Run{}, errReleased
+	}
+	return j.commitLocked(ctx, plan)
+}
+
+// commitLocked writes plan fenced on the claim token and the expected
+// sequence. A fence miss means the claim is gone: the handler's context is
+// cancelled and no further write is tried. The caller holds j.mu.
+func (j *Job) commitLocked(ctx context.Context, plan commitPlan) (Run, error) {
+	callCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
+	defer cancel()
+	run, err := j.worker.client.Commit(callCtx, CommitRequest{
+		Holder:         j.holder,
+		ExpectedSeq:    j.seq,
+		Step:           plan.step,
+		State:          plan.state,
+		CheckpointType: plan.checkpointType,
+		Schedule:       plan.schedule,
+	})
+	switch {
+	case err == nil:
+		j.seq, j.step = run.CheckpointSeq, run.Step
+		j.confirm(time.Now())
+		j.released = j.released || plan.releasesClaim()
+	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
+		j.released = true
+		if j.cancel != nil {
+			j.cancel(fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost))
+		}
+	}
+	return run, err
+}
+
+// heartbeat refreshes the claim every HeartbeatInterval until ctx ends. A
+// claim the store reports gone cancels the handler and blocks further
+// writes; a claim that could not be refreshed for ClaimTTL is presumed lost
+// and cancels the handler, but the verdict is still offered to the fence.
+func (j *Job) heartbeat(ctx context.Context) {
+	cfg := j.worker.cfg
+	ticker := time.NewTicker(cfg.HeartbeatInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		callCtx, cancel := context.WithTimeout(ctx, cfg.HeartbeatInterval)
+		_, err := j.worker.client.RefreshClaim(callCtx, j.holder)
+		cancel()
+		switch {
+		case err == nil:
+			j.confirm(time.Now())
+			continue
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, ErrClaimLost), errors.Is(err, ErrNotFound):
+			j.worker.logger.InfoContext(ctx, "docket worker lost a claim; cancelling its handler")
+			j.worker.debug(ctx, "docket worker claim lost", j.RunID)
+			j.mu.Lock()
+			j.released = true
+			j.mu.Unlock()
+			j.cancelHandler(fmt.Errorf("%w: the store no longer shows the claim", ErrClaimLost))
+			return
+		}
+		j.worker.failure(ctx, "docket worker heartbeat failed", j.RunID, err)
+		if time.Since(j.confirmed()) >= cfg.ClaimTTL {
+			j.worker.logger.WarnContext(ctx, "docket worker presumes a claim lost after a ClaimTTL without refresh; cancelling its handler")
+			j.cancelHandler(fmt.Errorf("%w: not refreshed within the claim TTL", ErrClaimLost))
+			return
+		}
+	}
+}
+
+// surrender takes the claim away from the handler for a stopping worker:
+// from now on the handler can commit nothing, and its heartbeat ends. It
+// reports whether the worker still held the claim, which handBack must then
+// give back.
+func (j *Job) surrender() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.stopHeartbeat != nil {
+		j.stopHeartbeat()
+	}
+	if j.released {
+		return false
+	}
+	j.released = true
+	return true
+}
+
+// handBack gives a surrendered claim back: a ReleaseImmediate commit that
+// keeps the admission when the handler had started, a plain release before
+// that. It reports whether the store accepted it; a fence miss means a newer
+// holder already owns the run, which needs nothing more.
+func (j *Job) handBack(io context.Context) (bool, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.prepared {
+		ctx, cancel := context.WithTimeout(io, workerCallTimeout)
+		defer cancel()
+		return j.worker.client.ReleaseClaim(ctx, j.holder)
+	}
+	_, err := j.commitLocked(io, stopped(j.step))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// cancelHandler cancels the handler's context with cause, if it started.
+func (j *Job) cancelHandler(cause error) {
+	j.mu.Lock()
+	cancel := j.cancel
+	j.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
+// confirm records that the claim was held at t.
+func (j *Job) confirm(t time.Time) { j.confirmedAt.Store(t.UnixNano()) }
+
+// confirmed is the latest time the claim was known to be held.
+func (j *Job) confirmed() time.Time { return time.Unix(0, j.confirmedAt.Load()) }
