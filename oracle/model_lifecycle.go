@@ -1,6 +1,9 @@
 package oracle
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // InsertRun inserts a running run of scope due at wakeAt. The internal id
 // increases on every insert; the scope's partition (and its ring position)
@@ -19,6 +22,47 @@ func (m *Model) InsertRun(scope, runID string, wakeAt time.Time) error {
 	m.runs = append(m.runs, r)
 	m.byRunID[runID] = r
 	p.Unfinished++
+	return nil
+}
+
+// NewRun is one run of an InsertRuns batch.
+type NewRun struct {
+	Scope  string    // scope key ("" is tenantless)
+	RunID  string    // public identity
+	WakeAt time.Time // due time
+}
+
+// InsertRuns inserts a batch of running runs as one statement does. The batch
+// is all or nothing: an empty run id, or one that exists or repeats within
+// the batch, inserts nothing. The partitions the batch needs that do not exist
+// yet are created first, in ascending scope-key order (the statement trigger
+// creates them sorted, so concurrent multi-tenant inserts lock alike), and so
+// get their ring positions in that order, not in input order. The runs then
+// get increasing internal ids in input order, as InsertRun would.
+func (m *Model) InsertRuns(runs []NewRun) error {
+	seen := map[string]bool{}
+	var scopes []string
+	for _, r := range runs {
+		switch _, dup := m.byRunID[r.RunID]; {
+		case r.RunID == "":
+			return opError("InsertRuns", ErrInvalidArgument, "empty run id")
+		case dup || seen[r.RunID]:
+			return opError("InsertRuns", ErrDuplicateRun, "run %q", r.RunID)
+		}
+		seen[r.RunID] = true
+		if _, ok := m.parts[r.Scope]; !ok && !slices.Contains(scopes, r.Scope) {
+			scopes = append(scopes, r.Scope)
+		}
+	}
+	slices.Sort(scopes)
+	for _, s := range scopes {
+		m.partitionFor(s)
+	}
+	for _, r := range runs {
+		if err := m.InsertRun(r.Scope, r.RunID, r.WakeAt); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

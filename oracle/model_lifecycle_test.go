@@ -2,6 +2,8 @@ package oracle
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -292,6 +294,44 @@ func TestLifecycleInsertAndAdmin(t *testing.T) {
 	}
 	if err := m.Commit("b1", "x", 0, Schedule{Kind: ReleaseTerminal, Status: StatusRunning}, at(0)); !errors.Is(err, ErrClaimLost) {
 		t.Fatalf("commit without claim err = %v", err)
+	}
+}
+
+func TestLifecycleInsertRunsBatch(t *testing.T) {
+	m := newTestModel(t, 3)
+	insert(t, m, "m", "m0", at(0))
+	batch := []NewRun{{Scope: "z", RunID: "z1", WakeAt: at(5)}, {Scope: "m", RunID: "m1", WakeAt: at(5)},
+		{Scope: "a", RunID: "a1", WakeAt: at(5)}, {Scope: "z", RunID: "z2", WakeAt: at(5)}}
+	for _, bad := range [][]NewRun{
+		{{Scope: "q", RunID: "q1"}, {Scope: "q", RunID: "q1"}},
+		{{Scope: "q", RunID: "q1"}, {Scope: "m", RunID: "m0"}},
+		{{Scope: "q", RunID: ""}},
+	} {
+		if err := m.InsertRuns(bad); err == nil {
+			t.Fatalf("InsertRuns(%+v) accepted", bad)
+		}
+	}
+	if len(m.Partitions()) != 1 || len(m.Runs()) != 1 {
+		t.Fatalf("a refused batch changed the model: %+v", m.Partitions())
+	}
+	if err := m.InsertRuns(batch); err != nil {
+		t.Fatal(err)
+	}
+	// New partitions take positions in scope-key order; runs take ids in
+	// input order.
+	var scopes []string
+	for _, p := range m.Partitions() {
+		scopes = append(scopes, fmt.Sprintf("%s@%d/%d", p.Scope, p.Position, p.Unfinished))
+	}
+	if got := strings.Join(scopes, " "); got != "m@1/2 a@2/1 z@3/2" {
+		t.Fatalf("partitions = %s", got)
+	}
+	var ids []string
+	for _, r := range m.Runs() {
+		ids = append(ids, fmt.Sprintf("%s#%d", r.RunID, r.ID))
+	}
+	if got := strings.Join(ids, " "); got != "m0#1 z1#2 m1#3 a1#4 z2#5" {
+		t.Fatalf("runs = %s", got)
 	}
 }
 
