@@ -1,0 +1,101 @@
+package tests
+
+import (
+	"flag"
+	"os"
+	"strconv"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// dfOps are the differential operations with their weights: claims dominate,
+// then inserts, clock movement and completions; every other lifecycle and
+// administration write appears regularly. The first entry is what rapid
+// shrinks a step towards.
+var dfOps = []struct {
+	weight int
+	apply  func(*dfEnv)
+}{
+	{6, (*dfEnv).opClaim},
+	{3, (*dfEnv).opInsert},
+	{1, (*dfEnv).opBacklog},
+	{2, (*dfEnv).opTick},
+	{2, (*dfEnv).opComplete},
+	{1, (*dfEnv).opYield},
+	{1, (*dfEnv).opSleep},
+	{1, (*dfEnv).opWait},
+	{1, (*dfEnv).opCheckpoint},
+	{1, (*dfEnv).opRelease},
+	{1, (*dfEnv).opAbandon},
+	{1, (*dfEnv).opResume},
+	{1, (*dfEnv).opSignal},
+	{1, (*dfEnv).opRetryPoisoned},
+	{1, (*dfEnv).opDefaultCap},
+	{1, (*dfEnv).opOverride},
+	{1, (*dfEnv).opResetOverride},
+}
+
+// step draws one weighted operation and applies it to both sides.
+func (e *dfEnv) step() {
+	total := 0
+	for _, op := range dfOps {
+		total += op.weight
+	}
+	pick := rapid.IntRange(0, total-1).Draw(e.rt, "op")
+	for _, op := range dfOps {
+		if pick < op.weight {
+			op.apply(e)
+			return
+		}
+		pick -= op.weight
+	}
+}
+
+// TestDifferentialTenantFairModel is the model-based differential test of the
+// TenantFair engine: random sequences of inserts, claims (demand 1..12, any
+// preference, attempt limits that poison), completions, yields, sleeps,
+// external waits and resumes, releases, abandons, signals, poison retries,
+// clock movement past the orphan TTL, default-cap and override writes, with
+// live and stale holders, are applied to the oracle model and to a fresh
+// database per check. After every step the claim outcomes and inspections
+// and the whole state (cursor, epochs, ring positions and counts, markers,
+// claim holders, counters) must be identical. A failure logs the shrunk
+// scenario; docs/soak.md has the flags for long runs.
+func TestDifferentialTenantFairModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	dfDefaultChecks(t, 30)
+	rapid.Check(t, func(rt *rapid.T) {
+		e, release := newDfEnv(t, rt)
+		defer release()
+		e.opInsert()
+		rt.Repeat(map[string]func(*rapid.T){
+			"":     func(*rapid.T) { e.compareState() },
+			"step": func(*rapid.T) { e.step() },
+		})
+	})
+}
+
+// dfDefaultChecks makes n the number of rapid checks of the calling test
+// unless -rapid.checks or RAPID_CHECKS chose one, keeping the default run
+// modest (rapid's own default is 100). The caller must not be parallel: then
+// no other rapid test reads the flag meanwhile, because parallel tests wait
+// until every sequential test has finished.
+func dfDefaultChecks(t *testing.T, n int) {
+	f := flag.Lookup("rapid.checks")
+	if f == nil {
+		t.Fatal("rapid registers no -rapid.checks flag")
+	}
+	chosen := false
+	flag.Visit(func(v *flag.Flag) { chosen = chosen || v.Name == f.Name })
+	if _, env := os.LookupEnv("RAPID_CHECKS"); chosen || env {
+		return
+	}
+	old := f.Value.String()
+	if err := f.Value.Set(strconv.Itoa(n)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Value.Set(old) })
+}
