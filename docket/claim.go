@@ -26,7 +26,11 @@ func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, e
 // writable Read Committed transaction: the claim, the cursor movement and the
 // admission epochs commit or roll back with it.
 func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (ClaimResult, error) {
-	return c.claimDue(ctx, c.queries.WithTx(tx), req)
+	q, err := c.withTx(tx)
+	if err != nil {
+		return ClaimResult{}, err
+	}
+	return c.claimDue(ctx, q, req)
 }
 
 func (c *Client) claimDue(ctx context.Context, q *gen.Queries, req ClaimRequest) (ClaimResult, error) {

@@ -54,7 +54,11 @@ func (c *Client) TraceClaimDue(ctx context.Context, req ClaimRequest) (ClaimTrac
 
 // TraceClaimDueTx is TraceClaimDue inside the caller's transaction.
 func (c *Client) TraceClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (ClaimTrace, error) {
-	return c.traceClaimDue(ctx, c.queries.WithTx(tx), req)
+	q, err := c.withTx(tx)
+	if err != nil {
+		return ClaimTrace{}, err
+	}
+	return c.traceClaimDue(ctx, q, req)
 }
 
 func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimRequest) (ClaimTrace, error) {

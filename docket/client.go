@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/gen"
@@ -68,3 +69,12 @@ func (c *Client) Pool() *pgxpool.Pool { return c.pool }
 
 // Policy returns the resolved admission engine.
 func (c *Client) Policy() policy.ClaimPolicy { return c.engine }
+
+// withTx binds the queries to the caller's transaction; a nil tx is refused
+// with ErrInvalidArgument instead of panicking at the first statement.
+func (c *Client) withTx(tx pgx.Tx) (*gen.Queries, error) {
+	if tx == nil {
+		return nil, invalidArgument("nil transaction")
+	}
+	return c.queries.WithTx(tx), nil
+}

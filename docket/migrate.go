@@ -62,6 +62,9 @@ var schemaNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 // named by opts.Schema or by the URL's search_path. Each migration runs in its
 // own transaction, so a failed upgrade leaves the previous version intact.
 func Migrate(ctx context.Context, databaseURL string, opts MigrateOptions) error {
+	if opts.Direction != MigrateUp && opts.Direction != MigrateDown {
+		return invalidArgument("unknown migrate direction %d", opts.Direction)
+	}
 	mate, err := newMigrator(databaseURL, opts)
 	if err != nil {
 		return err
@@ -74,8 +77,6 @@ func Migrate(ctx context.Context, databaseURL string, opts MigrateOptions) error
 		err = mate.Migrate()
 	case MigrateDown:
 		err = mate.Rollback()
-	default:
-		return fmt.Errorf("docket: unknown migrate direction %d", opts.Direction)
 	}
 	if err != nil {
 		return fmt.Errorf("docket: migrate: %w", err)

@@ -28,7 +28,11 @@ func (c *Client) InsertRun(ctx context.Context, run NewRun) (Run, error) {
 // global, returns ErrDuplicateRun, writes nothing and leaves tx usable. The
 // run is due at WakeAt, or now when WakeAt is zero.
 func (c *Client) InsertRunTx(ctx context.Context, tx pgx.Tx, run NewRun) (Run, error) {
-	return c.insertRun(ctx, c.queries.WithTx(tx), run)
+	q, err := c.withTx(tx)
+	if err != nil {
+		return Run{}, err
+	}
+	return c.insertRun(ctx, q, run)
 }
 
 func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (_ Run, err error) {
@@ -61,7 +65,11 @@ func (c *Client) InsertRuns(ctx context.Context, runs []NewRun) ([]string, error
 // the database is touched; a duplicate run id (existing or within the batch)
 // returns ErrDuplicateRun and, as a failed statement, aborts tx.
 func (c *Client) InsertRunsTx(ctx context.Context, tx pgx.Tx, runs []NewRun) ([]string, error) {
-	return c.insertRuns(ctx, c.queries.WithTx(tx), runs)
+	q, err := c.withTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	return c.insertRuns(ctx, q, runs)
 }
 
 func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) (_ []string, err error) {

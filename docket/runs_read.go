@@ -94,6 +94,14 @@ func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, 
 	case limit < 0 || limit > MaxListLimit:
 		return RunPage{}, invalidArgument("list limit %d is outside 1..%d", req.Limit, MaxListLimit)
 	}
+	if err := requireStorable("graph id", req.GraphID); err != nil {
+		return RunPage{}, err
+	}
+	if req.After != nil {
+		if err := requireStorable("cursor run id", req.After.RunID); err != nil {
+			return RunPage{}, err
+		}
+	}
 	var graphID, status *string
 	if req.GraphID != "" {
 		graphID = &req.GraphID

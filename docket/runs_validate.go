@@ -63,10 +63,26 @@ func anyHoldsNUL(v any) bool {
 	return false
 }
 
-// requireRunID refuses an empty run id before any database access.
+// requireRunID refuses, before any database access, a run id that can name
+// no stored run: empty, or text PostgreSQL cannot hold. The identifier rules
+// apply only when a run is created, so runs inserted with plain SQL stay
+// addressable.
 func requireRunID(runID string) error {
 	if runID == "" {
 		return invalidArgument("run id is empty")
+	}
+	return requireStorable("run id", runID)
+}
+
+// requireStorable refuses text a PostgreSQL text value cannot hold (invalid
+// UTF-8 or U+0000), which would otherwise fail in the database with an
+// untyped encoding error.
+func requireStorable(field, v string) error {
+	switch {
+	case !utf8.ValidString(v):
+		return invalidArgument("%s is not valid UTF-8", field)
+	case strings.ContainsRune(v, 0):
+		return invalidArgument("%s contains the character U+0000", field)
 	}
 	return nil
 }
