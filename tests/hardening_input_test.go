@@ -1,0 +1,217 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+// hardInputCase is one bad input to one public function.
+type hardInputCase struct {
+	name string
+	// want lists the sentinels the error must match with errors.Is; empty
+	// means the call must succeed (a documented no-op such as a stale
+	// release) and still write nothing.
+	want []error
+	// reason, when set, is the ClaimPolicyUnavailableError reason the error
+	// must carry instead of a sentinel.
+	reason string
+	// local says the input is refused before any statement reaches the
+	// server.
+	local bool
+	// cancelled runs the call with an already cancelled context.
+	cancelled bool
+	call      func(ctx context.Context, env *hardInputEnv) error
+}
+
+// hardInputEnv is a TenantFair domain (required tenancy) with one run in
+// every interesting state, and a client and admin whose pool counts the
+// statements it sends.
+type hardInputEnv struct {
+	t       *testing.T
+	super   *pgxpool.Pool
+	pool    *pgxpool.Pool
+	counter *hardQueryCounter
+	client  *docket.Client
+	admin   *docket.Admin
+	// lease is a live claim of the run "held" in tenant acme.
+	lease docket.Lease
+	tx    pgx.Tx
+}
+
+// Fixture run ids of the bad-input domain. Every run but held, other and
+// queued belongs to acme.
+const (
+	hardRunHeld     = "held"
+	hardRunQueued   = "queued"
+	hardRunPoisoned = "poisoned"
+	hardRunFinished = "finished"
+	hardRunWaiting  = "waiting"
+	hardRunOther    = "other" // of tenant globex
+)
+
+// hardAcme is the tenant that owns the fixture runs.
+var hardAcme = docket.Tenant("acme")
+
+// newHardInputEnv builds the fixture: a live lease, a queued run due in the
+// future, a poisoned, a finished and a waiting run, and another tenant's run.
+func newHardInputEnv(t *testing.T) *hardInputEnv {
+	t.Helper()
+	databaseURL := pgtest.NewDatabase(t)
+	env := &hardInputEnv{t: t, super: poolFor(t, databaseURL), counter: &hardQueryCounter{}}
+	cfg := hardPoolConfig(t, databaseURL, 4)
+	cfg.ConnConfig.Tracer = env.counter
+	env.pool = hardPool(t, cfg)
+	env.client = openClient(t, env.pool, tenantFairConfig(2))
+	admin, err := docket.NewAdmin(testContext(t), env.pool, docket.AdminConfig{TenantMode: docket.TenantRequired})
+	if err != nil {
+		t.Fatalf("NewAdmin: %v", err)
+	}
+	env.admin = admin
+
+	ctx := testContext(t)
+	if _, err := env.client.InsertRun(ctx, hardNewRun(hardRunHeld)); err != nil {
+		t.Fatalf("insert %s: %v", hardRunHeld, err)
+	}
+	res, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 10})
+	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != hardRunHeld {
+		t.Fatalf("claim %s: %+v, %v", hardRunHeld, res, err)
+	}
+	env.lease = res.Leases[0]
+	later := time.Now().Add(24 * time.Hour)
+	queued := hardNewRun(hardRunQueued)
+	queued.WakeAt = later
+	other := hardNewRun(hardRunOther)
+	other.Scope, other.WakeAt = docket.Tenant("globex"), later
+	if _, err := env.client.InsertRuns(ctx, []docket.NewRun{queued, other}); err != nil {
+		t.Fatalf("insert fixture runs: %v", err)
+	}
+	execSQL(t, env.super, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, poisoned_at, poison_reason, finished_at)
+		values ($1, 'acme', 'g', 'h', 'running', '{}', now(), 'max_claim_attempts_exceeded', null),
+		       ($2, 'acme', 'g', 'h', 'done', '{}', null, null, now()),
+		       ($3, 'acme', 'g', 'h', 'waiting', '{}', null, null, null)`,
+		hardRunPoisoned, hardRunFinished, hardRunWaiting)
+	return env
+}
+
+// hardNewRun is a valid run of acme that is due now.
+func hardNewRun(runID string) docket.NewRun {
+	return docket.NewRun{RunID: runID, Scope: hardAcme, GraphID: "g", GraphHash: "h", State: json.RawMessage(`{"n":1}`)}
+}
+
+// begin opens a transaction on the counting pool for a Tx call and resets
+// the statement count, so only the call's own statements count. The runner
+// rolls it back.
+func (env *hardInputEnv) begin(ctx context.Context, opts pgx.TxOptions) pgx.Tx {
+	env.t.Helper()
+	tx, err := env.pool.BeginTx(ctx, opts)
+	if err != nil {
+		env.t.Fatalf("begin: %v", err)
+	}
+	env.tx = tx
+	env.counter.n.Store(0)
+	return tx
+}
+
+// hardRunInputCases runs every case against env and returns how many were
+// tried and how many were refused before any statement.
+func hardRunInputCases(t *testing.T, env *hardInputEnv, cases []hardInputCase) (tried, local int) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env.t = t
+			before := hardSnap(t, env.super)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if c.cancelled {
+				cancel()
+			}
+			env.counter.n.Store(0)
+			err := c.call(ctx, env)
+			sent := env.counter.n.Load()
+			if env.tx != nil {
+				_ = env.tx.Rollback(context.Background())
+				env.tx = nil
+			}
+			hardExpectInputError(t, c, err)
+			if c.local && sent != 0 {
+				t.Errorf("sent %d statement(s) before refusing, want none", sent)
+			}
+			hardExpectUnchanged(t, c.name, before, hardSnap(t, env.super))
+		})
+		tried++
+		if c.local {
+			local++
+		}
+	}
+	return tried, local
+}
+
+// hardExpectInputError checks err against the case's expectation.
+func hardExpectInputError(t *testing.T, c hardInputCase, err error) {
+	t.Helper()
+	switch {
+	case c.reason != "":
+		clExpectUnavailable(t, err, c.reason)
+	case len(c.want) == 0 && err != nil:
+		t.Fatalf("error %v, want success without writes", err)
+	case len(c.want) == 0:
+	case err == nil:
+		t.Fatalf("no error, want %v", c.want)
+	}
+	for _, want := range c.want {
+		if !errors.Is(err, want) {
+			t.Fatalf("error %v does not match %v", err, want)
+		}
+	}
+}
+
+// Oversized and malformed values shared by the cases.
+var (
+	hardLongID      = strings.Repeat("x", docket.MaxIdentifierBytes+1)
+	hardHugeState   = json.RawMessage(`"` + strings.Repeat("a", docket.MaxStateBytes) + `"`)
+	hardBadUTF8     = "bad\xff\xfeid"
+	hardOverflow    = int(1) << 31 // 2147483648
+	hardMinInt      = -int(^uint(0)>>1) - 1
+	hardUnknownRun  = "no-such-run"
+	hardCallerError = errors.New("decide refused")
+)
+
+func TestHardeningBadInputMatrix(t *testing.T) {
+	t.Parallel()
+	env := newHardInputEnv(t)
+	var groups = []struct {
+		name  string
+		cases []hardInputCase
+	}{
+		{"config", hardConfigCases()},
+		{"claim", hardClaimCases()},
+		{"insert", hardInsertCases()},
+		{"read", hardReadCases()},
+		{"holder", hardHolderCases()},
+		{"commit", hardCommitCases()},
+		{"abandon", hardAbandonCases()},
+		{"mutate", hardMutateCases()},
+		{"admin", hardAdminCases()},
+	}
+	tried, local := 0, 0
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) {
+			n, l := hardRunInputCases(t, env, g.cases)
+			tried, local = tried+n, local+l
+		})
+	}
+	t.Logf("bad inputs tried: %d across %d groups (%d refused before any statement); writes: 0", tried, len(groups), local)
+	if tried < 150 {
+		t.Fatalf("only %d bad inputs tried", tried)
+	}
+}
