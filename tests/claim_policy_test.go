@@ -214,6 +214,10 @@ func TestLegacyFailsClosed(t *testing.T) {
 
 func TestClaimRequestValidation(t *testing.T) {
 	valid := clReq(clBase, 1, docket.PreferNone)
+	// One past the int32 range; a variable, so 32-bit builds still compile
+	// (there it wraps to a negative value, which is just as invalid).
+	aboveInt32 := math.MaxInt32
+	aboveInt32++
 	cases := []struct {
 		name   string
 		mutate func(*docket.ClaimRequest)
@@ -221,10 +225,10 @@ func TestClaimRequestValidation(t *testing.T) {
 		{"zero now", func(r *docket.ClaimRequest) { r.Now = time.Time{} }},
 		{"zero limit", func(r *docket.ClaimRequest) { r.Limit = 0 }},
 		{"negative limit", func(r *docket.ClaimRequest) { r.Limit = -1 }},
-		{"limit above int32", func(r *docket.ClaimRequest) { r.Limit = math.MaxInt32 + 1 }},
+		{"limit above int32", func(r *docket.ClaimRequest) { r.Limit = aboveInt32 }},
 		{"negative orphan TTL", func(r *docket.ClaimRequest) { r.OrphanTTL = -time.Second }},
 		{"zero max attempts", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = 0 }},
-		{"max attempts above int32", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = math.MaxInt32 + 1 }},
+		{"max attempts above int32", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = aboveInt32 }},
 		{"unknown preference", func(r *docket.ClaimRequest) { r.Preference = "oldest" }},
 	}
 	for _, engine := range []struct {
