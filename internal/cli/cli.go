@@ -38,6 +38,7 @@ type command struct {
 var commands = []command{
 	{name: "migrate", usage: migrateUsage, summary: "apply, roll back or list schema migrations", run: runMigrate},
 	{name: "policy", usage: policyUsage, summary: "read and change the TenantFair claim policy", run: runPolicy},
+	{name: "demo", usage: demoUsage, summary: "drain a hot-tenant backlog under Legacy and TenantFair and compare waits", run: runDemo},
 }
 
 // output carries the command's streams.
