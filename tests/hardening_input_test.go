@@ -215,3 +215,69 @@ func TestHardeningBadInputMatrix(t *testing.T) {
 		t.Fatalf("only %d bad inputs tried", tried)
 	}
 }
+
+// newHardUninitializedEnv is a domain no TenantFair client ever started: a
+// Legacy client and an Admin, both under tenant mode none.
+func newHardUninitializedEnv(t *testing.T) *hardInputEnv {
+	t.Helper()
+	databaseURL := pgtest.NewDatabase(t)
+	env := &hardInputEnv{t: t, super: poolFor(t, databaseURL), counter: &hardQueryCounter{}}
+	cfg := hardPoolConfig(t, databaseURL, 4)
+	cfg.ConnConfig.Tracer = env.counter
+	env.pool = hardPool(t, cfg)
+	env.client = openClient(t, env.pool, legacyConfig())
+	admin, err := docket.NewAdmin(testContext(t), env.pool, docket.AdminConfig{})
+	if err != nil {
+		t.Fatalf("NewAdmin: %v", err)
+	}
+	env.admin = admin
+	if _, err := env.client.InsertRun(testContext(t), docket.NewRun{RunID: "legacy-run", GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	return env
+}
+
+func TestHardeningBadInputUninitializedDomain(t *testing.T) {
+	t.Parallel()
+	env := newHardUninitializedEnv(t)
+	cases := []hardInputCase{
+		{name: "PutClaimPolicyDefault before initialization", want: []error{docket.ErrNotInitialized},
+			call: func(ctx context.Context, env *hardInputEnv) error {
+				_, err := env.admin.PutClaimPolicyDefault(ctx, 3, docket.ClaimPolicyWriteOptions{})
+				return err
+			}},
+		{name: "InspectClaimPolicy of a new tenant before initialization", want: []error{docket.ErrNotInitialized},
+			call: func(ctx context.Context, env *hardInputEnv) error {
+				_, err := env.admin.InspectClaimPolicy(ctx, docket.Tenant("nobody-yet"))
+				return err
+			}},
+		{name: "InspectClaimPolicy of the tenantless scope before initialization", want: []error{docket.ErrNotInitialized},
+			call: func(ctx context.Context, env *hardInputEnv) error {
+				_, err := env.admin.InspectClaimPolicy(ctx, docket.Tenantless)
+				return err
+			}},
+		{name: "Legacy ClaimDue negative OrphanTTL", want: []error{docket.ErrInvalidArgument}, local: true,
+			call: func(ctx context.Context, env *hardInputEnv) error {
+				req := hardGoodClaim()
+				req.OrphanTTL = -time.Second
+				_, err := env.client.ClaimDue(ctx, req)
+				return err
+			}},
+		{name: "Legacy ClaimDue Limit 0", want: []error{docket.ErrInvalidArgument}, local: true,
+			call: func(ctx context.Context, env *hardInputEnv) error {
+				req := hardGoodClaim()
+				req.Limit = 0
+				_, err := env.client.ClaimDue(ctx, req)
+				return err
+			}},
+		{name: "Legacy InsertRun empty tenant", want: []error{docket.ErrInvalidArgument}, local: true,
+			call: func(ctx context.Context, env *hardInputEnv) error {
+				run := hardNewRun("fresh-run")
+				run.Scope = docket.Tenant("")
+				_, err := env.client.InsertRun(ctx, run)
+				return err
+			}},
+	}
+	tried, local := hardRunInputCases(t, env, cases)
+	t.Logf("bad inputs tried: %d (%d refused before any statement); writes: 0", tried, local)
+}

@@ -1,0 +1,158 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+// hardBadSchemaNames are schema names Migrate must refuse: anything that is
+// not a plain identifier of at most 63 bytes.
+var hardBadSchemaNames = []string{
+	`bad"name`,
+	`a;drop table docket_runs`,
+	`docket schema`,
+	`Ünïcode`,
+	`1leading_digit`,
+	`-dash`,
+	`x'y`,
+	`$1`,
+	`public,evil`,
+	`tab	name`,
+	`new
+line`,
+	strings.Repeat("s", 64),
+	`"quoted"`,
+	`schema.name`,
+}
+
+// hardCatalog renders every namespace and the number of relations and
+// functions outside the system schemas, so a refused migration can be shown
+// to have created nothing.
+func hardCatalog(t testing.TB, pool *pgxpool.Pool) string {
+	t.Helper()
+	var catalog string
+	err := pool.QueryRow(testContext(t), `select
+		(select string_agg(nspname, ',' order by nspname) from pg_namespace) || '|' ||
+		(select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+		  where n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast')) || '|' ||
+		(select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+		  where n.nspname not in ('pg_catalog', 'information_schema'))`).Scan(&catalog)
+	if err != nil {
+		t.Fatalf("catalog: %v", err)
+	}
+	return catalog
+}
+
+// hardMigrateCase is one refused Migrate or MigrateStatus call.
+type hardMigrateCase struct {
+	name string
+	want error
+	call func(ctx context.Context, databaseURL string) error
+}
+
+func hardMigrateCases() []hardMigrateCase {
+	var cases []hardMigrateCase
+	for _, name := range hardBadSchemaNames {
+		cases = append(cases,
+			hardMigrateCase{"Migrate up into " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
+				return docket.Migrate(ctx, u, docket.MigrateOptions{Schema: name})
+			}},
+			hardMigrateCase{"Migrate down in " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
+				return docket.Migrate(ctx, u, docket.MigrateOptions{Schema: name, Direction: docket.MigrateDown})
+			}},
+			hardMigrateCase{"MigrateStatus of " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
+				_, err := docket.MigrateStatus(ctx, u, docket.MigrateOptions{Schema: name})
+				return err
+			}},
+		)
+		// A search_path names its schemas separated by commas, and Migrate
+		// takes the first, so a comma cannot be tried that way.
+		if !strings.Contains(name, ",") {
+			cases = append(cases, hardMigrateCase{"Migrate up with search_path " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
+				return docket.Migrate(ctx, hardWithSearchPath(u, name), docket.MigrateOptions{})
+			}})
+		}
+	}
+	return append(cases,
+		hardMigrateCase{"Migrate unknown target", docket.ErrUnknownMigration, func(ctx context.Context, u string) error {
+			return docket.Migrate(ctx, u, docket.MigrateOptions{Target: "20991231000000"})
+		}},
+		hardMigrateCase{"MigrateStatus unknown target", docket.ErrUnknownMigration, func(ctx context.Context, u string) error {
+			_, err := docket.MigrateStatus(ctx, u, docket.MigrateOptions{Target: "v2"})
+			return err
+		}},
+		hardMigrateCase{"Migrate direction 7", docket.ErrInvalidArgument, func(ctx context.Context, u string) error {
+			return docket.Migrate(ctx, u, docket.MigrateOptions{Direction: 7})
+		}},
+		hardMigrateCase{"Migrate cancelled context", context.Canceled, func(_ context.Context, u string) error {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return docket.Migrate(ctx, u, docket.MigrateOptions{})
+		}},
+		hardMigrateCase{"MigrateStatus cancelled context", context.Canceled, func(_ context.Context, u string) error {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_, err := docket.MigrateStatus(ctx, u, docket.MigrateOptions{})
+			return err
+		}},
+	)
+}
+
+// hardWithSearchPath sets the search_path query parameter of a URL.
+func hardWithSearchPath(databaseURL, searchPath string) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return databaseURL
+	}
+	q := u.Query()
+	q.Set("search_path", searchPath)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func TestHardeningMigrateRefusesBadInputAndCreatesNothing(t *testing.T) {
+	t.Parallel()
+	empty := pgtest.NewEmptyDatabase(t)
+	migrated := pgtest.NewDatabase(t)
+	emptyPool, migratedPool := poolFor(t, empty), poolFor(t, migrated)
+	tried := 0
+	for _, c := range hardMigrateCases() {
+		t.Run(c.name, func(t *testing.T) {
+			for _, target := range []struct {
+				url  string
+				pool *pgxpool.Pool
+			}{{empty, emptyPool}, {migrated, migratedPool}} {
+				catalog := hardCatalog(t, target.pool)
+				var before hardSnapshot
+				if target.url == migrated {
+					before = hardSnap(t, target.pool)
+				}
+				err := c.call(testContext(t), target.url)
+				if !errors.Is(err, c.want) {
+					t.Fatalf("error %v, want %v", err, c.want)
+				}
+				if after := hardCatalog(t, target.pool); after != catalog {
+					t.Fatalf("catalog changed:\nbefore %s\nafter  %s", catalog, after)
+				}
+				if before != nil {
+					hardExpectUnchanged(t, c.name, before, hardSnap(t, target.pool))
+				}
+				tried++
+			}
+		})
+	}
+	// A URL that does not parse is refused before any connection.
+	if err := docket.Migrate(testContext(t), "postgres://%zz", docket.MigrateOptions{}); err == nil || errors.Is(err, docket.ErrInvalidSchemaName) {
+		t.Fatalf("unparsable URL: %v, want a parse error", err)
+	}
+	tried++
+	t.Logf("bad migrate inputs tried: %d (empty and migrated database); catalog and rows unchanged", tried)
+}
