@@ -129,7 +129,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // handlers finish until ctx ends, then cancels the rest (their context's
 // cause is ErrWorkerStopped) and hands their claims back with a
 // ReleaseImmediate commit that keeps the admission, so each such run is due
-// at once for the next worker and none stays claimed. Stop waits for Run to
+// at once for the next worker and none stays claimed. A cancelled handler's
+// verdict is dropped; one that ignores its context may still be running when
+// Stop returns, but nothing it does is committed. Stop waits for Run to
 // return and returns its error; on a worker that never ran it only prevents
 // Run from starting.
 func (w *Worker) Stop(ctx context.Context) error {

@@ -28,8 +28,9 @@ type WorkerConfig struct {
 	Handler Handler
 	// PollInterval is the longest the worker waits before asking for work
 	// again when no notification arrives (default 1s). Runs inserted due now
-	// wake it at once through LISTEN/NOTIFY; future wake times, retries and
-	// claims that expire are found by polling.
+	// wake it at once through LISTEN/NOTIFY; future wake times, retries,
+	// claims that expire and runs made due by other writes (MutateRun,
+	// ReleaseClaim) are found by polling.
 	PollInterval time.Duration
 	// ClaimTTL is the orphan TTL of the worker's claim calls: a claim not
 	// refreshed for that long is expired and may be stolen, by this worker or

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,4 +194,36 @@ func (r *wkLogRecorder) all() []wkLogRecord {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]wkLogRecord(nil), r.records...)
+}
+
+// wkExpectQuiet fails for every record at warn level or above, except those
+// whose message is in expected.
+func wkExpectQuiet(t *testing.T, r *wkLogRecorder, expected ...string) {
+	t.Helper()
+	for _, rec := range r.all() {
+		if rec.Level >= slog.LevelWarn && !slices.Contains(expected, rec.Message) {
+			t.Errorf("unexpected %s record %q %v", rec.Level, rec.Message, rec.Attrs)
+		}
+	}
+}
+
+// wkExpectNoIdentities fails for every record at info level or above that
+// carries one of identities as an attribute value or inside its message.
+func wkExpectNoIdentities(t *testing.T, r *wkLogRecorder, identities ...string) {
+	t.Helper()
+	for _, rec := range r.all() {
+		if rec.Level < slog.LevelInfo {
+			continue
+		}
+		for _, id := range identities {
+			if strings.Contains(rec.Message, id) {
+				t.Errorf("%s record %q names %q", rec.Level, rec.Message, id)
+			}
+			for key, value := range rec.Attrs {
+				if strings.Contains(value, id) {
+					t.Errorf("%s record %q names %q in %s", rec.Level, rec.Message, id, key)
+				}
+			}
+		}
+	}
 }

@@ -110,8 +110,9 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 	go func() { sampled <- wkSampleCaps(samplerCtx, samplerPool, capPerTenant) }()
 
 	counter := newWkCounter()
+	log := &wkLogRecorder{}
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 8,
+		Concurrency: 8, PollInterval: 100 * time.Millisecond, Logger: slog.New(log),
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
 			time.Sleep(time.Millisecond) // a little work, so claims overlap
@@ -143,6 +144,8 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 	if got := queryInt64(t, pool, `select coalesce(sum(unfinished_count), 0) from docket_claim_schedule`); got != 0 {
 		t.Fatalf("unfinished count %d after the drain, want 0", got)
 	}
+	wkExpectQuiet(t, log)
+	wkExpectNoIdentities(t, log, append(tenants, "tenant-00-0")...)
 }
 
 func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
@@ -312,7 +315,7 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	crashedClient := openClient(t, crashedPool, tenantFairConfig(1))
 	survivor := openClient(t, wkPool(t, url, 8), tenantFairConfig(1))
 	rs := &rsStore{t: t, pool: observer, client: survivor}
-	rs.insert("t", "r")
+	rs.insert("acme", "run-crash-1")
 
 	// The first worker claims the run, then its process "dies": its
 	// sessions are terminated and it can reach the database no more.
@@ -354,7 +357,7 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 			return docket.Complete(json.RawMessage(`{"by":"survivor"}`))
 		},
 	})
-	wkWaitFor(t, "the stolen run to be done", func() bool { return rs.row("r").Status == "done" })
+	wkWaitFor(t, "the stolen run to be done", func() bool { return rs.row("run-crash-1").Status == "done" })
 	wkStop(t, survivorWorker, survivorRun)
 
 	// The first worker comes back to life: its handler finally returns and
@@ -380,26 +383,18 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 		t.Errorf("stolen job %+v, want class expired, attempt 2, seq 0", stolen)
 	}
 	stolenMu.Unlock()
-	r := rs.row("r")
+	r := rs.row("run-crash-1")
 	if r.Status != "done" || r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil || r.Unfinished != 0 {
 		t.Fatalf("run %+v, want done by exactly one commit, no claim, no marker", r)
 	}
-	run, err := survivor.FetchRun(testContext(t), docket.Tenant("t"), "r")
+	run, err := survivor.FetchRun(testContext(t), docket.Tenant("acme"), "run-crash-1")
 	if err != nil {
 		t.Fatalf("fetch: %v", err)
 	}
 	if string(run.State) != `{"by": "survivor"}` {
 		t.Fatalf("state %s, want the survivor's", run.State)
 	}
-	for _, rec := range crashedLog.all() {
-		if rec.Level >= slog.LevelInfo {
-			for key, value := range rec.Attrs {
-				if value == "r" || value == "t" {
-					t.Errorf("%s record %q carries an identity in %s", rec.Level, rec.Message, key)
-				}
-			}
-		}
-	}
+	wkExpectNoIdentities(t, crashedLog, "acme", "run-crash-1")
 }
 
 func TestWorkerWakesOnNotifyWithoutWaitingForAPoll(t *testing.T) {
@@ -571,4 +566,78 @@ func TestWorkerStoppedBeforeRunNeverStartsAndRunsOnce(t *testing.T) {
 	if err := w.Run(testContext(t)); !errors.Is(err, docket.ErrWorkerStarted) {
 		t.Fatalf("second run: %v, want ErrWorkerStarted", err)
 	}
+}
+
+func TestWorkerBacksOffOnLockContentionWithoutReportingFailure(t *testing.T) {
+	t.Parallel()
+	pool := wkPool(t, pgtest.NewDatabase(t), 8)
+	client := openClient(t, pool, tenantFairConfig(2))
+	rs := &rsStore{t: t, pool: pool, client: client}
+	rs.insert("t", "r")
+
+	// Another session holds the policy row, so every claim call times out
+	// on its lock and is refused with lock_contention.
+	holder, err := pool.Begin(testContext(t))
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	defer func() { _ = holder.Rollback(context.Background()) }()
+	if _, err := holder.Exec(testContext(t), `select 1 from docket_claim_policy for update`); err != nil {
+		t.Fatalf("lock the policy row: %v", err)
+	}
+
+	log := &wkLogRecorder{}
+	handled := make(chan struct{})
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 1, Logger: slog.New(log),
+		Handler: func(context.Context, *docket.Job) docket.Result {
+			close(handled)
+			return docket.Complete(nil)
+		},
+	})
+	const contention = "docket worker claim met lock contention"
+	wkWaitFor(t, "repeated lock contention", func() bool { return len(log.find(contention)) >= 3 })
+	if err := holder.Rollback(testContext(t)); err != nil {
+		t.Fatalf("release the policy row: %v", err)
+	}
+	wkWaitClosed(t, "the run to be handled once the lock is free", handled)
+	wkWaitFor(t, "the run done", func() bool { return rs.row("r").Status == "done" })
+	wkStop(t, w, runResult)
+	wkExpectQuiet(t, log)
+}
+
+func TestWorkerPoisonsRunsOverMaxClaimAttemptsWithoutHandlingThem(t *testing.T) {
+	t.Parallel()
+	pool := wkPool(t, pgtest.NewDatabase(t), 8)
+	client := openClient(t, pool, tenantFairConfig(4))
+	rs := &rsStore{t: t, pool: pool, client: client}
+	rs.insert("t", "worn")
+	rs.insert("t", "fresh")
+	execSQL(t, pool, `update docket_runs set claim_attempts = 3 where run_id = 'worn'`)
+
+	counter := newWkCounter()
+	log := &wkLogRecorder{}
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 1, MaxClaimAttempts: 3, Logger: slog.New(log),
+		Handler: func(_ context.Context, job *docket.Job) docket.Result {
+			counter.add(job.RunID)
+			return docket.Complete(nil)
+		},
+	})
+	wkWaitFor(t, "the fresh run done", func() bool { return rs.row("fresh").Status == "done" })
+	wkStop(t, w, runResult)
+
+	worn := rs.row("worn")
+	if worn.Status != "running" || worn.PoisonedAt == nil || worn.PoisonReason == nil ||
+		*worn.PoisonReason != "max_claim_attempts_exceeded" || worn.Token != nil || worn.AdmittedAt != nil {
+		t.Fatalf("worn run %+v, want poisoned for max_claim_attempts_exceeded without claim or marker", worn)
+	}
+	if counter.get("worn") != 0 || counter.get("fresh") != 1 {
+		t.Fatalf("invocations worn=%d fresh=%d, want 0 and 1", counter.get("worn"), counter.get("fresh"))
+	}
+	poisoned := log.find("docket worker claim poisoned runs over MaxClaimAttempts")
+	if len(poisoned) != 1 || poisoned[0].Attrs["count"] != "1" {
+		t.Fatalf("poison records %+v, want one with count 1", poisoned)
+	}
+	wkExpectQuiet(t, log)
 }
