@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"errors"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -58,7 +57,7 @@ type hardMigrateCase struct {
 	call func(ctx context.Context, databaseURL string) error
 }
 
-func hardMigrateCases() []hardMigrateCase {
+func hardMigrateCases(t testing.TB) []hardMigrateCase {
 	var cases []hardMigrateCase
 	for _, name := range hardBadSchemaNames {
 		cases = append(cases,
@@ -77,7 +76,7 @@ func hardMigrateCases() []hardMigrateCase {
 		// takes the first, so a comma cannot be tried that way.
 		if !strings.Contains(name, ",") {
 			cases = append(cases, hardMigrateCase{"Migrate up with search_path " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
-				return docket.Migrate(ctx, hardWithSearchPath(u, name), docket.MigrateOptions{})
+				return docket.Migrate(ctx, migURLWithSearchPath(t, u, name), docket.MigrateOptions{})
 			}})
 		}
 	}
@@ -106,25 +105,13 @@ func hardMigrateCases() []hardMigrateCase {
 	)
 }
 
-// hardWithSearchPath sets the search_path query parameter of a URL.
-func hardWithSearchPath(databaseURL, searchPath string) string {
-	u, err := url.Parse(databaseURL)
-	if err != nil {
-		return databaseURL
-	}
-	q := u.Query()
-	q.Set("search_path", searchPath)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 func TestHardeningMigrateRefusesBadInputAndCreatesNothing(t *testing.T) {
 	t.Parallel()
 	empty := pgtest.NewEmptyDatabase(t)
 	migrated := pgtest.NewDatabase(t)
 	emptyPool, migratedPool := poolFor(t, empty), poolFor(t, migrated)
 	tried := 0
-	for _, c := range hardMigrateCases() {
+	for _, c := range hardMigrateCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, target := range []struct {
 				url  string

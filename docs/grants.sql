@@ -1,0 +1,54 @@
+-- Least-privilege grants for a Docket application role.
+--
+-- Run as the role that owns the Docket schema (the one that ran
+-- `docket migrate up`), with psql variables naming the schema and the
+-- application role:
+--
+--   psql "$DATABASE_URL" -v schema=docket -v role=docket_app -f docs/grants.sql
+--
+-- The application role is what dispatchers, workers, run writers and claim
+-- policy tooling connect as. It must not own the schema: the owner can
+-- disable the guard triggers, and the guards are what keep the unfinished
+-- ring exact. See docs/operations.md, "Least privilege", for why each grant
+-- is needed and what the role still cannot do.
+
+-- Resolve the schema's objects.
+grant usage on schema :"schema" to :"role";
+
+-- Startup reads the applied migrations (schema version check).
+grant select on :"schema".schema_migrations to :"role";
+
+-- Runs: insert, read, lifecycle updates. The library never deletes runs.
+grant select, insert, update on :"schema".docket_runs to :"role";
+grant usage on sequence :"schema".docket_runs_id_seq to :"role";
+
+-- The singleton policy: startup synchronization, the claim cursor (locked
+-- FOR UPDATE and advanced by every claim call), admin default writes.
+grant select, update on :"schema".docket_claim_policy to :"role";
+
+-- Partitions: created with a tenant's first run or first override, locked
+-- and epoch-advanced by claim calls, overrides written by admin calls.
+grant select, insert, update on :"schema".docket_claim_partitions to :"role";
+
+-- The unfinished ring. The row of a new partition and every counter change
+-- are written by trigger functions, which are SECURITY INVOKER and so run
+-- with the application role's privileges: the role needs INSERT and UPDATE
+-- for them. A direct INSERT, counter write, position change or TRUNCATE by
+-- the role itself is still refused by the guard triggers.
+grant select, insert, update on :"schema".docket_claim_schedule to :"role";
+
+-- The two claim engines. Trigger functions need no EXECUTE grant.
+grant execute on function :"schema".docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
+grant execute on function :"schema".docket_legacy_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
+
+-- Hardening of the database around the grants above.
+--
+-- Functions are executable by PUBLIC by default; keep the claim engines to
+-- the roles granted above.
+revoke execute on all functions in schema :"schema" from public;
+-- The counter guard tells a docket trigger from a client statement by
+-- trigger nesting depth. A role that can create its own trigger (on a
+-- temporary table, or on a table in a schema where it has CREATE) can nest
+-- a counter write one level deeper and pass the guard. Take both away.
+revoke temporary on database :"DBNAME" from public;
+revoke create on schema public from public;

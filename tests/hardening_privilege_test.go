@@ -1,0 +1,253 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+// hardAppSchema is the Docket schema of the least-privilege test.
+const hardAppSchema = "hard_app_domain"
+
+// SQLSTATEs a refused write by the application role raises.
+const (
+	hardInsufficientPrivilege = "42501"
+	hardGeneratedAlways       = "428C9"
+)
+
+// hardForbidden is a statement the application role must not be able to run.
+type hardForbidden struct {
+	sql   string
+	state string // the SQLSTATE it must raise
+}
+
+var hardForbiddenStatements = []hardForbidden{
+	{`update docket_claim_schedule set unfinished_count = unfinished_count + 1`, guardIntegrityViolation},
+	{`update docket_claim_schedule set unfinished_count = 0 where unfinished_count > 0`, guardIntegrityViolation},
+	{`update docket_claim_schedule set ring_position = ring_position + 1000`, hardGeneratedAlways},
+	{`update docket_claim_schedule set ring_position = default`, guardIntegrityViolation},
+	{`update docket_claim_schedule set scope_key = scope_key || '-moved'`, guardIntegrityViolation},
+	{`insert into docket_claim_schedule (scope_key) values ('acme')`, guardIntegrityViolation},
+	{`insert into docket_claim_schedule (scope_key) values ('no-partition')`, guardIntegrityViolation},
+	{`delete from docket_claim_schedule`, hardInsufficientPrivilege},
+	{`delete from docket_claim_partitions`, hardInsufficientPrivilege},
+	{`delete from docket_runs`, hardInsufficientPrivilege},
+	{`truncate docket_claim_schedule`, hardInsufficientPrivilege},
+	{`truncate docket_runs`, hardInsufficientPrivilege},
+	{`truncate docket_claim_partitions`, hardInsufficientPrivilege},
+	{`truncate docket_claim_policy`, hardInsufficientPrivilege},
+	{`alter table docket_claim_schedule disable trigger user`, hardInsufficientPrivilege},
+	{`drop trigger docket_claim_schedule_guard_trg on docket_claim_schedule`, hardInsufficientPrivilege},
+	{`set session_replication_role = replica`, hardInsufficientPrivilege},
+	{`create temporary table hard_nest (i int)`, hardInsufficientPrivilege},
+	{`create table public.hard_nest (i int)`, hardInsufficientPrivilege},
+	{`create table ` + hardAppSchema + `.hard_nest (i int)`, hardInsufficientPrivilege},
+	{`create function ` + hardAppSchema + `.hard_nest() returns int language sql as 'select 1'`, hardInsufficientPrivilege},
+	{`alter function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) security definer`, hardInsufficientPrivilege},
+	{`insert into schema_migrations (version) values ('29991231000000')`, hardInsufficientPrivilege},
+}
+
+func TestHardeningLeastPrivilegeRole(t *testing.T) {
+	t.Parallel()
+	databaseURL := pgtest.NewEmptyDatabase(t)
+	migrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: hardAppSchema})
+	owner := poolFor(t, migURLWithSearchPath(t, databaseURL, hardAppSchema))
+	role, password := hardCreateRole(t, owner)
+	hardApplyGrants(t, owner, hardAppSchema, role, owner.Config().ConnConfig.Database)
+	app := hardRolePool(t, databaseURL, role, password, hardAppSchema)
+
+	client, ops := hardRunEveryOperation(t, app)
+	hardExpectRingExact(t, owner)
+	unfinished := queryInt64(t, owner, `select sum(unfinished_count) from docket_claim_schedule`)
+	if unfinished == 0 {
+		t.Fatalf("no unfinished work left to guard")
+	}
+
+	before := hardSnap(t, owner)
+	for _, f := range hardForbiddenStatements {
+		_, err := app.Exec(testContext(t), f.sql)
+		if got := guardSQLState(err); got != f.state {
+			t.Errorf("as the application role, %s: %v (SQLSTATE %q), want SQLSTATE %s", f.sql, err, got, f.state)
+		}
+	}
+	hardExpectUnchanged(t, "refused statements of the application role", before, hardSnap(t, owner))
+
+	hardDrain(t, client)
+	hardExpectRingExact(t, owner)
+	if got := queryInt64(t, owner, `select count(*) from docket_runs where status in ('running', 'waiting')`); got != 0 {
+		t.Fatalf("%d runs unfinished after the worker drained the domain as %s", got, role)
+	}
+	t.Logf("as a role holding exactly docs/grants.sql: %d operations and a worker drain succeeded; %d forbidden statements refused with %d unfinished runs counted; nothing changed",
+		ops, len(hardForbiddenStatements), unfinished)
+}
+
+// hardRunEveryOperation drives every client and admin operation through
+// pool, leaving unfinished work behind, and returns the TenantFair client and
+// how many calls it made. Any error fails the test.
+func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (*docket.Client, int) {
+	t.Helper()
+	ctx := testContext(t)
+	ops := 0
+	must := func(what string, err error) {
+		t.Helper()
+		ops++
+		if err != nil {
+			t.Fatalf("as the application role, %s: %v", what, err)
+		}
+	}
+	client, err := docket.Open(ctx, pool, tenantFairConfig(2))
+	must("Open TenantFair", err)
+	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{TenantMode: docket.TenantRequired})
+	must("NewAdmin", err)
+
+	_, err = client.InsertRun(ctx, hardAppRun("acme", "a-1"))
+	must("InsertRun", err)
+	_, err = client.InsertRuns(ctx, []docket.NewRun{hardAppRun("acme", "a-2"), hardAppRun("acme", "a-3"),
+		hardAppRun("globex", "g-1"), hardAppRun("globex", "g-2"), hardAppRun("globex", "g-3")})
+	must("InsertRuns", err)
+	must("InsertRunTx committed", pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := client.InsertRunTx(ctx, tx, hardAppRun("initech", "i-1"))
+		return err
+	}))
+	rolledBack := errors.New("roll back")
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := client.InsertRunsTx(ctx, tx, []docket.NewRun{hardAppRun("umbrella", "u-1")}); err != nil {
+			return err
+		}
+		return rolledBack
+	}); !errors.Is(err, rolledBack) {
+		must("InsertRunsTx rolled back", err)
+	}
+	ops++
+
+	_, err = admin.PutClaimPolicyDefault(ctx, 3, docket.ClaimPolicyWriteOptions{})
+	must("PutClaimPolicyDefault", err)
+	_, err = admin.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 4, docket.ClaimPolicyWriteOptions{})
+	must("PutClaimPolicyOverride", err)
+	_, err = admin.PutClaimPolicyOverride(ctx, docket.Tenant("hooli"), 1, docket.ClaimPolicyWriteOptions{})
+	must("PutClaimPolicyOverride of a scope without runs", err)
+	_, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("hooli"), docket.ClaimPolicyWriteOptions{})
+	must("ResetClaimPolicyOverride", err)
+	_, err = admin.FetchClaimPolicyDefault(ctx)
+	must("FetchClaimPolicyDefault", err)
+	_, err = admin.InspectClaimPolicy(ctx, docket.Tenant("acme"))
+	must("InspectClaimPolicy", err)
+
+	now := time.Now()
+	req := docket.ClaimRequest{Now: now, Limit: 7, OrphanTTL: time.Hour, MaxClaimAttempts: 5}
+	tr, err := client.TraceClaimDue(ctx, req)
+	must("TraceClaimDue", err)
+	leases := tr.Result.Leases
+	if len(leases) != 7 {
+		t.Fatalf("claimed %d leases as the application role, want 7", len(leases))
+	}
+	_, err = client.RefreshClaim(ctx, leases[0].Holder())
+	must("RefreshClaim", err)
+	schedules := []docket.Schedule{
+		docket.RetainClaim(), docket.ReleaseImmediate(), docket.ReleaseAt(now.Add(-time.Second)),
+		docket.ReleaseExternal(), docket.ReleaseTerminal(docket.StatusDone),
+	}
+	for i, s := range schedules {
+		_, err = client.Commit(ctx, docket.CommitRequest{Holder: leases[i].Holder(), ExpectedSeq: leases[i].CheckpointSeq,
+			Step: 1, State: json.RawMessage(`{"step":1}`), CheckpointType: "step", Schedule: s})
+		must(fmt.Sprintf("Commit schedule %d", i), err)
+	}
+	released, err := client.ReleaseClaim(ctx, leases[5].Holder())
+	must("ReleaseClaim", err)
+	if !released {
+		t.Fatalf("ReleaseClaim did not release")
+	}
+	abandoned, err := client.AbandonClaim(ctx, docket.AbandonRequest{Holder: leases[6].Holder(), ExpectedSeq: leases[6].CheckpointSeq, MaxAbandons: 1})
+	must("AbandonClaim", err)
+	if abandoned.Outcome != docket.AbandonPoisoned {
+		t.Fatalf("abandon outcome %q, want poisoned", abandoned.Outcome)
+	}
+	poisoned := leases[6]
+	_, err = client.RetryPoisonedRun(ctx, poisoned.Scope, poisoned.RunID)
+	must("RetryPoisonedRun", err)
+
+	// The released run was claimed once: a limit of one attempt poisons it.
+	// The other leases of the call are released again.
+	var inTx docket.ClaimResult
+	must("ClaimDueTx with a poison", pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		inTx, err = client.ClaimDueTx(ctx, tx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 8, OrphanTTL: time.Hour, MaxClaimAttempts: 1})
+		if err == nil && len(inTx.Poisoned) == 0 {
+			err = errors.New("no poison")
+		}
+		return err
+	}))
+	for _, l := range inTx.Leases {
+		_, err = client.ReleaseClaim(ctx, l.Holder())
+		must("ReleaseClaim of a ClaimDueTx lease", err)
+	}
+	_, err = client.MutateRun(ctx, leases[3].Scope, leases[3].RunID, func(docket.Run) (docket.Mutation, error) {
+		return docket.Mutation{Status: docket.StatusRunning}, nil
+	})
+	must("MutateRun resume", err)
+	_, err = client.Cancel(ctx, docket.Tenant("initech"), "i-1")
+	must("Cancel", err)
+	_, err = client.FetchRun(ctx, docket.Tenant("acme"), "a-1")
+	must("FetchRun", err)
+	_, err = client.InspectRun(ctx, docket.Tenant("acme"), "a-1")
+	must("InspectRun", err)
+	_, err = client.ListRuns(ctx, docket.ListRunsRequest{Scope: docket.Tenant("globex")})
+	must("ListRuns", err)
+
+	// Legacy takes over and hands back: both engines and the mode switch.
+	legacy, err := docket.Open(ctx, pool, legacyConfig())
+	must("Open Legacy", err)
+	_, err = legacy.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 5})
+	must("Legacy ClaimDue", err)
+	client, err = docket.Open(ctx, pool, tenantFairConfig(3))
+	must("Open TenantFair after Legacy", err)
+
+	return client, ops
+}
+
+// hardDrain retries every poisoned run and lets a worker of client finish
+// all unfinished work.
+func hardDrain(t *testing.T, client *docket.Client) {
+	t.Helper()
+	ctx, pool := testContext(t), client.Pool()
+	rows, err := pool.Query(ctx, `select tenant_id, run_id from docket_runs where poisoned_at is not null`)
+	if err != nil {
+		t.Fatalf("list poisoned runs: %v", err)
+	}
+	stuck, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Tenant, RunID string }])
+	if err != nil {
+		t.Fatalf("read poisoned runs: %v", err)
+	}
+	for _, p := range stuck {
+		if _, err := client.RetryPoisonedRun(ctx, docket.Tenant(p.Tenant), p.RunID); err != nil {
+			t.Fatalf("retry %s: %v", p.RunID, err)
+		}
+	}
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 4, ClaimTTL: time.Second, PollInterval: 50 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler),
+		Handler: func(context.Context, *docket.Job) docket.Result {
+			return docket.Complete(json.RawMessage(`{"done":true}`))
+		},
+	})
+	wkWaitFor(t, "the worker to drain the domain", func() bool {
+		var n int64
+		err := pool.QueryRow(ctx, `select count(*) from docket_runs where status in ('running', 'waiting')`).Scan(&n)
+		return err == nil && n == 0
+	})
+	wkStop(t, w, runResult)
+}
+
+// hardAppRun is a due run of tenant.
+func hardAppRun(tenant, runID string) docket.NewRun {
+	return docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant), GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}
+}
