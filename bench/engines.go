@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// engineName names one engine under test.
+type engineName string
+
+// The engines: Docket's two admission engines and River.
+const (
+	engineTenantFair engineName = "tenant_fair"
+	engineLegacy     engineName = "legacy"
+	engineRiver      engineName = "river"
+)
+
+// uncappedCap is TenantFair's default cap where caps must not bind.
+const uncappedCap = 1000000
+
+// docketEnv is a Docket client on a fresh database of its own.
+type docketEnv struct {
+	engine engineName
+	pool   *pgxpool.Pool
+	client *docket.Client
+	drop   func() error
+}
+
+// docketConfig is the client configuration of engine: TenantFair with
+// required tenancy and default cap maxActive, or Legacy with tenant mode none.
+func docketConfig(engine engineName, maxActive int) docket.Config {
+	if engine == engineTenantFair {
+		return docket.Config{TenantMode: docket.TenantRequired, ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: maxActive}}
+	}
+	return docket.Config{TenantMode: docket.TenantNone, ClaimPolicy: policy.Legacy{}}
+}
+
+// openDocket clones the Docket template and opens a client of engine on it
+// with a pool of maxConns connections.
+func openDocket(ctx context.Context, c *cluster, engine engineName, maxActive, maxConns int) (*docketEnv, error) {
+	if engine != engineTenantFair && engine != engineLegacy {
+		return nil, fmt.Errorf("%s is not a Docket engine", engine)
+	}
+	db, drop, err := c.cloneDatabase(ctx, docketTemplate, string(engine))
+	if err != nil {
+		return nil, err
+	}
+	pool, err := c.openPool(ctx, db, maxConns)
+	if err != nil {
+		return nil, errors.Join(err, drop())
+	}
+	client, err := docket.Open(ctx, pool, docketConfig(engine, maxActive))
+	if err != nil {
+		pool.Close()
+		return nil, errors.Join(err, drop())
+	}
+	return &docketEnv{engine: engine, pool: pool, client: client, drop: drop}, nil
+}
+
+// close closes the pool and drops the database.
+func (e *docketEnv) close() error {
+	e.pool.Close()
+	return e.drop()
+}
+
+// exec runs one statement on the environment's database.
+func (e *docketEnv) exec(ctx context.Context, sql string, args ...any) error {
+	_, err := e.pool.Exec(ctx, sql, args...)
+	return err
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// scenarioNames are the scenarios in the order a full run executes them.
+var scenarioNames = []string{"ceiling", "drain", "fairness", "scale", "contention", "fastslow", "surge"}
+
+// options are the command-line settings of one scorecard run.
+type options struct {
+	// out is the JSON results file ("" writes none).
+	out string
+	// quick scales every scenario down for a fast smoke run.
+	quick bool
+	// run selects the scenarios to execute.
+	run []string
+	// pgTempDir is the parent directory of the throwaway cluster.
+	pgTempDir string
+	// profile, when set, runs the TenantFair claim profile instead of the
+	// scenarios and writes it to this file.
+	profile string
+	// riverCooldown and riverPoll are River's FetchCooldown and
+	// FetchPollInterval in the drain scenarios.
+	riverCooldown, riverPoll time.Duration
+	// sizes are the scenario dimensions, full or quick.
+	sizes sizes
+}
+
+// parseOptions reads the command line.
+func parseOptions(args []string) (options, error) {
+	var o options
+	var run string
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&o.out, "out", "results.json", "write every figure as JSON to this file (empty: none)")
+	fs.BoolVar(&o.quick, "quick", false, "scale every scenario down (smoke run, figures are noisier)")
+	fs.StringVar(&run, "run", strings.Join(scenarioNames, ","), "comma-separated scenarios to run: "+strings.Join(scenarioNames, ", "))
+	fs.StringVar(&o.pgTempDir, "pg-tmpdir", os.TempDir(), "parent directory of the throwaway PostgreSQL cluster (a disk, since the scale scenario holds a million runs)")
+	fs.StringVar(&o.profile, "profile", "", "instead of the scenarios, profile TenantFair claim calls (pg_stat_statements, auto_explain) and write the report to this file")
+	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", 5*time.Millisecond, "River FetchCooldown in the drain scenarios")
+	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain scenarios")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for _, name := range strings.Split(run, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(scenarioNames, name) {
+			return o, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(scenarioNames, ", "))
+		}
+		o.run = append(o.run, name)
+	}
+	o.sizes = fullSizes()
+	if o.quick {
+		o.sizes = quickSizes()
+	}
+	return o, nil
+}
+
+// selected reports whether scenario name is to run.
+func (o options) selected(name string) bool { return slices.Contains(o.run, name) }

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+// ceilingDemand is the demand of every claim call of the ceiling.
+const ceilingDemand = 16
+
+// ceilingPoint is one engine at one claimer count.
+type ceilingPoint struct {
+	Engine          engineName `json:"engine"`
+	Claimers        int        `json:"claimers"`
+	Claims          int        `json:"claims"`
+	ClaimsPerSecond float64    `json:"claims_per_second"`
+	Call            latency    `json:"call"`
+	EmptyCalls      int        `json:"empty_calls"`
+	ContentionCalls int        `json:"lock_contention_calls"`
+	ElapsedSeconds  float64    `json:"elapsed_seconds"`
+	Exhausted       bool       `json:"backlog_exhausted"`
+}
+
+// ceilingResult is the claim ceiling scenario.
+type ceilingResult struct {
+	Runs    int            `json:"runs"`
+	Tenants int            `json:"tenants"`
+	Demand  int            `json:"demand"`
+	Points  []ceilingPoint `json:"points"`
+	// TenantFairVsLegacy is TenantFair's claims/s over Legacy's at the
+	// highest claimer count.
+	TenantFairVsLegacy float64 `json:"tenant_fair_vs_legacy_at_max_claimers"`
+	MaxClaimers        int     `json:"max_claimers"`
+}
+
+// runCeiling measures direct claim loops of every engine at every claimer
+// count, each on a fresh frozen backlog.
+func runCeiling(ctx context.Context, c *cluster, o options, p *progress) (*ceilingResult, error) {
+	sz := o.sizes
+	res := &ceilingResult{Runs: sz.CeilingRuns, Tenants: sz.CeilingTenants, Demand: ceilingDemand}
+	p.logf("claim ceiling: %d runs over %d tenants, demand %d, claims kept, budget %s per point",
+		sz.CeilingRuns, sz.CeilingTenants, ceilingDemand, sz.CeilingBudget)
+	for _, engine := range []engineName{engineTenantFair, engineLegacy, engineRiver} {
+		for _, n := range sz.Claimers {
+			r, err := measureClaims(ctx, c, claimSetup{Engine: engine, Runs: sz.CeilingRuns, Tenants: sz.CeilingTenants,
+				Claimers: n, Demand: ceilingDemand}, sz.CeilingBudget)
+			if err != nil {
+				return nil, fmt.Errorf("%s with %d claimers: %w", engine, n, err)
+			}
+			pt := ceilingPoint{Engine: engine, Claimers: n, Claims: r.Claims, ClaimsPerSecond: r.claimsPerSecond(),
+				Call: summarize(r.Calls), EmptyCalls: r.Empty, ContentionCalls: r.Contention,
+				ElapsedSeconds: r.Elapsed.Seconds(), Exhausted: r.Exhausted}
+			res.Points = append(res.Points, pt)
+			p.logf("  %-11s %d claimers: %7.0f claims/s, call p50 %.2f ms p99 %.2f ms, %d calls (%d empty, %d lock_contention)",
+				engine, n, pt.ClaimsPerSecond, pt.Call.P50Ms, pt.Call.P99Ms, pt.Call.Calls, pt.EmptyCalls, pt.ContentionCalls)
+		}
+	}
+	res.MaxClaimers = sz.Claimers[len(sz.Claimers)-1]
+	res.TenantFairVsLegacy = ratio(res.point(engineTenantFair, res.MaxClaimers).ClaimsPerSecond,
+		res.point(engineLegacy, res.MaxClaimers).ClaimsPerSecond)
+	return res, nil
+}
+
+// point returns the point of engine at claimers.
+func (r *ceilingResult) point(engine engineName, claimers int) ceilingPoint {
+	for _, pt := range r.Points {
+		if pt.Engine == engine && pt.Claimers == claimers {
+			return pt
+		}
+	}
+	return ceilingPoint{}
+}
+
+// table renders the scenario.
+func (r *ceilingResult) table() *table {
+	t := newTable(fmt.Sprintf("1. Claim ceiling: %d due runs over %d tenants, demand %d, claims kept (River: riverpgxv5 Executor.JobGetAvailable, default queue, MaxToLock %d)",
+		r.Runs, r.Tenants, r.Demand, r.Demand),
+		"engine", "claimers", "claims/s", "call p50 ms", "call p99 ms", "calls", "empty calls", "lock_contention", "exhausted")
+	for _, pt := range r.Points {
+		t.add(string(pt.Engine), fmt.Sprint(pt.Claimers), f0(pt.ClaimsPerSecond), f2(pt.Call.P50Ms), f2(pt.Call.P99Ms),
+			fmt.Sprint(pt.Call.Calls), fmt.Sprint(pt.EmptyCalls), fmt.Sprint(pt.ContentionCalls), fmt.Sprint(pt.Exhausted))
+	}
+	return t
+}

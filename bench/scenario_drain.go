@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+// Drain scenario shape: no-op runs over drainTenants tenants; TenantFair's
+// cap of drainCap does not bind in aggregate (100 tenants x 4 > 8 slots).
+const (
+	drainTenants = 100
+	drainCap     = 4
+)
+
+// drainPoint is one engine's end-to-end drain.
+type drainPoint struct {
+	Engine        engineName `json:"engine"`
+	Seconds       float64    `json:"seconds"`
+	RunsPerSecond float64    `json:"runs_per_second"`
+}
+
+// drainResult is the end-to-end drain scenario.
+type drainResult struct {
+	Runs        int          `json:"runs"`
+	Tenants     int          `json:"tenants"`
+	Cap         int          `json:"tenant_fair_cap"`
+	Concurrency int          `json:"concurrency"`
+	River       riverFetch   `json:"river_fetch"`
+	Points      []drainPoint `json:"points"`
+	// TenantFairVsRiver and LegacyVsRiver are drain rates over River's.
+	TenantFairVsRiver float64 `json:"tenant_fair_vs_river"`
+	LegacyVsRiver     float64 `json:"legacy_vs_river"`
+}
+
+// runDrain drains the same no-op backlog with a Docket Worker under each
+// engine and with a River client.
+func runDrain(ctx context.Context, c *cluster, o options, p *progress) (*drainResult, error) {
+	fetch := riverFetch{Cooldown: o.riverCooldown, Poll: o.riverPoll}
+	res := &drainResult{Runs: o.sizes.DrainRuns, Tenants: drainTenants, Cap: drainCap, Concurrency: drainConcurrency, River: fetch}
+	p.logf("end-to-end drain: %d no-op runs over %d tenants, concurrency %d", res.Runs, res.Tenants, res.Concurrency)
+	rates := map[engineName]float64{}
+	for _, engine := range []engineName{engineTenantFair, engineLegacy, engineRiver} {
+		b := newBook(res.Runs)
+		runs := b.addManySpread(res.Runs, drainTenants, 0)
+		b.seal()
+		d, err := drainOnce(ctx, c, p, "drain "+string(engine), engine, drainCap, fetch, b, runs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", engine, err)
+		}
+		pt := drainPoint{Engine: engine, Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(res.Runs)}
+		res.Points = append(res.Points, pt)
+		rates[engine] = pt.RunsPerSecond
+		p.logf("  %-11s drained %d runs in %.2fs: %.0f runs/s", engine, res.Runs, pt.Seconds, pt.RunsPerSecond)
+	}
+	res.TenantFairVsRiver = ratio(rates[engineTenantFair], rates[engineRiver])
+	res.LegacyVsRiver = ratio(rates[engineLegacy], rates[engineRiver])
+	return res, nil
+}
+
+// table renders the scenario.
+func (r *drainResult) table() *table {
+	t := newTable(fmt.Sprintf("2. End-to-end drain: %d no-op runs over %d tenants, concurrency %d (Docket Worker; River client MaxWorkers %d, FetchCooldown %s, FetchPollInterval %s)",
+		r.Runs, r.Tenants, r.Concurrency, r.Concurrency, r.River.Cooldown, r.River.Poll),
+		"engine", "drain s", "runs/s", "vs River")
+	for _, pt := range r.Points {
+		vs := "1.00"
+		switch pt.Engine {
+		case engineTenantFair:
+			vs = f2(r.TenantFairVsRiver)
+		case engineLegacy:
+			vs = f2(r.LegacyVsRiver)
+		}
+		t.add(string(pt.Engine), f2(pt.Seconds), f0(pt.RunsPerSecond), vs)
+	}
+	return t
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Fairness scenario shape: the hot tenant holds hotShare of the backlog and
+// is inserted first; fairnessLightTenants split the rest.
+const (
+	hotShare             = 0.6
+	fairnessLightTenants = 19
+	fairnessHandler      = 5 * time.Millisecond
+	fairnessCap          = 4
+	hotTenant            = "hot"
+)
+
+// fairnessPoint is one engine's drain of the hot/light backlog.
+type fairnessPoint struct {
+	Engine       engineName `json:"engine"`
+	DrainSeconds float64    `json:"drain_seconds"`
+	// LightP95WaitMs is the 95th percentile wait over every light run;
+	// LightP95OverDrain divides it by the drain time.
+	LightP95WaitMs    float64 `json:"light_p95_wait_ms"`
+	LightP95OverDrain float64 `json:"light_p95_over_drain"`
+	// LightFirstP95Ms is the 95th percentile over light tenants of the wait
+	// of each tenant's first run to start (time to first service).
+	LightFirstP95Ms        float64 `json:"light_first_start_p95_ms"`
+	LightFirstP95OverDrain float64 `json:"light_first_start_p95_over_drain"`
+	HotP95WaitMs           float64 `json:"hot_p95_wait_ms"`
+	// JainAll is Jain's index over all tenants' mean waits, JainLight over
+	// the light tenants' only.
+	JainAll   float64 `json:"jain_all_tenants"`
+	JainLight float64 `json:"jain_light_tenants"`
+	// MeanWaitMs is each tenant's mean wait.
+	MeanWaitMs map[string]float64 `json:"mean_wait_ms_by_tenant"`
+}
+
+// fairnessResult is the tenant fairness scenario.
+type fairnessResult struct {
+	Runs         int     `json:"runs"`
+	HotRuns      int     `json:"hot_runs"`
+	LightTenants int     `json:"light_tenants"`
+	HandlerMs    float64 `json:"handler_ms"`
+	Cap          int     `json:"tenant_fair_cap"`
+	Concurrency  int     `json:"concurrency"`
+	// IdealLightP95OverDrain is the light p95 / drain that a scheduler
+	// serving every light run before any hot run would reach with the same
+	// throughput: the light runs are that share of the work.
+	IdealLightP95OverDrain float64         `json:"ideal_light_p95_over_drain"`
+	Points                 []fairnessPoint `json:"points"`
+}
+
+// runFairness drains the hot/light backlog under Legacy, TenantFair and
+// River (tenant-blind).
+func runFairness(ctx context.Context, c *cluster, o options, p *progress) (*fairnessResult, error) {
+	total := o.sizes.FairnessRuns
+	hot := int(float64(total) * hotShare)
+	res := &fairnessResult{Runs: total, HotRuns: hot, LightTenants: fairnessLightTenants, HandlerMs: ms(fairnessHandler),
+		Cap: fairnessCap, Concurrency: drainConcurrency}
+	res.IdealLightP95OverDrain = 0.95 * float64(total-hot) / float64(total)
+	p.logf("tenant fairness: hot tenant %d runs first, then %d light tenants sharing %d, handler %s, cap %d",
+		hot, fairnessLightTenants, total-hot, fairnessHandler, fairnessCap)
+	fetch := riverFetch{Cooldown: o.riverCooldown, Poll: o.riverPoll}
+	for _, engine := range []engineName{engineLegacy, engineTenantFair, engineRiver} {
+		b := newBook(total)
+		hotRuns := b.addMany(hotTenant, hot, fairnessHandler)
+		var lightRuns []int
+		for i := 0; i < total-hot; i++ {
+			lightRuns = append(lightRuns, b.add(lightTenant(i%fairnessLightTenants), fairnessHandler))
+		}
+		b.seal()
+		d, err := drainOnce(ctx, c, p, "fairness "+string(engine), engine, fairnessCap, fetch, b, hotRuns, lightRuns)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", engine, err)
+		}
+		pt := fairnessOf(engine, b, d, hotRuns, lightRuns)
+		res.Points = append(res.Points, pt)
+		p.logf("  %-11s drain %.2fs, light p95 %.0f ms (%.3f of drain), light first-start p95 %.0f ms, Jain %.3f",
+			engine, pt.DrainSeconds, pt.LightP95WaitMs, pt.LightP95OverDrain, pt.LightFirstP95Ms, pt.JainAll)
+	}
+	return res, nil
+}
+
+// lightTenant is the name of light tenant i.
+func lightTenant(i int) string { return fmt.Sprintf("light-%02d", i) }
+
+// fairnessOf computes one engine's figures from its book.
+func fairnessOf(engine engineName, b *book, d drainTimes, hotRuns, lightRuns []int) fairnessPoint {
+	drain := d.elapsed()
+	pt := fairnessPoint{Engine: engine, DrainSeconds: drain.Seconds(), MeanWaitMs: map[string]float64{}}
+	lightWaits := waitsOf(b, lightRuns, d.began)
+	pt.LightP95WaitMs = ms(percentile(lightWaits, 95))
+	pt.LightP95OverDrain = ratio(pt.LightP95WaitMs, ms(drain))
+	pt.HotP95WaitMs = ms(percentile(waitsOf(b, hotRuns, d.began), 95))
+
+	byTenant := map[string][]time.Duration{}
+	for _, r := range append(append([]int{}, hotRuns...), lightRuns...) {
+		byTenant[b.tenant(r)] = append(byTenant[b.tenant(r)], b.wait(r, d.began))
+	}
+	var all, light []float64
+	var firsts []time.Duration
+	for tenant, waits := range byTenant {
+		m := ms(mean(waits))
+		pt.MeanWaitMs[tenant] = m
+		all = append(all, m)
+		if tenant != hotTenant {
+			light = append(light, m)
+			firsts = append(firsts, percentile(waits, 0))
+		}
+	}
+	pt.JainAll, pt.JainLight = jain(all), jain(light)
+	pt.LightFirstP95Ms = ms(percentile(firsts, 95))
+	pt.LightFirstP95OverDrain = ratio(pt.LightFirstP95Ms, ms(drain))
+	return pt
+}
+
+// waitsOf returns the waits of runs in a drain that began at began.
+func waitsOf(b *book, runs []int, began time.Time) []time.Duration {
+	waits := make([]time.Duration, len(runs))
+	for i, r := range runs {
+		waits[i] = b.wait(r, began)
+	}
+	return waits
+}
+
+// table renders the scenario.
+func (r *fairnessResult) table() *table {
+	t := newTable(fmt.Sprintf("3. Tenant fairness: hot tenant %d runs inserted first, then %d light tenants sharing %d runs; handler %s, concurrency %d, TenantFair cap %d",
+		r.HotRuns, r.LightTenants, r.Runs-r.HotRuns, time.Duration(r.HandlerMs*float64(time.Millisecond)), r.Concurrency, r.Cap),
+		"engine", "drain s", "light p95 ms", "light p95 / drain", "light first-start p95 / drain", "hot p95 ms", "Jain (all 20)", "Jain (19 light)")
+	for _, pt := range r.Points {
+		t.add(string(pt.Engine), f2(pt.DrainSeconds), f0(pt.LightP95WaitMs), f3(pt.LightP95OverDrain),
+			f3(pt.LightFirstP95OverDrain), f0(pt.HotP95WaitMs), f3(pt.JainAll), f3(pt.JainLight))
+	}
+	t.add("(ideal: lights strictly first)", "", "", f3(r.IdealLightP95OverDrain), "", "", "", "")
+	return t
+}

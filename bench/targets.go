@@ -1,0 +1,64 @@
+package main
+
+import "fmt"
+
+// target is one scorecard target checked against figures of the same run.
+type target struct {
+	Name     string  `json:"name"`
+	Measured float64 `json:"measured"`
+	Bound    float64 `json:"bound"`
+	// AtLeast says the measured value must be >= Bound (else <=).
+	AtLeast bool `json:"at_least"`
+	Met     bool `json:"met"`
+}
+
+// check builds a target and evaluates it.
+func check(name string, measured, bound float64, atLeast bool) target {
+	met := measured <= bound
+	if atLeast {
+		met = measured >= bound
+	}
+	return target{Name: name, Measured: measured, Bound: bound, AtLeast: atLeast, Met: met}
+}
+
+// evaluateTargets checks every target whose scenario ran.
+func evaluateTargets(r *results) []target {
+	var ts []target
+	if r.Ceiling != nil {
+		ts = append(ts, check(fmt.Sprintf("TenantFair claims/s / Legacy claims/s at %d claimers", r.Ceiling.MaxClaimers),
+			r.Ceiling.TenantFairVsLegacy, 0.8, true))
+	}
+	if r.Drain != nil {
+		ts = append(ts, check("Worker drain runs/s (TenantFair) / River runs/s", r.Drain.TenantFairVsRiver, 1.0, true))
+		ts = append(ts, check("Worker drain runs/s (Legacy) / River runs/s", r.Drain.LegacyVsRiver, 1.0, true))
+	}
+	if r.Fairness != nil {
+		for _, pt := range r.Fairness.Points {
+			if pt.Engine == engineTenantFair {
+				ts = append(ts, check("TenantFair light p95 wait / drain time", pt.LightP95OverDrain, 0.10, false))
+			}
+		}
+	}
+	if r.Scale != nil {
+		ts = append(ts, check("TenantFair call p50, 1,000,000 / 10,000 runs in the table", r.Scale.TableRatio, 1.5, false))
+		ts = append(ts, check("TenantFair call p50, 100,000 / 10 partitions in the ring", r.Scale.PartitionRatio, 1.5, false))
+	}
+	return ts
+}
+
+// targetTable renders the targets.
+func targetTable(ts []target) *table {
+	t := newTable("Targets (ratios from this run)", "target", "measured", "bound", "met")
+	for _, tg := range ts {
+		bound := "<= " + f2(tg.Bound)
+		if tg.AtLeast {
+			bound = ">= " + f2(tg.Bound)
+		}
+		met := "no"
+		if tg.Met {
+			met = "yes"
+		}
+		t.add(tg.Name, f3(tg.Measured), bound, met)
+	}
+	return t
+}
