@@ -29,8 +29,8 @@ func hardMutateCases() []hardInputCase {
 		{"unknown run", hardUnknownRun, hardAcme, hardDecide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrNotFound, false},
 		{"another tenant's run", hardRunOther, hardAcme, hardDecide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrNotFound, false},
 		{"decide error", hardRunHeld, hardAcme, func(docket.Run) (docket.Mutation, error) {
-			return docket.Mutation{}, hardCallerError
-		}, hardCallerError, false},
+			return docket.Mutation{}, errHardDecide
+		}, errHardDecide, false},
 		{"unknown status", hardRunHeld, hardAcme, hardDecide(docket.Mutation{Status: "paused"}), docket.ErrInvalidArgument, false},
 		{"wake time on a terminal status", hardRunHeld, hardAcme, hardDecide(docket.Mutation{Status: docket.StatusDone, WakeAt: time.Now()}), docket.ErrInvalidArgument, false},
 		{"wake time on waiting", hardRunWaiting, hardAcme, hardDecide(docket.Mutation{Status: docket.StatusWaiting, WakeAt: time.Now()}), docket.ErrInvalidArgument, false},

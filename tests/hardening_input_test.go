@@ -177,14 +177,16 @@ func hardExpectInputError(t *testing.T, c hardInputCase, err error) {
 
 // Oversized and malformed values shared by the cases.
 var (
-	hardLongID      = strings.Repeat("x", docket.MaxIdentifierBytes+1)
-	hardHugeState   = json.RawMessage(`"` + strings.Repeat("a", docket.MaxStateBytes) + `"`)
-	hardBadUTF8     = "bad\xff\xfeid"
-	hardOverflow    = int(1) << 31 // 2147483648
-	hardMinInt      = -int(^uint(0)>>1) - 1
-	hardUnknownRun  = "no-such-run"
-	hardCallerError = errors.New("decide refused")
+	hardLongID     = strings.Repeat("x", docket.MaxIdentifierBytes+1)
+	hardHugeState  = json.RawMessage(`"` + strings.Repeat("a", docket.MaxStateBytes) + `"`)
+	hardBadUTF8    = "bad\xff\xfeid"
+	hardOverflow   = int(1) << 31 // 2147483648
+	hardMinInt     = -int(^uint(0)>>1) - 1
+	hardUnknownRun = "no-such-run"
 )
+
+// errHardDecide is the error a refusing decide function returns.
+var errHardDecide = errors.New("decide refused")
 
 func TestHardeningBadInputMatrix(t *testing.T) {
 	t.Parallel()
