@@ -160,7 +160,7 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 		t.Fatalf("read runs: %v", err)
 	}
 	final, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
-		RunID, Status string
+		RunID, Status   string
 		Seq, Invocation int64
 	}])
 	if err != nil {
