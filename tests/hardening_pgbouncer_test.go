@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -313,4 +314,51 @@ func TestHardeningPgBouncerDefaultStatementCacheBreaks(t *testing.T) {
 		t.Fatalf("second client with the default statement cache through PgBouncer %s: %v, want SQLSTATE 42P05 (prepared statement already exists)", version, errs[1])
 	}
 	t.Logf("PgBouncer %s without prepared statement tracking: the default statement cache fails (%v); docs/operations.md prescribes QueryExecModeCacheDescribe", version, errs[1])
+}
+
+// hardURLAs returns databaseURL logging in as user with password.
+func hardURLAs(t testing.TB, databaseURL, user, password string) string {
+	t.Helper()
+	if u, err := url.Parse(databaseURL); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		u.User = url.UserPassword(user, password)
+		return u.String()
+	}
+	return databaseURL + " user='" + user + "' password='" + password + "'"
+}
+
+func TestHardeningPgBouncerSchemaFromRoleSettings(t *testing.T) {
+	t.Parallel()
+	const schema = "hard_bouncer_domain"
+	databaseURL := pgtest.NewEmptyDatabase(t)
+	migrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: schema})
+	owner := poolFor(t, migURLWithSearchPath(t, databaseURL, schema))
+	role, password := hardCreateRole(t, owner)
+	dbname := owner.Config().ConnConfig.Database
+	hardApplyGrants(t, owner, schema, role, dbname)
+	// PgBouncer refuses a search_path startup parameter; the schema comes
+	// from the role's setting in this database instead.
+	execSQL(t, owner, "alter role "+pgx.Identifier{role}.Sanitize()+" in database "+pgx.Identifier{dbname}.Sanitize()+
+		" set search_path = "+pgx.Identifier{schema}.Sanitize())
+	b := hardStartBouncer(t, hardURLAs(t, databaseURL, role, password), 2)
+
+	cfg := hardPoolConfig(t, b.URL(), 2)
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	refused := hardPool(t, cfg)
+	if err := refused.Ping(testContext(t)); guardSQLState(err) != "08P01" {
+		t.Fatalf("search_path as a startup parameter through PgBouncer: %v, want SQLSTATE 08P01 (unsupported startup parameter)", err)
+	}
+
+	pool := hardBouncerPool(t, b, 4)
+	client := openClient(t, pool, tenantFairConfig(2))
+	if _, err := client.InsertRun(testContext(t), hardAppRun("acme", "through-role-settings")); err != nil {
+		t.Fatalf("insert through PgBouncer as %s: %v", role, err)
+	}
+	res, err := client.ClaimDue(testContext(t), docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 3})
+	if err != nil || len(res.Leases) != 1 {
+		t.Fatalf("claim through PgBouncer as %s: %+v, %v", role, res, err)
+	}
+	if got := queryInt64(t, owner, `select count(*) from docket_runs where claim_token is not null`); got != 1 {
+		t.Fatalf("%d claimed runs in schema %s, want 1", got, schema)
+	}
 }
