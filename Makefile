@@ -51,4 +51,4 @@ demo:
 
 ## bench: the scorecard (its own module, starts its own PostgreSQL)
 bench:
-	cd bench && $(GO) run . -out results.json
+	cd bench && $(GO) run . -out results.json $(BENCH_FLAGS)

@@ -19,6 +19,23 @@ type machine struct {
 	Go        string            `json:"go"`
 	Postgres  string            `json:"postgres"`
 	Settings  map[string]string `json:"postgres_settings"`
+	// LoadStart and LoadEnd are the 1, 5 and 15 minute load averages when
+	// the run began and ended: other work on the machine skews the figures.
+	LoadStart string `json:"load_average_start,omitempty"`
+	LoadEnd   string `json:"load_average_end,omitempty"`
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages, or "".
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 3 {
+		return ""
+	}
+	return strings.Join(fields[:3], " ")
 }
 
 // reportedSettings are the server settings the guide explains.
@@ -30,7 +47,7 @@ var reportedSettings = []string{
 // describeMachine collects the machine and server description.
 func describeMachine(ctx context.Context, c *cluster) (machine, error) {
 	m := machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), Go: runtime.Version(),
-		Postgres: c.srv.FullVersion(), Settings: map[string]string{}}
+		Postgres: c.srv.FullVersion(), Settings: map[string]string{}, LoadStart: loadAverage()}
 	m.CPUModel = procField("/proc/cpuinfo", "model name")
 	if kb, err := strconv.ParseFloat(strings.TrimSuffix(procField("/proc/meminfo", "MemTotal"), " kB"), 64); err == nil {
 		m.MemoryGiB = kb / (1 << 20)

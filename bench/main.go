@@ -57,6 +57,7 @@ func run(ctx context.Context, args []string, out io.Writer) (err error) {
 		return err
 	}
 	res.Targets = evaluateTargets(res)
+	res.Machine.LoadEnd = loadAverage()
 	res.WallSeconds = p.elapsed().Seconds()
 	report(out, res)
 	if o.out != "" {
@@ -98,8 +99,8 @@ func runScenarios(ctx context.Context, c *cluster, o options, p *progress, res *
 
 // report prints every table of the run.
 func report(w io.Writer, r *results) {
-	fmt.Fprintf(w, "\nDocket scorecard: PostgreSQL %s, %d CPUs (%s), %.1f GiB, %s, quick=%v\n",
-		r.Machine.Postgres, r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.Go, r.Quick)
+	fmt.Fprintf(w, "\nDocket scorecard: PostgreSQL %s, %d CPUs (%s), %.1f GiB, %s, quick=%v, load average %s at start, %s at end\n",
+		r.Machine.Postgres, r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.Go, r.Quick, r.Machine.LoadStart, r.Machine.LoadEnd)
 	tables := []interface{ table() *table }{}
 	if r.Ceiling != nil {
 		tables = append(tables, r.Ceiling)

@@ -42,7 +42,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&run, "run", strings.Join(scenarioNames, ","), "comma-separated scenarios to run: "+strings.Join(scenarioNames, ", "))
 	fs.StringVar(&o.pgTempDir, "pg-tmpdir", os.TempDir(), "parent directory of the throwaway PostgreSQL cluster (a disk, since the scale scenario holds a million runs)")
 	fs.StringVar(&o.profile, "profile", "", "instead of the scenarios, profile TenantFair claim calls (pg_stat_statements, auto_explain) and write the report to this file")
-	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", 5*time.Millisecond, "River FetchCooldown in the drain scenarios")
+	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River FetchCooldown in the drain scenarios")
 	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain scenarios")
 	if err := fs.Parse(args); err != nil {
 		return o, err

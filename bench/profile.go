@@ -3,9 +3,193 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
 )
 
-// runProfile profiles TenantFair claim calls; see profile_report.go.
+// Profile settings.
+const (
+	profileWarmCalls = 50
+	profileTopN      = 25
+)
+
+// runProfile profiles TenantFair: pg_stat_statements (track = all, so the
+// statements inside the claim function are counted one by one) over the
+// claim ceiling's single-claimer loop and over a Worker drain, and
+// auto_explain (analyze, buffers, nested statements) of single claim calls.
+// The report goes to o.profile.
 func runProfile(ctx context.Context, c *cluster, o options, p *progress) error {
-	return errors.New("profile: not implemented yet")
+	var report strings.Builder
+	sz := o.sizes
+	fmt.Fprintf(&report, "TenantFair profile: PostgreSQL %s, pg_stat_statements.track = all\n", c.srv.FullVersion())
+
+	p.logf("profile: claim loop, 1 claimer, demand %d, %d runs over %d tenants", ceilingDemand, sz.CeilingRuns, sz.CeilingTenants)
+	if err := profileClaims(ctx, c, sz, &report); err != nil {
+		return fmt.Errorf("claim loop: %w", err)
+	}
+	p.logf("profile: Worker drain of %d no-op runs", sz.DrainRuns)
+	if err := profileDrain(ctx, c, sz, p, &report); err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	p.logf("profile: explained claim calls")
+	if err := profileExplain(ctx, c, sz, &report); err != nil {
+		return fmt.Errorf("explain: %w", err)
+	}
+	if err := os.WriteFile(o.profile, []byte(report.String()), 0o644); err != nil {
+		return err
+	}
+	p.logf("wrote %s", o.profile)
+	return nil
+}
+
+// profileClaims runs the single-claimer ceiling loop and reports the top
+// statements.
+func profileClaims(ctx context.Context, c *cluster, sz sizes, report *strings.Builder) (err error) {
+	env, err := openDocket(ctx, c, engineTenantFair, uncappedCap, 3)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, env.close()) }()
+	if err := loadDocketBacklog(ctx, env, sz.CeilingRuns, sz.CeilingTenants); err != nil {
+		return err
+	}
+	if err := resetStatements(ctx, env); err != nil {
+		return err
+	}
+	res, err := runClaimLoops(ctx, []claimFunc{docketClaim(env.client, ceilingDemand)}, sz.CeilingRuns, sz.CeilingBudget)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(report, "\n== Claim loop: 1 claimer, demand %d, %d runs over %d tenants: %d calls, %.0f claims/s, p50 %.2f ms ==\n",
+		ceilingDemand, sz.CeilingRuns, sz.CeilingTenants, len(res.Calls)+1, res.claimsPerSecond(), summarize(res.Calls).P50Ms)
+	return topStatements(ctx, env, report)
+}
+
+// profileDrain drains no-op runs with a TenantFair Worker and reports the
+// top statements.
+func profileDrain(ctx context.Context, c *cluster, sz sizes, p *progress, report *strings.Builder) (err error) {
+	b := newBook(sz.DrainRuns)
+	runs := b.addManySpread(sz.DrainRuns, drainTenants, 0)
+	b.seal()
+	d, err := newDocketDrain(ctx, c, engineTenantFair, drainCap, b)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, d.close()) }()
+	if err := d.insert(ctx, runs); err != nil {
+		return err
+	}
+	if err := d.env.exec(ctx, "vacuum analyze"); err != nil {
+		return err
+	}
+	if err := resetStatements(ctx, d.env); err != nil {
+		return err
+	}
+	times, err := drainBacklog(ctx, p, "profile drain", d, b)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(report, "\n== Worker drain: %d no-op runs over %d tenants, concurrency %d, cap %d: %.0f runs/s ==\n",
+		sz.DrainRuns, drainTenants, drainConcurrency, drainCap, times.rate(sz.DrainRuns))
+	return topStatements(ctx, d.env, report)
+}
+
+// resetStatements installs pg_stat_statements in env's database and resets
+// its counters.
+func resetStatements(ctx context.Context, env *docketEnv) error {
+	if err := env.exec(ctx, "create extension if not exists pg_stat_statements"); err != nil {
+		return err
+	}
+	return env.exec(ctx, "select pg_stat_statements_reset()")
+}
+
+// topStatements writes the statements of env's database that took the most
+// execution time, nested ones included.
+func topStatements(ctx context.Context, env *docketEnv, report *strings.Builder) error {
+	rows, err := env.pool.Query(ctx, `
+		select toplevel, calls, total_exec_time, mean_exec_time, rows, shared_blks_hit, shared_blks_read,
+		       left(regexp_replace(query, '\s+', ' ', 'g'), 300)
+		  from pg_stat_statements
+		 where dbid = (select oid from pg_database where datname = current_database())
+		 order by total_exec_time desc
+		 limit $1`, profileTopN)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fmt.Fprintf(report, "%-5s %8s %10s %9s %9s %11s %9s  %s\n", "top", "calls", "total ms", "mean ms", "rows", "blks hit", "blks read", "query")
+	for rows.Next() {
+		var top bool
+		var calls, nrows, hit, read int64
+		var total, meanMs float64
+		var query string
+		if err := rows.Scan(&top, &calls, &total, &meanMs, &nrows, &hit, &read, &query); err != nil {
+			return err
+		}
+		fmt.Fprintf(report, "%-5v %8d %10.1f %9.3f %9d %11d %9d  %s\n", top, calls, total, meanMs, nrows, hit, read, query)
+	}
+	return rows.Err()
+}
+
+// profileExplain loads the ceiling backlog, claims part of it, then runs
+// one claim call of demand 16 and one of demand 1 with auto_explain
+// reporting every nested statement's plan as a notice.
+func profileExplain(ctx context.Context, c *cluster, sz sizes, report *strings.Builder) (err error) {
+	env, err := openDocket(ctx, c, engineTenantFair, uncappedCap, 3)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, env.close()) }()
+	if err := loadDocketBacklog(ctx, env, sz.CeilingRuns, sz.CeilingTenants); err != nil {
+		return err
+	}
+	claim := docketClaim(env.client, ceilingDemand)
+	for range profileWarmCalls {
+		if _, err := claim(ctx); err != nil {
+			return err
+		}
+	}
+	for _, demand := range []int{ceilingDemand, 1} {
+		plans, elapsed, err := explainCall(ctx, c, env, demand)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(report, "\n== auto_explain of one claim call, demand %d, after %d calls of demand %d (%.2f ms with explain overhead) ==\n",
+			demand, profileWarmCalls, ceilingDemand, ms(elapsed))
+		report.WriteString(plans)
+	}
+	return nil
+}
+
+// explainCall makes one claim call on a connection of its own with
+// auto_explain at notice level and returns the plans it reported.
+func explainCall(ctx context.Context, c *cluster, env *docketEnv, demand int) (string, time.Duration, error) {
+	var db string
+	if err := env.pool.QueryRow(ctx, "select current_database()").Scan(&db); err != nil {
+		return "", 0, err
+	}
+	var plans strings.Builder
+	conn, err := connectWithNotices(ctx, c, db, &plans)
+	if err != nil {
+		return "", 0, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	for _, s := range []string{
+		"load 'auto_explain'",
+		"set auto_explain.log_min_duration = 0",
+		"set auto_explain.log_analyze = on",
+		"set auto_explain.log_buffers = on",
+		"set auto_explain.log_nested_statements = on",
+		"set auto_explain.log_level = notice",
+		"set client_min_messages = notice",
+	} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return "", 0, fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	start := time.Now()
+	_, err = conn.Exec(ctx, `select * from docket_tenant_fair_claim(now(), now() - interval '1 hour', $1, 1000, null, false)`, demand)
+	return plans.String(), time.Since(start), err
 }

@@ -39,17 +39,13 @@ type fairnessPoint struct {
 
 // fairnessResult is the tenant fairness scenario.
 type fairnessResult struct {
-	Runs         int     `json:"runs"`
-	HotRuns      int     `json:"hot_runs"`
-	LightTenants int     `json:"light_tenants"`
-	HandlerMs    float64 `json:"handler_ms"`
-	Cap          int     `json:"tenant_fair_cap"`
-	Concurrency  int     `json:"concurrency"`
-	// IdealLightP95OverDrain is the light p95 / drain that a scheduler
-	// serving every light run before any hot run would reach with the same
-	// throughput: the light runs are that share of the work.
-	IdealLightP95OverDrain float64         `json:"ideal_light_p95_over_drain"`
-	Points                 []fairnessPoint `json:"points"`
+	Runs         int             `json:"runs"`
+	HotRuns      int             `json:"hot_runs"`
+	LightTenants int             `json:"light_tenants"`
+	HandlerMs    float64         `json:"handler_ms"`
+	Cap          int             `json:"tenant_fair_cap"`
+	Concurrency  int             `json:"concurrency"`
+	Points       []fairnessPoint `json:"points"`
 }
 
 // runFairness drains the hot/light backlog under Legacy, TenantFair and
@@ -59,7 +55,6 @@ func runFairness(ctx context.Context, c *cluster, o options, p *progress) (*fair
 	hot := int(float64(total) * hotShare)
 	res := &fairnessResult{Runs: total, HotRuns: hot, LightTenants: fairnessLightTenants, HandlerMs: ms(fairnessHandler),
 		Cap: fairnessCap, Concurrency: drainConcurrency}
-	res.IdealLightP95OverDrain = 0.95 * float64(total-hot) / float64(total)
 	p.logf("tenant fairness: hot tenant %d runs first, then %d light tenants sharing %d, handler %s, cap %d",
 		hot, fairnessLightTenants, total-hot, fairnessHandler, fairnessCap)
 	fetch := riverFetch{Cooldown: o.riverCooldown, Poll: o.riverPoll}
@@ -134,6 +129,5 @@ func (r *fairnessResult) table() *table {
 		t.add(string(pt.Engine), f2(pt.DrainSeconds), f0(pt.LightP95WaitMs), f3(pt.LightP95OverDrain),
 			f3(pt.LightFirstP95OverDrain), f0(pt.HotP95WaitMs), f3(pt.JainAll), f3(pt.JainLight))
 	}
-	t.add("(ideal: lights strictly first)", "", "", f3(r.IdealLightP95OverDrain), "", "", "", "")
 	return t
 }

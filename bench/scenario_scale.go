@@ -180,7 +180,7 @@ func traceSample(ctx context.Context, env *docketEnv, calls int) (perCall, msPer
 // table renders the scenario.
 func (r *scaleResult) table() *table {
 	t := newTable(fmt.Sprintf("4. Scale: TenantFair claim calls of demand %d, one claimer, claims kept, caps not binding", r.Demand),
-		"configuration", "runs in table", "ring size", "with due work", "call p50 ms", "call p99 ms", "claims/call", "inspections/call", "ms/inspection", "p50 ratio")
+		"configuration", "runs in table", "ring size", "with due work", "call p50 ms", "call p99 ms", "claims/call", "claims/s", "inspections/call", "ms/inspection", "p50 ratio")
 	for i, pt := range r.Points {
 		rt := "1.00"
 		switch i {
@@ -190,7 +190,7 @@ func (r *scaleResult) table() *table {
 			rt = f2(r.PartitionRatio)
 		}
 		t.add(pt.Label, strconv.Itoa(pt.Runs), strconv.Itoa(pt.Partitions), strconv.Itoa(pt.Active), f2(pt.Call.P50Ms), f2(pt.Call.P99Ms),
-			f1(pt.ClaimsPerCall), f2(pt.TracedInspectionsPerCall), f3(pt.TracedMsPerInspection), rt)
+			f1(pt.ClaimsPerCall), f0(pt.ClaimsPerSecond), f2(pt.TracedInspectionsPerCall), f3(pt.TracedMsPerInspection), rt)
 	}
 	return t
 }

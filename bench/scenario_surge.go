@@ -10,7 +10,7 @@ import (
 const (
 	surgeHandler = 5 * time.Millisecond
 	// surgeWindow is the width of the arrival windows recovery is judged on.
-	surgeWindow = 250 * time.Millisecond
+	surgeWindow = 500 * time.Millisecond
 	// surgeRecoveryFactor bounds a recovered window's p95 by this multiple
 	// of the pre-burst p95.
 	surgeRecoveryFactor = 1.5
@@ -32,8 +32,8 @@ type surgePoint struct {
 	BurstP95Ms  float64    `json:"burst_p95_ms"`
 	// RecoverySeconds is the time from the burst's end to the start of the
 	// first arrival window from which every window's steady p95 stays
-	// within surgeRecoveryFactor x PreP95Ms; Recovered is false when no
-	// such window came before the arrivals ended.
+	// within surgeRecoveryFactor x PreP95Ms until the observation ends;
+	// Recovered is false when no such window came.
 	RecoverySeconds float64           `json:"recovery_seconds"`
 	Recovered       bool              `json:"recovered"`
 	Windows         []surgeWindowStat `json:"windows"`
@@ -51,6 +51,7 @@ type surgeResult struct {
 	BurstRuns       int                    `json:"burst_runs"`
 	HandlerMs       float64                `json:"handler_ms"`
 	PeriodSeconds   float64                `json:"arrival_seconds"`
+	ObserveSeconds  float64                `json:"observed_until_seconds"`
 	BurstFromS      float64                `json:"burst_from_seconds"`
 	BurstToS        float64                `json:"burst_to_seconds"`
 	WindowMs        float64                `json:"window_ms"`
@@ -85,11 +86,11 @@ func runSurge(ctx context.Context, c *cluster, o options, p *progress) (*surgeRe
 	res.PlannedCapacity = min(res.Capacity[engineLegacy], res.Capacity[engineTenantFair])
 	for _, engine := range surgeEngines {
 		b := newBook(0)
-		plan := planSurge(b, res.PlannedCapacity, sz.SurgeArrivals, sz.SurgeBurst, surgeHandler)
+		plan := planSurge(b, res.PlannedCapacity, sz.SurgeArrivals, sz.SurgeBurst, sz.SurgeObserve, surgeHandler)
 		b.seal()
 		res.SteadyRate, res.BurstRate = plan.steadyRate, plan.burstRate
 		res.SteadyRuns, res.BurstRuns = len(plan.steady), len(plan.burst)
-		res.BurstFromS, res.BurstToS = plan.burstFrom.Seconds(), plan.burstTo.Seconds()
+		res.BurstFromS, res.BurstToS, res.ObserveSeconds = plan.burstFrom.Seconds(), plan.burstTo.Seconds(), plan.observeEnd.Seconds()
 		p.logf("  %-11s arrivals: %.0f runs/s steady over %d tenants for %s, burst of %.0f runs/s from one tenant during %.1fs-%.1fs",
 			engine, plan.steadyRate, surgeSteadyCount, sz.SurgeArrivals, plan.burstRate, plan.burstFrom.Seconds(), plan.burstTo.Seconds())
 		if _, err := surgeOnce(ctx, c, p, engine, b, plan); err != nil {
@@ -120,7 +121,7 @@ func surgeOf(engine engineName, b *book, plan *surgePlan) surgePoint {
 		arrivedAt[a.run] = a.at
 	}
 	var pre, during, after []time.Duration
-	windows := make([][]time.Duration, int((plan.end+surgeWindow-1)/surgeWindow))
+	windows := make([][]time.Duration, int((plan.observeEnd+surgeWindow-1)/surgeWindow))
 	for _, r := range plan.steady {
 		w, at := b.wait(r, time.Time{}), arrivedAt[r]
 		switch {
@@ -128,7 +129,7 @@ func surgeOf(engine engineName, b *book, plan *surgePlan) surgePoint {
 			pre = append(pre, w)
 		case at < plan.burstTo:
 			during = append(during, w)
-		default:
+		case at < plan.end:
 			after = append(after, w)
 		}
 		windows[at/surgeWindow] = append(windows[at/surgeWindow], w)
@@ -175,14 +176,14 @@ func recoveryText(pt surgePoint) string {
 
 // table renders the scenario.
 func (r *surgeResult) table() *table {
-	t := newTable(fmt.Sprintf("7. Surge: capacity %s runs/s (legacy) / %s (tenant_fair); %.0f runs/s steady over %d tenants for %.0fs, burst %.0f runs/s from one tenant %.1f-%.1fs; handler %s, concurrency %d, cap %d",
-		f0(r.Capacity[engineLegacy]), f0(r.Capacity[engineTenantFair]), r.SteadyRate, surgeSteadyCount, r.PeriodSeconds,
-		r.BurstRate, r.BurstFromS, r.BurstToS, surgeHandler, drainConcurrency, r.Cap),
-		"engine", "steady p95 before ms", "during ms", "after ms", "burst p95 ms", "recovery (1.5x pre p95, 250 ms windows)")
+	t := newTable(fmt.Sprintf("7. Surge: capacity %s runs/s (legacy) / %s (tenant_fair); %.0f runs/s steady over %d tenants for %.0fs (observed to %.0fs), burst %.0f runs/s from one tenant %.1f-%.1fs; handler %s, concurrency %d, cap %d; recovery: steady p95 back within %.1fx the pre-burst p95 in every later %s window",
+		f0(r.Capacity[engineLegacy]), f0(r.Capacity[engineTenantFair]), r.SteadyRate, surgeSteadyCount, r.PeriodSeconds, r.ObserveSeconds,
+		r.BurstRate, r.BurstFromS, r.BurstToS, surgeHandler, drainConcurrency, r.Cap, surgeRecoveryFactor, surgeWindow),
+		"engine", "steady p95 before ms", "during ms", "after ms", "burst p95 ms", "recovery s")
 	for _, pt := range r.Points {
-		rec := "not recovered"
+		rec := fmt.Sprintf("> %.0f", r.ObserveSeconds-r.BurstToS)
 		if pt.Recovered {
-			rec = f2(pt.RecoverySeconds) + " s"
+			rec = f1(pt.RecoverySeconds)
 		}
 		t.add(string(pt.Engine), f1(pt.PreP95Ms), f1(pt.DuringP95Ms), f1(pt.AfterP95Ms), f0(pt.BurstP95Ms), rec)
 	}

@@ -28,10 +28,12 @@ type sizes struct {
 	FastRuns int `json:"fast_runs"`
 	SlowRuns int `json:"slow_runs"`
 	// Surge: CapacityRuns measure the drain capacity; arrivals last
-	// SurgeArrivals with a burst of SurgeBurst in the middle.
+	// SurgeArrivals with a burst of SurgeBurst in the middle, then steady
+	// arrivals go on for SurgeObserve so recovery can be seen.
 	CapacityRuns  int           `json:"capacity_runs"`
 	SurgeArrivals time.Duration `json:"surge_arrivals_ns"`
 	SurgeBurst    time.Duration `json:"surge_burst_ns"`
+	SurgeObserve  time.Duration `json:"surge_observe_ns"`
 }
 
 // fullSizes are the scorecard's standard dimensions.
@@ -43,7 +45,7 @@ func fullSizes() sizes {
 		ScaleReady:   10000, ScaleHistory: 990000, ScaleActive: 10, ScalePartitions: 100000, ScaleCalls: 300,
 		ContentionBudget: 10 * time.Second,
 		FastRuns:         1800, SlowRuns: 200,
-		CapacityRuns: 3000, SurgeArrivals: 20 * time.Second, SurgeBurst: 2 * time.Second,
+		CapacityRuns: 3000, SurgeArrivals: 20 * time.Second, SurgeBurst: 2 * time.Second, SurgeObserve: 20 * time.Second,
 	}
 }
 
@@ -56,6 +58,6 @@ func quickSizes() sizes {
 		ScaleReady:   5000, ScaleHistory: 95000, ScaleActive: 10, ScalePartitions: 10000, ScaleCalls: 100,
 		ContentionBudget: 3 * time.Second,
 		FastRuns:         450, SlowRuns: 50,
-		CapacityRuns: 1000, SurgeArrivals: 8 * time.Second, SurgeBurst: time.Second,
+		CapacityRuns: 1000, SurgeArrivals: 8 * time.Second, SurgeBurst: time.Second, SurgeObserve: 6 * time.Second,
 	}
 }

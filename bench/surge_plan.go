@@ -28,22 +28,24 @@ type arrival struct {
 type surgePlan struct {
 	// steadyRate and burstRate are runs per second.
 	steadyRate, burstRate float64
-	// burstFrom and burstTo bound the burst, end ends the arrivals.
-	burstFrom, burstTo, end time.Duration
-	arrivals                []arrival
-	steady, burst           []int
+	// burstFrom and burstTo bound the burst, end ends the arrival period
+	// and observeEnd the steady arrivals that go on after it.
+	burstFrom, burstTo, end, observeEnd time.Duration
+	arrivals                            []arrival
+	steady, burst                       []int
 }
 
 // planSurge registers the arrivals in b: steady runs at surgeSteadyShare of
-// capacity round-robin over the steady tenants for the whole period, plus
-// burst runs at surgeBurstFactor times capacity from one tenant during the
-// middle burst.
-func planSurge(b *book, capacity float64, period, burst time.Duration, handler time.Duration) *surgePlan {
-	p := &surgePlan{steadyRate: surgeSteadyShare * capacity, burstRate: surgeBurstFactor * capacity, end: period}
+// capacity round-robin over the steady tenants for period plus observe,
+// and burst runs at surgeBurstFactor times capacity from one tenant during
+// a burst in the middle of period.
+func planSurge(b *book, capacity float64, period, burst, observe, handler time.Duration) *surgePlan {
+	p := &surgePlan{steadyRate: surgeSteadyShare * capacity, burstRate: surgeBurstFactor * capacity,
+		end: period, observeEnd: period + observe}
 	p.burstFrom = (period - burst) / 2
 	p.burstTo = p.burstFrom + burst
 	steadyEvery := time.Duration(float64(time.Second) / p.steadyRate)
-	for i, at := 0, time.Duration(0); at < period; i, at = i+1, at+steadyEvery {
+	for i, at := 0, time.Duration(0); at < p.observeEnd; i, at = i+1, at+steadyEvery {
 		r := b.add(fmt.Sprintf(surgeSteadyTenant, i%surgeSteadyCount), handler)
 		p.steady = append(p.steady, r)
 		p.arrivals = append(p.arrivals, arrival{at: at, run: r})
