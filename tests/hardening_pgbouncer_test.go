@@ -334,7 +334,7 @@ func TestHardeningPgBouncerSchemaFromRoleSettings(t *testing.T) {
 	owner := poolFor(t, migURLWithSearchPath(t, databaseURL, schema))
 	role, password := hardCreateRole(t, owner)
 	dbname := owner.Config().ConnConfig.Database
-	hardApplyGrants(t, owner, schema, role, dbname)
+	hardApplyGrants(t, owner, hardGrantsScript(t), schema, role, dbname)
 	// PgBouncer refuses a search_path startup parameter; the schema comes
 	// from the role's setting in this database instead.
 	execSQL(t, owner, "alter role "+pgx.Identifier{role}.Sanitize()+" in database "+pgx.Identifier{dbname}.Sanitize()+

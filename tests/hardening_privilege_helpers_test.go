@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -36,23 +37,61 @@ func hardCreateRole(t testing.TB, owner *pgxpool.Pool) (role, password string) {
 	return role, password
 }
 
-// hardApplyGrants runs the documented grants script for role on schema, as
-// psql would with -v schema=... -v role=... in database dbname.
-func hardApplyGrants(t testing.TB, owner *pgxpool.Pool, schema, role, dbname string) {
+// hardGrantsScript reads the documented grants script.
+func hardGrantsScript(t testing.TB) string {
 	t.Helper()
 	script, err := os.ReadFile(hardGrantsFile)
 	if err != nil {
 		t.Fatalf("read %s: %v", hardGrantsFile, err)
 	}
+	return string(script)
+}
+
+// hardApplyGrants runs a grants script for role on schema, as psql would
+// with -v schema=... -v role=... in database dbname.
+func hardApplyGrants(t testing.TB, owner *pgxpool.Pool, script, schema, role, dbname string) {
+	t.Helper()
 	sql := strings.NewReplacer(
 		`:"schema"`, pgx.Identifier{schema}.Sanitize(),
 		`:"role"`, pgx.Identifier{role}.Sanitize(),
 		`:"DBNAME"`, pgx.Identifier{dbname}.Sanitize(),
-	).Replace(string(script))
+	).Replace(script)
 	if strings.Contains(sql, `:"`) {
 		t.Fatalf("%s uses a psql variable the test does not know", hardGrantsFile)
 	}
 	execSQL(t, owner, sql)
+}
+
+// hardGrantPattern is one GRANT line of the grants script.
+var hardGrantPattern = regexp.MustCompile(`(?m)^grant (.+) on (.+) to :"role";$`)
+
+// hardGrantVariant is the grants script without one privilege.
+type hardGrantVariant struct {
+	without string
+	script  string
+}
+
+// hardGrantVariants returns, for every privilege the script grants, the
+// script without it.
+func hardGrantVariants(script string) []hardGrantVariant {
+	var out []hardGrantVariant
+	for _, m := range hardGrantPattern.FindAllStringSubmatchIndex(script, -1) {
+		line := script[m[0]:m[1]]
+		privileges := strings.Split(script[m[2]:m[3]], ", ")
+		object := script[m[4]:m[5]]
+		for i, p := range privileges {
+			rest := append(append([]string{}, privileges[:i]...), privileges[i+1:]...)
+			replacement := ""
+			if len(rest) > 0 {
+				replacement = "grant " + strings.Join(rest, ", ") + " on " + object + ` to :"role";`
+			}
+			out = append(out, hardGrantVariant{
+				without: p + " on " + strings.NewReplacer(` :"schema".`, " ", `:"schema".`, "", ` :"schema"`, "").Replace(object),
+				script:  strings.Replace(script, line, replacement, 1),
+			})
+		}
+	}
+	return out
 }
 
 // hardRolePool opens a pool on databaseURL that logs in as role and resolves

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,10 +64,13 @@ func TestHardeningLeastPrivilegeRole(t *testing.T) {
 	migrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: hardAppSchema})
 	owner := poolFor(t, migURLWithSearchPath(t, databaseURL, hardAppSchema))
 	role, password := hardCreateRole(t, owner)
-	hardApplyGrants(t, owner, hardAppSchema, role, owner.Config().ConnConfig.Database)
+	hardApplyGrants(t, owner, hardGrantsScript(t), hardAppSchema, role, owner.Config().ConnConfig.Database)
 	app := hardRolePool(t, databaseURL, role, password, hardAppSchema)
 
-	client, ops := hardRunEveryOperation(t, app)
+	client, ops, err := hardRunEveryOperation(t, app)
+	if err != nil {
+		t.Fatalf("as the application role, %v", err)
+	}
 	hardExpectRingExact(t, owner)
 	unfinished := queryInt64(t, owner, `select sum(unfinished_count) from docket_claim_schedule`)
 	if unfinished == 0 {
@@ -93,20 +97,28 @@ func TestHardeningLeastPrivilegeRole(t *testing.T) {
 
 // hardRunEveryOperation drives every client and admin operation through
 // pool, leaving unfinished work behind, and returns the TenantFair client and
-// how many calls it made. Any error fails the test.
-func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (*docket.Client, int) {
+// how many calls it made, or the first operation that failed.
+func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client, ops int, failure error) {
 	t.Helper()
 	ctx := testContext(t)
-	ops := 0
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(*hardOpFailure)
+			if !ok {
+				panic(r)
+			}
+			client, failure = nil, f
+		}
+	}()
 	must := func(what string, err error) {
-		t.Helper()
 		ops++
 		if err != nil {
-			t.Fatalf("as the application role, %s: %v", what, err)
+			panic(&hardOpFailure{what: what, err: err})
 		}
 	}
 	client, err := docket.Open(ctx, pool, tenantFairConfig(2))
 	must("Open TenantFair", err)
+	var legacy *docket.Client
 	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{TenantMode: docket.TenantRequired})
 	must("NewAdmin", err)
 
@@ -204,15 +216,25 @@ func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (*docket.Client, in
 	must("ListRuns", err)
 
 	// Legacy takes over and hands back: both engines and the mode switch.
-	legacy, err := docket.Open(ctx, pool, legacyConfig())
+	legacy, err = docket.Open(ctx, pool, legacyConfig())
 	must("Open Legacy", err)
 	_, err = legacy.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 5})
 	must("Legacy ClaimDue", err)
 	client, err = docket.Open(ctx, pool, tenantFairConfig(3))
 	must("Open TenantFair after Legacy", err)
 
-	return client, ops
+	return client, ops, nil
 }
+
+// hardOpFailure is the first operation hardRunEveryOperation saw fail.
+type hardOpFailure struct {
+	what string
+	err  error
+}
+
+func (f *hardOpFailure) Error() string { return f.what + ": " + f.err.Error() }
+
+func (f *hardOpFailure) Unwrap() error { return f.err }
 
 // hardDrain retries every poisoned run and lets a worker of client finish
 // all unfinished work.
@@ -250,4 +272,36 @@ func hardDrain(t *testing.T, client *docket.Client) {
 // hardAppRun is a due run of tenant.
 func hardAppRun(tenant, runID string) docket.NewRun {
 	return docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant), GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}
+}
+
+func TestHardeningEveryDocumentedGrantIsNeeded(t *testing.T) {
+	t.Parallel()
+	variants := hardGrantVariants(hardGrantsScript(t))
+	if len(variants) < 10 {
+		t.Fatalf("found %d privileges in %s", len(variants), hardGrantsFile)
+	}
+	for _, v := range variants {
+		t.Run("without "+v.without, func(t *testing.T) {
+			t.Parallel()
+			databaseURL := pgtest.NewEmptyDatabase(t)
+			migrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: hardAppSchema})
+			owner := poolFor(t, migURLWithSearchPath(t, databaseURL, hardAppSchema))
+			role, password := hardCreateRole(t, owner)
+			hardApplyGrants(t, owner, v.script, hardAppSchema, role, owner.Config().ConnConfig.Database)
+			_, ops, err := hardRunEveryOperation(t, hardRolePool(t, databaseURL, role, password, hardAppSchema))
+			if err == nil {
+				t.Fatalf("every operation succeeded without %s", v.without)
+			}
+			// Without USAGE on the schema its tables are invisible rather
+			// than forbidden.
+			want := hardInsufficientPrivilege
+			if strings.HasPrefix(v.without, "usage on schema") {
+				want = "42P01"
+			}
+			if got := guardSQLState(err); got != want {
+				t.Fatalf("without %s, operation %d failed with %v (SQLSTATE %q), want SQLSTATE %s", v.without, ops, err, got, want)
+			}
+		})
+	}
+	t.Logf("each of the %d documented privileges is needed: without it an operation fails", len(variants))
 }
