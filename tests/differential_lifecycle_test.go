@@ -125,6 +125,27 @@ func (e *dfEnv) opRelease() {
 	}
 }
 
+// opRefresh refreshes the claim. claimed_at only moves forward and the
+// database clock is earlier than every logical claim time, so a refresh keeps
+// claimed_at; the fence still refuses a stale holder.
+func (e *dfEnv) opRefresh() {
+	h, ok := e.drawHolder()
+	if !ok {
+		e.logf("refresh: no holder")
+		return
+	}
+	claimedAt, dbErr := e.client.RefreshClaim(e.ctx, h.holder())
+	e.expectRefusal("refresh", dbErr, docket.ErrClaimLost)
+	now := e.clock
+	if dbErr == nil {
+		now = claimedAt
+	}
+	modelErr := e.model.RefreshClaim(h.lease.runID, h.lease.modelToken, now)
+	e.expectRefusal("refresh (model)", modelErr, oracle.ErrClaimLost)
+	e.logf("refresh as %s: %s", h, dfOutcome(dbErr))
+	e.expectSame("refresh", dbErr, modelErr)
+}
+
 // opAbandon abandons the claim with an explicit logical retry time and an
 // abandon limit of none or two.
 func (e *dfEnv) opAbandon() {

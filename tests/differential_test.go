@@ -27,6 +27,7 @@ var dfOps = []struct {
 	{1, (*dfEnv).opWait},
 	{1, (*dfEnv).opCheckpoint},
 	{1, (*dfEnv).opRelease},
+	{1, (*dfEnv).opRefresh},
 	{1, (*dfEnv).opAbandon},
 	{1, (*dfEnv).opResume},
 	{1, (*dfEnv).opSignal},
@@ -55,13 +56,13 @@ func (e *dfEnv) step() {
 // TestDifferentialTenantFairModel is the model-based differential test of the
 // TenantFair engine: random sequences of inserts, claims (demand 1..12, any
 // preference, attempt limits that poison), completions, yields, sleeps,
-// external waits and resumes, releases, abandons, signals, poison retries,
-// clock movement past the orphan TTL, default-cap and override writes, with
-// live and stale holders, are applied to the oracle model and to a fresh
-// database per check. After every step the claim outcomes and inspections
-// and the whole state (cursor, epochs, ring positions and counts, markers,
-// claim holders, counters) must be identical. A failure logs the shrunk
-// scenario; docs/soak.md has the flags for long runs.
+// external waits and resumes, releases, refreshes, abandons, signals, poison
+// retries, clock movement past the orphan TTL, default-cap and override
+// writes, with live and stale holders, are applied to the oracle model and to
+// a fresh database per check. After every step the claim outcomes and
+// inspections and the whole state (cursor, epochs, ring positions and counts,
+// markers, claim holders, counters) must be identical. A failure logs the
+// shrunk scenario; docs/soak.md has the flags for long runs.
 func TestDifferentialTenantFairModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs PostgreSQL")
