@@ -14,5 +14,9 @@
 //     (ARCHITECTURE section 5). The database implementation is compared
 //     against it.
 //
+// Where the specification leaves an order open, the model follows the
+// engine and says so on the method: for example InsertRuns gives a batch's new
+// partitions their ring positions in scope-key order, not in input order.
+//
 // The package imports nothing else from this module.
 package oracle
