@@ -25,6 +25,9 @@ type options struct {
 	// profile, when set, runs the TenantFair claim profile instead of the
 	// scenarios and writes it to this file.
 	profile string
+	// rounds is how many times the ceiling and drain measurements are
+	// repeated, interleaved across engines; each engine's best round counts.
+	rounds int
 	// riverCooldown and riverPoll are River's FetchCooldown and
 	// FetchPollInterval in the drain scenarios.
 	riverCooldown, riverPoll time.Duration
@@ -42,10 +45,14 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&run, "run", strings.Join(scenarioNames, ","), "comma-separated scenarios to run: "+strings.Join(scenarioNames, ", "))
 	fs.StringVar(&o.pgTempDir, "pg-tmpdir", os.TempDir(), "parent directory of the throwaway PostgreSQL cluster (a disk, since the scale scenario holds a million runs)")
 	fs.StringVar(&o.profile, "profile", "", "instead of the scenarios, profile TenantFair claim calls (pg_stat_statements, auto_explain) and write the report to this file")
+	fs.IntVar(&o.rounds, "rounds", 2, "rounds of the ceiling and drain scenarios, interleaved across engines; the best round of each engine is reported")
 	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River FetchCooldown in the drain scenarios")
 	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain scenarios")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.rounds < 1 {
+		return o, fmt.Errorf("-rounds %d is below 1", o.rounds)
 	}
 	for _, name := range strings.Split(run, ",") {
 		name = strings.TrimSpace(name)

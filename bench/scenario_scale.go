@@ -56,26 +56,35 @@ type scaleConfig struct {
 	active     int
 }
 
+// scaleSlice is how many timed calls one configuration makes before the
+// other of its pair takes a turn: interleaving the pair keeps background
+// load from favouring either side of a ratio.
+const scaleSlice = 25
+
 // runScale measures TenantFair call latency on a small and a large table,
-// and on a small and a large ring.
+// and on a small and a large ring; each pair is loaded side by side and
+// measured in alternating slices.
 func runScale(ctx context.Context, c *cluster, o options, p *progress) (*scaleResult, error) {
 	sz := o.sizes
-	configs := []scaleConfig{
-		{label: "table: " + strconv.Itoa(sz.ScaleReady) + " runs", ready: sz.ScaleReady, tenants: scaleTenants},
-		{label: "table: " + strconv.Itoa(sz.ScaleReady+sz.ScaleHistory) + " runs", ready: sz.ScaleReady, history: sz.ScaleHistory, tenants: scaleTenants},
-		{label: "ring: " + strconv.Itoa(sz.ScaleActive) + " partitions", ready: sz.ScaleReady, partitions: sz.ScaleActive, active: sz.ScaleActive},
-		{label: "ring: " + strconv.Itoa(sz.ScalePartitions) + " partitions", ready: sz.ScaleReady, partitions: sz.ScalePartitions, active: sz.ScaleActive},
+	pairs := [][2]scaleConfig{
+		{
+			{label: "table: " + strconv.Itoa(sz.ScaleReady) + " runs", ready: sz.ScaleReady, tenants: scaleTenants},
+			{label: "table: " + strconv.Itoa(sz.ScaleReady+sz.ScaleHistory) + " runs", ready: sz.ScaleReady, history: sz.ScaleHistory, tenants: scaleTenants},
+		},
+		{
+			{label: "ring: " + strconv.Itoa(sz.ScaleActive) + " partitions", ready: sz.ScaleReady, partitions: sz.ScaleActive, active: sz.ScaleActive},
+			{label: "ring: " + strconv.Itoa(sz.ScalePartitions) + " partitions", ready: sz.ScaleReady, partitions: sz.ScalePartitions, active: sz.ScaleActive},
+		},
 	}
 	res := &scaleResult{Demand: scaleDemand}
-	p.logf("scale: TenantFair claim calls of demand %d, %d timed calls per configuration, claims kept", scaleDemand, sz.ScaleCalls)
-	for _, cfg := range configs {
-		pt, err := measureScale(ctx, c, cfg, sz.ScaleCalls, p)
+	p.logf("scale: TenantFair claim calls of demand %d, %d timed calls per configuration in slices of %d, claims kept",
+		scaleDemand, sz.ScaleCalls, scaleSlice)
+	for _, pair := range pairs {
+		points, err := measurePair(ctx, c, pair, sz.ScaleCalls, p)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", cfg.label, err)
+			return nil, err
 		}
-		res.Points = append(res.Points, pt)
-		p.logf("  %-26s call p50 %.2f ms p99 %.2f ms, %.1f claims/call, %.2f inspections/call, %.3f ms/inspection (load %.1fs)",
-			pt.Label, pt.Call.P50Ms, pt.Call.P99Ms, pt.ClaimsPerCall, pt.TracedInspectionsPerCall, pt.TracedMsPerInspection, pt.LoadSeconds)
+		res.Points = append(res.Points, points...)
 	}
 	res.TableRatio = ratio(res.Points[1].Call.P50Ms, res.Points[0].Call.P50Ms)
 	res.PartitionRatio = ratio(res.Points[3].Call.P50Ms, res.Points[2].Call.P50Ms)
@@ -83,55 +92,106 @@ func runScale(ctx context.Context, c *cluster, o options, p *progress) (*scaleRe
 	return res, nil
 }
 
-// measureScale loads cfg into a fresh TenantFair database and times calls.
-func measureScale(ctx context.Context, c *cluster, cfg scaleConfig, calls int, p *progress) (scalePoint, error) {
-	pt := scalePoint{Label: cfg.label, ReadyRuns: cfg.ready}
+// scaleRun is one loaded configuration being measured.
+type scaleRun struct {
+	cfg       scaleConfig
+	env       *docketEnv
+	pt        scalePoint
+	durations []time.Duration
+	claims    int
+}
+
+// measurePair loads both configurations, times calls on them in
+// alternating slices and returns their points.
+func measurePair(ctx context.Context, c *cluster, pair [2]scaleConfig, calls int, p *progress) (points []scalePoint, err error) {
+	var runs []*scaleRun
+	defer func() {
+		for _, r := range runs {
+			err = errors.Join(err, r.env.close())
+		}
+	}()
+	for _, cfg := range pair {
+		r, err := prepareScale(ctx, c, cfg, p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.label, err)
+		}
+		runs = append(runs, r)
+	}
+	for done := 0; done < calls; done += scaleSlice {
+		for _, r := range runs {
+			if err := r.timeCalls(ctx, min(scaleSlice, calls-done)); err != nil {
+				return nil, fmt.Errorf("%s: %w", r.cfg.label, err)
+			}
+		}
+	}
+	for _, r := range runs {
+		pt, err := r.finish(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.cfg.label, err)
+		}
+		points = append(points, pt)
+		p.logf("  %-26s call p50 %.2f ms p99 %.2f ms, %.1f claims/call, %.2f inspections/call, %.3f ms/inspection (load %.1fs)",
+			pt.Label, pt.Call.P50Ms, pt.Call.P99Ms, pt.ClaimsPerCall, pt.TracedInspectionsPerCall, pt.TracedMsPerInspection, pt.LoadSeconds)
+	}
+	return points, nil
+}
+
+// prepareScale loads cfg into a fresh TenantFair database and makes the
+// warm-up calls.
+func prepareScale(ctx context.Context, c *cluster, cfg scaleConfig, p *progress) (*scaleRun, error) {
 	env, err := openDocket(ctx, c, engineTenantFair, uncappedCap, 3)
 	if err != nil {
-		return pt, err
+		return nil, err
 	}
-	defer func() { err = errors.Join(err, env.close()) }()
-	loaded := time.Now()
-	if err := loadScale(ctx, env, cfg, p); err != nil {
-		return pt, err
-	}
-	pt.LoadSeconds = time.Since(loaded).Seconds()
-	if err := env.pool.QueryRow(ctx, `select count(*) from docket_runs`).Scan(&pt.Runs); err != nil {
-		return pt, err
-	}
-	if err := env.pool.QueryRow(ctx, `select count(*) from docket_claim_schedule where unfinished_count > 0`).Scan(&pt.Partitions); err != nil {
-		return pt, err
-	}
-	pt.Active = cfg.active
+	r := &scaleRun{cfg: cfg, env: env, pt: scalePoint{Label: cfg.label, ReadyRuns: cfg.ready, Active: cfg.active}}
 	if cfg.partitions == 0 {
-		pt.Active = cfg.tenants
+		r.pt.Active = cfg.tenants
 	}
+	loaded := time.Now()
+	err = loadScale(ctx, env, cfg, p)
+	if err == nil {
+		r.pt.LoadSeconds = time.Since(loaded).Seconds()
+		err = env.pool.QueryRow(ctx, `select count(*) from docket_runs`).Scan(&r.pt.Runs)
+	}
+	if err == nil {
+		err = env.pool.QueryRow(ctx, `select count(*) from docket_claim_schedule where unfinished_count > 0`).Scan(&r.pt.Partitions)
+	}
+	for i := 0; err == nil && i < scaleWarmups; i++ {
+		_, err = docketClaim(env.client, scaleDemand)(ctx)
+	}
+	if err != nil {
+		return nil, errors.Join(err, env.close())
+	}
+	return r, nil
+}
 
-	claim := docketClaim(env.client, scaleDemand)
-	for range scaleWarmups {
-		if _, err := claim(ctx); err != nil {
-			return pt, err
-		}
-	}
-	durations := make([]time.Duration, 0, calls)
-	claims := 0
-	for range calls {
+// timeCalls makes n timed claim calls.
+func (r *scaleRun) timeCalls(ctx context.Context, n int) error {
+	claim := docketClaim(r.env.client, scaleDemand)
+	for range n {
 		start := time.Now()
-		n, err := claim(ctx)
+		got, err := claim(ctx)
 		if err != nil {
-			return pt, err
+			return err
 		}
-		durations = append(durations, time.Since(start))
-		claims += n
+		r.durations = append(r.durations, time.Since(start))
+		r.claims += got
 	}
+	return nil
+}
+
+// finish summarizes the timed calls and adds the traced sample.
+func (r *scaleRun) finish(ctx context.Context) (scalePoint, error) {
 	var busy time.Duration
-	for _, d := range durations {
+	for _, d := range r.durations {
 		busy += d
 	}
-	pt.Call = summarize(durations)
-	pt.ClaimsPerCall = float64(claims) / float64(calls)
-	pt.ClaimsPerSecond = ratio(float64(claims), busy.Seconds())
-	pt.TracedInspectionsPerCall, pt.TracedMsPerInspection, err = traceSample(ctx, env, scaleTracedCalls)
+	pt := r.pt
+	pt.ClaimsPerCall = float64(r.claims) / float64(len(r.durations))
+	pt.ClaimsPerSecond = ratio(float64(r.claims), busy.Seconds())
+	pt.Call = summarize(r.durations)
+	var err error
+	pt.TracedInspectionsPerCall, pt.TracedMsPerInspection, err = traceSample(ctx, r.env, scaleTracedCalls)
 	return pt, err
 }
 
