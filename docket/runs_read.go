@@ -83,7 +83,7 @@ func admissionState(row gen.DocketRun, now time.Time) AdmissionState {
 // (StartedAt, RunID), continuing strictly after req.After.
 func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, err error) {
 	defer c.telemetry.storeCall(opListRuns).end(ctx, &err)
-	scopeKey, err := c.scopeKey(req.Scope)
+	scopeKey, err := c.runScopeKey(req.Scope)
 	if err != nil {
 		return RunPage{}, err
 	}
@@ -144,7 +144,7 @@ func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, 
 
 // runKey validates a run address and returns its scope key.
 func (c *Client) runKey(scope Scope, runID string) (string, error) {
-	scopeKey, err := c.scopeKey(scope)
+	scopeKey, err := c.runScopeKey(scope)
 	if err != nil {
 		return "", err
 	}

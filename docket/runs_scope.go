@@ -23,8 +23,10 @@ type Scope struct {
 var Tenantless = Scope{}
 
 // Tenant returns the scope of tenant id. The id is validated where the scope
-// is used: it must be non-empty, at most MaxIdentifierBytes, valid UTF-8 and
-// free of control characters.
+// is used: inserting runs and the claim-policy calls need it non-empty, at
+// most MaxIdentifierBytes, valid UTF-8 and free of control characters; reads
+// and lifecycle writes of existing runs only need non-empty valid UTF-8
+// without U+0000, so runs inserted with plain SQL stay addressable.
 func Tenant(id string) Scope { return Scope{tenantID: id, isTenant: true} }
 
 // TenantID returns the tenant id and true, or "" and false for Tenantless.
@@ -56,6 +58,25 @@ func (c *Client) scopeKey(s Scope) (string, error) {
 		return "", nil
 	}
 	if err := validateIdentifier("tenant id", s.tenantID); err != nil {
+		return "", err
+	}
+	return s.tenantID, nil
+}
+
+// runScopeKey validates s for addressing existing runs and returns its
+// partition key. The tenantless scope is refused under required tenancy and
+// a tenant id must be non-empty text PostgreSQL can hold, but the creation
+// rules of validateIdentifier do not apply: a run inserted with plain SQL
+// under a longer tenant id, or one with a control character, is leased by
+// ClaimDue with that scope, and its holder must be able to commit it.
+func (c *Client) runScopeKey(s Scope) (string, error) {
+	if !s.isTenant {
+		return c.scopeKey(s)
+	}
+	if s.tenantID == "" {
+		return "", invalidArgument("tenant id is empty")
+	}
+	if err := requireStorable("tenant id", s.tenantID); err != nil {
 		return "", err
 	}
 	return s.tenantID, nil
