@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -128,4 +129,40 @@ func hardJSONString(t testing.TB, s string) []byte {
 		t.Fatalf("encode %q: %v", s, err)
 	}
 	return b
+}
+
+func TestHardeningSQLInsertedIdentifiersStayAddressable(t *testing.T) {
+	t.Parallel()
+	// Plain SQL inserts keep working, and the database holds only text rules
+	// (a tenant id is non-empty). Ids the API would not create must still
+	// be claimable, readable and committable by their holder.
+	e := newClTenantFair(t, 2)
+	tenants := []string{strings.Repeat("t", docket.MaxIdentifierBytes+50), "tab\there", "line\nbreak"}
+	for i, tenant := range tenants {
+		e.due(tenant, fmt.Sprintf("sql-%d\twith tab", i), clBase)
+	}
+	ctx := testContext(t)
+	res, err := e.client.ClaimDue(ctx, clReq(clBase, len(tenants), docket.PreferNone))
+	if err != nil || len(res.Leases) != len(tenants) {
+		t.Fatalf("claim: %d leases, %v; want %d", len(res.Leases), err, len(tenants))
+	}
+	for _, l := range res.Leases {
+		if _, err := e.client.RefreshClaim(ctx, l.Holder()); err != nil {
+			t.Fatalf("refresh %q: %v", l.RunID, err)
+		}
+		if _, err := e.client.FetchRun(ctx, l.Scope, l.RunID); err != nil {
+			t.Fatalf("fetch %q: %v", l.RunID, err)
+		}
+		if page, err := e.client.ListRuns(ctx, docket.ListRunsRequest{Scope: l.Scope}); err != nil || len(page.Runs) != 1 {
+			t.Fatalf("list %s: %d runs, %v", l.Scope, len(page.Runs), err)
+		}
+		if _, err := e.client.Commit(ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq, Step: 1,
+			Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+			t.Fatalf("commit %q of %s: %v", l.RunID, l.Scope, err)
+		}
+	}
+	if got := queryInt64(t, e.pool, `select count(*) from docket_runs where status = 'done'`); got != int64(len(tenants)) {
+		t.Fatalf("%d runs done, want %d", got, len(tenants))
+	}
+	hardExpectRingExact(t, e.pool)
 }

@@ -25,7 +25,8 @@ func hardMutateCases() []hardInputCase {
 		{"nil decide", hardRunHeld, hardAcme, nil, docket.ErrInvalidArgument, true},
 		{"empty run id", "", hardAcme, hardDecide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrInvalidArgument, true},
 		{"tenantless scope", hardRunHeld, docket.Tenantless, hardDecide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrTenantRequired, true},
-		{"oversized tenant", hardRunHeld, docket.Tenant(hardLongID), hardDecide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrInvalidArgument, true},
+		{"oversized tenant", hardRunHeld, docket.Tenant(hardLongID), hardDecide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrNotFound, false},
+		{"tenant not UTF-8", hardRunHeld, docket.Tenant(hardBadUTF8), hardDecide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrInvalidArgument, true},
 		{"unknown run", hardUnknownRun, hardAcme, hardDecide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrNotFound, false},
 		{"another tenant's run", hardRunOther, hardAcme, hardDecide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrNotFound, false},
 		{"decide error", hardRunHeld, hardAcme, func(docket.Run) (docket.Mutation, error) {

@@ -27,7 +27,11 @@ var hardBadAddresses = []hardBadAddress{
 	{"run id not UTF-8", hardAcme, hardBadUTF8, docket.ErrInvalidArgument, true},
 	{"tenantless scope", docket.Tenantless, hardRunHeld, docket.ErrTenantRequired, true},
 	{"empty tenant", docket.Tenant(""), hardRunHeld, docket.ErrInvalidArgument, true},
-	{"oversized tenant", docket.Tenant(hardLongID), hardRunHeld, docket.ErrInvalidArgument, true},
+	// Reads apply only what PostgreSQL needs, so runs inserted with plain
+	// SQL stay addressable: a longer tenant id simply names no run.
+	{"oversized tenant", docket.Tenant(hardLongID), hardRunHeld, docket.ErrNotFound, false},
+	{"tenant with a control character", docket.Tenant("acme\n"), hardRunHeld, docket.ErrNotFound, false},
+	{"tenant with NUL", docket.Tenant("acme\x00"), hardRunHeld, docket.ErrInvalidArgument, true},
 	{"tenant not UTF-8", docket.Tenant(hardBadUTF8), hardRunHeld, docket.ErrInvalidArgument, true},
 }
 
