@@ -92,3 +92,17 @@ func TestHardeningCLIRefusesBadArgumentsWithExitTwo(t *testing.T) {
 	}
 	t.Logf("bad command lines tried: %d; all exit %d with a message; writes: 0", len(hardBadCLIArgs), cli.ExitUsage)
 }
+
+func TestHardeningCLIRefusesUnparsableDatabaseURLWithExitTwo(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"migrate", "status", "--database-url", "postgres://user@host:notaport/db"},
+		{"policy", "get", "--database-url", "postgres://user@host:notaport/db"},
+		{"policy", "inspect", "acme", "--database-url", "host=127.0.0.1 port=notaport"},
+	} {
+		r := cliRun(t, args...)
+		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "invalid database URL") {
+			t.Errorf("docket %q: exit %d, stderr %q; want exit %d and an invalid-URL message", args, r.code, r.stderr, cli.ExitUsage)
+		}
+	}
+}

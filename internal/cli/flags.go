@@ -3,9 +3,12 @@ package cli
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // databaseURLEnv names the environment variable read when --database-url is
@@ -31,15 +34,20 @@ func newFlagSet(name string, conn *connectionFlags) *flag.FlagSet {
 	return fs
 }
 
-// url resolves the database URL from the flag or the environment.
+// url resolves the database URL from the flag or the environment and
+// refuses one that cannot be parsed, before any connection is tried.
 func (c connectionFlags) url() (string, error) {
-	if c.databaseURL != "" {
-		return c.databaseURL, nil
+	databaseURL := c.databaseURL
+	if databaseURL == "" {
+		databaseURL = os.Getenv(databaseURLEnv)
 	}
-	if v := os.Getenv(databaseURLEnv); v != "" {
-		return v, nil
+	if databaseURL == "" {
+		return "", errNoDatabaseURL
 	}
-	return "", errNoDatabaseURL
+	if _, err := pgx.ParseConfig(databaseURL); err != nil {
+		return "", fmt.Errorf("invalid database URL: %w", err)
+	}
+	return databaseURL, nil
 }
 
 // negativeNumber matches positional integers that the flag package would
