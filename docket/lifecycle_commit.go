@@ -117,7 +117,8 @@ func (c *Client) Commit(ctx context.Context, req CommitRequest) (_ Run, err erro
 		if err := validateState(req.State); err != nil {
 			return Run{}, err
 		}
-		params.State = req.State
+		state := string(req.State)
+		params.State = &state
 	}
 	if req.CheckpointType != "" {
 		if err := validateIdentifier("checkpoint type", req.CheckpointType); err != nil {

@@ -114,7 +114,8 @@ func mutationParams(current Run, id int64, m Mutation) (gen.ApplyRunMutationPara
 		if err := validateState(m.State); err != nil {
 			return gen.ApplyRunMutationParams{}, err
 		}
-		params.State = m.State
+		state := string(m.State)
+		params.State = &state
 	}
 	if !m.WakeAt.IsZero() {
 		params.WakeAt = &m.WakeAt

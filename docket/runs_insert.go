@@ -132,7 +132,7 @@ func (c *Client) newRunParams(run NewRun) (gen.InsertRunParams, error) {
 		RunID:     runID,
 		GraphID:   run.GraphID,
 		GraphHash: run.GraphHash,
-		State:     run.State,
+		State:     string(run.State),
 		TenantID:  run.Scope.tenantColumn(),
 	}
 	if !run.WakeAt.IsZero() {

@@ -119,7 +119,7 @@ func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (Aba
 const applyRunMutation = `-- name: ApplyRunMutation :one
 update docket_runs r
    set status = $1,
-       state = coalesce($2::jsonb, r.state),
+       state = coalesce($2::text::jsonb, r.state),
        wake_at = case when $1 = 'running'
                       then coalesce($3::timestamptz, now()) end,
        claim_token = null,
@@ -135,7 +135,7 @@ returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, 
 
 type ApplyRunMutationParams struct {
 	Status string
-	State  []byte
+	State  *string
 	WakeAt *time.Time
 	ID     int64
 }
@@ -190,7 +190,7 @@ with prior as (
 )
 update docket_runs r
    set checkpoint_seq = r.checkpoint_seq + 1,
-       state = coalesce($1::jsonb, r.state),
+       state = coalesce($1::text::jsonb, r.state),
        step = $2,
        latest_checkpoint_type = $3,
        status = $4,
@@ -216,7 +216,7 @@ returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.
 `
 
 type CommitRunParams struct {
-	State          []byte
+	State          *string
 	Step           int32
 	CheckpointType *string
 	Status         string

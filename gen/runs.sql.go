@@ -81,7 +81,7 @@ func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRu
 const insertRun = `-- name: InsertRun :one
 insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 values ($1, $2, $3, $4,
-        'running', $5, coalesce($6::timestamptz, now()))
+        'running', $5::text::jsonb, coalesce($6::timestamptz, now()))
 on conflict (run_id) do nothing
 returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
 `
@@ -91,7 +91,7 @@ type InsertRunParams struct {
 	TenantID  *string
 	GraphID   string
 	GraphHash string
-	State     []byte
+	State     string
 	WakeAt    *time.Time
 }
 

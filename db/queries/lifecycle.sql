@@ -41,7 +41,7 @@ with prior as (
 )
 update docket_runs r
    set checkpoint_seq = r.checkpoint_seq + 1,
-       state = coalesce(sqlc.narg(state)::jsonb, r.state),
+       state = coalesce(sqlc.narg(state)::text::jsonb, r.state),
        step = sqlc.arg(step),
        latest_checkpoint_type = sqlc.narg(checkpoint_type),
        status = sqlc.arg(status),
@@ -118,7 +118,7 @@ returning sqlc.embed(r),
 -- drops poison facts, which only a running row may carry.
 update docket_runs r
    set status = sqlc.arg(status),
-       state = coalesce(sqlc.narg(state)::jsonb, r.state),
+       state = coalesce(sqlc.narg(state)::text::jsonb, r.state),
        wake_at = case when sqlc.arg(status) = 'running'
                       then coalesce(sqlc.narg(wake_at)::timestamptz, now()) end,
        claim_token = null,

@@ -5,7 +5,7 @@
 -- instead of raising, which keeps the caller's transaction usable.
 insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 values (sqlc.arg(run_id), sqlc.narg(tenant_id), sqlc.arg(graph_id), sqlc.arg(graph_hash),
-        'running', sqlc.arg(state), coalesce(sqlc.narg(wake_at)::timestamptz, now()))
+        'running', sqlc.arg(state)::text::jsonb, coalesce(sqlc.narg(wake_at)::timestamptz, now()))
 on conflict (run_id) do nothing
 returning *;
 
