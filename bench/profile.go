@@ -38,8 +38,13 @@ func runProfile(ctx context.Context, c *cluster, o options, p *progress) error {
 		return fmt.Errorf("capped drain: %w", err)
 	}
 	p.logf("profile: explained claim calls")
-	if err := profileExplain(ctx, c, sz, &report); err != nil {
+	if err := profileExplain(ctx, c, sz.CeilingRuns, sz.CeilingTenants, profileWarmCalls, []int{ceilingDemand, 1}, &report); err != nil {
 		return fmt.Errorf("explain: %w", err)
+	}
+	// One tenant whose head has seen many promotions: dead entries of
+	// promoted runs stay at the head of its queued index until vacuum.
+	if err := profileExplain(ctx, c, sz.CeilingRuns/10, 1, profileWarmCalls*2, []int{ceilingDemand}, &report); err != nil {
+		return fmt.Errorf("explain one tenant: %w", err)
 	}
 	if err := os.WriteFile(o.profile, []byte(report.String()), 0o644); err != nil {
 		return err
@@ -166,31 +171,31 @@ func topStatements(ctx context.Context, env *docketEnv, report *strings.Builder)
 	return rows.Err()
 }
 
-// profileExplain loads the ceiling backlog, claims part of it, then runs
-// one claim call of demand 16 and one of demand 1 with auto_explain
+// profileExplain loads runs due now over tenants, makes warm claim calls of
+// demand 16, then one claim call of each of demands with auto_explain
 // reporting every nested statement's plan as a notice.
-func profileExplain(ctx context.Context, c *cluster, sz sizes, report *strings.Builder) (err error) {
+func profileExplain(ctx context.Context, c *cluster, runs, tenants, warm int, demands []int, report *strings.Builder) (err error) {
 	env, err := openDocket(ctx, c, engineTenantFair, uncappedCap, 3)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, env.close()) }()
-	if err := loadDocketBacklog(ctx, env, sz.CeilingRuns, sz.CeilingTenants); err != nil {
+	if err := loadDocketBacklog(ctx, env, runs, tenants); err != nil {
 		return err
 	}
 	claim := docketClaim(env.client, ceilingDemand)
-	for range profileWarmCalls {
+	for range warm {
 		if _, err := claim(ctx); err != nil {
 			return err
 		}
 	}
-	for _, demand := range []int{ceilingDemand, 1} {
+	for _, demand := range demands {
 		plans, elapsed, err := explainCall(ctx, c, env, demand)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(report, "\n== auto_explain of one claim call, demand %d, after %d calls of demand %d (%.2f ms with explain overhead) ==\n",
-			demand, profileWarmCalls, ceilingDemand, ms(elapsed))
+		fmt.Fprintf(report, "\n== auto_explain of one claim call, demand %d, on %d runs over %d tenants after %d calls of demand %d (%.2f ms with explain overhead) ==\n",
+			demand, runs, tenants, warm, ceilingDemand, ms(elapsed))
 		report.WriteString(plans)
 	}
 	return nil
