@@ -14,6 +14,9 @@ const (
 	// surgeRecoveryFactor bounds a recovered window's p95 by this multiple
 	// of the pre-burst p95.
 	surgeRecoveryFactor = 1.5
+	// surgeSustain is how many consecutive windows must stay within the
+	// bound for the waits to count as recovered.
+	surgeSustain = 4
 )
 
 // surgeWindowStat is the steady tenants' p95 wait over one arrival window.
@@ -31,9 +34,10 @@ type surgePoint struct {
 	AfterP95Ms  float64    `json:"steady_p95_after_ms"`
 	BurstP95Ms  float64    `json:"burst_p95_ms"`
 	// RecoverySeconds is the time from the burst's end to the start of the
-	// first arrival window from which every window's steady p95 stays
-	// within surgeRecoveryFactor x PreP95Ms until the observation ends;
-	// Recovered is false when no such window came.
+	// first arrival window that begins surgeSustain consecutive windows
+	// whose steady p95 is within surgeRecoveryFactor x PreP95Ms; Recovered
+	// is false when no such run of windows came before the observation
+	// ended.
 	RecoverySeconds float64           `json:"recovery_seconds"`
 	Recovered       bool              `json:"recovered"`
 	Windows         []surgeWindowStat `json:"windows"`
@@ -139,31 +143,31 @@ func surgeOf(engine engineName, b *book, plan *surgePlan) surgePoint {
 	for i, ws := range windows {
 		pt.Windows = append(pt.Windows, surgeWindowStat{FromSeconds: (time.Duration(i) * surgeWindow).Seconds(), Runs: len(ws), P95Ms: ms(percentile(ws, 95))})
 	}
-	pt.RecoverySeconds, pt.Recovered = recovery(pt.Windows, plan.burstTo, surgeRecoveryFactor*pt.PreP95Ms)
+	pt.RecoverySeconds, pt.Recovered = recovery(pt.Windows, plan.burstTo, surgeRecoveryFactor*pt.PreP95Ms, surgeSustain)
 	return pt
 }
 
-// recovery finds the first window starting at or after burstTo from which
-// every window's p95 is within limitMs, and returns its start minus
-// burstTo.
-func recovery(windows []surgeWindowStat, burstTo time.Duration, limitMs float64) (float64, bool) {
-	first := -1
+// recovery finds the first window starting at or after burstTo that
+// begins sustain consecutive windows with p95 within limitMs, and returns
+// its start minus burstTo.
+func recovery(windows []surgeWindowStat, burstTo time.Duration, limitMs float64, sustain int) (float64, bool) {
+	first, within := -1, 0
 	for i, w := range windows {
 		if w.FromSeconds < burstTo.Seconds() {
 			continue
 		}
 		if w.P95Ms > limitMs {
-			first = -1
+			first, within = -1, 0
 			continue
 		}
 		if first < 0 {
 			first = i
 		}
+		if within++; within == sustain {
+			return windows[first].FromSeconds - burstTo.Seconds(), true
+		}
 	}
-	if first < 0 {
-		return 0, false
-	}
-	return windows[first].FromSeconds - burstTo.Seconds(), true
+	return 0, false
 }
 
 // recoveryText describes a point's recovery.
@@ -176,9 +180,9 @@ func recoveryText(pt surgePoint) string {
 
 // table renders the scenario.
 func (r *surgeResult) table() *table {
-	t := newTable(fmt.Sprintf("7. Surge: capacity %s runs/s (legacy) / %s (tenant_fair); %.0f runs/s steady over %d tenants for %.0fs (observed to %.0fs), burst %.0f runs/s from one tenant %.1f-%.1fs; handler %s, concurrency %d, cap %d; recovery: steady p95 back within %.1fx the pre-burst p95 in every later %s window",
+	t := newTable(fmt.Sprintf("7. Surge: capacity %s runs/s (legacy) / %s (tenant_fair); %.0f runs/s steady over %d tenants for %.0fs (observed to %.0fs), burst %.0f runs/s from one tenant %.1f-%.1fs; handler %s, concurrency %d, cap %d; recovery: steady p95 back within %.1fx the pre-burst p95 for %d consecutive %s windows",
 		f0(r.Capacity[engineLegacy]), f0(r.Capacity[engineTenantFair]), r.SteadyRate, surgeSteadyCount, r.PeriodSeconds, r.ObserveSeconds,
-		r.BurstRate, r.BurstFromS, r.BurstToS, surgeHandler, drainConcurrency, r.Cap, surgeRecoveryFactor, surgeWindow),
+		r.BurstRate, r.BurstFromS, r.BurstToS, surgeHandler, drainConcurrency, r.Cap, surgeRecoveryFactor, surgeSustain, surgeWindow),
 		"engine", "steady p95 before ms", "during ms", "after ms", "burst p95 ms", "recovery s")
 	for _, pt := range r.Points {
 		rec := fmt.Sprintf("> %.0f", r.ObserveSeconds-r.BurstToS)
