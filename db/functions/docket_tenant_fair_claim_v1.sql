@@ -5,12 +5,21 @@
 -- then visits up to 32 positions of the unfinished ring in cursor order. Each
 -- visit tries its partition authority without waiting, freezes at most 16
 -- candidate run ids, locks exactly those without waiting, rechecks them
--- against the live rows and commits at most 8 outcomes as one grant. The
+-- against the live rows and chooses at most 8 outcomes as one grant. The
 -- budgets are the specification's S = 32, Q = 8 and K = 16; they are repeated
 -- in policy/budgets.go.
 --
+-- The outcomes of every grant are written by one statement at the end of the
+-- call, with the grants' epochs and the cursor: a chosen row is locked by the
+-- call and cannot change before then, and a write per call instead of one per
+-- grant saves most of a grant's fixed cost. A wrap back to a partition that
+-- still has unwritten outcomes writes them first, so that visit sees them.
+--
 -- Production reads only 'outcome' and 'error' rows; p_trace adds one
 -- identity-bearing 'inspection' row per visit for trusted inspection.
+--
+-- Each SQL statement of the engine sits between a "-- statement NAME" and an
+-- "-- end statement" line; the plan regression test reads them from this file.
 create function docket_tenant_fair_claim(
     p_now timestamptz,
     p_cutoff timestamptz,
@@ -73,7 +82,6 @@ declare
     v_xid bigint;
     v_cursor bigint;
     v_remaining integer := p_demand;
-    v_outcomes_total integer := 0;
     v_visit integer := 0;
     -- An empty class counts as served, so it never withholds a slot.
     v_served_ready boolean := true;
@@ -81,6 +89,7 @@ declare
 
     v_position bigint;
     v_scope text;
+    v_partition_locked boolean;
     v_cursor_before bigint;
     v_override integer;
     v_cap integer;
@@ -92,7 +101,8 @@ declare
     v_walk_served_ready boolean;
     v_walk_served_expired boolean;
     v_walk_remaining integer;
-    v_next_queue bigint;
+    v_queue_no integer;
+    v_next_queue integer;
     v_locked integer;
     v_fresh integer;
     v_cap_denied boolean;
@@ -101,8 +111,24 @@ declare
     v_take_poison boolean[];
     v_take_eligible timestamptz[];
     v_promote_ids bigint[];
+    v_moved_ids bigint[];
+    v_refused_ids bigint[];
+    v_kept integer;
     v_visit_outcomes integer;
     v_disposition text;
+
+    -- Chosen but unwritten outcomes in call order, the visit of each, and
+    -- one scope entry per grant; then what each visit's outcome rows report.
+    v_pending_ids bigint[] := '{}';
+    v_pending_kinds text[] := '{}';
+    v_pending_poison boolean[] := '{}';
+    v_pending_eligible timestamptz[] := '{}';
+    v_pending_visits integer[] := '{}';
+    v_pending_grants text[] := '{}';
+    v_written integer := 0;
+    v_visit_cursor_before bigint[] := '{}';
+    v_visit_position bigint[] := '{}';
+    v_visit_scope text[] := '{}';
 begin
     if p_now is null or p_cutoff is null or p_demand is null or p_max_attempts is null
             or p_trace is null then
@@ -147,16 +173,31 @@ begin
 
     <<claim>>
     begin
-        begin
-            select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position
-              into v_mode, v_default_cap, v_initialized_at, v_cursor
-              from docket_claim_policy p
-             where p.id = 1
-               for update;
-            v_policy_found := found;
-        exception when lock_not_available then
-            v_error := 'lock_contention';
-        end;
+        -- A free policy row is taken without waiting, which keeps the
+        -- uncontended call out of the subtransaction of an exception block;
+        -- only a held row is waited for, within the lock_timeout above.
+        -- statement policy_lock
+        select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position
+          into v_mode, v_default_cap, v_initialized_at, v_cursor
+          from docket_claim_policy p
+         where p.id = 1
+           for update skip locked;
+        -- end statement
+        v_policy_found := found;
+        if not v_policy_found then
+            begin
+                -- statement policy_wait
+                select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position
+                  into v_mode, v_default_cap, v_initialized_at, v_cursor
+                  from docket_claim_policy p
+                 where p.id = 1
+                   for update;
+                -- end statement
+                v_policy_found := found;
+            exception when lock_not_available then
+                v_error := 'lock_contention';
+            end;
+        end if;
         if v_error is null then
             if not v_policy_found then
                 v_error := 'malformed_policy';
@@ -185,41 +226,126 @@ begin
         -- Each probe reads the oldest entry of the ready or expired index;
         -- ordering keeps the planner on that index however many rows match.
         if p_demand >= 2 then
-            v_served_ready := (
-                select r.id from docket_runs r
-                 where r.status = 'running' and r.poisoned_at is null
-                   and r.claim_token is null and r.wake_at <= p_now
-                 order by r.wake_at, r.id
-                 limit 1) is null;
-            v_served_expired := (
-                select r.id from docket_runs r
-                 where r.status = 'running' and r.poisoned_at is null
-                   and r.claim_token is not null and r.tenant_admitted_at is not null
-                   and r.claimed_at < p_cutoff
-                 order by r.claimed_at, r.id
-                 limit 1) is null;
+            -- statement class_probes
+            select (select r.id from docket_runs r
+                     where r.status = 'running' and r.poisoned_at is null
+                       and r.claim_token is null and r.wake_at <= p_now
+                     order by r.wake_at, r.id
+                     limit 1) is null,
+                   (select r.id from docket_runs r
+                     where r.status = 'running' and r.poisoned_at is null
+                       and r.claim_token is not null and r.tenant_admitted_at is not null
+                       and r.claimed_at < p_cutoff
+                     order by r.claimed_at, r.id
+                     limit 1) is null
+              into v_served_ready, v_served_expired;
+            -- end statement
         end if;
 
         v_call_token := gen_random_uuid();
 
-        while v_visit < c_inspections and v_remaining > 0 loop
-            -- Discovery reads ring membership through MVCC and never locks a
-            -- schedule row: one keyset step past the call-local cursor,
-            -- wrapping to the smallest position.
-            select s.ring_position, s.scope_key into v_position, v_scope
-              from docket_claim_schedule s
-             where s.unfinished_count > 0 and s.ring_position > v_cursor
-             order by s.ring_position
-             limit 1;
-            if not found then
-                select s.ring_position, s.scope_key into v_position, v_scope
-                  from docket_claim_schedule s
-                 where s.unfinished_count > 0
-                 order by s.ring_position
-                 limit 1;
-                if not found then
-                    exit;
+        loop
+            v_position := null;
+            if v_visit < c_inspections and v_remaining > 0 then
+                -- Discovery reads ring membership through MVCC and never
+                -- locks a schedule row: one keyset step past the call-local
+                -- cursor, wrapping to the smallest position. The partition
+                -- authority of that position is tried in the same statement,
+                -- without waiting; locked is null when another caller holds
+                -- it.
+                -- statement ring_step
+                select s.ring_position, s.scope_key, pa.locked, pa.max_active
+                  into v_position, v_scope, v_partition_locked, v_override
+                  from ((select s.ring_position, s.scope_key
+                           from docket_claim_schedule s
+                          where s.unfinished_count > 0 and s.ring_position > v_cursor
+                          order by s.ring_position
+                          limit 1)
+                        union all
+                        (select s.ring_position, s.scope_key
+                           from docket_claim_schedule s
+                          where s.unfinished_count > 0
+                          order by s.ring_position
+                          limit 1)
+                        limit 1) as s
+                  left join lateral (
+                        select true as locked, pa.max_active
+                          from docket_claim_partitions pa
+                         where pa.scope_key = s.scope_key
+                           for no key update skip locked) as pa on true;
+                -- end statement
+            end if;
+
+            -- The chosen outcomes are written when the call ends, and before
+            -- a wrap revisits a partition that still has unwritten ones.
+            if v_position is null or v_scope = any (v_pending_grants) then
+                if cardinality(v_pending_ids) > 0 or (v_position is null and v_visit > 0) then
+                    -- One set-based mutation of the chosen rows in call
+                    -- order, the epoch of each grant and, at the end, the
+                    -- cursor. Every row is locked by this call and was
+                    -- rechecked, so each is written. A batch holds at most
+                    -- one grant per partition, because a revisit writes the
+                    -- batch first.
+                    return query
+                        -- statement write
+                        with chosen as (
+                            select t.id, t.kind, t.poison, t.eligible, t.visit, t.ordinal
+                              from unnest(v_pending_ids, v_pending_kinds, v_pending_poison,
+                                          v_pending_eligible, v_pending_visits)
+                                       with ordinality as t(id, kind, poison, eligible, visit, ordinal)
+                        ), mutated as (
+                            update docket_runs r
+                               set claim_token = case when c.poison then null else gen_random_uuid() end,
+                                   claimed_at = case when c.poison then null else p_now end,
+                                   wake_at = null,
+                                   claim_attempts = r.claim_attempts + case when c.poison then 0 else 1 end,
+                                   tenant_admitted_at = case
+                                       when c.poison then null
+                                       when c.kind = 'queued_ready' then p_now
+                                       else r.tenant_admitted_at end,
+                                   poisoned_at = case when c.poison then p_now end,
+                                   poison_reason = case when c.poison then 'max_claim_attempts_exceeded' end,
+                                   updated_at = now()
+                              from chosen c
+                             where r.id = c.id
+                            returning r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
+                                      r.checkpoint_seq, r.claim_token, r.claimed_at,
+                                      r.claim_attempts, r.poisoned_at, r.poison_reason,
+                                      c.kind, c.eligible, c.visit, c.ordinal
+                        ), granted as (
+                            -- Outcome-backed service evidence: once per grant.
+                            update docket_claim_partitions pa
+                               set admission_epoch = pa.admission_epoch + 1
+                             where pa.scope_key = any (v_pending_grants)
+                        ), moved as (
+                            update docket_claim_policy p
+                               set scan_ring_position = v_cursor
+                             where p.id = 1 and v_position is null
+                        )
+                        select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id,
+                               m.graph_hash, m.checkpoint_seq, m.claim_token, m.claimed_at,
+                               m.claim_attempts, m.poisoned_at, m.poison_reason, m.kind,
+                               m.eligible, v_call_token, v_xid, m.visit,
+                               (v_written + m.ordinal)::integer, p_demand,
+                               v_visit_cursor_before[m.visit], v_visit_position[m.visit],
+                               v_visit_position[m.visit], v_visit_scope[m.visit],
+                               case m.kind
+                                   when 'admitted_ready' then 'admitted_reacquisition'
+                                   when 'queued_ready' then 'queued_promotion'
+                                   else 'expired_recovery' end,
+                               null::integer, null::integer
+                          from mutated m
+                         order by m.ordinal;
+                        -- end statement
+                    v_written := v_written + cardinality(v_pending_ids);
+                    v_pending_ids := '{}';
+                    v_pending_kinds := '{}';
+                    v_pending_poison := '{}';
+                    v_pending_eligible := '{}';
+                    v_pending_visits := '{}';
+                    v_pending_grants := '{}';
                 end if;
+                exit when v_position is null;
             end if;
 
             v_visit := v_visit + 1;
@@ -228,14 +354,12 @@ begin
             end if;
             v_cursor_before := v_cursor;
             v_cursor := v_position;
+            v_visit_cursor_before := v_visit_cursor_before || v_cursor_before;
+            v_visit_position := v_visit_position || v_position;
+            v_visit_scope := v_visit_scope || v_scope;
             v_visit_outcomes := 0;
 
-            select pa.max_active into v_override
-              from docket_claim_partitions pa
-             where pa.scope_key = v_scope
-               for no key update skip locked;
-
-            if not found then
+            if v_partition_locked is null then
                 v_disposition := 'partition_lock_skip';
             else
                 v_cap := coalesce(v_override, v_default_cap);
@@ -248,91 +372,56 @@ begin
                 v_walk_served_ready := v_served_ready;
                 v_walk_served_expired := v_served_expired;
                 v_walk_remaining := v_remaining;
+                v_queue_no := 0;
                 v_next_queue := 1;
                 v_take_ids := '{}';
                 v_take_kinds := '{}';
                 v_take_poison := '{}';
                 v_take_eligible := '{}';
                 v_promote_ids := '{}';
+                v_moved_ids := '{}';
+                v_refused_ids := '{}';
 
                 -- One statement after the partition lock, so its snapshot
                 -- (admitted count and pages) sees every grant committed
-                -- before the lock. The pages are MVCC reads; at most K ids
-                -- are frozen by the ranking and exactly those are locked,
-                -- without waiting. A lock returns the newest committed
-                -- version of its row, which the walk rechecks. Queued rows
-                -- past v_limit are left out: promotion is contiguous from
-                -- the head, so this visit could never reach them.
+                -- before the lock. The pages are MVCC reads: admitted-ready
+                -- and expired rows up to K each, and the queued FIFO up to
+                -- this grant's limit, since promotion is contiguous from the
+                -- head and could never reach further. They are ranked, at
+                -- most K ids are frozen, and exactly those are locked without
+                -- waiting, in rank order. A lock returns the newest committed
+                -- version of its row, which the walk rechecks.
+                --
+                -- The ranking: with demand >= 2 the head of each class not
+                -- yet served in this call first; admitted before queued;
+                -- with demand 1 the class heads, then the preferred class;
+                -- then the FIFO order for queued rows, and poison first,
+                -- eligible time and id for the others. A class head is the
+                -- oldest admitted-ready row, or without one the queued FIFO
+                -- head, and the oldest expired row. The frozen queued rows
+                -- are therefore a prefix of the FIFO in order, and the walk
+                -- numbers them 1, 2, ... as it meets them.
+                --
+                -- The admitted count only matters when a queued row could
+                -- meet the cap. Admitted and queued rows are both unfinished,
+                -- so while the scope has no more unfinished runs than its
+                -- cap no promotion of this visit can reach it, and the count
+                -- is skipped. Counting stops at cap + Q, beyond which at most
+                -- Q admitted poisons could never bring it under the cap.
                 for v_candidate in
-                    with admitted_ready as (
-                        select r.id, r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison,
-                               row_number() over (order by r.wake_at, r.id) as ord
-                          from docket_runs r
-                         where r.scope_key = v_scope and r.status = 'running'
-                           and r.poisoned_at is null and r.claim_token is null
-                           and r.tenant_admitted_at is not null and r.wake_at <= p_now
-                         order by r.wake_at, r.id
-                         limit c_frozen
-                    ), queued_ready as (
-                        select r.id, r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison,
-                               row_number() over (order by r.wake_at, r.id) as ord
-                          from docket_runs r
-                         where r.scope_key = v_scope and r.status = 'running'
-                           and r.poisoned_at is null and r.claim_token is null
-                           and r.tenant_admitted_at is null and r.wake_at <= p_now
-                         order by r.wake_at, r.id
-                         limit least(c_frozen - (select count(*) from admitted_ready), v_limit)
-                    ), expired as (
-                        select r.id, r.claimed_at as eligible, r.claim_attempts >= p_max_attempts as poison,
-                               row_number() over (order by r.claimed_at, r.id) as ord
-                          from docket_runs r
-                         where r.scope_key = v_scope and r.status = 'running'
-                           and r.poisoned_at is null and r.claim_token is not null
-                           and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff
-                         order by r.claimed_at, r.id
-                         limit c_frozen
-                    ), pages as (
-                        select a.id, 'admitted_ready'::text as kind, 'ready'::text as class,
-                               0::bigint as queue_no, a.poison, a.eligible, a.ord = 1 as head
-                          from admitted_ready a
-                        union all
-                        select q.id, 'queued_ready', 'ready', q.ord, q.poison, q.eligible,
-                               q.ord = 1 and not exists (select 1 from admitted_ready)
-                          from queued_ready q
-                        union all
-                        select e.id, 'expired', 'expired', 0, e.poison, e.eligible, e.ord = 1
-                          from expired e
-                    ), ranked as (
-                        select p.id, p.kind, p.queue_no,
-                               row_number() over (order by
-                                   case when p_demand >= 2 and p.head
-                                             and not (case p.class when 'ready' then v_served_ready
-                                                      else v_served_expired end)
-                                        then 0 else 1 end,
-                                   case when p.kind = 'queued_ready' then 1 else 0 end,
-                                   case when p_demand = 1 and p.head then 0 else 1 end,
-                                   case when p_demand = 1 and p.class <> p_preference then 1 else 0 end,
-                                   p.queue_no,
-                                   case when p.poison then 0 else 1 end,
-                                   p.eligible,
-                                   p.id) as rank
-                          from pages p
-                    ), frozen as (
-                        select k.id, k.kind, k.queue_no, k.rank
-                          from ranked k
-                         where k.rank <= c_frozen
-                    ), locked as materialized (
-                        select r.id, r.scope_key, r.status, r.poisoned_at, r.claim_token,
-                               r.claimed_at, r.wake_at, r.tenant_admitted_at, r.claim_attempts
-                          from docket_runs r
-                         where r.id = any (array(select f.id from frozen f))
-                           for update skip locked
-                    )
-                    select f.id, f.kind, f.queue_no,
-                           (select count(*)
-                              from docket_runs r
-                             where r.scope_key = v_scope and r.tenant_admitted_at is not null
-                               and r.status = 'running' and r.poisoned_at is null) as admitted,
+                    -- statement candidates
+                    select f.id, f.kind,
+                           case when (select s.unfinished_count
+                                        from docket_claim_schedule s
+                                       where s.scope_key = v_scope) > v_cap
+                                then (select count(*)
+                                        from (select
+                                                from docket_runs r
+                                               where r.scope_key = v_scope
+                                                 and r.tenant_admitted_at is not null
+                                                 and r.status = 'running' and r.poisoned_at is null
+                                               limit v_cap::bigint + c_grant_outcomes) as a)
+                                else 0 end as admitted,
                            l.id is not null as is_locked,
                            coalesce(l.scope_key = v_scope and l.status = 'running'
                                and l.poisoned_at is null
@@ -348,14 +437,66 @@ begin
                                        and l.tenant_admitted_at is null
                                    end, false) as is_fresh,
                            coalesce(l.claim_attempts >= p_max_attempts, false) as is_poison,
-                           case when f.kind = 'expired' then l.claimed_at else l.wake_at end as eligible
-                      from frozen f
-                      left join locked l on l.id = f.id
-                     order by f.kind = 'queued_ready', f.rank
+                           case when f.kind = 'expired' then l.claimed_at else l.wake_at end as eligible,
+                           f.kind = 'queued_ready' and l.wake_at is distinct from f.eligible as is_moved
+                      from (select h.id, h.kind, h.eligible,
+                                   case when p_demand >= 2 and h.head
+                                             and not (case h.class when 'ready' then v_served_ready
+                                                      else v_served_expired end)
+                                        then 0 else 1 end as unserved_head,
+                                   case when p_demand = 1 and h.head then 0 else 1 end as head_first,
+                                   case when p_demand = 1 and h.class <> p_preference then 1 else 0 end
+                                       as preference_last,
+                                   case when h.kind <> 'queued_ready' and h.poison then 0 else 1 end
+                                       as poison_first
+                              from (select p.id, p.kind, p.class, p.eligible, p.poison,
+                                           row_number() over (partition by p.class
+                                               order by p.kind = 'queued_ready', p.eligible, p.id) = 1 as head
+                                      from ((select r.id, 'admitted_ready'::text as kind, 'ready'::text as class,
+                                                    r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison
+                                               from docket_runs r
+                                              where r.scope_key = v_scope and r.status = 'running'
+                                                and r.poisoned_at is null and r.claim_token is null
+                                                and r.tenant_admitted_at is not null and r.wake_at <= p_now
+                                              order by r.wake_at, r.id
+                                              limit c_frozen)
+                                            union all
+                                            (select r.id, 'queued_ready', 'ready',
+                                                    r.wake_at, r.claim_attempts >= p_max_attempts
+                                               from docket_runs r
+                                              where r.scope_key = v_scope and r.status = 'running'
+                                                and r.poisoned_at is null and r.claim_token is null
+                                                and r.tenant_admitted_at is null and r.wake_at <= p_now
+                                              order by r.wake_at, r.id
+                                              limit v_limit)
+                                            union all
+                                            (select r.id, 'expired', 'expired',
+                                                    r.claimed_at, r.claim_attempts >= p_max_attempts
+                                               from docket_runs r
+                                              where r.scope_key = v_scope and r.status = 'running'
+                                                and r.poisoned_at is null and r.claim_token is not null
+                                                and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff
+                                              order by r.claimed_at, r.id
+                                              limit c_frozen)) as p) as h
+                             order by unserved_head, h.kind = 'queued_ready', head_first, preference_last,
+                                      poison_first, h.eligible, h.id
+                             limit c_frozen) as f
+                      left join lateral (
+                            select r.id, r.scope_key, r.status, r.poisoned_at, r.claim_token,
+                                   r.claimed_at, r.wake_at, r.tenant_admitted_at, r.claim_attempts
+                              from docket_runs r
+                             where r.id = f.id
+                               for update skip locked) as l on true
+                     order by f.kind = 'queued_ready', f.unserved_head, f.head_first, f.preference_last,
+                              f.poison_first, f.eligible, f.id
+                    -- end statement
                 loop
                     v_frozen := v_frozen + 1;
                     if v_admitted is null then
                         v_admitted := v_candidate.admitted;
+                    end if;
+                    if v_candidate.kind = 'queued_ready' then
+                        v_queue_no := v_queue_no + 1;
                     end if;
                     continue when not v_candidate.is_locked;
                     v_locked := v_locked + 1;
@@ -375,7 +516,7 @@ begin
                         -- Promotion is contiguous from the FIFO head: a head
                         -- that is missing, stale or without a slot blocks
                         -- everything behind it in this visit.
-                        continue when v_candidate.queue_no <> v_next_queue;
+                        continue when v_queue_no <> v_next_queue;
                         continue when not v_candidate.is_fresh;
                         if v_admitted >= v_cap then
                             v_cap_denied := true;
@@ -383,6 +524,9 @@ begin
                         end if;
                         v_next_queue := v_next_queue + 1;
                         v_promote_ids := v_promote_ids || v_candidate.id;
+                        if v_candidate.is_moved then
+                            v_moved_ids := v_moved_ids || v_candidate.id;
+                        end if;
                         if not v_candidate.is_poison then
                             v_admitted := v_admitted + 1;
                         end if;
@@ -406,81 +550,61 @@ begin
                     end if;
                 end loop;
 
-                if cardinality(v_take_ids) > 0 then
-                    -- One set-based mutation in walk order, with the grant's
-                    -- epoch in the same statement. A promotion re-checks in
-                    -- this statement's fresh snapshot that no older queued
-                    -- row of the scope appeared.
-                    for row_kind, error_reason, run_id, tenant_id, graph_id, graph_hash,
-                        checkpoint_seq, claim_token, claimed_at, claim_attempt, poisoned_at,
-                        poison_reason, work_class, eligible_at, call_token, transaction_id,
-                        visit_ordinal, outcome_ordinal, demand, cursor_before, cursor_after,
-                        ring_position, scope_key, disposition, outcome_count, epoch_delta in
-                        with chosen as (
-                            select t.id, t.kind, t.poison, t.eligible, t.walk
-                              from unnest(v_take_ids, v_take_kinds, v_take_poison, v_take_eligible)
-                                       with ordinality as t(id, kind, poison, eligible, walk)
-                        ), mutated as (
-                            update docket_runs r
-                               set claim_token = case when c.poison then null else gen_random_uuid() end,
-                                   claimed_at = case when c.poison then null else p_now end,
-                                   wake_at = null,
-                                   claim_attempts = r.claim_attempts + case when c.poison then 0 else 1 end,
-                                   tenant_admitted_at = case
-                                       when c.poison then null
-                                       when c.kind = 'queued_ready' then p_now
-                                       else r.tenant_admitted_at end,
-                                   poisoned_at = case when c.poison then p_now end,
-                                   poison_reason = case when c.poison then 'max_claim_attempts_exceeded' end,
-                                   updated_at = now()
-                              from chosen c
-                             where r.id = c.id
-                               and (c.kind <> 'queued_ready' or not exists (
-                                   select 1
-                                     from docket_runs o
-                                    where o.scope_key = r.scope_key and o.status = 'running'
-                                      and o.poisoned_at is null and o.claim_token is null
-                                      and o.tenant_admitted_at is null and o.wake_at <= p_now
-                                      and (o.wake_at, o.id) < (r.wake_at, r.id)
-                                      and not (o.id = any (v_promote_ids))))
-                            returning r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
-                                      r.checkpoint_seq, r.claim_token, r.claimed_at,
-                                      r.claim_attempts, r.poisoned_at, r.poison_reason,
-                                      c.kind, c.eligible, c.walk
-                        ), granted as (
-                            -- Outcome-backed service evidence: once per grant.
-                            update docket_claim_partitions pa
-                               set admission_epoch = pa.admission_epoch + 1
-                             where pa.scope_key = v_scope
-                               and exists (select 1 from mutated)
-                        )
-                        select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id,
-                               m.graph_hash, m.checkpoint_seq, m.claim_token, m.claimed_at,
-                               m.claim_attempts, m.poisoned_at, m.poison_reason, m.kind,
-                               m.eligible, v_call_token, v_xid, v_visit,
-                               (v_outcomes_total + row_number() over (order by m.walk))::integer,
-                               p_demand, v_cursor_before, v_cursor, v_position, v_scope,
-                               case m.kind
-                                   when 'admitted_ready' then 'admitted_reacquisition'
-                                   when 'queued_ready' then 'queued_promotion'
-                                   else 'expired_recovery' end,
-                               null::integer, null::integer
-                          from mutated m
-                         order by m.walk
-                    loop
-                        v_visit_outcomes := v_visit_outcomes + 1;
-                        if work_class = 'expired' then
-                            v_served_expired := true;
-                        else
-                            v_served_ready := true;
-                        end if;
-                        return next;
-                    end loop;
-                    -- Rows the FIFO re-check refused count as stale.
-                    v_fresh := v_fresh - (cardinality(v_take_ids) - v_visit_outcomes);
+                -- A promoted row is the FIFO head of the page's snapshot by
+                -- contiguity, unless its locked version is due at another
+                -- time than the page read. Such a row is re-checked in a
+                -- fresh snapshot against every older queued row of the
+                -- scope, and refused as stale if one is not promoted by this
+                -- grant.
+                if cardinality(v_moved_ids) > 0 then
+                    -- statement fifo_recheck
+                    select coalesce(array_agg(r.id), '{}')
+                      into v_refused_ids
+                      from docket_runs r
+                     where r.id = any (v_moved_ids)
+                       and exists (
+                           select 1
+                             from docket_runs o
+                            where o.scope_key = r.scope_key and o.status = 'running'
+                              and o.poisoned_at is null and o.claim_token is null
+                              and o.tenant_admitted_at is null and o.wake_at <= p_now
+                              and (o.wake_at, o.id) < (r.wake_at, r.id)
+                              and not (o.id = any (v_promote_ids)));
+                    -- end statement
+                    if cardinality(v_refused_ids) > 0 then
+                        v_kept := 0;
+                        for i in 1 .. cardinality(v_take_ids) loop
+                            continue when v_take_ids[i] = any (v_refused_ids);
+                            v_kept := v_kept + 1;
+                            v_take_ids[v_kept] := v_take_ids[i];
+                            v_take_kinds[v_kept] := v_take_kinds[i];
+                            v_take_poison[v_kept] := v_take_poison[i];
+                            v_take_eligible[v_kept] := v_take_eligible[i];
+                        end loop;
+                        v_take_ids := v_take_ids[1:v_kept];
+                        v_take_kinds := v_take_kinds[1:v_kept];
+                        v_take_poison := v_take_poison[1:v_kept];
+                        v_take_eligible := v_take_eligible[1:v_kept];
+                        -- Rows the FIFO re-check refused count as stale.
+                        v_fresh := v_fresh - cardinality(v_refused_ids);
+                    end if;
                 end if;
 
-                v_outcomes_total := v_outcomes_total + v_visit_outcomes;
+                v_visit_outcomes := cardinality(v_take_ids);
+                if v_visit_outcomes > 0 then
+                    v_pending_ids := v_pending_ids || v_take_ids;
+                    v_pending_kinds := v_pending_kinds || v_take_kinds;
+                    v_pending_poison := v_pending_poison || v_take_poison;
+                    v_pending_eligible := v_pending_eligible || v_take_eligible;
+                    v_pending_visits := v_pending_visits || array_fill(v_visit, array[v_visit_outcomes]);
+                    v_pending_grants := v_pending_grants || v_scope;
+                    if 'expired' = any (v_take_kinds) then
+                        v_served_expired := true;
+                    end if;
+                    if 'admitted_ready' = any (v_take_kinds) or 'queued_ready' = any (v_take_kinds) then
+                        v_served_ready := true;
+                    end if;
+                end if;
                 v_remaining := v_remaining - v_visit_outcomes;
                 v_disposition := case
                     when v_visit_outcomes > 0 then 'grant'
@@ -521,12 +645,6 @@ begin
                 return next;
             end if;
         end loop;
-
-        if v_visit > 0 then
-            update docket_claim_policy p
-               set scan_ring_position = v_cursor
-             where p.id = 1;
-        end if;
     end;
 
     if v_lock_timeout_changed then
