@@ -629,12 +629,13 @@ begin
             -- a wrap revisits a partition that still has unwritten ones.
             if v_position is null or v_scope = any (v_pending_grants) then
                 if cardinality(v_pending_ids) > 0 or (v_position is null and v_visit > 0) then
-                    -- One set-based mutation of the chosen rows in call
-                    -- order, the epoch of each grant and, at the end, the
-                    -- cursor. Every row is locked by this call and was
-                    -- rechecked, so each is written. A batch holds at most
-                    -- one grant per partition, because a revisit writes the
-                    -- batch first.
+                    -- One set-based mutation of the chosen rows, the epoch
+                    -- of each grant and, at the end, the cursor. Every row
+                    -- is locked by this call and was rechecked, so each is
+                    -- written. A batch holds at most one grant per
+                    -- partition, because a revisit writes the batch first.
+                    -- The rows carry their visit and call-wide outcome
+                    -- ordinals; callers order by those, not by arrival.
                     return query
                         -- statement write
                         with chosen as (
@@ -683,8 +684,7 @@ begin
                                    when 'queued_ready' then 'queued_promotion'
                                    else 'expired_recovery' end,
                                null::integer, null::integer
-                          from mutated m
-                         order by m.ordinal;
+                          from mutated m;
                         -- end statement
                     v_written := v_written + cardinality(v_pending_ids);
                     v_pending_ids := '{}';
