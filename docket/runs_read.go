@@ -150,3 +150,44 @@ func (c *Client) runKey(scope Scope, runID string) (string, error) {
 	}
 	return scopeKey, requireRunID(runID)
 }
+
+// fetchHeld reads the runs of holders in one statement, keyed by run id; a
+// run that is not in its holder's scope is absent, exactly like a missing
+// one. Each holder counts as one fetch_run store call of the statement's
+// duration: ok when its run was found, not_found when not.
+func (c *Client) fetchHeld(ctx context.Context, holders []Holder) (map[string]gen.DocketRun, error) {
+	calls := make([]*storeCall, len(holders))
+	for i := range holders {
+		calls[i] = c.telemetry.storeCall(opFetchRun)
+	}
+	params := gen.GetRunsByKeysParams{
+		ScopeKeys: make([]string, len(holders)),
+		RunIds:    make([]string, len(holders)),
+	}
+	var err error
+	for i, h := range holders {
+		if params.ScopeKeys[i], err = c.runKey(h.Scope, h.RunID); err != nil {
+			break
+		}
+		params.RunIds[i] = h.RunID
+	}
+	var rows []gen.DocketRun
+	if err == nil {
+		rows, err = c.queries.GetRunsByKeys(ctx, params)
+		if err != nil {
+			err = fmt.Errorf("docket: fetch runs: %w", err)
+		}
+	}
+	runs := make(map[string]gen.DocketRun, len(rows))
+	for _, row := range rows {
+		runs[row.RunID] = row
+	}
+	for i, h := range holders {
+		callErr := err
+		if _, found := runs[h.RunID]; !found && err == nil {
+			callErr = runNotFound(h.RunID)
+		}
+		calls[i].end(ctx, &callErr)
+	}
+	return runs, err
+}

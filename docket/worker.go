@@ -38,6 +38,8 @@ type Worker struct {
 	client *Client
 	cfg    WorkerConfig
 	logger *slog.Logger
+	// commits groups the verdict commits of jobs that finish together.
+	commits *groupCommit
 
 	// slotFreed receives one value per finished job; its capacity,
 	// Concurrency, means a job never blocks on it.
@@ -72,6 +74,7 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 		client:        client,
 		cfg:           resolved,
 		logger:        resolved.Logger,
+		commits:       &groupCommit{client: client},
 		slotFreed:     make(chan struct{}, resolved.Concurrency),
 		stopRequested: make(chan struct{}),
 		done:          make(chan struct{}),
@@ -150,9 +153,9 @@ func (w *Worker) Stop(ctx context.Context) error {
 	return w.runErr
 }
 
-// start hands lease to a new job goroutine.
-func (w *Worker) start(handlers, io context.Context, lease Lease) {
-	j := newJob(w, lease)
+// start hands lease, whose run read is pending, to a new job goroutine.
+func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRead) {
+	j := newJob(w, lease, read)
 	w.mu.Lock()
 	w.jobs[j] = struct{}{}
 	w.mu.Unlock()

@@ -42,6 +42,8 @@ type Job struct {
 
 	worker *Worker
 	holder Holder
+	// read is the claim call's read of its leased runs; prepare drops it.
+	read *leaseRead
 	// cancel ends the handler's context with a cause.
 	cancel context.CancelCauseFunc
 	// stopHeartbeat ends the heartbeat of the claim.
@@ -58,8 +60,9 @@ type Job struct {
 	released bool  // the handler may commit nothing more
 }
 
-// newJob builds the job of lease; the caller starts it with run.
-func newJob(w *Worker, lease Lease) *Job {
+// newJob builds the job of lease, whose run read is pending; the caller
+// starts it with run.
+func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 	j := &Job{
 		RunID:         lease.RunID,
 		Scope:         lease.Scope,
@@ -70,6 +73,7 @@ func newJob(w *Worker, lease Lease) *Job {
 		CheckpointSeq: lease.CheckpointSeq,
 		worker:        w,
 		holder:        lease.Holder(),
+		read:          read,
 		seq:           lease.CheckpointSeq,
 	}
 	j.confirm(lease.ClaimedAt)
@@ -115,13 +119,13 @@ func (j *Job) run(base, io context.Context) {
 	j.settle(io, plan)
 }
 
-// prepare reads the claimed run for the handler. A run that changed since
-// the claim is not handled: its claim is gone. A read failure hands the
-// claim back without a checkpoint, so the run counts the attempt.
+// prepare takes the claimed run from the claim call's read for the handler.
+// A run that changed since the claim (another token or checkpoint) is not
+// handled: its claim is gone. A read failure hands the claim back without a
+// checkpoint, so the run counts the attempt.
 func (j *Job) prepare(io context.Context) bool {
-	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
-	run, err := j.worker.client.FetchRun(ctx, j.Scope, j.RunID)
-	cancel()
+	row, err := j.read.row(j.RunID)
+	j.read = nil
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	switch {
@@ -131,14 +135,15 @@ func (j *Job) prepare(io context.Context) bool {
 		j.worker.failure(io, "docket worker could not read a claimed run", j.RunID, err)
 		j.releaseUnprepared(io)
 		return false
-	case run.Status != StatusRunning || !run.Claimed() || run.CheckpointSeq != j.seq:
+	case RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil || *row.ClaimToken != j.holder.Token ||
+		row.CheckpointSeq != j.seq:
 		j.worker.debug(io, "docket worker claim gone before the handler started", j.RunID)
 		j.released = true
 		return false
 	}
 	j.prepared = true
-	j.step = run.Step
-	j.State, j.Step = run.State, run.Step
+	j.step = int(row.Step)
+	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
 	return true
 }
 
@@ -185,7 +190,7 @@ func (j *Job) currentStep() int {
 // and another claim redoes the work.
 func (j *Job) settle(io context.Context, plan commitPlan) {
 	for failures := 1; ; failures++ {
-		_, err := j.commit(io, plan)
+		err := j.finish(io, plan)
 		switch {
 		case err == nil:
 			if plan.yields() {
@@ -228,23 +233,57 @@ func (j *Job) commit(ctx context.Context, plan commitPlan) (Run, error) {
 	return j.commitLocked(ctx, plan)
 }
 
-// commitLocked writes plan fenced on the claim token and the expected
-// sequence. A fence miss means the claim is gone: the handler's context is
-// cancelled and no further write is tried. The caller holds j.mu.
+// finish is commit for the verdict of a returned handler: one that can join
+// a set-based statement is written together with the verdicts of other
+// jobs, and alone only when that statement failed as a whole.
+func (j *Job) finish(ctx context.Context, plan commitPlan) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.released {
+		return errReleased
+	}
+	if !plan.batchable() {
+		_, err := j.commitLocked(ctx, plan)
+		return err
+	}
+	seq, step, err := j.worker.commits.commit(ctx, j.request(plan))
+	if errors.Is(err, errBatchFailed) {
+		_, err = j.commitLocked(ctx, plan)
+		return err
+	}
+	j.committed(plan, seq, step, err)
+	return err
+}
+
+// commitLocked writes plan alone, fenced on the claim token and the expected
+// sequence. The caller holds j.mu.
 func (j *Job) commitLocked(ctx context.Context, plan commitPlan) (Run, error) {
 	callCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
 	defer cancel()
-	run, err := j.worker.client.Commit(callCtx, CommitRequest{
+	run, err := j.worker.client.Commit(callCtx, j.request(plan))
+	j.committed(plan, run.CheckpointSeq, run.Step, err)
+	return run, err
+}
+
+// request is the commit request of plan.
+func (j *Job) request(plan commitPlan) CommitRequest {
+	return CommitRequest{
 		Holder:         j.holder,
 		ExpectedSeq:    j.seq,
 		Step:           plan.step,
 		State:          plan.state,
 		CheckpointType: plan.checkpointType,
 		Schedule:       plan.schedule,
-	})
+	}
+}
+
+// committed records the outcome of a commit of plan. A fence miss means the
+// claim is gone: the handler's context is cancelled and no further write is
+// tried. The caller holds j.mu.
+func (j *Job) committed(plan commitPlan, seq int64, step int, err error) {
 	switch {
 	case err == nil:
-		j.seq, j.step = run.CheckpointSeq, run.Step
+		j.seq, j.step = seq, step
 		j.confirm(time.Now())
 		j.released = j.released || plan.releasesClaim()
 	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
@@ -253,7 +292,6 @@ func (j *Job) commitLocked(ctx context.Context, plan commitPlan) (Run, error) {
 			j.cancel(fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost))
 		}
 	}
-	return run, err
 }
 
 // heartbeat refreshes the claim every HeartbeatInterval until ctx ends. A

@@ -8,13 +8,23 @@ import (
 	"github.com/docketrun/docket-go/policy"
 )
 
-// poll is the claim loop: whenever slots are free and no backoff is
-// pending, claim exactly the free slots; then wait for a freed slot, a
-// notification, the backoff's end or the poll interval. It returns when ctx
-// ends or Stop is called.
+// claimGatherDelay bounds how long free slots wait for the rest while runs
+// are in flight: a claim call costs the engine a fixed price (policy row
+// lock, cursor, ring walk) whatever its demand, so the worker asks for all
+// its slots at once unless the oldest free slot has waited this long.
+const claimGatherDelay = 2 * time.Millisecond
+
+// poll is the claim loop. A freed slot, a notification, the poll interval
+// or the end of a backoff asks for a claim call; the call asks for exactly
+// the free slots, once no backoff is pending and the slots freed since the
+// last call are gathered (see gathered). It returns when ctx ends or Stop is
+// called.
 func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 	free := w.cfg.Concurrency
-	var retryAt time.Time
+	wanted := true
+	// freedAt is when the oldest slot freed since the last claim call was
+	// freed; the zero time when none was.
+	var retryAt, freedAt time.Time
 	failures := 0
 	timer := time.NewTimer(w.cfg.PollInterval)
 	defer timer.Stop()
@@ -22,29 +32,33 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 		if ctx.Err() != nil || w.stopIsRequested() {
 			return
 		}
-		if free > 0 && !time.Now().Before(retryAt) {
+		if wanted && free > 0 && !time.Now().Before(retryAt) && w.gathered(free, freedAt) {
 			leased, again, err := w.claim(io, handlers, free)
 			free -= leased
+			wanted, freedAt = false, time.Time{}
 			switch {
 			case err == nil:
 				failures = 0
 				if again {
+					wanted = true
 					continue
 				}
 			case isLockContention(err):
 				backoff := contentionBackoff()
-				retryAt = time.Now().Add(backoff)
+				retryAt, wanted = time.Now().Add(backoff), true
 				w.logger.DebugContext(ctx, "docket worker claim met lock contention", "retry_in", backoff)
 			default:
 				failures++
 				backoff := errorBackoff(failures)
-				retryAt = time.Now().Add(backoff)
+				retryAt, wanted = time.Now().Add(backoff), true
 				w.logger.WarnContext(ctx, "docket worker claim failed", "error", err.Error(), "retry_in", backoff)
 			}
 		}
 		wait := w.cfg.PollInterval
 		if until := time.Until(retryAt); until > 0 {
 			wait = until
+		} else if wanted && free > 0 {
+			wait = min(wait, time.Until(freedAt.Add(claimGatherDelay)))
 		}
 		timer.Reset(wait)
 		select {
@@ -53,11 +67,23 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 		case <-w.stopRequested:
 			return
 		case <-w.slotFreed:
+			if freedAt.IsZero() {
+				freedAt = time.Now()
+			}
 			free += 1 + w.takeFreedSlots()
 		case <-wake:
 		case <-timer.C:
 		}
+		wanted = true
 	}
+}
+
+// gathered reports whether free slots are worth a claim call now: when
+// slots were freed since the last call (the oldest at freedAt) while runs
+// are still in flight, the call waits until every slot is free or the
+// oldest waited claimGatherDelay.
+func (w *Worker) gathered(free int, freedAt time.Time) bool {
+	return free == w.cfg.Concurrency || freedAt.IsZero() || time.Since(freedAt) >= claimGatherDelay
 }
 
 // claim asks ClaimDue for free outcomes and starts a job per lease. It
@@ -91,8 +117,11 @@ func (w *Worker) claim(io, handlers context.Context, free int) (leased int, agai
 			w.debug(io, "docket worker poisoned run", p.RunID, "attempts", p.Attempts)
 		}
 	}
-	for _, lease := range res.Leases {
-		w.start(handlers, io, lease)
+	if len(res.Leases) > 0 {
+		read := w.readLeases(io, res.Leases)
+		for _, lease := range res.Leases {
+			w.start(handlers, io, lease, read)
+		}
 	}
 	return len(res.Leases), len(res.Poisoned) > 0 && res.Outcomes() == free, nil
 }

@@ -73,3 +73,12 @@ select * from docket_runs
 -- Explains a fenced write that matched nothing: missing run or stale fence.
 select claim_token, checkpoint_seq from docket_runs
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
+
+-- name: GetRunsByKeys :many
+-- Many runs by (scope_key, run_id) pairs in one read, for a worker that just
+-- leased them. Each pair's scope is part of its lookup, so a run of another
+-- scope is missing from the result exactly like a missing run.
+select r.* from docket_runs r
+  join (select unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
+               unnest(sqlc.arg(run_ids)::text[]) as run_id) k
+    on r.scope_key = k.scope_key and r.run_id = k.run_id;

@@ -10,3 +10,60 @@ select ('docket_runs_due_' || md5(current_schema()))::text as channel;
 -- transaction PostgreSQL delivers it at commit, folds duplicates into one and
 -- drops it on rollback, so a worker never wakes for work it cannot see.
 select pg_notify('docket_runs_due_' || md5(current_schema()), '');
+
+-- name: CommitRuns :many
+-- The worker's set-based CommitRun: element i of the arrays is one holder's
+-- commit, fenced like CommitRun on its exact claim token and expected
+-- checkpoint_seq, with its own schedule and the same column writes. Each
+-- result row names its commit by claim token; a commit whose fence fails
+-- matches no row and is absent from the result, and the others still
+-- commit. An empty string stands for a NULL state or checkpoint type, and
+-- wake_at is read only by the 'at' schedule. Parallel unnests zip the
+-- arrays. The prior CTE locks the fenced rows in (scope_key, id) order, so
+-- the status trigger's counter writes of two concurrent batches take their
+-- scopes' locks in the same order; marker_cleared is as in CommitRun.
+with batch as (
+    select unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
+           unnest(sqlc.arg(run_ids)::text[]) as run_id,
+           unnest(sqlc.arg(claim_tokens)::uuid[]) as claim_token,
+           unnest(sqlc.arg(expected_seqs)::bigint[]) as expected_seq,
+           unnest(sqlc.arg(steps)::integer[]) as step,
+           unnest(sqlc.arg(states)::text[]) as state,
+           unnest(sqlc.arg(checkpoint_types)::text[]) as checkpoint_type,
+           unnest(sqlc.arg(statuses)::text[]) as status,
+           unnest(sqlc.arg(schedules)::text[]) as schedule,
+           unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at
+), prior as materialized (
+    select r.id, r.tenant_admitted_at, b.claim_token, b.expected_seq, b.step,
+           nullif(b.state, '') as state, nullif(b.checkpoint_type, '') as checkpoint_type,
+           b.status, b.schedule, b.wake_at
+      from batch b
+      join docket_runs r on r.scope_key = b.scope_key and r.run_id = b.run_id
+     where r.claim_token = b.claim_token and r.checkpoint_seq = b.expected_seq
+     order by r.scope_key, r.id
+       for no key update of r
+)
+update docket_runs r
+   set checkpoint_seq = r.checkpoint_seq + 1,
+       state = coalesce(p.state::jsonb, r.state),
+       step = p.step,
+       latest_checkpoint_type = p.checkpoint_type,
+       status = p.status,
+       claim_token = case when p.schedule = 'retain' then r.claim_token end,
+       claimed_at = case when p.schedule = 'retain' then greatest(r.claimed_at, now()) end,
+       wake_at = case p.schedule
+                     when 'immediate' then now()
+                     when 'at' then p.wake_at
+                 end,
+       tenant_admitted_at = case when p.schedule in ('retain', 'immediate')
+                                 then r.tenant_admitted_at end,
+       finished_at = case when p.schedule = 'terminal' then now() end,
+       claim_attempts = 0,
+       claim_abandons = 0,
+       updated_at = now()
+  from prior p
+ where r.id = p.id
+   and r.claim_token = p.claim_token
+   and r.checkpoint_seq = p.expected_seq
+returning p.claim_token::uuid as claim_token, r.checkpoint_seq, r.step,
+          (p.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared;

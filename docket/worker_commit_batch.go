@@ -1,0 +1,71 @@
+package docket
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// batchable reports whether the commit of p can join a set-based statement:
+// a schedule that releases the claim, and a step and state that Commit would
+// accept. Anything else goes through Commit alone, which reports it.
+func (p commitPlan) batchable() bool {
+	return p.releasesClaim() && p.step >= 0 && p.step <= math.MaxInt32 &&
+		(p.state == nil || validateState(p.state) == nil)
+}
+
+// commitBatch writes the commits of batch, which batchable admitted, in one
+// CommitRuns statement and sets each outcome: as Commit would report it, or
+// errBatchFailed for all of them when the statement failed. Each commit
+// counts as one commit store call of the statement's duration, and its
+// marker release as Commit counts it; a failed statement counts nothing,
+// since each of its commits is retried alone.
+func (c *Client) commitBatch(ctx context.Context, batch []*queuedCommit) {
+	callCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
+	defer cancel()
+	calls := make([]*storeCall, len(batch))
+	for i := range batch {
+		calls[i] = c.telemetry.storeCall(opCommit)
+	}
+	n := len(batch)
+	params := gen.CommitRunsParams{
+		ScopeKeys: make([]string, n), RunIds: make([]string, n), ClaimTokens: make([]uuid.UUID, n),
+		ExpectedSeqs: make([]int64, n), Steps: make([]int32, n), States: make([]string, n),
+		CheckpointTypes: make([]string, n), Statuses: make([]string, n), Schedules: make([]string, n),
+		WakeAts: make([]time.Time, n),
+	}
+	for i, q := range batch {
+		req := q.req
+		params.ScopeKeys[i], params.RunIds[i], params.ClaimTokens[i] = q.scopeKey, req.Holder.RunID, req.Holder.Token
+		params.ExpectedSeqs[i], params.Steps[i], params.States[i] = req.ExpectedSeq, int32(req.Step), string(req.State)
+		params.CheckpointTypes[i], params.Statuses[i] = req.CheckpointType, string(req.Schedule.status)
+		params.Schedules[i], params.WakeAts[i] = req.Schedule.kind, req.Schedule.at
+	}
+	rows, err := c.queries.CommitRuns(callCtx, params)
+	if err != nil {
+		for _, q := range batch {
+			q.err = fmt.Errorf("%w: %w", errBatchFailed, err)
+		}
+		return
+	}
+	written := make(map[uuid.UUID]gen.CommitRunsRow, len(rows))
+	for _, row := range rows {
+		written[row.ClaimToken] = row
+	}
+	for i, q := range batch {
+		req := q.req
+		if row, ok := written[req.Holder.Token]; ok {
+			q.seq, q.step = row.CheckpointSeq, int(row.Step)
+			c.telemetry.committed(ctx, req.Schedule, row.MarkerCleared)
+		} else {
+			q.err = explainFenceMiss(callCtx, c.queries, q.scopeKey, req.Holder.RunID,
+				fmt.Errorf("%w: run %q at checkpoint %d", ErrStaleFence, req.Holder.RunID, req.ExpectedSeq))
+		}
+		calls[i].end(ctx, &q.err)
+	}
+}

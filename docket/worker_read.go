@@ -1,0 +1,47 @@
+package docket
+
+import (
+	"context"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// leaseRead is the one read of the runs a claim call leased, shared by their
+// jobs, so a claim of n runs costs one read instead of n.
+type leaseRead struct {
+	// done is closed once runs and err are set.
+	done chan struct{}
+	runs map[string]gen.DocketRun
+	err  error
+}
+
+// readLeases starts reading the runs of leases in the background; each job
+// waits for the result in prepare, while its heartbeat already runs.
+func (w *Worker) readLeases(io context.Context, leases []Lease) *leaseRead {
+	holders := make([]Holder, len(leases))
+	for i, l := range leases {
+		holders[i] = l.Holder()
+	}
+	r := &leaseRead{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		ctx, cancel := context.WithTimeout(io, workerCallTimeout)
+		defer cancel()
+		r.runs, r.err = w.client.fetchHeld(ctx, holders)
+	}()
+	return r
+}
+
+// row waits for the read and returns the row of runID; a run the read did
+// not find in its scope is ErrNotFound.
+func (r *leaseRead) row(runID string) (gen.DocketRun, error) {
+	<-r.done
+	if r.err != nil {
+		return gen.DocketRun{}, r.err
+	}
+	row, found := r.runs[runID]
+	if !found {
+		return gen.DocketRun{}, runNotFound(runID)
+	}
+	return row, nil
+}
