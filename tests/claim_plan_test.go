@@ -86,9 +86,11 @@ var planIndexes = map[string][]string{
 	// The domain-wide class probes read the oldest due and the oldest
 	// claimed entry.
 	"class_probes": {"docket_runs_ready_idx", "docket_runs_expired_idx"},
-	// One keyset step of the ring, with its wrap, and the partition
-	// authority of the position found.
-	"ring_step": {"docket_claim_schedule_ring_idx", "docket_claim_partitions_pkey"},
+	// One keyset step of the ring, its wrap to the smallest position, and
+	// the partition authority of the position found.
+	"ring_step":      {"docket_claim_schedule_ring_idx"},
+	"ring_wrap":      {"docket_claim_schedule_ring_idx"},
+	"partition_lock": {"docket_claim_partitions_pkey"},
 	// The scope's unfinished count, its bounded admitted count, the three
 	// pages and the exact-key lock of each frozen id.
 	"candidates": {"docket_claim_schedule_pkey", "docket_runs_admitted_idx", "docket_runs_admitted_ready_idx",

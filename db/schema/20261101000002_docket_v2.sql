@@ -438,7 +438,6 @@ declare
 
     v_position bigint;
     v_scope text;
-    v_partition_locked boolean;
     v_cursor_before bigint;
     v_override integer;
     v_cap integer;
@@ -598,31 +597,25 @@ begin
             if v_visit < c_inspections and v_remaining > 0 then
                 -- Discovery reads ring membership through MVCC and never
                 -- locks a schedule row: one keyset step past the call-local
-                -- cursor, wrapping to the smallest position. The partition
-                -- authority of that position is tried in the same statement,
-                -- without waiting; locked is null when another caller holds
-                -- it.
+                -- cursor, wrapping to the smallest position.
                 -- statement ring_step
-                select s.ring_position, s.scope_key, pa.locked, pa.max_active
-                  into v_position, v_scope, v_partition_locked, v_override
-                  from ((select s.ring_position, s.scope_key
-                           from docket_claim_schedule s
-                          where s.unfinished_count > 0 and s.ring_position > v_cursor
-                          order by s.ring_position
-                          limit 1)
-                        union all
-                        (select s.ring_position, s.scope_key
-                           from docket_claim_schedule s
-                          where s.unfinished_count > 0
-                          order by s.ring_position
-                          limit 1)
-                        limit 1) as s
-                  left join lateral (
-                        select true as locked, pa.max_active
-                          from docket_claim_partitions pa
-                         where pa.scope_key = s.scope_key
-                           for no key update skip locked) as pa on true;
+                select s.ring_position, s.scope_key
+                  into v_position, v_scope
+                  from docket_claim_schedule s
+                 where s.unfinished_count > 0 and s.ring_position > v_cursor
+                 order by s.ring_position
+                 limit 1;
                 -- end statement
+                if not found then
+                    -- statement ring_wrap
+                    select s.ring_position, s.scope_key
+                      into v_position, v_scope
+                      from docket_claim_schedule s
+                     where s.unfinished_count > 0
+                     order by s.ring_position
+                     limit 1;
+                    -- end statement
+                end if;
             end if;
 
             -- The chosen outcomes are written when the call ends, and before
@@ -708,7 +701,15 @@ begin
             v_visit_scope := v_visit_scope || v_scope;
             v_visit_outcomes := 0;
 
-            if v_partition_locked is null then
+            -- statement partition_lock
+            select pa.max_active
+              into v_override
+              from docket_claim_partitions pa
+             where pa.scope_key = v_scope
+               for no key update skip locked;
+            -- end statement
+
+            if not found then
                 v_disposition := 'partition_lock_skip';
             else
                 v_cap := coalesce(v_override, v_default_cap);
