@@ -151,11 +151,11 @@ func (c *Client) runKey(scope Scope, runID string) (string, error) {
 	return scopeKey, requireRunID(runID)
 }
 
-// fetchHeld reads the runs of holders in one statement, keyed by run id; a
-// run that is not in its holder's scope is absent, exactly like a missing
-// one. Each holder counts as one fetch_run store call of the statement's
+// fetchHeld reads what a worker needs of the runs of holders in one
+// statement, keyed by run id; a run that is not in its holder's scope is
+// absent, exactly like a missing one. Each holder counts as one fetch_run store call of the statement's
 // duration: ok when its run was found, not_found when not.
-func (c *Client) fetchHeld(ctx context.Context, holders []Holder) (map[string]gen.DocketRun, error) {
+func (c *Client) fetchHeld(ctx context.Context, holders []Holder) (map[string]gen.GetRunsByKeysRow, error) {
 	calls := make([]*storeCall, len(holders))
 	for i := range holders {
 		calls[i] = c.telemetry.storeCall(opFetchRun)
@@ -171,14 +171,14 @@ func (c *Client) fetchHeld(ctx context.Context, holders []Holder) (map[string]ge
 		}
 		params.RunIds[i] = h.RunID
 	}
-	var rows []gen.DocketRun
+	var rows []gen.GetRunsByKeysRow
 	if err == nil {
 		rows, err = c.queries.GetRunsByKeys(ctx, params)
 		if err != nil {
 			err = fmt.Errorf("docket: fetch runs: %w", err)
 		}
 	}
-	runs := make(map[string]gen.DocketRun, len(rows))
+	runs := make(map[string]gen.GetRunsByKeysRow, len(rows))
 	for _, row := range rows {
 		runs[row.RunID] = row
 	}

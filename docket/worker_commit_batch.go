@@ -34,14 +34,14 @@ func (c *Client) commitBatch(ctx context.Context, batch []*queuedCommit) {
 	}
 	n := len(batch)
 	params := gen.CommitRunsParams{
-		ScopeKeys: make([]string, n), RunIds: make([]string, n), ClaimTokens: make([]uuid.UUID, n),
+		ScopeKeys: make([]string, n), RunIds: make([]string, n), ClaimTokens: make([]string, n),
 		ExpectedSeqs: make([]int64, n), Steps: make([]int32, n), States: make([]string, n),
 		CheckpointTypes: make([]string, n), Statuses: make([]string, n), Schedules: make([]string, n),
 		WakeAts: make([]time.Time, n),
 	}
 	for i, q := range batch {
 		req := q.req
-		params.ScopeKeys[i], params.RunIds[i], params.ClaimTokens[i] = q.scopeKey, req.Holder.RunID, req.Holder.Token
+		params.ScopeKeys[i], params.RunIds[i], params.ClaimTokens[i] = q.scopeKey, req.Holder.RunID, req.Holder.Token.String()
 		params.ExpectedSeqs[i], params.Steps[i], params.States[i] = req.ExpectedSeq, int32(req.Step), string(req.State)
 		params.CheckpointTypes[i], params.Statuses[i] = req.CheckpointType, string(req.Schedule.status)
 		params.Schedules[i], params.WakeAts[i] = req.Schedule.kind, req.Schedule.at

@@ -102,14 +102,14 @@ func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) e
 // outlives cancellation, carries the job's own database calls.
 func (j *Job) run(base, io context.Context) {
 	handlerCtx, cancel := context.WithCancelCause(base)
-	heartbeatCtx, stopHeartbeat := context.WithCancel(io)
 	j.mu.Lock()
-	j.cancel, j.stopHeartbeat = cancel, stopHeartbeat
+	j.cancel = cancel
+	stopHeartbeat := j.startHeartbeat(io)
+	j.stopHeartbeat = stopHeartbeat
 	j.mu.Unlock()
 	defer cancel(nil)
 	defer stopHeartbeat()
 
-	go j.heartbeat(heartbeatCtx)
 	if !j.prepare(io) {
 		return
 	}
@@ -290,47 +290,6 @@ func (j *Job) committed(plan commitPlan, seq int64, step int, err error) {
 		j.released = true
 		if j.cancel != nil {
 			j.cancel(fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost))
-		}
-	}
-}
-
-// heartbeat refreshes the claim every HeartbeatInterval until ctx ends. A
-// claim the store reports gone cancels the handler and blocks further
-// writes; a claim that could not be refreshed for ClaimTTL is presumed lost
-// and cancels the handler, but the verdict is still offered to the fence.
-func (j *Job) heartbeat(ctx context.Context) {
-	cfg := j.worker.cfg
-	ticker := time.NewTicker(cfg.HeartbeatInterval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		callCtx, cancel := context.WithTimeout(ctx, cfg.HeartbeatInterval)
-		_, err := j.worker.client.RefreshClaim(callCtx, j.holder)
-		cancel()
-		switch {
-		case err == nil:
-			j.confirm(time.Now())
-			continue
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, ErrClaimLost), errors.Is(err, ErrNotFound):
-			j.worker.logger.InfoContext(ctx, "docket worker lost a claim; cancelling its handler")
-			j.worker.debug(ctx, "docket worker claim lost", j.RunID)
-			j.mu.Lock()
-			j.released = true
-			j.mu.Unlock()
-			j.cancelHandler(fmt.Errorf("%w: the store no longer shows the claim", ErrClaimLost))
-			return
-		}
-		j.worker.failure(ctx, "docket worker heartbeat failed", j.RunID, err)
-		if time.Since(j.confirmed()) >= cfg.ClaimTTL {
-			j.worker.logger.WarnContext(ctx, "docket worker presumes a claim lost after a ClaimTTL without refresh; cancelling its handler")
-			j.cancelHandler(fmt.Errorf("%w: not refreshed within the claim TTL", ErrClaimLost))
-			return
 		}
 	}
 }

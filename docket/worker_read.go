@@ -11,7 +11,7 @@ import (
 type leaseRead struct {
 	// done is closed once runs and err are set.
 	done chan struct{}
-	runs map[string]gen.DocketRun
+	runs map[string]gen.GetRunsByKeysRow
 	err  error
 }
 
@@ -34,14 +34,14 @@ func (w *Worker) readLeases(io context.Context, leases []Lease) *leaseRead {
 
 // row waits for the read and returns the row of runID; a run the read did
 // not find in its scope is ErrNotFound.
-func (r *leaseRead) row(runID string) (gen.DocketRun, error) {
+func (r *leaseRead) row(runID string) (gen.GetRunsByKeysRow, error) {
 	<-r.done
 	if r.err != nil {
-		return gen.DocketRun{}, r.err
+		return gen.GetRunsByKeysRow{}, r.err
 	}
 	row, found := r.runs[runID]
 	if !found {
-		return gen.DocketRun{}, runNotFound(runID)
+		return gen.GetRunsByKeysRow{}, runNotFound(runID)
 	}
 	return row, nil
 }

@@ -79,7 +79,8 @@ func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRu
 }
 
 const getRunsByKeys = `-- name: GetRunsByKeys :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at from docket_runs r
+select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
+  from docket_runs r
   join (select unnest($1::text[]) as scope_key,
                unnest($2::text[]) as run_id) k
     on r.scope_key = k.scope_key and r.run_id = k.run_id
@@ -90,42 +91,34 @@ type GetRunsByKeysParams struct {
 	RunIds    []string
 }
 
-// Many runs by (scope_key, run_id) pairs in one read, for a worker that just
-// leased them. Each pair's scope is part of its lookup, so a run of another
-// scope is missing from the result exactly like a missing run.
-func (q *Queries) GetRunsByKeys(ctx context.Context, arg GetRunsByKeysParams) ([]DocketRun, error) {
+type GetRunsByKeysRow struct {
+	RunID         string
+	Status        string
+	Step          int32
+	State         []byte
+	CheckpointSeq int64
+	ClaimToken    *uuid.UUID
+}
+
+// What a worker needs of the runs it just leased, by (scope_key, run_id)
+// pairs in one read. Each pair's scope is part of its lookup, so a run of
+// another scope is missing from the result exactly like a missing run.
+func (q *Queries) GetRunsByKeys(ctx context.Context, arg GetRunsByKeysParams) ([]GetRunsByKeysRow, error) {
 	rows, err := q.db.Query(ctx, getRunsByKeys, arg.ScopeKeys, arg.RunIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []DocketRun
+	var items []GetRunsByKeysRow
 	for rows.Next() {
-		var i DocketRun
+		var i GetRunsByKeysRow
 		if err := rows.Scan(
-			&i.ID,
 			&i.RunID,
-			&i.TenantID,
-			&i.ScopeKey,
-			&i.GraphID,
-			&i.GraphHash,
 			&i.Status,
 			&i.Step,
 			&i.State,
 			&i.CheckpointSeq,
-			&i.LatestCheckpointType,
 			&i.ClaimToken,
-			&i.ClaimedAt,
-			&i.WakeAt,
-			&i.ClaimAttempts,
-			&i.ClaimAbandons,
-			&i.PoisonedAt,
-			&i.PoisonReason,
-			&i.InsertedAt,
-			&i.StartedAt,
-			&i.UpdatedAt,
-			&i.FinishedAt,
-			&i.TenantAdmittedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ const commitRuns = `-- name: CommitRuns :many
 with batch as (
     select unnest($1::text[]) as scope_key,
            unnest($2::text[]) as run_id,
-           unnest($3::uuid[]) as claim_token,
+           unnest($3::text[])::uuid as claim_token,
            unnest($4::bigint[]) as expected_seq,
            unnest($5::integer[]) as step,
            unnest($6::text[]) as state,
@@ -63,7 +63,7 @@ returning p.claim_token::uuid as claim_token, r.checkpoint_seq, r.step,
 type CommitRunsParams struct {
 	ScopeKeys       []string
 	RunIds          []string
-	ClaimTokens     []uuid.UUID
+	ClaimTokens     []string
 	ExpectedSeqs    []int64
 	Steps           []int32
 	States          []string
@@ -85,8 +85,8 @@ type CommitRunsRow struct {
 // checkpoint_seq, with its own schedule and the same column writes. Each
 // result row names its commit by claim token; a commit whose fence fails
 // matches no row and is absent from the result, and the others still
-// commit. An empty string stands for a NULL state or checkpoint type, and
-// wake_at is read only by the 'at' schedule. Parallel unnests zip the
+// commit. Claim tokens travel as text. An empty string stands for a NULL
+// state or checkpoint type, and wake_at is read only by the 'at' schedule. Parallel unnests zip the
 // arrays. The prior CTE locks the fenced rows in (scope_key, id) order, so
 // the status trigger's counter writes of two concurrent batches take their
 // scopes' locks in the same order; marker_cleared is as in CommitRun.

@@ -148,7 +148,7 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 		token, seq := fence(runID, c)
 		batch.ScopeKeys = append(batch.ScopeKeys, "batch")
 		batch.RunIds = append(batch.RunIds, runID)
-		batch.ClaimTokens = append(batch.ClaimTokens, token)
+		batch.ClaimTokens = append(batch.ClaimTokens, token.String())
 		batch.ExpectedSeqs = append(batch.ExpectedSeqs, seq)
 		batch.Steps = append(batch.Steps, c.step)
 		batch.States = append(batch.States, c.state)

@@ -17,15 +17,15 @@ select pg_notify('docket_runs_due_' || md5(current_schema()), '');
 -- checkpoint_seq, with its own schedule and the same column writes. Each
 -- result row names its commit by claim token; a commit whose fence fails
 -- matches no row and is absent from the result, and the others still
--- commit. An empty string stands for a NULL state or checkpoint type, and
--- wake_at is read only by the 'at' schedule. Parallel unnests zip the
+-- commit. Claim tokens travel as text. An empty string stands for a NULL
+-- state or checkpoint type, and wake_at is read only by the 'at' schedule. Parallel unnests zip the
 -- arrays. The prior CTE locks the fenced rows in (scope_key, id) order, so
 -- the status trigger's counter writes of two concurrent batches take their
 -- scopes' locks in the same order; marker_cleared is as in CommitRun.
 with batch as (
     select unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
            unnest(sqlc.arg(run_ids)::text[]) as run_id,
-           unnest(sqlc.arg(claim_tokens)::uuid[]) as claim_token,
+           unnest(sqlc.arg(claim_tokens)::text[])::uuid as claim_token,
            unnest(sqlc.arg(expected_seqs)::bigint[]) as expected_seq,
            unnest(sqlc.arg(steps)::integer[]) as step,
            unnest(sqlc.arg(states)::text[]) as state,
