@@ -74,7 +74,7 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 		client:        client,
 		cfg:           resolved,
 		logger:        resolved.Logger,
-		commits:       &groupCommit{client: client},
+		commits:       newGroupCommit(client),
 		slotFreed:     make(chan struct{}, resolved.Concurrency),
 		stopRequested: make(chan struct{}),
 		done:          make(chan struct{}),
@@ -159,8 +159,10 @@ func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRea
 	w.mu.Lock()
 	w.jobs[j] = struct{}{}
 	w.mu.Unlock()
+	w.commits.await(j)
 	go func() {
 		defer w.finished(j)
+		defer w.commits.settled(j)
 		j.run(handlers, io)
 	}()
 }

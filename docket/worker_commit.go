@@ -3,9 +3,13 @@ package docket
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
+	"time"
 )
+
+// groupCommitWait bounds how long a leading commit waits for the verdicts of
+// handlers still running before it writes without them.
+const groupCommitWait = 200 * time.Microsecond
 
 // errBatchFailed reports a set-based commit statement that failed as a
 // whole, so none of its commits took effect; each job then commits alone,
@@ -14,18 +18,63 @@ var errBatchFailed = errors.New("docket: worker batch commit failed")
 
 // groupCommit folds the verdict commits of jobs that finish together into
 // one CommitRuns statement. The first commit to arrive while no statement is
-// in flight leads: its job writes every commit waiting at that moment, its
+// in flight leads: its job waits until no other handler is still running
+// (at most groupCommitWait), writes every commit waiting at that moment, its
 // own included, then hands the lead to the oldest commit that arrived
 // meanwhile. So a commit waits at most for the statement ahead of it and its
 // own, and no goroutine outlives the jobs.
 type groupCommit struct {
 	client *Client
+	// changed receives a value, if none is pending, whenever a verdict
+	// arrives or a job stops being awaited.
+	changed chan struct{}
 
 	mu sync.Mutex
+	// awaiting counts the jobs started but not yet settled, whose verdict
+	// may still join the next statement (Job.awaited).
+	awaiting int
 	// leading is set while some job holds the lead.
 	leading bool
 	// pending are the commits waiting for the next statement.
 	pending []*queuedCommit
+}
+
+// newGroupCommit returns the group commit of client's worker.
+func newGroupCommit(client *Client) *groupCommit {
+	return &groupCommit{client: client, changed: make(chan struct{}, 1)}
+}
+
+// await marks j's verdict as expected: j is starting.
+func (g *groupCommit) await(j *Job) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	j.awaited = true
+	g.awaiting++
+}
+
+// settled stops awaiting j's verdict, if it still was: j ends having
+// committed alone or not at all.
+func (g *groupCommit) settled(j *Job) {
+	g.mu.Lock()
+	g.forget(j)
+	g.mu.Unlock()
+	g.signal()
+}
+
+// forget stops awaiting j. The caller holds g.mu.
+func (g *groupCommit) forget(j *Job) {
+	if j.awaited {
+		j.awaited = false
+		g.awaiting--
+	}
+}
+
+// signal wakes a leader waiting in gather.
+func (g *groupCommit) signal() {
+	select {
+	case g.changed <- struct{}{}:
+	default:
+	}
 }
 
 // queuedCommit is one job's commit waiting in the group, and its outcome.
@@ -42,20 +91,22 @@ type queuedCommit struct {
 	err  error
 }
 
-// commit writes req together with the commits of other jobs and returns the
-// run's new checkpoint sequence and step. A fence miss is ErrStaleFence or
+// commit writes req, the verdict of j, together with the commits of other
+// jobs and returns the run's new checkpoint sequence and step. A fence miss is ErrStaleFence or
 // ErrNotFound as from Commit; errBatchFailed means req was not written.
-func (g *groupCommit) commit(ctx context.Context, req CommitRequest) (int64, int, error) {
+func (g *groupCommit) commit(ctx context.Context, j *Job, req CommitRequest) (int64, int, error) {
 	scopeKey, err := g.client.holderKey(req.Holder)
 	if err != nil {
 		return 0, 0, err
 	}
 	q := &queuedCommit{req: req, scopeKey: scopeKey, woken: make(chan struct{}, 1)}
 	g.mu.Lock()
+	g.forget(j)
 	g.pending = append(g.pending, q)
 	lead := !g.leading
 	g.leading = true
 	g.mu.Unlock()
+	g.signal()
 	if !lead {
 		<-q.woken
 	}
@@ -65,12 +116,10 @@ func (g *groupCommit) commit(ctx context.Context, req CommitRequest) (int64, int
 	return q.seq, q.step, q.err
 }
 
-// lead writes every pending commit in one statement, then passes the lead
-// on to the oldest commit queued meanwhile, or gives it up.
+// lead writes every pending commit in one statement once gathered, then
+// passes the lead on to the oldest commit queued meanwhile, or gives it up.
 func (g *groupCommit) lead(ctx context.Context) {
-	// Jobs woken together, such as the jobs of one claim call, are often
-	// runnable but not yet here; one yield lets them queue first.
-	runtime.Gosched()
+	g.gather()
 	g.mu.Lock()
 	batch := g.pending
 	g.pending = nil
@@ -92,5 +141,33 @@ func (g *groupCommit) lead(ctx context.Context) {
 	if next != nil {
 		next.lead = true
 		next.woken <- struct{}{}
+	}
+}
+
+// gather waits until no awaited verdict is missing, or groupCommitWait
+// passed: jobs woken together, such as the jobs of one claim call, finish
+// together, and their verdicts then share one statement.
+func (g *groupCommit) gather() {
+	var timer *time.Timer
+	deadline := time.Now().Add(groupCommitWait)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.awaiting > 0 {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+		} else {
+			timer.Reset(wait)
+		}
+		g.mu.Unlock()
+		select {
+		case <-g.changed:
+		case <-timer.C:
+		}
+		g.mu.Lock()
 	}
 }

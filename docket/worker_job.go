@@ -58,6 +58,10 @@ type Job struct {
 	step     int   // the step the next commit keeps unless it sets one
 	prepared bool  // the run was read and the handler may run
 	released bool  // the handler may commit nothing more
+
+	// awaited is set while the worker's group commit awaits this job's
+	// verdict; the group's mutex guards it.
+	awaited bool
 }
 
 // newJob builds the job of lease, whose run read is pending; the caller
@@ -246,7 +250,7 @@ func (j *Job) finish(ctx context.Context, plan commitPlan) error {
 		_, err := j.commitLocked(ctx, plan)
 		return err
 	}
-	seq, step, err := j.worker.commits.commit(ctx, j.request(plan))
+	seq, step, err := j.worker.commits.commit(ctx, j, j.request(plan))
 	if errors.Is(err, errBatchFailed) {
 		_, err = j.commitLocked(ctx, plan)
 		return err
