@@ -18,8 +18,8 @@ var errBatchFailed = errors.New("docket: worker batch commit failed")
 
 // groupCommit folds the verdict commits of jobs that finish together into
 // one CommitRuns statement. The first commit to arrive while no statement is
-// in flight leads: its job waits until no other handler is still running
-// (at most groupCommitWait), writes every commit waiting at that moment, its
+// in flight leads: its job waits until the other jobs of its claim call
+// committed or ended (at most groupCommitWait), writes every commit waiting at that moment, its
 // own included, then hands the lead to the oldest commit that arrived
 // meanwhile. So a commit waits at most for the statement ahead of it and its
 // own, and no goroutine outlives the jobs.
@@ -29,10 +29,8 @@ type groupCommit struct {
 	// arrives or a job stops being awaited.
 	changed chan struct{}
 
+	// mu also guards the awaiting counts of the claim calls' reads.
 	mu sync.Mutex
-	// awaiting counts the jobs started but not yet settled, whose verdict
-	// may still join the next statement (Job.awaited).
-	awaiting int
 	// leading is set while some job holds the lead.
 	leading bool
 	// pending are the commits waiting for the next statement.
@@ -49,7 +47,7 @@ func (g *groupCommit) await(j *Job) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	j.awaited = true
-	g.awaiting++
+	j.cohort.awaiting++
 }
 
 // settled stops awaiting j's verdict, if it still was: j ends having
@@ -65,7 +63,7 @@ func (g *groupCommit) settled(j *Job) {
 func (g *groupCommit) forget(j *Job) {
 	if j.awaited {
 		j.awaited = false
-		g.awaiting--
+		j.cohort.awaiting--
 	}
 }
 
@@ -111,15 +109,15 @@ func (g *groupCommit) commit(ctx context.Context, j *Job, req CommitRequest) (in
 		<-q.woken
 	}
 	if lead || q.lead {
-		g.lead(ctx)
+		g.lead(ctx, j.cohort)
 	}
 	return q.seq, q.step, q.err
 }
 
 // lead writes every pending commit in one statement once gathered, then
 // passes the lead on to the oldest commit queued meanwhile, or gives it up.
-func (g *groupCommit) lead(ctx context.Context) {
-	g.gather()
+func (g *groupCommit) lead(ctx context.Context, cohort *leaseRead) {
+	g.gather(cohort)
 	g.mu.Lock()
 	batch := g.pending
 	g.pending = nil
@@ -144,15 +142,16 @@ func (g *groupCommit) lead(ctx context.Context) {
 	}
 }
 
-// gather waits until no awaited verdict is missing, or groupCommitWait
-// passed: jobs woken together, such as the jobs of one claim call, finish
-// together, and their verdicts then share one statement.
-func (g *groupCommit) gather() {
+// gather waits until every job of cohort, the claim call of the leading
+// job, committed or ended, or groupCommitWait passed: the jobs of one claim
+// call start together and often finish together, and their verdicts then
+// share one statement.
+func (g *groupCommit) gather(cohort *leaseRead) {
 	var timer *time.Timer
 	deadline := time.Now().Add(groupCommitWait)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for g.awaiting > 0 {
+	for cohort.awaiting > 0 {
 		wait := time.Until(deadline)
 		if wait <= 0 {
 			return

@@ -42,8 +42,9 @@ type Job struct {
 
 	worker *Worker
 	holder Holder
-	// read is the claim call's read of its leased runs; prepare drops it.
-	read *leaseRead
+	// cohort is the claim call that leased the job: its read of the leased
+	// runs and its count of awaited verdicts.
+	cohort *leaseRead
 	// cancel ends the handler's context with a cause.
 	cancel context.CancelCauseFunc
 	// stopHeartbeat ends the heartbeat of the claim.
@@ -60,7 +61,7 @@ type Job struct {
 	released bool  // the handler may commit nothing more
 
 	// awaited is set while the worker's group commit awaits this job's
-	// verdict; the group's mutex guards it.
+	// verdict (see leaseRead.awaiting); the group's mutex guards it.
 	awaited bool
 }
 
@@ -77,7 +78,7 @@ func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 		CheckpointSeq: lease.CheckpointSeq,
 		worker:        w,
 		holder:        lease.Holder(),
-		read:          read,
+		cohort:        read,
 		seq:           lease.CheckpointSeq,
 	}
 	j.confirm(lease.ClaimedAt)
@@ -128,8 +129,7 @@ func (j *Job) run(base, io context.Context) {
 // handled: its claim is gone. A read failure hands the claim back without a
 // checkpoint, so the run counts the attempt.
 func (j *Job) prepare(io context.Context) bool {
-	row, err := j.read.row(j.RunID)
-	j.read = nil
+	row, err := j.cohort.row(j.RunID)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	switch {

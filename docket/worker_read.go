@@ -13,6 +13,10 @@ type leaseRead struct {
 	done chan struct{}
 	runs map[string]gen.GetRunsByKeysRow
 	err  error
+
+	// awaiting counts the call's jobs whose verdict may still join the
+	// next group commit (Job.awaited); the group commit's mutex guards it.
+	awaiting int
 }
 
 // readLeases starts reading the runs of leases in the background; each job
