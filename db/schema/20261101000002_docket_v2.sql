@@ -748,9 +748,11 @@ begin
                 -- then the FIFO order for queued rows, and poison first,
                 -- eligible time and id for the others. A class head is the
                 -- oldest admitted-ready row, or without one the queued FIFO
-                -- head, and the oldest expired row. The frozen queued rows
-                -- are therefore a prefix of the FIFO in order, and the walk
-                -- numbers them 1, 2, ... as it meets them.
+                -- head, and the oldest expired row. Queued rows rank among
+                -- themselves in FIFO order, so the frozen ones are a prefix
+                -- of the FIFO; the walk, which takes admitted rows before
+                -- queued ones, meets them in that order and numbers them
+                -- 1, 2, ...
                 --
                 -- The admitted count only matters when a queued row could
                 -- meet the cap. Admitted and queued rows are both unfinished,
