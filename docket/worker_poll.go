@@ -86,10 +86,10 @@ func (w *Worker) gathered(free int, freedAt time.Time) bool {
 	return free == w.cfg.Concurrency || freedAt.IsZero() || time.Since(freedAt) >= claimGatherDelay
 }
 
-// claim asks ClaimDue for free outcomes and starts a job per lease. It
-// returns the number of leases and whether to claim again at once: poisons
-// count against the demand without taking a slot, so a call they filled may
-// have left due work behind.
+// claim asks ClaimDue for free outcomes, starts a job per lease and reads
+// the leased runs for those jobs. It returns the number of leases and
+// whether to claim again at once: poisons count against the demand without
+// taking a slot, so a call they filled may have left due work behind.
 func (w *Worker) claim(io, handlers context.Context, free int) (leased int, again bool, err error) {
 	preference := PreferNone
 	if free == 1 {
@@ -118,10 +118,11 @@ func (w *Worker) claim(io, handlers context.Context, free int) (leased int, agai
 		}
 	}
 	if len(res.Leases) > 0 {
-		read := w.readLeases(io, res.Leases)
+		read := &leaseRead{done: make(chan struct{})}
 		for _, lease := range res.Leases {
 			w.start(handlers, io, lease, read)
 		}
+		w.readLeases(io, read, res.Leases)
 	}
 	return len(res.Leases), len(res.Poisoned) > 0 && res.Outcomes() == free, nil
 }

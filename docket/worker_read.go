@@ -19,21 +19,17 @@ type leaseRead struct {
 	awaiting int
 }
 
-// readLeases starts reading the runs of leases in the background; each job
-// waits for the result in prepare, while its heartbeat already runs.
-func (w *Worker) readLeases(io context.Context, leases []Lease) *leaseRead {
+// readLeases reads the runs of leases, whose jobs already started and wait
+// for the result in prepare while their heartbeats run.
+func (w *Worker) readLeases(io context.Context, r *leaseRead, leases []Lease) {
+	defer close(r.done)
 	holders := make([]Holder, len(leases))
 	for i, l := range leases {
 		holders[i] = l.Holder()
 	}
-	r := &leaseRead{done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		ctx, cancel := context.WithTimeout(io, workerCallTimeout)
-		defer cancel()
-		r.runs, r.err = w.client.fetchHeld(ctx, holders)
-	}()
-	return r
+	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
+	defer cancel()
+	r.runs, r.err = w.client.fetchHeld(ctx, holders)
 }
 
 // row waits for the read and returns the row of runID; a run the read did
