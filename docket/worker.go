@@ -22,7 +22,11 @@ var (
 //
 // Each poll asks for exactly the free slots; a poll with one free slot
 // alternates its class preference between ready and expired work, so stolen
-// and fresh work both get served. The worker wakes at once when runs are
+// and fresh work both get served. While runs are in flight, a freed slot
+// waits up to 2 ms for the others before it is claimed, so each claim call
+// carries more demand. The runs a poll leased are read in one statement, and
+// the verdicts of jobs that finish together are committed in one statement,
+// each still fenced on its own claim. The worker wakes at once when runs are
 // inserted due now (LISTEN/NOTIFY on a connection of its own; InsertRun,
 // InsertRuns and the worker's own yields notify) and otherwise polls every
 // PollInterval. Every held claim is refreshed every HeartbeatInterval.
