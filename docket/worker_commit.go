@@ -8,7 +8,7 @@ import (
 )
 
 // groupCommitWait bounds how long a leading commit waits for the verdicts of
-// handlers still running before it writes without them.
+// the other jobs of its claim call before it writes without them.
 const groupCommitWait = 200 * time.Microsecond
 
 // errBatchFailed reports a set-based commit statement that failed as a
@@ -19,10 +19,10 @@ var errBatchFailed = errors.New("docket: worker batch commit failed")
 // groupCommit folds the verdict commits of jobs that finish together into
 // one CommitRuns statement. The first commit to arrive while no statement is
 // in flight leads: its job waits until the other jobs of its claim call
-// committed or ended (at most groupCommitWait), writes every commit waiting at that moment, its
-// own included, then hands the lead to the oldest commit that arrived
-// meanwhile. So a commit waits at most for the statement ahead of it and its
-// own, and no goroutine outlives the jobs.
+// committed or ended (at most groupCommitWait), writes every commit waiting
+// at that moment, its own included, then hands the lead to the oldest commit
+// that arrived meanwhile. So a commit waits at most for the statement ahead
+// of it and its own, and no goroutine outlives the jobs.
 type groupCommit struct {
 	client *Client
 	// changed receives a value, if none is pending, whenever a verdict
@@ -90,8 +90,9 @@ type queuedCommit struct {
 }
 
 // commit writes req, the verdict of j, together with the commits of other
-// jobs and returns the run's new checkpoint sequence and step. A fence miss is ErrStaleFence or
-// ErrNotFound as from Commit; errBatchFailed means req was not written.
+// jobs and returns the run's new checkpoint sequence and step. A fence miss
+// is ErrStaleFence or ErrNotFound as from Commit; errBatchFailed means req
+// was not written.
 func (g *groupCommit) commit(ctx context.Context, j *Job, req CommitRequest) (int64, int, error) {
 	scopeKey, err := g.client.holderKey(req.Holder)
 	if err != nil {
