@@ -65,7 +65,7 @@ func (e *dfEnv) step() {
 // shrunk scenario; docs/soak.md has the flags for long runs.
 func TestDifferentialTenantFairModel(t *testing.T) {
 	if testing.Short() {
-		t.Skip("needs PostgreSQL")
+		t.Skip("-short: the differential test needs PostgreSQL")
 	}
 	dfDefaultChecks(t, 30)
 	rapid.Check(t, func(rt *rapid.T) {
