@@ -1,0 +1,294 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// A stale TenantFair visit froze candidate ids, locked at least one, and saw
+// none pass the recheck against the locked version. The candidate statement
+// reads its pages in one snapshot and locks the frozen ids in the same
+// statement, so a stale visit needs a change committed between that snapshot
+// and the row lock. The tests below stage exactly that with a test-only row
+// level security policy on docket_runs whose predicate blocks on an advisory
+// lock when it meets one chosen row: the claim pauses inside its page read,
+// the test commits the change, then lets the claim go on. Production has no
+// such policy. Row level security only applies to a role that neither owns
+// the table nor is a superuser, so the paused claim runs as a role with the
+// documented grants; the test's own writes and checks run as the owner.
+
+// staleAdvisoryKey is the advisory lock the paused page read waits for. Each
+// test has a database of its own, so a fixed key cannot collide.
+const staleAdvisoryKey int64 = 7214231
+
+// staleWait bounds every wait of the staged race.
+const staleWait = 10 * time.Second
+
+// stalePause is a claim client that pauses when its page read meets one run.
+type stalePause struct {
+	t       *testing.T
+	env     *clEnv
+	role    string
+	claimer *docket.Client
+}
+
+// newStalePause installs the pause on targetRunID in e's database and opens a
+// TenantFair client at defaultCap (the cap of e's own client) as a role with
+// the documented grants, to which the pause applies.
+func newStalePause(t *testing.T, e *clEnv, targetRunID string, defaultCap int) *stalePause {
+	t.Helper()
+	var schema string
+	if err := e.pool.QueryRow(testContext(t), `select n.nspname from pg_class c
+		  join pg_namespace n on n.oid = c.relnamespace
+		 where c.relname = 'docket_runs' and c.relkind = 'r'`).Scan(&schema); err != nil {
+		t.Fatalf("schema of docket_runs: %v", err)
+	}
+	role, password := hardCreateRole(t, e.pool)
+	hardApplyGrants(t, e.pool, hardGrantsScript(t), schema, role, e.pool.Config().ConnConfig.Database)
+
+	// The wait runs under the claim function's 250 ms lock_timeout unless
+	// the pause sets its own, which the SET clause restores on return.
+	target := queryInt64(t, e.pool, `select id from docket_runs where run_id = $1`, targetRunID)
+	pause := pgx.Identifier{schema, "docket_test_pause"}.Sanitize()
+	execSQL(t, e.pool, fmt.Sprintf(`create function %s(p_id bigint) returns boolean
+		language plpgsql
+		volatile
+		set lock_timeout = '%ds'
+		as $pause$
+		begin
+			if p_id = %d then
+				perform pg_advisory_lock_shared(%d);
+				perform pg_advisory_unlock_shared(%d);
+			end if;
+			return true;
+		end;
+		$pause$`, pause, int(staleWait/time.Second), target, staleAdvisoryKey, staleAdvisoryKey))
+	execSQL(t, e.pool, fmt.Sprintf(`grant execute on function %s(bigint) to %s`, pause, pgx.Identifier{role}.Sanitize()))
+	runs := pgx.Identifier{schema, "docket_runs"}.Sanitize()
+	execSQL(t, e.pool, fmt.Sprintf(`alter table %s enable row level security`, runs))
+	execSQL(t, e.pool, fmt.Sprintf(`create policy docket_test_pause on %s for all using (%s(id)) with check (true)`, runs, pause))
+
+	app := hardRolePool(t, e.pool.Config().ConnString(), role, password, schema)
+	return &stalePause{t: t, env: e, role: role, claimer: openClient(t, app, tenantFairConfig(defaultCap))}
+}
+
+// claim runs a traced claim as the paused role while the test holds the
+// advisory lock, waits until the claim blocks on it, runs change (as the
+// owner), releases the lock and returns the claim's trace.
+func (s *stalePause) claim(req docket.ClaimRequest, change func(ctx context.Context)) docket.ClaimTrace {
+	s.t.Helper()
+	ctx := testContext(s.t)
+	holder, err := pgx.ConnectConfig(ctx, s.env.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		s.t.Fatalf("connect lock holder: %v", err)
+	}
+	// Closing the holder ends its session lock, so a failed test never
+	// leaves the claim blocked.
+	s.t.Cleanup(func() { _ = holder.Close(context.Background()) })
+	if _, err := holder.Exec(ctx, `select pg_advisory_lock($1)`, staleAdvisoryKey); err != nil {
+		s.t.Fatalf("take the advisory lock: %v", err)
+	}
+
+	type claimed struct {
+		tr  docket.ClaimTrace
+		err error
+	}
+	done := make(chan claimed, 1)
+	go func() {
+		tr, err := s.claimer.TraceClaimDue(ctx, req)
+		done <- claimed{tr, err}
+	}()
+
+	deadline := time.Now().Add(staleWait)
+	for {
+		var paused bool
+		err := s.env.pool.QueryRow(ctx, `select exists (
+				select 1
+				  from pg_locks l
+				  join pg_stat_activity a on a.pid = l.pid
+				 where l.locktype = 'advisory' and l.mode = 'ShareLock' and not l.granted
+				   and l.database = (select oid from pg_database where datname = current_database())
+				   and l.classid::bigint = 0 and l.objid::bigint = $1 and l.objsubid = 1
+				   and a.usename = $2 and a.query like '%docket_tenant_fair_claim%')`,
+			staleAdvisoryKey, s.role).Scan(&paused)
+		if err != nil {
+			s.t.Fatalf("look for the paused claim: %v", err)
+		}
+		if paused {
+			break
+		}
+		select {
+		case r := <-done:
+			s.t.Fatalf("the claim ended before it reached the pause: err %v, inspections %+v", r.err, r.tr.Inspections)
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the claim did not block on the pause within %s", staleWait)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+
+	change(ctx)
+
+	var released bool
+	if err := holder.QueryRow(ctx, `select pg_advisory_unlock($1)`, staleAdvisoryKey).Scan(&released); err != nil || !released {
+		s.t.Fatalf("release the advisory lock: released %v, err %v", released, err)
+	}
+	select {
+	case r := <-done:
+		if r.err != nil {
+			s.t.Fatalf("paused claim: %v", r.err)
+		}
+		return r.tr
+	case <-time.After(staleWait):
+		s.t.Fatalf("the claim did not finish within %s after the pause ended", staleWait)
+		return docket.ClaimTrace{}
+	}
+}
+
+// staleExpectStaleThenGrant checks the trace of a demand-one call that found
+// staleTenant's visit stale and then granted grantRunID of grantTenant.
+func staleExpectStaleThenGrant(t *testing.T, e *clEnv, tr docket.ClaimTrace, cursorBefore int64,
+	staleTenant, grantTenant, grantRunID string) {
+	t.Helper()
+	stalePos, grantPos := e.position(staleTenant), e.position(grantTenant)
+	wantDispositions := []policy.Disposition{policy.DispositionStale, policy.DispositionGrant}
+	if got := clDispositions(tr); !slices.Equal(got, wantDispositions) {
+		t.Fatalf("dispositions = %v, want %v", got, wantDispositions)
+	}
+	if got := clPositions(tr); !slices.Equal(got, []int64{stalePos, grantPos}) {
+		t.Fatalf("positions = %v, want [%d %d]", got, stalePos, grantPos)
+	}
+	clExpectContiguous(t, tr, cursorBefore)
+	for i, want := range []struct {
+		scope      string
+		outcomes   int
+		epochDelta int
+	}{{staleTenant, 0, 0}, {grantTenant, 1, 1}} {
+		in := tr.Inspections[i]
+		if in.ScopeKey != want.scope || in.Outcomes != want.outcomes || in.EpochDelta != want.epochDelta || in.Demand != 1 {
+			t.Fatalf("inspection %d = %+v, want scope %q, %d outcomes, epoch delta %d, demand 1",
+				i, in, want.scope, want.outcomes, want.epochDelta)
+		}
+	}
+	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{grantRunID})
+	if o := tr.Outcomes[0]; o.Visit != 2 || o.Ordinal != 1 || o.Class != docket.ClassQueuedReady ||
+		o.Disposition != string(policy.OutcomeQueuedPromotion) || o.Poisoned {
+		t.Fatalf("outcome = %+v, want a queued promotion of visit 2", o)
+	}
+	if len(tr.Result.Leases) != 1 || len(tr.Result.Poisoned) != 0 {
+		t.Fatalf("result: %d leases, %d poisoned; want 1 and 0", len(tr.Result.Leases), len(tr.Result.Poisoned))
+	}
+	if got := e.cursor(); got != grantPos {
+		t.Fatalf("cursor = %d, want %d (the granting visit)", got, grantPos)
+	}
+	if got := e.state(grantRunID); got != (clRunState{Claimed: true, Marked: true, Attempts: 1}) {
+		t.Fatalf("%s = %+v, want claimed and admitted at attempt 1", grantRunID, got)
+	}
+	if e.admitted(staleTenant) != 0 || e.liveClaims(staleTenant) != 0 {
+		t.Fatalf("%s: admitted %d, live %d; want none", staleTenant, e.admitted(staleTenant), e.liveClaims(staleTenant))
+	}
+	if e.admitted(grantTenant) != 1 || e.liveClaims(grantTenant) != 1 {
+		t.Fatalf("%s: admitted %d, live %d; want 1 and 1", grantTenant, e.admitted(grantTenant), e.liveClaims(grantTenant))
+	}
+	hardExpectRingExact(t, e.pool)
+}
+
+// TestTenantFairStaleCandidateCancelledAfterPageRead: tenant a's only due run
+// is frozen by a's page read, which pauses on it; the owner then cancels it
+// and commits before the claim locks it. The lock returns the cancelled
+// version, which fails the recheck, so a's visit is stale: no outcome, no
+// epoch. The cursor moves on through a's position to b, whose run is granted.
+func TestTenantFairStaleCandidateCancelledAfterPageRead(t *testing.T) {
+	const defaultCap = 10
+	e := newClTenantFair(t, defaultCap)
+	early := clBase.Add(-time.Hour)
+	e.due("a", "a-target", early)
+	e.due("b", "b-1", early)
+	if e.position("a") != 1 || e.position("b") != 2 {
+		t.Fatalf("ring positions a %d, b %d; want 1 and 2", e.position("a"), e.position("b"))
+	}
+	cursorBefore, epochsBefore := e.cursor(), e.epochs()
+	pause := newStalePause(t, e, "a-target", defaultCap)
+
+	tr := pause.claim(clReq(clBase, 1, docket.PreferNone), func(ctx context.Context) {
+		res, err := e.client.Cancel(ctx, docket.Tenant("a"), "a-target")
+		if err != nil || !res.Changed {
+			t.Fatalf("cancel a-target during the pause: changed %v, err %v", res.Changed, err)
+		}
+	})
+
+	staleExpectStaleThenGrant(t, e, tr, cursorBefore, "a", "b", "b-1")
+	if got := e.epochs(); got["a"] != epochsBefore["a"] || got["b"] != epochsBefore["b"]+1 {
+		t.Fatalf("epochs = %v, were %v; want a unchanged and b +1", got, epochsBefore)
+	}
+	if got := e.state("a-target"); got != (clRunState{}) {
+		t.Fatalf("a-target = %+v, want no claim, marker, poison or attempt", got)
+	}
+	var status string
+	if err := e.pool.QueryRow(testContext(t), `select status from docket_runs where run_id = 'a-target'`).Scan(&status); err != nil || status != "cancelled" {
+		t.Fatalf("a-target status = %q (err %v), want cancelled", status, err)
+	}
+}
+
+// TestTenantFairStaleFIFORecheckRefusesMovedHead: a's page read freezes its
+// FIFO head a-1 and pauses on it; the owner then moves a-1 behind a-2 (still
+// due and queued) and commits. The locked a-1 passes the row recheck, but its
+// wake time differs from the page read, so the FIFO re-check finds the older
+// a-2 unpromoted and refuses a-1 as stale. The visit grants nothing; b's run
+// is granted instead, and the next call promotes a-2, the true FIFO head.
+func TestTenantFairStaleFIFORecheckRefusesMovedHead(t *testing.T) {
+	const defaultCap = 10
+	e := newClTenantFair(t, defaultCap)
+	early := clBase.Add(-time.Hour)
+	e.due("a", "a-1", early)
+	e.due("a", "a-2", early.Add(time.Second))
+	e.due("b", "b-1", early)
+	if e.position("a") != 1 || e.position("b") != 2 {
+		t.Fatalf("ring positions a %d, b %d; want 1 and 2", e.position("a"), e.position("b"))
+	}
+	cursorBefore, epochsBefore := e.cursor(), e.epochs()
+	pause := newStalePause(t, e, "a-1", defaultCap)
+	moved := early.Add(2 * time.Second)
+
+	tr := pause.claim(clReq(clBase, 1, docket.PreferNone), func(ctx context.Context) {
+		res, err := e.client.MutateRun(ctx, docket.Tenant("a"), "a-1", func(docket.Run) (docket.Mutation, error) {
+			return docket.Mutation{Status: docket.StatusRunning, WakeAt: moved}, nil
+		})
+		if err != nil || !res.Changed {
+			t.Fatalf("move a-1 during the pause: changed %v, err %v", res.Changed, err)
+		}
+	})
+
+	staleExpectStaleThenGrant(t, e, tr, cursorBefore, "a", "b", "b-1")
+	if got := e.epochs(); got["a"] != epochsBefore["a"] || got["b"] != epochsBefore["b"]+1 {
+		t.Fatalf("epochs = %v, were %v; want a unchanged and b +1", got, epochsBefore)
+	}
+	for _, id := range []string{"a-1", "a-2"} {
+		if got := e.state(id); got != (clRunState{}) {
+			t.Fatalf("%s = %+v, want no claim, marker, poison or attempt", id, got)
+		}
+	}
+	// a-1 is still a fresh queued run, due at its new time: only the FIFO
+	// re-check can have refused it.
+	var wake time.Time
+	if err := e.pool.QueryRow(testContext(t), `select wake_at from docket_runs
+		 where run_id = 'a-1' and status = 'running' and claim_token is null and tenant_admitted_at is null`).Scan(&wake); err != nil || !wake.Equal(moved) {
+		t.Fatalf("a-1 wake_at = %v (err %v), want a queued run due at %v", wake, err, moved)
+	}
+
+	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
+	clExpectIDs(t, "next call", clOutcomeIDs(tr), []string{"a-2"})
+	if got := clDispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionGrant}) {
+		t.Fatalf("next call dispositions = %v, want one grant", got)
+	}
+	clExpectContiguous(t, tr, e.position("b"))
+}
