@@ -26,7 +26,11 @@ var (
 // waits up to 2 ms for the others before it is claimed, so each claim call
 // carries more demand. The runs a poll leased are read in one statement, and
 // the verdicts of jobs that finish together are committed in one statement,
-// each still fenced on its own claim. The worker wakes at once when runs are
+// each still fenced on its own claim. A job's slot is freed as soon as its
+// handler returned a verdict that releases the claim, while that verdict is
+// still being written, for at most Concurrency such jobs at a time: the next
+// claim call overlaps the commit, and the worker holds at most twice
+// Concurrency claims. The worker wakes at once when runs are
 // inserted due now (LISTEN/NOTIFY on a connection of its own; InsertRun,
 // InsertRuns and the worker's own yields notify) and otherwise polls every
 // PollInterval. Every held claim is refreshed every HeartbeatInterval.
@@ -45,9 +49,14 @@ type Worker struct {
 	// commits groups the verdict commits of jobs that finish together.
 	commits *groupCommit
 
-	// slotFreed receives one value per finished job; its capacity,
+	// slotFreed receives one value per freed slot; its capacity,
 	// Concurrency, means a job never blocks on it.
 	slotFreed chan struct{}
+	// committing holds one token per job whose slot was freed while its
+	// verdict is still being written; its capacity, Concurrency, bounds them.
+	committing chan struct{}
+	// jobEnded receives a value, if none is pending, whenever a job ends.
+	jobEnded chan struct{}
 	// stopRequested is closed by the first Stop.
 	stopRequested chan struct{}
 	// done is closed when Run returns.
@@ -80,6 +89,8 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 		logger:        resolved.Logger,
 		commits:       newGroupCommit(client),
 		slotFreed:     make(chan struct{}, resolved.Concurrency),
+		committing:    make(chan struct{}, resolved.Concurrency),
+		jobEnded:      make(chan struct{}, 1),
 		stopRequested: make(chan struct{}),
 		done:          make(chan struct{}),
 		jobs:          make(map[*Job]struct{}),
@@ -171,10 +182,41 @@ func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRea
 	}()
 }
 
-// finished forgets j and frees its slot.
+// finished forgets j and frees its slot, or its committing token when the
+// slot was freed before.
 func (w *Worker) finished(j *Job) {
 	w.mu.Lock()
 	delete(w.jobs, j)
+	early := j.slotReleased
+	w.mu.Unlock()
+	if early {
+		<-w.committing
+	} else {
+		w.slotFreed <- struct{}{}
+	}
+	select {
+	case w.jobEnded <- struct{}{}:
+	default:
+	}
+}
+
+// releaseSlotEarly frees j's slot before its verdict is written, unless it
+// already did or Concurrency jobs are already committing that way; the job
+// then keeps its slot until it ends. Only j's goroutine calls it.
+func (w *Worker) releaseSlotEarly(j *Job) {
+	w.mu.Lock()
+	released := j.slotReleased
+	w.mu.Unlock()
+	if released {
+		return
+	}
+	select {
+	case w.committing <- struct{}{}:
+	default:
+		return
+	}
+	w.mu.Lock()
+	j.slotReleased = true
 	w.mu.Unlock()
 	w.slotFreed <- struct{}{}
 }

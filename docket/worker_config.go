@@ -20,7 +20,9 @@ type Handler func(ctx context.Context, job *Job) Result
 // MaxClaimAttempts take the documented defaults.
 type WorkerConfig struct {
 	// Concurrency is how many runs the worker handles at once, >= 1. Each
-	// poll asks ClaimDue for exactly the free slots. The client's pool needs
+	// poll asks ClaimDue for exactly the free slots. A slot whose handler
+	// returned is free while its verdict is being written, for at most
+	// Concurrency such verdicts, so up to twice Concurrency claims are held. The client's pool needs
 	// room for them: one connection is kept for LISTEN, and every handled
 	// run refreshes and commits through the pool.
 	Concurrency int

@@ -63,6 +63,9 @@ type Job struct {
 	// awaited is set while the worker's group commit awaits this job's
 	// verdict (see leaseRead.awaiting); the group's mutex guards it.
 	awaited bool
+	// slotReleased is set once the job's slot was freed ahead of its end
+	// (see Worker.releaseSlotEarly); the worker's mutex guards it.
+	slotReleased bool
 }
 
 // newJob builds the job of lease, whose run read is pending; the caller
@@ -250,6 +253,7 @@ func (j *Job) finish(ctx context.Context, plan commitPlan) error {
 		_, err := j.commitLocked(ctx, plan)
 		return err
 	}
+	j.worker.releaseSlotEarly(j)
 	seq, step, err := j.worker.commits.commit(ctx, j, j.request(plan))
 	if errors.Is(err, errBatchFailed) {
 		_, err = j.commitLocked(ctx, plan)

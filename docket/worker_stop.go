@@ -66,7 +66,7 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 func (w *Worker) awaitIdle(ctx, stopCtx context.Context) {
 	for len(w.inFlight()) > 0 {
 		select {
-		case <-w.slotFreed:
+		case <-w.jobEnded:
 		case <-stopCtx.Done():
 			return
 		case <-ctx.Done():

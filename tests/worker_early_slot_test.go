@@ -1,0 +1,114 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+// wkQuietWindow is how long a test watches for something that must not
+// happen; it bounds the check, it asserts no latency.
+const wkQuietWindow = 300 * time.Millisecond
+
+// TestWorkerFreesSlotWhileVerdictIsWritten stalls verdict commits of a
+// one-slot worker behind row locks the test holds. The first stalled commit
+// frees its slot at once, so the next run is claimed and handled while that
+// commit still waits; a second stalled commit finds the one committing token
+// taken and keeps its slot, so the third run is claimed only after it is
+// written. The worker never holds more than twice Concurrency claims, and
+// every run is handled and committed exactly once.
+func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
+	t.Parallel()
+	pool := wkPool(t, pgtest.NewDatabase(t), 8)
+	client := openClient(t, pool, tenantFairConfig(4))
+	rs := &rsStore{t: t, pool: pool, client: client}
+	for _, id := range []string{"a", "b", "c"} {
+		rs.insert("t", id)
+	}
+
+	var mu sync.Mutex
+	locks := map[string]pgx.Tx{}
+	started := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
+	counter := newWkCounter()
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 1, PollInterval: time.Minute,
+		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
+			counter.add(job.RunID)
+			if job.RunID != "c" {
+				// Hold a share lock on the run's row until the test lets
+				// go: the verdict's commit statement waits for it.
+				tx, err := pool.Begin(ctx)
+				if err != nil {
+					t.Errorf("begin lock of %s: %v", job.RunID, err)
+					return docket.Yield()
+				}
+				if _, err := tx.Exec(ctx, `select 1 from docket_runs where run_id = $1 for share`, job.RunID); err != nil {
+					t.Errorf("lock %s: %v", job.RunID, err)
+				}
+				mu.Lock()
+				locks[job.RunID] = tx
+				mu.Unlock()
+			}
+			close(started[job.RunID])
+			return docket.Complete(json.RawMessage(`{"ok":true}`))
+		},
+	})
+	// Runs before the worker's own cleanup: a failing test must not leave
+	// a commit waiting for a lock nobody releases.
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tx := range locks {
+			_ = tx.Rollback(context.Background())
+		}
+	})
+	unlock := func(id string) {
+		mu.Lock()
+		tx := locks[id]
+		mu.Unlock()
+		if err := tx.Commit(testContext(t)); err != nil {
+			t.Fatalf("release lock of %s: %v", id, err)
+		}
+	}
+	expectNotStarted := func(when string) {
+		t.Helper()
+		select {
+		case <-started["c"]:
+			t.Fatalf("%s: c started, want it unclaimed while b holds the only slot", when)
+		case <-time.After(wkQuietWindow):
+		}
+		if r := rs.row("c"); r.Token != nil || r.Status != "running" {
+			t.Fatalf("%s: c is %+v, want unclaimed", when, r)
+		}
+	}
+
+	wkWaitClosed(t, "a to start", started["a"])
+	// a's verdict waits for its lock, yet b is claimed into the freed slot.
+	wkWaitClosed(t, "b to start while a's commit waits", started["b"])
+	if r := rs.row("a"); r.Status != "running" || r.Token == nil {
+		t.Fatalf("a is %+v, want still claimed while its commit waits", r)
+	}
+	// b's verdict waits too; the committing token is a's, so b keeps the slot.
+	expectNotStarted("a and b committing")
+	unlock("a")
+	wkWaitFor(t, "a done", func() bool { return rs.row("a").Status == "done" })
+	expectNotStarted("b committing")
+	unlock("b")
+	wkWaitClosed(t, "c to start once b is written", started["c"])
+	wkWaitFor(t, "c done", func() bool { return rs.row("c").Status == "done" })
+	wkStop(t, w, runResult)
+
+	counter.expectEach(t, []string{"a", "b", "c"}, 1)
+	for _, id := range []string{"a", "b", "c"} {
+		if r := rs.row(id); r.Status != "done" || r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil {
+			t.Errorf("%s: %+v, want done by one commit, no claim, no marker", id, r)
+		}
+	}
+}
