@@ -90,7 +90,8 @@ var planIndexes = map[string][]string{
 	// the partition authority of the position found.
 	"ring_step":      {"docket_claim_schedule_ring_idx"},
 	"ring_wrap":      {"docket_claim_schedule_ring_idx"},
-	"partition_lock": {"docket_claim_partitions_pkey"},
+	"partition_lock": {"docket_claim_partitions_pkey", "docket_runs_admitted_ready_idx",
+		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx"},
 	// The scope's unfinished count, its bounded admitted count, the three
 	// pages and the exact-key lock of each frozen id.
 	"candidates": {"docket_claim_schedule_pkey", "docket_runs_admitted_idx", "docket_runs_admitted_ready_idx",

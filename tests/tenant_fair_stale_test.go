@@ -32,6 +32,12 @@ const staleAdvisoryKey int64 = 7214231
 // staleWait bounds every wait of the staged race.
 const staleWait = 10 * time.Second
 
+// stalePausedRead is the read of the chosen row, counted per transaction,
+// that pauses: a visit's partition lock statement first probes whether any
+// page is nonempty, which reads the row once, and the candidate statement's
+// page read is the second.
+const stalePausedRead = 2
+
 // stalePause is a claim client that pauses when its page read meets one run.
 type stalePause struct {
 	t       *testing.T
@@ -63,14 +69,20 @@ func newStalePause(t *testing.T, e *clEnv, targetRunID string, defaultCap int) *
 		volatile
 		set lock_timeout = '%ds'
 		as $pause$
+		declare
+			v_reads integer;
 		begin
 			if p_id = %d then
-				perform pg_advisory_lock_shared(%d);
-				perform pg_advisory_unlock_shared(%d);
+				v_reads := coalesce(nullif(current_setting('docket_test.target_reads', true), ''), '0')::integer + 1;
+				perform set_config('docket_test.target_reads', v_reads::text, true);
+				if v_reads = %d then
+					perform pg_advisory_lock_shared(%d);
+					perform pg_advisory_unlock_shared(%d);
+				end if;
 			end if;
 			return true;
 		end;
-		$pause$`, pause, int(staleWait/time.Second), target, staleAdvisoryKey, staleAdvisoryKey))
+		$pause$`, pause, int(staleWait/time.Second), target, stalePausedRead, staleAdvisoryKey, staleAdvisoryKey))
 	execSQL(t, e.pool, fmt.Sprintf(`grant execute on function %s(bigint) to %s`, pause, pgx.Identifier{role}.Sanitize()))
 	runs := pgx.Identifier{schema, "docket_runs"}.Sanitize()
 	execSQL(t, e.pool, fmt.Sprintf(`alter table %s enable row level security`, runs))

@@ -440,6 +440,7 @@ declare
     v_scope text;
     v_cursor_before bigint;
     v_override integer;
+    v_has_page boolean;
     v_cap integer;
     v_admitted bigint;
     v_limit integer;
@@ -701,9 +702,27 @@ begin
             v_visit_scope := v_visit_scope || v_scope;
             v_visit_outcomes := 0;
 
+            -- The lock statement also probes the three pages, so a visit
+            -- with nothing due and nothing expired ends as empty_page
+            -- without the candidate statement. Its snapshot predates the
+            -- lock, which for an empty page only means the visit saw the
+            -- scope a moment earlier; a page found here is read again, in
+            -- a snapshot taken after the lock, by the candidate statement.
             -- statement partition_lock
-            select pa.max_active
-              into v_override
+            select pa.max_active,
+                   exists (select from docket_runs r
+                            where r.scope_key = v_scope and r.status = 'running'
+                              and r.poisoned_at is null and r.claim_token is null
+                              and r.tenant_admitted_at is not null and r.wake_at <= p_now)
+                   or exists (select from docket_runs r
+                               where r.scope_key = v_scope and r.status = 'running'
+                                 and r.poisoned_at is null and r.claim_token is null
+                                 and r.tenant_admitted_at is null and r.wake_at <= p_now)
+                   or exists (select from docket_runs r
+                               where r.scope_key = v_scope and r.status = 'running'
+                                 and r.poisoned_at is null and r.claim_token is not null
+                                 and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff)
+              into v_override, v_has_page
               from docket_claim_partitions pa
              where pa.scope_key = v_scope
                for no key update skip locked;
@@ -711,6 +730,8 @@ begin
 
             if not found then
                 v_disposition := 'partition_lock_skip';
+            elsif not v_has_page then
+                v_disposition := 'empty_page';
             else
                 v_cap := coalesce(v_override, v_default_cap);
                 v_limit := least(c_grant_outcomes, v_remaining);
