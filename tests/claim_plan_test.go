@@ -88,8 +88,8 @@ var planIndexes = map[string][]string{
 	"class_probes": {"docket_runs_ready_idx", "docket_runs_expired_idx"},
 	// One keyset step of the ring, its wrap to the smallest position, and
 	// the partition authority of the position found.
-	"ring_step":      {"docket_claim_schedule_ring_idx"},
-	"ring_wrap":      {"docket_claim_schedule_ring_idx"},
+	"ring_step": {"docket_claim_schedule_ring_idx"},
+	"ring_wrap": {"docket_claim_schedule_ring_idx"},
 	"partition_lock": {"docket_claim_partitions_pkey", "docket_runs_admitted_ready_idx",
 		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx"},
 	// The scope's unfinished count, its bounded admitted count, the three
