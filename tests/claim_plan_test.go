@@ -87,7 +87,8 @@ var planIndexes = map[string][]string{
 	// claimed entry.
 	"class_probes": {"docket_runs_ready_idx", "docket_runs_expired_idx"},
 	// One keyset step of the ring, its wrap to the smallest position, and
-	// the partition authority of the position found.
+	// the partition authority of the position found with a probe of each
+	// of its three pages.
 	"ring_step": {"docket_claim_schedule_ring_idx"},
 	"ring_wrap": {"docket_claim_schedule_ring_idx"},
 	"partition_lock": {"docket_claim_partitions_pkey", "docket_runs_admitted_ready_idx",
