@@ -17,27 +17,33 @@ import (
 // refuses the call changes nothing and returns a *ClaimPolicyUnavailableError
 // (errors.Is matches ErrNotInitialized and ErrInactiveEngine for those
 // reasons). An invalid request is refused before any SQL with
-// ErrInvalidArgument.
+// ErrInvalidArgument. With Config.AsyncClaimCommit the statement commits
+// without waiting for its WAL flush.
 func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	return c.claimDue(ctx, c.queries, req)
+	return c.claimDue(ctx, c.queries, req, c.config.AsyncClaimCommit)
 }
 
 // ClaimDueTx is ClaimDue inside the caller's transaction, which must be a
 // writable Read Committed transaction: the claim, the cursor movement and the
-// admission epochs commit or roll back with it.
+// admission epochs commit or roll back with it. Config.AsyncClaimCommit does
+// not apply: the transaction's commit is the caller's.
 func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (ClaimResult, error) {
 	q, err := c.withTx(tx)
 	if err != nil {
 		return ClaimResult{}, err
 	}
-	return c.claimDue(ctx, q, req)
+	return c.claimDue(ctx, q, req, false)
 }
 
-func (c *Client) claimDue(ctx context.Context, q *gen.Queries, req ClaimRequest) (ClaimResult, error) {
+// claimDue runs one production claim on q; asyncCommit selects the statement
+// that commits its own implicit transaction asynchronously, so it may be set
+// only when q is not bound to a caller's transaction.
+func (c *Client) claimDue(ctx context.Context, q *gen.Queries, req ClaimRequest, asyncCommit bool) (ClaimResult, error) {
 	preq, err := claimRequest(req, false)
 	if err != nil {
 		return ClaimResult{}, err
 	}
+	preq.AsyncCommit = asyncCommit
 	start := time.Now()
 	rows, err := execClaim(ctx, q, c.engine.Plan(preq))
 	var res policy.Result

@@ -17,10 +17,14 @@ const (
 	sqlstateInvalidParameterValue = "22023"
 )
 
-// execClaim runs a production plan through its generated accessor.
+// execClaim runs a production plan through its generated accessor: the
+// asynchronous-commit variant when the plan asks for it.
 func execClaim(ctx context.Context, q *gen.Queries, p policy.Plan) ([]policy.Row, error) {
 	if p.Trace {
 		return nil, fmt.Errorf("docket: a traced %s plan on the production path", p.Function)
+	}
+	if p.AsyncCommit {
+		return execClaimAsyncCommit(ctx, q, p)
 	}
 	switch p.Function {
 	case policy.FunctionTenantFair:
@@ -33,10 +37,27 @@ func execClaim(ctx context.Context, q *gen.Queries, p policy.Plan) ([]policy.Row
 	return nil, fmt.Errorf("docket: unknown claim function %d", p.Function)
 }
 
+// execClaimAsyncCommit runs a production plan through the accessor that turns
+// synchronous_commit off for the statement's own implicit transaction.
+func execClaimAsyncCommit(ctx context.Context, q *gen.Queries, p policy.Plan) ([]policy.Row, error) {
+	switch p.Function {
+	case policy.FunctionTenantFair:
+		rows, err := q.TenantFairClaimAsyncCommit(ctx, gen.TenantFairClaimAsyncCommitParams(p.Args))
+		return convertRows(rows, err, func(r gen.TenantFairClaimAsyncCommitRow) policy.Row { return policy.Row(r) })
+	case policy.FunctionLegacy:
+		rows, err := q.LegacyClaimAsyncCommit(ctx, gen.LegacyClaimAsyncCommitParams(p.Args))
+		return convertRows(rows, err, func(r gen.LegacyClaimAsyncCommitRow) policy.Row { return policy.Row(r) })
+	}
+	return nil, fmt.Errorf("docket: unknown claim function %d", p.Function)
+}
+
 // execClaimTrace runs a traced plan through its generated accessor.
 func execClaimTrace(ctx context.Context, q *gen.Queries, p policy.Plan) ([]policy.TraceRow, error) {
 	if !p.Trace {
 		return nil, fmt.Errorf("docket: a production %s plan on the trace path", p.Function)
+	}
+	if p.AsyncCommit {
+		return nil, fmt.Errorf("docket: an asynchronous-commit %s plan on the trace path", p.Function)
 	}
 	switch p.Function {
 	case policy.FunctionTenantFair:

@@ -40,6 +40,16 @@ type Config struct {
 	MeterProvider metric.MeterProvider
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+	// AsyncClaimCommit makes ClaimDue (and so the Worker) run each claim
+	// statement with synchronous_commit off for that statement's own
+	// transaction only; ClaimDueTx and the trace calls are never affected.
+	// It raises claim throughput on a durable server, since a claim no longer
+	// waits for its WAL flush (for TenantFair, inside its serialized section).
+	// The price is that a crash can lose the latest claims: their runs become
+	// claimable again at once, and their holders cannot commit, because every
+	// write is fenced by the lost claim token. False (the default) keeps the
+	// session's setting; see docs/performance.md, "synchronous_commit".
+	AsyncClaimCommit bool
 }
 
 // validate checks the configuration and returns the resolved engine.

@@ -56,6 +56,11 @@ type Request struct {
 	Preference Preference
 	// Trace asks for the identity-bearing inspection rows (trusted callers only).
 	Trace bool
+	// AsyncCommit asks for a claim statement that turns synchronous_commit
+	// off for its own implicit transaction only. Set it only for a statement
+	// that commits on its own, never inside a caller's transaction; a trace
+	// request ignores it.
+	AsyncCommit bool
 }
 
 // Args are the bound arguments of a claim statement. The fields match the
@@ -70,18 +75,23 @@ type Args struct {
 }
 
 // Plan is the one statement that serves a claim request: which claim function
-// to call, whether in trace mode, and its bound arguments. It is data only;
-// the run store executes it through the generated accessor.
+// to call, whether in trace mode, whether it commits asynchronously, and its
+// bound arguments. It is data only; the run store executes it through the
+// generated accessor.
 type Plan struct {
 	// Function is the claim function to call.
 	Function Function
 	// Trace selects the traced query, which returns every row and column.
 	Trace bool
+	// AsyncCommit selects the production query that commits its implicit
+	// transaction without waiting for the WAL flush. Never set with Trace.
+	AsyncCommit bool
 	// Args are the bound arguments.
 	Args Args
 }
 
-// plan binds req to fn.
+// plan binds req to fn. A trace plan never carries AsyncCommit: it serves
+// trusted inspection, not throughput, and commits as the session says.
 func plan(fn Function, req Request) Plan {
 	var preference *string
 	if req.Preference != PreferNone {
@@ -89,8 +99,9 @@ func plan(fn Function, req Request) Plan {
 		preference = &p
 	}
 	return Plan{
-		Function: fn,
-		Trace:    req.Trace,
+		Function:    fn,
+		Trace:       req.Trace,
+		AsyncCommit: req.AsyncCommit && !req.Trace,
 		Args: Args{
 			Now:         req.Now,
 			Cutoff:      req.Cutoff,
