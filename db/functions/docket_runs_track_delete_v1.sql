@@ -5,6 +5,15 @@ create function docket_runs_track_delete() returns trigger
     set search_path from current
 as $$
 begin
+    -- Counters are locked in scope order first, as in
+    -- docket_runs_track_insert, so concurrent writers cannot deadlock.
+    perform
+       from docket_claim_schedule s
+      where s.scope_key in (select r.scope_key from docket_deleted_runs r
+                             where r.status in ('running', 'waiting'))
+      order by s.scope_key
+        for no key update;
+
     update docket_claim_schedule s
        set unfinished_count = s.unfinished_count - d.removed,
            updated_at = now()

@@ -219,6 +219,17 @@ begin
     select distinct c.scope_key from docket_created_runs c order by c.scope_key
     on conflict (scope_key) do nothing;
 
+    -- Lock the counters in scope order first, the order in which the
+    -- worker's batch commit takes them, so that two writers touching the
+    -- same scopes wait for each other instead of deadlocking; the update
+    -- below would take them in whatever order its join produces.
+    perform
+       from docket_claim_schedule s
+      where s.scope_key in (select c.scope_key from docket_created_runs c
+                             where c.status in ('running', 'waiting'))
+      order by s.scope_key
+        for no key update;
+
     update docket_claim_schedule s
        set unfinished_count = s.unfinished_count + d.created,
            updated_at = now()
@@ -240,6 +251,15 @@ create function docket_runs_track_delete() returns trigger
     set search_path from current
 as $$
 begin
+    -- Counters are locked in scope order first, as in
+    -- docket_runs_track_insert, so concurrent writers cannot deadlock.
+    perform
+       from docket_claim_schedule s
+      where s.scope_key in (select r.scope_key from docket_deleted_runs r
+                             where r.status in ('running', 'waiting'))
+      order by s.scope_key
+        for no key update;
+
     update docket_claim_schedule s
        set unfinished_count = s.unfinished_count - d.removed,
            updated_at = now()

@@ -1,0 +1,207 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/gen"
+)
+
+// counterLockWait bounds each wait of the lock-order tests.
+const counterLockWait = 10 * time.Second
+
+// counterScopePairs are scope pairs written by one statement. With counters
+// taken in an order that does not follow the scope order, at least one pair
+// is taken second-first; each pair is checked.
+var counterScopePairs = [][2]string{
+	{"alpha", "beta"}, {"a", "b"}, {"north", "south"}, {"t-01", "t-02"}, {"x", "y"}, {"blue", "red"},
+}
+
+// counterBlocked waits until a statement of this test's database waits for
+// a lock. It asks through pool: a transaction sees one snapshot of the
+// activity view.
+func counterBlocked(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	deadline := time.Now().Add(counterLockWait)
+	for {
+		var waiting bool
+		if err := pool.QueryRow(testContext(t), `select exists (
+				select 1 from pg_stat_activity
+				 where datname = current_database() and wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatalf("look for the waiting statement: %v", err)
+		}
+		if waiting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no statement waited for a counter lock within %s", counterLockWait)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// counterLockInOrder holds the first scope's counter, starts write (which
+// touches both scopes' counters in one statement), waits until it blocks,
+// then takes the second scope's counter as a writer in scope order would.
+// A write that took the second counter first would now deadlock with the
+// holder; a write in scope order holds nothing yet, so both go through.
+func counterLockInOrder(t *testing.T, pool *pgxpool.Pool, first, second string, write func(context.Context) error) {
+	t.Helper()
+	ctx := testContext(t)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	// A failed check must not leave the write waiting for the holder.
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, `set local lock_timeout = '10s'`); err != nil {
+		t.Fatalf("lock timeout: %v", err)
+	}
+	if _, err := tx.Exec(ctx, `select from docket_claim_schedule where scope_key = $1 for no key update`, first); err != nil {
+		t.Fatalf("hold %s's counter: %v", first, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- write(ctx) }()
+	counterBlocked(t, pool)
+	if _, err := tx.Exec(ctx, `select from docket_claim_schedule where scope_key = $1 for no key update`, second); err != nil {
+		t.Fatalf("take %s's counter after %s's while the write waits: %v", second, first, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit the holder: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("write over %s and %s: %v", first, second, err)
+		}
+	case <-time.After(counterLockWait):
+		t.Fatalf("write over %s and %s did not finish", first, second)
+	}
+}
+
+// TestInsertRunsTakesCountersInScopeOrder inserts one run into each scope
+// of a pair with one InsertRuns while another transaction holds the first
+// scope's counter and then takes the second's: the batch insert must not
+// deadlock with it, and the counters end exact.
+func TestInsertRunsTakesCountersInScopeOrder(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	client := openClient(t, pool, tenantFairConfig(4))
+	ctx := testContext(t)
+	state := json.RawMessage(`{}`)
+	for _, pair := range counterScopePairs {
+		first, second := pair[0], pair[1]
+		for _, scope := range pair {
+			if _, err := client.InsertRun(ctx, docket.NewRun{RunID: scope + "-seed", Scope: docket.Tenant(scope),
+				GraphID: "g", GraphHash: "h", State: state}); err != nil {
+				t.Fatalf("seed %s: %v", scope, err)
+			}
+		}
+		counterLockInOrder(t, pool, first, second, func(ctx context.Context) error {
+			_, err := client.InsertRuns(ctx, []docket.NewRun{
+				{RunID: second + "-batch", Scope: docket.Tenant(second), GraphID: "g", GraphHash: "h", State: state},
+				{RunID: first + "-batch", Scope: docket.Tenant(first), GraphID: "g", GraphHash: "h", State: state},
+			})
+			return err
+		})
+		for _, scope := range pair {
+			if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope); got != 2 {
+				t.Errorf("%s: unfinished_count %d, want 2", scope, got)
+			}
+		}
+	}
+}
+
+// TestDeleteOfRunsTakesCountersInScopeOrder deletes one unfinished run of
+// each scope of a pair with one statement under the same interleaving.
+func TestDeleteOfRunsTakesCountersInScopeOrder(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	client := openClient(t, pool, tenantFairConfig(4))
+	ctx := testContext(t)
+	state := json.RawMessage(`{}`)
+	for _, pair := range counterScopePairs {
+		first, second := pair[0], pair[1]
+		for _, scope := range pair {
+			for _, suffix := range []string{"-kept", "-gone"} {
+				if _, err := client.InsertRun(ctx, docket.NewRun{RunID: scope + suffix, Scope: docket.Tenant(scope),
+					GraphID: "g", GraphHash: "h", State: state}); err != nil {
+					t.Fatalf("seed %s: %v", scope, err)
+				}
+			}
+		}
+		counterLockInOrder(t, pool, first, second, func(ctx context.Context) error {
+			tag, err := pool.Exec(ctx, `delete from docket_runs where run_id = any ($1)`,
+				[]string{second + "-gone", first + "-gone"})
+			if err == nil && tag.RowsAffected() != 2 {
+				err = fmt.Errorf("deleted %d runs, want 2", tag.RowsAffected())
+			}
+			return err
+		})
+		for _, scope := range pair {
+			if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope); got != 1 {
+				t.Errorf("%s: unfinished_count %d, want 1", scope, got)
+			}
+		}
+	}
+}
+
+// TestBatchCommitTakesCountersInScopeOrder finishes one claimed run of each
+// scope of a pair with the worker's set-based commit, listed second scope
+// first, under the same interleaving.
+func TestBatchCommitTakesCountersInScopeOrder(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	client := openClient(t, pool, tenantFairConfig(4))
+	ctx := testContext(t)
+	state := json.RawMessage(`{}`)
+	for _, pair := range counterScopePairs {
+		first, second := pair[0], pair[1]
+		for _, scope := range pair {
+			if _, err := client.InsertRun(ctx, docket.NewRun{RunID: scope + "-run", Scope: docket.Tenant(scope),
+				GraphID: "g", GraphHash: "h", State: state}); err != nil {
+				t.Fatalf("seed %s: %v", scope, err)
+			}
+		}
+		res, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: 2, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+		if err != nil || len(res.Leases) != 2 {
+			t.Fatalf("claim both runs: %d leases, %v", len(res.Leases), err)
+		}
+		var batch gen.CommitRunsParams
+		for _, scope := range []string{second, first} {
+			for _, lease := range res.Leases {
+				if lease.RunID != scope+"-run" {
+					continue
+				}
+				batch.ScopeKeys = append(batch.ScopeKeys, scope)
+				batch.RunIds = append(batch.RunIds, lease.RunID)
+				batch.ClaimTokens = append(batch.ClaimTokens, lease.Holder().Token.String())
+				batch.ExpectedSeqs = append(batch.ExpectedSeqs, lease.CheckpointSeq)
+				batch.Steps = append(batch.Steps, 0)
+				batch.States = append(batch.States, "")
+				batch.CheckpointTypes = append(batch.CheckpointTypes, "complete")
+				batch.Statuses = append(batch.Statuses, "done")
+				batch.Schedules = append(batch.Schedules, "terminal")
+				batch.WakeAts = append(batch.WakeAts, time.Time{})
+			}
+		}
+		counterLockInOrder(t, pool, first, second, func(ctx context.Context) error {
+			rows, err := gen.New(pool).CommitRuns(ctx, batch)
+			if err == nil && len(rows) != 2 {
+				err = fmt.Errorf("committed %d runs, want 2", len(rows))
+			}
+			return err
+		})
+		for _, scope := range pair {
+			if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope); got != 0 {
+				t.Errorf("%s: unfinished_count %d, want 0", scope, got)
+			}
+		}
+	}
+}
