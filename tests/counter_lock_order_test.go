@@ -85,6 +85,38 @@ func counterLockInOrder(t *testing.T, pool *pgxpool.Pool, first, second string, 
 	}
 }
 
+// counterRace runs the interleaving of counterLockInOrder once per scope
+// pair: prepare puts the pair's runs in place, write is the statement under
+// test, and afterwards each scope's unfinished_count must be want.
+func counterRace(t *testing.T, pool *pgxpool.Pool, want int64,
+	prepare func(first, second string) (write func(ctx context.Context) error)) {
+	t.Helper()
+	for _, pair := range counterScopePairs {
+		first, second := pair[0], pair[1]
+		counterLockInOrder(t, pool, first, second, prepare(first, second))
+		for _, scope := range pair {
+			if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope); got != want {
+				t.Errorf("%s: unfinished_count %d, want %d", scope, got, want)
+			}
+		}
+	}
+}
+
+// counterRun is a new run of scope.
+func counterRun(scope, runID string) docket.NewRun {
+	return docket.NewRun{RunID: runID, Scope: docket.Tenant(scope), GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}
+}
+
+// counterSeed inserts runs one statement each.
+func counterSeed(t *testing.T, client *docket.Client, runs ...docket.NewRun) {
+	t.Helper()
+	for _, run := range runs {
+		if _, err := client.InsertRun(testContext(t), run); err != nil {
+			t.Fatalf("seed %s: %v", run.RunID, err)
+		}
+	}
+}
+
 // TestInsertRunsTakesCountersInScopeOrder inserts one run into each scope
 // of a pair with one InsertRuns while another transaction holds the first
 // scope's counter and then takes the second's: the batch insert must not
@@ -93,29 +125,13 @@ func TestInsertRunsTakesCountersInScopeOrder(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	client := openClient(t, pool, tenantFairConfig(4))
-	ctx := testContext(t)
-	state := json.RawMessage(`{}`)
-	for _, pair := range counterScopePairs {
-		first, second := pair[0], pair[1]
-		for _, scope := range pair {
-			if _, err := client.InsertRun(ctx, docket.NewRun{RunID: scope + "-seed", Scope: docket.Tenant(scope),
-				GraphID: "g", GraphHash: "h", State: state}); err != nil {
-				t.Fatalf("seed %s: %v", scope, err)
-			}
-		}
-		counterLockInOrder(t, pool, first, second, func(ctx context.Context) error {
-			_, err := client.InsertRuns(ctx, []docket.NewRun{
-				{RunID: second + "-batch", Scope: docket.Tenant(second), GraphID: "g", GraphHash: "h", State: state},
-				{RunID: first + "-batch", Scope: docket.Tenant(first), GraphID: "g", GraphHash: "h", State: state},
-			})
+	counterRace(t, pool, 2, func(first, second string) func(context.Context) error {
+		counterSeed(t, client, counterRun(first, first+"-seed"), counterRun(second, second+"-seed"))
+		return func(ctx context.Context) error {
+			_, err := client.InsertRuns(ctx, []docket.NewRun{counterRun(second, second+"-batch"), counterRun(first, first+"-batch")})
 			return err
-		})
-		for _, scope := range pair {
-			if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope); got != 2 {
-				t.Errorf("%s: unfinished_count %d, want 2", scope, got)
-			}
 		}
-	}
+	})
 }
 
 // TestDeleteOfRunsTakesCountersInScopeOrder deletes one unfinished run of
@@ -124,32 +140,18 @@ func TestDeleteOfRunsTakesCountersInScopeOrder(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	client := openClient(t, pool, tenantFairConfig(4))
-	ctx := testContext(t)
-	state := json.RawMessage(`{}`)
-	for _, pair := range counterScopePairs {
-		first, second := pair[0], pair[1]
-		for _, scope := range pair {
-			for _, suffix := range []string{"-kept", "-gone"} {
-				if _, err := client.InsertRun(ctx, docket.NewRun{RunID: scope + suffix, Scope: docket.Tenant(scope),
-					GraphID: "g", GraphHash: "h", State: state}); err != nil {
-					t.Fatalf("seed %s: %v", scope, err)
-				}
-			}
-		}
-		counterLockInOrder(t, pool, first, second, func(ctx context.Context) error {
+	counterRace(t, pool, 1, func(first, second string) func(context.Context) error {
+		counterSeed(t, client, counterRun(first, first+"-kept"), counterRun(first, first+"-gone"),
+			counterRun(second, second+"-kept"), counterRun(second, second+"-gone"))
+		return func(ctx context.Context) error {
 			tag, err := pool.Exec(ctx, `delete from docket_runs where run_id = any ($1)`,
 				[]string{second + "-gone", first + "-gone"})
 			if err == nil && tag.RowsAffected() != 2 {
 				err = fmt.Errorf("deleted %d runs, want 2", tag.RowsAffected())
 			}
 			return err
-		})
-		for _, scope := range pair {
-			if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope); got != 1 {
-				t.Errorf("%s: unfinished_count %d, want 1", scope, got)
-			}
 		}
-	}
+	})
 }
 
 // TestBatchCommitTakesCountersInScopeOrder finishes one claimed run of each
@@ -159,17 +161,9 @@ func TestBatchCommitTakesCountersInScopeOrder(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	client := openClient(t, pool, tenantFairConfig(4))
-	ctx := testContext(t)
-	state := json.RawMessage(`{}`)
-	for _, pair := range counterScopePairs {
-		first, second := pair[0], pair[1]
-		for _, scope := range pair {
-			if _, err := client.InsertRun(ctx, docket.NewRun{RunID: scope + "-run", Scope: docket.Tenant(scope),
-				GraphID: "g", GraphHash: "h", State: state}); err != nil {
-				t.Fatalf("seed %s: %v", scope, err)
-			}
-		}
-		res, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: 2, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	counterRace(t, pool, 0, func(first, second string) func(context.Context) error {
+		counterSeed(t, client, counterRun(first, first+"-run"), counterRun(second, second+"-run"))
+		res, err := client.ClaimDue(testContext(t), docket.ClaimRequest{Now: time.Now(), Limit: 2, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
 		if err != nil || len(res.Leases) != 2 {
 			t.Fatalf("claim both runs: %d leases, %v", len(res.Leases), err)
 		}
@@ -191,17 +185,12 @@ func TestBatchCommitTakesCountersInScopeOrder(t *testing.T) {
 				batch.WakeAts = append(batch.WakeAts, time.Time{})
 			}
 		}
-		counterLockInOrder(t, pool, first, second, func(ctx context.Context) error {
+		return func(ctx context.Context) error {
 			rows, err := gen.New(pool).CommitRuns(ctx, batch)
 			if err == nil && len(rows) != 2 {
 				err = fmt.Errorf("committed %d runs, want 2", len(rows))
 			}
 			return err
-		})
-		for _, scope := range pair {
-			if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope); got != 0 {
-				t.Errorf("%s: unfinished_count %d, want 0", scope, got)
-			}
 		}
-	}
+	})
 }
