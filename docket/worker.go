@@ -57,6 +57,10 @@ type Worker struct {
 	committing chan struct{}
 	// jobEnded receives a value, if none is pending, whenever a job ends.
 	jobEnded chan struct{}
+	// verdictWritten receives a value, if none is pending, when a job whose
+	// slot was freed early ends: a claim call made in the meantime may have
+	// found its run still holding a cap slot, so the poll loop tries again.
+	verdictWritten chan struct{}
 	// stopRequested is closed by the first Stop.
 	stopRequested chan struct{}
 	// done is closed when Run returns.
@@ -84,16 +88,17 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 		return nil, err
 	}
 	return &Worker{
-		client:        client,
-		cfg:           resolved,
-		logger:        resolved.Logger,
-		commits:       newGroupCommit(client),
-		slotFreed:     make(chan struct{}, resolved.Concurrency),
-		committing:    make(chan struct{}, resolved.Concurrency),
-		jobEnded:      make(chan struct{}, 1),
-		stopRequested: make(chan struct{}),
-		done:          make(chan struct{}),
-		jobs:          make(map[*Job]struct{}),
+		client:         client,
+		cfg:            resolved,
+		logger:         resolved.Logger,
+		commits:        newGroupCommit(client),
+		slotFreed:      make(chan struct{}, resolved.Concurrency),
+		committing:     make(chan struct{}, resolved.Concurrency),
+		jobEnded:       make(chan struct{}, 1),
+		verdictWritten: make(chan struct{}, 1),
+		stopRequested:  make(chan struct{}),
+		done:           make(chan struct{}),
+		jobs:           make(map[*Job]struct{}),
 	}, nil
 }
 
@@ -191,11 +196,17 @@ func (w *Worker) finished(j *Job) {
 	w.mu.Unlock()
 	if early {
 		<-w.committing
+		notify(w.verdictWritten)
 	} else {
 		w.slotFreed <- struct{}{}
 	}
+	notify(w.jobEnded)
+}
+
+// notify sends on ch unless a value is already pending.
+func notify(ch chan struct{}) {
 	select {
-	case w.jobEnded <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }

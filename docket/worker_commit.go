@@ -68,12 +68,7 @@ func (g *groupCommit) forget(j *Job) {
 }
 
 // signal wakes a leader waiting in gather.
-func (g *groupCommit) signal() {
-	select {
-	case g.changed <- struct{}{}:
-	default:
-	}
-}
+func (g *groupCommit) signal() { notify(g.changed) }
 
 // queuedCommit is one job's commit waiting in the group, and its outcome.
 type queuedCommit struct {

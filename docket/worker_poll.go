@@ -14,8 +14,9 @@ import (
 // its slots at once unless the oldest free slot has waited this long.
 const claimGatherDelay = 2 * time.Millisecond
 
-// poll is the claim loop. A freed slot, a notification, the poll interval
-// or the end of a backoff asks for a claim call; the call asks for exactly
+// poll is the claim loop. A freed slot, a notification, a verdict written
+// after its slot was freed, the poll interval or the end of a backoff asks
+// for a claim call; the call asks for exactly
 // the free slots, once no backoff is pending and the slots freed since the
 // last call are gathered (see gathered). It returns when ctx ends or Stop is
 // called.
@@ -72,6 +73,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 			}
 			free += 1 + w.takeFreedSlots()
 		case <-wake:
+		case <-w.verdictWritten:
 		case <-timer.C:
 		}
 		wanted = true

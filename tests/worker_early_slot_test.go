@@ -112,3 +112,59 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerClaimsAgainOnceAnEarlyVerdictIsWritten caps a tenant at one
+// admission and stalls the first run's verdict commit: the claim call made
+// into its early-freed slot finds the tenant still at its cap and leases
+// nothing. Once the verdict is written the worker must claim again at once,
+// not at the next poll a minute later, and the second run is handled.
+func TestWorkerClaimsAgainOnceAnEarlyVerdictIsWritten(t *testing.T) {
+	t.Parallel()
+	pool := wkPool(t, pgtest.NewDatabase(t), 8)
+	client := openClient(t, pool, tenantFairConfig(1))
+	rs := &rsStore{t: t, pool: pool, client: client}
+	rs.insert("t", "first")
+	rs.insert("t", "second")
+
+	lockTaken := make(chan pgx.Tx, 1)
+	secondStarted := make(chan struct{})
+	counter := newWkCounter()
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 2, PollInterval: time.Minute,
+		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
+			counter.add(job.RunID)
+			if job.RunID == "second" {
+				close(secondStarted)
+				return docket.Complete(nil)
+			}
+			tx, err := pool.Begin(ctx)
+			if err == nil {
+				_, err = tx.Exec(ctx, `select 1 from docket_runs where run_id = $1 for share`, job.RunID)
+			}
+			if err != nil {
+				t.Errorf("lock first: %v", err)
+			}
+			lockTaken <- tx
+			return docket.Complete(nil)
+		},
+	})
+	var lock pgx.Tx
+	select {
+	case lock = <-lockTaken:
+	case <-time.After(wkDeadline):
+		t.Fatal("first never started")
+	}
+	t.Cleanup(func() { _ = lock.Rollback(context.Background()) })
+	select {
+	case <-secondStarted:
+		t.Fatal("second started while first still held the tenant's only admission")
+	case <-time.After(wkQuietWindow):
+	}
+	if err := lock.Commit(testContext(t)); err != nil {
+		t.Fatalf("release first's lock: %v", err)
+	}
+	wkWaitClosed(t, "second to start once first's verdict is written", secondStarted)
+	wkWaitFor(t, "second done", func() bool { return rs.row("second").Status == "done" })
+	wkStop(t, w, runResult)
+	counter.expectEach(t, []string{"first", "second"}, 1)
+}
