@@ -43,6 +43,10 @@ func TestDemoDrainsBothEnginesAndDropsItsSchemas(t *testing.T) {
 	if !regexp.MustCompile(`handler invocations \(runs: 120\)\s+120\s+120\n`).MatchString(stdout) {
 		t.Errorf("handler invocations row is not 120 under both engines\n%s", stdout)
 	}
+	// Legacy has no admission state to show, and says so without an error.
+	if !strings.Contains(stdout, "  legacy:\n    no cap and no admission state: the tenant-blind engine keeps none") {
+		t.Errorf("Legacy's inspection line is not the no-state line\n%s", stdout)
+	}
 	// TenantFair finished the hot tenant: nothing admitted or unfinished.
 	if !strings.Contains(stdout, "after the drain: mode tenant_fair, cap 4 (default), admitted 0 (claimed 0, ready 0), queued 0, debt 0, unfinished 0") {
 		t.Errorf("TenantFair's after-drain inspection is not empty\n%s", stdout)

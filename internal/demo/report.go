@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -94,8 +95,14 @@ func writePolicyView(w io.Writer, r drainResult, o Options) {
 		fmt.Fprintf(w, "    mid-drain (%d/%d done): %s\n", v.midDone, o.total(), inspection(*v.mid))
 		fmt.Fprintf(w, "    highest admitted count over %d samples: %d (cap %d)\n", v.samples, v.maxAdmitted, o.Cap)
 	}
-	if r.policy.afterErr != nil {
-		fmt.Fprintf(w, "    after the drain: %v\n", r.policy.afterErr)
+	switch err := r.policy.afterErr; {
+	case errors.Is(err, docket.ErrNotInitialized):
+		// Legacy never initializes the TenantFair policy: there is no cap
+		// and no admission state to show.
+		fmt.Fprintf(w, "    no cap and no admission state: the tenant-blind engine keeps none (ErrNotInitialized)\n")
+		return
+	case err != nil:
+		fmt.Fprintf(w, "    after the drain: %v\n", err)
 		return
 	}
 	fmt.Fprintf(w, "    after the drain: %s\n", inspection(r.policy.after))
