@@ -40,9 +40,10 @@ type Config struct {
 	MeterProvider metric.MeterProvider
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
-	// AsyncClaimCommit makes ClaimDue (and so the Worker) run each claim
-	// statement with synchronous_commit off for that statement's own
-	// transaction only; ClaimDueTx and the trace calls are never affected.
+	// AsyncClaimCommit makes ClaimDue and the Worker run each claim with
+	// synchronous_commit off for that claim's own transaction only (the
+	// Worker's also holds the read of its leases); ClaimDueTx and the trace
+	// calls are never affected.
 	// It raises claim throughput on a durable server, since a claim no longer
 	// waits for its WAL flush (for TenantFair, inside its serialized section).
 	// The price is that a crash can lose the latest claims: their runs become

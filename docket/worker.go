@@ -17,15 +17,15 @@ var (
 	ErrWorkerStarted = errors.New("docket: worker already started")
 )
 
-// Worker claims due runs through its client's ClaimDue and runs them through
-// a Handler, up to Concurrency at a time.
+// Worker claims due runs through its client's engine, as ClaimDue does, and
+// runs them through a Handler, up to Concurrency at a time.
 //
 // Each poll asks for exactly the free slots; a poll with one free slot
 // alternates its class preference between ready and expired work, so stolen
 // and fresh work both get served. While runs are in flight, a freed slot
 // waits up to 2 ms for the others before it is claimed, so each claim call
-// carries more demand. The runs a poll leased are read in one statement, and
-// the verdicts of jobs that finish together are committed in one statement,
+// carries more demand. The runs a poll leased are read by a statement sent
+// in the same batch and transaction as the claim, and the verdicts of jobs that finish together are committed in one statement,
 // each still fenced on its own claim. A job's slot is freed as soon as its
 // handler returned a verdict that releases the claim, while that verdict is
 // still being written, for at most Concurrency such jobs at a time: the next
@@ -173,7 +173,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	return w.runErr
 }
 
-// start hands lease, whose run read is pending, to a new job goroutine.
+// start hands lease and its claim call's read to a new job goroutine.
 func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRead) {
 	j := newJob(w, lease, read)
 	w.mu.Lock()

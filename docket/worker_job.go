@@ -68,7 +68,7 @@ type Job struct {
 	slotReleased bool
 }
 
-// newJob builds the job of lease, whose run read is pending; the caller
+// newJob builds the job of lease with its claim call's read; the caller
 // starts it with run.
 func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 	j := &Job{
@@ -128,11 +128,16 @@ func (j *Job) run(base, io context.Context) {
 }
 
 // prepare takes the claimed run from the claim call's read for the handler.
-// A run that changed since the claim (another token or checkpoint) is not
-// handled: its claim is gone. A read failure hands the claim back without a
+// The read ran in the claim's own transaction, so it returns the leased
+// version of every leased run; a run it lacks, or a row that does not match
+// the lease, means the read is broken: the claim is handed back without a
 // checkpoint, so the run counts the attempt.
 func (j *Job) prepare(io context.Context) bool {
 	row, err := j.cohort.row(j.RunID)
+	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
+		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.seq) {
+		err = fmt.Errorf("docket: the read of run %q does not match its lease", j.RunID)
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	switch {
@@ -141,11 +146,6 @@ func (j *Job) prepare(io context.Context) bool {
 	case err != nil:
 		j.worker.failure(io, "docket worker could not read a claimed run", j.RunID, err)
 		j.releaseUnprepared(io)
-		return false
-	case RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil || *row.ClaimToken != j.holder.Token ||
-		row.CheckpointSeq != j.seq:
-		j.worker.debug(io, "docket worker claim gone before the handler started", j.RunID)
-		j.released = true
 		return false
 	}
 	j.prepared = true

@@ -88,8 +88,8 @@ func (w *Worker) gathered(free int, freedAt time.Time) bool {
 	return free == w.cfg.Concurrency || freedAt.IsZero() || time.Since(freedAt) >= claimGatherDelay
 }
 
-// claim asks ClaimDue for free outcomes, starts a job per lease and reads
-// the leased runs for those jobs. It returns the number of leases and
+// claim asks for free outcomes and the state of the runs it leases in one
+// batch (Client.claimDueRead) and starts a job per lease. It returns the number of leases and
 // whether to claim again at once: poisons count against the demand without
 // taking a slot, so a call they filled may have left due work behind.
 func (w *Worker) claim(io, handlers context.Context, free int) (leased int, again bool, err error) {
@@ -102,7 +102,7 @@ func (w *Worker) claim(io, handlers context.Context, free int) (leased int, agai
 		w.preferExpired = !w.preferExpired
 	}
 	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
-	res, err := w.client.ClaimDue(ctx, ClaimRequest{
+	res, runs, err := w.client.claimDueRead(ctx, ClaimRequest{
 		Now:              time.Now(),
 		Limit:            free,
 		OrphanTTL:        w.cfg.ClaimTTL,
@@ -120,11 +120,10 @@ func (w *Worker) claim(io, handlers context.Context, free int) (leased int, agai
 		}
 	}
 	if len(res.Leases) > 0 {
-		read := &leaseRead{done: make(chan struct{})}
+		read := &leaseRead{runs: runs}
 		for _, lease := range res.Leases {
 			w.start(handlers, io, lease, read)
 		}
-		w.readLeases(io, read, res.Leases)
 	}
 	return len(res.Leases), len(res.Poisoned) > 0 && res.Outcomes() == free, nil
 }

@@ -9,7 +9,7 @@ import (
 	"context"
 )
 
-const ensureClaimPartition = `-- name: EnsureClaimPartition :exec
+const EnsureClaimPartition = `-- name: EnsureClaimPartition :exec
 insert into docket_claim_partitions (scope_key) values ($1)
 on conflict (scope_key) do nothing
 `
@@ -17,11 +17,11 @@ on conflict (scope_key) do nothing
 // An override may precede the scope's first run; the partition's insert
 // trigger gives it its ring position in the same statement.
 func (q *Queries) EnsureClaimPartition(ctx context.Context, scopeKey string) error {
-	_, err := q.db.Exec(ctx, ensureClaimPartition, scopeKey)
+	_, err := q.db.Exec(ctx, EnsureClaimPartition, scopeKey)
 	return err
 }
 
-const inspectClaimScope = `-- name: InspectClaimScope :one
+const InspectClaimScope = `-- name: InspectClaimScope :one
 select
     pol.admission_mode,
     pol.max_active as default_max_active,
@@ -73,7 +73,7 @@ type InspectClaimScopeRow struct {
 // Admitted counts every healthy running row with a marker, due or not, since
 // that is what occupies a slot.
 func (q *Queries) InspectClaimScope(ctx context.Context, scopeKey string) (InspectClaimScopeRow, error) {
-	row := q.db.QueryRow(ctx, inspectClaimScope, scopeKey)
+	row := q.db.QueryRow(ctx, InspectClaimScope, scopeKey)
 	var i InspectClaimScopeRow
 	err := row.Scan(
 		&i.AdmissionMode,
@@ -92,7 +92,7 @@ func (q *Queries) InspectClaimScope(ctx context.Context, scopeKey string) (Inspe
 	return i, err
 }
 
-const lockClaimPartition = `-- name: LockClaimPartition :one
+const LockClaimPartition = `-- name: LockClaimPartition :one
 select scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at from docket_claim_partitions
  where scope_key = $1
    for no key update
@@ -101,7 +101,7 @@ select scope_key, max_active, partition_version, admission_epoch, inserted_at, u
 // Override writes hold the partition authority for the compare-and-set; a
 // claim call that meets the lock skips the partition for this visit.
 func (q *Queries) LockClaimPartition(ctx context.Context, scopeKey string) (DocketClaimPartition, error) {
-	row := q.db.QueryRow(ctx, lockClaimPartition, scopeKey)
+	row := q.db.QueryRow(ctx, LockClaimPartition, scopeKey)
 	var i DocketClaimPartition
 	err := row.Scan(
 		&i.ScopeKey,
@@ -114,7 +114,7 @@ func (q *Queries) LockClaimPartition(ctx context.Context, scopeKey string) (Dock
 	return i, err
 }
 
-const putClaimPartitionOverride = `-- name: PutClaimPartitionOverride :one
+const PutClaimPartitionOverride = `-- name: PutClaimPartitionOverride :one
 update docket_claim_partitions
    set max_active = $1::integer,
        partition_version = partition_version + 1,
@@ -130,7 +130,7 @@ type PutClaimPartitionOverrideParams struct {
 
 // A null max_active resets the override, so the scope inherits the default.
 func (q *Queries) PutClaimPartitionOverride(ctx context.Context, arg PutClaimPartitionOverrideParams) (DocketClaimPartition, error) {
-	row := q.db.QueryRow(ctx, putClaimPartitionOverride, arg.MaxActive, arg.ScopeKey)
+	row := q.db.QueryRow(ctx, PutClaimPartitionOverride, arg.MaxActive, arg.ScopeKey)
 	var i DocketClaimPartition
 	err := row.Scan(
 		&i.ScopeKey,
@@ -143,7 +143,7 @@ func (q *Queries) PutClaimPartitionOverride(ctx context.Context, arg PutClaimPar
 	return i, err
 }
 
-const putClaimPolicyDefault = `-- name: PutClaimPolicyDefault :one
+const PutClaimPolicyDefault = `-- name: PutClaimPolicyDefault :one
 update docket_claim_policy
    set max_active = $1::integer,
        policy_version = policy_version + 1,
@@ -158,7 +158,7 @@ returning id, admission_mode, max_active, configured_max_active, policy_version,
 // Callers hold the policy row (LockClaimPolicy), which serializes this write
 // with startup and with every claim call.
 func (q *Queries) PutClaimPolicyDefault(ctx context.Context, maxActive int32) (DocketClaimPolicy, error) {
-	row := q.db.QueryRow(ctx, putClaimPolicyDefault, maxActive)
+	row := q.db.QueryRow(ctx, PutClaimPolicyDefault, maxActive)
 	var i DocketClaimPolicy
 	err := row.Scan(
 		&i.ID,

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const legacyClaim = `-- name: LegacyClaim :many
+const LegacyClaim = `-- name: LegacyClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
@@ -51,7 +51,7 @@ type LegacyClaimRow struct {
 // Tenant-blind Legacy admission: the public columns of outcome and error rows
 // in outcome order (Legacy has no visits and no inspection rows).
 func (q *Queries) LegacyClaim(ctx context.Context, arg LegacyClaimParams) ([]LegacyClaimRow, error) {
-	rows, err := q.db.Query(ctx, legacyClaim,
+	rows, err := q.db.Query(ctx, LegacyClaim,
 		arg.Now,
 		arg.Cutoff,
 		arg.Demand,
@@ -91,7 +91,7 @@ func (q *Queries) LegacyClaim(ctx context.Context, arg LegacyClaimParams) ([]Leg
 	return items, nil
 }
 
-const legacyClaimAsyncCommit = `-- name: LegacyClaimAsyncCommit :many
+const LegacyClaimAsyncCommit = `-- name: LegacyClaimAsyncCommit :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
@@ -133,7 +133,7 @@ type LegacyClaimAsyncCommitRow struct {
 // flush: the set_config subquery and its LATERAL dependency work as in
 // TenantFairClaimAsyncCommit.
 func (q *Queries) LegacyClaimAsyncCommit(ctx context.Context, arg LegacyClaimAsyncCommitParams) ([]LegacyClaimAsyncCommitRow, error) {
-	rows, err := q.db.Query(ctx, legacyClaimAsyncCommit,
+	rows, err := q.db.Query(ctx, LegacyClaimAsyncCommit,
 		arg.Now,
 		arg.Cutoff,
 		arg.Demand,
@@ -173,7 +173,7 @@ func (q *Queries) LegacyClaimAsyncCommit(ctx context.Context, arg LegacyClaimAsy
 	return items, nil
 }
 
-const legacyClaimTrace = `-- name: LegacyClaimTrace :many
+const LegacyClaimTrace = `-- name: LegacyClaimTrace :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
@@ -226,7 +226,7 @@ type LegacyClaimTraceRow struct {
 // Trusted inspection of a Legacy call: every column of its outcome and error
 // rows (Legacy has no visits, so it never produces inspection rows).
 func (q *Queries) LegacyClaimTrace(ctx context.Context, arg LegacyClaimTraceParams) ([]LegacyClaimTraceRow, error) {
-	rows, err := q.db.Query(ctx, legacyClaimTrace,
+	rows, err := q.db.Query(ctx, LegacyClaimTrace,
 		arg.Now,
 		arg.Cutoff,
 		arg.Demand,
@@ -278,7 +278,7 @@ func (q *Queries) LegacyClaimTrace(ctx context.Context, arg LegacyClaimTracePara
 	return items, nil
 }
 
-const tenantFairClaim = `-- name: TenantFairClaim :many
+const TenantFairClaim = `-- name: TenantFairClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
@@ -318,7 +318,7 @@ type TenantFairClaimRow struct {
 // rows only, in visit and outcome order. Trace mode is off, and inspection
 // rows and internal columns never reach the decoder.
 func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams) ([]TenantFairClaimRow, error) {
-	rows, err := q.db.Query(ctx, tenantFairClaim,
+	rows, err := q.db.Query(ctx, TenantFairClaim,
 		arg.Now,
 		arg.Cutoff,
 		arg.Demand,
@@ -358,7 +358,7 @@ func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams
 	return items, nil
 }
 
-const tenantFairClaimAsyncCommit = `-- name: TenantFairClaimAsyncCommit :many
+const TenantFairClaimAsyncCommit = `-- name: TenantFairClaimAsyncCommit :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
@@ -408,7 +408,7 @@ type TenantFairClaimAsyncCommitRow struct {
 // which is false because set_config returns the new value 'off'; a column
 // reference is not a constant, so folding cannot drop the dependency.
 func (q *Queries) TenantFairClaimAsyncCommit(ctx context.Context, arg TenantFairClaimAsyncCommitParams) ([]TenantFairClaimAsyncCommitRow, error) {
-	rows, err := q.db.Query(ctx, tenantFairClaimAsyncCommit,
+	rows, err := q.db.Query(ctx, TenantFairClaimAsyncCommit,
 		arg.Now,
 		arg.Cutoff,
 		arg.Demand,
@@ -448,7 +448,7 @@ func (q *Queries) TenantFairClaimAsyncCommit(ctx context.Context, arg TenantFair
 	return items, nil
 }
 
-const tenantFairClaimTrace = `-- name: TenantFairClaimTrace :many
+const TenantFairClaimTrace = `-- name: TenantFairClaimTrace :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
@@ -501,7 +501,7 @@ type TenantFairClaimTraceRow struct {
 // Trusted inspection: every column of every row of a traced TenantFair call,
 // each visit's outcomes followed by its inspection row.
 func (q *Queries) TenantFairClaimTrace(ctx context.Context, arg TenantFairClaimTraceParams) ([]TenantFairClaimTraceRow, error) {
-	rows, err := q.db.Query(ctx, tenantFairClaimTrace,
+	rows, err := q.db.Query(ctx, TenantFairClaimTrace,
 		arg.Now,
 		arg.Cutoff,
 		arg.Demand,

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const abandonClaim = `-- name: AbandonClaim :one
+const AbandonClaim = `-- name: AbandonClaim :one
 with prior as (
     select id, tenant_admitted_at from docket_runs
      where scope_key = $5::text and run_id = $6
@@ -76,7 +76,7 @@ type AbandonClaimRow struct {
 // instead of overflowing an interval. As in CommitRun, marker_cleared
 // reports whether the row held a marker that this statement cleared.
 func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (AbandonClaimRow, error) {
-	row := q.db.QueryRow(ctx, abandonClaim,
+	row := q.db.QueryRow(ctx, AbandonClaim,
 		arg.MaxAbandons,
 		arg.RetryAt,
 		arg.BackoffBaseSeconds,
@@ -116,7 +116,7 @@ func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (Aba
 	return i, err
 }
 
-const applyRunMutation = `-- name: ApplyRunMutation :one
+const ApplyRunMutation = `-- name: ApplyRunMutation :one
 update docket_runs r
    set status = $1,
        state = coalesce($2::text::jsonb, r.state),
@@ -145,7 +145,7 @@ type ApplyRunMutationParams struct {
 // interrupted run re-enters its tenant's FIFO as queued. Leaving running
 // drops poison facts, which only a running row may carry.
 func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationParams) (DocketRun, error) {
-	row := q.db.QueryRow(ctx, applyRunMutation,
+	row := q.db.QueryRow(ctx, ApplyRunMutation,
 		arg.Status,
 		arg.State,
 		arg.WakeAt,
@@ -180,7 +180,7 @@ func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationPara
 	return i, err
 }
 
-const commitRun = `-- name: CommitRun :one
+const CommitRun = `-- name: CommitRun :one
 with prior as (
     select id, tenant_admitted_at from docket_runs
      where scope_key = $7::text and run_id = $8
@@ -241,7 +241,7 @@ type CommitRunRow struct {
 // The prior CTE locks the fenced row first, so marker_cleared compares the
 // marker this statement replaced with the one it wrote.
 func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRunRow, error) {
-	row := q.db.QueryRow(ctx, commitRun,
+	row := q.db.QueryRow(ctx, CommitRun,
 		arg.State,
 		arg.Step,
 		arg.CheckpointType,
@@ -283,7 +283,7 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 	return i, err
 }
 
-const refreshClaim = `-- name: RefreshClaim :one
+const RefreshClaim = `-- name: RefreshClaim :one
 update docket_runs
    set claimed_at = greatest(claimed_at, now()),
        updated_at = now()
@@ -305,13 +305,13 @@ type RefreshClaimParams struct {
 // Keeps the claim and the marker; claimed_at never moves backwards, so a
 // refresh cannot make a live claim look older to the expired scan.
 func (q *Queries) RefreshClaim(ctx context.Context, arg RefreshClaimParams) (*time.Time, error) {
-	row := q.db.QueryRow(ctx, refreshClaim, arg.ScopeKey, arg.RunID, arg.ClaimToken)
+	row := q.db.QueryRow(ctx, RefreshClaim, arg.ScopeKey, arg.RunID, arg.ClaimToken)
 	var claimed_at *time.Time
 	err := row.Scan(&claimed_at)
 	return claimed_at, err
 }
 
-const releaseClaim = `-- name: ReleaseClaim :one
+const ReleaseClaim = `-- name: ReleaseClaim :one
 update docket_runs
    set claim_token = null,
        claimed_at = null,
@@ -331,7 +331,7 @@ type ReleaseClaimParams struct {
 // Generic immediate release: the run is due now and keeps its marker, so it
 // stays admitted-ready and is served again before any promotion.
 func (q *Queries) ReleaseClaim(ctx context.Context, arg ReleaseClaimParams) (DocketRun, error) {
-	row := q.db.QueryRow(ctx, releaseClaim, arg.ScopeKey, arg.RunID, arg.ClaimToken)
+	row := q.db.QueryRow(ctx, ReleaseClaim, arg.ScopeKey, arg.RunID, arg.ClaimToken)
 	var i DocketRun
 	err := row.Scan(
 		&i.ID,
@@ -361,7 +361,7 @@ func (q *Queries) ReleaseClaim(ctx context.Context, arg ReleaseClaimParams) (Doc
 	return i, err
 }
 
-const retryPoisonedRun = `-- name: RetryPoisonedRun :one
+const RetryPoisonedRun = `-- name: RetryPoisonedRun :one
 update docket_runs
    set poisoned_at = null,
        poison_reason = null,
@@ -383,7 +383,7 @@ type RetryPoisonedRunParams struct {
 // Poison already cleared the marker, so the run is queued and must be
 // promoted again under its tenant's cap.
 func (q *Queries) RetryPoisonedRun(ctx context.Context, arg RetryPoisonedRunParams) (DocketRun, error) {
-	row := q.db.QueryRow(ctx, retryPoisonedRun, arg.ScopeKey, arg.RunID)
+	row := q.db.QueryRow(ctx, RetryPoisonedRun, arg.ScopeKey, arg.RunID)
 	var i DocketRun
 	err := row.Scan(
 		&i.ID,

@@ -9,12 +9,12 @@ import (
 	"context"
 )
 
-const getClaimPolicy = `-- name: GetClaimPolicy :one
+const GetClaimPolicy = `-- name: GetClaimPolicy :one
 select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at from docket_claim_policy where id = 1
 `
 
 func (q *Queries) GetClaimPolicy(ctx context.Context) (DocketClaimPolicy, error) {
-	row := q.db.QueryRow(ctx, getClaimPolicy)
+	row := q.db.QueryRow(ctx, GetClaimPolicy)
 	var i DocketClaimPolicy
 	err := row.Scan(
 		&i.ID,
@@ -29,7 +29,7 @@ func (q *Queries) GetClaimPolicy(ctx context.Context) (DocketClaimPolicy, error)
 	return i, err
 }
 
-const listClaimSchedule = `-- name: ListClaimSchedule :many
+const ListClaimSchedule = `-- name: ListClaimSchedule :many
 select s.scope_key, s.ring_position, s.unfinished_count,
        p.max_active, p.partition_version, p.admission_epoch
   from docket_claim_schedule s
@@ -47,7 +47,7 @@ type ListClaimScheduleRow struct {
 }
 
 func (q *Queries) ListClaimSchedule(ctx context.Context) ([]ListClaimScheduleRow, error) {
-	rows, err := q.db.Query(ctx, listClaimSchedule)
+	rows, err := q.db.Query(ctx, ListClaimSchedule)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (q *Queries) ListClaimSchedule(ctx context.Context) ([]ListClaimScheduleRow
 	return items, nil
 }
 
-const listRingPositions = `-- name: ListRingPositions :many
+const ListRingPositions = `-- name: ListRingPositions :many
 select ring_position, scope_key from docket_claim_schedule
  where unfinished_count > 0
  order by ring_position
@@ -86,7 +86,7 @@ type ListRingPositionsRow struct {
 
 // The ring proper: positions that own unfinished work, in cursor order.
 func (q *Queries) ListRingPositions(ctx context.Context) ([]ListRingPositionsRow, error) {
-	rows, err := q.db.Query(ctx, listRingPositions)
+	rows, err := q.db.Query(ctx, ListRingPositions)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const getRun = `-- name: GetRun :one
+const GetRun = `-- name: GetRun :one
 select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
  where scope_key = $1::text and run_id = $2
 `
@@ -25,7 +25,7 @@ type GetRunParams struct {
 // The scope predicate is part of the lookup, so another owner's run is
 // indistinguishable from a missing one.
 func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (DocketRun, error) {
-	row := q.db.QueryRow(ctx, getRun, arg.ScopeKey, arg.RunID)
+	row := q.db.QueryRow(ctx, GetRun, arg.ScopeKey, arg.RunID)
 	var i DocketRun
 	err := row.Scan(
 		&i.ID,
@@ -55,7 +55,7 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (DocketRun, erro
 	return i, err
 }
 
-const getRunFence = `-- name: GetRunFence :one
+const GetRunFence = `-- name: GetRunFence :one
 select claim_token, checkpoint_seq from docket_runs
  where scope_key = $1::text and run_id = $2
 `
@@ -72,65 +72,13 @@ type GetRunFenceRow struct {
 
 // Explains a fenced write that matched nothing: missing run or stale fence.
 func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRunFenceRow, error) {
-	row := q.db.QueryRow(ctx, getRunFence, arg.ScopeKey, arg.RunID)
+	row := q.db.QueryRow(ctx, GetRunFence, arg.ScopeKey, arg.RunID)
 	var i GetRunFenceRow
 	err := row.Scan(&i.ClaimToken, &i.CheckpointSeq)
 	return i, err
 }
 
-const getRunsByKeys = `-- name: GetRunsByKeys :many
-select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
-  from docket_runs r
-  join (select unnest($1::text[]) as scope_key,
-               unnest($2::text[]) as run_id) k
-    on r.scope_key = k.scope_key and r.run_id = k.run_id
-`
-
-type GetRunsByKeysParams struct {
-	ScopeKeys []string
-	RunIds    []string
-}
-
-type GetRunsByKeysRow struct {
-	RunID         string
-	Status        string
-	Step          int32
-	State         []byte
-	CheckpointSeq int64
-	ClaimToken    *uuid.UUID
-}
-
-// What a worker needs of the runs it just leased, by (scope_key, run_id)
-// pairs in one read. Each pair's scope is part of its lookup, so a run of
-// another scope is missing from the result exactly like a missing run.
-func (q *Queries) GetRunsByKeys(ctx context.Context, arg GetRunsByKeysParams) ([]GetRunsByKeysRow, error) {
-	rows, err := q.db.Query(ctx, getRunsByKeys, arg.ScopeKeys, arg.RunIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []GetRunsByKeysRow
-	for rows.Next() {
-		var i GetRunsByKeysRow
-		if err := rows.Scan(
-			&i.RunID,
-			&i.Status,
-			&i.Step,
-			&i.State,
-			&i.CheckpointSeq,
-			&i.ClaimToken,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const insertRun = `-- name: InsertRun :one
+const InsertRun = `-- name: InsertRun :one
 insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 values ($1, $2, $3, $4,
         'running', $5::text::jsonb, coalesce($6::timestamptz, now()))
@@ -152,7 +100,7 @@ type InsertRunParams struct {
 // leaves neither behind. A duplicate run_id inserts nothing and returns no row
 // instead of raising, which keeps the caller's transaction usable.
 func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun, error) {
-	row := q.db.QueryRow(ctx, insertRun,
+	row := q.db.QueryRow(ctx, InsertRun,
 		arg.RunID,
 		arg.TenantID,
 		arg.GraphID,
@@ -189,7 +137,7 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun
 	return i, err
 }
 
-const insertRuns = `-- name: InsertRuns :execrows
+const InsertRuns = `-- name: InsertRuns :execrows
 insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
        coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now())
@@ -218,7 +166,7 @@ type InsertRunsParams struct {
 // statement. Go's zero time (0001-01-01 UTC) stands for "due now", since a
 // timestamptz array cannot carry NULL through the generated binding.
 func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, insertRuns,
+	result, err := q.db.Exec(ctx, InsertRuns,
 		arg.RunIds,
 		arg.ScopeKeys,
 		arg.GraphIds,
@@ -232,7 +180,7 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 	return result.RowsAffected(), nil
 }
 
-const inspectRun = `-- name: InspectRun :one
+const InspectRun = `-- name: InspectRun :one
 select docket_runs.id, docket_runs.run_id, docket_runs.tenant_id, docket_runs.scope_key, docket_runs.graph_id, docket_runs.graph_hash, docket_runs.status, docket_runs.step, docket_runs.state, docket_runs.checkpoint_seq, docket_runs.latest_checkpoint_type, docket_runs.claim_token, docket_runs.claimed_at, docket_runs.wake_at, docket_runs.claim_attempts, docket_runs.claim_abandons, docket_runs.poisoned_at, docket_runs.poison_reason, docket_runs.inserted_at, docket_runs.started_at, docket_runs.updated_at, docket_runs.finished_at, docket_runs.tenant_admitted_at, now()::timestamptz as observed_at
   from docket_runs
  where scope_key = $1::text and run_id = $2
@@ -251,7 +199,7 @@ type InspectRunRow struct {
 // The run plus the database clock that derives its admission state, read in
 // one snapshot.
 func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (InspectRunRow, error) {
-	row := q.db.QueryRow(ctx, inspectRun, arg.ScopeKey, arg.RunID)
+	row := q.db.QueryRow(ctx, InspectRun, arg.ScopeKey, arg.RunID)
 	var i InspectRunRow
 	err := row.Scan(
 		&i.DocketRun.ID,
@@ -282,7 +230,7 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 	return i, err
 }
 
-const listRuns = `-- name: ListRuns :many
+const ListRuns = `-- name: ListRuns :many
 select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
  where scope_key = $1::text
    and ($2::text is null or graph_id = $2::text)
@@ -301,7 +249,7 @@ type ListRunsParams struct {
 // The first page, newest first, served by docket_runs_list_idx; the scope
 // predicate is never optional.
 func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun, error) {
-	rows, err := q.db.Query(ctx, listRuns,
+	rows, err := q.db.Query(ctx, ListRuns,
 		arg.ScopeKey,
 		arg.GraphID,
 		arg.Status,
@@ -349,7 +297,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun
 	return items, nil
 }
 
-const listRunsAfter = `-- name: ListRunsAfter :many
+const ListRunsAfter = `-- name: ListRunsAfter :many
 select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
  where scope_key = $1::text
    and (started_at, run_id) < ($2::timestamptz, $3::text)
@@ -372,7 +320,7 @@ type ListRunsAfterParams struct {
 // a separate statement so the cursor is always an index condition, even in a
 // cached generic plan, instead of a filter over every earlier row.
 func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([]DocketRun, error) {
-	rows, err := q.db.Query(ctx, listRunsAfter,
+	rows, err := q.db.Query(ctx, ListRunsAfter,
 		arg.ScopeKey,
 		arg.AfterStartedAt,
 		arg.AfterRunID,
@@ -422,7 +370,7 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 	return items, nil
 }
 
-const lockRun = `-- name: LockRun :one
+const LockRun = `-- name: LockRun :one
 select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
  where scope_key = $1::text and run_id = $2
    for update
@@ -436,7 +384,7 @@ type LockRunParams struct {
 // MutateRun's serialization point: the decision sees the row as it is while
 // no claim call or holder can change it.
 func (q *Queries) LockRun(ctx context.Context, arg LockRunParams) (DocketRun, error) {
-	row := q.db.QueryRow(ctx, lockRun, arg.ScopeKey, arg.RunID)
+	row := q.db.QueryRow(ctx, LockRun, arg.ScopeKey, arg.RunID)
 	var i DocketRun
 	err := row.Scan(
 		&i.ID,

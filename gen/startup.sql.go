@@ -9,13 +9,13 @@ import (
 	"context"
 )
 
-const appliedMigrationVersions = `-- name: AppliedMigrationVersions :many
+const AppliedMigrationVersions = `-- name: AppliedMigrationVersions :many
 select version::text as version from schema_migrations order by version
 `
 
 // Startup compares these with the embedded migrations (schema version 2).
 func (q *Queries) AppliedMigrationVersions(ctx context.Context) ([]string, error) {
-	rows, err := q.db.Query(ctx, appliedMigrationVersions)
+	rows, err := q.db.Query(ctx, AppliedMigrationVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (q *Queries) AppliedMigrationVersions(ctx context.Context) ([]string, error
 	return items, nil
 }
 
-const initializeClaimPolicy = `-- name: InitializeClaimPolicy :one
+const InitializeClaimPolicy = `-- name: InitializeClaimPolicy :one
 update docket_claim_policy
    set admission_mode = 'tenant_fair',
        max_active = $1,
@@ -48,7 +48,7 @@ returning id, admission_mode, max_active, configured_max_active, policy_version,
 
 // First TenantFair start, or a changed configured cap: persist the default.
 func (q *Queries) InitializeClaimPolicy(ctx context.Context, maxActive *int32) (DocketClaimPolicy, error) {
-	row := q.db.QueryRow(ctx, initializeClaimPolicy, maxActive)
+	row := q.db.QueryRow(ctx, InitializeClaimPolicy, maxActive)
 	var i DocketClaimPolicy
 	err := row.Scan(
 		&i.ID,
@@ -63,13 +63,13 @@ func (q *Queries) InitializeClaimPolicy(ctx context.Context, maxActive *int32) (
 	return i, err
 }
 
-const lockClaimPolicy = `-- name: LockClaimPolicy :one
+const LockClaimPolicy = `-- name: LockClaimPolicy :one
 select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at from docket_claim_policy where id = 1 for update
 `
 
 // Startup synchronization serializes on the singleton row.
 func (q *Queries) LockClaimPolicy(ctx context.Context) (DocketClaimPolicy, error) {
-	row := q.db.QueryRow(ctx, lockClaimPolicy)
+	row := q.db.QueryRow(ctx, LockClaimPolicy)
 	var i DocketClaimPolicy
 	err := row.Scan(
 		&i.ID,
@@ -84,7 +84,7 @@ func (q *Queries) LockClaimPolicy(ctx context.Context) (DocketClaimPolicy, error
 	return i, err
 }
 
-const markLegacyClaimsAdmitted = `-- name: MarkLegacyClaimsAdmitted :execrows
+const MarkLegacyClaimsAdmitted = `-- name: MarkLegacyClaimsAdmitted :execrows
 update docket_runs
    set tenant_admitted_at = claimed_at
  where status = 'running' and poisoned_at is null and claim_token is not null
@@ -94,14 +94,14 @@ update docket_runs
 // Switching from Legacy to TenantFair adopts every live claim as an admission,
 // exactly like the V1 -> V2 backfill, so TenantFair can recover it if it expires.
 func (q *Queries) MarkLegacyClaimsAdmitted(ctx context.Context) (int64, error) {
-	result, err := q.db.Exec(ctx, markLegacyClaimsAdmitted)
+	result, err := q.db.Exec(ctx, MarkLegacyClaimsAdmitted)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const schemaShape = `-- name: SchemaShape :one
+const SchemaShape = `-- name: SchemaShape :one
 select
     exists (
         select 1 from pg_catalog.pg_attribute a
@@ -130,13 +130,13 @@ type SchemaShapeRow struct {
 // Startup shape: the marker column and the number of claim functions with the
 // fixed six-argument identity versus any identity, all in the current schema.
 func (q *Queries) SchemaShape(ctx context.Context) (SchemaShapeRow, error) {
-	row := q.db.QueryRow(ctx, schemaShape)
+	row := q.db.QueryRow(ctx, SchemaShape)
 	var i SchemaShapeRow
 	err := row.Scan(&i.HasMarkerColumn, &i.ClaimFunctionCount, &i.ClaimFunctionExactCount)
 	return i, err
 }
 
-const setAdmissionMode = `-- name: SetAdmissionMode :one
+const SetAdmissionMode = `-- name: SetAdmissionMode :one
 update docket_claim_policy
    set admission_mode = $1,
        updated_at = now()
@@ -146,7 +146,7 @@ returning id, admission_mode, max_active, configured_max_active, policy_version,
 
 // Engine switch at startup without a cap change.
 func (q *Queries) SetAdmissionMode(ctx context.Context, admissionMode string) (DocketClaimPolicy, error) {
-	row := q.db.QueryRow(ctx, setAdmissionMode, admissionMode)
+	row := q.db.QueryRow(ctx, SetAdmissionMode, admissionMode)
 	var i DocketClaimPolicy
 	err := row.Scan(
 		&i.ID,

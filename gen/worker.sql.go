@@ -12,7 +12,19 @@ import (
 	"github.com/google/uuid"
 )
 
-const commitRuns = `-- name: CommitRuns :many
+const CommitClaimAsynchronously = `-- name: CommitClaimAsynchronously :exec
+select set_config('synchronous_commit', 'off', true)
+`
+
+// First statement of a Worker claim batch when Config.AsyncClaimCommit is
+// set: the batch is one implicit transaction, so this local setting covers
+// exactly the claim and its read and ends with their commit.
+func (q *Queries) CommitClaimAsynchronously(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, CommitClaimAsynchronously)
+	return err
+}
+
+const CommitRuns = `-- name: CommitRuns :many
 with batch as (
     select unnest($1::text[]) as scope_key,
            unnest($2::text[]) as run_id,
@@ -91,7 +103,7 @@ type CommitRunsRow struct {
 // the status trigger's counter writes of two concurrent batches take their
 // scopes' locks in the same order; marker_cleared is as in CommitRun.
 func (q *Queries) CommitRuns(ctx context.Context, arg CommitRunsParams) ([]CommitRunsRow, error) {
-	rows, err := q.db.Query(ctx, commitRuns,
+	rows, err := q.db.Query(ctx, CommitRuns,
 		arg.ScopeKeys,
 		arg.RunIds,
 		arg.ClaimTokens,
@@ -126,7 +138,144 @@ func (q *Queries) CommitRuns(ctx context.Context, arg CommitRunsParams) ([]Commi
 	return items, nil
 }
 
-const notifyRunsDue = `-- name: NotifyRunsDue :exec
+const LeasedRuns = `-- name: LeasedRuns :many
+select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
+  from docket_runs r
+ where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[])
+`
+
+type LeasedRunsRow struct {
+	RunID         string
+	Status        string
+	Step          int32
+	State         []byte
+	CheckpointSeq int64
+	ClaimToken    *uuid.UUID
+}
+
+// What the Worker needs of the runs the latest noted claim statement of this
+// transaction leased. Its snapshot is taken after the claim, and the leased
+// rows stay locked by the claim until commit, so each row read is the leased
+// version and no concurrent write can come between. Outside a transaction
+// with a noted claim the note is unset or empty and nothing is read.
+func (q *Queries) LeasedRuns(ctx context.Context) ([]LeasedRunsRow, error) {
+	rows, err := q.db.Query(ctx, LeasedRuns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LeasedRunsRow
+	for rows.Next() {
+		var i LeasedRunsRow
+		if err := rows.Scan(
+			&i.RunID,
+			&i.Status,
+			&i.Step,
+			&i.State,
+			&i.CheckpointSeq,
+			&i.ClaimToken,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const LegacyClaimNoted = `-- name: LegacyClaimNoted :many
+with c as materialized (
+    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.call_token, f.transaction_id, f.visit_ordinal, f.outcome_ordinal, f.demand, f.cursor_before, f.cursor_after, f.ring_position, f.scope_key, f.disposition, f.outcome_count, f.epoch_delta
+      from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
+           cross join lateral docket_legacy_claim(
+               $1::timestamptz, $2::timestamptz, $3::integer,
+               $4::integer, $5::text,
+               (note.cleared is null)) as f
+), noted as (
+    select set_config('docket.leased_run_ids',
+                      coalesce(array_agg(c.run_id) filter (where c.claim_token is not null), '{}')::text,
+                      true) as run_ids
+      from c
+)
+select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+  from c cross join noted
+ where c.row_kind <> 'inspection' and noted.run_ids is not null
+ order by c.visit_ordinal, c.outcome_ordinal nulls last
+`
+
+type LegacyClaimNotedParams struct {
+	Now         time.Time
+	Cutoff      time.Time
+	Demand      int32
+	MaxAttempts int32
+	Preference  *string
+}
+
+type LegacyClaimNotedRow struct {
+	RowKind       *string
+	ErrorReason   *string
+	RunID         *string
+	TenantID      *string
+	GraphID       *string
+	GraphHash     *string
+	CheckpointSeq *int64
+	ClaimToken    *uuid.UUID
+	ClaimedAt     *time.Time
+	ClaimAttempt  *int32
+	PoisonedAt    *time.Time
+	PoisonReason  *string
+	WorkClass     *string
+	EligibleAt    *time.Time
+}
+
+// LegacyClaim for the Worker's claim batch, clearing and then noting its
+// leases for LeasedRuns as TenantFairClaimNoted does.
+func (q *Queries) LegacyClaimNoted(ctx context.Context, arg LegacyClaimNotedParams) ([]LegacyClaimNotedRow, error) {
+	rows, err := q.db.Query(ctx, LegacyClaimNoted,
+		arg.Now,
+		arg.Cutoff,
+		arg.Demand,
+		arg.MaxAttempts,
+		arg.Preference,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LegacyClaimNotedRow
+	for rows.Next() {
+		var i LegacyClaimNotedRow
+		if err := rows.Scan(
+			&i.RowKind,
+			&i.ErrorReason,
+			&i.RunID,
+			&i.TenantID,
+			&i.GraphID,
+			&i.GraphHash,
+			&i.CheckpointSeq,
+			&i.ClaimToken,
+			&i.ClaimedAt,
+			&i.ClaimAttempt,
+			&i.PoisonedAt,
+			&i.PoisonReason,
+			&i.WorkClass,
+			&i.EligibleAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const NotifyRunsDue = `-- name: NotifyRunsDue :exec
 select pg_notify('docket_runs_due_' || md5(current_schema()), '')
 `
 
@@ -134,11 +283,11 @@ select pg_notify('docket_runs_due_' || md5(current_schema()), '')
 // transaction PostgreSQL delivers it at commit, folds duplicates into one and
 // drops it on rollback, so a worker never wakes for work it cannot see.
 func (q *Queries) NotifyRunsDue(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, notifyRunsDue)
+	_, err := q.db.Exec(ctx, NotifyRunsDue)
 	return err
 }
 
-const runsDueChannel = `-- name: RunsDueChannel :one
+const RunsDueChannel = `-- name: RunsDueChannel :one
 select ('docket_runs_due_' || md5(current_schema()))::text as channel
 `
 
@@ -147,8 +296,105 @@ select ('docket_runs_due_' || md5(current_schema()))::text as channel
 // name within PostgreSQL's 63-byte identifier limit for any schema name.
 // NotifyRunsDue must build the same name.
 func (q *Queries) RunsDueChannel(ctx context.Context) (string, error) {
-	row := q.db.QueryRow(ctx, runsDueChannel)
+	row := q.db.QueryRow(ctx, RunsDueChannel)
 	var channel string
 	err := row.Scan(&channel)
 	return channel, err
+}
+
+const TenantFairClaimNoted = `-- name: TenantFairClaimNoted :many
+with c as materialized (
+    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.call_token, f.transaction_id, f.visit_ordinal, f.outcome_ordinal, f.demand, f.cursor_before, f.cursor_after, f.ring_position, f.scope_key, f.disposition, f.outcome_count, f.epoch_delta
+      from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
+           cross join lateral docket_tenant_fair_claim(
+               $1::timestamptz, $2::timestamptz, $3::integer,
+               $4::integer, $5::text,
+               (note.cleared is null)) as f
+), noted as (
+    select set_config('docket.leased_run_ids',
+                      coalesce(array_agg(c.run_id) filter (where c.claim_token is not null), '{}')::text,
+                      true) as run_ids
+      from c
+)
+select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+  from c cross join noted
+ where c.row_kind <> 'inspection' and noted.run_ids is not null
+ order by c.visit_ordinal, c.outcome_ordinal nulls last
+`
+
+type TenantFairClaimNotedParams struct {
+	Now         time.Time
+	Cutoff      time.Time
+	Demand      int32
+	MaxAttempts int32
+	Preference  *string
+}
+
+type TenantFairClaimNotedRow struct {
+	RowKind       *string
+	ErrorReason   *string
+	RunID         *string
+	TenantID      *string
+	GraphID       *string
+	GraphHash     *string
+	CheckpointSeq *int64
+	ClaimToken    *uuid.UUID
+	ClaimedAt     *time.Time
+	ClaimAttempt  *int32
+	PoisonedAt    *time.Time
+	PoisonReason  *string
+	WorkClass     *string
+	EligibleAt    *time.Time
+}
+
+// TenantFairClaim for the Worker's claim batch: the same rows, and the run
+// ids it leased noted as an array literal in the transaction-local setting
+// docket.leased_run_ids for LeasedRuns, the batch's next statement; the batch
+// is one implicit transaction, so the note never outlives it. The note is
+// cleared before the function runs (a one-row subquery the call depends on
+// through LATERAL, as in TenantFairClaimAsyncCommit; the trace argument,
+// (cleared is null), is false), so a call that leases nothing leaves it
+// empty whether or not the aggregate below runs. The cross join with the
+// one-row aggregate, whose column the filter reads, writes the leases.
+func (q *Queries) TenantFairClaimNoted(ctx context.Context, arg TenantFairClaimNotedParams) ([]TenantFairClaimNotedRow, error) {
+	rows, err := q.db.Query(ctx, TenantFairClaimNoted,
+		arg.Now,
+		arg.Cutoff,
+		arg.Demand,
+		arg.MaxAttempts,
+		arg.Preference,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TenantFairClaimNotedRow
+	for rows.Next() {
+		var i TenantFairClaimNotedRow
+		if err := rows.Scan(
+			&i.RowKind,
+			&i.ErrorReason,
+			&i.RunID,
+			&i.TenantID,
+			&i.GraphID,
+			&i.GraphHash,
+			&i.CheckpointSeq,
+			&i.ClaimToken,
+			&i.ClaimedAt,
+			&i.ClaimAttempt,
+			&i.PoisonedAt,
+			&i.PoisonReason,
+			&i.WorkClass,
+			&i.EligibleAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

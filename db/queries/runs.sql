@@ -73,13 +73,3 @@ select * from docket_runs
 -- Explains a fenced write that matched nothing: missing run or stale fence.
 select claim_token, checkpoint_seq from docket_runs
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
-
--- name: GetRunsByKeys :many
--- What a worker needs of the runs it just leased, by (scope_key, run_id)
--- pairs in one read. Each pair's scope is part of its lookup, so a run of
--- another scope is missing from the result exactly like a missing run.
-select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
-  from docket_runs r
-  join (select unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
-               unnest(sqlc.arg(run_ids)::text[]) as run_id) k
-    on r.scope_key = k.scope_key and r.run_id = k.run_id;

@@ -67,3 +67,72 @@ update docket_runs r
    and r.checkpoint_seq = p.expected_seq
 returning p.claim_token::uuid as claim_token, r.checkpoint_seq, r.step,
           (p.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared;
+
+-- name: CommitClaimAsynchronously :exec
+-- First statement of a Worker claim batch when Config.AsyncClaimCommit is
+-- set: the batch is one implicit transaction, so this local setting covers
+-- exactly the claim and its read and ends with their commit.
+select set_config('synchronous_commit', 'off', true);
+
+-- name: TenantFairClaimNoted :many
+-- TenantFairClaim for the Worker's claim batch: the same rows, and the run
+-- ids it leased noted as an array literal in the transaction-local setting
+-- docket.leased_run_ids for LeasedRuns, the batch's next statement; the batch
+-- is one implicit transaction, so the note never outlives it. The note is
+-- cleared before the function runs (a one-row subquery the call depends on
+-- through LATERAL, as in TenantFairClaimAsyncCommit; the trace argument,
+-- (cleared is null), is false), so a call that leases nothing leaves it
+-- empty whether or not the aggregate below runs. The cross join with the
+-- one-row aggregate, whose column the filter reads, writes the leases.
+with c as materialized (
+    select f.*
+      from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
+           cross join lateral docket_tenant_fair_claim(
+               sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
+               sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text,
+               (note.cleared is null)) as f
+), noted as (
+    select set_config('docket.leased_run_ids',
+                      coalesce(array_agg(c.run_id) filter (where c.claim_token is not null), '{}')::text,
+                      true) as run_ids
+      from c
+)
+select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+  from c cross join noted
+ where c.row_kind <> 'inspection' and noted.run_ids is not null
+ order by c.visit_ordinal, c.outcome_ordinal nulls last;
+
+-- name: LegacyClaimNoted :many
+-- LegacyClaim for the Worker's claim batch, clearing and then noting its
+-- leases for LeasedRuns as TenantFairClaimNoted does.
+with c as materialized (
+    select f.*
+      from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
+           cross join lateral docket_legacy_claim(
+               sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
+               sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text,
+               (note.cleared is null)) as f
+), noted as (
+    select set_config('docket.leased_run_ids',
+                      coalesce(array_agg(c.run_id) filter (where c.claim_token is not null), '{}')::text,
+                      true) as run_ids
+      from c
+)
+select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+  from c cross join noted
+ where c.row_kind <> 'inspection' and noted.run_ids is not null
+ order by c.visit_ordinal, c.outcome_ordinal nulls last;
+
+-- name: LeasedRuns :many
+-- What the Worker needs of the runs the latest noted claim statement of this
+-- transaction leased. Its snapshot is taken after the claim, and the leased
+-- rows stay locked by the claim until commit, so each row read is the leased
+-- version and no concurrent write can come between. Outside a transaction
+-- with a noted claim the note is unset or empty and nothing is read.
+select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
+  from docket_runs r
+ where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[]);
