@@ -242,13 +242,7 @@ func TestAsyncCommitClaimsTheSameOutcomes(t *testing.T) {
 func TestAsyncCommitIsLocalToTheClaimInEveryExecMode(t *testing.T) {
 	t.Parallel()
 	for _, engine := range acEngines {
-		for _, mode := range []pgx.QueryExecMode{
-			pgx.QueryExecModeCacheStatement,
-			pgx.QueryExecModeCacheDescribe,
-			pgx.QueryExecModeDescribeExec,
-			pgx.QueryExecModeExec,
-			pgx.QueryExecModeSimpleProtocol,
-		} {
+		for _, mode := range queryExecModes {
 			t.Run(engine.name+"/"+mode.String(), func(t *testing.T) {
 				t.Parallel()
 				acCheckLocal(t, engine, mode)

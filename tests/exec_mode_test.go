@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
@@ -16,13 +15,7 @@ import (
 // including the ones a transaction pooler may require.
 func TestRunStateRoundTripsInEveryQueryExecMode(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []pgx.QueryExecMode{
-		pgx.QueryExecModeCacheStatement,
-		pgx.QueryExecModeCacheDescribe,
-		pgx.QueryExecModeDescribeExec,
-		pgx.QueryExecModeExec,
-		pgx.QueryExecModeSimpleProtocol,
-	} {
+	for _, mode := range queryExecModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
 			ctx := testContext(t)

@@ -5,12 +5,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
 	"github.com/docketrun/docket-go/policy"
 )
+
+// queryExecModes are every pgx execution mode, including those a
+// transaction pooler may require.
+var queryExecModes = []pgx.QueryExecMode{
+	pgx.QueryExecModeCacheStatement,
+	pgx.QueryExecModeCacheDescribe,
+	pgx.QueryExecModeDescribeExec,
+	pgx.QueryExecModeExec,
+	pgx.QueryExecModeSimpleProtocol,
+}
 
 // testContext returns a context cancelled when the test ends or after a minute.
 func testContext(t testing.TB) context.Context {

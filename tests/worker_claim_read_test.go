@@ -196,13 +196,7 @@ func (r *crBatchRecorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBat
 // statements, and the sessions keep their synchronous_commit.
 func TestWorkerClaimBatchInEveryQueryExecMode(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []pgx.QueryExecMode{
-		pgx.QueryExecModeCacheStatement,
-		pgx.QueryExecModeCacheDescribe,
-		pgx.QueryExecModeDescribeExec,
-		pgx.QueryExecModeExec,
-		pgx.QueryExecModeSimpleProtocol,
-	} {
+	for _, mode := range queryExecModes {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", mode, async), func(t *testing.T) {
 				t.Parallel()

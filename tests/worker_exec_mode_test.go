@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
@@ -21,13 +20,7 @@ import (
 // ends with each run written exactly as its verdict says.
 func TestWorkerDrainsInEveryQueryExecMode(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []pgx.QueryExecMode{
-		pgx.QueryExecModeCacheStatement,
-		pgx.QueryExecModeCacheDescribe,
-		pgx.QueryExecModeDescribeExec,
-		pgx.QueryExecModeExec,
-		pgx.QueryExecModeSimpleProtocol,
-	} {
+	for _, mode := range queryExecModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
 			cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
