@@ -39,13 +39,22 @@ func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (C
 // that commits its own implicit transaction asynchronously, so it may be set
 // only when q is not bound to a caller's transaction.
 func (c *Client) claimDue(ctx context.Context, q *gen.Queries, req ClaimRequest, asyncCommit bool) (ClaimResult, error) {
+	return c.claimWith(ctx, req, asyncCommit, func(p policy.Plan) ([]policy.Row, error) {
+		return execClaim(ctx, q, p)
+	})
+}
+
+// claimWith validates req, runs its production plan through exec, decodes
+// and observes the result and maps the errors of the public API.
+func (c *Client) claimWith(ctx context.Context, req ClaimRequest, asyncCommit bool,
+	exec func(policy.Plan) ([]policy.Row, error)) (ClaimResult, error) {
 	preq, err := claimRequest(req, false)
 	if err != nil {
 		return ClaimResult{}, err
 	}
 	preq.AsyncCommit = asyncCommit
 	start := time.Now()
-	rows, err := execClaim(ctx, q, c.engine.Plan(preq))
+	rows, err := exec(c.engine.Plan(preq))
 	var res policy.Result
 	if err == nil {
 		res, err = c.engine.Decode(rows)

@@ -19,22 +19,16 @@ import (
 // the leased runs by run id; every lease counts as one fetch_run store call
 // of the batch's duration.
 func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResult, map[string]gen.LeasedRunsRow, error) {
-	preq, err := claimRequest(req, false)
+	start := time.Now()
+	var leased []gen.LeasedRunsRow
+	out, err := c.claimWith(ctx, req, c.config.AsyncClaimCommit, func(p policy.Plan) ([]policy.Row, error) {
+		rows, read, err := c.execClaimRead(ctx, p)
+		leased = read
+		return rows, err
+	})
 	if err != nil {
 		return ClaimResult{}, nil, err
 	}
-	preq.AsyncCommit = c.config.AsyncClaimCommit
-	start := time.Now()
-	rows, leased, err := c.execClaimRead(ctx, c.engine.Plan(preq))
-	var res policy.Result
-	if err == nil {
-		res, err = c.engine.Decode(rows)
-	}
-	c.observeClaim(ctx, start, preq, res, err)
-	if err != nil {
-		return ClaimResult{}, nil, claimError(err)
-	}
-	out := claimResultOf(res)
 	runs := make(map[string]gen.LeasedRunsRow, len(leased))
 	for _, row := range leased {
 		runs[row.RunID] = row

@@ -25,8 +25,9 @@ var (
 // and fresh work both get served. While runs are in flight, a freed slot
 // waits up to 2 ms for the others before it is claimed, so each claim call
 // carries more demand. The runs a poll leased are read by a statement sent
-// in the same batch and transaction as the claim, and the verdicts of jobs that finish together are committed in one statement,
-// each still fenced on its own claim. A job's slot is freed as soon as its
+// in the same batch and transaction as the claim, and the verdicts of jobs
+// that finish together are committed in one statement, each still fenced on
+// its own claim. A job's slot is freed as soon as its
 // handler returned a verdict that releases the claim, while that verdict is
 // still being written, for at most Concurrency such jobs at a time: the next
 // claim call overlaps the commit, and the worker holds at most twice

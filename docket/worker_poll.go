@@ -89,9 +89,10 @@ func (w *Worker) gathered(free int, freedAt time.Time) bool {
 }
 
 // claim asks for free outcomes and the state of the runs it leases in one
-// batch (Client.claimDueRead) and starts a job per lease. It returns the number of leases and
-// whether to claim again at once: poisons count against the demand without
-// taking a slot, so a call they filled may have left due work behind.
+// batch (Client.claimDueRead) and starts a job per lease. It returns the
+// number of leases and whether to claim again at once: poisons count against
+// the demand without taking a slot, so a call they filled may have left due
+// work behind.
 func (w *Worker) claim(io, handlers context.Context, free int) (leased int, again bool, err error) {
 	preference := PreferNone
 	if free == 1 {
