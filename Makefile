@@ -7,7 +7,7 @@ STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 PKGS      := ./...
 TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all generate check-generate vet test test-unit test-pg test-matrix demo bench
+.PHONY: all generate check-generate release-migration vet test test-unit test-pg test-matrix demo bench
 
 all: check-generate vet test
 
@@ -16,7 +16,11 @@ generate:
 	$(GO) run ./internal/sqlinclude
 	$(SQLC) generate
 
-## check-generate: fail when migrations or gen/ differ from their sources
+## release-migration: record new migrations in db/released-migrations.sum (frozen from then on)
+release-migration:
+	$(GO) run ./internal/sqlinclude -release
+
+## check-generate: fail when migrations or gen/ differ from their sources, or a released migration changed
 check-generate:
 	$(GO) run ./internal/sqlinclude -check
 	$(SQLC) diff

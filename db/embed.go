@@ -1,5 +1,6 @@
 // Package db embeds the reviewed SQL of Docket: the dbmate migrations that
-// docket.Migrate applies. The SQL files themselves are the source of truth.
+// docket.Migrate applies and the function sources they include. The SQL files
+// themselves are the source of truth.
 package db
 
 import "embed"
@@ -11,3 +12,12 @@ var Migrations embed.FS
 
 // MigrationsDir is the directory of Migrations that holds the migrations.
 const MigrationsDir = "schema"
+
+// Functions holds db/functions/*.sql, one plpgsql object per file, each
+// versioned by its suffix (_v1, _v2, ...).
+//
+//go:embed functions/*.sql
+var Functions embed.FS
+
+// FunctionsDir is the directory of Functions that holds the sources.
+const FunctionsDir = "functions"

@@ -21,8 +21,9 @@ import (
 const undefinedTable = "42P01"
 
 // verifySchema requires exactly the embedded migrations (schema version 2)
-// plus the validated shape: the marker column and one claim function with the
-// fixed six-argument identity, and the singleton policy row. It only reads.
+// plus the validated shape: the marker column, one claim function with the
+// fixed six-argument identity, every Docket function with the body this
+// binary embeds, and the singleton policy row. It only reads.
 func verifySchema(ctx context.Context, q *gen.Queries) error {
 	want, err := embeddedVersions()
 	if err != nil {
@@ -48,6 +49,9 @@ func verifySchema(ctx context.Context, q *gen.Queries) error {
 	if shape.ClaimFunctionCount != 1 || shape.ClaimFunctionExactCount != 1 {
 		return fmt.Errorf("%w: want exactly one six-argument docket_tenant_fair_claim, found %d function(s), %d with that identity",
 			ErrSchemaMismatch, shape.ClaimFunctionCount, shape.ClaimFunctionExactCount)
+	}
+	if err := verifyFunctions(ctx, q); err != nil {
+		return err
 	}
 	// Both engines lock the singleton; without it nothing could be admitted.
 	if _, err := q.GetClaimPolicy(ctx); err != nil {

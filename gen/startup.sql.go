@@ -63,6 +63,42 @@ func (q *Queries) InitializeClaimPolicy(ctx context.Context, maxActive *int32) (
 	return i, err
 }
 
+const InstalledFunctionBodies = `-- name: InstalledFunctionBodies :many
+select p.proname::text as name, md5(p.prosrc) as body_md5
+  from pg_catalog.pg_proc p
+ where p.pronamespace = current_schema()::regnamespace
+   and p.proname like 'docket\_%'
+ order by 1, 2
+`
+
+type InstalledFunctionBodiesRow struct {
+	Name    string
+	BodyMd5 string
+}
+
+// Startup compares each Docket function's body with the source the binary
+// embeds, so a schema whose functions were changed by hand, or installed by
+// an older release of a migration, is refused instead of silently diverging.
+func (q *Queries) InstalledFunctionBodies(ctx context.Context) ([]InstalledFunctionBodiesRow, error) {
+	rows, err := q.db.Query(ctx, InstalledFunctionBodies)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []InstalledFunctionBodiesRow
+	for rows.Next() {
+		var i InstalledFunctionBodiesRow
+		if err := rows.Scan(&i.Name, &i.BodyMd5); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const LockClaimPolicy = `-- name: LockClaimPolicy :one
 select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at from docket_claim_policy where id = 1 for update
 `

@@ -54,3 +54,13 @@ update docket_runs
    set tenant_admitted_at = claimed_at
  where status = 'running' and poisoned_at is null and claim_token is not null
    and tenant_admitted_at is null;
+
+-- name: InstalledFunctionBodies :many
+-- Startup compares each Docket function's body with the source the binary
+-- embeds, so a schema whose functions were changed by hand, or installed by
+-- an older release of a migration, is refused instead of silently diverging.
+select p.proname::text as name, md5(p.prosrc) as body_md5
+  from pg_catalog.pg_proc p
+ where p.pronamespace = current_schema()::regnamespace
+   and p.proname like 'docket\_%'
+ order by 1, 2;

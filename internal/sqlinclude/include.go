@@ -5,11 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-)
 
-const (
-	includePrefix = "-- include "
-	includeEnd    = "-- end include"
+	"github.com/docketrun/docket-go/db"
 )
 
 // expand rewrites every "-- include NAME" ... "-- end include" block of a
@@ -26,8 +23,8 @@ func expand(migration []byte, read func(name string) ([]byte, error)) ([]byte, e
 		line++
 		text := scanner.Text()
 		switch {
-		case open == "" && strings.HasPrefix(text, includePrefix):
-			open = strings.TrimSpace(strings.TrimPrefix(text, includePrefix))
+		case open == "" && strings.HasPrefix(text, db.IncludePrefix):
+			open = strings.TrimSpace(strings.TrimPrefix(text, db.IncludePrefix))
 			body, err := read(open)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: include %s: %w", line, open, err)
@@ -35,7 +32,7 @@ func expand(migration []byte, read func(name string) ([]byte, error)) ([]byte, e
 			out.WriteString(text + "\n")
 			out.Write(bytes.TrimRight(body, "\n"))
 			out.WriteString("\n")
-		case open != "" && text == includeEnd:
+		case open != "" && text == db.IncludeEnd:
 			open = ""
 			out.WriteString(text + "\n")
 		case open != "":
@@ -48,7 +45,7 @@ func expand(migration []byte, read func(name string) ([]byte, error)) ([]byte, e
 		return nil, err
 	}
 	if open != "" {
-		return nil, fmt.Errorf("include %s: missing %q", open, includeEnd)
+		return nil, fmt.Errorf("include %s: missing %q", open, db.IncludeEnd)
 	}
 	return out.Bytes(), nil
 }

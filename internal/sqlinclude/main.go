@@ -1,6 +1,12 @@
 // Command sqlinclude copies the function sources of db/functions into the
 // migrations of db/schema that include them, so each function body is written
-// once. With -check it changes nothing and fails when a migration is stale.
+// once, and keeps released migrations frozen: a migration recorded in the
+// manifest is never rewritten, and its bytes must match the recorded SHA-256.
+//
+// With -check it changes nothing and fails when a migration is stale, when a
+// released migration differs from its recorded sum, or when a migration is
+// not recorded at all. With -release it records the migrations not yet in
+// the manifest (after expanding them), and never rewrites a recorded one.
 package main
 
 import (
@@ -9,21 +15,32 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 func main() {
 	schemaDir := flag.String("schema", "db/schema", "directory of dbmate migrations")
 	functionsDir := flag.String("functions", "db/functions", "directory of function sources")
-	check := flag.Bool("check", false, "fail instead of writing when a migration is stale")
+	manifestPath := flag.String("manifest", "db/released-migrations.sum", "manifest of released migrations")
+	check := flag.Bool("check", false, "fail instead of writing when a migration is stale or unrecorded")
+	release := flag.Bool("release", false, "record every migration not yet in the manifest as released")
 	flag.Parse()
-	if err := run(*schemaDir, *functionsDir, *check); err != nil {
+	if *check && *release {
+		fmt.Fprintln(os.Stderr, "sqlinclude: -check and -release exclude each other")
+		os.Exit(2)
+	}
+	if err := run(*schemaDir, *functionsDir, *manifestPath, *check, *release); err != nil {
 		fmt.Fprintln(os.Stderr, "sqlinclude:", err)
 		os.Exit(1)
 	}
 }
 
-func run(schemaDir, functionsDir string, check bool) error {
+func run(schemaDir, functionsDir, manifestPath string, check, release bool) error {
 	migrations, err := filepath.Glob(filepath.Join(schemaDir, "*.sql"))
+	if err != nil {
+		return err
+	}
+	released, err := readManifest(manifestPath)
 	if err != nil {
 		return err
 	}
@@ -33,8 +50,12 @@ func run(schemaDir, functionsDir string, check bool) error {
 		}
 		return os.ReadFile(filepath.Join(functionsDir, name))
 	}
-	stale := 0
+	var problems []string
+	recorded := 0
+	onDisk := map[string]bool{}
 	for _, path := range migrations {
+		name := filepath.Base(path)
+		onDisk[name] = true
 		current, err := os.ReadFile(path)
 		if err != nil {
 			return err
@@ -43,21 +64,43 @@ func run(schemaDir, functionsDir string, check bool) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if bytes.Equal(current, expanded) {
+		want, isReleased := released[name]
+		switch {
+		case isReleased && sum(current) != want:
+			problems = append(problems, fmt.Sprintf("%s is released and frozen but its SHA-256 is %s, recorded %s: restore it and put the change in a new migration", path, sum(current), want))
+		case isReleased && !bytes.Equal(current, expanded):
+			problems = append(problems, fmt.Sprintf("%s is released and frozen but a function source it includes changed: restore that source and write the change as a new _vN file included by a new migration", path))
+		case !bytes.Equal(current, expanded) && check:
+			problems = append(problems, fmt.Sprintf("%s is stale: run make generate", path))
+		case !bytes.Equal(current, expanded):
+			if err := os.WriteFile(path, expanded, 0o644); err != nil {
+				return err
+			}
+			fmt.Printf("updated %s\n", path)
+			current = expanded
+		}
+		if isReleased {
 			continue
 		}
-		if check {
-			fmt.Fprintf(os.Stderr, "%s is stale: run make generate\n", path)
-			stale++
-			continue
+		switch {
+		case release:
+			released[name] = sum(current)
+			recorded++
+			fmt.Printf("recorded %s as released\n", path)
+		case check:
+			problems = append(problems, fmt.Sprintf("%s is not recorded in %s: run make release-migration once it is final", path, manifestPath))
 		}
-		if err := os.WriteFile(path, expanded, 0o644); err != nil {
-			return err
-		}
-		fmt.Printf("updated %s\n", path)
 	}
-	if stale > 0 {
-		return fmt.Errorf("%d migration(s) differ from db/functions", stale)
+	for name := range released {
+		if !onDisk[name] {
+			problems = append(problems, fmt.Sprintf("released migration %s is missing from %s", name, schemaDir))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))
+	}
+	if recorded > 0 {
+		return released.write(manifestPath)
 	}
 	return nil
 }

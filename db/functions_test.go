@@ -1,0 +1,51 @@
+package db
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+)
+
+// Every source names the function its file is named after, quotes its body
+// once, and the newest migration installs one version of each function.
+func TestInstalledFunctionsMatchTheirSources(t *testing.T) {
+	functions, err := InstalledFunctions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(functions) == 0 {
+		t.Fatal("the migrations install no function")
+	}
+	seen := map[string]bool{}
+	for _, fn := range functions {
+		if seen[fn.Name] {
+			t.Errorf("%s is listed twice", fn.Name)
+		}
+		seen[fn.Name] = true
+		if !strings.HasPrefix(fn.File, fn.Name+"_v") {
+			t.Errorf("%s comes from %s, a file named after another function", fn.Name, fn.File)
+		}
+		if len(fn.BodyMD5) != 32 {
+			t.Errorf("%s: body md5 %q", fn.Name, fn.BodyMD5)
+		}
+	}
+	files, err := fs.Glob(Functions, FunctionsDir+"/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, err := readFunction(strings.TrimPrefix(f, FunctionsDir+"/")); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestDollarQuotedBodyNeedsExactlyOnePair(t *testing.T) {
+	body, err := dollarQuotedBody([]byte("create function f() as $$ select 1 $$;"))
+	if err != nil || string(body) != " select 1 " {
+		t.Fatalf("body %q, %v", body, err)
+	}
+	if _, err := dollarQuotedBody([]byte("as $$ a $$ b $$ c $$")); err == nil {
+		t.Fatal("two quoted bodies were accepted")
+	}
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// frozenTree lays out a schema directory with one migration including f_v1.sql
+// and returns the paths of the migration, the function source and the manifest.
+func frozenTree(t *testing.T) (migration, source, manifestPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, sub := range []string{"schema", "functions"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	migration = filepath.Join(dir, "schema", "001_v1.sql")
+	source = filepath.Join(dir, "functions", "f_v1.sql")
+	manifestPath = filepath.Join(dir, "released.sum")
+	writeFile(t, source, "create function f() returns int language sql as $$ select 1 $$;\n")
+	writeFile(t, migration, "-- migrate:up\n-- include f_v1.sql\n-- end include\n")
+	return migration, source, manifestPath
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	content, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(content)
+}
+
+// runIn runs the generator over the tree of migration.
+func runIn(migration, manifestPath string, check, release bool) error {
+	dir := filepath.Dir(filepath.Dir(migration))
+	return run(filepath.Join(dir, "schema"), filepath.Join(dir, "functions"), manifestPath, check, release)
+}
+
+func expectProblem(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error containing %q", err, want)
+	}
+}
+
+func TestUnrecordedMigrationFailsCheckUntilReleased(t *testing.T) {
+	migration, _, manifestPath := frozenTree(t)
+	if err := runIn(migration, manifestPath, false, false); err != nil {
+		t.Fatalf("generate: %v", err)
+	}
+	expectProblem(t, runIn(migration, manifestPath, true, false), "is not recorded")
+	if err := runIn(migration, manifestPath, false, true); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if !strings.Contains(readFile(t, manifestPath), sum([]byte(readFile(t, migration)))+"  001_v1.sql\n") {
+		t.Fatalf("manifest does not record the migration:\n%s", readFile(t, manifestPath))
+	}
+	if err := runIn(migration, manifestPath, true, false); err != nil {
+		t.Fatalf("check after release: %v", err)
+	}
+}
+
+func TestReleasedMigrationIsNeverRewritten(t *testing.T) {
+	migration, source, manifestPath := frozenTree(t)
+	if err := runIn(migration, manifestPath, false, true); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	before := readFile(t, migration)
+	writeFile(t, source, "create function f() returns int language sql as $$ select 2 $$;\n")
+	for _, check := range []bool{false, true} {
+		expectProblem(t, runIn(migration, manifestPath, check, false), "a function source it includes changed")
+	}
+	expectProblem(t, runIn(migration, manifestPath, false, true), "a function source it includes changed")
+	if readFile(t, migration) != before {
+		t.Fatal("generate rewrote a released migration")
+	}
+}
+
+func TestEditedOrMissingReleasedMigrationFailsCheck(t *testing.T) {
+	migration, _, manifestPath := frozenTree(t)
+	if err := runIn(migration, manifestPath, false, true); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	writeFile(t, migration, readFile(t, migration)+"-- a late edit\n")
+	expectProblem(t, runIn(migration, manifestPath, true, false), "is released and frozen but its SHA-256")
+	if err := os.Remove(migration); err != nil {
+		t.Fatal(err)
+	}
+	expectProblem(t, runIn(migration, manifestPath, true, false), "released migration 001_v1.sql is missing")
+}
+
+func TestManifestRejectsMalformedLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "released.sum")
+	writeFile(t, path, "not-a-hash  001_v1.sql\n")
+	if _, err := readManifest(path); err == nil {
+		t.Fatal("a malformed manifest line was accepted")
+	}
+}
