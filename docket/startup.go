@@ -139,3 +139,16 @@ func synchronizeTenantFair(ctx context.Context, q *gen.Queries, row gen.DocketCl
 	}
 	return nil
 }
+
+// SchemaVersion is the version of the newest migration this binary embeds:
+// the schema version Open requires.
+func SchemaVersion() (string, error) {
+	versions, err := embeddedVersions()
+	if err != nil {
+		return "", err
+	}
+	if len(versions) == 0 {
+		return "", fmt.Errorf("docket: the binary embeds no migration")
+	}
+	return versions[len(versions)-1], nil
+}

@@ -39,6 +39,7 @@ var commands = []command{
 	{name: "migrate", usage: migrateUsage, summary: "apply, roll back or list schema migrations", run: runMigrate},
 	{name: "policy", usage: policyUsage, summary: "read and change the TenantFair claim policy", run: runPolicy},
 	{name: "demo", usage: demoUsage, summary: "drain a hot-tenant backlog under Legacy and TenantFair and compare waits", run: runDemo},
+	{name: "version", usage: versionUsage, summary: "print the build's version, revision and schema version", run: runVersion},
 }
 
 // output carries the command's streams.
@@ -81,8 +82,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return c.run(ctx, args[1:], out)
 		}
 	}
-	writeHelp(stderr)
-	return out.failf(ExitUsage, "unknown command %q", args[0])
+	return out.failf(ExitUsage, "unknown command %q (docket help lists the commands)", args[0])
 }
 
 // writeHelp prints every command's usage and the exit codes.
