@@ -7,7 +7,7 @@ STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 PKGS      := ./...
 TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all generate check-generate release-migration vet test test-unit test-pg test-matrix demo bench
+.PHONY: all generate check-generate release-migration check-tidy vet test test-unit test-pg test-matrix demo bench
 
 all: check-generate vet test
 
@@ -25,14 +25,19 @@ check-generate:
 	$(GO) run ./internal/sqlinclude -check
 	$(SQLC) diff
 
+## check-tidy: fail when go.mod or go.sum of the library or the bench module is not tidy
+check-tidy:
+	$(GO) mod tidy -diff
+	cd bench && $(GO) mod tidy -diff
+
 ## vet: static checks
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
 
-## test: generated-code drift check, vet, then every test against real PostgreSQL
-test: check-generate vet
+## test: generated-code drift, frozen-migration and tidy checks, vet, then every test against real PostgreSQL
+test: check-generate check-tidy vet
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 
 ## test-unit: the database-free tests only (core-only job)
