@@ -21,3 +21,9 @@ var Functions embed.FS
 
 // FunctionsDir is the directory of Functions that holds the sources.
 const FunctionsDir = "functions"
+
+// LedgerDDL creates Docket's version ledger, docket_schema_migrations, when
+// it does not exist yet.
+//
+//go:embed sqlc/docket_schema_migrations.sql
+var LedgerDDL string

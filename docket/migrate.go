@@ -5,17 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 
-	"github.com/amacneil/dbmate/v2/pkg/dbmate"
-	// Registers dbmate's PostgreSQL driver for postgres:// URLs.
-	_ "github.com/amacneil/dbmate/v2/pkg/driver/postgres"
-
-	"github.com/docketrun/docket-go/db"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // MigrateDirection selects what Migrate does.
@@ -28,14 +22,16 @@ const (
 	MigrateDown
 )
 
-// MigrateOptions configures Migrate.
+// MigrateOptions configures Migrate and its variants.
 type MigrateOptions struct {
-	// Schema is the schema (the "prefix") to install into. Empty means the
-	// first schema of the URL's search_path parameter, else "public".
+	// Schema is the schema (the "prefix") to install into; Migrate creates
+	// it when it does not exist. Empty means the first schema of the
+	// connection's search_path parameter, else "public".
 	Schema string
 	// Direction is MigrateUp (default) or MigrateDown.
 	Direction MigrateDirection
-	// Log receives dbmate's progress lines; nil discards them.
+	// Log receives one line per migration applied or rolled back, or one
+	// line saying nothing was pending; nil discards them.
 	Log io.Writer
 	// Target, when set, is the version of the newest migration to consider
 	// (e.g. "20261101000001" for V1 only): MigrateUp stops there and
@@ -54,133 +50,121 @@ type MigrationStatus struct {
 // ErrInvalidSchemaName reports a schema name Migrate refuses to use.
 var ErrInvalidSchemaName = errors.New("docket: invalid schema name")
 
-// schemaNamePattern keeps schema names to plain identifiers: dbmate's
-// search_path handling splits on commas and the name lands in DDL.
+// schemaNamePattern keeps schema names to plain identifiers: a search_path
+// lists schemas separated by commas and the name lands in DDL.
 var schemaNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
-// Migrate applies (or rolls back one of) Docket's migrations in the schema
-// named by opts.Schema or by the URL's search_path. Each migration runs in its
-// own transaction, so a failed upgrade leaves the previous version intact.
+// Migrate connects with pgx to databaseURL (a URL or a keyword/value DSN,
+// anything pgx.ParseConfig accepts) and applies, or rolls back one of,
+// Docket's migrations in the schema named by opts.Schema or by the
+// connection's search_path. Each migration runs in its own transaction, so
+// a failed upgrade leaves the previous version intact.
 func Migrate(ctx context.Context, databaseURL string, opts MigrateOptions) error {
+	if err := validateMigrateDirection(opts); err != nil {
+		return err
+	}
+	return withMigrationConn(ctx, databaseURL, opts, func(conn *pgx.Conn, schema string) error {
+		return migrate(ctx, conn, schema, opts)
+	})
+}
+
+// MigrateWithPool is Migrate over the application's own pool: each
+// migration runs in its own transaction on one of the pool's connections.
+func MigrateWithPool(ctx context.Context, pool *pgxpool.Pool, opts MigrateOptions) error {
+	if pool == nil {
+		return invalidArgument("nil pool")
+	}
+	if err := validateMigrateDirection(opts); err != nil {
+		return err
+	}
+	schema, err := migrationSchema(opts, pool.Config().ConnConfig.RuntimeParams)
+	if err != nil {
+		return err
+	}
+	return migrate(ctx, pool, schema, opts)
+}
+
+// MigrateTx is Migrate inside the caller's transaction: every migration runs
+// in a savepoint of tx and takes effect when the caller commits; the
+// caller's search_path is restored before it returns. On an error the
+// caller must roll tx back.
+func MigrateTx(ctx context.Context, tx pgx.Tx, opts MigrateOptions) error {
+	if tx == nil {
+		return invalidArgument("nil transaction")
+	}
+	if err := validateMigrateDirection(opts); err != nil {
+		return err
+	}
+	schema, err := migrationSchema(opts, tx.Conn().Config().RuntimeParams)
+	if err != nil {
+		return err
+	}
+	return keepingSearchPath(ctx, tx, func() error { return migrate(ctx, tx, schema, opts) })
+}
+
+// MigrateStatus lists Docket's migrations and whether each is applied in the
+// schema that Migrate would use with the same arguments. It only reads.
+func MigrateStatus(ctx context.Context, databaseURL string, opts MigrateOptions) ([]MigrationStatus, error) {
+	var statuses []MigrationStatus
+	err := withMigrationConn(ctx, databaseURL, opts, func(conn *pgx.Conn, schema string) (err error) {
+		statuses, err = migrationStatus(ctx, conn, schema, opts)
+		return err
+	})
+	return statuses, err
+}
+
+// MigrateStatusWithPool is MigrateStatus over the application's own pool.
+func MigrateStatusWithPool(ctx context.Context, pool *pgxpool.Pool, opts MigrateOptions) ([]MigrationStatus, error) {
+	if pool == nil {
+		return nil, invalidArgument("nil pool")
+	}
+	schema, err := migrationSchema(opts, pool.Config().ConnConfig.RuntimeParams)
+	if err != nil {
+		return nil, err
+	}
+	return migrationStatus(ctx, pool, schema, opts)
+}
+
+func validateMigrateDirection(opts MigrateOptions) error {
 	if opts.Direction != MigrateUp && opts.Direction != MigrateDown {
 		return invalidArgument("unknown migrate direction %d", opts.Direction)
-	}
-	mate, err := newMigrator(databaseURL, opts)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	switch opts.Direction {
-	case MigrateUp:
-		err = mate.Migrate()
-	case MigrateDown:
-		err = mate.Rollback()
-	}
-	if err != nil {
-		return fmt.Errorf("docket: migrate: %w", err)
 	}
 	return nil
 }
 
-// MigrateStatus lists Docket's migrations and whether each is applied in the
-// schema that Migrate would use with the same arguments.
-func MigrateStatus(ctx context.Context, databaseURL string, opts MigrateOptions) ([]MigrationStatus, error) {
-	mate, err := newMigrator(databaseURL, opts)
+// withMigrationConn resolves the schema of opts and opens one pgx
+// connection to databaseURL for fn, so migrations use exactly the connection
+// semantics of the rest of Docket (sslmode, DSNs, service files,
+// environment), and reports pgx's own error.
+func withMigrationConn(ctx context.Context, databaseURL string, opts MigrateOptions, fn func(conn *pgx.Conn, schema string) error) error {
+	cfg, err := pgx.ParseConfig(databaseURL)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("docket: migrate: parsing the database URL: %w", err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	results, err := mate.FindMigrations()
+	schema, err := migrationSchema(opts, cfg.RuntimeParams)
 	if err != nil {
-		return nil, fmt.Errorf("docket: migration status: %w", err)
+		return err
 	}
-	out := make([]MigrationStatus, 0, len(results))
-	for _, r := range results {
-		out = append(out, MigrationStatus{Name: r.FileName, Applied: r.Applied})
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("docket: migrate: connecting: %w", err)
 	}
-	return out, nil
+	defer conn.Close(context.WithoutCancel(ctx))
+	return fn(conn, schema)
 }
 
-func newMigrator(databaseURL string, opts MigrateOptions) (*dbmate.DB, error) {
-	u, err := url.Parse(databaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("docket: parse database URL: %w", err)
-	}
-	if u.Scheme == "postgresql" {
-		u.Scheme = "postgres"
-	}
+// migrationSchema is opts.Schema, else the first schema of the connection's
+// search_path parameter, else "public"; it must be a plain identifier.
+func migrationSchema(opts MigrateOptions, runtimeParams map[string]string) (string, error) {
 	schema := opts.Schema
 	if schema == "" {
-		schema = strings.TrimSpace(strings.Split(u.Query().Get("search_path"), ",")[0])
+		schema = strings.TrimSpace(strings.Split(runtimeParams["search_path"], ",")[0])
 	}
 	if schema == "" {
 		schema = "public"
 	}
 	if !schemaNamePattern.MatchString(schema) {
-		return nil, fmt.Errorf("%w: %q", ErrInvalidSchemaName, schema)
+		return "", fmt.Errorf("%w: %q", ErrInvalidSchemaName, schema)
 	}
-	// The functions capture this search_path (SET search_path FROM CURRENT),
-	// which binds them to the schema they are installed in.
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-
-	migrations, err := migrationsUpTo(opts.Target)
-	if err != nil {
-		return nil, err
-	}
-
-	mate := dbmate.New(u)
-	mate.FS = migrations
-	mate.MigrationsDir = []string{db.MigrationsDir}
-	mate.AutoDumpSchema = false
-	mate.Strict = true
-	mate.Log = io.Discard
-	if opts.Log != nil {
-		mate.Log = opts.Log
-	}
-	return mate, nil
-}
-
-// ErrUnknownMigration reports a MigrateOptions.Target that names no embedded
-// migration.
-var ErrUnknownMigration = errors.New("docket: unknown migration version")
-
-// migrationsUpTo returns the embedded migrations, without those newer than
-// target when target is set.
-func migrationsUpTo(target string) (fs.FS, error) {
-	if target == "" {
-		return db.Migrations, nil
-	}
-	versions, err := embeddedVersions()
-	if err != nil {
-		return nil, err
-	}
-	if !slices.Contains(versions, target) {
-		return nil, fmt.Errorf("%w: %q (known: %v)", ErrUnknownMigration, target, versions)
-	}
-	return targetFS{FS: db.Migrations, target: target}, nil
-}
-
-// targetFS hides the migrations newer than target from dbmate's directory
-// listing; versions share one fixed width, so string order is version order.
-type targetFS struct {
-	fs.FS
-	target string
-}
-
-// ReadDir implements fs.ReadDirFS.
-func (t targetFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	entries, err := fs.ReadDir(t.FS, name)
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(entries, func(e fs.DirEntry) bool {
-		version, _, _ := strings.Cut(e.Name(), "_")
-		return version > t.target
-	}), nil
+	return schema, nil
 }

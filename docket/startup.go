@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
 	"strings"
 
@@ -17,38 +15,42 @@ import (
 	"github.com/docketrun/docket-go/policy"
 )
 
-// undefinedTable is SQLSTATE 42P01: the schema was never migrated here.
+// undefinedTable is SQLSTATE 42P01: the schema keeps no Docket ledger.
 const undefinedTable = "42P01"
 
-// verifySchema requires exactly the embedded migrations (schema version 2)
-// plus the validated shape: the marker column, one claim function with the
-// fixed six-argument identity, every Docket function with the body this
-// binary embeds, and the singleton policy row. It only reads.
+// verifySchema requires the shape of the newest embedded migration in the
+// schema the search_path resolves to, however it was applied (docket
+// migrate, the app's own migration tool, psql): every Docket column, one
+// claim function with the fixed six-argument identity, every Docket
+// function with the body this binary embeds, and the singleton policy row.
+// When Docket's ledger exists it must hold exactly the embedded versions.
+// It only reads.
 func verifySchema(ctx context.Context, q *gen.Queries) error {
-	want, err := embeddedVersions()
-	if err != nil {
-		return err
-	}
-	applied, err := q.AppliedMigrationVersions(ctx)
-	if err != nil {
-		if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == undefinedTable {
-			return fmt.Errorf("%w: no Docket migrations in this schema: %w", ErrSchemaMismatch, err)
-		}
-		return fmt.Errorf("docket: reading schema_migrations: %w", err)
-	}
-	if !slices.Equal(applied, want) {
-		return fmt.Errorf("%w: applied migrations %v, want %v", ErrSchemaMismatch, applied, want)
-	}
 	shape, err := q.SchemaShape(ctx)
 	if err != nil {
 		return fmt.Errorf("docket: reading schema shape: %w", err)
 	}
-	if !shape.HasMarkerColumn {
-		return fmt.Errorf("%w: docket_runs.tenant_admitted_at is missing", ErrSchemaMismatch)
+	if shape.SchemaName == "" {
+		return fmt.Errorf("%w: the search_path %q names no schema this role can use (none exists, or the role lacks USAGE on it)",
+			ErrSchemaMismatch, shape.SearchPath)
+	}
+	where := fmt.Sprintf("in schema %q (search_path %q)", shape.SchemaName, shape.SearchPath)
+	if err := verifyLedger(ctx, q, where); err != nil {
+		return err
+	}
+	missing, err := q.MissingColumns(ctx, requiredColumns())
+	if err != nil {
+		return fmt.Errorf("docket: reading schema shape: %w", err)
+	}
+	if len(missing) == len(db.Columns) {
+		return fmt.Errorf("%w: no Docket tables %s", ErrSchemaMismatch, where)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: missing %s: %s", ErrSchemaMismatch, where, strings.Join(missing, ", "))
 	}
 	if shape.ClaimFunctionCount != 1 || shape.ClaimFunctionExactCount != 1 {
-		return fmt.Errorf("%w: want exactly one six-argument docket_tenant_fair_claim, found %d function(s), %d with that identity",
-			ErrSchemaMismatch, shape.ClaimFunctionCount, shape.ClaimFunctionExactCount)
+		return fmt.Errorf("%w: want exactly one six-argument docket_tenant_fair_claim %s, found %d function(s), %d with that identity",
+			ErrSchemaMismatch, where, shape.ClaimFunctionCount, shape.ClaimFunctionExactCount)
 	}
 	if err := verifyFunctions(ctx, q); err != nil {
 		return err
@@ -56,28 +58,41 @@ func verifySchema(ctx context.Context, q *gen.Queries) error {
 	// Both engines lock the singleton; without it nothing could be admitted.
 	if _, err := q.GetClaimPolicy(ctx); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("%w: the docket_claim_policy singleton row is missing", ErrSchemaMismatch)
+			return fmt.Errorf("%w: the docket_claim_policy singleton row is missing %s", ErrSchemaMismatch, where)
 		}
 		return fmt.Errorf("docket: reading claim policy: %w", err)
 	}
 	return nil
 }
 
-// embeddedVersions lists the version prefixes of the embedded migrations.
-func embeddedVersions() ([]string, error) {
-	entries, err := fs.ReadDir(db.Migrations, db.MigrationsDir)
+// verifyLedger compares Docket's ledger, when the schema keeps one, with the
+// embedded migrations. A schema without it (applied by another tool) is
+// judged by its shape alone.
+func verifyLedger(ctx context.Context, q *gen.Queries, where string) error {
+	applied, err := q.LedgerVersions(ctx)
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == undefinedTable {
+		return nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("docket: reading embedded migrations: %w", err)
+		return fmt.Errorf("docket: reading docket_schema_migrations: %w", err)
 	}
-	var versions []string
-	for _, e := range entries {
-		name := path.Base(e.Name())
-		if version, _, ok := strings.Cut(name, "_"); ok && strings.HasSuffix(name, ".sql") {
-			versions = append(versions, version)
-		}
+	want, err := embeddedVersions()
+	if err != nil {
+		return err
 	}
-	slices.Sort(versions)
-	return versions, nil
+	if !slices.Equal(applied, want) {
+		return fmt.Errorf("%w: applied migrations %v %s, want %v", ErrSchemaMismatch, applied, where, want)
+	}
+	return nil
+}
+
+// requiredColumns lists db.Columns as "table.column".
+func requiredColumns() []string {
+	out := make([]string, len(db.Columns))
+	for i, c := range db.Columns {
+		out[i] = c.Table + "." + c.Name
+	}
+	return out
 }
 
 // synchronizePolicy persists the configured engine in the singleton policy

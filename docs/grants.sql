@@ -16,7 +16,7 @@
 grant usage on schema :"schema" to :"role";
 
 -- Startup reads the applied migrations (schema version check).
-grant select on :"schema".schema_migrations to :"role";
+grant select on :"schema".docket_schema_migrations to :"role";
 
 -- Runs: insert, read, lifecycle updates. The library never deletes runs.
 grant select, insert, update on :"schema".docket_runs to :"role";

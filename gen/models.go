@@ -64,6 +64,11 @@ type DocketRun struct {
 	TenantAdmittedAt     *time.Time
 }
 
+type DocketSchemaMigration struct {
+	Version   string
+	AppliedAt time.Time
+}
+
 type SchemaMigration struct {
 	Version string
 }

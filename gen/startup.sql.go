@@ -9,31 +9,6 @@ import (
 	"context"
 )
 
-const AppliedMigrationVersions = `-- name: AppliedMigrationVersions :many
-select version::text as version from schema_migrations order by version
-`
-
-// Startup compares these with the embedded migrations (schema version 2).
-func (q *Queries) AppliedMigrationVersions(ctx context.Context) ([]string, error) {
-	rows, err := q.db.Query(ctx, AppliedMigrationVersions)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var version string
-		if err := rows.Scan(&version); err != nil {
-			return nil, err
-		}
-		items = append(items, version)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const InitializeClaimPolicy = `-- name: InitializeClaimPolicy :one
 update docket_claim_policy
    set admission_mode = 'tenant_fair',
@@ -137,14 +112,43 @@ func (q *Queries) MarkLegacyClaimsAdmitted(ctx context.Context) (int64, error) {
 	return result.RowsAffected(), nil
 }
 
+const MissingColumns = `-- name: MissingColumns :many
+select e.qualified::text as missing
+  from unnest($1::text[]) with ordinality as e(qualified, ordinal)
+ where not exists (
+        select 1 from pg_catalog.pg_attribute a
+         where a.attrelid = to_regclass(split_part(e.qualified, '.', 1))
+           and a.attname = split_part(e.qualified, '.', 2)
+           and not a.attisdropped)
+ order by e.ordinal
+`
+
+// Startup shape: the required columns ("table.column") the current
+// search_path does not resolve, in the order given.
+func (q *Queries) MissingColumns(ctx context.Context, qualifiedColumns []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, MissingColumns, qualifiedColumns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var missing string
+		if err := rows.Scan(&missing); err != nil {
+			return nil, err
+		}
+		items = append(items, missing)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const SchemaShape = `-- name: SchemaShape :one
 select
-    exists (
-        select 1 from pg_catalog.pg_attribute a
-         where a.attrelid = to_regclass('docket_runs')
-           and a.attname = 'tenant_admitted_at'
-           and not a.attisdropped
-    ) as has_marker_column,
+    coalesce(current_schema()::text, '') as schema_name,
+    current_setting('search_path')::text as search_path,
     (select count(*) from pg_catalog.pg_proc p
       where p.proname = 'docket_tenant_fair_claim'
         and p.pronamespace = current_schema()::regnamespace) as claim_function_count,
@@ -158,17 +162,24 @@ select
 `
 
 type SchemaShapeRow struct {
-	HasMarkerColumn         bool
+	SchemaName              interface{}
+	SearchPath              string
 	ClaimFunctionCount      int64
 	ClaimFunctionExactCount int64
 }
 
-// Startup shape: the marker column and the number of claim functions with the
-// fixed six-argument identity versus any identity, all in the current schema.
+// Startup shape: the schema the search_path resolves to (NULL when it names
+// no existing schema) and the number of claim functions with the fixed
+// six-argument identity versus any identity, all in that schema.
 func (q *Queries) SchemaShape(ctx context.Context) (SchemaShapeRow, error) {
 	row := q.db.QueryRow(ctx, SchemaShape)
 	var i SchemaShapeRow
-	err := row.Scan(&i.HasMarkerColumn, &i.ClaimFunctionCount, &i.ClaimFunctionExactCount)
+	err := row.Scan(
+		&i.SchemaName,
+		&i.SearchPath,
+		&i.ClaimFunctionCount,
+		&i.ClaimFunctionExactCount,
+	)
 	return i, err
 }
 

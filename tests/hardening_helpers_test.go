@@ -18,7 +18,7 @@ var hardTables = []struct{ name, order string }{
 	{"docket_claim_policy", "id"},
 	{"docket_claim_partitions", "scope_key"},
 	{"docket_claim_schedule", "scope_key"},
-	{"schema_migrations", "version"},
+	{"docket_schema_migrations", "version"},
 }
 
 // hardSnapshot is the full text dump of every Docket table, one entry per

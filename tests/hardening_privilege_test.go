@@ -55,7 +55,7 @@ var hardForbiddenStatements = []hardForbidden{
 	{`create table ` + hardAppSchema + `.hard_nest (i int)`, hardInsufficientPrivilege},
 	{`create function ` + hardAppSchema + `.hard_nest() returns int language sql as 'select 1'`, hardInsufficientPrivilege},
 	{`alter function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) security definer`, hardInsufficientPrivilege},
-	{`insert into schema_migrations (version) values ('29991231000000')`, hardInsufficientPrivilege},
+	{`insert into docket_schema_migrations (version) values ('29991231000000')`, hardInsufficientPrivilege},
 }
 
 func TestHardeningLeastPrivilegeRole(t *testing.T) {
@@ -292,12 +292,17 @@ func TestHardeningEveryDocumentedGrantIsNeeded(t *testing.T) {
 			if err == nil {
 				t.Fatalf("every operation succeeded without %s", v.without)
 			}
-			// Without USAGE on the schema its tables are invisible rather
-			// than forbidden.
-			want := hardInsufficientPrivilege
+			// Without USAGE on the schema the search_path resolves to no
+			// schema at all, which Open reports as a schema mismatch naming
+			// the search_path.
 			if strings.HasPrefix(v.without, "usage on schema") {
-				want = "42P01"
+				if !errors.Is(err, docket.ErrSchemaMismatch) || ops != 1 ||
+					!strings.Contains(err.Error(), `the search_path "`+hardAppSchema+`" names no schema this role can use`) {
+					t.Fatalf("without %s, operation %d failed with %v, want Open's ErrSchemaMismatch naming the search_path", v.without, ops, err)
+				}
+				return
 			}
+			want := hardInsufficientPrivilege
 			if got := guardSQLState(err); got != want {
 				t.Fatalf("without %s, operation %d failed with %v (SQLSTATE %q), want SQLSTATE %s", v.without, ops, err, got, want)
 			}

@@ -122,7 +122,7 @@ func TestStartupRejectsSchemaMismatch(t *testing.T) {
 	t.Run("unknown later migration applied", func(t *testing.T) {
 		t.Parallel()
 		pool := newPool(t)
-		execSQL(t, pool, `insert into schema_migrations (version) values ('20991231000000')`)
+		execSQL(t, pool, `insert into docket_schema_migrations (version) values ('20991231000000')`)
 		startupExpectMismatch(t, pool, true)
 	})
 }

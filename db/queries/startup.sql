@@ -1,17 +1,22 @@
--- name: AppliedMigrationVersions :many
--- Startup compares these with the embedded migrations (schema version 2).
-select version::text as version from schema_migrations order by version;
+-- name: MissingColumns :many
+-- Startup shape: the required columns ("table.column") the current
+-- search_path does not resolve, in the order given.
+select e.qualified::text as missing
+  from unnest(sqlc.arg(qualified_columns)::text[]) with ordinality as e(qualified, ordinal)
+ where not exists (
+        select 1 from pg_catalog.pg_attribute a
+         where a.attrelid = to_regclass(split_part(e.qualified, '.', 1))
+           and a.attname = split_part(e.qualified, '.', 2)
+           and not a.attisdropped)
+ order by e.ordinal;
 
 -- name: SchemaShape :one
--- Startup shape: the marker column and the number of claim functions with the
--- fixed six-argument identity versus any identity, all in the current schema.
+-- Startup shape: the schema the search_path resolves to (NULL when it names
+-- no existing schema) and the number of claim functions with the fixed
+-- six-argument identity versus any identity, all in that schema.
 select
-    exists (
-        select 1 from pg_catalog.pg_attribute a
-         where a.attrelid = to_regclass('docket_runs')
-           and a.attname = 'tenant_admitted_at'
-           and not a.attisdropped
-    ) as has_marker_column,
+    coalesce(current_schema()::text, '') as schema_name,
+    current_setting('search_path')::text as search_path,
     (select count(*) from pg_catalog.pg_proc p
       where p.proname = 'docket_tenant_fair_claim'
         and p.pronamespace = current_schema()::regnamespace) as claim_function_count,

@@ -1,0 +1,259 @@
+package docket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/db"
+	"github.com/docketrun/docket-go/gen"
+)
+
+// ErrMigrationOrder reports a schema whose applied migrations this binary
+// cannot continue from: a version it does not know (a newer release
+// migrated the schema), or a pending migration older than an applied one.
+var ErrMigrationOrder = errors.New("docket: migrations out of order")
+
+// txBeginner starts a transaction: a connection, a pool, or a transaction
+// (which starts a savepoint).
+type txBeginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// migrate applies every pending migration of opts (one transaction each),
+// or rolls back the newest applied one, and says what it did on opts.Log.
+func migrate(ctx context.Context, b txBeginner, schema string, opts MigrateOptions) error {
+	ms, err := migrationsUpTo(opts.Target)
+	if err != nil {
+		return err
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if opts.Direction == MigrateDown {
+		return rollbackNewest(ctx, b, schema, ms, log)
+	}
+	applied := 0
+	for {
+		m, err := applyNext(ctx, b, schema, ms, log)
+		if err != nil {
+			return err
+		}
+		if m == nil {
+			break
+		}
+		applied++
+	}
+	if applied == 0 {
+		fmt.Fprintf(log, "schema %s is up to date at %s: nothing to apply\n", schema, ms[len(ms)-1].version)
+	}
+	return nil
+}
+
+// applyNext applies the oldest pending migration of ms, in its own
+// transaction that also records it, and returns it; nil when none is pending.
+func applyNext(ctx context.Context, b txBeginner, schema string, ms []migration, log io.Writer) (*migration, error) {
+	var next *migration
+	err := inMigrationTx(ctx, b, schema, log, true, func(q *gen.Queries, tx pgx.Tx, applied []string) error {
+		pending, err := pendingMigration(ms, applied)
+		if err != nil || pending == nil {
+			return err
+		}
+		start := time.Now()
+		if err := execScript(ctx, tx, pending.up); err != nil {
+			return fmt.Errorf("docket: migrate: applying %s: %w", pending.name, err)
+		}
+		if err := q.RecordMigration(ctx, pending.version); err != nil {
+			return fmt.Errorf("docket: migrate: recording %s: %w", pending.name, err)
+		}
+		fmt.Fprintf(log, "applied %s in schema %s (%s)\n", pending.name, schema, time.Since(start).Round(time.Millisecond))
+		next = pending
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// rollbackNewest runs the down section of the newest applied migration and
+// forgets it, in one transaction.
+func rollbackNewest(ctx context.Context, b txBeginner, schema string, ms []migration, log io.Writer) error {
+	return inMigrationTx(ctx, b, schema, log, true, func(q *gen.Queries, tx pgx.Tx, applied []string) error {
+		if len(applied) == 0 {
+			fmt.Fprintf(log, "schema %s has no Docket migration applied: nothing to roll back\n", schema)
+			return nil
+		}
+		newest := applied[len(applied)-1]
+		at := slices.IndexFunc(ms, func(m migration) bool { return m.version == newest })
+		if at < 0 {
+			return fmt.Errorf("%w: the newest applied migration %s is not among this binary's %v", ErrMigrationOrder, newest, versionsOf(ms))
+		}
+		start := time.Now()
+		if err := execScript(ctx, tx, ms[at].down); err != nil {
+			return fmt.Errorf("docket: migrate: rolling back %s: %w", ms[at].name, err)
+		}
+		if _, err := q.ForgetMigration(ctx, newest); err != nil {
+			return fmt.Errorf("docket: migrate: forgetting %s: %w", ms[at].name, err)
+		}
+		fmt.Fprintf(log, "rolled back %s in schema %s (%s)\n", ms[at].name, schema, time.Since(start).Round(time.Millisecond))
+		return nil
+	})
+}
+
+// pendingMigration is the oldest migration of ms not in applied, or nil. An
+// applied version ms does not know, or a pending one older than an applied
+// one, is ErrMigrationOrder.
+func pendingMigration(ms []migration, applied []string) (*migration, error) {
+	known := versionsOf(ms)
+	for _, v := range applied {
+		if !slices.Contains(known, v) && v > known[len(known)-1] {
+			return nil, fmt.Errorf("%w: migration %s is applied but this binary knows only %v (a newer release migrated the schema)", ErrMigrationOrder, v, known)
+		}
+	}
+	for i := range ms {
+		if slices.Contains(applied, ms[i].version) {
+			continue
+		}
+		if len(applied) > 0 && applied[len(applied)-1] > ms[i].version {
+			return nil, fmt.Errorf("%w: %s is pending but the later %s is applied", ErrMigrationOrder, ms[i].name, applied[len(applied)-1])
+		}
+		return &ms[i], nil
+	}
+	return nil, nil
+}
+
+// migrationStatus reports each migration of opts as applied or pending. It
+// writes nothing: a schema or ledger that does not exist means pending.
+func migrationStatus(ctx context.Context, b txBeginner, schema string, opts MigrateOptions) ([]MigrationStatus, error) {
+	ms, err := migrationsUpTo(opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var statuses []MigrationStatus
+	err = inMigrationTx(ctx, b, schema, io.Discard, false, func(_ *gen.Queries, _ pgx.Tx, applied []string) error {
+		for _, m := range ms {
+			statuses = append(statuses, MigrationStatus{Name: m.name, Applied: slices.Contains(applied, m.version)})
+		}
+		return nil
+	})
+	return statuses, err
+}
+
+// inMigrationTx runs fn in a transaction of b whose search_path is schema,
+// holding the schema's migration lock, with the applied versions. With
+// write, it creates the schema and Docket's ledger when missing, copying
+// Docket's versions from dbmate's schema_migrations once (schemas migrated
+// by earlier releases); without, it changes nothing.
+func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writer, write bool,
+	fn func(q *gen.Queries, tx pgx.Tx, applied []string) error) error {
+	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `select to_regnamespace($1) is not null`, schema).Scan(&exists); err != nil {
+			return fmt.Errorf("docket: migrate: looking up schema %s: %w", schema, err)
+		}
+		if !exists && !write {
+			return fn(nil, tx, nil)
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, "create schema "+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return fmt.Errorf("docket: migrate: creating schema %s: %w", schema, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, schema); err != nil {
+			return fmt.Errorf("docket: migrate: selecting schema %s: %w", schema, err)
+		}
+		q := gen.New(tx)
+		if write {
+			if err := q.LockMigrations(ctx); err != nil {
+				return fmt.Errorf("docket: migrate: locking schema %s: %w", schema, err)
+			}
+		}
+		applied, err := appliedVersions(ctx, q, tx, schema, log, write)
+		if err != nil {
+			return err
+		}
+		return fn(q, tx, applied)
+	})
+}
+
+// appliedVersions reads Docket's ledger; when it does not exist yet, the
+// versions an earlier release recorded in dbmate's ledger count, and with
+// write the ledger is created holding them.
+func appliedVersions(ctx context.Context, q *gen.Queries, tx pgx.Tx, schema string, log io.Writer, write bool) ([]string, error) {
+	exists, err := q.LedgerExists(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("docket: migrate: reading the ledger of schema %s: %w", schema, err)
+	}
+	if exists {
+		versions, err := q.LedgerVersions(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("docket: migrate: reading the ledger of schema %s: %w", schema, err)
+		}
+		return versions, nil
+	}
+	var adopted []string
+	legacy, err := q.LegacyLedgerHoldsDocket(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("docket: migrate: looking for an earlier ledger in schema %s: %w", schema, err)
+	}
+	if legacy {
+		known, err := embeddedVersions()
+		if err != nil {
+			return nil, err
+		}
+		if adopted, err = q.LegacyLedgerVersions(ctx, known); err != nil {
+			return nil, fmt.Errorf("docket: migrate: reading schema_migrations of schema %s: %w", schema, err)
+		}
+	}
+	if !write {
+		return adopted, nil
+	}
+	if _, err := tx.Exec(ctx, db.LedgerDDL); err != nil {
+		return nil, fmt.Errorf("docket: migrate: creating the ledger in schema %s: %w", schema, err)
+	}
+	for _, v := range adopted {
+		if err := q.RecordMigration(ctx, v); err != nil {
+			return nil, fmt.Errorf("docket: migrate: adopting version %s: %w", v, err)
+		}
+	}
+	if len(adopted) > 0 {
+		fmt.Fprintf(log, "recorded %v from schema_migrations in docket_schema_migrations of schema %s\n", adopted, schema)
+	}
+	return adopted, nil
+}
+
+// execScript runs a migration section with the simple protocol, which
+// takes several statements in one message, as dbmate does.
+func execScript(ctx context.Context, tx pgx.Tx, sql string) error {
+	_, err := tx.Conn().PgConn().Exec(ctx, sql).ReadAll()
+	return err
+}
+
+// keepingSearchPath runs fn, which may set search_path locally in tx, and
+// then restores the caller's value for the rest of tx.
+func keepingSearchPath(ctx context.Context, tx pgx.Tx, fn func() error) error {
+	var previous string
+	if err := tx.QueryRow(ctx, `select current_setting('search_path')`).Scan(&previous); err != nil {
+		return fmt.Errorf("docket: migrate: reading search_path: %w", err)
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, previous); err != nil {
+		return fmt.Errorf("docket: migrate: restoring search_path: %w", err)
+	}
+	return nil
+}
