@@ -46,10 +46,23 @@ func embeddedMigrations() ([]migration, error) {
 		if !parsed.UpOptions.Transaction() || !parsed.DownOptions.Transaction() {
 			return nil, fmt.Errorf("docket: embedded migration %s must run in a transaction", e.Name())
 		}
-		out = append(out, migration{version: version, name: e.Name(), up: parsed.Up, down: parsed.Down})
+		out = append(out, migration{version: version, name: e.Name(), up: sectionBody(parsed.Up), down: sectionBody(parsed.Down)})
 	}
 	slices.SortFunc(out, func(a, b migration) int { return strings.Compare(a.version, b.version) })
 	return out, nil
+}
+
+// sectionBody drops the "-- migrate:up" or "-- migrate:down" line that
+// dbmate's parser keeps at the start of a section, so a section can be
+// written into another tool's layout.
+func sectionBody(section string) string {
+	if strings.HasPrefix(section, "-- migrate:") {
+		if _, rest, ok := strings.Cut(section, "\n"); ok {
+			return rest
+		}
+		return ""
+	}
+	return section
 }
 
 // migrationsUpTo returns the embedded migrations, without those newer than

@@ -160,6 +160,12 @@ func migrationStatus(ctx context.Context, b txBeginner, schema string, opts Migr
 func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writer, write bool,
 	fn func(q *gen.Queries, tx pgx.Tx, applied []string) error) error {
 	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
+		q := gen.New(tx)
+		if write {
+			if err := q.LockMigrations(ctx, schema); err != nil {
+				return fmt.Errorf("docket: migrate: locking schema %s: %w", schema, err)
+			}
+		}
 		var exists bool
 		if err := tx.QueryRow(ctx, `select to_regnamespace($1) is not null`, schema).Scan(&exists); err != nil {
 			return fmt.Errorf("docket: migrate: looking up schema %s: %w", schema, err)
@@ -174,12 +180,6 @@ func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writ
 		}
 		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, schema); err != nil {
 			return fmt.Errorf("docket: migrate: selecting schema %s: %w", schema, err)
-		}
-		q := gen.New(tx)
-		if write {
-			if err := q.LockMigrations(ctx); err != nil {
-				return fmt.Errorf("docket: migrate: locking schema %s: %w", schema, err)
-			}
 		}
 		applied, err := appliedVersions(ctx, q, tx, schema, log, write)
 		if err != nil {

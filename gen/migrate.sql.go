@@ -104,13 +104,14 @@ func (q *Queries) LegacyLedgerVersions(ctx context.Context, versions []string) (
 }
 
 const LockMigrations = `-- name: LockMigrations :exec
-select pg_advisory_xact_lock(hashtextextended('docket.migrate.' || current_schema(), 0))
+select pg_advisory_xact_lock(hashtextextended('docket.migrate.' || $1::text, 0))
 `
 
 // Serializes migrators of one schema until their transaction ends, so two
-// deployments starting together apply each migration once.
-func (q *Queries) LockMigrations(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, LockMigrations)
+// deployments starting together create the schema and apply each migration
+// once. Keyed by name: the schema may not exist yet.
+func (q *Queries) LockMigrations(ctx context.Context, schemaName string) error {
+	_, err := q.db.Exec(ctx, LockMigrations, schemaName)
 	return err
 }
 

@@ -30,5 +30,6 @@ delete from docket_schema_migrations where version = sqlc.arg(version);
 
 -- name: LockMigrations :exec
 -- Serializes migrators of one schema until their transaction ends, so two
--- deployments starting together apply each migration once.
-select pg_advisory_xact_lock(hashtextextended('docket.migrate.' || current_schema(), 0));
+-- deployments starting together create the schema and apply each migration
+-- once. Keyed by name: the schema may not exist yet.
+select pg_advisory_xact_lock(hashtextextended('docket.migrate.' || sqlc.arg(schema_name)::text, 0));

@@ -9,13 +9,23 @@ import (
 )
 
 const migrateUsage = `docket migrate up|down|status [--database-url URL] [--schema NAME]
-  up      apply every pending migration (a fresh install gets V1 and V2)
+docket migrate sql [--version V] [--up|--down] [--format plain|dbmate|goose|golang-migrate] [--out DIR]
+  up      apply every pending migration (a fresh install gets V1 and V2) and
+          say what was applied, or that nothing was pending
   down    roll back the newest applied migration (V2 -> V1)
   status  list the migrations and whether each is applied
+  sql     print Docket's migrations for another migration tool (no database):
+          with --out, write every migration (or --version's) as that tool's
+          files into DIR; without, print the --up (default) or --down SQL of
+          --version, or of every migration in order, to stdout (plain and
+          golang-migrate), or --version's file (dbmate and goose)
 `
 
 // runMigrate implements "docket migrate".
 func runMigrate(ctx context.Context, args []string, out output) int {
+	if len(args) > 0 && args[0] == "sql" {
+		return runMigrateSQL(args[1:], out)
+	}
 	var conn connectionFlags
 	fs := newFlagSet("migrate", &conn)
 	positional, err := parseInterleaved(fs, args)
