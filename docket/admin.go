@@ -5,8 +5,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/metric"
-
-	"github.com/docketrun/docket-go/gen"
 )
 
 // Admin administers the claim policy of one fairness domain without starting
@@ -25,6 +23,8 @@ type AdminConfig struct {
 	// MeterProvider receives the identity-free docket.store.duration metric
 	// of the administration calls; nil disables it.
 	MeterProvider metric.MeterProvider
+	// Schema names the schema of the domain, as Config.Schema does.
+	Schema string
 }
 
 // NewAdmin verifies that pool's schema is version 2 with the validated shape
@@ -37,20 +37,18 @@ func NewAdmin(ctx context.Context, pool *pgxpool.Pool, cfg AdminConfig) (*Admin,
 	if pool == nil {
 		return nil, invalidConfig("nil pool")
 	}
+	if err := validateSchemaName(cfg.Schema); err != nil {
+		return nil, err
+	}
 	tel, err := newTelemetry(cfg.MeterProvider)
 	if err != nil {
 		return nil, err
 	}
-	queries := gen.New(pool)
-	if err := verifySchema(ctx, queries); err != nil {
+	client := newClient(pool, Config{TenantMode: cfg.TenantMode, Schema: cfg.Schema}, tel)
+	if err := verifySchema(ctx, client.queries); err != nil {
 		return nil, err
 	}
-	return &Admin{client: &Client{
-		pool:      pool,
-		queries:   queries,
-		config:    Config{TenantMode: cfg.TenantMode},
-		telemetry: tel,
-	}}, nil
+	return &Admin{client: client}, nil
 }
 
 // FetchClaimPolicyDefault returns the singleton policy; see

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/docketrun/docket-go/gen"
 )
 
@@ -56,8 +54,7 @@ func (c *Client) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, o
 		return ClaimPolicyDefault{}, err
 	}
 	var written gen.DocketClaimPolicy
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		q := c.queries.WithTx(tx)
+	err = c.inTx(ctx, func(q *gen.Queries) error {
 		current, err := q.LockClaimPolicy(ctx)
 		if err != nil {
 			return fmt.Errorf("docket: locking claim policy: %w", err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/docketrun/docket-go/gen"
 )
 
@@ -56,8 +54,7 @@ func (c *Client) writeOverride(ctx context.Context, scope Scope, capValue *int32
 		return ClaimPolicyOverride{}, err
 	}
 	var written gen.DocketClaimPartition
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		q := c.queries.WithTx(tx)
+	err = c.inTx(ctx, func(q *gen.Queries) error {
 		if err := q.EnsureClaimPartition(ctx, key); err != nil {
 			return fmt.Errorf("docket: creating claim partition: %w", err)
 		}

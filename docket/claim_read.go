@@ -69,14 +69,21 @@ func (c *Client) execClaimRead(ctx context.Context, p policy.Plan) ([]policy.Row
 		return nil, nil, fmt.Errorf("docket: unknown claim function %d", p.Function)
 	}
 	batch := &pgx.Batch{}
+	// Settings first, each in force for the batch's one transaction.
+	settings := 0
+	if c.config.Schema != "" {
+		batch.Queue(scopeSearchPath, c.config.Schema)
+		settings++
+	}
 	if p.AsyncCommit {
 		batch.Queue(gen.CommitClaimAsynchronously)
+		settings++
 	}
 	a := p.Args
 	batch.Queue(claimSQL, a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference)
 	batch.Queue(gen.LeasedRuns)
 	results := c.pool.SendBatch(ctx, batch)
-	rows, leased, err := readClaimBatch(results, p.AsyncCommit, collect)
+	rows, leased, err := readClaimBatch(results, settings, collect)
 	// Close reports a failed commit of the batch's implicit transaction.
 	if closeErr := results.Close(); err == nil && closeErr != nil {
 		err = closeErr
@@ -87,9 +94,10 @@ func (c *Client) execClaimRead(ctx context.Context, p policy.Plan) ([]policy.Row
 	return rows, leased, nil
 }
 
-// readClaimBatch reads the results of execClaimRead's batch in order.
-func readClaimBatch(results pgx.BatchResults, async bool, collect func(pgx.Rows) ([]policy.Row, error)) ([]policy.Row, []gen.LeasedRunsRow, error) {
-	if async {
+// readClaimBatch reads the results of execClaimRead's batch in order,
+// after its leading settings statements.
+func readClaimBatch(results pgx.BatchResults, settings int, collect func(pgx.Rows) ([]policy.Row, error)) ([]policy.Row, []gen.LeasedRunsRow, error) {
+	for range settings {
 		if _, err := results.Exec(); err != nil {
 			return nil, nil, err
 		}

@@ -5,6 +5,7 @@ package docket
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 
@@ -18,7 +19,8 @@ import (
 // Client is a started run store bound to one fairness domain: the database
 // and schema that the pool's connections resolve to.
 type Client struct {
-	pool    *pgxpool.Pool
+	pool *pgxpool.Pool
+	// queries run on pool, each statement scoped to config.Schema when set.
 	queries *gen.Queries
 	config  Config
 	engine  policy.ClaimPolicy
@@ -46,14 +48,8 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Client, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{
-		pool:      pool,
-		queries:   gen.New(pool),
-		config:    cfg,
-		engine:    engine,
-		logger:    logger,
-		telemetry: tel,
-	}
+	c := newClient(pool, cfg, tel)
+	c.engine, c.logger = engine, logger
 	if err := verifySchema(ctx, c.queries); err != nil {
 		return nil, err
 	}
@@ -62,6 +58,36 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Client, error) 
 	}
 	logger.InfoContext(ctx, "docket client started", "policy", engine.Name(), "tenant_mode", cfg.TenantMode.String())
 	return c, nil
+}
+
+// newClient binds pool and cfg; Open and NewAdmin finish it.
+func newClient(pool *pgxpool.Pool, cfg Config, tel *telemetry) *Client {
+	c := &Client{pool: pool, config: cfg, telemetry: tel}
+	c.queries = gen.New(c.scopedOn(pool, false))
+	return c
+}
+
+// scopedOn returns db as the generated code's executor: db itself, or, when
+// Config.Schema is set, db with each statement scoped to that schema;
+// borrowed marks the app's own transaction, whose search_path is restored.
+func (c *Client) scopedOn(db batchSender, borrowed bool) gen.DBTX {
+	if c.config.Schema == "" {
+		return db.(gen.DBTX)
+	}
+	return scopedDB{db: db, schema: c.config.Schema, borrowed: borrowed}
+}
+
+// inTx runs fn in a transaction of the client's own, with search_path set
+// to Config.Schema for the whole transaction when it is set.
+func (c *Client) inTx(ctx context.Context, fn func(q *gen.Queries) error) error {
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if c.config.Schema != "" {
+			if _, err := tx.Exec(ctx, scopeSearchPath, c.config.Schema); err != nil {
+				return fmt.Errorf("docket: selecting schema %s: %w", c.config.Schema, err)
+			}
+		}
+		return fn(gen.New(tx))
+	})
 }
 
 // Pool returns the pool the client runs on.
@@ -76,5 +102,5 @@ func (c *Client) withTx(tx pgx.Tx) (*gen.Queries, error) {
 	if tx == nil {
 		return nil, invalidArgument("nil transaction")
 	}
-	return c.queries.WithTx(tx), nil
+	return gen.New(c.scopedOn(tx, true)), nil
 }

@@ -51,10 +51,19 @@ type Config struct {
 	// write is fenced by the lost claim token. False (the default) keeps the
 	// session's setting; see docs/performance.md, "synchronous_commit".
 	AsyncClaimCommit bool
+	// Schema names the schema (the fairness domain) Docket's tables live in.
+	// Every statement Docket sends, on the pool or in the app's own
+	// transaction, then runs with search_path set to it for that statement
+	// only, in the same round trip, so the app's pool keeps its own
+	// search_path. Empty means whatever the pool's search_path resolves to.
+	Schema string
 }
 
 // validate checks the configuration and returns the resolved engine.
 func (c Config) validate() (policy.ClaimPolicy, error) {
+	if err := validateSchemaName(c.Schema); err != nil {
+		return nil, err
+	}
 	if c.TenantMode != TenantNone && c.TenantMode != TenantRequired {
 		return nil, invalidConfig("tenant mode %d is neither TenantNone nor TenantRequired", int(c.TenantMode))
 	}
@@ -94,6 +103,14 @@ func validTenantFair(p policy.TenantFair) (policy.ClaimPolicy, error) {
 func validateCap(v int) error {
 	if v < 1 || v > MaxCap {
 		return ErrInvalidCap
+	}
+	return nil
+}
+
+// validateSchemaName refuses a Config.Schema that is not a plain identifier.
+func validateSchemaName(schema string) error {
+	if schema != "" && !schemaNamePattern.MatchString(schema) {
+		return invalidConfig("schema %q is not a plain identifier", schema)
 	}
 	return nil
 }

@@ -60,8 +60,7 @@ func (c *Client) mutateRun(ctx context.Context, op string, scope Scope, runID st
 	}
 	var result MutateResult
 	var markerCleared bool
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		q := c.queries.WithTx(tx)
+	err = c.inTx(ctx, func(q *gen.Queries) error {
 		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return runNotFound(runID)

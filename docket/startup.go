@@ -102,8 +102,7 @@ func requiredColumns() []string {
 // cap overwrites it; an unchanged one writes nothing, so a runtime default
 // change survives restarts. Overrides are never touched.
 func (c *Client) synchronizePolicy(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		q := c.queries.WithTx(tx)
+	return c.inTx(ctx, func(q *gen.Queries) error {
 		row, err := q.LockClaimPolicy(ctx)
 		if err != nil {
 			return fmt.Errorf("docket: locking claim policy: %w", err)

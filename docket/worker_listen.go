@@ -48,7 +48,7 @@ func (w *Worker) listenOnce(ctx context.Context, wake chan<- struct{}) (bool, er
 		defer cancel()
 		_ = conn.Close(closeCtx) // the session is over either way
 	}()
-	channel, err := gen.New(conn).RunsDueChannel(ctx)
+	channel, err := gen.New(w.client.scopedOn(conn, false)).RunsDueChannel(ctx)
 	if err != nil {
 		return false, fmt.Errorf("docket: worker listener channel: %w", err)
 	}
