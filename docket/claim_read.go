@@ -72,7 +72,7 @@ func (c *Client) execClaimRead(ctx context.Context, p policy.Plan) ([]policy.Row
 	// Settings first, each in force for the batch's one transaction.
 	settings := 0
 	if c.config.Schema != "" {
-		batch.Queue(scopeSearchPath, c.config.Schema)
+		batch.Queue(scopeSearchPath, c.names.searchPath)
 		settings++
 	}
 	if p.AsyncCommit {
@@ -80,8 +80,8 @@ func (c *Client) execClaimRead(ctx context.Context, p policy.Plan) ([]policy.Row
 		settings++
 	}
 	a := p.Args
-	batch.Queue(claimSQL, a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference)
-	batch.Queue(gen.LeasedRuns)
+	batch.Queue(c.qualified(claimSQL), a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference)
+	batch.Queue(c.qualified(gen.LeasedRuns))
 	results := c.pool.SendBatch(ctx, batch)
 	rows, leased, err := readClaimBatch(results, settings, collect)
 	// Close reports a failed commit of the batch's implicit transaction.

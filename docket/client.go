@@ -5,7 +5,6 @@ package docket
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 
@@ -22,9 +21,11 @@ type Client struct {
 	pool *pgxpool.Pool
 	// queries run on pool, each statement scoped to config.Schema when set.
 	queries *gen.Queries
-	config  Config
-	engine  policy.ClaimPolicy
-	logger  *slog.Logger
+	// names qualifies statements with config.Schema; nil when it is empty.
+	names  *qualifier
+	config Config
+	engine policy.ClaimPolicy
+	logger *slog.Logger
 	// telemetry holds the metric instruments, created once by Open or NewAdmin.
 	telemetry *telemetry
 }
@@ -63,6 +64,9 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Client, error) 
 // newClient binds pool and cfg; Open and NewAdmin finish it.
 func newClient(pool *pgxpool.Pool, cfg Config, tel *telemetry) *Client {
 	c := &Client{pool: pool, config: cfg, telemetry: tel}
+	if cfg.Schema != "" {
+		c.names = newQualifier(cfg.Schema)
+	}
 	c.queries = gen.New(c.scopedOn(pool, false))
 	return c
 }
@@ -74,19 +78,22 @@ func (c *Client) scopedOn(db batchSender, borrowed bool) gen.DBTX {
 	if c.config.Schema == "" {
 		return db.(gen.DBTX)
 	}
-	return scopedDB{db: db, schema: c.config.Schema, borrowed: borrowed}
+	return scopedDB{db: db, names: c.names, borrowed: borrowed}
 }
 
-// inTx runs fn in a transaction of the client's own, with search_path set
-// to Config.Schema for the whole transaction when it is set.
+// qualified is sql with Docket's relations in Config.Schema, when set.
+func (c *Client) qualified(sql string) string {
+	if c.names == nil {
+		return sql
+	}
+	return c.names.qualify(sql)
+}
+
+// inTx runs fn in a transaction of the client's own, its statements scoped
+// to Config.Schema when it is set.
 func (c *Client) inTx(ctx context.Context, fn func(q *gen.Queries) error) error {
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		if c.config.Schema != "" {
-			if _, err := tx.Exec(ctx, scopeSearchPath, c.config.Schema); err != nil {
-				return fmt.Errorf("docket: selecting schema %s: %w", c.config.Schema, err)
-			}
-		}
-		return fn(gen.New(tx))
+		return fn(gen.New(c.scopedOn(tx, false)))
 	})
 }
 

@@ -178,7 +178,7 @@ func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writ
 				return fmt.Errorf("docket: migrate: creating schema %s: %w", schema, err)
 			}
 		}
-		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, schema); err != nil {
+		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, searchPathValue(schema)); err != nil {
 			return fmt.Errorf("docket: migrate: selecting schema %s: %w", schema, err)
 		}
 		applied, err := appliedVersions(ctx, q, tx, schema, log, write)

@@ -27,13 +27,15 @@ type batchSender interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// scopedDB runs every generated statement with search_path set to schema
-// for that statement only, in the same round trip, so an app whose pool or
-// transaction has its own search_path uses Docket without changing it. It
-// works behind a transaction-mode pooler: each call is one transaction.
+// scopedDB runs every generated statement with Docket's relations qualified
+// by schema and with search_path set to schema for that statement only (for
+// what resolves at run time: current_schema() and to_regclass), in the same
+// round trip, so an app whose pool or transaction has its own search_path
+// uses Docket without changing it. It works behind a transaction-mode
+// pooler: each call is one transaction.
 type scopedDB struct {
-	db     batchSender
-	schema string
+	db    batchSender
+	names *qualifier
 	// borrowed is set for the app's own transaction, whose search_path is
 	// restored after each statement.
 	borrowed bool
@@ -45,11 +47,11 @@ var _ gen.DBTX = scopedDB{}
 func (s scopedDB) batch(sql string, args []any) *pgx.Batch {
 	b := &pgx.Batch{}
 	if s.borrowed {
-		b.Queue(saveSearchPath, s.schema)
+		b.Queue(saveSearchPath, s.names.searchPath)
 	} else {
-		b.Queue(scopeSearchPath, s.schema)
+		b.Queue(scopeSearchPath, s.names.searchPath)
 	}
-	b.Queue(sql, args...)
+	b.Queue(s.names.qualify(sql), args...)
 	if s.borrowed {
 		b.Queue(restoreSearchPath)
 	}

@@ -1,0 +1,179 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+// scAppPool is an app's pool whose search_path names only its own schemas,
+// on a database where Docket lives in schema docket.
+func scAppPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	databaseURL := pgtest.NewEmptyDatabase(t)
+	app := poolFor(t, migURLWithSearchPath(t, databaseURL, "app,public"))
+	execSQL(t, app, `create schema app; create table app.invoices (id bigint primary key, run_id text not null)`)
+	if err := docket.MigrateWithPool(testContext(t), app, docket.MigrateOptions{Schema: "docket"}); err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// With Config.Schema an app whose pool resolves only its own schemas uses
+// Docket without changing its search_path: enqueue in the app's own
+// transaction next to its own unqualified writes, claim, commit, inspect,
+// administer, and drain with a Worker (whose LISTEN channel is the schema's).
+func TestConfigSchemaLeavesTheAppsSearchPathAlone(t *testing.T) {
+	t.Parallel()
+	app := scAppPool(t)
+	if _, err := docket.Open(testContext(t), app, tenantFairConfig(2)); !errors.Is(err, docket.ErrSchemaMismatch) ||
+		!strings.Contains(err.Error(), `no Docket tables in schema "app" (search_path "app,public")`) {
+		t.Fatalf("Open without Schema = %v; want a mismatch naming the schema it looked in", err)
+	}
+	cfg := tenantFairConfig(2)
+	cfg.Schema = "docket"
+	client := openClient(t, app, cfg)
+
+	tx, err := app.Begin(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(testContext(t)) }()
+	if _, err := tx.Exec(testContext(t), `insert into invoices (id, run_id) values (1, 'inv-1')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.InsertRunTx(testContext(t), tx, docket.NewRun{RunID: "inv-1", Scope: docket.Tenant("acme"),
+		GraphID: "send-invoice", GraphHash: "v1", State: json.RawMessage(`{"invoice": 1}`)}); err != nil {
+		t.Fatalf("InsertRunTx in the app's transaction: %v", err)
+	}
+	var path string
+	if err := tx.QueryRow(testContext(t), `show search_path`).Scan(&path); err != nil || path != "app,public" {
+		t.Fatalf("the app's transaction search_path after InsertRunTx = %q, %v", path, err)
+	}
+	if _, err := tx.Exec(testContext(t), `insert into invoices (id, run_id) values (2, 'inv-2')`); err != nil {
+		t.Fatalf("the app's next unqualified write: %v", err)
+	}
+	if err := tx.Commit(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := client.ClaimDue(testContext(t), docket.ClaimRequest{Now: time.Now(), Limit: 4, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	if err != nil || len(res.Leases) != 1 {
+		t.Fatalf("ClaimDue: %+v, %v", res, err)
+	}
+	if _, err := client.Commit(testContext(t), docket.CommitRequest{Holder: res.Leases[0].Holder(), ExpectedSeq: res.Leases[0].CheckpointSeq,
+		Step: 1, State: json.RawMessage(`{"sent": true}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	run, err := client.FetchRun(testContext(t), docket.Tenant("acme"), "inv-1")
+	if err != nil || run.Status != docket.StatusDone {
+		t.Fatalf("FetchRun: %+v, %v", run, err)
+	}
+	if _, err := client.PutClaimPolicyOverride(testContext(t), docket.Tenant("acme"), 3, docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("PutClaimPolicyOverride: %v", err)
+	}
+	admin, err := docket.NewAdmin(testContext(t), app, docket.AdminConfig{TenantMode: docket.TenantRequired, Schema: "docket"})
+	if err != nil {
+		t.Fatalf("NewAdmin with Schema: %v", err)
+	}
+	if inspected, err := admin.InspectClaimPolicy(testContext(t), docket.Tenant("acme")); err != nil || inspected.EffectiveMaxActiveRuns != 3 {
+		t.Fatalf("InspectClaimPolicy: %+v, %v", inspected, err)
+	}
+
+	done := make(chan string, 8)
+	log := &wkLogRecorder{}
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 2, PollInterval: time.Hour, Logger: slog.New(log),
+		Handler: func(_ context.Context, job *docket.Job) docket.Result {
+			done <- job.RunID
+			return docket.Complete(nil)
+		}})
+	wkWaitFor(t, "the worker to listen", func() bool { return len(log.find("docket worker listening for due runs")) > 0 })
+	if _, err := client.InsertRun(testContext(t), docket.NewRun{RunID: "inv-2", Scope: docket.Tenant("acme"),
+		GraphID: "send-invoice", GraphHash: "v1", State: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-done:
+		if id != "inv-2" {
+			t.Fatalf("the worker ran %s", id)
+		}
+	case <-time.After(wkDeadline):
+		t.Fatal("the worker was not woken by the insert's notification")
+	}
+	wkStop(t, w, runResult)
+	for range 4 {
+		if err := app.QueryRow(testContext(t), `show search_path`).Scan(&path); err != nil || path != "app,public" {
+			t.Fatalf("a pooled session's search_path became %q, %v", path, err)
+		}
+	}
+}
+
+// Config.Schema works in every pgx execution mode, including those a
+// transaction pooler needs: the app's transaction, ClaimDue, a commit and a
+// Worker's claim batch all reach schema docket.
+func TestConfigSchemaInEveryQueryExecMode(t *testing.T) {
+	t.Parallel()
+	for _, mode := range queryExecModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			app := scAppPool(t)
+			cfg, err := pgxpool.ParseConfig(app.Config().ConnString())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.ConnConfig.DefaultQueryExecMode = mode
+			pool, err := pgxpool.NewWithConfig(testContext(t), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			dcfg := tenantFairConfig(4)
+			dcfg.Schema = "docket"
+			client := openClient(t, pool, dcfg)
+			tx, err := pool.Begin(testContext(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"a", "b", "c"} {
+				if _, err := client.InsertRunTx(testContext(t), tx, docket.NewRun{RunID: id, Scope: docket.Tenant("t"),
+					GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
+					t.Fatalf("InsertRunTx: %v", err)
+				}
+			}
+			if err := tx.Commit(testContext(t)); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan string, 3)
+			w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 3, PollInterval: time.Hour,
+				Handler: func(_ context.Context, job *docket.Job) docket.Result {
+					done <- job.RunID
+					return docket.Complete(nil)
+				}})
+			seen := map[string]bool{}
+			for len(seen) < 3 {
+				select {
+				case id := <-done:
+					seen[id] = true
+				case <-time.After(wkDeadline):
+					t.Fatalf("the worker ran only %v", seen)
+				}
+			}
+			wkStop(t, w, runResult)
+			for _, id := range []string{"a", "b", "c"} {
+				run, err := client.FetchRun(testContext(t), docket.Tenant("t"), id)
+				if err != nil || run.Status != docket.StatusDone {
+					t.Fatalf("%s: %+v, %v", id, run, err)
+				}
+			}
+		})
+	}
+}
