@@ -9,9 +9,11 @@ import "time"
 // towards the past in both its binary and its text encoding, so exactly the
 // times in [minStorableTime, endStorableTime) arrive inside the range: the
 // latest one, 294276-12-31 23:59:59.999999999, arrives as
-// 23:59:59.999999. pgx sends a finite time as infinity only when its
-// microseconds since 2000 are exactly the int64 extremes, which lie far
-// outside this range, so the check refuses those too.
+// 23:59:59.999999. Its binary encoding counts microseconds since 2000 in an
+// int64 that wraps around past about 292,000 years from 2000, and the int64
+// extremes mean infinity: inside the range the count is exact and never
+// reaches them, so every time the encoding would send wrapped or as
+// infinity lies outside the range and is refused too.
 var (
 	minStorableTime = time.Date(-4713, time.November, 24, 0, 0, 0, 0, time.UTC)
 	endStorableTime = time.Date(294277, time.January, 1, 0, 0, 0, 0, time.UTC)

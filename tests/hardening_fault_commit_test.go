@@ -95,15 +95,21 @@ func (c *hardLostAnswerConn) split(data []byte) (pass []byte, lost bool) {
 
 // hardAnswerDropper arms the connection that sends the first statement
 // whose text is sql, once: that statement commits and its answer is lost.
+// It also counts the Worker's checks of whether a commit was applied.
 type hardAnswerDropper struct {
 	sql  string
 	once sync.Once
 	// armed is closed when a connection was armed.
 	armed chan struct{}
+	// checks counts CommitApplied statements.
+	checks atomic.Int64
 }
 
 // TraceQueryStart arms conn's connection when the statement is sql.
 func (d *hardAnswerDropper) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if data.SQL == gen.CommitApplied {
+		d.checks.Add(1)
+	}
 	if data.SQL != d.sql {
 		return ctx
 	}
@@ -212,6 +218,9 @@ func TestHardeningWorkerCommitAnswerLost(t *testing.T) {
 	stop()
 
 	env.expectRun(t, "lost", "done", "complete", `{"done": true}`, 1)
+	if n := env.dropper.checks.Load(); n != 1 {
+		t.Errorf("%d checks of the applied commit, want 1", n)
+	}
 	env.calls.expectEach(t, []string{"lost"}, 1)
 	settled := env.log.find(hardAlreadyApplied)
 	if len(settled) != 1 || settled[0].Level != slog.LevelDebug || settled[0].Attrs["run_id"] != "lost" || settled[0].Attrs["result"] != "complete" {
@@ -257,6 +266,9 @@ func TestHardeningWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
 	stop()
 
 	env.expectRun(t, "stolen", "done", "newer", `{"by": "newer"}`, 1)
+	if n := env.dropper.checks.Load(); n != 1 {
+		t.Errorf("%d checks of the applied commit, want 1", n)
+	}
 	if refused := env.log.find(hardFenceRefusal); len(refused) != 1 || refused[0].Level != slog.LevelInfo || refused[0].Attrs["result"] != "complete" {
 		t.Errorf("refusal records %+v, want one at info level, result complete", refused)
 	}
