@@ -80,9 +80,16 @@ func claimRequest(req ClaimRequest, trace bool) (policy.Request, error) {
 	case !policy.Preference(req.Preference).Valid():
 		return policy.Request{}, invalidArgument("claim Preference %q is none of \"\", \"ready\", \"expired\"", string(req.Preference))
 	}
+	cutoff := req.Now.Add(-req.OrphanTTL)
+	if err := requireStorableTime("claim Now", req.Now); err != nil {
+		return policy.Request{}, err
+	}
+	if err := requireStorableTime("claim Now minus OrphanTTL", cutoff); err != nil {
+		return policy.Request{}, err
+	}
 	return policy.Request{
 		Now:         req.Now,
-		Cutoff:      req.Now.Add(-req.OrphanTTL),
+		Cutoff:      cutoff,
 		Demand:      int32(req.Limit),
 		MaxAttempts: int32(req.MaxClaimAttempts),
 		Preference:  policy.Preference(req.Preference),

@@ -41,7 +41,9 @@ const (
 // ClaimRequest asks ClaimDue for up to Limit outcomes.
 type ClaimRequest struct {
 	// Now is the claim time: work with wake_at <= Now is due and every
-	// lease gets claimed_at = Now. Required.
+	// lease gets claimed_at = Now. Required; Now and Now - OrphanTTL must be
+	// times PostgreSQL's timestamptz can hold (4714-11-24 BC to 294276-12-31
+	// AD, UTC).
 	Now time.Time
 	// Limit is the demand, in 1..2147483647. One call returns at most 256
 	// outcomes whatever the limit.

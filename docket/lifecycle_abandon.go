@@ -28,7 +28,7 @@ type AbandonRequest struct {
 	// ExpectedSeq is the checkpoint_seq the holder last saw.
 	ExpectedSeq int64
 	// RetryAt, when non-zero, is when the run is due again instead of the
-	// backoff.
+	// backoff; it must be a time PostgreSQL's timestamptz can hold.
 	RetryAt time.Time
 	// BackoffBase is the first backoff; 0 means DefaultAbandonBackoffBase.
 	BackoffBase time.Duration
@@ -90,6 +90,11 @@ func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (_ Abando
 		return AbandonResult{}, invalidArgument("max abandons %d is outside 0..%d", req.MaxAbandons, math.MaxInt32)
 	case req.ExpectedSeq < 0:
 		return AbandonResult{}, invalidArgument("expected checkpoint sequence %d is negative", req.ExpectedSeq)
+	}
+	if !req.RetryAt.IsZero() {
+		if err := requireStorableTime("abandon RetryAt", req.RetryAt); err != nil {
+			return AbandonResult{}, err
+		}
 	}
 	params := gen.AbandonClaimParams{
 		MaxAbandons:        int32(req.MaxAbandons),

@@ -32,7 +32,9 @@ func ReleaseImmediate() Schedule { return Schedule{kind: "immediate", status: St
 
 // ReleaseAt clears the claim and the admission and makes the run due at t. On
 // waking, the run is queued and must be promoted again under its tenant's
-// cap; a t that is not in the future makes it queued at once.
+// cap; a t that is not in the future makes it queued at once. A zero t, or
+// one PostgreSQL's timestamptz cannot hold, makes Commit return
+// ErrInvalidArgument.
 func ReleaseAt(t time.Time) Schedule { return Schedule{kind: "at", at: t, status: StatusRunning} }
 
 // ReleaseExternal parks the run as waiting for an external event (resumed
@@ -54,7 +56,7 @@ func (s Schedule) validate() error {
 		if s.at.IsZero() {
 			return invalidArgument("ReleaseAt needs a non-zero time")
 		}
-		return nil
+		return requireStorableTime("ReleaseAt time", s.at)
 	case "terminal":
 		if !s.status.Terminal() {
 			return invalidArgument("ReleaseTerminal needs done, failed or cancelled, not %q", s.status)

@@ -21,7 +21,7 @@ type Mutation struct {
 	// MaxStateBytes).
 	State json.RawMessage
 	// WakeAt is when a running run is due; zero means now. It must be zero
-	// for any other status.
+	// for any other status, and a time PostgreSQL's timestamptz can hold.
 	WakeAt time.Time
 }
 
@@ -117,6 +117,9 @@ func mutationParams(current Run, id int64, m Mutation) (gen.ApplyRunMutationPara
 		params.State = &state
 	}
 	if !m.WakeAt.IsZero() {
+		if err := requireStorableTime("mutation WakeAt", m.WakeAt); err != nil {
+			return gen.ApplyRunMutationParams{}, err
+		}
 		params.WakeAt = &m.WakeAt
 	}
 	return params, nil

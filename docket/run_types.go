@@ -52,6 +52,8 @@ type NewRun struct {
 	// State is the initial run document: valid JSON of at most MaxStateBytes.
 	State json.RawMessage
 	// WakeAt is when the run becomes due; zero means now (database clock).
+	// A time PostgreSQL's timestamptz cannot hold (before 4714-11-24 BC or
+	// from 294277-01-01 UTC on) is ErrInvalidArgument.
 	WakeAt time.Time
 }
 

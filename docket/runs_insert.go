@@ -136,6 +136,9 @@ func (c *Client) newRunParams(run NewRun) (gen.InsertRunParams, error) {
 		TenantID:  run.Scope.tenantColumn(),
 	}
 	if !run.WakeAt.IsZero() {
+		if err := requireStorableTime("WakeAt", run.WakeAt); err != nil {
+			return gen.InsertRunParams{}, err
+		}
 		wake := run.WakeAt
 		params.WakeAt = &wake
 	}

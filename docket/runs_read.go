@@ -101,6 +101,9 @@ func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, 
 		if err := requireStorable("cursor run id", req.After.RunID); err != nil {
 			return RunPage{}, err
 		}
+		if err := requireStorableTime("cursor StartedAt", req.After.StartedAt); err != nil {
+			return RunPage{}, err
+		}
 	}
 	var graphID, status *string
 	if req.GraphID != "" {

@@ -54,6 +54,7 @@ type telemetry struct {
 	admissionReleases    metric.Int64Counter
 	poison               metric.Int64Counter
 	storeDuration        metric.Float64Histogram
+	workerFencedCommits  metric.Int64Counter
 }
 
 // newTelemetry creates every instrument from mp, or from a no-op provider
@@ -90,6 +91,8 @@ func newTelemetry(mp metric.MeterProvider) (*telemetry, error) {
 			"Runs poisoned, by poison reason."),
 		storeDuration: b.histogram("docket.store.duration", "s",
 			"Duration of run-store and claim-policy operations.", durationBuckets),
+		workerFencedCommits: b.counter("docket.worker.fenced_commits", "{commit}",
+			"Worker verdict commits that met the claim fence, by what the row showed."),
 	}
 	if b.err != nil {
 		return nil, fmt.Errorf("docket: creating metric instruments: %w", b.err)

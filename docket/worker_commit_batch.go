@@ -12,10 +12,11 @@ import (
 )
 
 // batchable reports whether the commit of p can join a set-based statement:
-// a schedule that releases the claim, and a step and state that Commit would
-// accept. Anything else goes through Commit alone, which reports it.
+// a schedule that releases the claim, and a schedule, step and state that
+// Commit would accept (a RetryAt time PostgreSQL cannot hold would fail the
+// whole statement). Anything else goes through Commit alone, which reports it.
 func (p commitPlan) batchable() bool {
-	return p.releasesClaim() && p.step >= 0 && p.step <= math.MaxInt32 &&
+	return p.releasesClaim() && p.schedule.validate() == nil && p.step >= 0 && p.step <= math.MaxInt32 &&
 		(p.state == nil || validateState(p.state) == nil)
 }
 

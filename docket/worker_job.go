@@ -59,6 +59,9 @@ type Job struct {
 	step     int   // the step the next commit keeps unless it sets one
 	prepared bool  // the run was read and the handler may run
 	released bool  // the handler may commit nothing more
+	// uncertain is set while an attempt of the pending commit failed
+	// without an answer, so it may have committed all the same.
+	uncertain bool
 
 	// awaited is set while the worker's group commit awaits this job's
 	// verdict (see leaseRead.awaiting); the group's mutex guards it.
@@ -208,7 +211,16 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 		case errors.Is(err, errReleased):
 			j.worker.debug(io, "docket worker dropped a verdict; the claim was already given up", j.RunID, "result", plan.checkpointType)
 			return
+		case errors.Is(err, ErrStaleFence) && j.appliedEarlier(io, plan):
+			// The fence refused a retry because the lost attempt committed.
+			if plan.yields() {
+				j.worker.announceYield(io)
+			}
+			j.worker.client.telemetry.fenced(io, fenceAlreadyApplied)
+			j.worker.debug(io, "docket worker run settled; its commit was already applied", j.RunID, "result", plan.checkpointType)
+			return
 		case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
+			j.worker.client.telemetry.fenced(io, fenceNewerHolder)
 			j.worker.logger.InfoContext(io, "docket worker commit refused by the claim fence; a newer holder owns the run",
 				"result", plan.checkpointType)
 			j.worker.debug(io, "docket worker commit fenced out", j.RunID, "result", plan.checkpointType)
@@ -227,6 +239,26 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			return
 		}
 	}
+}
+
+// appliedEarlier reports whether the commit of plan, which the fence
+// refused, was committed by an earlier attempt whose answer was lost. Only
+// a job that had such an attempt asks the store; a failed check counts as
+// not applied.
+func (j *Job) appliedEarlier(io context.Context, plan commitPlan) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.uncertain {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
+	defer cancel()
+	applied, err := j.worker.client.commitApplied(ctx, j.request(plan))
+	if err != nil {
+		j.worker.failure(io, "docket worker could not check whether its commit was applied", j.RunID, err)
+		return false
+	}
+	return applied
 }
 
 // commit is one fenced holder write of plan, unless the worker already gave
@@ -256,6 +288,8 @@ func (j *Job) finish(ctx context.Context, plan commitPlan) error {
 	j.worker.releaseSlotEarly(j)
 	seq, step, err := j.worker.commits.commit(ctx, j, j.request(plan))
 	if errors.Is(err, errBatchFailed) {
+		// The statement may have committed before its answer was lost.
+		j.uncertain = true
 		_, err = j.commitLocked(ctx, plan)
 		return err
 	}
@@ -287,18 +321,22 @@ func (j *Job) request(plan commitPlan) CommitRequest {
 
 // committed records the outcome of a commit of plan. A fence miss means the
 // claim is gone: the handler's context is cancelled and no further write is
-// tried. The caller holds j.mu.
+// tried. Any other failure but a refused argument leaves it open whether the
+// statement committed. The caller holds j.mu.
 func (j *Job) committed(plan commitPlan, seq int64, step int, err error) {
 	switch {
 	case err == nil:
 		j.seq, j.step = seq, step
 		j.confirm(time.Now())
 		j.released = j.released || plan.releasesClaim()
+		j.uncertain = false
 	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
 		j.released = true
 		if j.cancel != nil {
 			j.cancel(fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost))
 		}
+	case !errors.Is(err, ErrInvalidArgument):
+		j.uncertain = true
 	}
 }
 

@@ -52,7 +52,9 @@ func Fail(err error) Result {
 // RetryAt releases the claim and the admission and makes the run due again
 // at t (ReleaseAt): the run queues again in its tenant's FIFO when t comes.
 // The handler chooses the backoff; Job.Attempt and the run's own state are
-// the usual inputs.
+// the usual inputs. A t that PostgreSQL's timestamptz cannot hold (outside
+// 4714-11-24 BC to 294276-12-31 AD, UTC) is refused as invalid: the run
+// fails with checkpoint type "invalid_result", as for any refused verdict.
 func RetryAt(t time.Time) Result {
 	return Result{kind: resultRetry, at: t}
 }

@@ -30,7 +30,10 @@ type hardInputCase struct {
 	local bool
 	// cancelled runs the call with an already cancelled context.
 	cancelled bool
-	call      func(ctx context.Context, env *hardInputEnv) error
+	// mentions, when set, is text the error must contain: the field it
+	// names.
+	mentions string
+	call     func(ctx context.Context, env *hardInputEnv) error
 }
 
 // hardInputEnv is a TenantFair domain (required tenancy) with one run in
@@ -173,6 +176,9 @@ func hardExpectInputError(t *testing.T, c hardInputCase, err error) {
 			t.Fatalf("error %v does not match %v", err, want)
 		}
 	}
+	if c.mentions != "" && !strings.Contains(err.Error(), c.mentions) {
+		t.Fatalf("error %q does not name %q", err, c.mentions)
+	}
 }
 
 // Oversized and malformed values shared by the cases.
@@ -204,6 +210,7 @@ func TestHardeningBadInputMatrix(t *testing.T) {
 		{"abandon", hardAbandonCases()},
 		{"mutate", hardMutateCases()},
 		{"admin", hardAdminCases()},
+		{"time", hardTimeCases()},
 	}
 	tried, local := 0, 0
 	for _, g := range groups {

@@ -54,7 +54,7 @@ func wkStop(t *testing.T, w *docket.Worker, runResult <-chan error) {
 }
 
 // wkWaitFor polls cond until it holds, failing the test after wkDeadline.
-func wkWaitFor(t *testing.T, what string, cond func() bool) {
+func wkWaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(wkDeadline)
 	for !cond() {

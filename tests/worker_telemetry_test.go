@@ -78,6 +78,7 @@ func TestWorkerCountsEachReadCommitAndReleaseOnce(t *testing.T) {
 		t.Errorf("store calls:\n got  %v\n want %v", sortedPoints(points), sortedPoints(want))
 	}
 	got.expectPoints(t, "docket.admission.releases", tmPoints{tmAttrs("reason", "terminal"): n})
+	got.expectPoints(t, "docket.worker.fenced_commits", tmPoints{tmAttrs("reason", "newer_holder"): 1})
 	if got := queryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and checkpoint_seq = 1 and state = '{"done": true}'`); got != n {
 		t.Errorf("%d runs done by exactly one commit, want %d", got, n)
 	}

@@ -136,3 +136,29 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
   from docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[]);
+
+-- name: CommitApplied :one
+-- Whether the row shows a holder's commit as its latest one, asked when that
+-- commit met its fence after an earlier attempt lost its answer. Only a
+-- commit moves checkpoint_seq, step and latest_checkpoint_type, and only a
+-- holder of the claim token at expected_seq can commit, so seq + 1 with this
+-- step and checkpoint type means exactly one commit happened since and it
+-- wrote what this one writes. A released row keeps no trace of the token
+-- that committed, so a holder that took over the claim and committed the same
+-- verdict (same step, type and document) would look the same; the document
+-- is compared when the commit carried one, the claim token when the commit
+-- kept the claim, and the status when it finished the run (a terminal status
+-- never changes; other statuses and the wake time may have been changed by a
+-- signal since, so they are not compared).
+select exists (
+    select 1 from docket_runs r
+     where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
+       and r.checkpoint_seq = sqlc.arg(expected_seq)::bigint + 1
+       and r.step = sqlc.arg(step)::integer
+       and r.latest_checkpoint_type is not distinct from sqlc.narg(checkpoint_type)::text
+       and (sqlc.narg(state)::text is null or r.state = sqlc.narg(state)::text::jsonb)
+       and case when sqlc.arg(schedule)::text = 'retain'
+                then r.claim_token is not distinct from sqlc.arg(claim_token)::uuid
+                else r.claim_token is distinct from sqlc.arg(claim_token)::uuid end
+       and (sqlc.arg(schedule)::text <> 'terminal' or r.status = sqlc.arg(status)::text)
+) as applied;

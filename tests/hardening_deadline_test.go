@@ -1,0 +1,226 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+// hardCancelOnDone is the pool setting docs/operations.md recommends: when
+// a call's context ends, pgx sends the server a cancel request for the
+// running statement, and waits up to five seconds for the server's answer
+// before it closes the connection.
+func hardCancelOnDone(cfg *pgxpool.Config) {
+	cfg.ConnConfig.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: 5 * time.Second}
+	}
+}
+
+// hardExpiringContext is a context whose deadline passes when the test says
+// so: Done closes and Err is context.DeadlineExceeded, exactly as when a
+// real deadline passes, but at a point the test chose.
+type hardExpiringContext struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newHardExpiringContext() *hardExpiringContext {
+	return &hardExpiringContext{Context: context.Background(), done: make(chan struct{})}
+}
+
+// Deadline reports a deadline, so callers see a context that has one.
+func (c *hardExpiringContext) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+
+// Done is closed once the test expired the context.
+func (c *hardExpiringContext) Done() <-chan struct{} { return c.done }
+
+// Err is context.DeadlineExceeded once expired.
+func (c *hardExpiringContext) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// expire lets the deadline pass.
+func (c *hardExpiringContext) expire() { c.once.Do(func() { close(c.done) }) }
+
+// hardDialGate refuses new connections while closed: pgx opens one for
+// each cancel request, so a closed gate is a cancel request that cannot
+// reach the server (a partition, a proxy that drops it, or simply a cancel
+// that arrives after the statement finished).
+type hardDialGate struct {
+	closed atomic.Bool
+	dialer net.Dialer
+}
+
+// errHardDialRefused is the dial error of a closed gate.
+var errHardDialRefused = errors.New("dial refused by the test")
+
+// dial connects unless the gate is closed.
+func (g *hardDialGate) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if g.closed.Load() {
+		return nil, errHardDialRefused
+	}
+	return g.dialer.DialContext(ctx, network, addr)
+}
+
+// hardDeadlineEnv is a domain with a client whose pool has one connection
+// (built by configure, dialled through gate), and a second client that
+// blocks it.
+type hardDeadlineEnv struct {
+	pool, victimPool *pgxpool.Pool
+	client, victim   *docket.Client
+	gate             *hardDialGate
+	// victimPID is the backend of the victim's latest blocked insert.
+	victimPID uint32
+}
+
+func newHardDeadlineEnv(t testing.TB, configure func(*pgxpool.Config)) *hardDeadlineEnv {
+	t.Helper()
+	databaseURL := pgtest.NewDatabase(t)
+	env := &hardDeadlineEnv{pool: poolFor(t, databaseURL), gate: &hardDialGate{}}
+	cfg := hardPoolConfig(t, databaseURL, 1)
+	cfg.ConnConfig.DialFunc = env.gate.dial
+	if configure != nil {
+		configure(cfg)
+	}
+	env.victimPool = hardPool(t, cfg)
+	env.client = openClient(t, env.pool, tenantFairConfig(2))
+	env.victim = openClient(t, env.victimPool, tenantFairConfig(2))
+	return env
+}
+
+// hardDeadlineRuns are the batch the tests insert, with ids of their own so
+// a retry can tell whether it landed.
+func hardDeadlineRuns() []docket.NewRun {
+	var runs []docket.NewRun
+	for _, id := range []string{"dl-1", "dl-2", "dl-3"} {
+		runs = append(runs, docket.NewRun{RunID: id, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{}`)})
+	}
+	return runs
+}
+
+// blockedInsert starts InsertRuns of hardDeadlineRuns on the victim while
+// another transaction holds the first run id uncommitted, waits until the
+// victim's statement waits for that transaction, lets the call's deadline
+// pass and returns the blocker, still open, how long the call took to
+// return after its deadline, and the call's error. Unless cancelReaches,
+// the gate refuses the cancel request's connection.
+func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx.Tx, time.Duration, error) {
+	t.Helper()
+	ctx := testContext(t)
+	pid := hardBackendPID(t, env.victimPool)
+	env.victimPID = pid
+	blocker, err := env.pool.Begin(ctx)
+	if err != nil {
+		t.Fatalf("begin blocker: %v", err)
+	}
+	t.Cleanup(func() { _ = blocker.Rollback(context.Background()) })
+	if _, err := env.client.InsertRunTx(ctx, blocker, hardDeadlineRuns()[0]); err != nil {
+		t.Fatalf("blocker insert: %v", err)
+	}
+	callCtx := newHardExpiringContext()
+	done := make(chan error, 1)
+	go func() {
+		_, err := env.victim.InsertRuns(callCtx, hardDeadlineRuns())
+		done <- err
+	}()
+	wkWaitFor(t, "the insert waiting for the blocker", func() bool { return hardWaitsOnLock(t, env.pool, pid) })
+	env.gate.closed.Store(!cancelReaches)
+	expired := time.Now()
+	callCtx.expire()
+	select {
+	case err = <-done:
+	case <-time.After(wkDeadline):
+		t.Fatalf("InsertRuns did not return after its deadline")
+	}
+	returned := time.Since(expired)
+	if n := queryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 0 {
+		t.Fatalf("%d runs visible while the blocker is open, want 0", n)
+	}
+	return blocker, returned, err
+}
+
+// waitVictimStatement waits until the victim backend's blocked statement
+// ended, whether its client is still there or not.
+func (env *hardDeadlineEnv) waitVictimStatement(t testing.TB) {
+	t.Helper()
+	wkWaitFor(t, "the abandoned statement to end", func() bool {
+		return queryInt64(t, env.pool, `select count(*) from pg_stat_activity where pid = $1 and state = 'active'`, env.victimPID) == 0
+	})
+}
+
+// TestHardeningInsertRunsDeadlineLandsLater shows the default pool: the
+// deadline returns DeadlineExceeded at once and closes the connection; pgx
+// sends a cancel request only afterwards, in the background, and when that
+// cancel does not reach the server in time the statement goes on and commits
+// the whole batch once it can. A retry with the same run ids then answers
+// ErrDuplicateRun: it landed.
+func TestHardeningInsertRunsDeadlineLandsLater(t *testing.T) {
+	t.Parallel()
+	env := newHardDeadlineEnv(t, nil)
+	blocker, _, err := env.blockedInsert(t, false)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("InsertRuns error %v, want context.DeadlineExceeded", err)
+	}
+	if err := blocker.Rollback(testContext(t)); err != nil {
+		t.Fatalf("rollback blocker: %v", err)
+	}
+	// Once the abandoned statement ran, the retry fails on its committed
+	// run ids: the batch landed.
+	env.waitVictimStatement(t)
+	if _, err := env.client.InsertRuns(testContext(t), hardDeadlineRuns()); !errors.Is(err, docket.ErrDuplicateRun) {
+		t.Fatalf("retry error %v, want ErrDuplicateRun", err)
+	}
+	if n := queryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 3 {
+		t.Fatalf("%d runs after the abandoned statement committed, want all 3", n)
+	}
+}
+
+// TestHardeningInsertRunsDeadlineCancelsStatement shows the recommended
+// pool (hardCancelOnDone): the deadline cancels the server statement, the
+// call returns the server's cancellation together with
+// context.DeadlineExceeded, nothing lands, the connection survives, and a
+// retry with the same run ids inserts the batch.
+func TestHardeningInsertRunsDeadlineCancelsStatement(t *testing.T) {
+	t.Parallel()
+	env := newHardDeadlineEnv(t, hardCancelOnDone)
+	pid := hardBackendPID(t, env.victimPool)
+	blocker, _, err := env.blockedInsert(t, true)
+	if guardSQLState(err) != hardQueryCanceled {
+		t.Fatalf("InsertRuns error %v, want SQLSTATE %s", err, hardQueryCanceled)
+	}
+	t.Logf("InsertRuns error with the cancel handler: %v (DeadlineExceeded: %v)", err, errors.Is(err, context.DeadlineExceeded))
+	if err := blocker.Rollback(testContext(t)); err != nil {
+		t.Fatalf("rollback blocker: %v", err)
+	}
+	if n := queryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 0 {
+		t.Fatalf("%d runs after the cancelled statement, want none", n)
+	}
+	if got := hardBackendPID(t, env.victimPool); got != pid {
+		t.Errorf("victim backend %d after the cancel, want the same connection %d", got, pid)
+	}
+	if _, err := env.victim.InsertRuns(testContext(t), hardDeadlineRuns()); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if n := queryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 3 {
+		t.Fatalf("%d runs after the retry, want 3", n)
+	}
+}

@@ -1,0 +1,281 @@
+package tests
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+// errHardAnswerLost is what a connection whose answer was dropped reports.
+var errHardAnswerLost = errors.New("connection lost before the answer arrived")
+
+// hardLostAnswerConn is a client connection that, once armed, passes the
+// server's answer to the next executed statement through up to its
+// ReadyForQuery, which the server sends only after the statement's implicit
+// transaction committed, then drops it and closes: the statement is
+// committed and the client never learns that it was.
+type hardLostAnswerConn struct {
+	net.Conn
+	armed atomic.Bool
+	// The fields below belong to the goroutine that reads the connection.
+	held     []byte // an incomplete message header, held back
+	skip     int    // body bytes of the current message still to pass
+	complete bool   // a CommandComplete passed since arming
+	lost     bool   // the answer was dropped and the connection closed
+}
+
+// Read passes data through until armed; then it passes the answer up to
+// the ReadyForQuery that follows a CommandComplete (a prepare round trip
+// ends in ReadyForQuery without one) and fails from there on.
+func (c *hardLostAnswerConn) Read(p []byte) (int, error) {
+	if !c.armed.Load() {
+		return c.Conn.Read(p)
+	}
+	for !c.lost {
+		buf := make([]byte, len(p)-len(c.held))
+		n, err := c.Conn.Read(buf)
+		pass, lost := c.split(append(c.held, buf[:n]...))
+		if lost {
+			c.lost = true
+			_ = c.Conn.Close()
+		}
+		if len(pass) > 0 {
+			return copy(p, pass), nil
+		}
+		if err != nil && !lost {
+			return 0, err
+		}
+	}
+	return 0, errHardAnswerLost
+}
+
+// split walks the backend messages in data and returns the bytes to pass
+// on, holding back an incomplete header, and whether the committed answer's
+// ReadyForQuery was reached (it and everything after it are dropped).
+func (c *hardLostAnswerConn) split(data []byte) (pass []byte, lost bool) {
+	c.held = nil
+	for i := 0; i < len(data); {
+		if c.skip > 0 {
+			n := min(c.skip, len(data)-i)
+			c.skip, i = c.skip-n, i+n
+			continue
+		}
+		if len(data)-i < 5 {
+			c.held = append([]byte(nil), data[i:]...)
+			return data[:i], false
+		}
+		switch data[i] {
+		case 'Z':
+			if c.complete {
+				return data[:i], true
+			}
+		case 'C':
+			c.complete = true
+		}
+		c.skip = int(binary.BigEndian.Uint32(data[i+1:i+5])) - 4
+		i += 5
+	}
+	return data, false
+}
+
+// hardAnswerDropper arms the connection that sends the first statement
+// whose text is sql, once: that statement commits and its answer is lost.
+// It also counts the Worker's checks of whether a commit was applied.
+type hardAnswerDropper struct {
+	sql  string
+	once sync.Once
+	// armed is closed when a connection was armed.
+	armed chan struct{}
+	// checks counts CommitApplied statements.
+	checks atomic.Int64
+}
+
+// TraceQueryStart arms conn's connection when the statement is sql.
+func (d *hardAnswerDropper) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if data.SQL == gen.CommitApplied {
+		d.checks.Add(1)
+	}
+	if data.SQL != d.sql {
+		return ctx
+	}
+	d.once.Do(func() {
+		if lost, ok := conn.PgConn().Conn().(*hardLostAnswerConn); ok {
+			lost.armed.Store(true)
+			close(d.armed)
+		}
+	})
+	return ctx
+}
+
+// TraceQueryEnd does nothing.
+func (d *hardAnswerDropper) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// hardLostAnswerPool is a pool whose connections can lose an answer: the
+// first statement whose text is sql commits and its connection dies before
+// the answer arrives.
+func hardLostAnswerPool(t *testing.T, databaseURL, sql string) (*pgxpool.Pool, *hardAnswerDropper) {
+	t.Helper()
+	cfg := hardPoolConfig(t, databaseURL, 8)
+	// The dropper reads the protocol, so the connection must be plain.
+	cfg.ConnConfig.TLSConfig, cfg.ConnConfig.Fallbacks = nil, nil
+	var dialer net.Dialer
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &hardLostAnswerConn{Conn: conn}, nil
+	}
+	dropper := &hardAnswerDropper{sql: sql, armed: make(chan struct{})}
+	cfg.ConnConfig.Tracer = dropper
+	return hardPool(t, cfg), dropper
+}
+
+// hardLostCommitEnv is a TenantFair domain with one due run, a client on a
+// pool that loses the answer of the Worker's first batch commit, and a
+// worker logging to log.
+type hardLostCommitEnv struct {
+	pool    *pgxpool.Pool
+	client  *docket.Client
+	reader  *sdkmetric.ManualReader
+	dropper *hardAnswerDropper
+	log     *wkLogRecorder
+	calls   *wkCounter
+}
+
+// newHardLostCommitEnv inserts run and starts a worker whose handler calls
+// before and then completes the run with {"done": true}.
+func newHardLostCommitEnv(t *testing.T, run string, before func(ctx context.Context, env *hardLostCommitEnv)) (*hardLostCommitEnv, func()) {
+	t.Helper()
+	pool, dropper := hardLostAnswerPool(t, pgtest.NewDatabase(t), gen.CommitRuns)
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	cfg := tenantFairConfig(2)
+	cfg.MeterProvider = provider
+	env := &hardLostCommitEnv{pool: pool, client: openClient(t, pool, cfg), reader: reader, dropper: dropper,
+		log: &wkLogRecorder{}, calls: newWkCounter()}
+	if _, err := env.client.InsertRun(testContext(t), docket.NewRun{RunID: run, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1",
+		State: json.RawMessage(`{"n":0}`)}); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	w, runResult := wkStartWorker(t, env.client, docket.WorkerConfig{
+		Concurrency: 1, Logger: slog.New(env.log),
+		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
+			env.calls.add(job.RunID)
+			if before != nil {
+				before(ctx, env)
+			}
+			return docket.Complete(json.RawMessage(`{"done":true}`))
+		},
+	})
+	return env, func() { wkStop(t, w, runResult) }
+}
+
+// expectRun requires the run's status, latest checkpoint type, document
+// and checkpoint sequence.
+func (env *hardLostCommitEnv) expectRun(t *testing.T, runID, status, checkpoint, state string, seq int64) {
+	t.Helper()
+	run, err := env.client.FetchRun(testContext(t), docket.Tenant("t"), runID)
+	if err != nil {
+		t.Fatalf("fetch %s: %v", runID, err)
+	}
+	if string(run.Status) != status || run.LatestCheckpointType != checkpoint || string(run.State) != state || run.CheckpointSeq != seq || run.Claimed() {
+		t.Fatalf("%s: %+v, want unclaimed %s, %s, %s at checkpoint %d", runID, run, status, checkpoint, state, seq)
+	}
+}
+
+// The worker's log lines for a verdict commit that met its fence.
+const (
+	hardAlreadyApplied = "docket worker run settled; its commit was already applied"
+	hardFenceRefusal   = "docket worker commit refused by the claim fence; a newer holder owns the run"
+)
+
+// TestHardeningWorkerCommitAnswerLost loses the answer of a Worker's verdict
+// commit after the server committed it: the worker's retry meets its own
+// fence, finds its verdict committed, and logs and counts the run as settled,
+// not as fenced out by a newer holder.
+func TestHardeningWorkerCommitAnswerLost(t *testing.T) {
+	t.Parallel()
+	env, stop := newHardLostCommitEnv(t, "lost", nil)
+	wkWaitClosed(t, "the verdict commit armed", env.dropper.armed)
+	wkWaitFor(t, "the lost commit settled", func() bool { return len(env.log.find(hardAlreadyApplied)) > 0 })
+	stop()
+
+	env.expectRun(t, "lost", "done", "complete", `{"done": true}`, 1)
+	if n := env.dropper.checks.Load(); n != 1 {
+		t.Errorf("%d checks of the applied commit, want 1", n)
+	}
+	env.calls.expectEach(t, []string{"lost"}, 1)
+	settled := env.log.find(hardAlreadyApplied)
+	if len(settled) != 1 || settled[0].Level != slog.LevelDebug || settled[0].Attrs["run_id"] != "lost" || settled[0].Attrs["result"] != "complete" {
+		t.Errorf("settled records %+v, want one debug record for run lost, result complete", settled)
+	}
+	if refused := env.log.find(hardFenceRefusal); len(refused) != 0 {
+		t.Errorf("refusal records %+v, want none", refused)
+	}
+	wkExpectQuiet(t, env.log)
+	got := tmCollect(t, testContext(t), env.reader)
+	got.expectPoints(t, "docket.worker.fenced_commits", tmPoints{tmAttrs("reason", "already_applied"): 1})
+	// The lost answer carried the statement's report of the marker it
+	// cleared, and the retry was a stale commit: no release is counted.
+	got.expectPoints(t, "docket.admission.releases", nil)
+	if points := wtPoints(got, "docket.store.duration", "operation=commit,"); points[tmAttrs("operation", "commit", "result", "stale")] != 1 {
+		t.Errorf("commit store calls %v, want one stale retry", sortedPoints(points))
+	}
+}
+
+// TestHardeningWorkerCommitAnswerLostToNewerHolder loses the answer of a
+// Worker's verdict commit that matched no row, because a newer holder took
+// the claim and committed its own verdict first: the worker's retry meets
+// the fence, the row shows the other verdict, and the old refusal is logged
+// and counted.
+func TestHardeningWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
+	t.Parallel()
+	env, stop := newHardLostCommitEnv(t, "stolen", func(ctx context.Context, env *hardLostCommitEnv) {
+		// The newer holder: a claim an hour on steals the worker's claim,
+		// and its commit finishes the run with another verdict.
+		res, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Hour), Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 10})
+		if err != nil || len(res.Leases) != 1 {
+			t.Errorf("steal: %+v, %v", res, err)
+			return
+		}
+		lease := res.Leases[0]
+		if _, err := env.client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder(), ExpectedSeq: lease.CheckpointSeq,
+			State: json.RawMessage(`{"by":"newer"}`), CheckpointType: "newer", Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+			t.Errorf("newer holder's commit: %v", err)
+		}
+	})
+	wkWaitClosed(t, "the verdict commit armed", env.dropper.armed)
+	wkWaitFor(t, "the verdict refused", func() bool { return len(env.log.find(hardFenceRefusal)) > 0 })
+	stop()
+
+	env.expectRun(t, "stolen", "done", "newer", `{"by": "newer"}`, 1)
+	if n := env.dropper.checks.Load(); n != 1 {
+		t.Errorf("%d checks of the applied commit, want 1", n)
+	}
+	if refused := env.log.find(hardFenceRefusal); len(refused) != 1 || refused[0].Level != slog.LevelInfo || refused[0].Attrs["result"] != "complete" {
+		t.Errorf("refusal records %+v, want one at info level, result complete", refused)
+	}
+	if settled := env.log.find(hardAlreadyApplied); len(settled) != 0 {
+		t.Errorf("settled records %+v, want none", settled)
+	}
+	wkExpectQuiet(t, env.log)
+	got := tmCollect(t, testContext(t), env.reader)
+	got.expectPoints(t, "docket.worker.fenced_commits", tmPoints{tmAttrs("reason", "newer_holder"): 1})
+}
