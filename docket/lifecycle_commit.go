@@ -93,18 +93,47 @@ type CommitRequest struct {
 // ErrStaleFence; both change nothing. It returns the committed run.
 func (c *Client) Commit(ctx context.Context, req CommitRequest) (_ Run, err error) {
 	defer c.telemetry.storeCall(opCommit).end(ctx, &err)
-	scopeKey, err := c.holderKey(req.Holder)
+	row, err := c.commit(ctx, c.queries, req)
 	if err != nil {
 		return Run{}, err
 	}
-	if err := req.Schedule.validate(); err != nil {
+	c.telemetry.committed(ctx, req.Schedule, row.MarkerCleared)
+	return runFromRow(row.DocketRun), nil
+}
+
+// CommitTx is Commit inside the caller's transaction, so a holder's
+// checkpoint and its own writes commit or roll back together: after a
+// rollback the run is exactly as before, still claimed by the holder, whose
+// fence (token and ExpectedSeq) is unchanged. The admission-release counter
+// is not recorded, since the transaction's outcome is the caller's; the
+// store-call metric is.
+func (c *Client) CommitTx(ctx context.Context, tx pgx.Tx, req CommitRequest) (_ Run, err error) {
+	defer c.telemetry.storeCall(opCommit).end(ctx, &err)
+	q, err := c.withTx(tx)
+	if err != nil {
 		return Run{}, err
 	}
+	row, err := c.commit(ctx, q, req)
+	if err != nil {
+		return Run{}, err
+	}
+	return runFromRow(row.DocketRun), nil
+}
+
+// commit validates req and runs the fenced commit statement on q.
+func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) (gen.CommitRunRow, error) {
+	scopeKey, err := c.holderKey(req.Holder)
+	if err != nil {
+		return gen.CommitRunRow{}, err
+	}
+	if err := req.Schedule.validate(); err != nil {
+		return gen.CommitRunRow{}, err
+	}
 	if req.ExpectedSeq < 0 {
-		return Run{}, invalidArgument("expected checkpoint sequence %d is negative", req.ExpectedSeq)
+		return gen.CommitRunRow{}, invalidArgument("expected checkpoint sequence %d is negative", req.ExpectedSeq)
 	}
 	if req.Step < 0 || req.Step > math.MaxInt32 {
-		return Run{}, invalidArgument("step %d is outside 0..%d", req.Step, math.MaxInt32)
+		return gen.CommitRunRow{}, invalidArgument("step %d is outside 0..%d", req.Step, math.MaxInt32)
 	}
 	params := gen.CommitRunParams{
 		Step:        int32(req.Step),
@@ -117,28 +146,27 @@ func (c *Client) Commit(ctx context.Context, req CommitRequest) (_ Run, err erro
 	}
 	if req.State != nil {
 		if err := validateState(req.State); err != nil {
-			return Run{}, err
+			return gen.CommitRunRow{}, err
 		}
 		state := string(req.State)
 		params.State = &state
 	}
 	if req.CheckpointType != "" {
 		if err := validateIdentifier("checkpoint type", req.CheckpointType); err != nil {
-			return Run{}, err
+			return gen.CommitRunRow{}, err
 		}
 		params.CheckpointType = &req.CheckpointType
 	}
 	if req.Schedule.kind == "at" {
 		params.WakeAt = &req.Schedule.at
 	}
-	row, err := c.queries.CommitRun(ctx, params)
+	row, err := q.CommitRun(ctx, params)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Run{}, explainFenceMiss(ctx, c.queries, scopeKey, req.Holder.RunID,
+		return gen.CommitRunRow{}, explainFenceMiss(ctx, q, scopeKey, req.Holder.RunID,
 			fmt.Errorf("%w: run %q at checkpoint %d", ErrStaleFence, req.Holder.RunID, req.ExpectedSeq))
 	}
 	if err != nil {
-		return Run{}, mapRunWriteError("commit", err)
+		return gen.CommitRunRow{}, mapRunWriteError("commit", err)
 	}
-	c.telemetry.committed(ctx, req.Schedule, row.MarkerCleared)
-	return runFromRow(row.DocketRun), nil
+	return row, nil
 }
