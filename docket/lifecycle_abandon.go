@@ -119,6 +119,7 @@ func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (_ Abando
 	if err != nil {
 		return AbandonResult{}, fmt.Errorf("docket: abandon claim: %w", err)
 	}
+	c.announceIfDue(ctx, c.queries, row.DocketRun)
 	outcome := AbandonRescheduled
 	if row.DocketRun.PoisonedAt != nil {
 		outcome = AbandonPoisoned

@@ -98,6 +98,7 @@ func (c *Client) Commit(ctx context.Context, req CommitRequest) (_ Run, err erro
 		return Run{}, err
 	}
 	c.telemetry.committed(ctx, req.Schedule, row.MarkerCleared)
+	c.announceIfDue(ctx, c.queries, row.DocketRun)
 	return runFromRow(row.DocketRun), nil
 }
 
@@ -117,6 +118,7 @@ func (c *Client) CommitTx(ctx context.Context, tx pgx.Tx, req CommitRequest) (_ 
 	if err != nil {
 		return Run{}, err
 	}
+	c.announceIfDue(ctx, q, row.DocketRun)
 	return runFromRow(row.DocketRun), nil
 }
 

@@ -93,7 +93,7 @@ func (c *Client) ReleaseClaim(ctx context.Context, h Holder) (_ bool, err error)
 	if err != nil {
 		return false, err
 	}
-	_, err = c.queries.ReleaseClaim(ctx, gen.ReleaseClaimParams{
+	released, err := c.queries.ReleaseClaim(ctx, gen.ReleaseClaimParams{
 		ScopeKey: scopeKey, RunID: h.RunID, ClaimToken: h.Token,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -106,5 +106,6 @@ func (c *Client) ReleaseClaim(ctx context.Context, h Holder) (_ bool, err error)
 	if err != nil {
 		return false, fmt.Errorf("docket: release claim: %w", err)
 	}
+	c.announceIfDue(ctx, c.queries, released)
 	return true, nil
 }

@@ -86,6 +86,7 @@ func (c *Client) mutateRun(ctx context.Context, op string, scope Scope, runID st
 			return mapRunWriteError("mutate run", err)
 		}
 		markerCleared = row.TenantAdmittedAt != nil
+		c.announceIfDue(ctx, q, written)
 		result = MutateResult{Run: runFromRow(written), Changed: true}
 		return nil
 	})
@@ -155,5 +156,6 @@ func (c *Client) RetryPoisonedRun(ctx context.Context, scope Scope, runID string
 	if err != nil {
 		return Run{}, fmt.Errorf("docket: retry poisoned run: %w", err)
 	}
+	c.announceIfDue(ctx, c.queries, row)
 	return runFromRow(row), nil
 }

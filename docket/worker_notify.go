@@ -28,3 +28,14 @@ func (c *Client) announceDue(ctx context.Context, q *gen.Queries, wakeAts ...tim
 		}
 	}
 }
+
+// announceIfDue announces row when the write that returned it left it due
+// now: running, unclaimed, healthy, with a wake time that has come (a
+// resume, a released claim, a retried poison, a cooperative yield, a past
+// ReleaseAt or retry time). On a caller's transaction q delivers it at
+// commit.
+func (c *Client) announceIfDue(ctx context.Context, q *gen.Queries, row gen.DocketRun) {
+	if row.Status == string(StatusRunning) && row.ClaimToken == nil && row.PoisonedAt == nil && row.WakeAt != nil {
+		c.announceDue(ctx, q, *row.WakeAt)
+	}
+}
