@@ -101,14 +101,16 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 	// transaction pooler, so it finds work by polling.
 	more := hardBouncerInsert(t, client, 3, 5)
 	counter := newWkCounter()
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 4, PollInterval: 50 * time.Millisecond, ClaimTTL: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		OnEvent: events.hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
 			return docket.Complete(json.RawMessage(`{"worker":true}`))
 		},
 	})
-	wkWaitFor(t, "the worker behind PgBouncer to drain", func() bool { return wkCount(t, direct, "done") == int64(len(ids)+len(more)) })
+	events.waitWritten(t, "complete", more...)
 	wkStop(t, w, runResult)
 	counter.expectEach(t, more, 1)
 	hardExpectRingExact(t, direct)
