@@ -6,8 +6,11 @@ SQLC      := $(GO) tool -modfile=tools/go.mod sqlc
 STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 PKGS      := ./...
 TEST_FLAGS ?= -count=1 -timeout 30m
+# RACE_RUN picks the database tests test-race runs again under -race: the
+# Worker, the claim paths and telemetry, where the concurrency is.
+RACE_RUN  ?= Worker|Claim|Telemetry
 
-.PHONY: all generate check-generate vet test test-unit test-pg test-matrix demo bench
+.PHONY: all generate check-generate vet test test-race test-unit test-pg test-matrix demo bench
 
 all: check-generate vet test
 
@@ -27,9 +30,15 @@ vet:
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
 
-## test: generated-code drift check, vet, then every test against real PostgreSQL
+## test: generated-code drift check, vet, every test against real PostgreSQL, then test-race
 test: check-generate vet
 	$(GO) test $(TEST_FLAGS) $(PKGS)
+	$(MAKE) test-race
+
+## test-race: the facade's tests and the RACE_RUN tests of ./tests/ under the race detector
+test-race:
+	$(GO) test -race $(TEST_FLAGS) ./docket/
+	$(GO) test -race $(TEST_FLAGS) -run '$(RACE_RUN)' ./tests/
 
 ## test-unit: the database-free tests only (core-only job)
 test-unit:
