@@ -55,7 +55,7 @@ type WorkerConfig struct {
 	// called synchronously, concurrently from the worker's goroutines, so it
 	// must be safe for concurrent use and must not block or panic; hand
 	// anything slow to a goroutine of its own. Events carry run identities.
-	// Nil (the default) costs nothing.
+	// Nil (the default) costs a nil check per event.
 	OnEvent func(WorkerEvent)
 }
 

@@ -238,6 +238,9 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 
 // verdict reports the end of the write of plan, err its error.
 func (j *Job) verdict(plan commitPlan, err error) {
+	if j.worker.cfg.OnEvent == nil {
+		return
+	}
 	j.worker.emit(WorkerEvent{Kind: EventVerdict, RunID: j.RunID, Scope: j.Scope,
 		Verdict: plan.checkpointType, Outcome: verdictOutcome(err), Err: err})
 }
