@@ -10,7 +10,7 @@ TEST_FLAGS ?= -count=1 -timeout 30m
 # Worker, the claim paths and telemetry, where the concurrency is.
 RACE_RUN  ?= Worker|Claim|Telemetry
 
-.PHONY: all generate check-generate vet test test-race test-unit test-pg test-matrix demo bench
+.PHONY: all generate check-generate vet test test-unit test-pg test-matrix demo bench
 
 all: check-generate vet test
 
@@ -30,12 +30,14 @@ vet:
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
 
-## test: generated-code drift check, vet, every test against real PostgreSQL, then test-race
+## test: generated-code drift check, vet, then every test against real PostgreSQL
 test: check-generate vet
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 	$(MAKE) test-race
 
-## test-race: the facade's tests and the RACE_RUN tests of ./tests/ under the race detector
+.PHONY: test-race
+
+## test-race (run by test after the main run): the facade's tests and the RACE_RUN tests of ./tests/ under the race detector
 test-race:
 	$(GO) test -race $(TEST_FLAGS) ./docket/
 	$(GO) test -race $(TEST_FLAGS) -run '$(RACE_RUN)' ./tests/
