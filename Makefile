@@ -6,6 +6,9 @@ SQLC      := $(GO) tool -modfile=tools/go.mod sqlc
 STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 PKGS      := ./...
 TEST_FLAGS ?= -count=1 -timeout 30m
+# RACE_RUN picks the database tests test-race runs again under -race: the
+# Worker, the claim paths and telemetry, where the concurrency is.
+RACE_RUN  ?= Worker|Claim|Telemetry
 
 .PHONY: all generate check-generate release-migration check-tidy vet test test-unit test-pg test-matrix demo bench
 
@@ -39,6 +42,14 @@ vet:
 ## test: generated-code drift, frozen-migration and tidy checks, vet, then every test against real PostgreSQL
 test: check-generate check-tidy vet
 	$(GO) test $(TEST_FLAGS) $(PKGS)
+	$(MAKE) test-race
+
+.PHONY: test-race
+
+## test-race (run by test after the main run): the facade's tests and the RACE_RUN tests of ./tests/ under the race detector
+test-race:
+	$(GO) test -race $(TEST_FLAGS) ./docket/
+	$(GO) test -race $(TEST_FLAGS) -run '$(RACE_RUN)' ./tests/
 
 ## test-unit: the database-free tests only (core-only job)
 test-unit:

@@ -42,7 +42,8 @@ var (
 //
 // Claim refusals for lock contention back off briefly with jitter; other
 // errors, including a database restart, are logged and retried with
-// exponential backoff. Neither ends Run.
+// exponential backoff. Neither ends Run. WorkerConfig.OnEvent, when set,
+// hears of each listen, claim call, handler start and verdict as it happens.
 type Worker struct {
 	client *Client
 	cfg    WorkerConfig

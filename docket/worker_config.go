@@ -49,6 +49,14 @@ type WorkerConfig struct {
 	// logger). Info and warn records carry no tenant, run or token
 	// identity; run ids appear at debug level only.
 	Logger *slog.Logger
+	// OnEvent, when set, is called with every WorkerEvent as it happens:
+	// the LISTEN session started, a claim call returned, a handler is about
+	// to start, a verdict was written, fenced out, dropped or failed. It is
+	// called synchronously, concurrently from the worker's goroutines, so it
+	// must be safe for concurrent use and must not block or panic; hand
+	// anything slow to a goroutine of its own. Events carry run identities.
+	// Nil (the default) costs a nil check per event.
+	OnEvent func(WorkerEvent)
 }
 
 // Defaults of WorkerConfig.

@@ -125,6 +125,7 @@ func (j *Job) run(base, io context.Context) {
 		return
 	}
 	j.worker.debug(io, "docket worker run started", j.RunID, "class", string(j.Class))
+	j.worker.emit(WorkerEvent{Kind: EventHandlerStarted, RunID: j.RunID, Scope: j.Scope})
 	plan := j.invoke(handlerCtx)
 	stopHeartbeat()
 	j.settle(io, plan)
@@ -203,6 +204,7 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 		err := j.finish(io, plan)
 		switch {
 		case err == nil:
+			j.verdict(plan, nil)
 			if plan.yields() {
 				j.worker.announceYield(io)
 			}
@@ -210,6 +212,7 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			return
 		case errors.Is(err, errReleased):
 			j.worker.debug(io, "docket worker dropped a verdict; the claim was already given up", j.RunID, "result", plan.checkpointType)
+			j.verdict(plan, err)
 			return
 		case errors.Is(err, ErrStaleFence) && j.appliedEarlier(io, plan):
 			// The fence refused a retry because the lost attempt committed.
@@ -218,24 +221,29 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			}
 			j.worker.client.telemetry.fenced(io, fenceAlreadyApplied)
 			j.worker.debug(io, "docket worker run settled; its commit was already applied", j.RunID, "result", plan.checkpointType)
+			j.verdict(plan, nil)
 			return
 		case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
 			j.worker.client.telemetry.fenced(io, fenceNewerHolder)
 			j.worker.logger.InfoContext(io, "docket worker commit refused by the claim fence; a newer holder owns the run",
 				"result", plan.checkpointType)
 			j.worker.debug(io, "docket worker commit fenced out", j.RunID, "result", plan.checkpointType)
+			j.verdict(plan, err)
 			return
 		case errors.Is(err, ErrInvalidArgument) && plan.checkpointType != "invalid_result":
 			j.worker.logger.WarnContext(io, "docket worker result refused as invalid; failing the run", "result", plan.checkpointType)
 			j.worker.debug(io, "docket worker invalid result", j.RunID, "error", err.Error())
+			j.verdict(plan, err)
 			plan = refused(j.currentStep())
 			continue
 		}
 		if time.Since(j.confirmed()) >= j.worker.cfg.ClaimTTL {
 			j.worker.failure(io, "docket worker gave up committing; the claim will expire", j.RunID, err)
+			j.verdict(plan, err)
 			return
 		}
 		if !sleep(io, errorBackoff(failures)) {
+			j.verdict(plan, err)
 			return
 		}
 	}
@@ -259,6 +267,15 @@ func (j *Job) appliedEarlier(io context.Context, plan commitPlan) bool {
 		return false
 	}
 	return applied
+}
+
+// verdict reports the end of the write of plan, err its error.
+func (j *Job) verdict(plan commitPlan, err error) {
+	if j.worker.cfg.OnEvent == nil {
+		return
+	}
+	j.worker.emit(WorkerEvent{Kind: EventVerdict, RunID: j.RunID, Scope: j.Scope,
+		Verdict: plan.checkpointType, Outcome: verdictOutcome(err), Err: err})
 }
 
 // commit is one fenced holder write of plan, unless the worker already gave
@@ -369,7 +386,9 @@ func (j *Job) handBack(io context.Context) (bool, error) {
 		defer cancel()
 		return j.worker.client.ReleaseClaim(ctx, j.holder)
 	}
-	_, err := j.commitLocked(io, stopped(j.step))
+	plan := stopped(j.step)
+	_, err := j.commitLocked(io, plan)
+	j.verdict(plan, err)
 	switch {
 	case err == nil:
 		return true, nil

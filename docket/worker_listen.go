@@ -56,6 +56,7 @@ func (w *Worker) listenOnce(ctx context.Context, wake chan<- struct{}) (bool, er
 		return false, fmt.Errorf("docket: worker listen: %w", err)
 	}
 	w.logger.DebugContext(ctx, "docket worker listening for due runs")
+	w.emit(WorkerEvent{Kind: EventListening})
 	signal(wake)
 	for {
 		// The poll interval bounds each wait, so a silently dead session is

@@ -111,6 +111,7 @@ func (w *Worker) claim(io, handlers context.Context, free int) (leased int, agai
 		Preference:       preference,
 	})
 	cancel()
+	w.emit(WorkerEvent{Kind: EventClaimed, Leases: len(res.Leases), Poisoned: len(res.Poisoned), Err: err})
 	if err != nil {
 		return 0, false, err
 	}

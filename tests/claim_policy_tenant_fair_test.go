@@ -546,8 +546,9 @@ func TestTenantFairConcurrentClaimersRespectCaps(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	results := make(chan clClaimerResult, claimers)
+	progress := newClaimProgress()
 	for range claimers {
-		go func() { results <- clClaimer(ctx, client, pool, runs) }()
+		go func() { results <- clClaimer(ctx, client, pool, runs, progress) }()
 	}
 	leased := map[string]int{}
 	contended := 0
@@ -596,10 +597,13 @@ select count(*)
  cross join docket_claim_policy pol
  where s.admitted > coalesce(p.max_active, pol.max_active) or s.live > s.admitted`
 
-// clClaimer claims and completes runs until all runs are done.
-func clClaimer(ctx context.Context, client *docket.Client, pool *pgxpool.Pool, runs int) clClaimerResult {
+// clClaimer claims and completes runs until all runs are done. A call that
+// leases nothing waits for another claimer's commit, which alone can free
+// work at the claimers' fixed clock.
+func clClaimer(ctx context.Context, client *docket.Client, pool *pgxpool.Pool, runs int, progress *claimProgress) clClaimerResult {
 	var r clClaimerResult
 	for {
+		committed := progress.next()
 		var done int
 		if err := pool.QueryRow(ctx, `select count(*) from docket_runs where status = 'done'`).Scan(&done); err != nil {
 			r.err = err
@@ -633,9 +637,13 @@ func clClaimer(ctx context.Context, client *docket.Client, pool *pgxpool.Pool, r
 				r.err = fmt.Errorf("complete %s: %w", l.RunID, err)
 				return r
 			}
+			progress.mark()
 		}
 		if len(res.Leases) == 0 {
-			time.Sleep(time.Millisecond)
+			if err := progress.wait(ctx, committed); err != nil {
+				r.err = err
+				return r
+			}
 		}
 	}
 }

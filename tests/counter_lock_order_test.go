@@ -24,25 +24,13 @@ var counterScopePairs = [][2]string{
 }
 
 // counterBlocked waits until a statement of this test's database waits for
-// a lock. It asks through pool: a transaction sees one snapshot of the
-// activity view.
+// a lock.
 func counterBlocked(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
-	deadline := time.Now().Add(counterLockWait)
-	for {
-		var waiting bool
-		if err := pool.QueryRow(testContext(t), `select exists (
-				select 1 from pg_stat_activity
-				 where datname = current_database() and wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
-			t.Fatalf("look for the waiting statement: %v", err)
-		}
-		if waiting {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no statement waited for a counter lock within %s", counterLockWait)
-		}
-		time.Sleep(2 * time.Millisecond)
+	if err := awaitActivity(testContext(t), pool, `exists (
+			select 1 from pg_stat_activity
+			 where datname = current_database() and wait_event_type = 'Lock')`, counterLockWait); err != nil {
+		t.Fatalf("no statement waited for a counter lock: %v", err)
 	}
 }
 

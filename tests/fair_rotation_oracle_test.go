@@ -226,6 +226,7 @@ func (e *frEnv) window(round int, competitors map[int64]string) {
 				mu.Unlock()
 				for _, l := range call.trace.Result.Leases {
 					if e.isCapped(l.RunID) && e.cfg.hold > 0 {
+						// Simulated work while the capped lease is held.
 						time.Sleep(time.Duration(rng.Int64N(int64(e.cfg.hold))))
 					}
 					if err := e.complete(l); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -142,7 +143,9 @@ func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx
 		_, err := env.victim.InsertRuns(callCtx, hardDeadlineRuns())
 		done <- err
 	}()
-	wkWaitFor(t, "the insert waiting for the blocker", func() bool { return hardWaitsOnLock(t, env.pool, pid) })
+	if err := awaitActivity(ctx, env.pool, fmt.Sprintf(`exists (select 1 from pg_stat_activity where pid = %d and wait_event_type = 'Lock')`, pid), wkDeadline); err != nil {
+		t.Fatalf("the insert waiting for the blocker: %v", err)
+	}
 	env.gate.closed.Store(!cancelReaches)
 	expired := time.Now()
 	callCtx.expire()
@@ -162,9 +165,9 @@ func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx
 // ended, whether its client is still there or not.
 func (env *hardDeadlineEnv) waitVictimStatement(t testing.TB) {
 	t.Helper()
-	wkWaitFor(t, "the abandoned statement to end", func() bool {
-		return queryInt64(t, env.pool, `select count(*) from pg_stat_activity where pid = $1 and state = 'active'`, env.victimPID) == 0
-	})
+	if err := awaitActivity(testContext(t), env.pool, fmt.Sprintf(`not exists (select 1 from pg_stat_activity where pid = %d and state = 'active')`, env.victimPID), wkDeadline); err != nil {
+		t.Fatalf("the abandoned statement to end: %v", err)
+	}
 }
 
 // TestHardeningInsertRunsDeadlineLandsLater shows the default pool: the

@@ -156,6 +156,7 @@ type hardLostCommitEnv struct {
 	dropper *hardAnswerDropper
 	log     *wkLogRecorder
 	calls   *wkCounter
+	events  *wkEvents
 }
 
 // newHardLostCommitEnv inserts run and starts a worker whose handler calls
@@ -169,13 +170,13 @@ func newHardLostCommitEnv(t *testing.T, run string, before func(ctx context.Cont
 	cfg := tenantFairConfig(2)
 	cfg.MeterProvider = provider
 	env := &hardLostCommitEnv{pool: pool, client: openClient(t, pool, cfg), reader: reader, dropper: dropper,
-		log: &wkLogRecorder{}, calls: newWkCounter()}
+		log: &wkLogRecorder{}, calls: newWkCounter(), events: newWkEvents()}
 	if _, err := env.client.InsertRun(testContext(t), docket.NewRun{RunID: run, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1",
 		State: json.RawMessage(`{"n":0}`)}); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 	w, runResult := wkStartWorker(t, env.client, docket.WorkerConfig{
-		Concurrency: 1, Logger: slog.New(env.log),
+		Concurrency: 1, Logger: slog.New(env.log), OnEvent: env.events.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			env.calls.add(job.RunID)
 			if before != nil {
@@ -214,7 +215,7 @@ func TestHardeningWorkerCommitAnswerLost(t *testing.T) {
 	t.Parallel()
 	env, stop := newHardLostCommitEnv(t, "lost", nil)
 	wkWaitClosed(t, "the verdict commit armed", env.dropper.armed)
-	wkWaitFor(t, "the lost commit settled", func() bool { return len(env.log.find(hardAlreadyApplied)) > 0 })
+	env.events.waitWritten(t, "complete", "lost")
 	stop()
 
 	env.expectRun(t, "lost", "done", "complete", `{"done": true}`, 1)
@@ -262,7 +263,7 @@ func TestHardeningWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
 		}
 	})
 	wkWaitClosed(t, "the verdict commit armed", env.dropper.armed)
-	wkWaitFor(t, "the verdict refused", func() bool { return len(env.log.find(hardFenceRefusal)) > 0 })
+	env.events.waitFor(t, "the verdict refused", wkFenced("stolen", "complete"))
 	stop()
 
 	env.expectRun(t, "stolen", "done", "newer", `{"by": "newer"}`, 1)

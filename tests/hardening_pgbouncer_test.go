@@ -101,14 +101,16 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 	// transaction pooler, so it finds work by polling.
 	more := hardBouncerInsert(t, client, 3, 5)
 	counter := newWkCounter()
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 4, PollInterval: 50 * time.Millisecond, ClaimTTL: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		OnEvent: events.hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
 			return docket.Complete(json.RawMessage(`{"worker":true}`))
 		},
 	})
-	wkWaitFor(t, "the worker behind PgBouncer to drain", func() bool { return wkCount(t, direct, "done") == int64(len(ids)+len(more)) })
+	events.waitWritten(t, "complete", more...)
 	wkStop(t, w, runResult)
 	counter.expectEach(t, more, 1)
 	hardExpectRingExact(t, direct)
@@ -232,7 +234,8 @@ func hardBouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Poo
 
 // hardBouncerDrain lets eight goroutines claim and finish runs until total
 // runs are done, and returns how many done commits each run got. Lock
-// contention on the policy row is an expected refusal and is retried.
+// contention on the policy row is an expected refusal and is retried; a
+// call that leases nothing waits for another goroutine's commit.
 func hardBouncerDrain(t *testing.T, client *docket.Client, total int) map[string]int {
 	t.Helper()
 	var mu sync.Mutex
@@ -240,12 +243,17 @@ func hardBouncerDrain(t *testing.T, client *docket.Client, total int) map[string
 	var done, contention atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
+	progress := newClaimProgress()
 	for g := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			ctx := testContext(t)
-			for done.Load() < int64(total) {
+			for {
+				committed := progress.next()
+				if done.Load() >= int64(total) {
+					return
+				}
 				res, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: 2, OrphanTTL: time.Hour, MaxClaimAttempts: 100})
 				if unavailable, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](err); ok && unavailable.Reason == "lock_contention" {
 					contention.Add(1)
@@ -266,9 +274,13 @@ func hardBouncerDrain(t *testing.T, client *docket.Client, total int) map[string
 					commits[l.RunID]++
 					mu.Unlock()
 					done.Add(1)
+					progress.mark()
 				}
 				if res.Outcomes() == 0 {
-					time.Sleep(time.Millisecond)
+					if err := progress.wait(ctx, committed); err != nil {
+						errs <- fmt.Errorf("claimer %d found nothing: %w", g, err)
+						return
+					}
 				}
 			}
 		}()

@@ -254,14 +254,17 @@ func hardDrain(t *testing.T, client *docket.Client) {
 			t.Fatalf("retry %s: %v", p.RunID, err)
 		}
 	}
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 4, ClaimTTL: time.Second, PollInterval: 50 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler),
+		Logger: slog.New(slog.DiscardHandler), OnEvent: events.hook,
 		Handler: func(context.Context, *docket.Job) docket.Result {
 			return docket.Complete(json.RawMessage(`{"done":true}`))
 		},
 	})
-	wkWaitFor(t, "the worker to drain the domain", func() bool {
+	// Checked again on each worker event: the count of unfinished runs only
+	// falls, and each commit is followed by an event of its job.
+	events.waitFor(t, "the worker to drain the domain", func([]docket.WorkerEvent) bool {
 		var n int64
 		err := pool.QueryRow(ctx, `select count(*) from docket_runs where status in ('running', 'waiting')`).Scan(&n)
 		return err == nil && n == 0

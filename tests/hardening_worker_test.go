@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -52,10 +51,12 @@ type hardGate struct {
 	cond    *sync.Cond
 	closed  bool
 	waiting int
+	// arrived is closed, and replaced, when a handler reaches the gate.
+	arrived chan struct{}
 }
 
 func newHardGate() *hardGate {
-	g := &hardGate{closed: true}
+	g := &hardGate{closed: true, arrived: make(chan struct{})}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -65,6 +66,8 @@ func (g *hardGate) pass() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.waiting++
+	close(g.arrived)
+	g.arrived = make(chan struct{})
 	for g.closed {
 		g.cond.Wait()
 	}
@@ -79,11 +82,25 @@ func (g *hardGate) set(closed bool) {
 	g.cond.Broadcast()
 }
 
-// held is the number of handlers waiting at the gate.
-func (g *hardGate) held() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.waiting
+// waitHeld waits until n handlers wait at the closed gate, failing the
+// test after wkDeadline.
+func (g *hardGate) waitHeld(t *testing.T, n int) {
+	t.Helper()
+	timeout := time.NewTimer(wkDeadline)
+	defer timeout.Stop()
+	for {
+		g.mu.Lock()
+		held, arrived := g.waiting, g.arrived
+		g.mu.Unlock()
+		if held == n {
+			return
+		}
+		select {
+		case <-arrived:
+		case <-timeout.C:
+			t.Fatalf("timed out waiting for %d handlers at the gate; %d there", n, held)
+		}
+	}
 }
 
 func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
@@ -120,6 +137,7 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 	inv := &hardInvocations{byRun: map[string][]int64{}}
 	gate := newHardGate()
 	logs := make([]*wkLogRecorder, workers)
+	events := newWkEvents()
 	type running struct {
 		w      *docket.Worker
 		result <-chan error
@@ -129,6 +147,7 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 		logs[i] = &wkLogRecorder{}
 		w, result := wkStartWorker(t, client, docket.WorkerConfig{
 			Concurrency: 4, ClaimTTL: 2 * time.Second, PollInterval: 100 * time.Millisecond, Logger: slog.New(logs[i]),
+			OnEvent: events.hook,
 			Handler: func(_ context.Context, job *docket.Job) docket.Result {
 				n := inv.add(job.RunID)
 				gate.pass()
@@ -142,15 +161,15 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 	// run whose handler has not returned yet.
 	const slots = workers * 4
 	for i, doneBefore := range []int{0, len(ids) / 2} {
-		wkWaitFor(t, fmt.Sprintf("%d runs done", doneBefore), func() bool { return wkCountTolerant(observer) >= int64(doneBefore) })
+		events.waitDone(t, doneBefore)
 		gate.set(true)
-		wkWaitFor(t, "every slot busy", func() bool { return gate.held() == slots })
+		gate.waitHeld(t, slots)
 		if err := srv.Restart(ctx); err != nil {
 			t.Fatalf("restart %d of PostgreSQL: %v", i+1, err)
 		}
 		gate.set(false)
 	}
-	wkWaitFor(t, "every run done after two restarts", func() bool { return wkCountTolerant(observer) == int64(len(ids)) })
+	events.waitFor(t, "every run done after two restarts", wkAllDone(observer, len(ids)))
 	for _, r := range started {
 		wkStop(t, r.w, r.result)
 	}
@@ -238,8 +257,9 @@ func TestHardeningWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
 	started, cancelled, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var cause error
 	flakyLog := &wkLogRecorder{}
+	flakyEvents := newWkEvents()
 	flaky, flakyRun := wkStartWorker(t, flakyClient, docket.WorkerConfig{
-		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(flakyLog),
+		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(flakyLog), OnEvent: flakyEvents.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add("flaky")
 			close(started)
@@ -265,21 +285,21 @@ func TestHardeningWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
 	}
 
 	// Another worker steals the expired claim and finishes the run.
+	survivorEvents := newWkEvents()
 	survivorWorker, survivorRun := wkStartWorker(t, survivor, docket.WorkerConfig{
-		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(slog.DiscardHandler),
+		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(slog.DiscardHandler), OnEvent: survivorEvents.hook,
 		Handler: func(context.Context, *docket.Job) docket.Result {
 			counter.add("survivor")
 			return docket.Complete(json.RawMessage(`{"by":"survivor"}`))
 		},
 	})
-	wkWaitFor(t, "the stolen run to be done", func() bool { return rs.row("r").Status == "done" })
+	survivorEvents.waitWritten(t, "complete", "r")
 	wkStop(t, survivorWorker, survivorRun)
 
 	// The flaky handler returns late: the fence refuses its commit, in the
 	// worker and through the public API alike.
 	close(release)
-	const refusal = "docket worker commit refused by the claim fence; a newer holder owns the run"
-	wkWaitFor(t, "the late commit to be refused", func() bool { return len(flakyLog.find(refusal)) == 1 })
+	flakyEvents.waitFor(t, "the late commit to be refused", wkFenced("r", "complete"))
 	wkStop(t, flaky, flakyRun)
 	late := docket.Holder{Scope: docket.Tenant("t"), RunID: "r", Token: token}
 	before := hardSnap(t, observer)

@@ -30,9 +30,10 @@ func TestHardeningWorkerRetryAtOutOfRange(t *testing.T) {
 	}
 	counter := newWkCounter()
 	log := &wkLogRecorder{}
+	events := newWkEvents()
 	far := time.Date(300000, time.January, 1, 0, 0, 0, 0, time.UTC)
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 2, Logger: slog.New(log),
+		Concurrency: 2, Logger: slog.New(log), OnEvent: events.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
 			if job.RunID == "far" {
@@ -41,9 +42,7 @@ func TestHardeningWorkerRetryAtOutOfRange(t *testing.T) {
 			return docket.Complete(json.RawMessage(`{"n":1}`))
 		},
 	})
-	wkWaitFor(t, "both verdicts committed", func() bool {
-		return queryInt64(t, pool, `select count(*) from docket_runs where status in ('done', 'failed')`) == 2
-	})
+	events.waitVerdicts(t, map[string]string{"far": "invalid_result", "near": "complete"})
 	wkStop(t, w, runResult)
 
 	wants := map[string]struct {

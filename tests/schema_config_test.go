@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -90,13 +89,13 @@ func TestConfigSchemaLeavesTheAppsSearchPathAlone(t *testing.T) {
 	}
 
 	done := make(chan string, 8)
-	log := &wkLogRecorder{}
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 2, PollInterval: time.Hour, Logger: slog.New(log),
+	events := newWkEvents()
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 2, PollInterval: time.Hour, OnEvent: events.hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			done <- job.RunID
 			return docket.Complete(nil)
 		}})
-	wkWaitFor(t, "the worker to listen", func() bool { return len(log.find("docket worker listening for due runs")) > 0 })
+	events.waitFor(t, "the worker to listen", wkListening)
 	if _, err := client.InsertRun(testContext(t), docket.NewRun{RunID: "inv-2", Scope: docket.Tenant("acme"),
 		GraphID: "send-invoice", GraphHash: "v1", State: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)

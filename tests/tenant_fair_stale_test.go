@@ -119,33 +119,25 @@ func (s *stalePause) claim(req docket.ClaimRequest, change func(ctx context.Cont
 		done <- claimed{tr, err}
 	}()
 
-	deadline := time.Now().Add(staleWait)
-	for {
-		var paused bool
-		err := s.env.pool.QueryRow(ctx, `select exists (
+	paused := make(chan error, 1)
+	go func() {
+		paused <- awaitActivity(ctx, s.env.pool, fmt.Sprintf(`exists (
 				select 1
 				  from pg_locks l
 				  join pg_stat_activity a on a.pid = l.pid
 				 where l.locktype = 'advisory' and l.mode = 'ShareLock' and not l.granted
 				   and l.database = (select oid from pg_database where datname = current_database())
-				   and l.classid::bigint = 0 and l.objid::bigint = $1 and l.objsubid = 1
-				   and a.usename = $2 and a.query like '%docket_tenant_fair_claim%')`,
-			staleAdvisoryKey, s.role).Scan(&paused)
+				   and l.classid::bigint = 0 and l.objid::bigint = %d and l.objsubid = 1
+				   and a.usename = %s and a.query like '%%docket_tenant_fair_claim%%')`,
+			staleAdvisoryKey, sqlLiteral(s.role)), staleWait)
+	}()
+	select {
+	case err := <-paused:
 		if err != nil {
-			s.t.Fatalf("look for the paused claim: %v", err)
+			s.t.Fatalf("the claim did not block on the pause: %v", err)
 		}
-		if paused {
-			break
-		}
-		select {
-		case r := <-done:
-			s.t.Fatalf("the claim ended before it reached the pause: err %v, inspections %+v", r.err, r.tr.Inspections)
-		default:
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the claim did not block on the pause within %s", staleWait)
-		}
-		time.Sleep(2 * time.Millisecond)
+	case r := <-done:
+		s.t.Fatalf("the claim ended before it reached the pause: err %v, inspections %+v", r.err, r.tr.Inspections)
 	}
 
 	change(ctx)

@@ -239,8 +239,9 @@ func crDrainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 	var mu sync.Mutex
 	seen := map[string]string{}
 	log := &wkLogRecorder{}
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 3, Logger: slog.New(log),
+		Concurrency: 3, Logger: slog.New(log), OnEvent: events.hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			mu.Lock()
 			seen[job.RunID] = string(job.State)
@@ -248,7 +249,7 @@ func crDrainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 			return docket.Complete(nil)
 		},
 	})
-	wkWaitFor(t, "every run done", func() bool { return wkCount(t, pool, "done") == int64(len(ids)) })
+	events.waitWritten(t, "complete", ids...)
 	wkStop(t, w, runResult)
 	wkExpectQuiet(t, log)
 

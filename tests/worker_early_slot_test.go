@@ -37,8 +37,9 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 	locks := map[string]pgx.Tx{}
 	started := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
 	counter := newWkCounter()
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 1, PollInterval: time.Minute,
+		Concurrency: 1, PollInterval: time.Minute, OnEvent: events.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
 			if job.RunID != "c" {
@@ -98,11 +99,11 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 	// b's verdict waits too; the committing token is a's, so b keeps the slot.
 	expectNotStarted("a and b committing")
 	unlock("a")
-	wkWaitFor(t, "a done", func() bool { return rs.row("a").Status == "done" })
+	events.waitWritten(t, "complete", "a")
 	expectNotStarted("b committing")
 	unlock("b")
 	wkWaitClosed(t, "c to start once b is written", started["c"])
-	wkWaitFor(t, "c done", func() bool { return rs.row("c").Status == "done" })
+	events.waitWritten(t, "complete", "c")
 	wkStop(t, w, runResult)
 
 	counter.expectEach(t, []string{"a", "b", "c"}, 1)
@@ -129,8 +130,9 @@ func TestWorkerClaimsAgainOnceAnEarlyVerdictIsWritten(t *testing.T) {
 	lockTaken := make(chan pgx.Tx, 1)
 	secondStarted := make(chan struct{})
 	counter := newWkCounter()
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 2, PollInterval: time.Minute,
+		Concurrency: 2, PollInterval: time.Minute, OnEvent: events.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
 			if job.RunID == "second" {
@@ -164,7 +166,7 @@ func TestWorkerClaimsAgainOnceAnEarlyVerdictIsWritten(t *testing.T) {
 		t.Fatalf("release first's lock: %v", err)
 	}
 	wkWaitClosed(t, "second to start once first's verdict is written", secondStarted)
-	wkWaitFor(t, "second done", func() bool { return rs.row("second").Status == "done" })
+	events.waitWritten(t, "complete", "second")
 	wkStop(t, w, runResult)
 	counter.expectEach(t, []string{"first", "second"}, 1)
 }

@@ -28,8 +28,9 @@ func TestWorkerClaimsIntoFreeSlotsWhileOthersStayBusy(t *testing.T) {
 
 	counter := newWkCounter()
 	blocked := make(chan struct{})
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 2, PollInterval: time.Minute,
+		Concurrency: 2, PollInterval: time.Minute, OnEvent: events.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
 			if job.RunID == "blocker" {
@@ -41,11 +42,11 @@ func TestWorkerClaimsIntoFreeSlotsWhileOthersStayBusy(t *testing.T) {
 		},
 	})
 	wkWaitClosed(t, "the blocker to start", blocked)
-	wkWaitFor(t, "quick-0 done", func() bool { return rs.row("quick-0").Status == "done" })
+	events.waitWritten(t, "complete", "quick-0")
 	for i := 1; i < quick; i++ {
 		id := fmt.Sprintf("quick-%d", i)
 		rs.insert("t", id)
-		wkWaitFor(t, id+" done", func() bool { return rs.row(id).Status == "done" })
+		events.waitWritten(t, "complete", id)
 	}
 	// A stop whose drain window is already over hands the blocker back at once.
 	stopCtx, endDrain := context.WithCancel(context.Background())

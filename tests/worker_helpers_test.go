@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/docketrun/docket-go/docket"
 )
 
@@ -50,18 +48,6 @@ func wkStop(t *testing.T, w *docket.Worker, runResult <-chan error) {
 	}
 	if err := <-runResult; err != nil {
 		t.Fatalf("run: %v", err)
-	}
-}
-
-// wkWaitFor polls cond until it holds, failing the test after wkDeadline.
-func wkWaitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wkDeadline)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -132,12 +118,6 @@ func (c *wkCounter) expectEach(t *testing.T, ids []string, want int) {
 			t.Errorf("run %s: %d handler invocations, want %d", id, got, want)
 		}
 	}
-}
-
-// wkCount returns the number of runs with status.
-func wkCount(t *testing.T, pool *pgxpool.Pool, status string) int64 {
-	t.Helper()
-	return queryInt64(t, pool, `select count(*) from docket_runs where status = $1`, status)
 }
 
 // wkLogRecorder is a slog handler that keeps every record's message and

@@ -53,19 +53,21 @@ func TestWorkerSurvivesAPostgreSQLRestart(t *testing.T) {
 
 	counter := newWkCounter()
 	log := &wkLogRecorder{}
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 8, ClaimTTL: 2 * time.Second, PollInterval: 200 * time.Millisecond, Logger: slog.New(log),
+		OnEvent: events.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond) // simulated handler work, so the restart meets handlers in flight
 			return docket.Complete(json.RawMessage(`{"n":1}`))
 		},
 	})
-	wkWaitFor(t, "a quarter of the runs done", func() bool { return wkCountTolerant(pool) >= int64(len(ids)/4) })
+	events.waitDone(t, len(ids)/4)
 	if err := srv.Restart(ctx); err != nil {
 		t.Fatalf("restart PostgreSQL: %v", err)
 	}
-	wkWaitFor(t, "every run done after the restart", func() bool { return wkCountTolerant(pool) == int64(len(ids)) })
+	events.waitFor(t, "every run done after the restart", wkAllDone(pool, len(ids)))
 	wkStop(t, w, runResult)
 
 	if got := queryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and checkpoint_seq = 1 and state = '{"n":1}'`); got != int64(len(ids)) {
@@ -86,4 +88,13 @@ func TestWorkerSurvivesAPostgreSQLRestart(t *testing.T) {
 	}
 	t.Logf("restarted after %d of %d runs; %d runs handled twice because their claim outlived a failed commit",
 		len(ids)/4, len(ids), redone)
+}
+
+// wkAllDone is the condition that n runs are done, read from the database
+// on each worker event. Across a server restart the events alone cannot
+// tell: a commit whose reply the restart cut off is written yet reported
+// fenced or failed when retried. The count of done runs only grows, and
+// every commit is followed by an event of its job, so the last one is seen.
+func wkAllDone(pool *pgxpool.Pool, n int) func([]docket.WorkerEvent) bool {
+	return func([]docket.WorkerEvent) bool { return wkCountTolerant(pool) == int64(n) }
 }

@@ -49,8 +49,9 @@ func TestWorkerCountsEachReadCommitAndReleaseOnce(t *testing.T) {
 	rs.insert("wt-a", "stolen")
 
 	log := &wkLogRecorder{}
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 8, Logger: slog.New(log),
+		Concurrency: 8, Logger: slog.New(log), OnEvent: events.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			if job.RunID == "stolen" {
 				// Another holder takes the claim before the verdict.
@@ -61,9 +62,9 @@ func TestWorkerCountsEachReadCommitAndReleaseOnce(t *testing.T) {
 			return docket.Complete(json.RawMessage(`{"done":true}`))
 		},
 	})
-	const refusal = "docket worker commit refused by the claim fence; a newer holder owns the run"
-	wkWaitFor(t, "every run done and the stolen verdict refused", func() bool {
-		return wkCount(t, pool, "done") == int64(len(ids)) && len(log.find(refusal)) == 1
+	fenced := wkFenced("stolen", "complete")
+	events.waitFor(t, "every run done and the stolen verdict refused", func(evs []docket.WorkerEvent) bool {
+		return wkAllWritten(evs, "complete", ids) && fenced(evs)
 	})
 	wkStop(t, w, runResult)
 

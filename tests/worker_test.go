@@ -45,12 +45,17 @@ type wkCapSample struct {
 }
 
 // wkSampleCaps reads every scope's admitted count and live claims in one
-// statement, again and again until ctx ends, and records every snapshot in
-// which a scope is over capPerScope, holds more claims than admissions, or
-// holds a claim without an admission.
-func wkSampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64) wkCapSample {
+// statement each time tick fires, right after a claim call, until ctx ends,
+// and records every snapshot in which a scope is over capPerScope, holds
+// more claims than admissions, or holds a claim without an admission.
+func wkSampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64, tick <-chan struct{}) wkCapSample {
 	var out wkCapSample
-	for ctx.Err() == nil {
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-tick:
+		}
 		rows, err := pool.Query(ctx, `
 			select scope_key,
 			       count(*) filter (where tenant_admitted_at is not null),
@@ -87,9 +92,7 @@ func wkSampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64) wk
 			return out
 		}
 		out.samples++
-		time.Sleep(2 * time.Millisecond)
 	}
-	return out
 }
 
 func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
@@ -107,19 +110,32 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 	samplerCtx, stopSampler := context.WithCancel(context.Background())
 	sampled := make(chan wkCapSample, 1)
 	samplerPool := wkPool(t, url, 1)
-	go func() { sampled <- wkSampleCaps(samplerCtx, samplerPool, capPerTenant) }()
+	// Every claim call that leased runs asks for a snapshot; one that
+	// arrives while the sampler is busy folds into the pending one.
+	tick := make(chan struct{}, 1)
+	go func() { sampled <- wkSampleCaps(samplerCtx, samplerPool, capPerTenant, tick) }()
 
 	counter := newWkCounter()
 	log := &wkLogRecorder{}
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 8, PollInterval: 100 * time.Millisecond, Logger: slog.New(log),
+		OnEvent: func(ev docket.WorkerEvent) {
+			events.hook(ev)
+			if ev.Kind == docket.EventClaimed && ev.Leases > 0 {
+				select {
+				case tick <- struct{}{}:
+				default:
+				}
+			}
+		},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
-			time.Sleep(time.Millisecond) // a little work, so claims overlap
+			time.Sleep(time.Millisecond) // simulated handler work, so claims overlap
 			return docket.Complete(json.RawMessage(`{"n":1}`))
 		},
 	})
-	wkWaitFor(t, "all 500 runs done", func() bool { return wkCount(t, pool, "done") == int64(len(ids)) })
+	events.waitDone(t, len(ids))
 	stopSampler()
 	sample := <-sampled
 	wkStop(t, w, runResult)
@@ -187,7 +203,8 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 		causesMu.Unlock()
 		return docket.Complete(json.RawMessage(`{"n":"too late"}`))
 	}
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: len(runs), Handler: handler})
+	events := newWkEvents()
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: len(runs), Handler: handler, OnEvent: events.hook})
 	allStarted := make(chan struct{})
 	go func() { started.Wait(); close(allStarted) }()
 	wkWaitClosed(t, "every handler to start", allStarted)
@@ -199,7 +216,7 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 	go func() { stopResult <- w.Stop(stopCtx) }()
 	close(stopping)
 	rs := &rsStore{t: t, pool: pool, client: client}
-	wkWaitFor(t, "the finisher to commit during the drain", func() bool { return rs.row("finisher").Status == "done" })
+	events.waitWritten(t, "complete", "finisher")
 	endDrain()
 	select {
 	case err := <-stopResult:
@@ -254,8 +271,9 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 	}
 
 	// Nothing was lost: a second worker finishes the handed-back runs.
-	w2, run2 := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 2, Handler: handler})
-	wkWaitFor(t, "every run done", func() bool { return wkCount(t, pool, "done") == int64(len(runs)) })
+	events2 := newWkEvents()
+	w2, run2 := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 2, Handler: handler, OnEvent: events2.hook})
+	events2.waitWritten(t, "complete", slow...)
 	wkStop(t, w2, run2)
 	for _, id := range []string{"quick", "finisher"} {
 		if got := counter.get(id); got != 1 {
@@ -323,8 +341,9 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	crashedStarted, crashedCancelled, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var crashedCause error
 	crashedLog := &wkLogRecorder{}
+	crashedEvents := newWkEvents()
 	crashed, crashedRun := wkStartWorker(t, crashedClient, docket.WorkerConfig{
-		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(crashedLog),
+		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(crashedLog), OnEvent: crashedEvents.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add("crashed")
 			close(crashedStarted)
@@ -347,8 +366,9 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	}
 	var stolen stolenJob
 	var stolenMu sync.Mutex
+	survivorEvents := newWkEvents()
 	survivorWorker, survivorRun := wkStartWorker(t, survivor, docket.WorkerConfig{
-		Concurrency: 2, ClaimTTL: ttl,
+		Concurrency: 2, ClaimTTL: ttl, OnEvent: survivorEvents.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.add("survivor")
 			stolenMu.Lock()
@@ -357,7 +377,7 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 			return docket.Complete(json.RawMessage(`{"by":"survivor"}`))
 		},
 	})
-	wkWaitFor(t, "the stolen run to be done", func() bool { return rs.row("run-crash-1").Status == "done" })
+	survivorEvents.waitWritten(t, "complete", "run-crash-1")
 	wkStop(t, survivorWorker, survivorRun)
 
 	// The first worker comes back to life: its handler finally returns and
@@ -366,7 +386,7 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	severed.Store(false)
 	close(release)
 	const refusal = "docket worker commit refused by the claim fence; a newer holder owns the run"
-	wkWaitFor(t, "the stale commit to be refused", func() bool { return len(crashedLog.find(refusal)) == 1 })
+	crashedEvents.waitFor(t, "the stale commit to be refused", wkFenced("run-crash-1", "complete"))
 	wkStop(t, crashed, crashedRun)
 
 	if !errors.Is(crashedCause, docket.ErrClaimLost) {
@@ -401,16 +421,16 @@ func TestWorkerWakesOnNotifyWithoutWaitingForAPoll(t *testing.T) {
 	t.Parallel()
 	pool := wkPool(t, pgtest.NewDatabase(t), 8)
 	client := openClient(t, pool, tenantFairConfig(4))
-	log := &wkLogRecorder{}
+	events := newWkEvents()
 	started := map[string]chan struct{}{"plain": make(chan struct{}), "in-tx": make(chan struct{})}
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 2, PollInterval: time.Minute, Logger: slog.New(log),
+		Concurrency: 2, PollInterval: time.Minute, OnEvent: events.hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			close(started[job.RunID])
 			return docket.Complete(nil)
 		},
 	})
-	wkWaitFor(t, "the worker to listen", func() bool { return len(log.find("docket worker listening for due runs")) > 0 })
+	events.waitFor(t, "the worker to listen", wkListening)
 
 	// With a one-minute poll interval, only the notification can start the
 	// run within the deadline.
@@ -432,7 +452,7 @@ func TestWorkerWakesOnNotifyWithoutWaitingForAPoll(t *testing.T) {
 		t.Fatalf("commit: %v", err)
 	}
 	wkWaitClosed(t, "the run inserted in a transaction to start", started["in-tx"])
-	wkWaitFor(t, "both runs done", func() bool { return wkCount(t, pool, "done") == 2 })
+	events.waitWritten(t, "complete", "plain", "in-tx")
 	wkStop(t, w, runResult)
 }
 
@@ -496,9 +516,13 @@ func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 		}
 		return docket.Result{}
 	}
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 4, Handler: handler})
-	wkWaitFor(t, "every verdict committed", func() bool {
-		return queryInt64(t, pool, `select count(*) from docket_runs where claim_token is null and (status <> 'running' or wake_at > now())`) == int64(len(names))
+	events := newWkEvents()
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 4, Handler: handler, OnEvent: events.hook})
+	// Each run's last verdict written; a poll of the table would take the
+	// yielded continue and yield runs for settled (see the exec mode test).
+	events.waitVerdicts(t, map[string]string{
+		"complete": "complete", "fail": "fail", "panic": "panic", "retry": "retry", "wait": "wait",
+		"continue": "complete", "yield": "complete", "checkpoint": "complete", "zero": "no_result", "invalid": "invalid_result",
 	})
 	wkStop(t, w, runResult)
 
@@ -587,21 +611,26 @@ func TestWorkerBacksOffOnLockContentionWithoutReportingFailure(t *testing.T) {
 	}
 
 	log := &wkLogRecorder{}
+	events := newWkEvents()
 	handled := make(chan struct{})
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 1, Logger: slog.New(log),
+		Concurrency: 1, Logger: slog.New(log), OnEvent: events.hook,
 		Handler: func(context.Context, *docket.Job) docket.Result {
 			close(handled)
 			return docket.Complete(nil)
 		},
 	})
-	const contention = "docket worker claim met lock contention"
-	wkWaitFor(t, "repeated lock contention", func() bool { return len(log.find(contention)) >= 3 })
+	events.waitFor(t, "repeated lock contention", func(evs []docket.WorkerEvent) bool {
+		return wkCountEvents(evs, func(ev docket.WorkerEvent) bool {
+			unavailable, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](ev.Err)
+			return ev.Kind == docket.EventClaimed && ok && unavailable.Reason == "lock_contention"
+		}) >= 3
+	})
 	if err := holder.Rollback(testContext(t)); err != nil {
 		t.Fatalf("release the policy row: %v", err)
 	}
 	wkWaitClosed(t, "the run to be handled once the lock is free", handled)
-	wkWaitFor(t, "the run done", func() bool { return rs.row("r").Status == "done" })
+	events.waitWritten(t, "complete", "r")
 	wkStop(t, w, runResult)
 	wkExpectQuiet(t, log)
 }
@@ -617,14 +646,18 @@ func TestWorkerPoisonsRunsOverMaxClaimAttemptsWithoutHandlingThem(t *testing.T) 
 
 	counter := newWkCounter()
 	log := &wkLogRecorder{}
+	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 1, MaxClaimAttempts: 3, Logger: slog.New(log),
+		Concurrency: 1, MaxClaimAttempts: 3, Logger: slog.New(log), OnEvent: events.hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			counter.add(job.RunID)
 			return docket.Complete(nil)
 		},
 	})
-	wkWaitFor(t, "the fresh run done", func() bool { return rs.row("fresh").Status == "done" })
+	events.waitFor(t, "the worn run poisoned and the fresh run done", func(evs []docket.WorkerEvent) bool {
+		return wkWritten(evs, "fresh", "complete") &&
+			wkCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventClaimed && ev.Poisoned > 0 }) > 0
+	})
 	wkStop(t, w, runResult)
 
 	worn := rs.row("worn")

@@ -1,0 +1,119 @@
+package docket
+
+import "errors"
+
+// WorkerEventKind says what a WorkerEvent reports.
+type WorkerEventKind int
+
+// Kinds of WorkerEvent.
+const (
+	// EventListening: a LISTEN session took effect, so runs inserted due
+	// now from here on wake the worker at once. Reported again after every
+	// reconnect.
+	EventListening WorkerEventKind = iota + 1
+	// EventClaimed: a claim call returned; Leases and Poisoned count its
+	// outcomes, Err is its error (nil on success).
+	EventClaimed
+	// EventHandlerStarted: the handler of run RunID of Scope is about to be
+	// called.
+	EventHandlerStarted
+	// EventVerdict: the worker's write of a verdict on run RunID of Scope
+	// ended; Verdict names it and Outcome says what became of it.
+	EventVerdict
+)
+
+// String names k.
+func (k WorkerEventKind) String() string {
+	switch k {
+	case EventListening:
+		return "listening"
+	case EventClaimed:
+		return "claimed"
+	case EventHandlerStarted:
+		return "handler_started"
+	case EventVerdict:
+		return "verdict"
+	}
+	return "unknown"
+}
+
+// VerdictOutcome is what became of a verdict the worker tried to write.
+type VerdictOutcome int
+
+// Outcomes of an EventVerdict.
+const (
+	// VerdictWritten: the commit took effect; a read that starts after the
+	// event sees it.
+	VerdictWritten VerdictOutcome = iota + 1
+	// VerdictFenced: the claim fence refused the commit (ErrStaleFence or
+	// ErrNotFound in Err): a newer holder owns the run, nothing changed.
+	VerdictFenced
+	// VerdictDropped: nothing was sent, since the worker had already given
+	// the claim up (reported lost, or handed back by a stopping worker).
+	VerdictDropped
+	// VerdictFailed: the commit was not written (Err says why). A verdict the
+	// store refused as invalid is followed by the "invalid_result" verdict
+	// that fails the run; otherwise the claim expires after ClaimTTL and the
+	// run is claimed again.
+	VerdictFailed
+)
+
+// String names o.
+func (o VerdictOutcome) String() string {
+	switch o {
+	case VerdictWritten:
+		return "written"
+	case VerdictFenced:
+		return "fenced"
+	case VerdictDropped:
+		return "dropped"
+	case VerdictFailed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+// WorkerEvent is one thing a Worker did, reported to WorkerConfig.OnEvent as
+// it happens. Fields a Kind does not use are zero. Unlike the worker's logs
+// and metrics it carries identities: it stays in the application's process.
+type WorkerEvent struct {
+	// Kind says what happened.
+	Kind WorkerEventKind
+	// RunID and Scope name the run of an EventHandlerStarted or
+	// EventVerdict.
+	RunID string
+	Scope Scope
+	// Verdict is an EventVerdict's checkpoint type: the handler's verdict
+	// ("complete", "fail", "retry", "continue", "yield", "wait", "panic",
+	// "no_result"), "invalid_result" for the failure that replaces a verdict
+	// the store refused as invalid, or "stop" for a claim a stopping worker
+	// handed back (see Result).
+	Verdict string
+	// Outcome is what became of an EventVerdict's write.
+	Outcome VerdictOutcome
+	// Leases and Poisoned count the outcomes of an EventClaimed.
+	Leases, Poisoned int
+	// Err is the error of a failed claim call, or of a verdict that was
+	// fenced or failed.
+	Err error
+}
+
+// emit reports e to the OnEvent hook, if any.
+func (w *Worker) emit(e WorkerEvent) {
+	if w.cfg.OnEvent != nil {
+		w.cfg.OnEvent(e)
+	}
+}
+
+// verdictOutcome classifies the result of a verdict's write.
+func verdictOutcome(err error) VerdictOutcome {
+	switch {
+	case err == nil:
+		return VerdictWritten
+	case errors.Is(err, errReleased):
+		return VerdictDropped
+	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
+		return VerdictFenced
+	}
+	return VerdictFailed
+}
