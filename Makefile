@@ -14,10 +14,16 @@ RACE_RUN  ?= Worker|Claim|Telemetry
 
 all: check-generate vet test
 
-## generate: expand db/functions into the migrations, then regenerate gen/ with sqlc
+# EXAMPLE_SCHEMA is Docket's schema as the example app's sqlc reads it.
+EXAMPLE_SCHEMA := examples/invoices/db/docket
+
+## generate: expand db/functions into the migrations, then regenerate gen/ (and the example app's store) with sqlc
 generate:
 	$(GO) run ./internal/sqlinclude
 	$(SQLC) generate
+	rm -rf $(EXAMPLE_SCHEMA)
+	$(GO) run ./cmd/docket migrate sql --format golang-migrate --out $(EXAMPLE_SCHEMA) >/dev/null
+	$(SQLC) generate -f examples/invoices/sqlc.yaml
 
 ## release-migration: record new migrations in db/released-migrations.sum (frozen from then on)
 release-migration:
@@ -27,6 +33,10 @@ release-migration:
 check-generate:
 	$(GO) run ./internal/sqlinclude -check
 	$(SQLC) diff
+	@tmp=$$(mktemp -d); $(GO) run ./cmd/docket migrate sql --format golang-migrate --out $$tmp/docket >/dev/null && \
+		diff -r $$tmp/docket $(EXAMPLE_SCHEMA); status=$$?; rm -rf $$tmp; \
+		test $$status = 0 || { echo "$(EXAMPLE_SCHEMA) is stale: run make generate"; exit 1; }
+	$(SQLC) diff -f examples/invoices/sqlc.yaml
 
 ## check-tidy: fail when go.mod or go.sum of the library or the bench module is not tidy
 check-tidy:
