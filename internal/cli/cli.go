@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // Exit codes of the docket command.
@@ -48,10 +49,37 @@ type output struct {
 	stderr io.Writer
 }
 
-// failf reports an error on stderr and returns code.
+// failf reports an error on stderr and returns code. The message starts
+// with "docket: " once: the library's own "docket: " prefix inside wrapped
+// errors is dropped.
 func (o output) failf(code int, format string, args ...any) int {
-	fmt.Fprintf(o.stderr, "docket: "+format+"\n", args...)
+	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), ": docket: ", ": ")
+	fmt.Fprintf(o.stderr, "docket: %s\n", msg)
 	return code
+}
+
+// isHelp reports a help request word.
+func isHelp(arg string) bool {
+	return arg == "help" || isHelpFlag(arg)
+}
+
+// isHelpFlag reports a help flag.
+func isHelpFlag(arg string) bool {
+	return slices.Contains([]string{"-h", "-help", "--help"}, arg)
+}
+
+// asksHelp reports a help flag among a command's arguments before "--",
+// after which everything is positional (a tenant may be called "-h").
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelpFlag(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // usageError reports a flag parsing error; -h and --help print the usage
@@ -73,16 +101,36 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		writeHelp(stderr)
 		return ExitUsage
 	}
-	if slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+	if isHelp(args[0]) {
+		if len(args) > 1 {
+			return commandHelp(args[1], out)
+		}
 		writeHelp(stdout)
 		return ExitOK
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
+			// "docket CMD --help" (and "docket CMD ACTION --help") print
+			// only that command's usage.
+			if asksHelp(args[1:]) {
+				fmt.Fprint(stdout, c.usage)
+				return ExitOK
+			}
 			return c.run(ctx, args[1:], out)
 		}
 	}
 	return out.failf(ExitUsage, "unknown command %q (docket help lists the commands)", args[0])
+}
+
+// commandHelp prints the usage of the named command ("docket help CMD").
+func commandHelp(name string, out output) int {
+	for _, c := range commands {
+		if c.name == name {
+			fmt.Fprint(out.stdout, c.usage)
+			return ExitOK
+		}
+	}
+	return out.failf(ExitUsage, "help: unknown command %q (docket help lists the commands)", name)
 }
 
 // writeHelp prints every command's usage and the exit codes.

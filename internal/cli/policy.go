@@ -79,6 +79,11 @@ func runPolicy(ctx context.Context, args []string, out output) int {
 	if err == nil {
 		err = action.run(ctx, admin, a, out)
 	}
+	if errors.Is(err, docket.ErrNotInitialized) {
+		return out.failf(policyExitCode(err), "policy %s: %v\n"+
+			"The default cap is persisted by the first start of a TenantFair client (docket.Open with\n"+
+			"policy.TenantFair{DefaultMaxActiveRuns: N}); start the application once, then change it here.", args[0], err)
+	}
 	if err != nil {
 		return out.failf(policyExitCode(err), "policy %s: %v", args[0], err)
 	}
