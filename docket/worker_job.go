@@ -62,6 +62,9 @@ type Job struct {
 	// uncertain is set while an attempt of the pending commit failed
 	// without an answer, so it may have committed all the same.
 	uncertain bool
+	// staged is the verdict the handler wrote in its own transaction with
+	// CommitTx, if any.
+	staged *commitPlan
 
 	// awaited is set while the worker's group commit awaits this job's
 	// verdict (see leaseRead.awaiting); the group's mutex guards it.
@@ -128,7 +131,7 @@ func (j *Job) run(base, io context.Context) {
 	j.worker.emit(WorkerEvent{Kind: EventHandlerStarted, RunID: j.RunID, Scope: j.Scope})
 	plan := j.invoke(handlerCtx)
 	stopHeartbeat()
-	j.settle(io, plan)
+	j.settleStaged(io, plan)
 }
 
 // prepare takes the claimed run from the claim call's read for the handler.
