@@ -20,9 +20,10 @@ import (
 // undefinedTable is SQLSTATE 42P01: the schema was never migrated here.
 const undefinedTable = "42P01"
 
-// verifySchema requires exactly the embedded migrations (schema version 2)
-// plus the validated shape: the marker column and one claim function with the
-// fixed six-argument identity, and the singleton policy row. It only reads.
+// verifySchema requires exactly the embedded migrations (schema version 3)
+// plus the validated shape: the marker column, the parking column, one claim
+// function with the fixed six-argument identity, and the singleton policy
+// row. It only reads.
 func verifySchema(ctx context.Context, q *gen.Queries) error {
 	want, err := embeddedVersions()
 	if err != nil {
@@ -44,6 +45,9 @@ func verifySchema(ctx context.Context, q *gen.Queries) error {
 	}
 	if !shape.HasMarkerColumn {
 		return fmt.Errorf("%w: docket_runs.tenant_admitted_at is missing", ErrSchemaMismatch)
+	}
+	if !shape.HasParkedColumn {
+		return fmt.Errorf("%w: docket_claim_schedule.parked_until is missing", ErrSchemaMismatch)
 	}
 	if shape.ClaimFunctionCount != 1 || shape.ClaimFunctionExactCount != 1 {
 		return fmt.Errorf("%w: want exactly one six-argument docket_tenant_fair_claim, found %d function(s), %d with that identity",
@@ -110,7 +114,8 @@ func synchronizeLegacy(ctx context.Context, q *gen.Queries, row gen.DocketClaimP
 	return nil
 }
 
-// synchronizeTenantFair selects TenantFair and persists its configured cap.
+// synchronizeTenantFair selects TenantFair and persists its configured cap
+// and ParkDormant.
 func synchronizeTenantFair(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy, engine policy.TenantFair) error {
 	switching := row.AdmissionMode != engine.Name()
 	if switching {
@@ -120,17 +125,39 @@ func synchronizeTenantFair(ctx context.Context, q *gen.Queries, row gen.DocketCl
 		if _, err := q.MarkLegacyClaimsAdmitted(ctx); err != nil {
 			return fmt.Errorf("docket: adopting legacy claims: %w", err)
 		}
+		// Legacy claims ignore parking, so a parked partition may now hold
+		// a claim; the walk starts again from the whole ring.
+		if _, err := q.UnparkAllPartitions(ctx); err != nil {
+			return fmt.Errorf("docket: unparking partitions: %w", err)
+		}
 	}
 	configured := int32(engine.DefaultMaxActiveRuns)
 	if row.MaxActive == nil || row.ConfiguredMaxActive == nil || *row.ConfiguredMaxActive != configured {
 		if _, err := q.InitializeClaimPolicy(ctx, &configured); err != nil {
 			return fmt.Errorf("docket: persisting the configured claim policy default: %w", err)
 		}
-		return nil
-	}
-	if switching {
+	} else if switching {
 		if _, err := q.SetAdmissionMode(ctx, engine.Name()); err != nil {
 			return fmt.Errorf("docket: selecting tenant_fair admission: %w", err)
+		}
+	}
+	return synchronizeParkDormant(ctx, q, row, engine.ParkDormant)
+}
+
+// synchronizeParkDormant persists a changed configured ParkDormant, exactly
+// like the cap: an unchanged one writes nothing, so a runtime change made
+// with PutClaimPolicyParking survives restarts until the configuration
+// itself changes.
+func synchronizeParkDormant(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy, configured bool) error {
+	if row.ConfiguredParkDormant == configured {
+		return nil
+	}
+	if _, err := q.SynchronizeParkDormant(ctx, configured); err != nil {
+		return fmt.Errorf("docket: persisting the configured park_dormant: %w", err)
+	}
+	if !configured {
+		if _, err := q.UnparkAllPartitions(ctx); err != nil {
+			return fmt.Errorf("docket: unparking partitions: %w", err)
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ const AppliedMigrationVersions = `-- name: AppliedMigrationVersions :many
 select version::text as version from schema_migrations order by version
 `
 
-// Startup compares these with the embedded migrations (schema version 2).
+// Startup compares these with the embedded migrations (schema version 3).
 func (q *Queries) AppliedMigrationVersions(ctx context.Context) ([]string, error) {
 	rows, err := q.db.Query(ctx, AppliedMigrationVersions)
 	if err != nil {
@@ -43,7 +43,7 @@ update docket_claim_policy
        initialized_at = coalesce(initialized_at, now()),
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
 `
 
 // First TenantFair start, or a changed configured cap: persist the default.
@@ -59,12 +59,14 @@ func (q *Queries) InitializeClaimPolicy(ctx context.Context, maxActive *int32) (
 		&i.ScanRingPosition,
 		&i.InitializedAt,
 		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
 	)
 	return i, err
 }
 
 const LockClaimPolicy = `-- name: LockClaimPolicy :one
-select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at from docket_claim_policy where id = 1 for update
+select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant from docket_claim_policy where id = 1 for update
 `
 
 // Startup synchronization serializes on the singleton row.
@@ -80,6 +82,8 @@ func (q *Queries) LockClaimPolicy(ctx context.Context) (DocketClaimPolicy, error
 		&i.ScanRingPosition,
 		&i.InitializedAt,
 		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
 	)
 	return i, err
 }
@@ -109,6 +113,12 @@ select
            and a.attname = 'tenant_admitted_at'
            and not a.attisdropped
     ) as has_marker_column,
+    exists (
+        select 1 from pg_catalog.pg_attribute a
+         where a.attrelid = to_regclass('docket_claim_schedule')
+           and a.attname = 'parked_until'
+           and not a.attisdropped
+    ) as has_parked_column,
     (select count(*) from pg_catalog.pg_proc p
       where p.proname = 'docket_tenant_fair_claim'
         and p.pronamespace = current_schema()::regnamespace) as claim_function_count,
@@ -123,16 +133,23 @@ select
 
 type SchemaShapeRow struct {
 	HasMarkerColumn         bool
+	HasParkedColumn         bool
 	ClaimFunctionCount      int64
 	ClaimFunctionExactCount int64
 }
 
-// Startup shape: the marker column and the number of claim functions with the
-// fixed six-argument identity versus any identity, all in the current schema.
+// Startup shape: the marker column, the parking column, and the number of
+// claim functions with the fixed six-argument identity versus any identity,
+// all in the current schema.
 func (q *Queries) SchemaShape(ctx context.Context) (SchemaShapeRow, error) {
 	row := q.db.QueryRow(ctx, SchemaShape)
 	var i SchemaShapeRow
-	err := row.Scan(&i.HasMarkerColumn, &i.ClaimFunctionCount, &i.ClaimFunctionExactCount)
+	err := row.Scan(
+		&i.HasMarkerColumn,
+		&i.HasParkedColumn,
+		&i.ClaimFunctionCount,
+		&i.ClaimFunctionExactCount,
+	)
 	return i, err
 }
 
@@ -141,7 +158,7 @@ update docket_claim_policy
    set admission_mode = $1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
 `
 
 // Engine switch at startup without a cap change.
@@ -157,6 +174,55 @@ func (q *Queries) SetAdmissionMode(ctx context.Context, admissionMode string) (D
 		&i.ScanRingPosition,
 		&i.InitializedAt,
 		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
 	)
 	return i, err
+}
+
+const SynchronizeParkDormant = `-- name: SynchronizeParkDormant :one
+update docket_claim_policy
+   set park_dormant = $1::boolean,
+       configured_park_dormant = $1::boolean,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
+`
+
+// A changed configured ParkDormant: persist it as the domain's walk and as
+// the last configured value, as a write of the policy (version + 1).
+func (q *Queries) SynchronizeParkDormant(ctx context.Context, parkDormant bool) (DocketClaimPolicy, error) {
+	row := q.db.QueryRow(ctx, SynchronizeParkDormant, parkDormant)
+	var i DocketClaimPolicy
+	err := row.Scan(
+		&i.ID,
+		&i.AdmissionMode,
+		&i.MaxActive,
+		&i.ConfiguredMaxActive,
+		&i.PolicyVersion,
+		&i.ScanRingPosition,
+		&i.InitializedAt,
+		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
+	)
+	return i, err
+}
+
+const UnparkAllPartitions = `-- name: UnparkAllPartitions :execrows
+update docket_claim_schedule
+   set parked_until = null
+ where parked_until is not null
+`
+
+// Leaving parked mode, or entering TenantFair from Legacy, puts every parked
+// partition back in the ring. Callers hold the policy row, so no claim call
+// parks concurrently; the next parked-mode call parks again what is dormant.
+func (q *Queries) UnparkAllPartitions(ctx context.Context) (int64, error) {
+	result, err := q.db.Exec(ctx, UnparkAllPartitions)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -1,10 +1,11 @@
 -- name: AppliedMigrationVersions :many
--- Startup compares these with the embedded migrations (schema version 2).
+-- Startup compares these with the embedded migrations (schema version 3).
 select version::text as version from schema_migrations order by version;
 
 -- name: SchemaShape :one
--- Startup shape: the marker column and the number of claim functions with the
--- fixed six-argument identity versus any identity, all in the current schema.
+-- Startup shape: the marker column, the parking column, and the number of
+-- claim functions with the fixed six-argument identity versus any identity,
+-- all in the current schema.
 select
     exists (
         select 1 from pg_catalog.pg_attribute a
@@ -12,6 +13,12 @@ select
            and a.attname = 'tenant_admitted_at'
            and not a.attisdropped
     ) as has_marker_column,
+    exists (
+        select 1 from pg_catalog.pg_attribute a
+         where a.attrelid = to_regclass('docket_claim_schedule')
+           and a.attname = 'parked_until'
+           and not a.attisdropped
+    ) as has_parked_column,
     (select count(*) from pg_catalog.pg_proc p
       where p.proname = 'docket_tenant_fair_claim'
         and p.pronamespace = current_schema()::regnamespace) as claim_function_count,
@@ -54,3 +61,22 @@ update docket_runs
    set tenant_admitted_at = claimed_at
  where status = 'running' and poisoned_at is null and claim_token is not null
    and tenant_admitted_at is null;
+
+-- name: SynchronizeParkDormant :one
+-- A changed configured ParkDormant: persist it as the domain's walk and as
+-- the last configured value, as a write of the policy (version + 1).
+update docket_claim_policy
+   set park_dormant = sqlc.arg(park_dormant)::boolean,
+       configured_park_dormant = sqlc.arg(park_dormant)::boolean,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning *;
+
+-- name: UnparkAllPartitions :execrows
+-- Leaving parked mode, or entering TenantFair from Legacy, puts every parked
+-- partition back in the ring. Callers hold the policy row, so no claim call
+-- parks concurrently; the next parked-mode call parks again what is dormant.
+update docket_claim_schedule
+   set parked_until = null
+ where parked_until is not null;
