@@ -17,6 +17,7 @@ import (
 const (
 	migV1Version = "20261101000001"
 	migV2Version = "20261101000002"
+	migV3Version = "20261201000003"
 )
 
 // migCatalogQuery lists every object of one schema with its full definition:
@@ -154,7 +155,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 
 	url := pgtest.NewEmptyDatabase(t)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
 	pool := poolFor(t, url)
 	v2 := migCatalog(t, pool, "public")
 	for _, o := range migV2Objects {
@@ -175,13 +176,45 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		t.Fatalf("fresh policy rows in their initial shape = %d, want 1", got)
 	}
 
+	v3 := v2
+	v2URL := pgtest.NewEmptyDatabase(t)
+	migrateOrFail(t, v2URL, docket.MigrateOptions{Target: migV2Version})
+	migExpectApplied(t, v2URL, docket.MigrateOptions{}, migV1Version, migV2Version)
+	v2 = migCatalog(t, poolFor(t, v2URL), "public")
+	for _, o := range migV3Objects {
+		if migHasPrefix(v2, o) {
+			t.Fatalf("V2 already has %s", o)
+		}
+		if !migHasPrefix(v3, o) {
+			t.Fatalf("a fresh install lacks %s", o)
+		}
+	}
+
+	// The down of V3 restores exactly the V2 catalog, the spec walk's
+	// claim function included (its source hash is part of the listing).
+	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
+	migExpectSameCatalog(t, "after down to V2", migCatalog(t, pool, "public"), v2)
+
 	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
 	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version)
-	migExpectSameCatalog(t, "after down", migCatalog(t, pool, "public"), v1)
+	migExpectSameCatalog(t, "after down to V1", migCatalog(t, pool, "public"), v1)
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
-	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v2)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v3)
+}
+
+// migV3Objects are catalog entry prefixes only V3 creates.
+var migV3Objects = []string{
+	"column docket_claim_schedule.parked_until timestamp with time zone notnull=false",
+	"column docket_claim_policy.park_dormant boolean notnull=true",
+	"column docket_claim_policy.configured_park_dormant boolean notnull=true",
+	"relation docket_claim_schedule_awake_idx kind=i",
+	"relation docket_claim_schedule_wake_idx kind=i",
+	"relation docket_runs_unadmitted_claimed_idx kind=i",
+	"function docket_runs_wake_partition() returns trigger",
+	"trigger docket_runs.docket_runs_wake_partition_trg ",
 }
 
 // migRun is one run seeded with plain SQL in a given lifecycle shape.
@@ -283,7 +316,7 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
 
 	var after string
 	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&after); err != nil {
@@ -343,7 +376,7 @@ func TestMigrationCustomSchemasAreIndependentDomains(t *testing.T) {
 	// The same physical schema named again is the same domain: nothing to do.
 	migrateOrFail(t, migURLWithSearchPath(t, url, "alpha"), docket.MigrateOptions{})
 	for _, schema := range []string{"alpha", "beta"} {
-		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version)
+		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version, migV3Version)
 	}
 	admin := poolFor(t, url)
 	if got := queryInt64(t, admin, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
@@ -439,7 +472,7 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 	// Removing the conflict lets the same upgrade succeed.
 	execSQL(t, pool, `drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)`)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
 	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 1 {
 		t.Fatalf("marked runs after the retried upgrade = %d, want 1", got)
 	}
