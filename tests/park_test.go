@@ -367,3 +367,120 @@ func TestParkedPolicyWrites(t *testing.T) {
 		t.Fatalf("inspection %+v, want parked until a write", inspection)
 	}
 }
+
+// TestParkedActiveTenantsAmongManyDormantAreServedPromptly: 20 tenants with
+// a backlog among 2,000 whose only run is due tomorrow, cap 4, demand 8,
+// each call's leases finished before the next call. While the first
+// revolution parks the dormant partitions, every call visits exactly the
+// positions a small model of the walk predicts (parks are empty pages,
+// grants stop the call at its demand). Once they are parked, every call
+// visits only backlogged tenants: two grants of four per call, and all 20
+// tenants are served in 10 calls.
+func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
+	t.Parallel()
+	const (
+		tenants  = 2020
+		every    = 101 // tenants t0000, t0101, ... t1919 have a backlog
+		active   = 20
+		backlog  = 100
+		capValue = 4
+		demand   = 8
+	)
+	e := newClParked(t, capValue)
+	execSQL(t, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+		select format('t%s-%s', lpad(i::text, 4, '0'), k), format('t%s', lpad(i::text, 4, '0')), 'g', 'h1', 'running', '{}',
+		       case when i % $3 = 0 then $1::timestamptz - interval '1 hour' + make_interval(secs => k)
+		            else $1::timestamptz + interval '1 day' end
+		  from generate_series(0, $2::integer - 1) as i,
+		       lateral generate_series(1, case when i % $3 = 0 then $4::integer else 1 end) as k`,
+		clBase, tenants, every, backlog)
+	if got := e.position("t1919"); got != 1920 {
+		t.Fatalf("position of t1919 = %d, want 1920 (positions in key order)", got)
+	}
+
+	// The model: positions 1..tenants, the backlogged ones at 1 + i*every.
+	isActive := func(pos int64) bool { return (pos-1)%every == 0 }
+	parked := map[int64]bool{}
+	cursor := int64(0)
+	next := func() (int64, bool) {
+		for step := int64(1); step <= tenants; step++ {
+			pos := (cursor+step-1)%tenants + 1
+			if !parked[pos] {
+				return pos, true
+			}
+		}
+		return 0, false
+	}
+	type visit struct {
+		pos    int64
+		parked bool
+	}
+	modelCall := func() []visit {
+		var visits []visit
+		for grants := 0; len(visits) < policy.InspectionsPerCall && grants*capValue < demand; {
+			pos, ok := next()
+			if !ok {
+				break
+			}
+			cursor = pos
+			if isActive(pos) {
+				grants++
+				visits = append(visits, visit{pos, false})
+			} else {
+				parked[pos] = true
+				visits = append(visits, visit{pos, true})
+			}
+		}
+		return visits
+	}
+	finishLeases := func(tr docket.ClaimTrace) {
+		ids := make([]string, len(tr.Result.Leases))
+		for i, l := range tr.Result.Leases {
+			ids[i] = l.RunID
+		}
+		e.finish(ids...)
+	}
+
+	calls := 0
+	for len(parked) < tenants-active {
+		calls++
+		want := modelCall()
+		tr := e.trace(clReq(clBase, demand, docket.PreferNone))
+		if len(tr.Inspections) != len(want) {
+			t.Fatalf("call %d: %d inspections, model %d", calls, len(tr.Inspections), len(want))
+		}
+		for i, in := range tr.Inspections {
+			wantDisposition := policy.DispositionEmptyPage
+			if !want[i].parked {
+				wantDisposition = policy.DispositionGrant
+			}
+			if in.RingPosition != want[i].pos || in.Parked != want[i].parked || in.Disposition != wantDisposition {
+				t.Fatalf("call %d visit %d: %+v, model position %d parked %v", calls, i+1, in, want[i].pos, want[i].parked)
+			}
+		}
+		finishLeases(tr)
+		if calls > tenants {
+			t.Fatal("the dormant partitions were never all parked")
+		}
+	}
+	t.Logf("the first revolution parked %d partitions in %d calls", tenants-active, calls)
+	parkExpectInvariant(t, e.pool)
+
+	served := map[string]bool{}
+	for call := 1; call <= active*capValue/demand; call++ {
+		tr := e.trace(clReq(clBase, demand, docket.PreferNone))
+		if len(tr.Inspections) != demand/capValue {
+			t.Fatalf("steady call %d: inspections %+v, want %d grants", call, tr.Inspections, demand/capValue)
+		}
+		for _, in := range tr.Inspections {
+			if in.Disposition != policy.DispositionGrant || in.Outcomes != capValue || served[in.ScopeKey] {
+				t.Fatalf("steady call %d: inspection %+v, want a grant of %d to a tenant not yet served", call, in, capValue)
+			}
+			served[in.ScopeKey] = true
+		}
+		finishLeases(tr)
+	}
+	if len(served) != active {
+		t.Fatalf("served %d tenants in %d calls, want all %d", len(served), active*capValue/demand, active)
+	}
+}
