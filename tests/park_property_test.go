@@ -51,13 +51,15 @@ func TestParkedPropertyNoParkedPartitionHasEligibleWork(t *testing.T) {
 		e, release := newPkEnv(t, rt)
 		defer release()
 		rt.Repeat(map[string]func(*rapid.T){
-			"":         func(*rapid.T) { e.checkInvariant() },
-			"insert":   func(*rapid.T) { e.opInsert() },
-			"claim":    func(*rapid.T) { e.opClaim() },
-			"commit":   func(*rapid.T) { e.opCommit() },
-			"release":  func(*rapid.T) { e.opRelease() },
-			"resume":   func(*rapid.T) { e.opMutate("resume", `status = 'waiting'`) },
-			"move":     func(*rapid.T) { e.opMutate("move", `status = 'running' and poisoned_at is null and claim_token is null`) },
+			"":        func(*rapid.T) { e.checkInvariant() },
+			"insert":  func(*rapid.T) { e.opInsert() },
+			"claim":   func(*rapid.T) { e.opClaim() },
+			"commit":  func(*rapid.T) { e.opCommit() },
+			"release": func(*rapid.T) { e.opRelease() },
+			"resume":  func(*rapid.T) { e.opMutate("resume", `status = 'waiting'`) },
+			"move": func(*rapid.T) {
+				e.opMutate("move", `status = 'running' and poisoned_at is null and claim_token is null`)
+			},
 			"retry":    func(*rapid.T) { e.opRetry() },
 			"tick":     func(*rapid.T) { e.opTick() },
 			"parkSwap": func(*rapid.T) { e.opParkSwitch() },
