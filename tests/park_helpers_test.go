@@ -79,17 +79,6 @@ func (e *clEnv) poisoned(tenant, runID string) {
 		values ($1, $2, 'g', 'h1', 'running', '{}', now(), 'max_claim_attempts_exceeded')`, runID, clTenantArg(tenant))
 }
 
-// parkInspectionsOf lists the inspections of tr that visited tenant.
-func parkInspectionsOf(tr docket.ClaimTrace, tenant string) []docket.ClaimInspection {
-	var out []docket.ClaimInspection
-	for _, in := range tr.Inspections {
-		if in.ScopeKey == tenant {
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
 // parkViolationsQuery counts parked schedule rows that break the park
 // invariant: a parked partition holds no claimed running row and no healthy
 // unclaimed running row due before its parked_until. Together with the wake
