@@ -10,7 +10,7 @@ import (
 
 const migrateUsage = `docket migrate up|down|status [--database-url URL] [--schema NAME]
   up      apply every pending migration (a fresh install gets V1 and V2)
-  down    roll back the newest applied migration (V2 -> V1)
+  down    roll back the newest applied migration (e.g. V3 -> V2)
   status  list the migrations and whether each is applied
 `
 
