@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/policy"
 )
 
 // Released migration versions; a released migration never changes.
@@ -605,5 +607,74 @@ func migAwaitLockWait(t testing.TB, pool *pgxpool.Pool, pid uint32) {
 		if _, err := pool.Exec(ctx, "select pg_sleep(0.01)"); err != nil {
 			t.Fatalf("waiting for backend %d to block: %v", pid, err)
 		}
+	}
+}
+
+// TestMigrationPopulatedUpgradeToV3KeepsTheSpecificationWalk: V3 on a
+// populated V2 domain changes no run, no partition and no policy value,
+// leaves every partition awake and parking off, and the next TenantFair
+// start with an unchanged configuration writes nothing: claims walk the
+// whole unfinished ring as before.
+func TestMigrationPopulatedUpgradeToV3KeepsTheSpecificationWalk(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewEmptyDatabase(t)
+	migrateOrFail(t, url, docket.MigrateOptions{Target: migV2Version})
+	pool := poolFor(t, url)
+	migInsertRuns(t, pool,
+		migRun{"a-future", "alpha", "future"},
+		migRun{"b-waiting", "beta", "waiting"},
+		migRun{"c-ready", "gamma", "ready"},
+		migRun{"c-claimed", "gamma", "claimed"},
+	)
+	execSQL(t, pool, `update docket_claim_policy set admission_mode = 'tenant_fair', max_active = 3,
+		configured_max_active = 3, policy_version = 1, initialized_at = now()`)
+	const snapshot = `select (select string_agg(row(r.*)::text, ';' order by id) from docket_runs r)
+		|| (select string_agg(row(s.scope_key, s.ring_position, s.unfinished_count, s.updated_at)::text, ';' order by ring_position)
+		      from docket_claim_schedule s)
+		|| (select row(p.admission_mode, p.max_active, p.configured_max_active, p.policy_version, p.scan_ring_position,
+		              p.updated_at)::text from docket_claim_policy p)`
+	var before string
+	if err := pool.QueryRow(testContext(t), snapshot).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+
+	migrateOrFail(t, url, docket.MigrateOptions{})
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	var after string
+	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("the upgrade changed existing rows:\nbefore %s\nafter  %s", before, after)
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
+		t.Fatalf("%d partitions parked by the upgrade", n)
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_claim_policy where not park_dormant and not configured_park_dormant`); n != 1 {
+		t.Fatal("the upgrade did not leave parking off")
+	}
+
+	client := openClient(t, pool, tenantFairConfig(3))
+	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("the first start after the upgrade wrote:\nbefore %s\nafter  %s", before, after)
+	}
+	tr, err := client.TraceClaimDue(testContext(t), docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Hour,
+		MaxClaimAttempts: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Inspections) != 3 || tr.Inspections[2].ScopeKey != "gamma" || tr.Inspections[2].Disposition != policy.DispositionGrant {
+		t.Fatalf("first claim after the upgrade: %+v, want alpha and beta as empty pages, then gamma's grant", tr.Inspections)
+	}
+	for _, in := range tr.Inspections {
+		if in.Parked || in.Woken != 0 {
+			t.Fatalf("a spec-mode visit parked or swept: %+v", in)
+		}
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
+		t.Fatalf("%d partitions parked in spec mode", n)
 	}
 }
