@@ -248,9 +248,9 @@ begin
 
         -- Wake by time, before the walk so that this call already visits the
         -- partitions whose time has come. A row some writer holds is skipped
-        -- rather than waited for (claim never waits on a schedule row); that
-        -- writer's own update keeps it parked no later than its new wake
-        -- time, and a later call unparks it. Only claim calls park and
+        -- rather than waited for (claim never waits on a schedule row) and
+        -- stays due, so a later call unparks it, unless that writer wakes it
+        -- itself (wake by write). Only claim calls park and
         -- sweep, and they serialize on the policy row, so no park can
         -- interleave with this statement.
         if v_park then
