@@ -182,6 +182,7 @@ func (r ClaimResult) Events(call string) []Event {
 			Disposition:  in.Disposition,
 			Outcomes:     in.Outcomes,
 			EpochDelta:   in.EpochDelta,
+			Parked:       in.Parked,
 		})
 	}
 	return out

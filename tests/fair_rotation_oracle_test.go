@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -410,7 +411,8 @@ func (e *frEnv) checkWindow(round int, opening int64, ring map[int64]string, cal
 		for _, in := range c.trace.Inspections {
 			events = append(events, oracle.Event{Call: in.CallToken.String(), Visit: in.Visit, Demand: in.Demand,
 				CursorBefore: in.CursorBefore, CursorAfter: in.CursorAfter, Scope: in.ScopeKey, Position: in.RingPosition,
-				Disposition: oracle.Disposition(in.Disposition), Outcomes: in.Outcomes, EpochDelta: int64(in.EpochDelta)})
+				Disposition: oracle.Disposition(in.Disposition), Outcomes: in.Outcomes, EpochDelta: int64(in.EpochDelta),
+				Parked: in.Parked})
 			granted = granted || (in.ScopeKey == "target" && in.Disposition == policy.DispositionGrant)
 		}
 	}
@@ -436,6 +438,34 @@ func (e *frEnv) checkWindow(round int, opening int64, ring map[int64]string, cal
 	obs, err := oracle.Check(events, w)
 	if err != nil {
 		t.Fatalf("round %d: %v\nwindow %+v\nevents %+v", round, err, w, events)
+	}
+	if e.cfg.parked {
+		// The same window in the checker's parked mode: C is the whole
+		// unfinished ring, the dormant members parked at the opening (they
+		// stay parked, see window).
+		full := maps.Clone(ring)
+		rows, err := e.pool.Query(e.ctx, `select ring_position, scope_key from docket_claim_schedule where parked_until is not null`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var asleep []int64
+		for rows.Next() {
+			var pos int64
+			var scope string
+			if err := rows.Scan(&pos, &scope); err != nil {
+				t.Fatal(err)
+			}
+			full[pos] = scope
+			asleep = append(asleep, pos)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		pw := w
+		pw.Ring, pw.Parked, pw.Asleep = full, true, asleep
+		if _, err := oracle.Check(events, pw); err != nil {
+			t.Fatalf("round %d, parked-mode check over H = %d: %v", round, len(full), err)
+		}
 	}
 	b, err := oracle.Bounds(len(cohort), len(ring), w.S, w.Q, l)
 	if err != nil {

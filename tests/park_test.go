@@ -2,11 +2,13 @@ package tests
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/oracle"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -442,10 +444,12 @@ func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
 	}
 
 	calls := 0
+	var events []oracle.Event
 	for len(parked) < tenants-active {
 		calls++
 		want := modelCall()
 		tr := e.trace(clReq(clBase, demand, docket.PreferNone))
+		events = append(events, parkEvents(tr)...)
 		if len(tr.Inspections) != len(want) {
 			t.Fatalf("call %d: %d inspections, model %d", calls, len(tr.Inspections), len(want))
 		}
@@ -465,6 +469,15 @@ func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
 	}
 	t.Logf("the first revolution parked %d partitions in %d calls", tenants-active, calls)
 	parkExpectInvariant(t, e.pool)
+	// The committed trace of the revolution passes the oracle's parked-mode
+	// mechanics over the whole unfinished ring, nothing parked at its start.
+	ring := map[int64]string{}
+	for pos := int64(1); pos <= tenants; pos++ {
+		ring[pos] = fmt.Sprintf("t%04d", pos-1)
+	}
+	if _, err := oracle.CheckMechanicsParked(events, ring, nil, policy.InspectionsPerCall, policy.OutcomesPerGrant); err != nil {
+		t.Fatalf("the revolution's trace: %v", err)
+	}
 
 	served := map[string]bool{}
 	for call := 1; call <= active*capValue/demand; call++ {
@@ -483,4 +496,16 @@ func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
 	if len(served) != active {
 		t.Fatalf("served %d tenants in %d calls, want all %d", len(served), active*capValue/demand, active)
 	}
+}
+
+// parkEvents converts a trace's inspections to oracle events.
+func parkEvents(tr docket.ClaimTrace) []oracle.Event {
+	out := make([]oracle.Event, len(tr.Inspections))
+	for i, in := range tr.Inspections {
+		out[i] = oracle.Event{Call: in.CallToken.String(), Visit: in.Visit, Demand: in.Demand,
+			CursorBefore: in.CursorBefore, CursorAfter: in.CursorAfter, Scope: in.ScopeKey, Position: in.RingPosition,
+			Disposition: oracle.Disposition(in.Disposition), Outcomes: in.Outcomes, EpochDelta: int64(in.EpochDelta),
+			Parked: in.Parked}
+	}
+	return out
 }
