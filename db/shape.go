@@ -44,6 +44,8 @@ var Columns = []Column{
 	{"docket_claim_policy", "scan_ring_position"},
 	{"docket_claim_policy", "initialized_at"},
 	{"docket_claim_policy", "updated_at"},
+	{"docket_claim_policy", "park_dormant"},
+	{"docket_claim_policy", "configured_park_dormant"},
 	{"docket_claim_partitions", "scope_key"},
 	{"docket_claim_partitions", "max_active"},
 	{"docket_claim_partitions", "partition_version"},
@@ -55,4 +57,5 @@ var Columns = []Column{
 	{"docket_claim_schedule", "unfinished_count"},
 	{"docket_claim_schedule", "inserted_at"},
 	{"docket_claim_schedule", "updated_at"},
+	{"docket_claim_schedule", "parked_until"},
 }

@@ -27,7 +27,7 @@ type AdminConfig struct {
 	Schema string
 }
 
-// NewAdmin verifies that pool's schema is version 2 with the validated shape
+// NewAdmin verifies that pool's schema is version 3 with the validated shape
 // (ErrSchemaMismatch otherwise) and returns the administration facade. It
 // writes nothing.
 func NewAdmin(ctx context.Context, pool *pgxpool.Pool, cfg AdminConfig) (*Admin, error) {
@@ -61,6 +61,12 @@ func (a *Admin) FetchClaimPolicyDefault(ctx context.Context) (ClaimPolicyDefault
 // Client.PutClaimPolicyDefault.
 func (a *Admin) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
 	return a.client.PutClaimPolicyDefault(ctx, maxActiveRuns, opts)
+}
+
+// PutClaimPolicyParking turns parked partitions on or off at runtime; see
+// Client.PutClaimPolicyParking.
+func (a *Admin) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
+	return a.client.PutClaimPolicyParking(ctx, parkDormant, opts)
 }
 
 // PutClaimPolicyOverride sets a scope's cap override; see

@@ -17,7 +17,14 @@ type ClaimPolicyDefault struct {
 	// ConfiguredMaxActiveRuns is the cap last synchronized from application
 	// configuration at startup; 0 until then.
 	ConfiguredMaxActiveRuns int
-	// Version counts writes of the default; compare-and-set writes expect it.
+	// ParkDormant reports whether the domain walks only its awake ring
+	// (parked partitions); see docs/fairness-parked.md.
+	ParkDormant bool
+	// ConfiguredParkDormant is the ParkDormant last synchronized from
+	// application configuration at startup (false until then).
+	ConfiguredParkDormant bool
+	// Version counts writes of the default and of ParkDormant;
+	// compare-and-set writes expect it.
 	Version int64
 	// Initialized reports whether a TenantFair start has persisted a default.
 	Initialized bool
@@ -82,6 +89,8 @@ func claimPolicyDefaultOf(row gen.DocketClaimPolicy) ClaimPolicyDefault {
 		AdmissionMode:           row.AdmissionMode,
 		MaxActiveRuns:           intOrZero(row.MaxActive),
 		ConfiguredMaxActiveRuns: intOrZero(row.ConfiguredMaxActive),
+		ParkDormant:             row.ParkDormant,
+		ConfiguredParkDormant:   row.ConfiguredParkDormant,
 		Version:                 row.PolicyVersion,
 		Initialized:             row.InitializedAt != nil,
 		UpdatedAt:               row.UpdatedAt,

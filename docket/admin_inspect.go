@@ -3,6 +3,7 @@ package docket
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // CapSource says where a scope's effective cap comes from.
@@ -36,6 +37,14 @@ type ClaimPolicyInspection struct {
 	RingPosition int64
 	// Unfinished is the exact count of the scope's running and waiting runs.
 	Unfinished int64
+	// ParkDormant reports whether the domain walks only its awake ring.
+	ParkDormant bool
+	// Parked reports whether the scope's partition is parked: calls skip it
+	// until ParkedUntil, or until a write wakes it.
+	Parked bool
+	// ParkedUntil is the time a parked partition wakes; nil when it is not
+	// parked or parked until a write (nothing of it is scheduled).
+	ParkedUntil *time.Time
 	// Queued counts healthy running rows that are due, unclaimed and unadmitted.
 	Queued int64
 	// AdmittedReady counts healthy running rows that are due, unclaimed and admitted.
@@ -72,6 +81,9 @@ func (c *Client) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPo
 		PartitionVersion: row.PartitionVersion,
 		AdmissionEpoch:   row.AdmissionEpoch,
 		Unfinished:       row.UnfinishedCount,
+		ParkDormant:      row.ParkDormant,
+		Parked:           row.Parked,
+		ParkedUntil:      row.ParkedUntil,
 		Queued:           row.Queued,
 		AdmittedReady:    row.AdmittedReady,
 		AdmittedClaimed:  row.AdmittedClaimed,

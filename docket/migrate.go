@@ -16,9 +16,9 @@ import (
 type MigrateDirection int
 
 const (
-	// MigrateUp applies every pending migration (a fresh install gets V1 and V2).
+	// MigrateUp applies every pending migration (a fresh install gets every version).
 	MigrateUp MigrateDirection = iota
-	// MigrateDown rolls back the newest applied migration (V2 -> V1).
+	// MigrateDown rolls back the newest applied migration (e.g. V3 -> V2).
 	MigrateDown
 )
 

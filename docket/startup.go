@@ -128,7 +128,8 @@ func synchronizeLegacy(ctx context.Context, q *gen.Queries, row gen.DocketClaimP
 	return nil
 }
 
-// synchronizeTenantFair selects TenantFair and persists its configured cap.
+// synchronizeTenantFair selects TenantFair and persists its configured cap
+// and ParkDormant.
 func synchronizeTenantFair(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy, engine policy.TenantFair) error {
 	switching := row.AdmissionMode != engine.Name()
 	if switching {
@@ -138,17 +139,39 @@ func synchronizeTenantFair(ctx context.Context, q *gen.Queries, row gen.DocketCl
 		if _, err := q.MarkLegacyClaimsAdmitted(ctx); err != nil {
 			return fmt.Errorf("docket: adopting legacy claims: %w", err)
 		}
+		// Legacy claims ignore parking, so a parked partition may now hold
+		// a claim; the walk starts again from the whole ring.
+		if _, err := q.UnparkAllPartitions(ctx); err != nil {
+			return fmt.Errorf("docket: unparking partitions: %w", err)
+		}
 	}
 	configured := int32(engine.DefaultMaxActiveRuns)
 	if row.MaxActive == nil || row.ConfiguredMaxActive == nil || *row.ConfiguredMaxActive != configured {
 		if _, err := q.InitializeClaimPolicy(ctx, &configured); err != nil {
 			return fmt.Errorf("docket: persisting the configured claim policy default: %w", err)
 		}
-		return nil
-	}
-	if switching {
+	} else if switching {
 		if _, err := q.SetAdmissionMode(ctx, engine.Name()); err != nil {
 			return fmt.Errorf("docket: selecting tenant_fair admission: %w", err)
+		}
+	}
+	return synchronizeParkDormant(ctx, q, row, engine.ParkDormant)
+}
+
+// synchronizeParkDormant persists a changed configured ParkDormant, exactly
+// like the cap: an unchanged one writes nothing, so a runtime change made
+// with PutClaimPolicyParking survives restarts until the configuration
+// itself changes.
+func synchronizeParkDormant(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy, configured bool) error {
+	if row.ConfiguredParkDormant == configured {
+		return nil
+	}
+	if _, err := q.SynchronizeParkDormant(ctx, configured); err != nil {
+		return fmt.Errorf("docket: persisting the configured park_dormant: %w", err)
+	}
+	if !configured {
+		if _, err := q.UnparkAllPartitions(ctx); err != nil {
+			return fmt.Errorf("docket: unparking partitions: %w", err)
 		}
 	}
 	return nil

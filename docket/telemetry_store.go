@@ -24,6 +24,7 @@ const (
 	opRetryPoisonedRun         = "retry_poisoned_run"
 	opFetchClaimPolicyDefault  = "fetch_claim_policy_default"
 	opPutClaimPolicyDefault    = "put_claim_policy_default"
+	opPutClaimPolicyParking    = "put_claim_policy_parking"
 	opPutClaimPolicyOverride   = "put_claim_policy_override"
 	opResetClaimPolicyOverride = "reset_claim_policy_override"
 	opInspectClaimPolicy       = "inspect_claim_policy"

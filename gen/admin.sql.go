@@ -7,6 +7,7 @@ package gen
 
 import (
 	"context"
+	"time"
 )
 
 const EnsureClaimPartition = `-- name: EnsureClaimPartition :exec
@@ -31,6 +32,11 @@ select
     coalesce(part.admission_epoch, 0)::bigint as admission_epoch,
     sched.ring_position,
     coalesce(sched.unfinished_count, 0)::bigint as unfinished_count,
+    pol.park_dormant,
+    (sched.parked_until is not null)::boolean as parked,
+    -- 'infinity' (parked until a write) has no Go time: it reads as parked
+    -- with no time.
+    timed.parked_until,
     (select count(*) from docket_runs r
       where r.scope_key = $1::text
         and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
@@ -50,6 +56,8 @@ select
   from docket_claim_policy pol
   left join docket_claim_partitions part on part.scope_key = $1::text
   left join docket_claim_schedule sched on sched.scope_key = part.scope_key
+  left join docket_claim_schedule timed on timed.scope_key = part.scope_key
+        and timed.parked_until <> 'infinity'
  where pol.id = 1
 `
 
@@ -62,6 +70,9 @@ type InspectClaimScopeRow struct {
 	AdmissionEpoch    int64
 	RingPosition      *int64
 	UnfinishedCount   int64
+	ParkDormant       bool
+	Parked            bool
+	ParkedUntil       *time.Time
 	Queued            int64
 	AdmittedReady     int64
 	AdmittedClaimed   int64
@@ -84,6 +95,9 @@ func (q *Queries) InspectClaimScope(ctx context.Context, scopeKey string) (Inspe
 		&i.AdmissionEpoch,
 		&i.RingPosition,
 		&i.UnfinishedCount,
+		&i.ParkDormant,
+		&i.Parked,
+		&i.ParkedUntil,
 		&i.Queued,
 		&i.AdmittedReady,
 		&i.AdmittedClaimed,
@@ -149,7 +163,7 @@ update docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
 `
 
 // A runtime default change. configured_max_active is left alone on purpose:
@@ -169,6 +183,38 @@ func (q *Queries) PutClaimPolicyDefault(ctx context.Context, maxActive int32) (D
 		&i.ScanRingPosition,
 		&i.InitializedAt,
 		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
+	)
+	return i, err
+}
+
+const PutClaimPolicyParkDormant = `-- name: PutClaimPolicyParkDormant :one
+update docket_claim_policy
+   set park_dormant = $1::boolean,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
+`
+
+// A runtime switch of the domain's walk. As with the default cap,
+// configured_park_dormant is left alone, so the next start with unchanged
+// configuration keeps this value. Callers hold the policy row.
+func (q *Queries) PutClaimPolicyParkDormant(ctx context.Context, parkDormant bool) (DocketClaimPolicy, error) {
+	row := q.db.QueryRow(ctx, PutClaimPolicyParkDormant, parkDormant)
+	var i DocketClaimPolicy
+	err := row.Scan(
+		&i.ID,
+		&i.AdmissionMode,
+		&i.MaxActive,
+		&i.ConfiguredMaxActive,
+		&i.PolicyVersion,
+		&i.ScanRingPosition,
+		&i.InitializedAt,
+		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
 	)
 	return i, err
 }

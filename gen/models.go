@@ -20,14 +20,16 @@ type DocketClaimPartition struct {
 }
 
 type DocketClaimPolicy struct {
-	ID                  int16
-	AdmissionMode       string
-	MaxActive           *int32
-	ConfiguredMaxActive *int32
-	PolicyVersion       int64
-	ScanRingPosition    int64
-	InitializedAt       *time.Time
-	UpdatedAt           time.Time
+	ID                    int16
+	AdmissionMode         string
+	MaxActive             *int32
+	ConfiguredMaxActive   *int32
+	PolicyVersion         int64
+	ScanRingPosition      int64
+	InitializedAt         *time.Time
+	UpdatedAt             time.Time
+	ParkDormant           bool
+	ConfiguredParkDormant bool
 }
 
 type DocketClaimSchedule struct {
@@ -36,6 +38,7 @@ type DocketClaimSchedule struct {
 	UnfinishedCount int64
 	InsertedAt      time.Time
 	UpdatedAt       time.Time
+	ParkedUntil     *time.Time
 }
 
 type DocketRun struct {

@@ -10,7 +10,7 @@ import (
 )
 
 const GetClaimPolicy = `-- name: GetClaimPolicy :one
-select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at from docket_claim_policy where id = 1
+select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant from docket_claim_policy where id = 1
 `
 
 func (q *Queries) GetClaimPolicy(ctx context.Context) (DocketClaimPolicy, error) {
@@ -25,6 +25,8 @@ func (q *Queries) GetClaimPolicy(ctx context.Context) (DocketClaimPolicy, error)
 		&i.ScanRingPosition,
 		&i.InitializedAt,
 		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
 	)
 	return i, err
 }

@@ -18,7 +18,7 @@ update docket_claim_policy
        initialized_at = coalesce(initialized_at, now()),
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
 `
 
 // First TenantFair start, or a changed configured cap: persist the default.
@@ -34,6 +34,8 @@ func (q *Queries) InitializeClaimPolicy(ctx context.Context, maxActive *int32) (
 		&i.ScanRingPosition,
 		&i.InitializedAt,
 		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
 	)
 	return i, err
 }
@@ -75,7 +77,7 @@ func (q *Queries) InstalledFunctionBodies(ctx context.Context) ([]InstalledFunct
 }
 
 const LockClaimPolicy = `-- name: LockClaimPolicy :one
-select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at from docket_claim_policy where id = 1 for update
+select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant from docket_claim_policy where id = 1 for update
 `
 
 // Startup synchronization serializes on the singleton row.
@@ -91,6 +93,8 @@ func (q *Queries) LockClaimPolicy(ctx context.Context) (DocketClaimPolicy, error
 		&i.ScanRingPosition,
 		&i.InitializedAt,
 		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
 	)
 	return i, err
 }
@@ -188,7 +192,7 @@ update docket_claim_policy
    set admission_mode = $1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
 `
 
 // Engine switch at startup without a cap change.
@@ -204,6 +208,55 @@ func (q *Queries) SetAdmissionMode(ctx context.Context, admissionMode string) (D
 		&i.ScanRingPosition,
 		&i.InitializedAt,
 		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
 	)
 	return i, err
+}
+
+const SynchronizeParkDormant = `-- name: SynchronizeParkDormant :one
+update docket_claim_policy
+   set park_dormant = $1::boolean,
+       configured_park_dormant = $1::boolean,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
+`
+
+// A changed configured ParkDormant: persist it as the domain's walk and as
+// the last configured value, as a write of the policy (version + 1).
+func (q *Queries) SynchronizeParkDormant(ctx context.Context, parkDormant bool) (DocketClaimPolicy, error) {
+	row := q.db.QueryRow(ctx, SynchronizeParkDormant, parkDormant)
+	var i DocketClaimPolicy
+	err := row.Scan(
+		&i.ID,
+		&i.AdmissionMode,
+		&i.MaxActive,
+		&i.ConfiguredMaxActive,
+		&i.PolicyVersion,
+		&i.ScanRingPosition,
+		&i.InitializedAt,
+		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
+	)
+	return i, err
+}
+
+const UnparkAllPartitions = `-- name: UnparkAllPartitions :execrows
+update docket_claim_schedule
+   set parked_until = null
+ where parked_until is not null
+`
+
+// Leaving parked mode, or entering TenantFair from Legacy, puts every parked
+// partition back in the ring. Callers hold the policy row, so no claim call
+// parks concurrently; the next parked-mode call parks again what is dormant.
+func (q *Queries) UnparkAllPartitions(ctx context.Context) (int64, error) {
+	result, err := q.db.Exec(ctx, UnparkAllPartitions)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

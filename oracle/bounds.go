@@ -54,6 +54,8 @@ type BoundSet struct {
 // and at most L consecutive failed target inspections. Invalid inputs
 // (A < 1, H < A, S < 1, Q < 1, L < 0) return an *InvalidBoundsError; a bound
 // that does not fit in an int64 returns an error wrapping ErrBoundsOverflow.
+// In parked mode pass H' (the largest awake ring during the window) as H;
+// the competitor bounds do not depend on H.
 func Bounds(A, H, S, Q, L int) (BoundSet, error) {
 	switch {
 	case A < 1:

@@ -42,6 +42,16 @@ import (
 // other rules (grants and outcomes from 4, 5, the cohort and unit rules;
 // calls also from 2 and 3), so on such traces they act as a safety net.
 //
+// A parked-mode window (Window.Parked) walks the awake ring instead of C.
+// The checker knows every park (Event.Parked, and Window.Asleep at the
+// opening) but not every wake (a write or the wake sweep), so invariants 2
+// and 3 become: every position of C that a visit passes over is parked as
+// far as the trace shows; a visit to a parked position shows that it woke;
+// and a call may also stop before S inspections when every position of C is
+// parked after its last visit. A park must be an empty_page visit. The call
+// bound uses H = |C|, which is no smaller than H'; with a fixed awake ring,
+// pass it as C instead (and no Asleep) to check the bound with H'.
+//
 // A trace without a target grant is a pending window: it passes when no rule
 // is broken so far and Observed.TargetGranted is false. Check returns the
 // observed counts together with the first *Violation, or a *WindowError when
@@ -50,6 +60,11 @@ func Check(events []Event, w Window) (Observed, error) {
 	c, err := newChecker(events, w.Ring, w.S, w.Q)
 	if err != nil {
 		return Observed{TargetGrantEvent: -1}, err
+	}
+	if w.Parked {
+		if err := c.parkedMode(w.Asleep); err != nil {
+			return Observed{TargetGrantEvent: -1}, err
+		}
 	}
 	if w.L < 0 {
 		return Observed{TargetGrantEvent: -1}, &WindowError{Field: "L", Reason: "L must be >= 0"}
@@ -90,11 +105,28 @@ func CheckMechanics(events []Event, ring map[int64]string, S, Q int) (Observed, 
 	return c.run()
 }
 
+// CheckMechanicsParked is CheckMechanics for a parked-mode trace, with
+// asleep the positions of ring parked before the first event (see Check).
+func CheckMechanicsParked(events []Event, ring map[int64]string, asleep []int64, S, Q int) (Observed, error) {
+	c, err := newChecker(events, ring, S, Q)
+	if err == nil {
+		err = c.parkedMode(asleep)
+	}
+	if err != nil {
+		return Observed{TargetGrantEvent: -1}, err
+	}
+	return c.run()
+}
+
 // checker is the state of one pass over a trace.
 type checker struct {
 	events []Event
 	ring   fixedRing
 	s, q   int
+
+	// parked mode: the positions of C parked as far as the trace shows.
+	parked bool
+	asleep map[int64]bool
 
 	windowed bool
 	target   string
@@ -131,6 +163,25 @@ func newChecker(events []Event, ring map[int64]string, S, Q int) (*checker, erro
 		seenCalls:   map[string]bool{},
 		sinceTarget: map[string]int{},
 	}, nil
+}
+
+// parkedMode switches the checker to a parked-mode trace whose positions
+// asleep are parked at its start.
+func (c *checker) parkedMode(asleep []int64) error {
+	c.parked = true
+	c.asleep = map[int64]bool{}
+	for _, pos := range asleep {
+		if _, ok := c.ring.scopeOf[pos]; !ok {
+			return &WindowError{Field: "Asleep", Reason: fmt.Sprintf("position %d is not in the ring", pos)}
+		}
+		c.asleep[pos] = true
+	}
+	return nil
+}
+
+// allAsleep reports whether every position of C is parked.
+func (c *checker) allAsleep() bool {
+	return c.parked && len(c.asleep) == len(c.ring.sorted)
 }
 
 // run checks every event in order and returns the observations.
@@ -271,7 +322,7 @@ func (c *checker) endCall(last int) error {
 	e := c.events[last]
 	// Invariant 3: a nonempty qualifying call that does not fill its demand
 	// consumes all S inspections; an early stop needs filled demand.
-	if c.callVisits < c.s && c.callOutcomes != e.Demand {
+	if c.callVisits < c.s && c.callOutcomes != e.Demand && !c.allAsleep() {
 		return violation(InvStopOrExhaust, last, "call %q stopped after %d of S = %d inspections with %d of %d outcomes", e.Call, c.callVisits, c.s, c.callOutcomes, e.Demand)
 	}
 	return nil
@@ -292,10 +343,14 @@ func (c *checker) checkMembership(i int, e *Event) error {
 
 // checkContiguity enforces invariant 2 on one visit.
 func (c *checker) checkContiguity(i int, e *Event) error {
-	// Invariant 2: the visit is the next position of C strictly after the
-	// cursor, wrapping to the smallest; this rejects skipped and repeated
-	// positions and accepts repeated wrap when H < S.
-	if want := nextPosition(c.ring.sorted, e.CursorBefore); e.Position != want {
+	if c.parked {
+		if err := c.checkAwakeContiguity(i, e); err != nil {
+			return err
+		}
+	} else if want := nextPosition(c.ring.sorted, e.CursorBefore); e.Position != want {
+		// Invariant 2: the visit is the next position of C strictly after the
+		// cursor, wrapping to the smallest; this rejects skipped and repeated
+		// positions and accepts repeated wrap when H < S.
 		return violation(InvContiguousCursor, i, "visited position %d but the next position of C after cursor %d is %d", e.Position, e.CursorBefore, want)
 	}
 	// Invariant 2: every inspected position advances the cursor to itself.
@@ -305,8 +360,27 @@ func (c *checker) checkContiguity(i int, e *Event) error {
 	return nil
 }
 
+// checkAwakeContiguity enforces invariant 2 over the awake ring: every
+// position of C between the cursor and the visit is parked; the visit shows
+// its position awake, and a park puts it to sleep again.
+func (c *checker) checkAwakeContiguity(i int, e *Event) error {
+	for pos := nextPosition(c.ring.sorted, e.CursorBefore); pos != e.Position; pos = nextPosition(c.ring.sorted, pos) {
+		if !c.asleep[pos] {
+			return violation(InvContiguousCursor, i, "visited position %d after cursor %d, passing over the awake position %d", e.Position, e.CursorBefore, pos)
+		}
+	}
+	delete(c.asleep, e.Position)
+	if e.Parked {
+		c.asleep[e.Position] = true
+	}
+	return nil
+}
+
 // checkUnit enforces the grant unit and outcome-backed epoch rule.
 func (c *checker) checkUnit(i int, e *Event) error {
+	if e.Parked && (!c.parked || e.Disposition != DispEmptyPage) {
+		return violation(InvGrantUnit, i, "a %q visit parked its partition; only an empty page of a parked-mode trace parks", e.Disposition)
+	}
 	if e.Disposition == DispGrant {
 		switch {
 		case e.Outcomes < 1:

@@ -14,6 +14,7 @@ import (
 type Model struct {
 	budgets    Budgets
 	defaultCap int
+	park       bool // park_dormant
 	cursor     int64
 	nextID     int64
 	nextPos    int64
@@ -176,17 +177,6 @@ func (m *Model) partitionFor(scope string) *Partition {
 	m.parts[scope] = p
 	m.order = append(m.order, p)
 	return p
-}
-
-// ringPositions returns the ascending positions with unfinished work.
-func (m *Model) ringPositions() []int64 {
-	var out []int64
-	for _, p := range m.order {
-		if p.Unfinished > 0 {
-			out = append(out, p.Position)
-		}
-	}
-	return out
 }
 
 // partitionAt returns the partition at a ring position.

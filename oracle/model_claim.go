@@ -15,8 +15,8 @@ import (
 //     class counts as already served when the domain has no due ready row
 //     (healthy running, unclaimed, wake_at <= now, marked or not), resp. no
 //     marked healthy claim with claimed_at < cutoff.
-//   - Step 6: the ring is read once at the start of the call (claims never
-//     change unfinished counts). Visits take the next position with
+//   - Step 6: the ring is read before every visit (claims never change
+//     unfinished counts, so in spec mode it stays the same). Visits take the next position with
 //     unfinished_count > 0 strictly after the cursor, wrapping (repeatedly
 //     when the ring has fewer than S positions), up to S visits, and stop as
 //     soon as demand is filled. An empty ring produces no visit and leaves
@@ -24,6 +24,10 @@ import (
 //   - Step 7: see visit. One or more outcomes make a grant and advance the
 //     partition's admission_epoch by one.
 //   - Step 8: the durable cursor becomes the last visited position.
+//   - Parked mode (SetParkDormant): first the wake sweep (at most WakeBatch
+//     partitions due at now, earliest first), then the walk over the awake
+//     ring, read again before every visit; an empty_page visit of a dormant
+//     partition parks it (docs/fairness-parked.md).
 //
 // Outcomes are returned in production order (visit, then walk order); every
 // visit yields one Inspection.
@@ -32,8 +36,11 @@ func (m *Model) Claim(now, cutoff time.Time, demand, maxAttempts int, pref Prefe
 		return ClaimResult{}, err
 	}
 	res := ClaimResult{Demand: demand, CursorBefore: m.cursor, CursorAfter: m.cursor}
-	ring := m.ringPositions()
-	if len(ring) == 0 {
+	woken := 0
+	if m.park {
+		woken = m.sweep(now)
+	}
+	if len(m.awakePositions()) == 0 {
 		return res, nil
 	}
 	call := &claimCall{m: m, now: now, cutoff: cutoff, demand: demand, remaining: demand,
@@ -41,12 +48,19 @@ func (m *Model) Claim(now, cutoff time.Time, demand, maxAttempts int, pref Prefe
 	call.served = m.initialServed(now, cutoff, true)
 	cursor := m.cursor
 	for v := 1; v <= m.budgets.S && call.remaining > 0; v++ {
+		ring := m.awakePositions()
+		if len(ring) == 0 {
+			break
+		}
 		pos := nextPosition(ring, cursor)
 		p := m.partitionAt(pos)
-		in := Inspection{Visit: v, Position: pos, Scope: p.Scope, CursorBefore: cursor, CursorAfter: pos}
+		in := Inspection{Visit: v, Position: pos, Scope: p.Scope, CursorBefore: cursor, CursorAfter: pos, Woken: woken}
 		cursor = pos
 		outs, disp := call.visit(p, v)
 		in.Disposition = disp
+		if m.park && disp == DispEmptyPage && m.tryPark(p, now) {
+			in.Parked, in.ParkedUntil = true, p.ParkedUntil
+		}
 		in.Outcomes = len(outs)
 		if len(outs) > 0 {
 			p.Epoch++

@@ -8,7 +8,11 @@ import (
 // InsertRun inserts a running run of scope due at wakeAt. The internal id
 // increases on every insert; the scope's partition (and its ring position)
 // is created on first use; unfinished_count grows by one. The run is
-// unadmitted (queued once due).
+// unadmitted (queued once due). A parked partition is parked no later than
+// wakeAt afterwards: the model does not know the database clock of the
+// write, so it never treats the new run as due at the write (the database
+// unparks at once when it is), which is exact for wake times after the
+// database clock.
 func (m *Model) InsertRun(scope, runID string, wakeAt time.Time) error {
 	if runID == "" {
 		return opError("InsertRun", ErrInvalidArgument, "empty run id")
@@ -22,6 +26,7 @@ func (m *Model) InsertRun(scope, runID string, wakeAt time.Time) error {
 	m.runs = append(m.runs, r)
 	m.byRunID[runID] = r
 	p.Unfinished++
+	m.wakeByWrite(r, time.Time{})
 	return nil
 }
 
@@ -203,6 +208,8 @@ func (m *Model) MutateRun(runID string, status Status, wakeAt, now time.Time) er
 	case r.Poisoned && !status.Terminal():
 		return opError("MutateRun", ErrInvalidState, "run %q is poisoned", runID)
 	}
+	before := *r
+	defer m.wakeByUpdate(before, r, now)
 	clearClaim(r)
 	clearMarker(r)
 	clearWake(r)
@@ -239,6 +246,8 @@ func (m *Model) RetryPoisonedRun(runID string, now time.Time) error {
 	if !r.Poisoned {
 		return opError("RetryPoisonedRun", ErrInvalidState, "run %q is not poisoned", runID)
 	}
+	before := *r
+	defer m.wakeByUpdate(before, r, now)
 	clearPoison(r)
 	r.Attempts = 0
 	r.Abandons = 0
@@ -256,6 +265,8 @@ func (m *Model) Wake(runID string, now time.Time) error {
 	if r.Status != StatusWaiting {
 		return opError("Wake", ErrInvalidState, "run %q is %s, not waiting", runID, r.Status)
 	}
+	before := *r
+	defer m.wakeByUpdate(before, r, now)
 	setWake(r, now)
 	m.setStatus(r, StatusRunning)
 	return nil

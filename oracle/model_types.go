@@ -106,6 +106,10 @@ type Partition struct {
 	Override   int    // cap override; 0 means inherit the default
 	Epoch      int64  // admission_epoch
 	Unfinished int    // unfinished_count
+	// Parked reports a parked partition (parked mode); ParkedUntil is the
+	// time it wakes, zero when it is parked until a write ('infinity').
+	Parked      bool
+	ParkedUntil time.Time
 }
 
 // ScopeCounts are the effective per-scope counts of the model.
@@ -145,6 +149,12 @@ type Inspection struct {
 	EpochDelta   int64       // 1 for a grant, else 0
 	CursorBefore int64       // call-local cursor before the visit
 	CursorAfter  int64       // call-local cursor after the visit (= Position)
+	// Parked mode only: Parked reports that the visit parked its partition
+	// (an empty_page visit), ParkedUntil until when (zero: until a write),
+	// and Woken the partitions the call's wake sweep unparked.
+	Parked      bool
+	ParkedUntil time.Time
+	Woken       int
 }
 
 // ClaimResult is the result of one claim call of the model.
@@ -172,6 +182,7 @@ func (r ClaimResult) Events(call string) []Event {
 			Disposition:  in.Disposition,
 			Outcomes:     in.Outcomes,
 			EpochDelta:   in.EpochDelta,
+			Parked:       in.Parked,
 		})
 	}
 	return out

@@ -62,6 +62,9 @@ type Event struct {
 	Outcomes int
 	// EpochDelta is the change of the partition's admission_epoch.
 	EpochDelta int64
+	// Parked reports that the visit parked its partition (parked mode; an
+	// empty_page visit).
+	Parked bool
 }
 
 // Window describes one eligible fixed qualification window of the
@@ -83,6 +86,11 @@ type Window struct {
 	// L is the supplied maximum number of consecutive failed target
 	// inspections.
 	L int
+	// Parked checks a parked-mode window (docs/fairness-parked.md): C is
+	// then the unfinished ring and Asleep the positions of C that are
+	// parked at the opening; see Check.
+	Parked bool
+	Asleep []int64
 }
 
 // Observed holds the counts the checker observed.

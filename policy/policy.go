@@ -34,6 +34,12 @@ type TenantFair struct {
 	// DefaultMaxActiveRuns is the configured default cap, in 1..2147483647.
 	// Startup persists it; per-scope overrides are runtime state.
 	DefaultMaxActiveRuns int
+	// ParkDormant turns on parked partitions for the whole fairness domain:
+	// a visit that finds its partition dormant (nothing claimed, nothing due)
+	// parks it, and calls walk only the awake ring, so dormant tenants cost
+	// nothing. Startup persists it like the default cap. False keeps the
+	// specification's walk exactly; see docs/fairness-parked.md.
+	ParkDormant bool
 }
 
 // Name implements ClaimPolicy.

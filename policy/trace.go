@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -50,6 +51,15 @@ type Inspection struct {
 	// Outcomes counts the outcomes of the visit; EpochDelta is 1 for a grant.
 	Outcomes   int
 	EpochDelta int
+	// Parked reports that this visit parked its partition (parked mode
+	// only; the disposition is then empty_page). ParkedUntil is the time it
+	// wakes, nil when it is parked until a write.
+	Parked      bool
+	ParkedUntil *time.Time
+	// Woken is the number of partitions the call's wake sweep unparked
+	// before its walk, the same on every visit of a call (0 outside parked
+	// mode).
+	Woken int
 }
 
 // decodeTrace decodes the rows of a traced call of the engine whose outcome
@@ -176,6 +186,9 @@ func decodeInspection(r TraceRow) (Inspection, error) {
 	in.Visit, in.Demand = int(visit), int(demand)
 	in.Disposition = Disposition(disposition)
 	in.Outcomes, in.EpochDelta = int(outcomes), int(epochDelta)
+	if err := decodePark(r, &in); err != nil {
+		return Inspection{}, err
+	}
 	granted := in.Disposition == DispositionGrant
 	wantEpochDelta := 0
 	if granted {
@@ -194,4 +207,31 @@ func decodeInspection(r TraceRow) (Inspection, error) {
 		return Inspection{}, fmt.Errorf("epoch_delta %d with disposition %q", in.EpochDelta, disposition)
 	}
 	return in, nil
+}
+
+// decodePark reads the park report of a parked-mode inspection row from the
+// columns that are null on other inspection rows: outcome_ordinal 0 marks a
+// park (of an empty_page visit), eligible_at its wake time, claim_attempt
+// the call's wake sweep count.
+func decodePark(r TraceRow, in *Inspection) error {
+	if r.OutcomeOrdinal != nil {
+		if *r.OutcomeOrdinal != 0 || in.Disposition != DispositionEmptyPage {
+			return fmt.Errorf("outcome_ordinal %d on an inspection with disposition %q", *r.OutcomeOrdinal, in.Disposition)
+		}
+		in.Parked = true
+	}
+	if r.EligibleAt != nil {
+		if !in.Parked {
+			return errors.New("eligible_at on an inspection that did not park")
+		}
+		at := *r.EligibleAt
+		in.ParkedUntil = &at
+	}
+	if r.ClaimAttempt != nil {
+		if *r.ClaimAttempt < 0 {
+			return fmt.Errorf("wake sweep count %d", *r.ClaimAttempt)
+		}
+		in.Woken = int(*r.ClaimAttempt)
+	}
+	return nil
 }

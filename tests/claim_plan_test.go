@@ -25,7 +25,7 @@ import (
 
 // planSource is the engine's source file, which the migration includes
 // verbatim (make check-generate).
-const planSource = "../db/functions/docket_tenant_fair_claim_v1.sql"
+const planSource = "../db/functions/docket_tenant_fair_claim_v2.sql"
 
 // planVar is a PL/pgSQL variable of the engine as a statement parameter:
 // its SQL type and a representative value.
@@ -53,6 +53,7 @@ var planVars = map[string]planVar{
 	"p_preference":          {"text", func(*planFixture) any { return nil }},
 	"c_frozen":              {"integer", func(*planFixture) any { return 16 }},
 	"c_grant_outcomes":      {"integer", func(*planFixture) any { return 8 }},
+	"c_wake_batch":          {"integer", func(*planFixture) any { return 64 }},
 	"v_cursor":              {"bigint", func(f *planFixture) any { return f.position - 1 }},
 	"v_position":            {"bigint", func(f *planFixture) any { return f.position }},
 	"v_scope":               {"text", func(f *planFixture) any { return f.scope }},
@@ -91,6 +92,16 @@ var planIndexes = map[string][]string{
 	// of its three pages.
 	"ring_step": {"docket_claim_schedule_ring_idx"},
 	"ring_wrap": {"docket_claim_schedule_ring_idx"},
+	// Parked mode: the wake sweep reads the wake index and unparks by key,
+	// the walk steps through the awake ring, and a park locks its schedule
+	// row by key, then re-checks dormancy with a probe of each page and of
+	// both claimed indexes.
+	"wake_sweep":      {"docket_claim_schedule_wake_idx", "docket_claim_schedule_pkey"},
+	"ring_step_awake": {"docket_claim_schedule_awake_idx"},
+	"ring_wrap_awake": {"docket_claim_schedule_awake_idx"},
+	"park_lock":       {"docket_claim_schedule_pkey"},
+	"park": {"docket_claim_schedule_pkey", "docket_runs_admitted_ready_idx", "docket_runs_queued_ready_idx",
+		"docket_runs_admitted_claimed_idx", "docket_runs_unadmitted_claimed_idx"},
 	"partition_lock": {"docket_claim_partitions_pkey", "docket_runs_admitted_ready_idx",
 		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx"},
 	// The scope's unfinished count, its bounded admitted count, the three

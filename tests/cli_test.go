@@ -49,17 +49,17 @@ func TestCLIMigrateUpCreatesEveryObject(t *testing.T) {
 		migCatalog(t, pool, "public"), migCatalog(t, reference, "public"))
 
 	r := cliExpect(t, cli.ExitOK, "", "migrate", "status", "--database-url", url)
-	want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\n"
+	want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\napplied  20261201000003_docket_v3.sql\n"
 	if r.stdout != want {
 		t.Fatalf("status after up:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	cliExpect(t, cli.ExitOK, "", "migrate", "--database-url", url, "down")
 	r = cliExpect(t, cli.ExitOK, "", "migrate", "status", "--database-url", url)
-	if want := "applied  20261101000001_docket_v1.sql\npending  20261101000002_docket_v2.sql\n"; r.stdout != want {
+	if want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\npending  20261201000003_docket_v3.sql\n"; r.stdout != want {
 		t.Fatalf("status after down:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	cliExpect(t, cli.ExitOK, "", "migrate", "up", "--database-url", url)
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
 }
 
 func TestCLIPolicyCommands(t *testing.T) {
@@ -103,6 +103,24 @@ func TestCLIPolicyCommands(t *testing.T) {
 	cliExpect(t, cli.ExitOK, "scope: tenantless", "policy", "set-override", "--tenantless", "2", "--database-url", url)
 	cliExpect(t, cli.ExitOK, "ring_position: ", "policy", "inspect", "--tenantless", "--database-url", url)
 
+	// Parked partitions: a CAS write of the domain's walk, read back by get
+	// and reported per scope by inspect.
+	cliExpect(t, cli.ExitOK, "park_dormant: off", "policy", "get", "--database-url", url)
+	cliExpect(t, cli.ExitStale, "stale", "policy", "set-park-dormant", "on", "--expected-version", "1", "--database-url", url)
+	r = cliExpect(t, cli.ExitOK, "", "policy", "set-park-dormant", "on", "--expected-version", "2", "--database-url", url)
+	for _, line := range []string{"park_dormant: on", "configured_park_dormant: off", "policy_version: 3", "default_max_active_runs: 7"} {
+		if !strings.Contains(r.stdout, line+"\n") {
+			t.Fatalf("policy set-park-dormant lacks %q:\n%s", line, r.stdout)
+		}
+	}
+	cliExpect(t, cli.ExitOK, "parked: no", "policy", "inspect", "acme", "--database-url", url)
+	execSQL(t, pool, `update docket_claim_schedule set parked_until = 'infinity' where scope_key = 'acme'`)
+	cliExpect(t, cli.ExitOK, "parked: until a write", "policy", "inspect", "acme", "--database-url", url)
+	execSQL(t, pool, `update docket_claim_schedule set parked_until = '2031-01-02T03:04:05Z' where scope_key = 'acme'`)
+	cliExpect(t, cli.ExitOK, "parked: until 2031-01-02T03:04:05Z", "policy", "inspect", "acme", "--database-url", url)
+	cliExpect(t, cli.ExitOK, "park_dormant: off", "policy", "set-park-dormant", "off", "--database-url", url)
+	cliExpect(t, cli.ExitOK, "parked: no", "policy", "inspect", "acme", "--database-url", url)
+
 	// Invalid input exits 2 and writes nothing.
 	state := admState(t, pool)
 	for _, args := range [][]string{
@@ -118,6 +136,10 @@ func TestCLIPolicyCommands(t *testing.T) {
 		{"policy", "get", "--expected-version", "1"},
 		{"policy", "get", "--tenantless"},
 		{"policy", "set-default", "3", "--expected-version", "x"},
+		{"policy", "set-park-dormant"},
+		{"policy", "set-park-dormant", "yes"},
+		{"policy", "set-park-dormant", "on", "off"},
+		{"policy", "set-park-dormant", "--tenantless", "on"},
 		{"policy", "inspect", "a", "b"},
 		{"policy", "explode"},
 	} {
@@ -132,7 +154,7 @@ func TestCLISchemaFlagAndEnvironment(t *testing.T) {
 	url := pgtest.NewEmptyDatabase(t)
 	t.Setenv("DOCKET_DATABASE_URL", url)
 	cliExpect(t, cli.ExitOK, "", "migrate", "up", "--schema", "tenant_domain")
-	migExpectApplied(t, url, docket.MigrateOptions{Schema: "tenant_domain"}, migV1Version, migV2Version)
+	migExpectApplied(t, url, docket.MigrateOptions{Schema: "tenant_domain"}, migV1Version, migV2Version, migV3Version)
 	pool := poolFor(t, url)
 	if got := queryInt64(t, pool, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
 		t.Fatalf("public holds %d relations after migrating another schema", got)

@@ -75,11 +75,13 @@ type dfEnv struct {
 	tokens  map[string]uuid.UUID // model token -> database token
 	log     []string
 	serial  int
+	// parked runs the scenario with parked partitions on (both sides).
+	parked bool
 }
 
 // newDfEnv draws the tenants and the default cap, creates the database and
 // opens the client. The returned function releases everything.
-func newDfEnv(t *testing.T, rt *rapid.T) (*dfEnv, func()) {
+func newDfEnv(t *testing.T, rt *rapid.T, parked bool) (*dfEnv, func()) {
 	tb := &dfCheckTB{TB: t}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(tb))
@@ -93,19 +95,24 @@ func newDfEnv(t *testing.T, rt *rapid.T) (*dfEnv, func()) {
 		tb.finish()
 		cancel()
 	}
-	e := &dfEnv{rt: rt, ctx: ctx, pool: pool, clock: dfEpoch, tokens: map[string]uuid.UUID{}}
+	e := &dfEnv{rt: rt, ctx: ctx, pool: pool, clock: dfEpoch, tokens: map[string]uuid.UUID{}, parked: parked}
 	n := rapid.IntRange(3, 6).Draw(rt, "tenants")
 	for i := range n {
 		e.tenants = append(e.tenants, fmt.Sprintf("t%d", i+1))
 	}
 	defaultCap := rapid.SampledFrom([]int{1, 2, 3, 4, 50}).Draw(rt, "default cap")
-	e.logf("start: tenants %v, default cap %d, logical clock %s, orphan TTL %s",
-		e.tenants, defaultCap, dfEpoch.Format(time.RFC3339), dfTTL)
+	e.logf("start: tenants %v, default cap %d, logical clock %s, orphan TTL %s, parked %v",
+		e.tenants, defaultCap, dfEpoch.Format(time.RFC3339), dfTTL, parked)
 	if e.model, err = oracle.NewModel(defaultCap); err != nil {
 		release()
 		rt.Fatalf("model: %v", err)
 	}
-	if e.client, err = docket.Open(ctx, pool, tenantFairConfig(defaultCap)); err != nil {
+	cfg := tenantFairConfig(defaultCap)
+	if parked {
+		cfg = parkedConfig(defaultCap)
+		e.model.SetParkDormant(true)
+	}
+	if e.client, err = docket.Open(ctx, pool, cfg); err != nil {
 		release()
 		rt.Fatalf("open: %v", err)
 	}

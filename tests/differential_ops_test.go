@@ -92,8 +92,12 @@ func (e *dfEnv) dbCallLines(tr docket.ClaimTrace, demand int) []string {
 			o.Poisoned, attempt, eligible, seq))
 	}
 	for _, in := range tr.Inspections {
+		var until time.Time
+		if in.ParkedUntil != nil {
+			until = *in.ParkedUntil
+		}
 		out = append(out, dfInspectionLine(in.Visit, in.Demand, in.CursorBefore, in.CursorAfter, in.RingPosition,
-			in.ScopeKey, string(in.Disposition), in.Outcomes, int64(in.EpochDelta)))
+			in.ScopeKey, string(in.Disposition), in.Outcomes, int64(in.EpochDelta), in.Parked, until, in.Woken))
 	}
 	if in := len(tr.Inspections); in > 0 && tr.Inspections[0].Demand != demand {
 		e.fail("traced demand %d, requested %d", tr.Inspections[0].Demand, demand)

@@ -41,10 +41,22 @@ func dfRunLine(runID, scope, status string, wake *time.Time, token string, claim
 		dfTime(poisonedAt), reason, dfTime(admittedAt))
 }
 
-// dfPartitionLine renders one partition.
-func dfPartitionLine(scope string, position int64, override int, epoch int64, unfinished, admitted, claims int) string {
-	return fmt.Sprintf("partition %s position=%d override=%d epoch=%d unfinished=%d admitted=%d claims=%d",
-		scope, position, override, epoch, unfinished, admitted, claims)
+// dfPartitionLine renders one partition; parked is "-" (awake), "write"
+// (parked until a write) or the time it is parked until.
+func dfPartitionLine(scope string, position int64, override int, epoch int64, unfinished, admitted, claims int, parked string) string {
+	return fmt.Sprintf("partition %s position=%d override=%d epoch=%d unfinished=%d admitted=%d claims=%d parked=%s",
+		scope, position, override, epoch, unfinished, admitted, claims, parked)
+}
+
+// dfParked renders a park state for dfPartitionLine.
+func dfParked(parked bool, until time.Time) string {
+	switch {
+	case !parked:
+		return "-"
+	case until.IsZero():
+		return "write"
+	}
+	return until.UTC().Format(time.RFC3339Nano)
 }
 
 // modelState renders the model.
@@ -52,7 +64,8 @@ func (e *dfEnv) modelState() []string {
 	out := []string{fmt.Sprintf("policy default=%d cursor=%d", e.model.DefaultCap(), e.model.Cursor())}
 	for _, p := range e.model.Partitions() {
 		c := e.model.Counts(p.Scope, e.clock)
-		out = append(out, dfPartitionLine(p.Scope, p.Position, p.Override, p.Epoch, p.Unfinished, c.Admitted, c.LiveClaims))
+		out = append(out, dfPartitionLine(p.Scope, p.Position, p.Override, p.Epoch, p.Unfinished, c.Admitted, c.LiveClaims,
+			dfParked(p.Parked, p.ParkedUntil)))
 	}
 	for _, r := range e.model.Runs() {
 		token := "-"
@@ -82,15 +95,23 @@ func (e *dfEnv) dbState() []string {
 			s.unfinished_count,
 			(select count(*) from docket_runs r where r.scope_key = s.scope_key and r.status = 'running'
 			    and r.poisoned_at is null and r.tenant_admitted_at is not null),
-			(select count(*) from docket_runs r where r.scope_key = s.scope_key and r.claim_token is not null)
+			(select count(*) from docket_runs r where r.scope_key = s.scope_key and r.claim_token is not null),
+			s.parked_until is not null, coalesce(s.parked_until = 'infinity', false),
+			case when s.parked_until <> 'infinity' then s.parked_until end
 		  from docket_claim_schedule s join docket_claim_partitions p using (scope_key)
 		 order by s.ring_position`)
 	parts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
 		var scope string
 		var position, epoch int64
 		var override, unfinished, admitted, claims int
-		err := row.Scan(&scope, &position, &override, &epoch, &unfinished, &admitted, &claims)
-		return dfPartitionLine(scope, position, override, epoch, unfinished, admitted, claims), err
+		var parked, forGood bool
+		var until *time.Time
+		err := row.Scan(&scope, &position, &override, &epoch, &unfinished, &admitted, &claims, &parked, &forGood, &until)
+		var at time.Time
+		if until != nil && !forGood {
+			at = *until
+		}
+		return dfPartitionLine(scope, position, override, epoch, unfinished, admitted, claims, dfParked(parked, at)), err
 	})
 	if err != nil {
 		e.fail("read partitions: %v", err)
@@ -168,9 +189,10 @@ func dfOutcomeLine(visit, ordinal int, runID, scope, class, disposition string, 
 }
 
 // dfInspectionLine renders one inspection of a claim call.
-func dfInspectionLine(visit, demand int, before, after, position int64, scope, disposition string, outcomes int, epoch int64) string {
-	return fmt.Sprintf("visit %d demand=%d cursor %d->%d position=%d scope=%s %s outcomes=%d epoch+%d",
-		visit, demand, before, after, position, scope, disposition, outcomes, epoch)
+func dfInspectionLine(visit, demand int, before, after, position int64, scope, disposition string, outcomes int, epoch int64,
+	parked bool, until time.Time, woken int) string {
+	return fmt.Sprintf("visit %d demand=%d cursor %d->%d position=%d scope=%s %s outcomes=%d epoch+%d parked=%s woken=%d",
+		visit, demand, before, after, position, scope, disposition, outcomes, epoch, dfParked(parked, until), woken)
 }
 
 // modelCallLines renders a model claim result.
@@ -182,7 +204,7 @@ func modelCallLines(res oracle.ClaimResult) []string {
 	}
 	for _, in := range res.Inspections {
 		out = append(out, dfInspectionLine(in.Visit, res.Demand, in.CursorBefore, in.CursorAfter, in.Position,
-			in.Scope, string(in.Disposition), in.Outcomes, in.EpochDelta))
+			in.Scope, string(in.Disposition), in.Outcomes, in.EpochDelta, in.Parked, in.ParkedUntil, in.Woken))
 	}
 	return out
 }

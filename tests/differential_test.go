@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/docketrun/docket-go/docket"
 )
 
 // dfOps are the differential operations with their weights: claims dominate,
@@ -69,7 +71,7 @@ func TestDifferentialTenantFairModel(t *testing.T) {
 	}
 	dfDefaultChecks(t, 30)
 	rapid.Check(t, func(rt *rapid.T) {
-		e, release := newDfEnv(t, rt)
+		e, release := newDfEnv(t, rt, false)
 		defer release()
 		e.opInsert()
 		rt.Repeat(map[string]func(*rapid.T){
@@ -99,4 +101,39 @@ func dfDefaultChecks(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Value.Set(old) })
+}
+
+// TestDifferentialTenantFairModelParked is TestDifferentialTenantFairModel
+// with parked partitions on in both the model and the database, plus runtime
+// switches of parking: the same operations, and additionally every park, the
+// wake sweep's count and each partition's parked_until must be identical.
+func TestDifferentialTenantFairModelParked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the differential test needs PostgreSQL")
+	}
+	dfDefaultChecks(t, 30)
+	rapid.Check(t, func(rt *rapid.T) {
+		e, release := newDfEnv(t, rt, true)
+		defer release()
+		e.opInsert()
+		rt.Repeat(map[string]func(*rapid.T){
+			"":       func(*rapid.T) { e.compareState() },
+			"step":   func(*rapid.T) { e.step() },
+			"switch": func(*rapid.T) { e.opParkSwitch() },
+		})
+	})
+}
+
+// opParkSwitch turns parking off or on at runtime on both sides, now and
+// then.
+func (e *dfEnv) opParkSwitch() {
+	if rapid.IntRange(0, 9).Draw(e.rt, "park switch") != 0 {
+		return
+	}
+	on := rapid.Bool().Draw(e.rt, "park")
+	e.logf("park_dormant %v", on)
+	if _, err := e.client.PutClaimPolicyParking(e.ctx, on, docket.ClaimPolicyWriteOptions{}); err != nil {
+		e.fail("database parking switch: %v", err)
+	}
+	e.model.SetParkDormant(on)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -58,6 +59,11 @@ type frConfig struct {
 	targetRuns  int  // runs the target gets per window
 	maxDemand   int  // pollers draw demand 1..maxDemand
 	rounds      int  // windows, one after another
+	// parked turns parked partitions on, with dormants dormant ring members
+	// (parked before the competitors get work) instead of one: the window's
+	// C is then the awake ring, which stays fixed through every window.
+	parked   bool
+	dormants int
 }
 
 // frCall is one committed claim call and its commit sequence number.
@@ -86,6 +92,9 @@ func TestFairRotationFixedWindowOracle(t *testing.T) {
 			dormant: true, targetFirst: true, targetRuns: 2, maxDemand: 4, rounds: 8},
 		{name: "demand one, one capped competitor", seed: 3, hot: 5, backlog: 600, capped: 1,
 			hold: 60 * time.Millisecond, targetRuns: 2, maxDemand: 1, rounds: 8},
+		{name: "parked: capped competitors among 40 dormant members, target first", seed: 4, hot: 5, backlog: 600,
+			capped: 2, hold: 60 * time.Millisecond, parked: true, dormants: 40, targetFirst: true, targetRuns: 2,
+			maxDemand: 4, rounds: 8},
 	}
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
@@ -114,7 +123,11 @@ func newFrEnv(t *testing.T, cfg frConfig) *frEnv {
 		t.Fatalf("pool: %v", err)
 	}
 	t.Cleanup(pool.Close)
-	e := &frEnv{t: t, cfg: cfg, ctx: ctx, pool: pool, client: openClient(t, pool, tenantFairConfig(1000)),
+	clientCfg := tenantFairConfig(1000)
+	if cfg.parked {
+		clientCfg = parkedConfig(1000)
+	}
+	e := &frEnv{t: t, cfg: cfg, ctx: ctx, pool: pool, client: openClient(t, pool, clientCfg),
 		rng: rand.New(rand.NewPCG(cfg.seed, 0))}
 	execSQL(t, pool, `create sequence fr_commit_order`)
 	return e
@@ -129,6 +142,22 @@ func (e *frEnv) seed() map[int64]string {
 		e.insert("target", "target-seed", frNow)
 		if _, err := e.client.Cancel(e.ctx, docket.Tenant("target"), "target-seed"); err != nil {
 			e.t.Fatalf("cancel: %v", err)
+		}
+	}
+	if e.cfg.parked {
+		// The dormant members come next and are parked by claim calls that
+		// find nothing else: the steady state of a parked domain.
+		for d := 1; d <= e.cfg.dormants; d++ {
+			e.insert(fmt.Sprintf("dormant%02d", d), fmt.Sprintf("dormant%02d-1", d), frNow.Add(1000*time.Hour))
+		}
+		for range (e.cfg.dormants + policy.InspectionsPerCall - 1) / policy.InspectionsPerCall {
+			if _, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{Now: frNow, Limit: 1, OrphanTTL: time.Hour,
+				MaxClaimAttempts: 1000}); err != nil {
+				e.t.Fatalf("parking call: %v", err)
+			}
+		}
+		if n := queryInt64(e.t, e.pool, `select count(*) from docket_claim_schedule where parked_until is null and unfinished_count > 0`); n != 0 {
+			e.t.Fatalf("%d dormant members are still awake", n)
 		}
 	}
 	for h := 1; h <= e.cfg.hot; h++ {
@@ -255,6 +284,12 @@ func (e *frEnv) window(round int, competitors map[int64]string) {
 	if got := e.ring(); !mapsEqual(got, competitors) {
 		t.Fatalf("round %d: ring after the window = %v, want the competitors %v: a competitor drained or the target kept work", round, got, competitors)
 	}
+	if e.cfg.parked {
+		// The awake ring stayed C: every dormant member is still parked.
+		if n := queryInt64(t, e.pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != int64(e.cfg.dormants) {
+			t.Fatalf("round %d: %d parked partitions after the window, want the %d dormant members", round, n, e.cfg.dormants)
+		}
+	}
 	slices.SortFunc(calls, func(a, b frCall) int { return int(a.seq - b.seq) })
 	e.checkWindow(round, opening, ring, calls)
 }
@@ -339,7 +374,9 @@ func (e *frEnv) openWindow(round int) (int64, map[int64]string) {
 	if err := tx.QueryRow(e.ctx, `select nextval('fr_commit_order')`).Scan(&seq); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := tx.Query(e.ctx, `select ring_position, scope_key from docket_claim_schedule where unfinished_count > 0`)
+	// In parked mode C is the awake ring (H' instead of H).
+	rows, err := tx.Query(e.ctx, `select ring_position, scope_key from docket_claim_schedule
+		 where unfinished_count > 0 and (parked_until is null or not $1)`, e.cfg.parked)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +412,8 @@ func (e *frEnv) checkWindow(round int, opening int64, ring map[int64]string, cal
 		for _, in := range c.trace.Inspections {
 			events = append(events, oracle.Event{Call: in.CallToken.String(), Visit: in.Visit, Demand: in.Demand,
 				CursorBefore: in.CursorBefore, CursorAfter: in.CursorAfter, Scope: in.ScopeKey, Position: in.RingPosition,
-				Disposition: oracle.Disposition(in.Disposition), Outcomes: in.Outcomes, EpochDelta: int64(in.EpochDelta)})
+				Disposition: oracle.Disposition(in.Disposition), Outcomes: in.Outcomes, EpochDelta: int64(in.EpochDelta),
+				Parked: in.Parked})
 			granted = granted || (in.ScopeKey == "target" && in.Disposition == policy.DispositionGrant)
 		}
 	}
@@ -402,6 +440,34 @@ func (e *frEnv) checkWindow(round int, opening int64, ring map[int64]string, cal
 	if err != nil {
 		t.Fatalf("round %d: %v\nwindow %+v\nevents %+v", round, err, w, events)
 	}
+	if e.cfg.parked {
+		// The same window in the checker's parked mode: C is the whole
+		// unfinished ring, the dormant members parked at the opening (they
+		// stay parked, see window).
+		full := maps.Clone(ring)
+		rows, err := e.pool.Query(e.ctx, `select ring_position, scope_key from docket_claim_schedule where parked_until is not null`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var asleep []int64
+		for rows.Next() {
+			var pos int64
+			var scope string
+			if err := rows.Scan(&pos, &scope); err != nil {
+				t.Fatal(err)
+			}
+			full[pos] = scope
+			asleep = append(asleep, pos)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		pw := w
+		pw.Ring, pw.Parked, pw.Asleep = full, true, asleep
+		if _, err := oracle.Check(events, pw); err != nil {
+			t.Fatalf("round %d, parked-mode check over H = %d: %v", round, len(full), err)
+		}
+	}
 	b, err := oracle.Bounds(len(cohort), len(ring), w.S, w.Q, l)
 	if err != nil {
 		t.Fatal(err)
@@ -421,7 +487,11 @@ func (e *frEnv) checkWindow(round int, opening int64, ring map[int64]string, cal
 	for _, ev := range events[:obs.TargetGrantEvent+1] {
 		visits[ev.Disposition]++
 	}
-	t.Logf("round %d: A=%d H=%d L=%d; competing grants %d <= %d, outcomes %d <= %d, qualifying calls %d <= %d; visits %v",
-		round, len(cohort), len(ring), l, obs.CompetingGrants, b.CompetingGrants, obs.CompetingOutcomes,
+	h := "H"
+	if e.cfg.parked {
+		h = "H' (awake)"
+	}
+	t.Logf("round %d: A=%d %s=%d L=%d; competing grants %d <= %d, outcomes %d <= %d, qualifying calls %d <= %d; visits %v",
+		round, len(cohort), h, len(ring), l, obs.CompetingGrants, b.CompetingGrants, obs.CompetingOutcomes,
 		b.CompetingOutcomes, obs.QualifyingCalls, b.QualifyingCalls, visits)
 }

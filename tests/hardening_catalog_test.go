@@ -23,6 +23,7 @@ var hardDocketFunctions = []string{
 	"docket_runs_track_delete",
 	"docket_runs_track_insert",
 	"docket_runs_track_status",
+	"docket_runs_wake_partition",
 	"docket_tenant_fair_claim",
 }
 

@@ -5,18 +5,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/policy"
 )
 
 // Released migration versions; a released migration never changes.
 const (
 	migV1Version = "20261101000001"
 	migV2Version = "20261101000002"
+	migV3Version = "20261201000003"
 )
 
 // migCatalogQuery lists every object of one schema with its full definition:
@@ -154,7 +157,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 
 	url := pgtest.NewEmptyDatabase(t)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
 	pool := poolFor(t, url)
 	v2 := migCatalog(t, pool, "public")
 	for _, o := range migV2Objects {
@@ -175,13 +178,45 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		t.Fatalf("fresh policy rows in their initial shape = %d, want 1", got)
 	}
 
+	v3 := v2
+	v2URL := pgtest.NewEmptyDatabase(t)
+	migrateOrFail(t, v2URL, docket.MigrateOptions{Target: migV2Version})
+	migExpectApplied(t, v2URL, docket.MigrateOptions{}, migV1Version, migV2Version)
+	v2 = migCatalog(t, poolFor(t, v2URL), "public")
+	for _, o := range migV3Objects {
+		if migHasPrefix(v2, o) {
+			t.Fatalf("V2 already has %s", o)
+		}
+		if !migHasPrefix(v3, o) {
+			t.Fatalf("a fresh install lacks %s", o)
+		}
+	}
+
+	// The down of V3 restores exactly the V2 catalog, the spec walk's
+	// claim function included (its source hash is part of the listing).
+	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
+	migExpectSameCatalog(t, "after down to V2", migCatalog(t, pool, "public"), v2)
+
 	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
 	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version)
-	migExpectSameCatalog(t, "after down", migCatalog(t, pool, "public"), v1)
+	migExpectSameCatalog(t, "after down to V1", migCatalog(t, pool, "public"), v1)
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
-	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v2)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v3)
+}
+
+// migV3Objects are catalog entry prefixes only V3 creates.
+var migV3Objects = []string{
+	"column docket_claim_schedule.parked_until timestamp with time zone notnull=false",
+	"column docket_claim_policy.park_dormant boolean notnull=true",
+	"column docket_claim_policy.configured_park_dormant boolean notnull=true",
+	"relation docket_claim_schedule_awake_idx kind=i",
+	"relation docket_claim_schedule_wake_idx kind=i",
+	"relation docket_runs_unadmitted_claimed_idx kind=i",
+	"function docket_runs_wake_partition() returns trigger",
+	"trigger docket_runs.docket_runs_wake_partition_trg ",
 }
 
 // migRun is one run seeded with plain SQL in a given lifecycle shape.
@@ -283,7 +318,7 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
 
 	var after string
 	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&after); err != nil {
@@ -343,7 +378,7 @@ func TestMigrationCustomSchemasAreIndependentDomains(t *testing.T) {
 	// The same physical schema named again is the same domain: nothing to do.
 	migrateOrFail(t, migURLWithSearchPath(t, url, "alpha"), docket.MigrateOptions{})
 	for _, schema := range []string{"alpha", "beta"} {
-		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version)
+		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version, migV3Version)
 	}
 	admin := poolFor(t, url)
 	if got := queryInt64(t, admin, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
@@ -439,7 +474,7 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 	// Removing the conflict lets the same upgrade succeed.
 	execSQL(t, pool, `drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)`)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
 	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 1 {
 		t.Fatalf("marked runs after the retried upgrade = %d, want 1", got)
 	}
@@ -572,5 +607,74 @@ func migAwaitLockWait(t testing.TB, pool *pgxpool.Pool, pid uint32) {
 		if _, err := pool.Exec(ctx, "select pg_sleep(0.01)"); err != nil {
 			t.Fatalf("waiting for backend %d to block: %v", pid, err)
 		}
+	}
+}
+
+// TestMigrationPopulatedUpgradeToV3KeepsTheSpecificationWalk: V3 on a
+// populated V2 domain changes no run, no partition and no policy value,
+// leaves every partition awake and parking off, and the next TenantFair
+// start with an unchanged configuration writes nothing: claims walk the
+// whole unfinished ring as before.
+func TestMigrationPopulatedUpgradeToV3KeepsTheSpecificationWalk(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewEmptyDatabase(t)
+	migrateOrFail(t, url, docket.MigrateOptions{Target: migV2Version})
+	pool := poolFor(t, url)
+	migInsertRuns(t, pool,
+		migRun{"a-future", "alpha", "future"},
+		migRun{"b-waiting", "beta", "waiting"},
+		migRun{"c-ready", "gamma", "ready"},
+		migRun{"c-claimed", "gamma", "claimed"},
+	)
+	execSQL(t, pool, `update docket_claim_policy set admission_mode = 'tenant_fair', max_active = 3,
+		configured_max_active = 3, policy_version = 1, initialized_at = now()`)
+	const snapshot = `select (select string_agg(row(r.*)::text, ';' order by id) from docket_runs r)
+		|| (select string_agg(row(s.scope_key, s.ring_position, s.unfinished_count, s.updated_at)::text, ';' order by ring_position)
+		      from docket_claim_schedule s)
+		|| (select row(p.admission_mode, p.max_active, p.configured_max_active, p.policy_version, p.scan_ring_position,
+		              p.updated_at)::text from docket_claim_policy p)`
+	var before string
+	if err := pool.QueryRow(testContext(t), snapshot).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+
+	migrateOrFail(t, url, docket.MigrateOptions{})
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	var after string
+	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("the upgrade changed existing rows:\nbefore %s\nafter  %s", before, after)
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
+		t.Fatalf("%d partitions parked by the upgrade", n)
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_claim_policy where not park_dormant and not configured_park_dormant`); n != 1 {
+		t.Fatal("the upgrade did not leave parking off")
+	}
+
+	client := openClient(t, pool, tenantFairConfig(3))
+	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("the first start after the upgrade wrote:\nbefore %s\nafter  %s", before, after)
+	}
+	tr, err := client.TraceClaimDue(testContext(t), docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Hour,
+		MaxClaimAttempts: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Inspections) != 3 || tr.Inspections[2].ScopeKey != "gamma" || tr.Inspections[2].Disposition != policy.DispositionGrant {
+		t.Fatalf("first claim after the upgrade: %+v, want alpha and beta as empty pages, then gamma's grant", tr.Inspections)
+	}
+	for _, in := range tr.Inspections {
+		if in.Parked || in.Woken != 0 {
+			t.Fatalf("a spec-mode visit parked or swept: %+v", in)
+		}
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
+		t.Fatalf("%d partitions parked in spec mode", n)
 	}
 }

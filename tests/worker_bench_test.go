@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket-go/docket"
 )
@@ -24,14 +25,63 @@ const (
 func BenchmarkWorkerDrain(b *testing.B) {
 	for _, eng := range benchEngines {
 		b.Run(eng.name, func(b *testing.B) {
-			benchWorkerDrain(b, eng.open(b, wbCap, wbPoolConns))
+			benchWorkerDrain(b, eng.open(b, wbCap, wbPoolConns), benchBacklogDue)
 		})
 	}
 }
 
-func benchWorkerDrain(b *testing.B, e *clEnv) {
+// Dormant drain shape: wbActive tenants share the backlog among wbDormant
+// tenants whose only run is due tomorrow, interleaved on the ring.
+const (
+	wbActive  = 20
+	wbDormant = 20000
+)
+
+// BenchmarkWorkerDrainAmongDormant is BenchmarkWorkerDrain with the backlog
+// held by 20 tenants among 20,000 dormant ones, with parked partitions on.
+// The specification's walk has no sub-benchmark here: it drains a few runs
+// per minute in this shape, far past the test deadline (see
+// docs/fairness-parked.md for the figures).
+func BenchmarkWorkerDrainAmongDormant(b *testing.B) {
+	pool := clPoolWithSize(b, wbPoolConns)
+	benchWorkerDrain(b, &clEnv{t: b, pool: pool, client: openClient(b, pool, parkedConfig(wbCap))}, benchBacklogAmongDormant)
+}
+
+// benchBacklogAmongDormant gives each of wbActive+wbDormant interleaved
+// tenants one run, a waiting one for the active tenants and one due tomorrow
+// for the others, and lets claim calls park whatever is dormant (only in
+// parked mode: the steady state of a domain whose dormant tenants were
+// parked long ago). Then it inserts runs due now over the active tenants,
+// which wakes them, and vacuums and analyzes.
+func benchBacklogAmongDormant(b *testing.B, e *clEnv, runs int) {
+	const every = (wbActive + wbDormant) / wbActive
+	execSQL(b, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+		select format('d-%s', i), format('t%s', lpad(i::text, 5, '0')), 'g', 'h1',
+		       case when i % $1 = 0 then 'waiting' else 'running' end, '{}',
+		       case when i % $1 <> 0 then now() + interval '1 day' end
+		  from generate_series(0, $2::integer - 1) as i`, every, wbActive+wbDormant)
+	ctx := testContext(b)
+	for calls := 0; queryInt64(b, e.pool, `select count(*) from docket_claim_schedule
+			 where unfinished_count > 0 and parked_until is null
+			   and exists (select 1 from docket_claim_policy where park_dormant)`) > 0; calls++ {
+		if calls > wbActive+wbDormant {
+			b.Fatal("the dormant partitions were never all parked")
+		}
+		if _, err := e.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: wbConcurrency, OrphanTTL: time.Hour,
+			MaxClaimAttempts: 10}); err != nil {
+			b.Fatalf("parking call: %v", err)
+		}
+	}
+	execSQL(b, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+		select format('w-%s', g), format('t%s', lpad(((g % $2::integer) * $3::integer)::text, 5, '0')), 'g', 'h1',
+		       'running', '{}', now() - make_interval(secs => $1::integer - g)
+		  from generate_series(1, $1::integer) g`, runs, wbActive, every)
+	execSQL(b, e.pool, `vacuum analyze docket_runs`)
+}
+
+func benchWorkerDrain(b *testing.B, e *clEnv, load func(b *testing.B, e *clEnv, runs int)) {
 	runs := max(b.N, wbConcurrency)
-	benchBacklogDue(b, e, runs)
+	load(b, e, runs)
 	ctx := testContext(b)
 	var started, written atomic.Int64
 	all := make(chan struct{})

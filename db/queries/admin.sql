@@ -11,6 +11,17 @@ update docket_claim_policy
  where id = 1
 returning *;
 
+-- name: PutClaimPolicyParkDormant :one
+-- A runtime switch of the domain's walk. As with the default cap,
+-- configured_park_dormant is left alone, so the next start with unchanged
+-- configuration keeps this value. Callers hold the policy row.
+update docket_claim_policy
+   set park_dormant = sqlc.arg(park_dormant)::boolean,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning *;
+
 -- name: EnsureClaimPartition :exec
 -- An override may precede the scope's first run; the partition's insert
 -- trigger gives it its ring position in the same statement.
@@ -47,6 +58,11 @@ select
     coalesce(part.admission_epoch, 0)::bigint as admission_epoch,
     sched.ring_position,
     coalesce(sched.unfinished_count, 0)::bigint as unfinished_count,
+    pol.park_dormant,
+    (sched.parked_until is not null)::boolean as parked,
+    -- 'infinity' (parked until a write) has no Go time: it reads as parked
+    -- with no time.
+    timed.parked_until,
     (select count(*) from docket_runs r
       where r.scope_key = sqlc.arg(scope_key)::text
         and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
@@ -66,4 +82,6 @@ select
   from docket_claim_policy pol
   left join docket_claim_partitions part on part.scope_key = sqlc.arg(scope_key)::text
   left join docket_claim_schedule sched on sched.scope_key = part.scope_key
+  left join docket_claim_schedule timed on timed.scope_key = part.scope_key
+        and timed.parked_until <> 'infinity'
  where pol.id = 1;

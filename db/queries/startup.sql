@@ -69,3 +69,22 @@ select p.proname::text as name, md5(p.prosrc) as body_md5
  where p.pronamespace = current_schema()::regnamespace
    and p.proname like 'docket\_%'
  order by 1, 2;
+
+-- name: SynchronizeParkDormant :one
+-- A changed configured ParkDormant: persist it as the domain's walk and as
+-- the last configured value, as a write of the policy (version + 1).
+update docket_claim_policy
+   set park_dormant = sqlc.arg(park_dormant)::boolean,
+       configured_park_dormant = sqlc.arg(park_dormant)::boolean,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning *;
+
+-- name: UnparkAllPartitions :execrows
+-- Leaving parked mode, or entering TenantFair from Legacy, puts every parked
+-- partition back in the ring. Callers hold the policy row, so no claim call
+-- parks concurrently; the next parked-mode call parks again what is dormant.
+update docket_claim_schedule
+   set parked_until = null
+ where parked_until is not null;

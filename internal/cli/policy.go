@@ -14,6 +14,7 @@ import (
 const policyUsage = `docket policy <action> [--database-url URL] [--schema NAME]
   get                     the persisted default cap, its version and the engine
   set-default N           change the persisted default cap at runtime
+  set-park-dormant on|off turn parked partitions on or off for the domain
   set-override TENANT N   give one scope its own cap
   reset-override TENANT   make one scope inherit the default again
   inspect TENANT          effective cap, versions and admission counts of a scope
@@ -31,23 +32,26 @@ type policyArgs struct {
 	positional      []string
 	scope           docket.Scope
 	capValue        int
+	parkDormant     bool
 }
 
 // policyAction is one "docket policy" action: whether it names a scope,
 // takes a cap and writes, and how it runs against an Admin.
 type policyAction struct {
-	scoped  bool
-	takeCap bool
-	writes  bool
-	run     func(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error
+	scoped     bool
+	takeCap    bool
+	takeSwitch bool
+	writes     bool
+	run        func(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error
 }
 
 var policyActions = map[string]policyAction{
-	"get":            {run: policyGet},
-	"set-default":    {takeCap: true, writes: true, run: policySetDefault},
-	"set-override":   {scoped: true, takeCap: true, writes: true, run: policySetOverride},
-	"reset-override": {scoped: true, writes: true, run: policyResetOverride},
-	"inspect":        {scoped: true, run: policyInspect},
+	"get":              {run: policyGet},
+	"set-default":      {takeCap: true, writes: true, run: policySetDefault},
+	"set-park-dormant": {takeSwitch: true, writes: true, run: policySetParkDormant},
+	"set-override":     {scoped: true, takeCap: true, writes: true, run: policySetOverride},
+	"reset-override":   {scoped: true, writes: true, run: policyResetOverride},
+	"inspect":          {scoped: true, run: policyInspect},
 }
 
 // runPolicy implements "docket policy".
@@ -128,7 +132,7 @@ func (p policyAction) check(a *policyArgs) error {
 		}
 	}
 	want := 0
-	if p.takeCap {
+	if p.takeCap || p.takeSwitch {
 		want = 1
 	}
 	if len(operands) != want {
@@ -140,6 +144,16 @@ func (p policyAction) check(a *policyArgs) error {
 			return err
 		}
 		a.capValue = capValue
+	}
+	if p.takeSwitch {
+		switch operands[0] {
+		case "on":
+			a.parkDormant = true
+		case "off":
+			a.parkDormant = false
+		default:
+			return fmt.Errorf("want on or off, got %q", operands[0])
+		}
 	}
 	return nil
 }
@@ -195,6 +209,15 @@ func policyGet(ctx context.Context, admin *docket.Admin, _ policyArgs, out outpu
 
 func policySetDefault(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
 	d, err := admin.PutClaimPolicyDefault(ctx, a.capValue, writeOptions(a))
+	if err != nil {
+		return err
+	}
+	printDefault(out, d)
+	return nil
+}
+
+func policySetParkDormant(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	d, err := admin.PutClaimPolicyParking(ctx, a.parkDormant, writeOptions(a))
 	if err != nil {
 		return err
 	}

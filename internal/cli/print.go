@@ -18,6 +18,8 @@ func printDefault(out output, d docket.ClaimPolicyDefault) {
 	out.field("initialized", d.Initialized)
 	out.field("default_max_active_runs", capText(d.MaxActiveRuns))
 	out.field("configured_max_active_runs", capText(d.ConfiguredMaxActiveRuns))
+	out.field("park_dormant", onOff(d.ParkDormant))
+	out.field("configured_park_dormant", onOff(d.ConfiguredParkDormant))
 	out.field("policy_version", d.Version)
 	out.field("updated_at", d.UpdatedAt.UTC().Format(time.RFC3339Nano))
 }
@@ -38,11 +40,32 @@ func printInspection(out output, i docket.ClaimPolicyInspection) {
 	out.field("admission_epoch", i.AdmissionEpoch)
 	out.field("ring_position", positionText(i.RingPosition))
 	out.field("unfinished", i.Unfinished)
+	out.field("parked", parkedText(i))
 	out.field("queued", i.Queued)
 	out.field("admitted_ready", i.AdmittedReady)
 	out.field("admitted_claimed", i.AdmittedClaimed)
 	out.field("admitted", i.Admitted)
 	out.field("debt", i.Debt)
+}
+
+// onOff shows a switch the way set-park-dormant takes it.
+func onOff(v bool) string {
+	if v {
+		return "on"
+	}
+	return "off"
+}
+
+// parkedText shows whether and until when a scope is parked: "no", "until
+// <time>", or "until a write" when nothing of it is scheduled.
+func parkedText(i docket.ClaimPolicyInspection) string {
+	switch {
+	case !i.Parked:
+		return "no"
+	case i.ParkedUntil == nil:
+		return "until a write"
+	}
+	return "until " + i.ParkedUntil.UTC().Format(time.RFC3339Nano)
 }
 
 // capText shows the zero that stands for "unset" as "none".

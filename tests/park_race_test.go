@@ -1,0 +1,284 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// The races of a park (docs/fairness-parked.md, "Wake by write"). Tenant p
+// at ring position 1 is dormant; one write makes a run of p eligible, racing
+// a claim call whose visit to p would park it. Each write kind is staged at
+// the three points that matter:
+//
+//   - held: the write is done but not committed, so it holds p's schedule
+//     row; the park skips the locked row (no wait) and p stays awake.
+//   - waiting: the claim has parked p and not committed; the write blocks on
+//     the schedule row and, once the claim commits, unparks p.
+//   - committed: the write commits after the visit's dormancy probe and
+//     before the park locks the schedule row (the claim is paused inside
+//     the visit's partition lock statement); the park's own snapshot, taken
+//     after its lock, sees the write and does not park.
+//
+// In every case the next call serves the run the write made eligible.
+
+// parkRaceWrite is one kind of write that can wake a dormant partition.
+type parkRaceWrite struct {
+	name string
+	// setup gives p its dormant run, eligible the id of the run the write
+	// makes eligible.
+	setup    func(e *clEnv)
+	eligible string
+	// write runs the write in tx, with the statement the library runs.
+	write func(ctx context.Context, e *clEnv, tx pgx.Tx) error
+}
+
+// parkDue is a wake time that is due for the database clock and for clBase.
+func parkDue() time.Time { return time.Now().Add(-time.Minute) }
+
+var parkRaceWrites = []parkRaceWrite{
+	{
+		name:     "insert",
+		setup:    func(e *clEnv) { e.due("p", "p-timer", clBase.Add(24*time.Hour)) },
+		eligible: "p-new",
+		write: func(ctx context.Context, e *clEnv, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+				values ('p-new', 'p', 'g', 'h1', 'running', '{}', $1)`, parkDue())
+			return err
+		},
+	},
+	{
+		name:     "resume",
+		setup:    func(e *clEnv) { e.waiting("p", "p-wait") },
+		eligible: "p-wait",
+		write: func(ctx context.Context, e *clEnv, tx pgx.Tx) error {
+			_, err := gen.New(tx).ApplyRunMutation(ctx, gen.ApplyRunMutationParams{
+				Status: string(docket.StatusRunning), ID: parkRunID(ctx, tx, "p-wait")})
+			return err
+		},
+	},
+	{
+		name:     "wake_at",
+		setup:    func(e *clEnv) { e.due("p", "p-timer", clBase.Add(24*time.Hour)) },
+		eligible: "p-timer",
+		write: func(ctx context.Context, e *clEnv, tx pgx.Tx) error {
+			due := parkDue()
+			_, err := gen.New(tx).ApplyRunMutation(ctx, gen.ApplyRunMutationParams{
+				Status: string(docket.StatusRunning), WakeAt: &due, ID: parkRunID(ctx, tx, "p-timer")})
+			return err
+		},
+	},
+	{
+		name:     "retry_poisoned",
+		setup:    func(e *clEnv) { e.poisoned("p", "p-poison") },
+		eligible: "p-poison",
+		write: func(ctx context.Context, e *clEnv, tx pgx.Tx) error {
+			_, err := gen.New(tx).RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: "p", RunID: "p-poison"})
+			return err
+		},
+	},
+}
+
+// parkRunID is the internal id of runID (-1 when missing, which updates no
+// row and fails the test's later checks).
+func parkRunID(ctx context.Context, tx pgx.Tx, runID string) int64 {
+	id := int64(-1)
+	_ = tx.QueryRow(ctx, `select id from docket_runs where run_id = $1`, runID).Scan(&id)
+	return id
+}
+
+// newParkRace opens a parked-mode domain with p dormant at position 1 and q,
+// with due work, at position 2.
+func newParkRace(t *testing.T, w parkRaceWrite) *clEnv {
+	t.Helper()
+	e := newClParked(t, 10)
+	w.setup(e)
+	e.dueMany("q", "q", 3, clBase.Add(-time.Hour))
+	if e.position("p") != 1 || e.position("q") != 2 {
+		t.Fatalf("ring positions p %d, q %d; want 1 and 2", e.position("p"), e.position("q"))
+	}
+	return e
+}
+
+// parkExpectVisitedAwake checks a demand-one call that visited p without
+// parking it and then granted q.
+func parkExpectVisitedAwake(t *testing.T, e *clEnv, tr docket.ClaimTrace) {
+	t.Helper()
+	if len(tr.Inspections) != 2 {
+		t.Fatalf("inspections %+v, want p then q", tr.Inspections)
+	}
+	parkExpectVisit(t, tr.Inspections[0], "p", policy.DispositionEmptyPage, false, nil)
+	parkExpectVisit(t, tr.Inspections[1], "q", policy.DispositionGrant, false, nil)
+	e.expectPark("p", awake)
+}
+
+// parkExpectServed checks that the next call, whose cursor is on q, wraps
+// to p and serves the run the write made eligible.
+func parkExpectServed(t *testing.T, e *clEnv, w parkRaceWrite) {
+	t.Helper()
+	parkExpectInvariant(t, e.pool)
+	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
+	clExpectIDs(t, "next call", clOutcomeIDs(tr), []string{w.eligible})
+	parkExpectVisit(t, tr.Inspections[0], "p", policy.DispositionGrant, false, nil)
+	e.expectPark("p", awake)
+}
+
+func TestParkedRaceWriterHoldsScheduleRow(t *testing.T) {
+	t.Parallel()
+	for _, w := range parkRaceWrites {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			e := newParkRace(t, w)
+			writer := newParkWriter(t, e.pool)
+			if err := w.write(testContext(t), e, writer.tx); err != nil {
+				t.Fatalf("write: %v", err)
+			}
+			// The claim neither waits for the writer nor parks p.
+			parkExpectVisitedAwake(t, e, e.trace(clReq(clBase, 1, docket.PreferNone)))
+			writer.commit()
+			parkExpectServed(t, e, w)
+		})
+	}
+}
+
+func TestParkedRaceWriterWaitsForPark(t *testing.T) {
+	t.Parallel()
+	for _, w := range parkRaceWrites {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			e := newParkRace(t, w)
+			ctx := testContext(t)
+			claimTx, err := e.pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer claimTx.Rollback(ctx)
+			tr, err := e.client.TraceClaimDueTx(ctx, claimTx, clReq(clBase, 1, docket.PreferNone))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Inspections) != 2 || !tr.Inspections[0].Parked || tr.Inspections[0].ScopeKey != "p" {
+				t.Fatalf("claim inspections %+v, want p parked, then q", tr.Inspections)
+			}
+
+			writer := newParkWriter(t, e.pool)
+			done := make(chan error, 1)
+			go func() { done <- w.write(ctx, e, writer.tx) }()
+			if err := parkAwaitBlocked(t, e, writer.pid, done); err != nil {
+				t.Fatalf("write: %v", err)
+			}
+			if err := claimTx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("write: %v", err)
+			}
+			writer.commit()
+			e.expectPark("p", awake)
+			parkExpectServed(t, e, w)
+		})
+	}
+}
+
+func TestParkedRaceWriterCommitsBeforeParkLock(t *testing.T) {
+	t.Parallel()
+	for _, w := range parkRaceWrites {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			e := newParkRace(t, w)
+			pause := newParkPause(t, e, "p")
+			tr := pause.claim(clReq(clBase, 1, docket.PreferNone), func(ctx context.Context) {
+				writer := newParkWriter(t, e.pool)
+				if err := w.write(ctx, e, writer.tx); err != nil {
+					t.Fatalf("write during the pause: %v", err)
+				}
+				writer.commit()
+			})
+			parkExpectVisitedAwake(t, e, tr)
+			parkExpectServed(t, e, w)
+		})
+	}
+}
+
+// parkPause is a parked-mode claim client whose first read of one
+// partition row in a transaction (the visit's partition lock statement,
+// before it locks the row) blocks on an advisory lock, installed as a
+// test-only row level security policy like the stale tests' pause.
+type parkPause struct {
+	stalePause
+}
+
+// newParkPause installs the pause on tenant's partition row and opens the
+// paused client as a role with the documented grants.
+func newParkPause(t *testing.T, e *clEnv, tenant string) *parkPause {
+	t.Helper()
+	var schema string
+	if err := e.pool.QueryRow(testContext(t), `select current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	role, password := hardCreateRole(t, e.pool)
+	hardApplyGrants(t, e.pool, hardGrantsScript(t), schema, role, e.pool.Config().ConnConfig.Database)
+	pause := pgx.Identifier{schema, "docket_test_pause"}.Sanitize()
+	execSQL(t, e.pool, fmt.Sprintf(`create function %s(p_scope text) returns boolean
+		language plpgsql
+		volatile
+		set lock_timeout = '%ds'
+		as $pause$
+		declare
+			v_reads integer;
+		begin
+			if p_scope = %s then
+				v_reads := coalesce(nullif(current_setting('docket_test.target_reads', true), ''), '0')::integer + 1;
+				perform set_config('docket_test.target_reads', v_reads::text, true);
+				if v_reads = 1 then
+					perform pg_advisory_lock_shared(%d);
+					perform pg_advisory_unlock_shared(%d);
+				end if;
+			end if;
+			return true;
+		end;
+		$pause$`, pause, int(staleWait/time.Second), quoteLiteral(tenant), staleAdvisoryKey, staleAdvisoryKey))
+	execSQL(t, e.pool, fmt.Sprintf(`grant execute on function %s(text) to %s`, pause, pgx.Identifier{role}.Sanitize()))
+	partitions := pgx.Identifier{schema, "docket_claim_partitions"}.Sanitize()
+	execSQL(t, e.pool, fmt.Sprintf(`alter table %s enable row level security`, partitions))
+	execSQL(t, e.pool, fmt.Sprintf(`create policy docket_test_pause on %s for all using (%s(scope_key)) with check (true)`,
+		partitions, pause))
+	app := hardRolePool(t, e.pool.Config().ConnString(), role, password, schema)
+	return &parkPause{stalePause{t: t, env: e, role: role, claimer: openClient(t, app, parkedConfig(10))}}
+}
+
+// quoteLiteral quotes a test identifier as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + s + "'" }
+
+// parkAwaitBlocked returns once the writer's backend pid waits on a lock.
+// A write that ends without waiting is a failure of the wake rule (it did
+// not write the parked schedule row): the test fails with what it returned.
+func parkAwaitBlocked(t *testing.T, e *clEnv, pid uint32, done chan error) error {
+	t.Helper()
+	ctx := testContext(t)
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("the write ended without waiting for the parking call (err %v)", err)
+		default:
+		}
+		var waiting bool
+		if err := e.pool.QueryRow(ctx, `select coalesce(wait_event_type = 'Lock', false) from pg_stat_activity where pid = $1`, pid).
+			Scan(&waiting); err != nil {
+			return err
+		}
+		if waiting {
+			return nil
+		}
+		if _, err := e.pool.Exec(ctx, "select pg_sleep(0.01)"); err != nil {
+			return err
+		}
+	}
+}
