@@ -54,6 +54,7 @@ type telemetry struct {
 	admissionReleases    metric.Int64Counter
 	poison               metric.Int64Counter
 	storeDuration        metric.Float64Histogram
+	workerSweepCalls     metric.Int64Counter
 }
 
 // newTelemetry creates every instrument from mp, or from a no-op provider
@@ -90,6 +91,8 @@ func newTelemetry(mp metric.MeterProvider) (*telemetry, error) {
 			"Runs poisoned, by poison reason."),
 		storeDuration: b.histogram("docket.store.duration", "s",
 			"Duration of run-store and claim-policy operations.", durationBuckets),
+		workerSweepCalls: b.counter("docket.worker.sweep_calls", "{call}",
+			"Worker claim calls made at once after an unfilled TenantFair call, to finish one ring revolution."),
 	}
 	if b.err != nil {
 		return nil, fmt.Errorf("docket: creating metric instruments: %w", b.err)

@@ -287,6 +287,21 @@ func (q *Queries) NotifyRunsDue(ctx context.Context) error {
 	return err
 }
 
+const RingPositions = `-- name: RingPositions :one
+select count(*)::integer as positions
+  from docket_claim_schedule
+ where unfinished_count > 0
+`
+
+// The size of the unfinished ring, on its own partial index: the Worker
+// divides it by S to know how many unfilled claim calls make one revolution.
+func (q *Queries) RingPositions(ctx context.Context) (int32, error) {
+	row := q.db.QueryRow(ctx, RingPositions)
+	var positions int32
+	err := row.Scan(&positions)
+	return positions, err
+}
+
 const RunsDueChannel = `-- name: RunsDueChannel :one
 select ('docket_runs_due_' || md5(current_schema()))::text as channel
 `

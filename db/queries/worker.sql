@@ -136,3 +136,10 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
   from docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[]);
+
+-- name: RingPositions :one
+-- The size of the unfinished ring, on its own partial index: the Worker
+-- divides it by S to know how many unfilled claim calls make one revolution.
+select count(*)::integer as positions
+  from docket_claim_schedule
+ where unfinished_count > 0;
