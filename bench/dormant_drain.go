@@ -15,8 +15,9 @@ import (
 // dormantOnce loads dormant tenants into a fresh database of engine, then
 // drains the active backlog with a Worker for at most budget, counting its
 // claim calls through a manual metric reader, which costs the drain nothing
-// measurable.
-func dormantOnce(ctx context.Context, c *cluster, p *progress, engine dormantEngine, dormant int, budget time.Duration) (pt dormantPoint, err error) {
+// measurable. A drain that finished is followed by idle, an idle window
+// whose claim calls are counted too.
+func dormantOnce(ctx context.Context, c *cluster, p *progress, engine dormantEngine, dormant int, budget, idle time.Duration) (pt dormantPoint, err error) {
 	pt = dormantPoint{Engine: engine.name, Label: engine.label, Dormant: dormant}
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -48,23 +49,58 @@ func dormantOnce(ctx context.Context, c *cluster, p *progress, engine dormantEng
 	if err := env.pool.QueryRow(ctx, `select count(*) from docket_claim_schedule where unfinished_count > 0`).Scan(&pt.RingPositions); err != nil {
 		return pt, fmt.Errorf("ring size: %w", err)
 	}
+	began := time.Now()
+	if err := d.start(ctx); err != nil {
+		return pt, fmt.Errorf("start: %w", err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+		defer cancel()
+		err = errors.Join(err, d.stop(stopCtx))
+	}()
 	label := fmt.Sprintf("dormant %s %d", engine.name, dormant)
-	finished, elapsed, err := drainWithin(ctx, p, label, d, b, budget)
+	finished, elapsed, err := drainWithin(ctx, p, label, d, b, began, budget)
 	if err != nil {
 		return pt, err
 	}
 	pt.Finished, pt.Complete, pt.Seconds = finished, finished == int64(b.size()), elapsed.Seconds()
 	pt.RunsPerSecond = ratio(float64(finished), pt.Seconds)
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		return pt, fmt.Errorf("collect metrics: %w", err)
+	rm, err := collect(ctx, reader)
+	if err != nil {
+		return pt, err
 	}
 	pt.Calls, pt.SweepCalls, pt.Claims = counterSum(rm, "docket.claim.calls"), counterSum(rm, "docket.worker.sweep_calls"), counterSum(rm, "docket.claim.outcomes")
 	pt.CallsPerSecond = ratio(float64(pt.Calls), pt.Seconds)
 	if engine.name != engineLegacy {
 		pt.InspectionsPerClaimAtMost = ratio(float64(pt.Calls*policy.InspectionsPerCall), float64(pt.Claims))
 	}
-	return pt, nil
+	if pt.Complete {
+		pt.IdleCallsPerSecond, err = idleCalls(ctx, reader, pt.Calls, idle)
+	}
+	return pt, err
+}
+
+// idleCalls lets the Worker run on for window after its backlog is done and
+// returns its claim calls per second over the window; calls is the count
+// before it.
+func idleCalls(ctx context.Context, reader *sdkmetric.ManualReader, calls int64, window time.Duration) (float64, error) {
+	if !sleepFor(ctx, window) {
+		return 0, ctx.Err()
+	}
+	rm, err := collect(ctx, reader)
+	if err != nil {
+		return 0, err
+	}
+	return ratio(float64(counterSum(rm, "docket.claim.calls")-calls), window.Seconds()), nil
+}
+
+// collect reads every metric of reader.
+func collect(ctx context.Context, reader *sdkmetric.ManualReader) (metricdata.ResourceMetrics, error) {
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		return rm, fmt.Errorf("collect metrics: %w", err)
+	}
+	return rm, nil
 }
 
 // loadDormant creates the partitions of the active tenants and of n
@@ -93,27 +129,22 @@ func loadDormant(ctx context.Context, env *docketEnv, n int) error {
 	return env.exec(ctx, "vacuum analyze")
 }
 
-// drainWithin starts d and waits until every run of b is finished or
-// budget has passed since the start; it returns the finished runs and the
-// time they took, and stops d.
-func drainWithin(ctx context.Context, p *progress, label string, d *docketDrain, b *book, budget time.Duration) (finished int64, elapsed time.Duration, err error) {
-	began := time.Now()
-	if err := d.start(ctx); err != nil {
-		return 0, 0, fmt.Errorf("start: %w", err)
-	}
+// drainWithin waits until every run of b is finished or budget has passed
+// since began, when d was started; it returns the finished runs and the
+// time they took.
+func drainWithin(ctx context.Context, p *progress, label string, d *docketDrain, b *book, began time.Time, budget time.Duration) (int64, time.Duration, error) {
 	watchCtx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	at, err := watchDrain(watchCtx, p, label, d, b, began)
-	cancel()
 	switch {
 	case err == nil:
-		finished, elapsed = int64(b.size()), at.Sub(began)
+		return int64(b.size()), at.Sub(began), nil
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-		elapsed = time.Since(began)
-		finished, err = d.finished(ctx)
+		elapsed := time.Since(began)
+		finished, err := d.finished(ctx)
+		return finished, elapsed, err
 	}
-	stopCtx, stopCancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
-	defer stopCancel()
-	return finished, elapsed, errors.Join(err, d.stop(stopCtx))
+	return 0, 0, err
 }
 
 // counterSum adds every point of the integer counter name.

@@ -42,6 +42,9 @@ type dormantPoint struct {
 	// claims: exact for unfilled calls, an upper bound for filled ones
 	// (TenantFair only).
 	InspectionsPerClaimAtMost float64 `json:"inspections_per_claim_at_most,omitempty"`
+	// IdleCallsPerSecond are the Worker's claim calls per second in the
+	// idle window after a drain that finished (0: the drain did not).
+	IdleCallsPerSecond float64 `json:"idle_calls_per_second"`
 	// VsDormantFree is the drain rate over the baseline engine's
 	// dormant-free drain rate.
 	VsDormantFree float64 `json:"vs_dormant_free"`
@@ -55,6 +58,7 @@ type dormantResult struct {
 	Concurrency   int            `json:"concurrency"`
 	PollInterval  time.Duration  `json:"poll_interval_ns"`
 	BudgetSeconds float64        `json:"budget_seconds"`
+	IdleSeconds   float64        `json:"idle_window_seconds"`
 	Points        []dormantPoint `json:"points"`
 }
 
@@ -63,18 +67,18 @@ type dormantResult struct {
 func runDormant(ctx context.Context, c *cluster, o options, p *progress) (*dormantResult, error) {
 	sz := o.sizes
 	res := &dormantResult{Active: dormantActive, PerTenant: dormantPerTenant, Cap: drainCap, Concurrency: drainConcurrency,
-		PollInterval: docket.DefaultPollInterval, BudgetSeconds: sz.DormantBudget.Seconds()}
+		PollInterval: docket.DefaultPollInterval, BudgetSeconds: sz.DormantBudget.Seconds(), IdleSeconds: sz.DormantIdle.Seconds()}
 	p.logf("dormant: %d tenants x %d no-op runs among %v tenants holding one run due tomorrow, concurrency %d, at most %s per drain",
 		dormantActive, dormantPerTenant, sz.DormantTenants, drainConcurrency, sz.DormantBudget)
 	for _, dormant := range sz.DormantTenants {
 		for _, engine := range dormantEngines {
-			pt, err := dormantOnce(ctx, c, p, engine, dormant, sz.DormantBudget)
+			pt, err := dormantOnce(ctx, c, p, engine, dormant, sz.DormantBudget, sz.DormantIdle)
 			if err != nil {
 				return nil, fmt.Errorf("%s among %d dormant: %w", engine.label, dormant, err)
 			}
 			res.Points = append(res.Points, pt)
-			p.logf("  %-22s %6d dormant (load %.1fs): %d/%d runs in %.2fs, %.1f runs/s, %.0f calls/s, %d sweep calls",
-				engine.label, dormant, pt.LoadSeconds, pt.Finished, dormantActive*dormantPerTenant, pt.Seconds, pt.RunsPerSecond, pt.CallsPerSecond, pt.SweepCalls)
+			p.logf("  %-22s %6d dormant (load %.1fs): %d/%d runs in %.2fs, %.1f runs/s, %.0f calls/s, %d sweep calls, %.0f calls/s idle",
+				engine.label, dormant, pt.LoadSeconds, pt.Finished, dormantActive*dormantPerTenant, pt.Seconds, pt.RunsPerSecond, pt.CallsPerSecond, pt.SweepCalls, pt.IdleCallsPerSecond)
 		}
 	}
 	if base, ok := res.point(dormantEngines[0].name, 0); ok {
@@ -114,17 +118,21 @@ func (r *dormantResult) targets() []target {
 
 // table renders the scenario.
 func (r *dormantResult) table() *table {
-	t := newTable(fmt.Sprintf("8. Dormant tenants: %d tenants x %d no-op runs behind tenants holding one run due tomorrow, Docket Worker concurrency %d, TenantFair cap %d, poll interval %s, at most %.0fs per drain",
-		r.Active, r.PerTenant, r.Concurrency, r.Cap, r.PollInterval, r.BudgetSeconds),
-		"engine", "dormant", "ring", "load s", "finished", "drain s", "runs/s", "calls/s", "sweep calls", "inspections/claim <=", "vs dormant-free")
+	t := newTable(fmt.Sprintf("8. Dormant tenants: %d tenants x %d no-op runs behind tenants holding one run due tomorrow, Docket Worker concurrency %d, TenantFair cap %d, poll interval %s, at most %.0fs per drain, then %.0fs idle",
+		r.Active, r.PerTenant, r.Concurrency, r.Cap, r.PollInterval, r.BudgetSeconds, r.IdleSeconds),
+		"engine", "dormant", "ring", "load s", "finished", "drain s", "runs/s", "calls/s", "sweep calls", "inspections/claim <=", "idle calls/s", "vs dormant-free")
 	for _, pt := range r.Points {
 		insp := "-"
 		if pt.InspectionsPerClaimAtMost > 0 {
 			insp = f1(pt.InspectionsPerClaimAtMost)
 		}
+		idle := "-"
+		if pt.Complete {
+			idle = f1(pt.IdleCallsPerSecond)
+		}
 		t.add(pt.Label, strconv.Itoa(pt.Dormant), strconv.Itoa(pt.RingPositions), f1(pt.LoadSeconds),
 			strconv.FormatInt(pt.Finished, 10), f2(pt.Seconds), f1(pt.RunsPerSecond), f0(pt.CallsPerSecond),
-			strconv.FormatInt(pt.SweepCalls, 10), insp, f3(pt.VsDormantFree))
+			strconv.FormatInt(pt.SweepCalls, 10), insp, idle, f3(pt.VsDormantFree))
 	}
 	return t
 }
