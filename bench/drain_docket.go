@@ -25,7 +25,14 @@ func newDocketDrain(ctx context.Context, c *cluster, engine engineName, maxActiv
 	if err != nil {
 		return nil, err
 	}
+	return newDocketDrainOn(env, b)
+}
+
+// newDocketDrainOn is newDocketDrain on an environment already open; on
+// error it closes env.
+func newDocketDrainOn(env *docketEnv, b *book) (*docketDrain, error) {
 	d := &docketDrain{env: env, book: b, ran: make(chan error, 1)}
+	var err error
 	d.worker, err = docket.NewWorker(env.client, docket.WorkerConfig{Concurrency: drainConcurrency, Handler: d.handle})
 	if err != nil {
 		return nil, errors.Join(err, env.close())

@@ -47,6 +47,12 @@ func openDocket(ctx context.Context, c *cluster, engine engineName, maxActive, m
 	if engine != engineTenantFair && engine != engineLegacy {
 		return nil, fmt.Errorf("%s is not a Docket engine", engine)
 	}
+	return openDocketConfig(ctx, c, engine, docketConfig(engine, maxActive), maxConns)
+}
+
+// openDocketConfig clones the Docket template and opens a client of cfg on
+// it with a pool of maxConns connections; engine names the database.
+func openDocketConfig(ctx context.Context, c *cluster, engine engineName, cfg docket.Config, maxConns int) (*docketEnv, error) {
 	db, drop, err := c.cloneDatabase(ctx, docketTemplate, string(engine))
 	if err != nil {
 		return nil, err
@@ -55,7 +61,7 @@ func openDocket(ctx context.Context, c *cluster, engine engineName, maxActive, m
 	if err != nil {
 		return nil, errors.Join(err, drop())
 	}
-	client, err := docket.Open(ctx, pool, docketConfig(engine, maxActive))
+	client, err := docket.Open(ctx, pool, cfg)
 	if err != nil {
 		pool.Close()
 		return nil, errors.Join(err, drop())

@@ -1,7 +1,8 @@
 // Command bench is Docket's scorecard: it starts a throwaway local
 // PostgreSQL, measures the claim ceiling, end-to-end drain, tenant
-// fairness, scale, contention, fast/slow and surge scenarios for Docket's
-// TenantFair and Legacy engines (and River where the scorecard compares),
+// fairness, scale, contention, fast/slow, surge and dormant-tenant
+// scenarios for Docket's TenantFair and Legacy engines (and River where the
+// scorecard compares),
 // prints one table per scenario and writes every figure as JSON.
 //
 // Figures are ratios against baselines measured in the same process; they
@@ -83,6 +84,7 @@ func runScenarios(ctx context.Context, c *cluster, o options, p *progress, res *
 		{"contention", func() error { res.Contention, err = runContention(ctx, c, o, p); return err }},
 		{"fastslow", func() error { res.FastSlow, err = runFastSlow(ctx, c, o, p); return err }},
 		{"surge", func() error { res.Surge, err = runSurge(ctx, c, o, p); return err }},
+		{"dormant", func() error { res.Dormant, err = runDormant(ctx, c, o, p); return err }},
 	}
 	for _, s := range steps {
 		if !o.selected(s.name) {
@@ -122,6 +124,9 @@ func report(w io.Writer, r *results) {
 	}
 	if r.Surge != nil {
 		tables = append(tables, r.Surge)
+	}
+	if r.Dormant != nil {
+		tables = append(tables, r.Dormant)
 	}
 	for _, t := range tables {
 		t.table().print(w)

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // scenarioNames are the scenarios in the order a full run executes them.
-var scenarioNames = []string{"ceiling", "drain", "fairness", "scale", "contention", "fastslow", "surge"}
+var scenarioNames = []string{"ceiling", "drain", "fairness", "scale", "contention", "fastslow", "surge", "dormant"}
 
 // options are the command-line settings of one scorecard run.
 type options struct {
@@ -38,7 +39,7 @@ type options struct {
 // parseOptions reads the command line.
 func parseOptions(args []string) (options, error) {
 	var o options
-	var run string
+	var run, dormant string
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.out, "out", "results.json", "write every figure as JSON to this file (empty: none)")
 	fs.BoolVar(&o.quick, "quick", false, "scale every scenario down (smoke run, figures are noisier)")
@@ -48,6 +49,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 2, "rounds of the ceiling and drain scenarios, interleaved across engines; the best round of each engine is reported")
 	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River FetchCooldown in the drain scenarios")
 	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain scenarios")
+	fs.StringVar(&dormant, "dormant-tenants", "", "comma-separated dormant tenant counts of the dormant scenario (default 0,20000,100000; with -quick 0,20000)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -68,7 +70,27 @@ func parseOptions(args []string) (options, error) {
 	if o.quick {
 		o.sizes = quickSizes()
 	}
+	if dormant != "" {
+		counts, err := parseCounts(dormant)
+		if err != nil {
+			return o, fmt.Errorf("-dormant-tenants: %w", err)
+		}
+		o.sizes.DormantTenants = counts
+	}
 	return o, nil
+}
+
+// parseCounts reads a comma-separated list of counts >= 0.
+func parseCounts(list string) ([]int, error) {
+	var counts []int
+	for _, field := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a count", field)
+		}
+		counts = append(counts, n)
+	}
+	return counts, nil
 }
 
 // selected reports whether scenario name is to run.

@@ -18,6 +18,7 @@ type results struct {
 	Contention  *contentionResult `json:"contention,omitempty"`
 	FastSlow    *fastSlowResult   `json:"fast_slow,omitempty"`
 	Surge       *surgeResult      `json:"surge,omitempty"`
+	Dormant     *dormantResult    `json:"dormant,omitempty"`
 	Targets     []target          `json:"targets"`
 	WallSeconds float64           `json:"wall_seconds"`
 }

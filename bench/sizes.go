@@ -34,6 +34,12 @@ type sizes struct {
 	SurgeArrivals time.Duration `json:"surge_arrivals_ns"`
 	SurgeBurst    time.Duration `json:"surge_burst_ns"`
 	SurgeObserve  time.Duration `json:"surge_observe_ns"`
+	// Dormant: the backlog drains once among each count of DormantTenants
+	// tenants holding one run due tomorrow, for at most DormantBudget, and
+	// a Worker that finished stays idle for DormantIdle.
+	DormantTenants []int         `json:"dormant_tenants"`
+	DormantBudget  time.Duration `json:"dormant_budget_ns"`
+	DormantIdle    time.Duration `json:"dormant_idle_ns"`
 }
 
 // fullSizes are the scorecard's standard dimensions.
@@ -46,6 +52,7 @@ func fullSizes() sizes {
 		ContentionBudget: 10 * time.Second,
 		FastRuns:         1800, SlowRuns: 200,
 		CapacityRuns: 3000, SurgeArrivals: 20 * time.Second, SurgeBurst: 2 * time.Second, SurgeObserve: 20 * time.Second,
+		DormantTenants: []int{0, 20000, 100000}, DormantBudget: 60 * time.Second, DormantIdle: 5 * time.Second,
 	}
 }
 
@@ -59,5 +66,6 @@ func quickSizes() sizes {
 		ContentionBudget: 3 * time.Second,
 		FastRuns:         450, SlowRuns: 50,
 		CapacityRuns: 1000, SurgeArrivals: 8 * time.Second, SurgeBurst: time.Second, SurgeObserve: 6 * time.Second,
+		DormantTenants: []int{0, 20000}, DormantBudget: 20 * time.Second, DormantIdle: 2 * time.Second,
 	}
 }

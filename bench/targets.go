@@ -43,6 +43,9 @@ func evaluateTargets(r *results) []target {
 		ts = append(ts, check("TenantFair call p50, 1,000,000 / 10,000 runs in the table", r.Scale.TableRatio, 1.5, false))
 		ts = append(ts, check("TenantFair call p50, 100,000 / 10 partitions in the ring", r.Scale.PartitionRatio, 1.5, false))
 	}
+	if r.Dormant != nil {
+		ts = append(ts, r.Dormant.targets()...)
+	}
 	return ts
 }
 

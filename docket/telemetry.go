@@ -55,6 +55,7 @@ type telemetry struct {
 	poison               metric.Int64Counter
 	storeDuration        metric.Float64Histogram
 	workerFencedCommits  metric.Int64Counter
+	workerSweepCalls     metric.Int64Counter
 }
 
 // newTelemetry creates every instrument from mp, or from a no-op provider
@@ -93,6 +94,8 @@ func newTelemetry(mp metric.MeterProvider) (*telemetry, error) {
 			"Duration of run-store and claim-policy operations.", durationBuckets),
 		workerFencedCommits: b.counter("docket.worker.fenced_commits", "{commit}",
 			"Worker verdict commits that met the claim fence, by what the row showed."),
+		workerSweepCalls: b.counter("docket.worker.sweep_calls", "{call}",
+			"Worker claim calls made at once after an unfilled TenantFair call, to finish one ring revolution."),
 	}
 	if b.err != nil {
 		return nil, fmt.Errorf("docket: creating metric instruments: %w", b.err)

@@ -18,8 +18,10 @@ const claimGatherDelay = 2 * time.Millisecond
 // after its slot was freed, the poll interval or the end of a backoff asks
 // for a claim call; the call asks for exactly
 // the free slots, once no backoff is pending and the slots freed since the
-// last call are gathered (see gathered). It returns when ctx ends or Stop is
-// called.
+// last call are gathered (see gathered). A TenantFair call that comes back
+// unfilled on a ring larger than S continues a sweep: the loop claims again
+// at once, without waiting, up to one ring revolution (see ringSweep). It
+// returns when ctx ends or Stop is called.
 func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 	free := w.cfg.Concurrency
 	wanted := true
@@ -27,6 +29,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 	// freed; the zero time when none was.
 	var retryAt, freedAt time.Time
 	failures := 0
+	sweep := w.newRingSweep()
 	timer := time.NewTimer(w.cfg.PollInterval)
 	defer timer.Stop()
 	for {
@@ -34,13 +37,28 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 			return
 		}
 		if wanted && free > 0 && !time.Now().Before(retryAt) && w.gathered(free, freedAt) {
-			leased, again, err := w.claim(io, handlers, free)
-			free -= leased
+			demand := free
+			got, err := w.claim(io, handlers, demand)
+			if sweep.continuing() {
+				w.client.telemetry.sweepCall(io, got.outcomes, err)
+			}
+			free -= got.leases
 			wanted, freedAt = false, time.Time{}
 			switch {
 			case err == nil:
 				failures = 0
-				if again {
+				if got.outcomes == demand {
+					sweep.reset()
+					if got.poisons > 0 {
+						// Poisons took no slot: due work may be left behind.
+						wanted = true
+						continue
+					}
+					break
+				}
+				if w.unfilledCall(io, sweep) {
+					// The slots freed meanwhile join the next call at once.
+					free += w.takeFreedSlots()
 					wanted = true
 					continue
 				}
@@ -77,6 +95,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 		case <-timer.C:
 		}
 		wanted = true
+		sweep.reset()
 	}
 }
 
@@ -88,12 +107,19 @@ func (w *Worker) gathered(free int, freedAt time.Time) bool {
 	return free == w.cfg.Concurrency || freedAt.IsZero() || time.Since(freedAt) >= claimGatherDelay
 }
 
+// claimed counts what one claim call of the Worker committed.
+type claimed struct {
+	// leases took a slot each; poisons took none.
+	leases, poisons int
+	// outcomes is leases plus poisons, against the call's demand.
+	outcomes int
+}
+
 // claim asks for free outcomes and the state of the runs it leases in one
-// batch (Client.claimDueRead) and starts a job per lease. It returns the
-// number of leases and whether to claim again at once: poisons count against
-// the demand without taking a slot, so a call they filled may have left due
-// work behind.
-func (w *Worker) claim(io, handlers context.Context, free int) (leased int, again bool, err error) {
+// batch (Client.claimDueRead), starts a job per lease and counts the
+// outcomes: poisons count against the demand without taking a slot, so a
+// call they filled may have left due work behind.
+func (w *Worker) claim(io, handlers context.Context, free int) (claimed, error) {
 	preference := PreferNone
 	if free == 1 {
 		preference = PreferReady
@@ -113,7 +139,7 @@ func (w *Worker) claim(io, handlers context.Context, free int) (leased int, agai
 	cancel()
 	w.emit(WorkerEvent{Kind: EventClaimed, Leases: len(res.Leases), Poisoned: len(res.Poisoned), Err: err})
 	if err != nil {
-		return 0, false, err
+		return claimed{}, err
 	}
 	if len(res.Poisoned) > 0 {
 		w.logger.InfoContext(io, "docket worker claim poisoned runs over MaxClaimAttempts", "count", len(res.Poisoned))
@@ -127,7 +153,7 @@ func (w *Worker) claim(io, handlers context.Context, free int) (leased int, agai
 			w.start(handlers, io, lease, read)
 		}
 	}
-	return len(res.Leases), len(res.Poisoned) > 0 && res.Outcomes() == free, nil
+	return claimed{leases: len(res.Leases), poisons: len(res.Poisoned), outcomes: res.Outcomes()}, nil
 }
 
 // takeFreedSlots counts the freed slots already signalled without waiting.

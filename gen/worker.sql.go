@@ -343,6 +343,27 @@ func (q *Queries) NotifyRunsDue(ctx context.Context) error {
 	return err
 }
 
+const RingPositions = `-- name: RingPositions :one
+select (case when p.park_dormant
+             then (select count(*) from docket_claim_schedule s
+                    where s.unfinished_count > 0 and s.parked_until is null)
+             else (select count(*) from docket_claim_schedule s
+                    where s.unfinished_count > 0)
+        end)::integer as positions
+  from docket_claim_policy p
+ where p.id = 1
+`
+
+// The size of the ring claim calls walk, on its own partial index: the
+// Worker divides it by S to know how many unfilled claim calls make one
+// revolution. With parking on, calls walk only the awake ring.
+func (q *Queries) RingPositions(ctx context.Context) (int32, error) {
+	row := q.db.QueryRow(ctx, RingPositions)
+	var positions int32
+	err := row.Scan(&positions)
+	return positions, err
+}
+
 const RunsDueChannel = `-- name: RunsDueChannel :one
 select ('docket_runs_due_' || md5(current_schema()))::text as channel
 `

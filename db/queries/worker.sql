@@ -162,3 +162,16 @@ select exists (
                 else r.claim_token is distinct from sqlc.arg(claim_token)::uuid end
        and (sqlc.arg(schedule)::text <> 'terminal' or r.status = sqlc.arg(status)::text)
 ) as applied;
+
+-- name: RingPositions :one
+-- The size of the ring claim calls walk, on its own partial index: the
+-- Worker divides it by S to know how many unfilled claim calls make one
+-- revolution. With parking on, calls walk only the awake ring.
+select (case when p.park_dormant
+             then (select count(*) from docket_claim_schedule s
+                    where s.unfinished_count > 0 and s.parked_until is null)
+             else (select count(*) from docket_claim_schedule s
+                    where s.unfinished_count > 0)
+        end)::integer as positions
+  from docket_claim_policy p
+ where p.id = 1;

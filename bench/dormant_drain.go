@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/docketrun/docket-go/policy"
+)
+
+// dormantOnce loads dormant tenants into a fresh database of engine, then
+// drains the active backlog with a Worker for at most budget, counting its
+// claim calls through a manual metric reader, which costs the drain nothing
+// measurable. A drain that finished is followed by idle, an idle window
+// whose claim calls are counted too.
+func dormantOnce(ctx context.Context, c *cluster, p *progress, engine dormantEngine, dormant int, budget, idle time.Duration) (pt dormantPoint, err error) {
+	pt = dormantPoint{Engine: engine.name, Label: engine.label, Dormant: dormant}
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { err = errors.Join(err, provider.Shutdown(context.WithoutCancel(ctx))) }()
+	cfg := engine.config
+	cfg.MeterProvider = provider
+	env, err := openDocketConfig(ctx, c, engine.name, cfg, drainPoolConns)
+	if err != nil {
+		return pt, err
+	}
+	loaded := time.Now()
+	if err := loadDormant(ctx, env, dormant); err != nil {
+		return pt, errors.Join(fmt.Errorf("load %d dormant tenants: %w", dormant, err), env.close())
+	}
+	pt.LoadSeconds = time.Since(loaded).Seconds()
+
+	b := newBook(dormantActive * dormantPerTenant)
+	runs := b.addManySpread(dormantActive*dormantPerTenant, dormantActive, 0)
+	b.seal()
+	d, err := newDocketDrainOn(env, b)
+	if err != nil {
+		return pt, err
+	}
+	defer func() { err = errors.Join(err, d.close()) }()
+	if err := d.insert(ctx, runs); err != nil {
+		return pt, fmt.Errorf("insert: %w", err)
+	}
+	b.markInserted(runs, time.Now())
+	if err := env.pool.QueryRow(ctx, `select count(*) from docket_claim_schedule where unfinished_count > 0`).Scan(&pt.RingPositions); err != nil {
+		return pt, fmt.Errorf("ring size: %w", err)
+	}
+	began := time.Now()
+	if err := d.start(ctx); err != nil {
+		return pt, fmt.Errorf("start: %w", err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+		defer cancel()
+		err = errors.Join(err, d.stop(stopCtx))
+	}()
+	label := fmt.Sprintf("dormant %s %d", engine.name, dormant)
+	finished, elapsed, err := drainWithin(ctx, p, label, d, b, began, budget)
+	if err != nil {
+		return pt, err
+	}
+	pt.Finished, pt.Complete, pt.Seconds = finished, finished == int64(b.size()), elapsed.Seconds()
+	pt.RunsPerSecond = ratio(float64(finished), pt.Seconds)
+	rm, err := collect(ctx, reader)
+	if err != nil {
+		return pt, err
+	}
+	pt.Calls, pt.SweepCalls, pt.Claims = counterSum(rm, "docket.claim.calls"), counterSum(rm, "docket.worker.sweep_calls"), counterSum(rm, "docket.claim.outcomes")
+	pt.CallsPerSecond = ratio(float64(pt.Calls), pt.Seconds)
+	if engine.name != engineLegacy {
+		pt.InspectionsPerClaimAtMost = ratio(float64(pt.Calls*policy.InspectionsPerCall), float64(pt.Claims))
+	}
+	if pt.Complete {
+		pt.IdleCallsPerSecond, err = idleCalls(ctx, reader, pt.Calls, idle)
+	}
+	return pt, err
+}
+
+// idleCalls lets the Worker run on for window after its backlog is done and
+// returns its claim calls per second over the window; calls is the count
+// before it.
+func idleCalls(ctx context.Context, reader *sdkmetric.ManualReader, calls int64, window time.Duration) (float64, error) {
+	if !sleepFor(ctx, window) {
+		return 0, ctx.Err()
+	}
+	rm, err := collect(ctx, reader)
+	if err != nil {
+		return 0, err
+	}
+	return ratio(float64(counterSum(rm, "docket.claim.calls")-calls), window.Seconds()), nil
+}
+
+// collect reads every metric of reader.
+func collect(ctx context.Context, reader *sdkmetric.ManualReader) (metricdata.ResourceMetrics, error) {
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		return rm, fmt.Errorf("collect metrics: %w", err)
+	}
+	return rm, nil
+}
+
+// loadDormant creates the partitions of the active tenants and of n
+// dormant tenants, the active ones spread evenly among the dormant ones
+// (ring positions follow creation order), then inserts one run due
+// tomorrow for each dormant tenant in one statement, whose triggers count
+// them into the ring, and refreshes statistics. The active tenants' runs
+// come later through the public batch insert.
+func loadDormant(ctx context.Context, env *docketEnv, n int) error {
+	total := n + dormantActive
+	stride := total / dormantActive
+	if err := env.exec(ctx, `insert into docket_claim_partitions (scope_key)
+		select case when g % $2::integer = 0 and g / $2::integer < $3::integer
+		            then 't' || lpad((g / $2::integer)::text, 3, '0')
+		            else 'p' || lpad(g::text, 6, '0') end
+		  from generate_series(0, $1::integer - 1) g
+		 order by g`, total, stride, dormantActive); err != nil {
+		return fmt.Errorf("partitions: %w", err)
+	}
+	if err := env.exec(ctx, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+		select 'f' || g, 'p' || lpad(g::text, 6, '0'), 'bench', 'v1', 'running', '{}', now() + interval '1 day'
+		  from generate_series(0, $1::integer - 1) g
+		 where not (g % $2::integer = 0 and g / $2::integer < $3::integer)`, total, stride, dormantActive); err != nil {
+		return fmt.Errorf("dormant runs: %w", err)
+	}
+	return env.exec(ctx, "vacuum analyze")
+}
+
+// drainWithin waits until every run of b is finished or budget has passed
+// since began, when d was started; it returns the finished runs and the
+// time they took.
+func drainWithin(ctx context.Context, p *progress, label string, d *docketDrain, b *book, began time.Time, budget time.Duration) (int64, time.Duration, error) {
+	watchCtx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	at, err := watchDrain(watchCtx, p, label, d, b, began)
+	switch {
+	case err == nil:
+		return int64(b.size()), at.Sub(began), nil
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		elapsed := time.Since(began)
+		finished, err := d.finished(ctx)
+		return finished, elapsed, err
+	}
+	return 0, 0, err
+}
+
+// counterSum adds every point of the integer counter name.
+func counterSum(rm metricdata.ResourceMetrics, name string) int64 {
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name {
+				for _, dp := range sum.DataPoints {
+					n += dp.Value
+				}
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"github.com/docketrun/docket-go/docket"
+)
+
+// dormantEngine is one Docket engine configuration of the dormant scenario:
+// its client configuration and the targets its drain must meet.
+type dormantEngine struct {
+	// name names the engine's databases and its points in the JSON.
+	name engineName
+	// label names it in the tables and targets.
+	label string
+	// config is its client configuration, without a MeterProvider.
+	config docket.Config
+	// bounds are its targets: at each dormant tenant count, its drain rate
+	// over the dormant-free TenantFair drain is at least the bound.
+	bounds []dormantBound
+}
+
+// dormantBound is one target of a dormant engine.
+type dormantBound struct {
+	dormant int
+	atLeast float64
+}
+
+// dormantEngines are the engines the dormant scenario drains with, in run
+// order. The first is the baseline: its dormant-free drain is what every
+// ratio divides by.
+var dormantEngines = []dormantEngine{
+	{
+		name: engineTenantFair, label: "TenantFair spec walk",
+		config: docketConfig(engineTenantFair, drainCap),
+		bounds: []dormantBound{{dormant: 20000, atLeast: 0.05}},
+	},
+	{
+		name: engineLegacy, label: "Legacy",
+		config: docketConfig(engineLegacy, drainCap),
+	},
+}

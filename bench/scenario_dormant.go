@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/docketrun/docket-go/docket"
+)
+
+// Dormant scenario shape: dormantActive tenants with dormantPerTenant due
+// no-op runs each, behind the dormant tenants, drained by a Worker of
+// drainConcurrency with TenantFair's cap of drainCap and the default poll
+// interval, as in the drain scenario.
+const (
+	dormantActive    = 20
+	dormantPerTenant = 100
+)
+
+// dormantPoint is one engine's drain among one count of dormant tenants.
+type dormantPoint struct {
+	Engine  engineName `json:"engine"`
+	Label   string     `json:"label"`
+	Dormant int        `json:"dormant_tenants"`
+	// RingPositions is the unfinished ring's size when the drain started.
+	RingPositions int     `json:"ring_positions"`
+	LoadSeconds   float64 `json:"load_seconds"`
+	// Finished runs of the backlog when the drain ended: all of them
+	// (Complete) or those done within the budget.
+	Finished      int64   `json:"finished_runs"`
+	Complete      bool    `json:"complete"`
+	Seconds       float64 `json:"seconds"`
+	RunsPerSecond float64 `json:"runs_per_second"`
+	// Calls are the Worker's claim calls, SweepCalls those it made at once
+	// after an unfilled call, Claims their outcomes.
+	Calls          int64   `json:"claim_calls"`
+	SweepCalls     int64   `json:"sweep_calls"`
+	Claims         int64   `json:"claims"`
+	CallsPerSecond float64 `json:"calls_per_second"`
+	// InspectionsPerClaimAtMost is 32 inspections per call over the
+	// claims: exact for unfilled calls, an upper bound for filled ones
+	// (TenantFair only).
+	InspectionsPerClaimAtMost float64 `json:"inspections_per_claim_at_most,omitempty"`
+	// IdleCallsPerSecond are the Worker's claim calls per second in the
+	// idle window after a drain that finished (0: the drain did not).
+	IdleCallsPerSecond float64 `json:"idle_calls_per_second"`
+	// VsDormantFree is the drain rate over the baseline engine's
+	// dormant-free drain rate.
+	VsDormantFree float64 `json:"vs_dormant_free"`
+}
+
+// dormantResult is the dormant scenario.
+type dormantResult struct {
+	Active        int            `json:"active_tenants"`
+	PerTenant     int            `json:"runs_per_active_tenant"`
+	Cap           int            `json:"tenant_fair_cap"`
+	Concurrency   int            `json:"concurrency"`
+	PollInterval  time.Duration  `json:"poll_interval_ns"`
+	BudgetSeconds float64        `json:"budget_seconds"`
+	IdleSeconds   float64        `json:"idle_window_seconds"`
+	Points        []dormantPoint `json:"points"`
+}
+
+// runDormant drains the same backlog among each count of dormant tenants
+// with every dormant engine, one fresh database each.
+func runDormant(ctx context.Context, c *cluster, o options, p *progress) (*dormantResult, error) {
+	sz := o.sizes
+	res := &dormantResult{Active: dormantActive, PerTenant: dormantPerTenant, Cap: drainCap, Concurrency: drainConcurrency,
+		PollInterval: docket.DefaultPollInterval, BudgetSeconds: sz.DormantBudget.Seconds(), IdleSeconds: sz.DormantIdle.Seconds()}
+	p.logf("dormant: %d tenants x %d no-op runs among %v tenants holding one run due tomorrow, concurrency %d, at most %s per drain",
+		dormantActive, dormantPerTenant, sz.DormantTenants, drainConcurrency, sz.DormantBudget)
+	for _, dormant := range sz.DormantTenants {
+		for _, engine := range dormantEngines {
+			pt, err := dormantOnce(ctx, c, p, engine, dormant, sz.DormantBudget, sz.DormantIdle)
+			if err != nil {
+				return nil, fmt.Errorf("%s among %d dormant: %w", engine.label, dormant, err)
+			}
+			res.Points = append(res.Points, pt)
+			p.logf("  %-22s %6d dormant (load %.1fs): %d/%d runs in %.2fs, %.1f runs/s, %.0f calls/s, %d sweep calls, %.0f calls/s idle",
+				engine.label, dormant, pt.LoadSeconds, pt.Finished, dormantActive*dormantPerTenant, pt.Seconds, pt.RunsPerSecond, pt.CallsPerSecond, pt.SweepCalls, pt.IdleCallsPerSecond)
+		}
+	}
+	if base, ok := res.point(dormantEngines[0].name, 0); ok {
+		for i := range res.Points {
+			res.Points[i].VsDormantFree = ratio(res.Points[i].RunsPerSecond, base.RunsPerSecond)
+		}
+	}
+	return res, nil
+}
+
+// point returns engine's point among dormant tenants, if measured.
+func (r *dormantResult) point(engine engineName, dormant int) (dormantPoint, bool) {
+	for _, pt := range r.Points {
+		if pt.Engine == engine && pt.Dormant == dormant {
+			return pt, true
+		}
+	}
+	return dormantPoint{}, false
+}
+
+// targets checks every bound of the dormant engines whose points ran.
+func (r *dormantResult) targets() []target {
+	if _, ok := r.point(dormantEngines[0].name, 0); !ok {
+		return nil
+	}
+	var ts []target
+	for _, engine := range dormantEngines {
+		for _, b := range engine.bounds {
+			if pt, ok := r.point(engine.name, b.dormant); ok {
+				ts = append(ts, check(fmt.Sprintf("Worker drain runs/s (%s) with %d dormant tenants / dormant-free TenantFair drain", engine.label, b.dormant),
+					pt.VsDormantFree, b.atLeast, true))
+			}
+		}
+	}
+	return ts
+}
+
+// table renders the scenario.
+func (r *dormantResult) table() *table {
+	t := newTable(fmt.Sprintf("8. Dormant tenants: %d tenants x %d no-op runs behind tenants holding one run due tomorrow, Docket Worker concurrency %d, TenantFair cap %d, poll interval %s, at most %.0fs per drain, then %.0fs idle",
+		r.Active, r.PerTenant, r.Concurrency, r.Cap, r.PollInterval, r.BudgetSeconds, r.IdleSeconds),
+		"engine", "dormant", "ring", "load s", "finished", "drain s", "runs/s", "calls/s", "sweep calls", "inspections/claim <=", "idle calls/s", "vs dormant-free")
+	for _, pt := range r.Points {
+		insp := "-"
+		if pt.InspectionsPerClaimAtMost > 0 {
+			insp = f1(pt.InspectionsPerClaimAtMost)
+		}
+		idle := "-"
+		if pt.Complete {
+			idle = f1(pt.IdleCallsPerSecond)
+		}
+		t.add(pt.Label, strconv.Itoa(pt.Dormant), strconv.Itoa(pt.RingPositions), f1(pt.LoadSeconds),
+			strconv.FormatInt(pt.Finished, 10), f2(pt.Seconds), f1(pt.RunsPerSecond), f0(pt.CallsPerSecond),
+			strconv.FormatInt(pt.SweepCalls, 10), insp, idle, f3(pt.VsDormantFree))
+	}
+	return t
+}
