@@ -9,6 +9,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -33,6 +34,13 @@ func dormantOnce(ctx context.Context, c *cluster, p *progress, engine dormantEng
 		return pt, errors.Join(fmt.Errorf("load %d dormant tenants: %w", dormant, err), env.close())
 	}
 	pt.LoadSeconds = time.Since(loaded).Seconds()
+	if engine.parks {
+		parked := time.Now()
+		if pt.ParkCalls, err = parkDormant(ctx, env); err != nil {
+			return pt, errors.Join(err, env.close())
+		}
+		pt.ParkSeconds = time.Since(parked).Seconds()
+	}
 
 	b := newBook(dormantActive * dormantPerTenant)
 	runs := b.addManySpread(dormantActive*dormantPerTenant, dormantActive, 0)
@@ -127,6 +135,28 @@ func loadDormant(ctx context.Context, env *docketEnv, n int) error {
 		return fmt.Errorf("dormant runs: %w", err)
 	}
 	return env.exec(ctx, "vacuum analyze")
+}
+
+// parkDormant makes claim calls until every loaded dormant tenant is parked
+// (nothing else is in the ring yet) and returns how many it took: about one
+// revolution of S inspections per call.
+func parkDormant(ctx context.Context, env *docketEnv) (int, error) {
+	const checkEvery = 64
+	for calls := 0; ; calls++ {
+		if calls%checkEvery == 0 {
+			var awake int
+			if err := env.pool.QueryRow(ctx, `select count(*) from docket_claim_schedule
+				 where unfinished_count > 0 and parked_until is null`).Scan(&awake); err != nil {
+				return calls, fmt.Errorf("awake ring: %w", err)
+			}
+			if awake == 0 {
+				return calls, nil
+			}
+		}
+		if _, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 10}); err != nil {
+			return calls, fmt.Errorf("parking call: %w", err)
+		}
+	}
 }
 
 // drainWithin waits until every run of b is finished or budget has passed

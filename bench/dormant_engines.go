@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
 )
 
 // dormantEngine is one Docket engine configuration of the dormant scenario:
@@ -16,6 +17,10 @@ type dormantEngine struct {
 	// bounds are its targets: at each dormant tenant count, its drain rate
 	// over the dormant-free TenantFair drain is at least the bound.
 	bounds []dormantBound
+	// parks marks a parked engine: the dormant tenants are parked before
+	// the drain, as in a domain that has run in parked mode for a while,
+	// and what that took is reported apart.
+	parks bool
 }
 
 // dormantBound is one target of a dormant engine.
@@ -32,6 +37,13 @@ var dormantEngines = []dormantEngine{
 		name: engineTenantFair, label: "TenantFair spec walk",
 		config: docketConfig(engineTenantFair, drainCap),
 		bounds: []dormantBound{{dormant: 20000, atLeast: 0.05}},
+	},
+	{
+		name: engineTenantFairParked, label: "TenantFair parked",
+		config: docket.Config{TenantMode: docket.TenantRequired,
+			ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: drainCap, ParkDormant: true}},
+		bounds: []dormantBound{{dormant: 20000, atLeast: 0.8}, {dormant: 100000, atLeast: 0.8}},
+		parks:  true,
 	},
 	{
 		name: engineLegacy, label: "Legacy",

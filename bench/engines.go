@@ -14,11 +14,13 @@ import (
 // engineName names one engine under test.
 type engineName string
 
-// The engines: Docket's two admission engines and River.
+// The engines: Docket's two admission engines, TenantFair in parked mode,
+// and River.
 const (
-	engineTenantFair engineName = "tenant_fair"
-	engineLegacy     engineName = "legacy"
-	engineRiver      engineName = "river"
+	engineTenantFair       engineName = "tenant_fair"
+	engineTenantFairParked engineName = "tenant_fair_parked"
+	engineLegacy           engineName = "legacy"
+	engineRiver            engineName = "river"
 )
 
 // uncappedCap is TenantFair's default cap where caps must not bind.

@@ -26,6 +26,11 @@ type dormantPoint struct {
 	// RingPositions is the unfinished ring's size when the drain started.
 	RingPositions int     `json:"ring_positions"`
 	LoadSeconds   float64 `json:"load_seconds"`
+	// ParkCalls and ParkSeconds are what parking the loaded dormant
+	// tenants cost before the drain (parked engines only): the one
+	// revolution a domain pays once when it turns parking on.
+	ParkCalls   int     `json:"park_calls,omitempty"`
+	ParkSeconds float64 `json:"park_seconds,omitempty"`
 	// Finished runs of the backlog when the drain ended: all of them
 	// (Complete) or those done within the budget.
 	Finished      int64   `json:"finished_runs"`
