@@ -41,6 +41,11 @@ var benchEngines = []benchEngine{
 		pool := clPoolWithSize(b, conns)
 		return &clEnv{t: b, pool: pool, client: openClient(b, pool, tenantFairConfig(defaultCap))}
 	}},
+	// Parked mode with nothing dormant: what parking costs a busy domain.
+	{"tenant_fair_parked", func(b *testing.B, defaultCap int, conns int32) *clEnv {
+		pool := clPoolWithSize(b, conns)
+		return &clEnv{t: b, pool: pool, client: openClient(b, pool, parkedConfig(defaultCap))}
+	}},
 	{"legacy", func(b *testing.B, _ int, conns int32) *clEnv {
 		pool := clPoolWithSize(b, conns)
 		return &clEnv{t: b, pool: pool, client: openClient(b, pool, legacyConfig())}
