@@ -22,9 +22,9 @@ import (
 //     when the ring has fewer than S positions), up to S visits, and stop as
 //     soon as demand is filled. An empty ring produces no visit and leaves
 //     the cursor unchanged.
-//   - Steps 7-11: see visit. One or more outcomes make a grant and advance
-//     the partition's admission_epoch by one.
-//   - Step 12: the durable cursor becomes the last visited position.
+//   - Step 7: see visit. One or more outcomes make a grant and advance the
+//     partition's admission_epoch by one.
+//   - Step 8: the durable cursor becomes the last visited position.
 //
 // Outcomes are returned in production order (visit, then walk order); every
 // visit yields one Inspection.
@@ -112,7 +112,7 @@ func (c *claimCall) reservedAgainst(k workClass) bool {
 	return c.demand >= 2 && c.remaining == 1 && c.served[k] && !c.served[k.other()]
 }
 
-// visit performs steps 7-11 under partition authority (always obtained in the
+// visit performs step 7 under partition authority (always obtained in the
 // model):
 //
 //   - cap = override else default; admitted = fresh count of running,

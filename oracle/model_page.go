@@ -53,7 +53,7 @@ func byTimeThenID(ta time.Time, a *Run, tb time.Time, b *Run) int {
 }
 
 // tenantFairPages builds the pages of one TenantFair visit to scope
-// (docs/claim-algorithm.md, step 8 of "The TenantFair claim call"):
+// (docs/claim-algorithm.md, "The TenantFair claim call", step 7, Candidates):
 // admitted-ready rows by (wake_at, id) up to K, then queued-ready rows by
 // (wake_at, id) filling the rest of K and numbered 1, 2, ...; marked expired
 // claims by (claimed_at, id) up to K. A row with claim_attempts >=
@@ -102,7 +102,7 @@ func (m *Model) tenantFairPages(scope string, now, cutoff time.Time, maxAttempts
 }
 
 // rankCandidates sorts a visit's candidates into the freeze ranking of
-// docs/claim-algorithm.md, step 8 of "The TenantFair claim call":
+// docs/claim-algorithm.md, "The TenantFair claim call", step 7, Candidates:
 //
 //  1. demand >= 2: heads of classes not yet served in this call first;
 //  2. admitted before queued;
