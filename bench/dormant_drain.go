@@ -57,6 +57,11 @@ func dormantOnce(ctx context.Context, c *cluster, p *progress, engine dormantEng
 	if err := env.pool.QueryRow(ctx, `select count(*) from docket_claim_schedule where unfinished_count > 0`).Scan(&pt.RingPositions); err != nil {
 		return pt, fmt.Errorf("ring size: %w", err)
 	}
+	// The drain's calls are counted from here: parking calls are not theirs.
+	before, err := collect(ctx, reader)
+	if err != nil {
+		return pt, err
+	}
 	began := time.Now()
 	if err := d.start(ctx); err != nil {
 		return pt, fmt.Errorf("start: %w", err)
@@ -77,13 +82,14 @@ func dormantOnce(ctx context.Context, c *cluster, p *progress, engine dormantEng
 	if err != nil {
 		return pt, err
 	}
-	pt.Calls, pt.SweepCalls, pt.Claims = counterSum(rm, "docket.claim.calls"), counterSum(rm, "docket.worker.sweep_calls"), counterSum(rm, "docket.claim.outcomes")
+	since := func(name string) int64 { return counterSum(rm, name) - counterSum(before, name) }
+	pt.Calls, pt.SweepCalls, pt.Claims = since("docket.claim.calls"), since("docket.worker.sweep_calls"), since("docket.claim.outcomes")
 	pt.CallsPerSecond = ratio(float64(pt.Calls), pt.Seconds)
 	if engine.name != engineLegacy {
 		pt.InspectionsPerClaimAtMost = ratio(float64(pt.Calls*policy.InspectionsPerCall), float64(pt.Claims))
 	}
 	if pt.Complete {
-		pt.IdleCallsPerSecond, err = idleCalls(ctx, reader, pt.Calls, idle)
+		pt.IdleCallsPerSecond, err = idleCalls(ctx, reader, counterSum(rm, "docket.claim.calls"), idle)
 	}
 	return pt, err
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// Budgets of ARCHITECTURE section 4.
+// Budgets of one claim call (docs/claim-algorithm.md, "Budgets").
 const (
 	// DefaultS is the number of inspections an unfilled qualifying call consumes.
 	DefaultS = 32
@@ -37,7 +37,8 @@ func (e *InvalidBoundsError) Error() string {
 // Is makes errors.Is(err, ErrInvalidBounds) true.
 func (e *InvalidBoundsError) Is(target error) bool { return target == ErrInvalidBounds }
 
-// BoundSet holds the three fixed-window bounds of the specification.
+// BoundSet holds the three fixed-window bounds (docs/claim-algorithm.md,
+// "The bounds").
 type BoundSet struct {
 	// CompetingGrants bounds grants to competitors strictly after the window
 	// opens and strictly before the target grant: (L+1)(A-1).

@@ -5,11 +5,12 @@ import (
 	"slices"
 )
 
-// Check verifies a committed trace of one eligible window. events start at
-// the window opening (the first event is visit 1 of the first qualifying
-// call) and consist of complete calls in commit order; events after the
-// target grant are allowed and are checked for invariants 1-3 and the unit
-// rule only.
+// Check verifies a committed trace of one eligible window; the window, the
+// numbered invariants and the bounds are those of docs/claim-algorithm.md,
+// "Invariants and bounds". events start at the window opening (the first
+// event is visit 1 of the first qualifying call) and consist of complete
+// calls in commit order; events after the target grant are allowed and are
+// checked for invariants 1-3 and the unit rule only.
 //
 // It enforces, per event:
 //   - the event shape (known disposition, scope matching its position,

@@ -3,18 +3,20 @@
 //
 // It has three parts:
 //
-//   - Bounds computes the fixed-window bounds of the specification
-//     (competing grants, competing outcomes, qualifying calls).
+//   - Bounds computes the fixed-window bounds (competing grants, competing
+//     outcomes, qualifying calls).
 //   - Check and CheckMechanics verify committed claim traces (one Event per
 //     inspection) against the scheduler invariants 1-5 and the bounds, and
 //     report the observed counts.
 //   - Model is a deterministic in-memory implementation of the TenantFair
-//     claim algorithm (ARCHITECTURE section 4), of the tenant-blind Legacy
-//     engine, and of the run lifecycle operations that change eligibility
-//     (ARCHITECTURE section 5). The database implementation is compared
-//     against it.
+//     claim algorithm, of the tenant-blind Legacy engine, and of the run
+//     lifecycle operations that change eligibility. The database
+//     implementation is compared against it.
 //
-// Where the specification leaves an order open, the model follows the
+// docs/claim-algorithm.md describes the algorithm, the window, the
+// invariants, the bounds and the run lifecycle this package implements.
+//
+// Where the algorithm leaves an order open, the model follows the
 // engine and says so on the method: for example InsertRuns gives a batch's new
 // partitions their ring positions in scope-key order, not in input order.
 //

@@ -7,7 +7,8 @@ import (
 
 // Claim runs one TenantFair claim call (docket_tenant_fair_claim) at time
 // now with expiry cutoff, demand, maxAttempts and an advisory class
-// preference, following ARCHITECTURE section 4:
+// preference, following docs/claim-algorithm.md, "The TenantFair claim
+// call" (the step numbers below are that section's):
 //
 //   - Arguments: demand >= 1, maxAttempts >= 1, cutoff <= now and a valid
 //     preference, else an error matching ErrInvalidArgument (no change).

@@ -53,10 +53,13 @@ func byTimeThenID(ta time.Time, a *Run, tb time.Time, b *Run) int {
 }
 
 // tenantFairPages builds the pages of one TenantFair visit to scope
-// (ARCHITECTURE section 4, step 7): admitted-ready rows by (wake_at, id) up
-// to K, then queued-ready rows by (wake_at, id) filling the rest of K and
-// numbered 1, 2, ...; marked expired claims by (claimed_at, id) up to K. A
-// row with claim_attempts >= maxAttempts is a poison candidate.
+// (docs/claim-algorithm.md, "The TenantFair claim call", step 7, Candidates):
+// admitted-ready rows by (wake_at, id) up to K, then queued-ready rows by
+// (wake_at, id) filling the rest of K and numbered 1, 2, ...; marked expired
+// claims by (claimed_at, id) up to K. A row with claim_attempts >=
+// maxAttempts is a poison candidate. The engine reads the queued page only
+// up to min(Q, remaining demand); both choose the same outcomes because
+// promotion is contiguous (see "The reference model" there).
 func (m *Model) tenantFairPages(scope string, now, cutoff time.Time, maxAttempts int) []candidate {
 	k := m.budgets.K
 	var admitted, queued, expired []*Run
@@ -98,8 +101,8 @@ func (m *Model) tenantFairPages(scope string, now, cutoff time.Time, maxAttempts
 	return out
 }
 
-// rankCandidates sorts a visit's candidates into the freezing order of
-// ARCHITECTURE section 4:
+// rankCandidates sorts a visit's candidates into the freeze ranking of
+// docs/claim-algorithm.md, "The TenantFair claim call", step 7, Candidates:
 //
 //  1. demand >= 2: heads of classes not yet served in this call first;
 //  2. admitted before queued;

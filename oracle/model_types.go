@@ -198,7 +198,7 @@ type Schedule struct {
 // ScheduleKind selects what a Commit does with the claim.
 type ScheduleKind int
 
-// Commit schedules (ARCHITECTURE section 5).
+// Commit schedules (docs/claim-algorithm.md, "Run states").
 const (
 	// RetainClaim keeps and refreshes the claim; marker kept.
 	RetainClaim ScheduleKind = iota + 1

@@ -6,7 +6,7 @@ import (
 )
 
 // SeparationResult is the outcome of the deterministic Legacy separation
-// control of the specification.
+// control (docs/claim-algorithm.md, "The bounds", last paragraph).
 type SeparationResult struct {
 	// N is the number of older hot rows.
 	N int

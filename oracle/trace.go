@@ -1,6 +1,7 @@
 package oracle
 
-// Disposition is the disposition of one inspection (ARCHITECTURE section 3).
+// Disposition is the disposition of one inspection (docs/claim-algorithm.md,
+// "Inspection dispositions").
 type Disposition string
 
 // Inspection dispositions. Only DispGrant is successful.
@@ -67,9 +68,10 @@ type Event struct {
 	Parked bool
 }
 
-// Window describes one eligible fixed qualification window of the
-// specification: target partition t, fixed cohort P, fixed ring C and the
-// budgets. The events given to Check start at the window opening.
+// Window describes one eligible fixed qualification window
+// (docs/claim-algorithm.md, "The window"): target partition t, fixed cohort
+// P, fixed ring C and the budgets. The events given to Check start at the
+// window opening.
 type Window struct {
 	// Target is the scope key of the low-volume target partition t.
 	Target string

@@ -9,7 +9,7 @@ import (
 type Invariant string
 
 // The rules the checker enforces. The numbered ones are the scheduler
-// invariants of the specification.
+// invariants 1-5 of docs/claim-algorithm.md, "What oracle.Check verifies".
 const (
 	// InvSerializedCursor is invariant 1: one durable cursor serialized
 	// across all pollers; calls do not interleave and each call starts at the

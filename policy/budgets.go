@@ -1,8 +1,9 @@
 package policy
 
-// The ratified logical-work budgets of one TenantFair claim call. The claim
-// function in db/functions repeats S, Q and K as constants; these are the Go
-// view for tests, benchmarks and the reference model.
+// The logical-work budgets of one TenantFair claim call (see
+// docs/claim-algorithm.md, "Budgets"). The claim function in db/functions
+// repeats S, Q and K as constants; these are the Go view for tests,
+// benchmarks and the reference model.
 const (
 	// InspectionsPerCall is S: the visits of an unfilled call.
 	InspectionsPerCall = 32

@@ -457,11 +457,12 @@ func TestTenantFairRollbackLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestTenantFairSeparationFromLegacy is the deterministic control of the
-// specification: one hot partition with N older rows, then one target row;
-// demand one, each outcome completed before the next call. Legacy bypasses
-// the target exactly N times; TenantFair lets the hot partition have at most
-// one grant (at most Q outcomes) before the target's grant, whatever N.
+// TestTenantFairSeparationFromLegacy is the deterministic Legacy separation
+// control (docs/claim-algorithm.md, "The bounds"): one hot partition with N
+// older rows, then one target row; demand one, each outcome completed before
+// the next call. Legacy bypasses the target exactly N times; TenantFair lets
+// the hot partition have at most one grant (at most Q outcomes) before the
+// target's grant, whatever N.
 func TestTenantFairSeparationFromLegacy(t *testing.T) {
 	for _, n := range []int{2, 5, 50} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 // Fixed-window fair rotation under real concurrency: pollers claim from hot
 // competitors while one low-volume target partition gets work, and the
 // committed trace of every window must pass the oracle's checker and stay
-// within the specification's bounds.
+// within the bounds of docs/claim-algorithm.md, "The bounds".
 //
 // Commit order. Transaction ids are assigned when a transaction first writes,
 // not when it commits, so they do not order calls. Every call instead runs in

@@ -15,12 +15,12 @@ import (
 // sepBase + N s, and call k claims at sepBase + N + k s.
 var sepBase = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// TestSeparationModelEqualsDatabase runs the specification's deterministic
-// Legacy separation control for N = 2, 5 and 50 on the reference model
-// (oracle.Separation) and on the database with each engine. Legacy must
-// bypass the target exactly N times on both; TenantFair must give the same
-// bypass, the same number of hot grants and exactly the model's committed
-// trace, which passes oracle.Check with L = 0.
+// TestSeparationModelEqualsDatabase runs the deterministic Legacy separation
+// control (docs/claim-algorithm.md, "The bounds") for N = 2, 5 and 50 on the
+// reference model (oracle.Separation) and on the database with each engine.
+// Legacy must bypass the target exactly N times on both; TenantFair must give
+// the same bypass, the same number of hot grants and exactly the model's
+// committed trace, which passes oracle.Check with L = 0.
 func TestSeparationModelEqualsDatabase(t *testing.T) {
 	for _, n := range []int{2, 5, 50} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
