@@ -34,7 +34,7 @@ type dormantBound struct {
 // ratio divides by.
 var dormantEngines = []dormantEngine{
 	{
-		name: engineTenantFair, label: "TenantFair spec walk",
+		name: engineTenantFair, label: "TenantFair full-ring walk",
 		config: docketConfig(engineTenantFair, drainCap),
 		bounds: []dormantBound{{dormant: 20000, atLeast: 0.05}},
 	},

@@ -14,7 +14,7 @@ import (
 // configured value is left alone, so restarting with unchanged configuration
 // keeps this choice; changing the configured ParkDormant overwrites it at the
 // next start. Turning parking off unparks every partition in the same
-// transaction, so the next call walks the specification's ring. Before the
+// transaction, so the next call walks the full ring. Before the
 // first TenantFair start this fails with ErrNotInitialized, and a version
 // mismatch fails with ErrStale; either way nothing is written. Writing the
 // current value is a write too (the version moves).

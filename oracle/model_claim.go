@@ -17,7 +17,7 @@ import (
 //     (healthy running, unclaimed, wake_at <= now, marked or not), resp. no
 //     marked healthy claim with claimed_at < cutoff.
 //   - Step 6: the ring is read before every visit (claims never change
-//     unfinished counts, so in spec mode it stays the same). Visits take the next position with
+//     unfinished counts, so in full-ring mode it stays the same). Visits take the next position with
 //     unfinished_count > 0 strictly after the cursor, wrapping (repeatedly
 //     when the ring has fewer than S positions), up to S visits, and stop as
 //     soon as demand is filled. An empty ring produces no visit and leaves

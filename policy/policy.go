@@ -38,7 +38,7 @@ type TenantFair struct {
 	// a visit that finds its partition dormant (nothing claimed, nothing due)
 	// parks it, and calls walk only the awake ring, so dormant tenants cost
 	// nothing. Startup persists it like the default cap. False keeps the
-	// specification's walk exactly; see docs/fairness-parked.md.
+	// full-ring walk exactly; see docs/fairness-parked.md.
 	ParkDormant bool
 }
 

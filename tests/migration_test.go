@@ -192,7 +192,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		}
 	}
 
-	// The down of V3 restores exactly the V2 catalog, the spec walk's
+	// The down of V3 restores exactly the V2 catalog, the full-ring walk's
 	// claim function included (its source hash is part of the listing).
 	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
 	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
@@ -610,12 +610,12 @@ func migAwaitLockWait(t testing.TB, pool *pgxpool.Pool, pid uint32) {
 	}
 }
 
-// TestMigrationPopulatedUpgradeToV3KeepsTheSpecificationWalk: V3 on a
+// TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk: V3 on a
 // populated V2 domain changes no run, no partition and no policy value,
 // leaves every partition awake and parking off, and the next TenantFair
 // start with an unchanged configuration writes nothing: claims walk the
 // whole unfinished ring as before.
-func TestMigrationPopulatedUpgradeToV3KeepsTheSpecificationWalk(t *testing.T) {
+func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
 	migrateOrFail(t, url, docket.MigrateOptions{Target: migV2Version})
@@ -675,6 +675,6 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheSpecificationWalk(t *testing.T) {
 		}
 	}
 	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
-		t.Fatalf("%d partitions parked in spec mode", n)
+		t.Fatalf("%d partitions parked in full-ring mode", n)
 	}
 }

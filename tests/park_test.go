@@ -230,10 +230,10 @@ func TestParkedWakeSweepIsBounded(t *testing.T) {
 	parkExpectInvariant(t, e.pool)
 }
 
-// TestParkedTurningOffReturnsToTheSpecificationWalk: turning parking off
+// TestParkedTurningOffReturnsToTheFullRingWalk: turning parking off
 // unparks every partition in the same transaction, and calls walk the whole
 // unfinished ring again without parking; turning it on again parks again.
-func TestParkedTurningOffReturnsToTheSpecificationWalk(t *testing.T) {
+func TestParkedTurningOffReturnsToTheFullRingWalk(t *testing.T) {
 	t.Parallel()
 	e := newClParked(t, 10)
 	timer := clBase.Add(time.Hour)
@@ -256,10 +256,10 @@ func TestParkedTurningOffReturnsToTheSpecificationWalk(t *testing.T) {
 	}
 	e.expectPark("a", awake)
 
-	// The specification's walk: a is visited again and stays awake; the
+	// The full-ring walk: a is visited again and stays awake; the
 	// unfilled call wraps the two-position ring up to S visits.
 	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "spec walk", clOutcomeIDs(tr), []string{"b-2"})
+	clExpectIDs(t, "full-ring walk", clOutcomeIDs(tr), []string{"b-2"})
 	parkExpectVisit(t, tr.Inspections[0], "a", policy.DispositionEmptyPage, false, nil)
 	parkExpectVisit(t, tr.Inspections[1], "b", policy.DispositionGrant, false, nil)
 	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
@@ -268,7 +268,7 @@ func TestParkedTurningOffReturnsToTheSpecificationWalk(t *testing.T) {
 	}
 	for _, in := range tr.Inspections {
 		if in.Parked || in.Woken != 0 || in.Disposition != policy.DispositionEmptyPage {
-			t.Fatalf("spec walk inspection %+v: want an empty page without park or sweep", in)
+			t.Fatalf("full-ring walk inspection %+v: want an empty page without park or sweep", in)
 		}
 	}
 	e.expectPark("a", awake)

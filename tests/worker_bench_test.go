@@ -39,7 +39,7 @@ const (
 
 // BenchmarkWorkerDrainAmongDormant is BenchmarkWorkerDrain with the backlog
 // held by 20 tenants among 20,000 dormant ones, with parked partitions on.
-// The specification's walk has no sub-benchmark here: it drains a few runs
+// The full-ring walk has no sub-benchmark here: it drains a few runs
 // per minute in this shape, far past the test deadline (see
 // docs/fairness-parked.md for the figures).
 func BenchmarkWorkerDrainAmongDormant(b *testing.B) {
