@@ -28,7 +28,8 @@ type Job struct {
 	GraphHash string
 	// Attempt counts the claims of the run since its last commit, this one
 	// included: 1 unless earlier holders vanished or gave it back without a
-	// commit.
+	// commit. Every verdict is a commit, so a run retried with RetryAt starts
+	// again at 1; count handler attempts in the run's state instead.
 	Attempt int
 	// Class is the kind of candidate the claim came from; ClassExpired means
 	// this worker took over a claim whose holder stopped refreshing it.

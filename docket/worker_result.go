@@ -51,8 +51,11 @@ func Fail(err error) Result {
 
 // RetryAt releases the claim and the admission and makes the run due again
 // at t (ReleaseAt): the run queues again in its tenant's FIFO when t comes.
-// The handler chooses the backoff; Job.Attempt and the run's own state are
-// the usual inputs. A t that PostgreSQL's timestamptz cannot hold (outside
+// The handler chooses the backoff. Job.Attempt cannot count retries: it
+// counts claims since the run's last commit, and a retry is a commit, so a
+// retried run starts again at 1. To count handler attempts, keep the count
+// in the run's state: call Job.Checkpoint with the incremented count, then
+// return RetryAt (see the Worker section of the README). A t that PostgreSQL's timestamptz cannot hold (outside
 // 4714-11-24 BC to 294276-12-31 AD, UTC) is refused as invalid: the run
 // fails with checkpoint type "invalid_result", as for any refused verdict.
 func RetryAt(t time.Time) Result {
