@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/policy"
 )
 
 // dormantEngine is one Docket engine configuration of the dormant scenario:
@@ -40,8 +39,7 @@ var dormantEngines = []dormantEngine{
 	},
 	{
 		name: engineTenantFairParked, label: "TenantFair parked",
-		config: docket.Config{TenantMode: docket.TenantRequired,
-			ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: drainCap, ParkDormant: true}},
+		config: docketConfig(engineTenantFairParked, drainCap),
 		bounds: []dormantBound{{dormant: 20000, atLeast: 0.8}, {dormant: 100000, atLeast: 0.8}},
 		parks:  true,
 	},

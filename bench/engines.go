@@ -35,10 +35,13 @@ type docketEnv struct {
 }
 
 // docketConfig is the client configuration of engine: TenantFair with
-// required tenancy and default cap maxActive, or Legacy with tenant mode none.
+// required tenancy and default cap maxActive (in parked mode for
+// engineTenantFairParked), or Legacy with tenant mode none.
 func docketConfig(engine engineName, maxActive int) docket.Config {
-	if engine == engineTenantFair {
-		return docket.Config{TenantMode: docket.TenantRequired, ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: maxActive}}
+	switch engine {
+	case engineTenantFair, engineTenantFairParked:
+		return docket.Config{TenantMode: docket.TenantRequired,
+			ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: maxActive, ParkDormant: engine == engineTenantFairParked}}
 	}
 	return docket.Config{TenantMode: docket.TenantNone, ClaimPolicy: policy.Legacy{}}
 }
@@ -46,7 +49,7 @@ func docketConfig(engine engineName, maxActive int) docket.Config {
 // openDocket clones the Docket template and opens a client of engine on it
 // with a pool of maxConns connections.
 func openDocket(ctx context.Context, c *cluster, engine engineName, maxActive, maxConns int) (*docketEnv, error) {
-	if engine != engineTenantFair && engine != engineLegacy {
+	if engine != engineTenantFair && engine != engineTenantFairParked && engine != engineLegacy {
 		return nil, fmt.Errorf("%s is not a Docket engine", engine)
 	}
 	return openDocketConfig(ctx, c, engine, docketConfig(engine, maxActive), maxConns)

@@ -35,8 +35,15 @@ type ceilingResult struct {
 	// TenantFairVsLegacy is TenantFair's claims/s over Legacy's at the
 	// highest claimer count.
 	TenantFairVsLegacy float64 `json:"tenant_fair_vs_legacy_at_max_claimers"`
+	// ParkedVsTenantFair is TenantFair in parked mode, with nothing
+	// dormant, over TenantFair with the full-ring walk at MaxClaimers.
+	ParkedVsTenantFair float64 `json:"tenant_fair_parked_vs_tenant_fair_at_max_claimers"`
 	MaxClaimers        int     `json:"max_claimers"`
 }
+
+// ceilingEngines are the engines of the claim ceiling: TenantFair also in
+// parked mode with nothing dormant, to show what parking costs.
+var ceilingEngines = []engineName{engineTenantFair, engineTenantFairParked, engineLegacy, engineRiver}
 
 // runCeiling measures direct claim loops of every engine at every claimer
 // count, each on a fresh frozen backlog.
@@ -50,7 +57,7 @@ func runCeiling(ctx context.Context, c *cluster, o options, p *progress) (*ceili
 			return nil, fmt.Errorf("round %d: %w", round, err)
 		}
 	}
-	for _, engine := range []engineName{engineTenantFair, engineLegacy, engineRiver} {
+	for _, engine := range ceilingEngines {
 		for _, n := range sz.Claimers {
 			res.Points = append(res.Points, res.best(engine, n))
 		}
@@ -58,12 +65,14 @@ func runCeiling(ctx context.Context, c *cluster, o options, p *progress) (*ceili
 	res.MaxClaimers = sz.Claimers[len(sz.Claimers)-1]
 	res.TenantFairVsLegacy = ratio(res.point(engineTenantFair, res.MaxClaimers).ClaimsPerSecond,
 		res.point(engineLegacy, res.MaxClaimers).ClaimsPerSecond)
+	res.ParkedVsTenantFair = ratio(res.point(engineTenantFairParked, res.MaxClaimers).ClaimsPerSecond,
+		res.point(engineTenantFair, res.MaxClaimers).ClaimsPerSecond)
 	return res, nil
 }
 
 // ceilingRound measures every engine at every claimer count once.
 func ceilingRound(ctx context.Context, c *cluster, sz sizes, round int, p *progress, res *ceilingResult) error {
-	for _, engine := range []engineName{engineTenantFair, engineLegacy, engineRiver} {
+	for _, engine := range ceilingEngines {
 		for _, n := range sz.Claimers {
 			r, err := measureClaims(ctx, c, claimSetup{Engine: engine, Runs: sz.CeilingRuns, Tenants: sz.CeilingTenants,
 				Claimers: n, Demand: ceilingDemand}, sz.CeilingBudget)

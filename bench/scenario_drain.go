@@ -34,6 +34,19 @@ type drainResult struct {
 	// TenantFairVsRiver and LegacyVsRiver are drain rates over River's.
 	TenantFairVsRiver float64 `json:"tenant_fair_vs_river"`
 	LegacyVsRiver     float64 `json:"legacy_vs_river"`
+	// ParkedVsTenantFair is TenantFair's drain in parked mode, with nothing
+	// dormant, over its drain with the full-ring walk.
+	ParkedVsTenantFair float64 `json:"parked_vs_tenant_fair"`
+}
+
+// rate is the reported runs/s of engine.
+func (r *drainResult) rate(engine engineName) float64 {
+	for _, pt := range r.Points {
+		if pt.Engine == engine {
+			return pt.RunsPerSecond
+		}
+	}
+	return 0
 }
 
 // runDrain drains the same no-op backlog with a Docket Worker under each
@@ -42,7 +55,7 @@ func runDrain(ctx context.Context, c *cluster, o options, p *progress) (*drainRe
 	fetch := riverFetch{Cooldown: o.riverCooldown, Poll: o.riverPoll}
 	res := &drainResult{Runs: o.sizes.DrainRuns, Tenants: drainTenants, Cap: drainCap, Concurrency: drainConcurrency, River: fetch, Rounds: o.rounds}
 	p.logf("end-to-end drain: %d no-op runs over %d tenants, concurrency %d, %d rounds", res.Runs, res.Tenants, res.Concurrency, o.rounds)
-	engines := []engineName{engineTenantFair, engineLegacy, engineRiver}
+	engines := []engineName{engineTenantFair, engineTenantFairParked, engineLegacy, engineRiver}
 	for round := 1; round <= o.rounds; round++ {
 		for _, engine := range engines {
 			b := newBook(res.Runs)
@@ -70,6 +83,7 @@ func runDrain(ctx context.Context, c *cluster, o options, p *progress) (*drainRe
 	}
 	res.TenantFairVsRiver = ratio(rates[engineTenantFair], rates[engineRiver])
 	res.LegacyVsRiver = ratio(rates[engineLegacy], rates[engineRiver])
+	res.ParkedVsTenantFair = ratio(rates[engineTenantFairParked], rates[engineTenantFair])
 	return res, nil
 }
 
@@ -83,6 +97,8 @@ func (r *drainResult) table() *table {
 		switch pt.Engine {
 		case engineTenantFair:
 			vs = f2(r.TenantFairVsRiver)
+		case engineTenantFairParked:
+			vs = f2(ratio(pt.RunsPerSecond, r.rate(engineRiver)))
 		case engineLegacy:
 			vs = f2(r.LegacyVsRiver)
 		}

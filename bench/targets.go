@@ -27,10 +27,13 @@ func evaluateTargets(r *results) []target {
 	if r.Ceiling != nil {
 		ts = append(ts, check(fmt.Sprintf("TenantFair claims/s / Legacy claims/s at %d claimers", r.Ceiling.MaxClaimers),
 			r.Ceiling.TenantFairVsLegacy, 0.8, true))
+		ts = append(ts, check(fmt.Sprintf("TenantFair parked claims/s / TenantFair claims/s at %d claimers, nothing dormant", r.Ceiling.MaxClaimers),
+			r.Ceiling.ParkedVsTenantFair, 0.9, true))
 	}
 	if r.Drain != nil {
 		ts = append(ts, check("Worker drain runs/s (TenantFair) / River runs/s", r.Drain.TenantFairVsRiver, 1.0, true))
 		ts = append(ts, check("Worker drain runs/s (Legacy) / River runs/s", r.Drain.LegacyVsRiver, 1.0, true))
+		ts = append(ts, check("Worker drain runs/s (TenantFair parked) / Worker drain runs/s (TenantFair), nothing dormant", r.Drain.ParkedVsTenantFair, 0.9, true))
 	}
 	if r.Fairness != nil {
 		for _, pt := range r.Fairness.Points {
