@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,56 @@ func TestConfigSchemaInEveryQueryExecMode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Config.Schema behind PgBouncer in transaction pooling mode: every
+// statement's schema scoping rides in its own transaction, so server
+// connections shared with the app's sessions never keep Docket's
+// search_path, and the app's unqualified statements keep working.
+func TestConfigSchemaBehindPgBouncer(t *testing.T) {
+	t.Parallel()
+	app := scAppPool(t)
+	// Behind a pooler the app's search_path comes from the server's
+	// settings, not from the connection string.
+	execSQL(t, app, fmt.Sprintf(`alter database %s set search_path = app, public`, app.Config().ConnConfig.Database))
+	b := hardStartBouncer(t, app.Config().ConnString(), 2)
+	pool := hardBouncerPool(t, b, 6)
+	cfg := tenantFairConfig(3)
+	cfg.Schema = "docket"
+	client := openClient(t, pool, cfg)
+	events := newWkEvents()
+	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 3, OnEvent: events.hook,
+		Handler: func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) }})
+	var ids []string
+	for i := range 12 {
+		id := fmt.Sprintf("pb-%02d", i)
+		ids = append(ids, id)
+		tx, err := pool.Begin(testContext(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(context.Background()) }()
+		if _, err := tx.Exec(testContext(t), `insert into invoices (id, run_id) values ($1, $2)`, i, id); err != nil {
+			t.Fatalf("the app's unqualified write through PgBouncer: %v", err)
+		}
+		if _, err := client.InsertRunTx(testContext(t), tx, docket.NewRun{RunID: id, Scope: docket.Tenant(fmt.Sprintf("t%d", i%3)),
+			GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
+			t.Fatalf("InsertRunTx through PgBouncer: %v", err)
+		}
+		if err := tx.Commit(testContext(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events.waitWritten(t, "complete", ids...)
+	wkStop(t, w, runResult)
+	for range 6 {
+		var path string
+		if err := pool.QueryRow(testContext(t), `select current_setting('search_path')`).Scan(&path); err != nil || path != "app, public" && path != "app,public" {
+			t.Fatalf("a server connection's search_path is %q (%v) after Docket's statements", path, err)
+		}
+	}
+	if got := queryInt64(t, app, `select count(*) from docket.docket_runs where status = 'done'`); got != int64(len(ids)) {
+		t.Fatalf("%d runs done, want %d", got, len(ids))
 	}
 }
