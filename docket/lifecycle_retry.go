@@ -78,6 +78,8 @@ func (c *Client) RetryRun(ctx context.Context, scope Scope, runID string, opts R
 // retryAllowed refuses a run RetryRun may not revive.
 func retryAllowed(r Run, force bool) error {
 	switch {
+	case r.Poisoned():
+		return fmt.Errorf("%w: run %q is poisoned, not finished; use RetryPoisonedRun", ErrInvalidTransition, r.RunID)
 	case !r.Status.Terminal():
 		return fmt.Errorf("%w: run %q is %s, not finished; only a failed or cancelled run can be retried", ErrInvalidTransition, r.RunID, r.Status)
 	case r.Status == StatusDone && !force:

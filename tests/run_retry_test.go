@@ -94,10 +94,13 @@ func TestRetryRunRefusalsChangeNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.insert("acme", "queued")
+	s.insert("acme", "poisoned")
+	execSQL(t, s.pool, `update docket_runs set wake_at = null, poisoned_at = now(),
+		poison_reason = 'max_claim_attempts_exceeded' where run_id = 'poisoned'`)
 	s.insert("beta", "beta-failed")
 	rtFinish(t, s.pool, "beta-failed", "failed", s.dbNow())
 
-	ids := []string{"done", "claimed", "waiting", "queued", "beta-failed"}
+	ids := []string{"done", "claimed", "waiting", "queued", "poisoned", "beta-failed"}
 	rows := map[string]rsRow{}
 	for _, id := range ids {
 		rows[id] = s.row(id)
@@ -115,6 +118,7 @@ func TestRetryRunRefusalsChangeNothing(t *testing.T) {
 		{"claimed running", acme, "claimed", docket.RetryRunOptions{Force: true}, docket.ErrInvalidTransition},
 		{"waiting", acme, "waiting", docket.RetryRunOptions{Force: true}, docket.ErrInvalidTransition},
 		{"queued running", acme, "queued", docket.RetryRunOptions{}, docket.ErrInvalidTransition},
+		{"poisoned running", acme, "poisoned", docket.RetryRunOptions{Force: true}, docket.ErrInvalidTransition},
 		{"another tenant's run", acme, "beta-failed", docket.RetryRunOptions{}, docket.ErrNotFound},
 		{"a missing run", acme, "nope", docket.RetryRunOptions{}, docket.ErrNotFound},
 		{"WakeAt past timestamptz", docket.Tenant("beta"), "beta-failed",
@@ -138,7 +142,7 @@ func TestRetryRunRefusalsChangeNothing(t *testing.T) {
 	if err != nil || run.Status != docket.StatusRunning || run.CheckpointSeq != 1 {
 		t.Fatalf("forced retry of a done run = %+v, %v", run, err)
 	}
-	rtExpectRing(t, s.pool, rtWithUnfinished(ring, "acme", 4))
+	rtExpectRing(t, s.pool, rtWithUnfinished(ring, "acme", 5))
 }
 
 // A retried run is queued under its tenant's cap: while the tenant's one
