@@ -5,7 +5,6 @@ package docket
 
 import (
 	"context"
-	"io"
 	"log/slog"
 
 	"github.com/jackc/pgx/v5"
@@ -41,29 +40,30 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Client, error) 
 	if pool == nil {
 		return nil, invalidConfig("nil pool")
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
 	tel, err := newTelemetry(cfg.MeterProvider)
 	if err != nil {
 		return nil, err
 	}
 	c := newClient(pool, cfg, tel)
-	c.engine, c.logger = engine, logger
+	c.engine = engine
 	if err := verifySchema(ctx, c.queries); err != nil {
 		return nil, err
 	}
 	if err := c.synchronizePolicy(ctx); err != nil {
 		return nil, err
 	}
-	logger.InfoContext(ctx, "docket client started", "policy", engine.Name(), "tenant_mode", cfg.TenantMode.String())
+	c.logger.InfoContext(ctx, "docket client started", "policy", engine.Name(), "tenant_mode", cfg.TenantMode.String())
 	return c, nil
 }
 
-// newClient binds pool and cfg; Open and NewAdmin finish it.
+// newClient binds pool and cfg; Open and NewAdmin finish it. Without
+// Config.Logger the client logs nowhere.
 func newClient(pool *pgxpool.Pool, cfg Config, tel *telemetry) *Client {
-	c := &Client{pool: pool, config: cfg, telemetry: tel}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{pool: pool, config: cfg, logger: logger, telemetry: tel}
 	if cfg.Schema != "" {
 		c.names = newQualifier(cfg.Schema)
 	}

@@ -42,8 +42,9 @@ type MutateResult struct {
 //
 // The write revokes any claim and clears the admission marker: a run that
 // stays or becomes running re-enters its tenant's FIFO as queued, due at
-// WakeAt or now. A terminal run cannot change, and a poisoned run can only be
-// finished (RetryPoisonedRun revives it); both return ErrInvalidTransition.
+// WakeAt or now. A terminal run cannot change (RetryRun sends a failed or
+// cancelled one back to work), and a poisoned run can only be finished
+// (RetryPoisonedRun revives it); both return ErrInvalidTransition.
 func (c *Client) MutateRun(ctx context.Context, scope Scope, runID string, decide func(Run) (Mutation, error)) (MutateResult, error) {
 	return c.mutateRun(ctx, opMutateRun, scope, runID, decide)
 }
@@ -105,7 +106,7 @@ func mutationParams(current Run, id int64, m Mutation) (gen.ApplyRunMutationPara
 	case m.Status != StatusRunning && !m.WakeAt.IsZero():
 		return gen.ApplyRunMutationParams{}, invalidArgument("a wake time needs status running, not %q", m.Status)
 	case current.Status.Terminal():
-		return gen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is already %s", ErrInvalidTransition, current.RunID, current.Status)
+		return gen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is already %s; use RetryRun to run it again", ErrInvalidTransition, current.RunID, current.Status)
 	case current.Poisoned() && !m.Status.Terminal():
 		return gen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is poisoned; use RetryPoisonedRun or finish it", ErrInvalidTransition, current.RunID)
 	}

@@ -22,6 +22,8 @@ const (
 	opMutateRun                = "mutate_run"
 	opCancel                   = "cancel"
 	opRetryPoisonedRun         = "retry_poisoned_run"
+	opRetryRun                 = "retry_run"
+	opDeleteFinishedRuns       = "delete_finished_runs"
 	opFetchClaimPolicyDefault  = "fetch_claim_policy_default"
 	opPutClaimPolicyDefault    = "put_claim_policy_default"
 	opPutClaimPolicyParking    = "put_claim_policy_parking"

@@ -44,6 +44,8 @@ var (
 // errors, including a database restart, are logged and retried with
 // exponential backoff. Neither ends Run. WorkerConfig.OnEvent, when set,
 // hears of each listen, claim call, handler start and verdict as it happens.
+// With WorkerConfig.Retention set, the worker also deletes finished runs
+// periodically.
 type Worker struct {
 	client *Client
 	cfg    WorkerConfig
@@ -136,6 +138,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		defer close(listening)
 		w.listen(listenCtx, wake)
 	}()
+	// The cleaner stops with the listener: when the worker stops claiming.
+	retaining := make(chan struct{})
+	go func() {
+		defer close(retaining)
+		w.retain(listenCtx)
+	}()
 
 	w.logger.InfoContext(ctx, "docket worker started",
 		"policy", w.client.engine.Name(),
@@ -146,6 +154,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.poll(ctx, io, handlers, wake)
 	stopListening()
 	<-listening
+	<-retaining
 	w.runErr = w.drain(ctx, io, cancelHandlers)
 	return w.runErr
 }

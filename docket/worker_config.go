@@ -57,6 +57,10 @@ type WorkerConfig struct {
 	// anything slow to a goroutine of its own. Events carry run identities.
 	// Nil (the default) costs a nil check per event.
 	OnEvent func(WorkerEvent)
+	// Retention, when its Every is positive, makes the worker delete
+	// finished runs periodically (see WorkerRetention); the zero value
+	// deletes nothing.
+	Retention WorkerRetention
 }
 
 // Defaults of WorkerConfig.
@@ -82,6 +86,9 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 		return cfg, invalidConfig("worker durations must not be negative")
 	case cfg.MaxClaimAttempts < 0 || cfg.MaxClaimAttempts > math.MaxInt32:
 		return cfg, invalidConfig("worker MaxClaimAttempts %d is outside 1..%d", cfg.MaxClaimAttempts, math.MaxInt32)
+	}
+	if err := cfg.Retention.validate(); err != nil {
+		return cfg, err
 	}
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = DefaultPollInterval

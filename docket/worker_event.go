@@ -20,6 +20,9 @@ const (
 	// EventVerdict: the worker's write of a verdict on run RunID of Scope
 	// ended; Verdict names it and Outcome says what became of it.
 	EventVerdict
+	// EventRetention: a pass of the retention cleaner ended; Deleted counts
+	// the runs it deleted, Err is its error (nil on success).
+	EventRetention
 )
 
 // String names k.
@@ -33,6 +36,8 @@ func (k WorkerEventKind) String() string {
 		return "handler_started"
 	case EventVerdict:
 		return "verdict"
+	case EventRetention:
+		return "retention"
 	}
 	return "unknown"
 }
@@ -93,8 +98,10 @@ type WorkerEvent struct {
 	Outcome VerdictOutcome
 	// Leases and Poisoned count the outcomes of an EventClaimed.
 	Leases, Poisoned int
-	// Err is the error of a failed claim call, or of a verdict that was
-	// fenced or failed.
+	// Deleted counts the runs an EventRetention pass deleted.
+	Deleted int64
+	// Err is the error of a failed claim call or retention pass, or of a
+	// verdict that was fenced or failed.
 	Err error
 }
 

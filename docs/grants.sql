@@ -18,7 +18,9 @@ grant usage on schema :"schema" to :"role";
 -- Startup reads the applied migrations (schema version check).
 grant select on :"schema".docket_schema_migrations to :"role";
 
--- Runs: insert, read, lifecycle updates. The library never deletes runs.
+-- Runs: insert, read, lifecycle updates. Only retention (DeleteFinishedRuns,
+-- `docket runs prune`) deletes runs: grant DELETE on docket_runs to the role
+-- that runs it, not to the application role.
 grant select, insert, update on :"schema".docket_runs to :"role";
 grant usage on sequence :"schema".docket_runs_id_seq to :"role";
 

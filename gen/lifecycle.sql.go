@@ -361,6 +361,68 @@ func (q *Queries) ReleaseClaim(ctx context.Context, arg ReleaseClaimParams) (Doc
 	return i, err
 }
 
+const RetryFinishedRun = `-- name: RetryFinishedRun :one
+update docket_runs r
+   set status = 'running',
+       wake_at = coalesce($1::timestamptz, now()),
+       claim_token = null,
+       claimed_at = null,
+       tenant_admitted_at = null,
+       poisoned_at = null,
+       poison_reason = null,
+       claim_attempts = 0,
+       claim_abandons = 0,
+       finished_at = null,
+       updated_at = now()
+ where r.id = $2
+   and r.status in ('done', 'failed', 'cancelled')
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
+`
+
+type RetryFinishedRunParams struct {
+	WakeAt *time.Time
+	ID     int64
+}
+
+// An operator sends a finished run back to work, on a row its transaction
+// already locked. It re-enters its tenant's FIFO as queued: no claim, no
+// marker, due at the given time or now, with fresh claim counters. Poison
+// facts are already empty on a terminal row and stay so. State, step and
+// checkpoint_seq are kept: a retry is not a checkpoint, and holder writes
+// are fenced by the claim token, which a retry never issues. The status
+// trigger counts the run as unfinished again and the wake trigger unparks
+// its partition, so the ring stays exact.
+func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunParams) (DocketRun, error) {
+	row := q.db.QueryRow(ctx, RetryFinishedRun, arg.WakeAt, arg.ID)
+	var i DocketRun
+	err := row.Scan(
+		&i.ID,
+		&i.RunID,
+		&i.TenantID,
+		&i.ScopeKey,
+		&i.GraphID,
+		&i.GraphHash,
+		&i.Status,
+		&i.Step,
+		&i.State,
+		&i.CheckpointSeq,
+		&i.LatestCheckpointType,
+		&i.ClaimToken,
+		&i.ClaimedAt,
+		&i.WakeAt,
+		&i.ClaimAttempts,
+		&i.ClaimAbandons,
+		&i.PoisonedAt,
+		&i.PoisonReason,
+		&i.InsertedAt,
+		&i.StartedAt,
+		&i.UpdatedAt,
+		&i.FinishedAt,
+		&i.TenantAdmittedAt,
+	)
+	return i, err
+}
+
 const RetryPoisonedRun = `-- name: RetryPoisonedRun :one
 update docket_runs
    set poisoned_at = null,

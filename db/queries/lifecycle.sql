@@ -145,3 +145,28 @@ update docket_runs
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
    and status = 'running' and poisoned_at is not null
 returning *;
+
+-- name: RetryFinishedRun :one
+-- An operator sends a finished run back to work, on a row its transaction
+-- already locked. It re-enters its tenant's FIFO as queued: no claim, no
+-- marker, due at the given time or now, with fresh claim counters. Poison
+-- facts are already empty on a terminal row and stay so. State, step and
+-- checkpoint_seq are kept: a retry is not a checkpoint, and holder writes
+-- are fenced by the claim token, which a retry never issues. The status
+-- trigger counts the run as unfinished again and the wake trigger unparks
+-- its partition, so the ring stays exact.
+update docket_runs r
+   set status = 'running',
+       wake_at = coalesce(sqlc.narg(wake_at)::timestamptz, now()),
+       claim_token = null,
+       claimed_at = null,
+       tenant_admitted_at = null,
+       poisoned_at = null,
+       poison_reason = null,
+       claim_attempts = 0,
+       claim_abandons = 0,
+       finished_at = null,
+       updated_at = now()
+ where r.id = sqlc.arg(id)
+   and r.status in ('done', 'failed', 'cancelled')
+returning *;

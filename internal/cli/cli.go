@@ -1,6 +1,6 @@
-// Package cli is the docket command line: schema migrations and claim-policy
-// administration. cmd/docket is a thin wrapper around Run, so tests drive the
-// same code in-process.
+// Package cli is the docket command line: schema migrations, claim-policy
+// administration and run maintenance (retry, retention). cmd/docket is a
+// thin wrapper around Run, so tests drive the same code in-process.
 package cli
 
 import (
@@ -39,6 +39,7 @@ type command struct {
 var commands = []command{
 	{name: "migrate", usage: migrateUsage, summary: "apply, roll back or list schema migrations", run: runMigrate},
 	{name: "policy", usage: policyUsage, summary: "read and change the TenantFair claim policy", run: runPolicy},
+	{name: "runs", usage: runsUsage, summary: "retry a failed or cancelled run, or prune finished runs", run: runRuns},
 	{name: "demo", usage: demoUsage, summary: "drain a hot-tenant backlog under Legacy and TenantFair and compare waits", run: runDemo},
 	{name: "version", usage: versionUsage, summary: "print the build's version, revision and schema version", run: runVersion},
 }

@@ -83,3 +83,14 @@ func positionText(v int64) string {
 	}
 	return fmt.Sprint(v)
 }
+
+func printRetried(out output, r docket.Run) {
+	out.field("scope", r.Scope)
+	out.field("run_id", r.RunID)
+	out.field("status", r.Status)
+	out.field("step", r.Step)
+	out.field("checkpoint_seq", r.CheckpointSeq)
+	if r.WakeAt != nil {
+		out.field("wake_at", r.WakeAt.UTC().Format(time.RFC3339Nano))
+	}
+}

@@ -1,0 +1,17 @@
+-- name: DeleteFinishedRuns :execrows
+-- One retention batch: the oldest finished runs before the cutoff, optionally
+-- of one scope. SKIP LOCKED passes over a row another transaction holds (a
+-- retry or a signal deciding on it), so retention never waits on a lock and
+-- never deletes a row whose fate is being decided; claims never lock finished
+-- rows, so they never wait on retention either. Terminal rows are outside the
+-- unfinished count, so the delete trigger changes no counter, and partition
+-- and schedule rows are never touched: a scope keeps its ring position.
+delete from docket_runs r
+ where r.id in (select f.id from docket_runs f
+                 where f.status in ('done', 'failed', 'cancelled')
+                   and f.finished_at < sqlc.arg(finished_before)::timestamptz
+                   and (sqlc.narg(scope_key)::text is null
+                        or f.scope_key = sqlc.narg(scope_key)::text)
+                 order by f.finished_at, f.id
+                 limit sqlc.arg(batch_size)::integer
+                   for update skip locked);

@@ -1,0 +1,89 @@
+package docket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// RetryRunOptions tune a RetryRun.
+type RetryRunOptions struct {
+	// Force allows retrying a done run; without it a done run is refused
+	// with ErrInvalidTransition, since redoing finished work is rarely meant.
+	Force bool
+	// WakeAt is when the retried run is due; zero means now. It must be a
+	// time PostgreSQL's timestamptz can hold.
+	WakeAt time.Time
+}
+
+// RetryRun sends a failed or cancelled run (a done one only with Force) back
+// to work: status running, queued in its tenant's FIFO with no claim and no
+// admission marker, due at WakeAt or now, claim attempts and abandons reset,
+// finished_at cleared. Its state, step, checkpoint_seq and latest checkpoint
+// type are kept: a retry is not a checkpoint, and no holder can write with an
+// old claim, since every holder write is fenced on a claim token the retry
+// never issues. The run counts as unfinished again, its partition keeps its
+// ring position, a parked partition wakes, and listening Workers are woken
+// when the run is due now.
+//
+// A run that is not terminal, or a done run without Force, returns
+// ErrInvalidTransition; another scope's run returns ErrNotFound; an invalid
+// scope, run id or WakeAt returns ErrInvalidArgument (or ErrTenantRequired).
+// Nothing changes in any of these cases.
+func (c *Client) RetryRun(ctx context.Context, scope Scope, runID string, opts RetryRunOptions) (_ Run, err error) {
+	defer c.telemetry.storeCall(opRetryRun).end(ctx, &err)
+	scopeKey, err := c.runKey(scope, runID)
+	if err != nil {
+		return Run{}, err
+	}
+	params := gen.RetryFinishedRunParams{}
+	if !opts.WakeAt.IsZero() {
+		if err := requireStorableTime("retry WakeAt", opts.WakeAt); err != nil {
+			return Run{}, err
+		}
+		params.WakeAt = &opts.WakeAt
+	}
+	var retried Run
+	err = c.inTx(ctx, func(q *gen.Queries) error {
+		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return runNotFound(runID)
+		}
+		if err != nil {
+			return fmt.Errorf("docket: lock run: %w", err)
+		}
+		if err := retryAllowed(runFromRow(row), opts.Force); err != nil {
+			return err
+		}
+		params.ID = row.ID
+		written, err := q.RetryFinishedRun(ctx, params)
+		if err != nil {
+			return fmt.Errorf("docket: retry run: %w", err)
+		}
+		c.announceIfDue(ctx, q, written)
+		retried = runFromRow(written)
+		return nil
+	})
+	if err != nil {
+		return Run{}, err
+	}
+	return retried, nil
+}
+
+// retryAllowed refuses a run RetryRun may not revive.
+func retryAllowed(r Run, force bool) error {
+	switch {
+	case r.Poisoned():
+		return fmt.Errorf("%w: run %q is poisoned, not finished; use RetryPoisonedRun", ErrInvalidTransition, r.RunID)
+	case !r.Status.Terminal():
+		return fmt.Errorf("%w: run %q is %s, not finished; only a failed or cancelled run can be retried", ErrInvalidTransition, r.RunID, r.Status)
+	case r.Status == StatusDone && !force:
+		return fmt.Errorf("%w: run %q is done; retrying a done run needs Force", ErrInvalidTransition, r.RunID)
+	}
+	return nil
+}

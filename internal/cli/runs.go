@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket-go/docket"
+)
+
+const runsUsage = `docket runs <action> [--database-url URL] [--schema NAME]
+  retry TENANT RUN_ID     send a failed or cancelled run back to work, queued
+  prune                   delete runs that finished before a cutoff, in batches
+  --force                 retry: also retry a done run
+  --tenantless            retry: address the tenantless scope instead of a TENANT
+  --finished-before T     prune: a duration before now (90m, 72h, 30d) or an
+                          RFC 3339 timestamp; required
+  --batch N               prune: runs per batch, 1..10000 (default 1000)
+  A refused retry (the run is not failed or cancelled, or done without
+  --force) changes nothing and exits 2. Prune prints each batch and the total;
+  it needs a role with DELETE on docket_runs.
+`
+
+// runsArgs are the parsed arguments of one runs action.
+type runsArgs struct {
+	conn           connectionFlags
+	tenantless     bool
+	force          bool
+	finishedBefore string
+	batch          int
+	positional     []string
+	// given names the flags present on the command line.
+	given  map[string]bool
+	scope  docket.Scope
+	runID  string
+	cutoff time.Time
+}
+
+// runsAction is one "docket runs" action: how its arguments are checked and
+// how it runs against an Admin.
+type runsAction struct {
+	check func(a *runsArgs, now time.Time) error
+	run   func(ctx context.Context, admin *docket.Admin, a runsArgs, out output) error
+}
+
+var runsActions = map[string]runsAction{
+	"retry": {check: checkRetryArgs, run: runsRetry},
+	"prune": {check: checkPruneArgs, run: runsPrune},
+}
+
+// runRuns implements "docket runs".
+func runRuns(ctx context.Context, args []string, out output) int {
+	if len(args) == 0 {
+		return out.failf(ExitUsage, "runs: missing action\n\n%s", runsUsage)
+	}
+	action, ok := runsActions[args[0]]
+	if !ok {
+		return out.failf(ExitUsage, "runs: unknown action %q\n\n%s", args[0], runsUsage)
+	}
+	a, err := parseRunsArgs(args[1:])
+	if err != nil {
+		return out.usageError("runs "+args[0], err, runsUsage)
+	}
+	if err := action.check(&a, time.Now()); err != nil {
+		return out.failf(ExitUsage, "runs %s: %v\n\n%s", args[0], err, runsUsage)
+	}
+	databaseURL, err := a.conn.url()
+	if err != nil {
+		return out.failf(ExitUsage, "runs %s: %v", args[0], err)
+	}
+	pool, err := openPool(ctx, databaseURL, a.conn.schema)
+	if err != nil {
+		return out.failf(ExitFailure, "runs %s: %v", args[0], err)
+	}
+	defer pool.Close()
+	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{})
+	if err == nil {
+		err = action.run(ctx, admin, a, out)
+	}
+	if err != nil {
+		return out.failf(runsExitCode(err), "runs %s: %v", args[0], err)
+	}
+	return ExitOK
+}
+
+func parseRunsArgs(args []string) (runsArgs, error) {
+	var a runsArgs
+	fs := newFlagSet("runs", &a.conn)
+	fs.BoolVar(&a.tenantless, "tenantless", false, "address the tenantless scope")
+	fs.BoolVar(&a.force, "force", false, "also retry a done run")
+	fs.StringVar(&a.finishedBefore, "finished-before", "", "retention cutoff")
+	fs.IntVar(&a.batch, "batch", docket.DefaultRetentionBatch, "runs per batch")
+	positional, err := parseInterleaved(fs, args)
+	a.positional = positional
+	a.given = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { a.given[f.Name] = true })
+	return a, err
+}
+
+// checkRetryArgs resolves the scope and run id of "runs retry".
+func checkRetryArgs(a *runsArgs, _ time.Time) error {
+	if a.given["finished-before"] || a.given["batch"] {
+		return errors.New("--finished-before and --batch apply to prune only")
+	}
+	operands := a.positional
+	switch {
+	case a.tenantless:
+		a.scope = docket.Tenantless
+	case len(operands) == 0:
+		return errors.New("missing TENANT (or --tenantless)")
+	default:
+		a.scope, operands = docket.Tenant(operands[0]), operands[1:]
+	}
+	if len(operands) != 1 {
+		return fmt.Errorf("want RUN_ID after the scope, got %d argument(s)", len(operands))
+	}
+	a.runID = operands[0]
+	return nil
+}
+
+// checkPruneArgs resolves the cutoff of "runs prune" against now.
+func checkPruneArgs(a *runsArgs, now time.Time) error {
+	switch {
+	case a.given["tenantless"] || a.given["force"]:
+		return errors.New("--tenantless and --force apply to retry only")
+	case len(a.positional) != 0:
+		return fmt.Errorf("prune takes no arguments, got %q", a.positional)
+	case a.finishedBefore == "":
+		return errors.New("missing --finished-before")
+	case a.batch < 1 || a.batch > docket.MaxRetentionBatch:
+		return fmt.Errorf("--batch %d is outside 1..%d", a.batch, docket.MaxRetentionBatch)
+	}
+	cutoff, err := parseCutoff(a.finishedBefore, now)
+	if err != nil {
+		return err
+	}
+	a.cutoff = cutoff
+	return nil
+}
+
+// parseCutoff reads an RFC 3339 timestamp, or a non-negative duration before
+// now in Go's syntax or as whole days ("30d").
+func parseCutoff(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err != nil || n < 0 || n > int64(maxCutoffAge/(24*time.Hour)) {
+			return time.Time{}, fmt.Errorf("--finished-before %q: not a day count in 0..%d", s, int64(maxCutoffAge/(24*time.Hour)))
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		parsed, err := time.ParseDuration(s)
+		if err != nil || parsed < 0 {
+			return time.Time{}, fmt.Errorf("--finished-before %q: want a non-negative duration (90m, 72h, 30d) or an RFC 3339 timestamp", s)
+		}
+		d = parsed
+	}
+	return now.Add(-d), nil
+}
+
+// maxCutoffAge bounds a day count so that it converts to a Duration without
+// overflow.
+const maxCutoffAge = time.Duration(1<<63 - 1)
+
+// runsExitCode maps refusals to exit codes; nothing was written for any of
+// them.
+func runsExitCode(err error) int {
+	switch {
+	case errors.Is(err, docket.ErrInvalidTransition), errors.Is(err, docket.ErrInvalidArgument),
+		errors.Is(err, docket.ErrTenantRequired):
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+func runsRetry(ctx context.Context, admin *docket.Admin, a runsArgs, out output) error {
+	r, err := admin.RetryRun(ctx, a.scope, a.runID, docket.RetryRunOptions{Force: a.force})
+	if err != nil {
+		return err
+	}
+	printRetried(out, r)
+	return nil
+}
+
+func runsPrune(ctx context.Context, admin *docket.Admin, a runsArgs, out output) error {
+	batches := 0
+	total, err := admin.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{
+		FinishedBefore: a.cutoff,
+		BatchSize:      a.batch,
+		OnBatch: func(deleted, total int64) {
+			batches++
+			fmt.Fprintf(out.stdout, "batch %d: deleted %d (total %d)\n", batches, deleted, total)
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("after deleting %d run(s): %w", total, err)
+	}
+	out.field("finished_before", a.cutoff.UTC().Format(time.RFC3339Nano))
+	out.field("deleted", total)
+	return nil
+}
