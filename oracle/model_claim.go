@@ -210,7 +210,7 @@ type zeroOutcome struct {
 	withheld   bool // the last-slot rule skipped a locked, fresh lead row
 }
 
-// disposition names the first cause that applies (docs/claim-algorithm.md):
+// disposition names the first cause that applies (docs/operations.md, visit dispositions):
 // no slot for a frozen queued row is "cap_debt_denial"; a fresh lead row
 // withheld by the last-slot rule is "denied"; lead rows locked but all
 // failing the recheck are "stale" (never in the model, which has no

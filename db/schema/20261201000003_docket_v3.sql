@@ -931,7 +931,7 @@ begin
                 end if;
                 v_remaining := v_remaining - v_visit_outcomes;
                 -- Without an outcome the first cause that applies names the
-                -- visit (docs/claim-algorithm.md): no slot for its frozen
+                -- visit (docs/operations.md, visit dispositions): no slot for its frozen
                 -- queued rows, a fresh lead row the last-slot rule withheld,
                 -- lead rows locked here but stale (rows the FIFO re-check
                 -- refused count so), else every lead row held elsewhere.
