@@ -801,10 +801,11 @@ begin
                 end if;
                 v_remaining := v_remaining - v_visit_outcomes;
                 -- Without an outcome the first cause that applies names the
-                -- visit (docs/operations.md, visit dispositions): no slot for its frozen
-                -- queued rows, a fresh lead row the last-slot rule withheld,
-                -- lead rows locked here but stale (rows the FIFO re-check
-                -- refused count so), else every lead row held elsewhere.
+                -- visit (docs/operations.md, visit dispositions): no slot
+                -- for its frozen queued rows, a fresh lead row the last-slot
+                -- rule withheld, lead rows locked here but stale (rows the
+                -- FIFO re-check refused count so), else every lead row held
+                -- elsewhere. Each holds whatever the freezing width was.
                 v_disposition := case
                     when v_visit_outcomes > 0 then 'grant'
                     when v_frozen = 0 then 'empty_page'
