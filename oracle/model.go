@@ -7,8 +7,9 @@ import (
 
 // Model is a deterministic in-memory reference of one fairness domain: runs,
 // partitions with their immutable ring positions and unfinished counts, the
-// durable cursor and the default cap. It has no lock contention, so a
-// TenantFair visit never yields partition_lock_skip, lock_miss or stale.
+// durable cursor and the default cap. Its only lock contention is the run
+// rows another transaction holds (HoldRowLock), so a TenantFair visit never
+// yields partition_lock_skip or stale.
 // Claim tokens are deterministic ("token-1", "token-2", ...). A Model is not
 // safe for concurrent use; calls are serialized like the policy row lock.
 type Model struct {
@@ -22,7 +23,8 @@ type Model struct {
 	runs       []*Run // ascending internal id
 	byRunID    map[string]*Run
 	parts      map[string]*Partition
-	order      []*Partition // ascending ring position
+	order      []*Partition   // ascending ring position
+	rowLocks   map[int64]bool // internal ids of runs another transaction holds
 }
 
 // NewModel returns an empty TenantFair domain with the production budgets

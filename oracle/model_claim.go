@@ -1,7 +1,6 @@
 package oracle
 
 import (
-	"slices"
 	"time"
 )
 
@@ -133,21 +132,19 @@ func (c *claimCall) reservedAgainst(k workClass) bool {
 //     unpoisoned, marked rows of the scope.
 //   - Pages and poison candidates as in tenantFairPages; no rows at all is
 //     "empty_page".
-//   - Freeze the first K candidates of rankCandidates; walk them admitted
-//     first, otherwise in rank order (a stable re-sort), until min(Q,
-//     remaining demand) outcomes.
+//   - Freeze the first K candidates of rankFreeze and lock them; a row held
+//     by another transaction (HoldRowLock) is not locked. Walk the locked
+//     rows in rankWalk order until min(Q, remaining demand) outcomes.
 //   - Last-slot rule: see reservedAgainst.
 //   - A queued row must carry the next contiguous queue number (starting at
 //     1 and advanced by each queued promotion or queued poison) and needs
-//     admitted < cap; a queued row reaching the slot check without a slot
-//     blocks every later promotion of the visit and makes a zero-outcome
-//     visit "cap_debt_denial". A queued poison needs the same head position
-//     and free slot but does not take the slot.
+//     admitted < cap, so a held queued row or one without a slot blocks
+//     every later promotion of the visit. A queued poison needs the same
+//     head position and free slot but does not take the slot.
 //   - Promotion adds one to the local admitted count, admitted poison
 //     removes one; reacquisition and expired steal are count-neutral and
 //     allowed at or above the cap.
-//   - Zero outcomes otherwise is "denied" (e.g. every row skipped by the
-//     last-slot rule).
+//   - Zero outcomes: see zeroOutcome.
 func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
 	m := c.m
 	capacity := m.EffectiveCap(p.Scope)
@@ -156,35 +153,33 @@ func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
 	if len(cands) == 0 {
 		return nil, DispEmptyPage
 	}
-	rankCandidates(cands, c.demand, c.pref, c.served)
+	rankFreeze(cands, c.demand, classReserve(m.budgets.K), c.pref, c.served)
 	frozen := cands[:min(len(cands), m.budgets.K)]
-	walk := slices.Clone(frozen)
-	slices.SortStableFunc(walk, func(a, b candidate) int {
-		switch {
-		case a.admitted == b.admitted:
-			return 0
-		case a.admitted:
-			return -1
+	z := zeroOutcome{noSlot: admitted >= capacity}
+	var walk []candidate
+	for _, cd := range frozen {
+		lead := cd.admitted || cd.queueNo == 1
+		z.queued = z.queued || !cd.admitted
+		if m.rowLocks[cd.run.ID] {
+			continue
 		}
-		return 1
-	})
+		z.leadLocked = z.leadLocked || lead
+		walk = append(walk, cd)
+	}
+	rankWalk(walk, c.demand, c.pref, c.served)
 	limit := min(m.budgets.Q, c.remaining)
 	nextQueue := 1
-	capDenied := false
 	var outs []Outcome
 	for _, cd := range walk {
 		if len(outs) == limit {
 			break
 		}
 		if c.reservedAgainst(cd.class) {
+			z.withheld = z.withheld || cd.admitted || cd.queueNo == 1
 			continue
 		}
 		if !cd.admitted {
-			if cd.queueNo != nextQueue {
-				continue
-			}
-			if admitted >= capacity {
-				capDenied = true
+			if cd.queueNo != nextQueue || admitted >= capacity {
 				continue
 			}
 			nextQueue++
@@ -199,13 +194,39 @@ func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
 		c.served[cd.class] = true
 		c.remaining--
 	}
-	switch {
-	case len(outs) > 0:
+	if len(outs) > 0 {
 		return outs, DispGrant
-	case capDenied:
-		return nil, DispCapDebtDenial
 	}
-	return nil, DispDenied
+	return nil, z.disposition()
+}
+
+// zeroOutcome is what a visit with frozen rows and no outcome found. Its
+// lead rows are those an outcome could come from: every admitted row and the
+// queued FIFO head (the rows behind a head that is not promoted are
+// blocked).
+type zeroOutcome struct {
+	noSlot     bool // admitted >= cap when the visit began
+	queued     bool // a queued row was frozen
+	leadLocked bool // the visit locked a lead row
+	withheld   bool // the last-slot rule skipped a locked, fresh lead row
+}
+
+// disposition names the first cause that applies (docs/operations.md, visit dispositions):
+// no slot for a frozen queued row is "cap_debt_denial"; a fresh lead row
+// withheld by the last-slot rule is "denied"; lead rows locked but all
+// failing the recheck are "stale" (never in the model, which has no
+// concurrent writes); every lead row held by another transaction is
+// "lock_miss".
+func (z zeroOutcome) disposition() Disposition {
+	switch {
+	case z.queued && z.noSlot:
+		return DispCapDebtDenial
+	case z.withheld:
+		return DispDenied
+	case z.leadLocked:
+		return DispStale
+	}
+	return DispLockMiss
 }
 
 // apply mutates the row of a TenantFair candidate (lease or poison) and

@@ -4,7 +4,10 @@ package oracle
 // "Inspection dispositions").
 type Disposition string
 
-// Inspection dispositions. Only DispGrant is successful.
+// Inspection dispositions. Only DispGrant is successful. A visit's lead
+// rows are its frozen admitted-ready and expired rows and its frozen queued
+// FIFO head; of the zero-outcome dispositions after DispEmptyPage the first
+// that applies names the visit (docs/operations.md).
 const (
 	// DispGrant is a visit that committed 1..Q outcomes.
 	DispGrant Disposition = "grant"
@@ -12,15 +15,18 @@ const (
 	DispPartitionLockSkip Disposition = "partition_lock_skip"
 	// DispEmptyPage is a visit whose ready and expired pages were both empty.
 	DispEmptyPage Disposition = "empty_page"
-	// DispLockMiss is a visit that locked none of its frozen candidates.
-	DispLockMiss Disposition = "lock_miss"
-	// DispStale is a visit whose locked candidates all failed the recheck.
-	DispStale Disposition = "stale"
-	// DispCapDebtDenial is a zero-outcome visit that attempted a queued row
-	// without a free admission slot.
+	// DispCapDebtDenial is a zero-outcome visit that froze a queued row
+	// while its partition had no free admission slot.
 	DispCapDebtDenial Disposition = "cap_debt_denial"
-	// DispDenied is any other zero-outcome visit with a nonempty page.
+	// DispDenied is a zero-outcome visit with a locked, fresh lead row that
+	// the last-slot rule withheld.
 	DispDenied Disposition = "denied"
+	// DispStale is a zero-outcome visit that locked lead rows, all of which
+	// failed the recheck.
+	DispStale Disposition = "stale"
+	// DispLockMiss is a zero-outcome visit whose lead rows were all held by
+	// other transactions.
+	DispLockMiss Disposition = "lock_miss"
 )
 
 // Valid reports whether d is one of the inspection dispositions.

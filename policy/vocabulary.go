@@ -55,7 +55,11 @@ func legacyDisposition(c WorkClass) OutcomeDisposition {
 // Disposition is the disposition of one TenantFair inspection.
 type Disposition string
 
-// The inspection dispositions. Only DispositionGrant is successful.
+// The inspection dispositions. Only DispositionGrant is successful. A
+// visit's lead rows are its frozen admitted-ready and expired rows and its
+// frozen queued FIFO head; of the zero-outcome dispositions after
+// DispositionEmptyPage the first that applies names the visit
+// (docs/operations.md).
 const (
 	// DispositionGrant committed 1..Q outcomes.
 	DispositionGrant Disposition = "grant"
@@ -63,14 +67,16 @@ const (
 	DispositionPartitionLockSkip Disposition = "partition_lock_skip"
 	// DispositionEmptyPage found nothing to freeze.
 	DispositionEmptyPage Disposition = "empty_page"
-	// DispositionLockMiss could lock none of its frozen candidates.
-	DispositionLockMiss Disposition = "lock_miss"
-	// DispositionStale saw every locked candidate fail its recheck.
-	DispositionStale Disposition = "stale"
-	// DispositionCapDebtDenial had a fresh queued head but no free slot.
+	// DispositionCapDebtDenial froze a queued row while the partition had
+	// no free admission slot.
 	DispositionCapDebtDenial Disposition = "cap_debt_denial"
-	// DispositionDenied is any other zero-outcome visit.
+	// DispositionDenied had a locked, fresh lead row the last-slot rule
+	// withheld.
 	DispositionDenied Disposition = "denied"
+	// DispositionStale locked lead rows, all of which failed the recheck.
+	DispositionStale Disposition = "stale"
+	// DispositionLockMiss found every lead row held by another transaction.
+	DispositionLockMiss Disposition = "lock_miss"
 )
 
 // valid reports whether d is one of the inspection dispositions.

@@ -51,6 +51,7 @@ var planVars = map[string]planVar{
 	"p_demand":              {"integer", func(*planFixture) any { return 16 }},
 	"p_max_attempts":        {"integer", func(*planFixture) any { return 25 }},
 	"p_preference":          {"text", func(*planFixture) any { return nil }},
+	"c_class_reserve":       {"integer", func(*planFixture) any { return 4 }},
 	"c_frozen":              {"integer", func(*planFixture) any { return 16 }},
 	"c_grant_outcomes":      {"integer", func(*planFixture) any { return 8 }},
 	"c_wake_batch":          {"integer", func(*planFixture) any { return 64 }},

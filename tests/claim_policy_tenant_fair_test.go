@@ -176,7 +176,8 @@ func TestTenantFairCapRaisePromotesFIFO(t *testing.T) {
 
 // TestTenantFairFIFOHeadLockedBlocksPromotion: a head locked by another
 // connection underfills the visit; nothing behind it is promoted, while
-// admitted work of the same partition is still served.
+// admitted work of the same partition is still served. Every later visit
+// finds only the held head as a lead row: lock_miss.
 func TestTenantFairFIFOHeadLockedBlocksPromotion(t *testing.T) {
 	e := newClTenantFair(t, 10)
 	ids := e.dueMany("t", "q", 4, clBase.Add(-time.Hour))
@@ -187,7 +188,7 @@ func TestTenantFairFIFOHeadLockedBlocksPromotion(t *testing.T) {
 	tr := e.trace(clReq(clBase, 4, docket.PreferNone))
 	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"q-admitted"})
 	want := append([]policy.Disposition{policy.DispositionGrant},
-		clRepeat(policy.DispositionDenied, policy.InspectionsPerCall-1)...)
+		clRepeat(policy.DispositionLockMiss, policy.InspectionsPerCall-1)...)
 	if got := clDispositions(tr); !slices.Equal(got, want) {
 		t.Fatalf("dispositions = %v", got)
 	}

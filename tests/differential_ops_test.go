@@ -15,6 +15,38 @@ import (
 // Differential operations that are not holder writes: claims, inserts, clock
 // movement and policy administration.
 
+// opClaimHeld is opClaim while another transaction holds the row locks of
+// one to three drawn runs, mostly healthy ones a claim could take: the
+// database claim skips them, the model is told with HoldRowLock.
+func (e *dfEnv) opClaimHeld() {
+	var held []string
+	for range rapid.IntRange(1, 3).Draw(e.rt, "held rows") {
+		r, ok := e.drawRun("held run", func(r oracle.Run) bool { return r.Healthy() && !slices.Contains(held, r.RunID) })
+		if !ok {
+			break
+		}
+		if !slices.Contains(held, r.RunID) {
+			held = append(held, r.RunID)
+		}
+	}
+	tx, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		e.fail("begin the holding transaction: %v", err)
+	}
+	defer func() { _ = tx.Rollback(e.ctx) }()
+	if _, err := tx.Exec(e.ctx, `select 1 from docket_runs where run_id = any($1) for update`, held); err != nil {
+		e.fail("hold %v: %v", held, err)
+	}
+	for _, id := range held {
+		if err := e.model.HoldRowLock(id); err != nil {
+			e.fail("model hold %s: %v", id, err)
+		}
+	}
+	defer e.model.ReleaseRowLocks()
+	e.logf("hold row locks %v", held)
+	e.opClaim()
+}
+
 // opClaim runs one traced TenantFair claim at the logical clock with a drawn
 // demand, preference and attempt limit on both sides and compares every
 // outcome (run, class, disposition, poison, order, attempt, eligible time,

@@ -11,8 +11,8 @@ import (
 	"github.com/docketrun/docket-go/docket"
 )
 
-// dfOps are the differential operations with their weights: claims dominate,
-// then inserts, clock movement and completions; every other lifecycle and
+// dfOps are the differential operations with their weights: claims dominate
+// (some while another transaction holds row locks), then inserts, clock movement and completions; every other lifecycle and
 // administration write appears regularly. The first entry is what rapid
 // shrinks a step towards.
 var dfOps = []struct {
@@ -20,6 +20,7 @@ var dfOps = []struct {
 	apply  func(*dfEnv)
 }{
 	{6, (*dfEnv).opClaim},
+	{2, (*dfEnv).opClaimHeld},
 	{3, (*dfEnv).opInsert},
 	{1, (*dfEnv).opBacklog},
 	{2, (*dfEnv).opTick},
@@ -57,7 +58,8 @@ func (e *dfEnv) step() {
 
 // TestDifferentialTenantFairModel is the model-based differential test of the
 // TenantFair engine: random sequences of inserts, claims (demand 1..12, any
-// preference, attempt limits that poison), completions, yields, sleeps,
+// preference, attempt limits that poison, some while another transaction
+// holds row locks), completions, yields, sleeps,
 // external waits and resumes, releases, refreshes, abandons, signals, poison
 // retries, clock movement past the orphan TTL, default-cap and override
 // writes, with live and stale holders, are applied to the oracle model and to

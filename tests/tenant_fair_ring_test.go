@@ -15,7 +15,9 @@ import (
 // TestTenantFairRingCursorThroughEveryDisposition visits seven partitions, one
 // per kind of inspection, with a demand that cannot be filled: the call makes
 // exactly S inspections, wraps repeatedly over the seven positions, moves the
-// cursor through every one of them and bumps only the granting epoch.
+// cursor through every one of them and bumps only the granting epoch. f and
+// g both miss the lock of their FIFO head, g with a due row behind it that
+// the held head blocks.
 func TestTenantFairRingCursorThroughEveryDisposition(t *testing.T) {
 	e := newClTenantFair(t, 100)
 	early := clBase.Add(-time.Hour)
@@ -46,7 +48,7 @@ func TestTenantFairRingCursorThroughEveryDisposition(t *testing.T) {
 	var wantDispositions []policy.Disposition
 	round := []policy.Disposition{policy.DispositionGrant, policy.DispositionPartitionLockSkip,
 		policy.DispositionCapDebtDenial, policy.DispositionEmptyPage, policy.DispositionEmptyPage,
-		policy.DispositionLockMiss, policy.DispositionDenied}
+		policy.DispositionLockMiss, policy.DispositionLockMiss}
 	for v := range policy.InspectionsPerCall {
 		wantPositions = append(wantPositions, int64(v%7+1))
 		d := round[v%7]

@@ -84,6 +84,11 @@ declare
     c_inspections constant integer := 32;
     c_grant_outcomes constant integer := 8;
     c_frozen constant integer := 16;
+    -- A class whose head must be found freezes its first K / 4 rows ahead
+    -- of the rest, so up to three rows held by other transactions can hand
+    -- the head's place to the next; the other 8 frozen ids still cover the
+    -- Q - 2 further outcomes the walk may take.
+    c_class_reserve constant integer := 4;
     c_lock_wait_ms constant numeric := 250;
     -- The wake sweep unparks at most this many partitions per call: each is
     -- one schedule row update under the policy lock, so a call pays at most
@@ -129,9 +134,10 @@ declare
     v_walk_remaining integer;
     v_queue_no integer;
     v_next_queue integer;
-    v_locked integer;
-    v_fresh integer;
-    v_cap_denied boolean;
+    v_lead boolean;
+    v_lead_locked boolean;
+    v_withheld boolean;
+    v_no_slot boolean;
     v_take_ids bigint[];
     v_take_kinds text[];
     v_take_poison boolean[];
@@ -526,9 +532,9 @@ begin
                 v_limit := least(c_grant_outcomes, v_remaining);
                 v_admitted := null;
                 v_frozen := 0;
-                v_locked := 0;
-                v_fresh := 0;
-                v_cap_denied := false;
+                v_no_slot := false;
+                v_lead_locked := false;
+                v_withheld := false;
                 v_walk_served_ready := v_served_ready;
                 v_walk_served_expired := v_served_expired;
                 v_walk_remaining := v_remaining;
@@ -552,17 +558,24 @@ begin
                 -- waiting, in rank order. A lock returns the newest committed
                 -- version of its row, which the walk rechecks.
                 --
-                -- The ranking: with demand >= 2 the head of each class not
-                -- yet served in this call first; admitted before queued;
-                -- with demand 1 the class heads, then the preferred class;
-                -- then the FIFO order for queued rows, and poison first,
-                -- eligible time and id for the others. A class head is the
-                -- oldest admitted-ready row, or without one the queued FIFO
-                -- head, and the oldest expired row. Queued rows rank among
-                -- themselves in FIFO order, so the frozen ones are a prefix
-                -- of the FIFO; the walk, which takes admitted rows before
-                -- queued ones, meets them in that order and numbers them
-                -- 1, 2, ...
+                -- Freezing: the first K / 4 rows of each class whose head
+                -- matters (with demand >= 2 a class not yet served in this
+                -- call, with demand 1 both) first; admitted before queued;
+                -- with demand 1 the preferred class; then the FIFO order for
+                -- queued rows, and poison first, eligible time and id for the
+                -- others. A class's rows are its admitted-ready rows then its
+                -- queued FIFO (ready), resp. its expired rows, each by
+                -- eligible time and id. Queued rows rank among themselves in
+                -- FIFO order, so the frozen ones are a prefix of the FIFO.
+                --
+                -- The walk meets the rows after locking: admitted before
+                -- queued; then each class head whose place matters, chosen
+                -- among the rows this visit locked and found fresh (the
+                -- oldest admitted one of its class); with demand 1 the
+                -- preferred class; poison first, eligible time and id. The
+                -- queued rows come last in FIFO order and are numbered 1, 2,
+                -- ...; a queued row held elsewhere or stale still takes its
+                -- number, so it blocks every promotion behind it.
                 --
                 -- The admitted count only matters when a queued row could
                 -- meet the cap. Admitted and queued rows are both unfinished,
@@ -572,107 +585,131 @@ begin
                 -- Q admitted poisons could never bring it under the cap.
                 for v_candidate in
                     -- statement candidates
-                    select f.id, f.kind,
-                           case when (select s.unfinished_count
-                                        from docket_claim_schedule s
-                                       where s.scope_key = v_scope) > v_cap
-                                then (select count(*)
-                                        from (select
-                                                from docket_runs r
-                                               where r.scope_key = v_scope
-                                                 and r.tenant_admitted_at is not null
-                                                 and r.status = 'running' and r.poisoned_at is null
-                                               limit v_cap::bigint + c_grant_outcomes) as a)
-                                else 0 end as admitted,
-                           l.id is not null as is_locked,
-                           coalesce(l.scope_key = v_scope and l.status = 'running'
-                               and l.poisoned_at is null
-                               and case f.kind
-                                   when 'expired' then l.claim_token is not null
-                                       and l.claimed_at < p_cutoff
-                                       and l.tenant_admitted_at is not null
-                                   when 'admitted_ready' then l.claim_token is null
-                                       and l.wake_at <= p_now
-                                       and l.tenant_admitted_at is not null
-                                   else l.claim_token is null
-                                       and l.wake_at <= p_now
-                                       and l.tenant_admitted_at is null
-                                   end, false) as is_fresh,
-                           coalesce(l.claim_attempts >= p_max_attempts, false) as is_poison,
-                           case when f.kind = 'expired' then l.claimed_at else l.wake_at end as eligible,
-                           f.kind = 'queued_ready' and l.wake_at is distinct from f.eligible as is_moved
-                      from (select h.id, h.kind, h.eligible,
-                                   case when p_demand >= 2 and h.head
-                                             and not (case h.class when 'ready' then v_served_ready
-                                                      else v_served_expired end)
-                                        then 0 else 1 end as unserved_head,
-                                   case when p_demand = 1 and h.head then 0 else 1 end as head_first,
-                                   case when p_demand = 1 and h.class <> p_preference then 1 else 0 end
-                                       as preference_last,
-                                   case when h.kind <> 'queued_ready' and h.poison then 0 else 1 end
-                                       as poison_first
-                              from (select p.id, p.kind, p.class, p.eligible, p.poison,
-                                           row_number() over (partition by p.class
-                                               order by p.kind = 'queued_ready', p.eligible, p.id) = 1 as head
-                                      from ((select r.id, 'admitted_ready'::text as kind, 'ready'::text as class,
-                                                    r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison
-                                               from docket_runs r
-                                              where r.scope_key = v_scope and r.status = 'running'
-                                                and r.poisoned_at is null and r.claim_token is null
-                                                and r.tenant_admitted_at is not null and r.wake_at <= p_now
-                                              order by r.wake_at, r.id
-                                              limit c_frozen)
-                                            union all
-                                            (select r.id, 'queued_ready', 'ready',
-                                                    r.wake_at, r.claim_attempts >= p_max_attempts
-                                               from docket_runs r
-                                              where r.scope_key = v_scope and r.status = 'running'
-                                                and r.poisoned_at is null and r.claim_token is null
-                                                and r.tenant_admitted_at is null and r.wake_at <= p_now
-                                              order by r.wake_at, r.id
-                                              limit v_limit)
-                                            union all
-                                            (select r.id, 'expired', 'expired',
-                                                    r.claimed_at, r.claim_attempts >= p_max_attempts
-                                               from docket_runs r
-                                              where r.scope_key = v_scope and r.status = 'running'
-                                                and r.poisoned_at is null and r.claim_token is not null
-                                                and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff
-                                              order by r.claimed_at, r.id
-                                              limit c_frozen)) as p) as h
-                             order by unserved_head, h.kind = 'queued_ready', head_first, preference_last,
-                                      poison_first, h.eligible, h.id
-                             limit c_frozen) as f
-                      left join lateral (
-                            select r.id, r.scope_key, r.status, r.poisoned_at, r.claim_token,
-                                   r.claimed_at, r.wake_at, r.tenant_admitted_at, r.claim_attempts
-                              from docket_runs r
-                             where r.id = f.id
-                               for update skip locked) as l on true
-                     order by f.kind = 'queued_ready', f.unserved_head, f.head_first, f.preference_last,
-                              f.poison_first, f.eligible, f.id
+                    select c.id, c.kind, c.admitted, c.is_locked, c.is_fresh, c.is_poison,
+                           c.locked_eligible as eligible, c.is_moved
+                      from (select f.id, f.kind, f.class, f.reserved, f.preference_last, f.poison_first,
+                                   f.eligible,
+                                   case when (select s.unfinished_count
+                                                from docket_claim_schedule s
+                                               where s.scope_key = v_scope) > v_cap
+                                        then (select count(*)
+                                                from (select
+                                                        from docket_runs r
+                                                       where r.scope_key = v_scope
+                                                         and r.tenant_admitted_at is not null
+                                                         and r.status = 'running' and r.poisoned_at is null
+                                                       limit v_cap::bigint + c_grant_outcomes) as a)
+                                        else 0 end as admitted,
+                                   l.id is not null as is_locked,
+                                   coalesce(l.scope_key = v_scope and l.status = 'running'
+                                       and l.poisoned_at is null
+                                       and case f.kind
+                                           when 'expired' then l.claim_token is not null
+                                               and l.claimed_at < p_cutoff
+                                               and l.tenant_admitted_at is not null
+                                           when 'admitted_ready' then l.claim_token is null
+                                               and l.wake_at <= p_now
+                                               and l.tenant_admitted_at is not null
+                                           else l.claim_token is null
+                                               and l.wake_at <= p_now
+                                               and l.tenant_admitted_at is null
+                                           end, false) as is_fresh,
+                                   coalesce(l.claim_attempts >= p_max_attempts, false) as is_poison,
+                                   case when f.kind = 'expired' then l.claimed_at else l.wake_at end
+                                       as locked_eligible,
+                                   f.kind = 'queued_ready' and l.wake_at is distinct from f.eligible as is_moved
+                              from (select h.id, h.kind, h.class, h.eligible,
+                                           case when h.class_rank <= c_class_reserve
+                                                     and (p_demand = 1 or not (case h.class
+                                                         when 'ready' then v_served_ready
+                                                         else v_served_expired end))
+                                                then 0 else 1 end as reserved,
+                                           case when p_demand = 1 and h.class <> p_preference then 1 else 0 end
+                                               as preference_last,
+                                           case when h.kind <> 'queued_ready' and h.poison then 0 else 1 end
+                                               as poison_first
+                                      from (select p.id, p.kind, p.class, p.eligible, p.poison,
+                                                   row_number() over (partition by p.class
+                                                       order by p.kind = 'queued_ready', p.eligible, p.id) as class_rank
+                                              from ((select r.id, 'admitted_ready'::text as kind, 'ready'::text as class,
+                                                            r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison
+                                                       from docket_runs r
+                                                      where r.scope_key = v_scope and r.status = 'running'
+                                                        and r.poisoned_at is null and r.claim_token is null
+                                                        and r.tenant_admitted_at is not null and r.wake_at <= p_now
+                                                      order by r.wake_at, r.id
+                                                      limit c_frozen)
+                                                    union all
+                                                    (select r.id, 'queued_ready', 'ready',
+                                                            r.wake_at, r.claim_attempts >= p_max_attempts
+                                                       from docket_runs r
+                                                      where r.scope_key = v_scope and r.status = 'running'
+                                                        and r.poisoned_at is null and r.claim_token is null
+                                                        and r.tenant_admitted_at is null and r.wake_at <= p_now
+                                                      order by r.wake_at, r.id
+                                                      limit v_limit)
+                                                    union all
+                                                    (select r.id, 'expired', 'expired',
+                                                            r.claimed_at, r.claim_attempts >= p_max_attempts
+                                                       from docket_runs r
+                                                      where r.scope_key = v_scope and r.status = 'running'
+                                                        and r.poisoned_at is null and r.claim_token is not null
+                                                        and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff
+                                                      order by r.claimed_at, r.id
+                                                      limit c_frozen)) as p) as h
+                                     order by reserved, h.kind = 'queued_ready', preference_last,
+                                              poison_first, h.eligible, h.id
+                                     limit c_frozen) as f
+                              left join lateral (
+                                    select r.id, r.scope_key, r.status, r.poisoned_at, r.claim_token,
+                                           r.claimed_at, r.wake_at, r.tenant_admitted_at, r.claim_attempts
+                                      from docket_runs r
+                                     where r.id = f.id
+                                       for update skip locked) as l on true) as c
+                     order by c.kind = 'queued_ready',
+                              -- The class heads are chosen among the rows this visit
+                              -- locked and rechecked: the oldest fresh admitted row of
+                              -- each class, so a head held elsewhere hands its place to
+                              -- the next row of its class.
+                              coalesce(case when c.kind <> 'queued_ready' and c.is_fresh
+                                                 and (p_demand = 1 or not (case c.class
+                                                     when 'ready' then v_served_ready
+                                                     else v_served_expired end))
+                                            then row_number() over (
+                                                     partition by c.class, c.kind <> 'queued_ready' and c.is_fresh
+                                                     order by c.eligible, c.id) = 1
+                                            end, false) desc,
+                              c.preference_last, c.poison_first, c.eligible, c.id
                     -- end statement
                 loop
                     v_frozen := v_frozen + 1;
                     if v_admitted is null then
                         v_admitted := v_candidate.admitted;
+                        v_no_slot := v_admitted >= v_cap;
                     end if;
                     if v_candidate.kind = 'queued_ready' then
                         v_queue_no := v_queue_no + 1;
                     end if;
+                    -- The lead rows are those an outcome could come from:
+                    -- every admitted row and the queued FIFO head.
+                    v_lead := v_candidate.kind <> 'queued_ready' or v_queue_no = 1;
                     continue when not v_candidate.is_locked;
-                    v_locked := v_locked + 1;
-                    if v_candidate.is_fresh then
-                        v_fresh := v_fresh + 1;
+                    if v_lead then
+                        v_lead_locked := true;
                     end if;
                     continue when cardinality(v_take_ids) >= v_limit;
 
                     v_class := case when v_candidate.kind = 'expired' then 'expired' else 'ready' end;
                     -- Last-slot rule: the final outcome of the call is kept
                     -- for a nonempty class that is still unserved.
-                    continue when v_walk_remaining = 1 and p_demand >= 2
-                        and not (case v_class when 'ready' then v_walk_served_expired
-                                 else v_walk_served_ready end);
+                    if v_walk_remaining = 1 and p_demand >= 2
+                            and not (case v_class when 'ready' then v_walk_served_expired
+                                     else v_walk_served_ready end) then
+                        if v_lead and v_candidate.is_fresh then
+                            v_withheld := true;
+                        end if;
+                        continue;
+                    end if;
 
                     if v_candidate.kind = 'queued_ready' then
                         -- Promotion is contiguous from the FIFO head: a head
@@ -680,10 +717,7 @@ begin
                         -- everything behind it in this visit.
                         continue when v_queue_no <> v_next_queue;
                         continue when not v_candidate.is_fresh;
-                        if v_admitted >= v_cap then
-                            v_cap_denied := true;
-                            continue;
-                        end if;
+                        continue when v_admitted >= v_cap;
                         v_next_queue := v_next_queue + 1;
                         v_promote_ids := v_promote_ids || v_candidate.id;
                         if v_candidate.is_moved then
@@ -747,8 +781,6 @@ begin
                         v_take_kinds := v_take_kinds[1:v_kept];
                         v_take_poison := v_take_poison[1:v_kept];
                         v_take_eligible := v_take_eligible[1:v_kept];
-                        -- Rows the FIFO re-check refused count as stale.
-                        v_fresh := v_fresh - cardinality(v_refused_ids);
                     end if;
                 end if;
 
@@ -768,13 +800,19 @@ begin
                     end if;
                 end if;
                 v_remaining := v_remaining - v_visit_outcomes;
+                -- Without an outcome the first cause that applies names the
+                -- visit (docs/operations.md, visit dispositions): no slot
+                -- for its frozen queued rows, a fresh lead row the last-slot
+                -- rule withheld, lead rows locked here but stale (rows the
+                -- FIFO re-check refused count so), else every lead row held
+                -- elsewhere. Each holds whatever the freezing width was.
                 v_disposition := case
                     when v_visit_outcomes > 0 then 'grant'
                     when v_frozen = 0 then 'empty_page'
-                    when v_locked = 0 then 'lock_miss'
-                    when v_cap_denied then 'cap_debt_denial'
-                    when v_fresh = 0 then 'stale'
-                    else 'denied' end;
+                    when v_queue_no > 0 and v_no_slot then 'cap_debt_denial'
+                    when v_withheld then 'denied'
+                    when v_lead_locked then 'stale'
+                    else 'lock_miss' end;
             end if;
 
             if p_trace then

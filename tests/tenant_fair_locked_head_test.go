@@ -1,0 +1,246 @@
+package tests
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// A TenantFair visit chooses its class heads among the rows it locked: a
+// head another transaction holds hands its place to the next row of its
+// class, while a held queued FIFO head still blocks every promotion behind
+// it. Each test holds the row lock from another connection for the whole
+// call (the claim never waits on a run row, so no test waits at all).
+
+// lhVisit is the expected shape of one inspection: partition, disposition
+// and outcome count.
+type lhVisit struct {
+	scope    string
+	disp     policy.Disposition
+	outcomes int
+}
+
+// lhExpectVisits checks every inspection's partition, disposition, outcome
+// count and epoch delta.
+func lhExpectVisits(t *testing.T, tr docket.ClaimTrace, want []lhVisit) {
+	t.Helper()
+	var got []lhVisit
+	for _, in := range tr.Inspections {
+		got = append(got, lhVisit{in.ScopeKey, in.Disposition, in.Outcomes})
+		wantDelta := 0
+		if in.Disposition == policy.DispositionGrant {
+			wantDelta = 1
+		}
+		if in.EpochDelta != wantDelta {
+			t.Errorf("visit %d: epoch delta %d, want %d", in.Visit, in.EpochDelta, wantDelta)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("inspections = %v, want %v", got, want)
+	}
+}
+
+// lhExpectClasses checks the outcome classes in commit order.
+func lhExpectClasses(t *testing.T, tr docket.ClaimTrace, want []docket.WorkClass) {
+	t.Helper()
+	var got []docket.WorkClass
+	for _, o := range tr.Outcomes {
+		got = append(got, o.Class)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("outcome classes = %v, want %v", got, want)
+	}
+}
+
+// lhExpectUntouched checks that the runs kept their claim state.
+func lhExpectUntouched(t *testing.T, e *clEnv, want map[string]clRunState) {
+	t.Helper()
+	for id, w := range want {
+		if got := e.state(id); got != w {
+			t.Errorf("%s = %+v, want %+v", id, got, w)
+		}
+	}
+}
+
+// TestTenantFairLockedExpiredHeadPreferenceServesNextExpired: demand 1 with
+// preference expired; the older of two expired claims is held elsewhere, so
+// the newer one heads the expired class and is served instead of falling
+// back to the ready row (fallback is only for a preferred class the visit
+// can take nothing of).
+func TestTenantFairLockedExpiredHeadPreferenceServesNextExpired(t *testing.T) {
+	e := newClTenantFair(t, 10)
+	e.due("a", "a-ready", clBase.Add(-3*time.Hour))
+	e.markAdmitted("a-ready")
+	e.claimed("a", "a-exp-old", clBase.Add(-5*time.Hour), true)
+	e.claimed("a", "a-exp-new", clBase.Add(-4*time.Hour), true)
+	e.holdRun("a-exp-old")
+
+	tr := e.trace(clReq(clBase, 1, docket.PreferExpired))
+	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"a-exp-new"})
+	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassExpired})
+	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 1}})
+	if o := tr.Outcomes[0]; o.Disposition != string(policy.OutcomeExpiredRecovery) || o.Visit != 1 || o.Ordinal != 1 {
+		t.Fatalf("outcome = %+v, want expired_recovery, visit 1, ordinal 1", o)
+	}
+	lhExpectUntouched(t, e, map[string]clRunState{
+		"a-ready":   {Marked: true},
+		"a-exp-old": {Claimed: true, Marked: true, Attempts: 1},
+		"a-exp-new": {Claimed: true, Marked: true, Attempts: 2},
+	})
+}
+
+// TestTenantFairLockedReadyHeadPreferenceServesNextReady: demand 1 with
+// preference ready; the oldest admitted-ready row is held elsewhere, so the
+// next one heads the ready class and is served, not the (older) expired
+// claim.
+func TestTenantFairLockedReadyHeadPreferenceServesNextReady(t *testing.T) {
+	e := newClTenantFair(t, 10)
+	ids := e.dueMany("a", "a-ready", 3, clBase.Add(-3*time.Hour))
+	e.markAdmitted(ids...)
+	e.claimed("a", "a-exp", clBase.Add(-5*time.Hour), true)
+	e.holdRun(ids[0])
+
+	tr := e.trace(clReq(clBase, 1, docket.PreferReady))
+	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{ids[1]})
+	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady})
+	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 1}})
+	lhExpectUntouched(t, e, map[string]clRunState{
+		ids[0]:  {Marked: true},
+		ids[2]:  {Marked: true},
+		"a-exp": {Claimed: true, Marked: true, Attempts: 1},
+	})
+}
+
+// TestTenantFairLockedExpiredHeadServedInTheSameGrant: demand 9 over a
+// partition with nine admitted-ready rows and two expired claims, the older
+// held elsewhere and the newer due after every ready row, then a partition
+// with one queued row. The newer expired claim heads the expired class, so
+// a's one grant serves both classes (its ready head, the expired claim, six
+// more ready rows) and b's visit promotes its row with the last slot: one
+// grant each, and no visit is denied.
+func TestTenantFairLockedExpiredHeadServedInTheSameGrant(t *testing.T) {
+	e := newClTenantFair(t, 20)
+	ready := e.dueMany("a", "a-ready", 9, clBase.Add(-4*time.Hour))
+	e.markAdmitted(ready...)
+	e.claimed("a", "a-exp-old", clBase.Add(-5*time.Hour), true)
+	e.claimed("a", "a-exp-new", clBase.Add(-3*time.Hour), true)
+	e.due("b", "b-queued", clBase.Add(-time.Hour))
+	if e.position("a") != 1 || e.position("b") != 2 {
+		t.Fatalf("ring positions a=%d b=%d, want 1 and 2", e.position("a"), e.position("b"))
+	}
+	e.holdRun("a-exp-old")
+	before := e.epochs()
+
+	tr := e.trace(clReq(clBase, 9, docket.PreferNone))
+	want := append([]string{ready[0], "a-exp-new"}, ready[1:7]...)
+	want = append(want, "b-queued")
+	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), want)
+	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassExpired,
+		docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassAdmittedReady,
+		docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassAdmittedReady,
+		docket.ClassQueuedReady})
+	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 8}, {"b", policy.DispositionGrant, 1}})
+	after := e.epochs()
+	if after["a"] != before["a"]+1 || after["b"] != before["b"]+1 {
+		t.Fatalf("epochs %v -> %v, want a and b one grant each", before, after)
+	}
+	lhExpectUntouched(t, e, map[string]clRunState{
+		ready[7]:    {Marked: true},
+		ready[8]:    {Marked: true},
+		"a-exp-old": {Claimed: true, Marked: true, Attempts: 1},
+		"b-queued":  {Claimed: true, Marked: true, Attempts: 1},
+	})
+}
+
+// TestTenantFairLockedExpiredHeadReservationCarriesAcrossGrants: demand 3;
+// a's only expired claim is held elsewhere, so a's visit can serve only the
+// ready class and keeps the last slot for the expired class, which b's
+// expired claim then takes in the next grant.
+func TestTenantFairLockedExpiredHeadReservationCarriesAcrossGrants(t *testing.T) {
+	e := newClTenantFair(t, 10)
+	ready := e.dueMany("a", "a-ready", 3, clBase.Add(-3*time.Hour))
+	e.markAdmitted(ready...)
+	e.claimed("a", "a-exp", clBase.Add(-5*time.Hour), true)
+	e.claimed("b", "b-exp", clBase.Add(-2*time.Hour), true)
+	e.holdRun("a-exp")
+
+	tr := e.trace(clReq(clBase, 3, docket.PreferNone))
+	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{ready[0], ready[1], "b-exp"})
+	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassExpired})
+	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 2}, {"b", policy.DispositionGrant, 1}})
+	lhExpectUntouched(t, e, map[string]clRunState{
+		ready[2]: {Marked: true},
+		"a-exp":  {Claimed: true, Marked: true, Attempts: 1},
+	})
+}
+
+// TestTenantFairLockedQueuedHeadBlocksPromotion: a queued FIFO head held
+// elsewhere is never bypassed, whatever the demand: nothing behind it is
+// promoted, and every visit is lock_miss (its only lead row was held), with
+// demand 1 (one frozen queued row) as with demand 4 (four).
+func TestTenantFairLockedQueuedHeadBlocksPromotion(t *testing.T) {
+	for _, demand := range []int{1, 4} {
+		e := newClTenantFair(t, 10)
+		ids := e.dueMany("a", "a-q", 4, clBase.Add(-time.Hour))
+		release := e.holdRun(ids[0])
+
+		tr := e.trace(clReq(clBase, demand, docket.PreferReady))
+		if len(tr.Outcomes) != 0 {
+			t.Fatalf("demand %d: outcomes %v, want none", demand, clOutcomeIDs(tr))
+		}
+		want := clRepeat(lhVisit{"a", policy.DispositionLockMiss, 0}, policy.InspectionsPerCall)
+		lhExpectVisits(t, tr, want)
+		for _, id := range ids {
+			lhExpectUntouched(t, e, map[string]clRunState{id: {}})
+		}
+
+		release()
+		tr = e.trace(clReq(clBase, demand, docket.PreferReady))
+		clExpectIDs(t, "after the head is free", clOutcomeIDs(tr), ids[:demand])
+	}
+}
+
+// TestTenantFairDispositionCapDebtBeforeReservation: a visit whose frozen
+// set has a queued row but no free slot is cap_debt_denial even when the
+// last-slot rule reaches the row first. Demand 2: b's ready row takes the
+// first slot, a (cap 1, its slot held by a live claim) cannot promote, and
+// c's expired claim takes the slot kept for its class.
+func TestTenantFairDispositionCapDebtBeforeReservation(t *testing.T) {
+	e := newClTenantFair(t, 10)
+	e.due("b", "b-ready", clBase.Add(-2*time.Hour))
+	e.markAdmitted("b-ready")
+	e.claimed("a", "a-live", clBase.Add(-time.Minute), true)
+	e.claimed("c", "c-exp", clBase.Add(-3*time.Hour), true)
+	e.due("a", "a-queued", clBase.Add(-2*time.Hour))
+	e.setOverride("a", 1)
+
+	tr := e.trace(clReq(clBase, 2, docket.PreferNone))
+	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"b-ready", "c-exp"})
+	lhExpectVisits(t, tr, []lhVisit{{"b", policy.DispositionGrant, 1},
+		{"a", policy.DispositionCapDebtDenial, 0}, {"c", policy.DispositionGrant, 1}})
+	lhExpectUntouched(t, e, map[string]clRunState{"a-queued": {}})
+}
+
+// TestTenantFairDispositionDeniedByReservation: a visit whose lead rows are
+// locked and fresh but withheld by the last-slot rule is denied, even when
+// another lead row of it is held elsewhere. Demand 2: x's ready row takes
+// the first slot, y's ready row is withheld for the expired class (y's
+// other ready row is held), and z's expired claim takes the last slot.
+func TestTenantFairDispositionDeniedByReservation(t *testing.T) {
+	e := newClTenantFair(t, 10)
+	e.due("x", "x-ready", clBase.Add(-2*time.Hour))
+	e.due("y", "y-held", clBase.Add(-2*time.Hour))
+	e.due("y", "y-ready", clBase.Add(-time.Hour))
+	e.claimed("z", "z-exp", clBase.Add(-3*time.Hour), true)
+	e.markAdmitted("x-ready", "y-held", "y-ready")
+	e.holdRun("y-held")
+
+	tr := e.trace(clReq(clBase, 2, docket.PreferNone))
+	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"x-ready", "z-exp"})
+	lhExpectVisits(t, tr, []lhVisit{{"x", policy.DispositionGrant, 1},
+		{"y", policy.DispositionDenied, 0}, {"z", policy.DispositionGrant, 1}})
+	lhExpectUntouched(t, e, map[string]clRunState{"y-ready": {Marked: true}, "y-held": {Marked: true}})
+}
