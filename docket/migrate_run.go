@@ -40,7 +40,12 @@ func migrate(ctx context.Context, b txBeginner, schema string, opts MigrateOptio
 		return err
 	}
 	if opts.Direction == MigrateDown {
-		return rollbackNewest(ctx, b, schema, ms, log)
+		// Down rolls back the newest applied migration, whatever the target.
+		all, err := embeddedMigrations()
+		if err != nil {
+			return err
+		}
+		return rollbackNewest(ctx, b, schema, all, log)
 	}
 	applied := 0
 	for {
@@ -110,13 +115,16 @@ func rollbackNewest(ctx context.Context, b txBeginner, schema string, ms []migra
 	})
 }
 
-// pendingMigration is the oldest migration of ms not in applied, or nil. An
-// applied version ms does not know, or a pending one older than an applied
-// one, is ErrMigrationOrder.
+// pendingMigration is the oldest migration of ms (the migrations up to the
+// target) not in applied, or nil. An applied version the binary does not
+// know, or a pending one older than an applied one, is ErrMigrationOrder.
 func pendingMigration(ms []migration, applied []string) (*migration, error) {
-	known := versionsOf(ms)
+	known, err := embeddedVersions()
+	if err != nil {
+		return nil, err
+	}
 	for _, v := range applied {
-		if !slices.Contains(known, v) && v > known[len(known)-1] {
+		if !slices.Contains(known, v) {
 			return nil, fmt.Errorf("%w: migration %s is applied but this binary knows only %v (a newer release migrated the schema)", ErrMigrationOrder, v, known)
 		}
 	}
