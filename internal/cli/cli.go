@@ -1,5 +1,6 @@
 // Package cli is the docket command line: schema migrations, claim-policy
-// administration and run maintenance (retry, retention). cmd/docket is a
+// administration, run and tenant listings, and run maintenance (signals,
+// retry, retention). cmd/docket is a
 // thin wrapper around Run, so tests drive the same code in-process.
 package cli
 

@@ -74,17 +74,17 @@ func parseRunCursor(s string) (docket.RunCursor, error) {
 }
 
 func runsList(ctx context.Context, admin *docket.Admin, a runsArgs, out output) error {
+	status := docket.RunStatus(a.status)
 	var page docket.RunPage
 	var err error
-	filter := docket.ListDomainRunsRequest{
-		GraphID: a.graph, Status: docket.RunStatus(a.status), After: a.cursor, Limit: a.limit,
-	}
 	if a.tenantless || a.given["tenant"] {
 		page, err = admin.ListRuns(ctx, docket.ListRunsRequest{
-			Scope: a.scope, GraphID: filter.GraphID, Status: filter.Status, After: filter.After, Limit: filter.Limit,
+			Scope: a.scope, GraphID: a.graph, Status: status, After: a.cursor, Limit: a.limit,
 		})
 	} else {
-		page, err = admin.ListDomainRuns(ctx, filter)
+		page, err = admin.ListDomainRuns(ctx, docket.ListDomainRunsRequest{
+			GraphID: a.graph, Status: status, After: a.cursor, Limit: a.limit,
+		})
 	}
 	if err != nil {
 		return err
