@@ -8,10 +8,10 @@ import (
 )
 
 // Admin administers the claim policy of one fairness domain without starting
-// an engine, and retries and deletes its finished runs. Unlike Open it never
-// synchronizes the policy row, so connecting operator tooling cannot switch
-// the engine or overwrite the persisted default. A started Client offers the
-// same methods.
+// an engine, lists and reads its runs and partitions, and signals, retries
+// and deletes runs. Unlike Open it never synchronizes the policy row, so
+// connecting operator tooling cannot switch the engine or overwrite the
+// persisted default. A started Client offers the same methods.
 type Admin struct {
 	client *Client
 }

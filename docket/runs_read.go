@@ -87,35 +87,11 @@ func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, 
 	if err != nil {
 		return RunPage{}, err
 	}
-	limit := req.Limit
-	switch {
-	case limit == 0:
-		limit = DefaultListLimit
-	case limit < 0 || limit > MaxListLimit:
-		return RunPage{}, invalidArgument("list limit %d is outside 1..%d", req.Limit, MaxListLimit)
-	}
-	if err := requireStorable("graph id", req.GraphID); err != nil {
+	f, err := checkListFilter(req.GraphID, req.Status, req.After, req.Limit)
+	if err != nil {
 		return RunPage{}, err
 	}
-	if req.After != nil {
-		if err := requireStorable("cursor run id", req.After.RunID); err != nil {
-			return RunPage{}, err
-		}
-		if err := requireStorableTime("cursor StartedAt", req.After.StartedAt); err != nil {
-			return RunPage{}, err
-		}
-	}
-	var graphID, status *string
-	if req.GraphID != "" {
-		graphID = &req.GraphID
-	}
-	if req.Status != "" {
-		if !req.Status.valid() {
-			return RunPage{}, invalidArgument("unknown run status %q", req.Status)
-		}
-		s := string(req.Status)
-		status = &s
-	}
+	graphID, status, limit := f.graphID, f.status, f.limit
 	// One row beyond the page tells whether another page exists.
 	pageLimit := int32(limit + 1)
 	var rows []gen.DocketRun
@@ -132,17 +108,7 @@ func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, 
 	if err != nil {
 		return RunPage{}, fmt.Errorf("docket: list runs: %w", err)
 	}
-	var page RunPage
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[limit-1]
-		page.Next = &RunCursor{StartedAt: last.StartedAt, RunID: last.RunID}
-	}
-	page.Runs = make([]Run, len(rows))
-	for i, row := range rows {
-		page.Runs[i] = runFromRow(row)
-	}
-	return page, nil
+	return pageOf(rows, limit), nil
 }
 
 // runKey validates a run address and returns its scope key.

@@ -14,6 +14,7 @@ const (
 	opInsertRuns               = "insert_runs"
 	opFetchRun                 = "fetch_run"
 	opListRuns                 = "list_runs"
+	opListDomainRuns           = "list_domain_runs"
 	opInspectRun               = "inspect_run"
 	opRefreshClaim             = "refresh_claim"
 	opReleaseClaim             = "release_claim"
@@ -30,6 +31,7 @@ const (
 	opPutClaimPolicyOverride   = "put_claim_policy_override"
 	opResetClaimPolicyOverride = "reset_claim_policy_override"
 	opInspectClaimPolicy       = "inspect_claim_policy"
+	opListTenants              = "list_tenants"
 )
 
 // The result attribute values of docket.store.duration.

@@ -8,7 +8,8 @@
 //   - Reads: GetRun, InspectRun, ListRuns, ListRunsAfter, GetClaimPolicy,
 //     InspectClaimScope, ListClaimSchedule, ListRingPositions. They take the
 //     scope key ("" for the tenantless scope, else the tenant id) and change
-//     nothing.
+//     nothing. ListDomainRuns, ListDomainRunsAfter and
+//     ListClaimPartitionScopes read across every scope, for operator tooling.
 //
 // Everything else writes or locks, and goes through the docket facade,
 // which validates input, fences holders by claim token and checkpoint

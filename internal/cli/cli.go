@@ -1,5 +1,6 @@
 // Package cli is the docket command line: schema migrations, claim-policy
-// administration and run maintenance (retry, retention). cmd/docket is a
+// administration, run and tenant listings, and run maintenance (signals,
+// retry, retention). cmd/docket is a
 // thin wrapper around Run, so tests drive the same code in-process.
 package cli
 
@@ -33,13 +34,17 @@ type command struct {
 	usage   string
 	summary string
 	run     func(ctx context.Context, args []string, out output) int
+	// actionUsage holds the usage of actions that have their own; "--help"
+	// after such an action prints only it.
+	actionUsage map[string]string
 }
 
 // commands is the dispatch table, in help order.
 var commands = []command{
 	{name: "migrate", usage: migrateUsage, summary: "apply, roll back or list schema migrations", run: runMigrate},
 	{name: "policy", usage: policyUsage, summary: "read and change the TenantFair claim policy", run: runPolicy},
-	{name: "runs", usage: runsUsage, summary: "retry a failed or cancelled run, or prune finished runs", run: runRuns},
+	{name: "runs", usage: runsUsage, summary: "list, show, signal, retry or prune runs", run: runRuns, actionUsage: runsActionUsage},
+	{name: "tenants", usage: tenantsUsage, summary: "list the domain's partitions or show one scope's admission", run: runTenants, actionUsage: tenantsActionUsage},
 	{name: "demo", usage: demoUsage, summary: "drain a hot-tenant backlog under Legacy and TenantFair and compare waits", run: runDemo},
 	{name: "version", usage: versionUsage, summary: "print the build's version, revision and schema version", run: runVersion},
 }
@@ -114,13 +119,24 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// "docket CMD --help" (and "docket CMD ACTION --help") print
 			// only that command's usage.
 			if asksHelp(args[1:]) {
-				fmt.Fprint(stdout, c.usage)
+				fmt.Fprint(stdout, c.helpFor(args[1:]))
 				return ExitOK
 			}
 			return c.run(ctx, args[1:], out)
 		}
 	}
 	return out.failf(ExitUsage, "unknown command %q (docket help lists the commands)", args[0])
+}
+
+// helpFor returns the usage of the action args name when it has its own,
+// else the command's.
+func (c command) helpFor(args []string) string {
+	if len(args) > 0 {
+		if usage, ok := c.actionUsage[args[0]]; ok {
+			return usage
+		}
+	}
+	return c.usage
 }
 
 // commandHelp prints the usage of the named command ("docket help CMD").

@@ -54,6 +54,10 @@ var policyActions = map[string]policyAction{
 	"inspect":          {scoped: true, run: policyInspect},
 }
 
+// notInitializedHint says how an uninitialized policy gets its default cap.
+const notInitializedHint = "The default cap is persisted by the first start of a TenantFair client (docket.Open with\n" +
+	"policy.TenantFair{DefaultMaxActiveRuns: N}); start the application once, then change it here."
+
 // runPolicy implements "docket policy".
 func runPolicy(ctx context.Context, args []string, out output) int {
 	if len(args) == 0 {
@@ -84,9 +88,7 @@ func runPolicy(ctx context.Context, args []string, out output) int {
 		err = action.run(ctx, admin, a, out)
 	}
 	if errors.Is(err, docket.ErrNotInitialized) {
-		return out.failf(policyExitCode(err), "policy %s: %v\n"+
-			"The default cap is persisted by the first start of a TenantFair client (docket.Open with\n"+
-			"policy.TenantFair{DefaultMaxActiveRuns: N}); start the application once, then change it here.", args[0], err)
+		return out.failf(policyExitCode(err), "policy %s: %v\n%s", args[0], err, notInitializedHint)
 	}
 	if err != nil {
 		return out.failf(policyExitCode(err), "policy %s: %v", args[0], err)

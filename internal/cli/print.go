@@ -84,7 +84,8 @@ func positionText(v int64) string {
 	return fmt.Sprint(v)
 }
 
-func printRetried(out output, r docket.Run) {
+// printRunSummary prints the outcome of a run transition.
+func printRunSummary(out output, r docket.Run) {
 	out.field("scope", r.Scope)
 	out.field("run_id", r.RunID)
 	out.field("status", r.Status)
@@ -93,4 +94,26 @@ func printRetried(out output, r docket.Run) {
 	if r.WakeAt != nil {
 		out.field("wake_at", r.WakeAt.UTC().Format(time.RFC3339Nano))
 	}
+}
+
+// timeText shows a time in UTC with its full precision.
+func timeText(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// optionalTime is the JSON form of a time that may be absent.
+func optionalTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := timeText(*t)
+	return &s
+}
+
+// yesNo shows a flag in a table.
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
 }

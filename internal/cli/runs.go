@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,16 +15,24 @@ import (
 )
 
 const runsUsage = `docket runs <action> [--database-url URL] [--schema NAME]
+  list                    runs of every scope (or one), newest first, one page
+  show TENANT RUN_ID      one run's state, checkpoint, claim and admission
+  cancel TENANT RUN_ID    cancel an unfinished run, revoking any claim
+  resume TENANT RUN_ID    send a waiting run back to work, queued
+  retry-poisoned TENANT RUN_ID
+                          revive a poisoned run, attempts and abandons reset
   retry TENANT RUN_ID     send a failed or cancelled run back to work, queued
   prune                   delete runs that finished before a cutoff, in batches
+  --tenantless            address the tenantless scope instead of a TENANT
   --force                 retry: also retry a done run
-  --tenantless            retry: address the tenantless scope instead of a TENANT
   --finished-before T     prune: a duration before now (90m, 72h, 30d) or an
                           RFC 3339 timestamp; required
   --batch N               prune: runs per batch, 1..10000 (default 1000)
-  A refused retry (the run is not failed or cancelled, or done without
-  --force) changes nothing and exits 2. Prune prints each batch and the total;
-  it needs a role with DELETE on docket_runs.
+  docket runs ACTION --help prints the flags of list, show, cancel, resume
+  and retry-poisoned. A refused transition (such as retrying a run that is
+  not failed or cancelled, or done without --force) changes nothing and exits
+  2; a missing run exits 1. Prune prints each batch and the total; it needs a
+  role with DELETE on docket_runs.
 `
 
 // runsArgs are the parsed arguments of one runs action.
@@ -32,24 +42,48 @@ type runsArgs struct {
 	force          bool
 	finishedBefore string
 	batch          int
+	tenant         string
+	status         string
+	graph          string
+	limit          int
+	after          string
+	json           bool
 	positional     []string
 	// given names the flags present on the command line.
 	given  map[string]bool
 	scope  docket.Scope
 	runID  string
 	cutoff time.Time
+	cursor *docket.RunCursor
 }
 
-// runsAction is one "docket runs" action: how its arguments are checked and
-// how it runs against an Admin.
+// runsAction is one "docket runs" action: the flags it takes beyond the
+// connection flags, how its arguments are checked and how it runs against
+// an Admin.
 type runsAction struct {
+	flags []string
 	check func(a *runsArgs, now time.Time) error
 	run   func(ctx context.Context, admin *docket.Admin, a runsArgs, out output) error
 }
 
 var runsActions = map[string]runsAction{
-	"retry": {check: checkRetryArgs, run: runsRetry},
-	"prune": {check: checkPruneArgs, run: runsPrune},
+	"list":           {flags: []string{"tenant", "tenantless", "status", "graph", "limit", "after", "json"}, check: checkListArgs, run: runsList},
+	"show":           {flags: []string{"tenantless", "json"}, check: checkRunAddress, run: runsShow},
+	"cancel":         {flags: []string{"tenantless"}, check: checkRunAddress, run: runsCancel},
+	"resume":         {flags: []string{"tenantless"}, check: checkRunAddress, run: runsResume},
+	"retry-poisoned": {flags: []string{"tenantless"}, check: checkRunAddress, run: runsRetryPoisoned},
+	"retry":          {flags: []string{"tenantless", "force"}, check: checkRunAddress, run: runsRetry},
+	"prune":          {flags: []string{"finished-before", "batch"}, check: checkPruneArgs, run: runsPrune},
+}
+
+// checkFlags refuses a flag the action does not take.
+func (r runsAction) checkFlags(a runsArgs, name string) error {
+	for _, flagName := range slices.Sorted(maps.Keys(a.given)) {
+		if flagName != "database-url" && flagName != "schema" && !slices.Contains(r.flags, flagName) {
+			return fmt.Errorf("--%s does not apply to runs %s", flagName, name)
+		}
+	}
+	return nil
 }
 
 // runRuns implements "docket runs".
@@ -61,12 +95,20 @@ func runRuns(ctx context.Context, args []string, out output) int {
 	if !ok {
 		return out.failf(ExitUsage, "runs: unknown action %q\n\n%s", args[0], runsUsage)
 	}
+	usage := runsUsage
+	if own, ok := runsActionUsage[args[0]]; ok {
+		usage = own
+	}
 	a, err := parseRunsArgs(args[1:])
 	if err != nil {
-		return out.usageError("runs "+args[0], err, runsUsage)
+		return out.usageError("runs "+args[0], err, usage)
 	}
-	if err := action.check(&a, time.Now()); err != nil {
-		return out.failf(ExitUsage, "runs %s: %v\n\n%s", args[0], err, runsUsage)
+	err = action.checkFlags(a, args[0])
+	if err == nil {
+		err = action.check(&a, time.Now())
+	}
+	if err != nil {
+		return out.failf(ExitUsage, "runs %s: %v\n\n%s", args[0], err, usage)
 	}
 	databaseURL, err := a.conn.url()
 	if err != nil {
@@ -94,6 +136,12 @@ func parseRunsArgs(args []string) (runsArgs, error) {
 	fs.BoolVar(&a.force, "force", false, "also retry a done run")
 	fs.StringVar(&a.finishedBefore, "finished-before", "", "retention cutoff")
 	fs.IntVar(&a.batch, "batch", docket.DefaultRetentionBatch, "runs per batch")
+	fs.StringVar(&a.tenant, "tenant", "", "list: only this tenant's runs")
+	fs.StringVar(&a.status, "status", "", "list: only runs with this status")
+	fs.StringVar(&a.graph, "graph", "", "list: only runs of this graph")
+	fs.IntVar(&a.limit, "limit", docket.DefaultListLimit, "list: page size")
+	fs.StringVar(&a.after, "after", "", "list: continue after this cursor")
+	fs.BoolVar(&a.json, "json", false, "JSON output")
 	positional, err := parseInterleaved(fs, args)
 	a.positional = positional
 	a.given = map[string]bool{}
@@ -101,11 +149,8 @@ func parseRunsArgs(args []string) (runsArgs, error) {
 	return a, err
 }
 
-// checkRetryArgs resolves the scope and run id of "runs retry".
-func checkRetryArgs(a *runsArgs, _ time.Time) error {
-	if a.given["finished-before"] || a.given["batch"] {
-		return errors.New("--finished-before and --batch apply to prune only")
-	}
+// checkRunAddress resolves the scope and run id of an action on one run.
+func checkRunAddress(a *runsArgs, _ time.Time) error {
 	operands := a.positional
 	switch {
 	case a.tenantless:
@@ -125,8 +170,6 @@ func checkRetryArgs(a *runsArgs, _ time.Time) error {
 // checkPruneArgs resolves the cutoff of "runs prune" against now.
 func checkPruneArgs(a *runsArgs, now time.Time) error {
 	switch {
-	case a.given["tenantless"] || a.given["force"]:
-		return errors.New("--tenantless and --force apply to retry only")
 	case len(a.positional) != 0:
 		return fmt.Errorf("prune takes no arguments, got %q", a.positional)
 	case a.finishedBefore == "":
@@ -185,7 +228,7 @@ func runsRetry(ctx context.Context, admin *docket.Admin, a runsArgs, out output)
 	if err != nil {
 		return err
 	}
-	printRetried(out, r)
+	printRunSummary(out, r)
 	return nil
 }
 

@@ -1,0 +1,51 @@
+package docket
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docketrun/docket-go/gen"
+)
+
+// ListDomainRunsRequest selects one page of the runs of every scope of the
+// domain, newest first. It is operator tooling: application code lists one
+// scope with ListRuns.
+type ListDomainRunsRequest struct {
+	// GraphID keeps only runs of this workflow when non-empty.
+	GraphID string
+	// Status keeps only runs with this status when non-empty.
+	Status RunStatus
+	// After continues strictly after this cursor; nil starts at the newest.
+	After *RunCursor
+	// Limit is the page size: 0 means DefaultListLimit, at most MaxListLimit.
+	Limit int
+}
+
+// ListDomainRuns returns one page of the runs of every scope, newest first by
+// (StartedAt, RunID), continuing strictly after req.After. Unlike ListRuns it
+// is not served by an index in that order, so it suits operators, not hot
+// paths.
+func (c *Client) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) (_ RunPage, err error) {
+	defer c.telemetry.storeCall(opListDomainRuns).end(ctx, &err)
+	f, err := checkListFilter(req.GraphID, req.Status, req.After, req.Limit)
+	if err != nil {
+		return RunPage{}, err
+	}
+	// One row beyond the page tells whether another page exists.
+	pageLimit := int32(f.limit + 1)
+	var rows []gen.DocketRun
+	if req.After == nil {
+		rows, err = c.queries.ListDomainRuns(ctx, gen.ListDomainRunsParams{
+			GraphID: f.graphID, Status: f.status, PageLimit: pageLimit,
+		})
+	} else {
+		rows, err = c.queries.ListDomainRunsAfter(ctx, gen.ListDomainRunsAfterParams{
+			AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
+			GraphID: f.graphID, Status: f.status, PageLimit: pageLimit,
+		})
+	}
+	if err != nil {
+		return RunPage{}, fmt.Errorf("docket: list domain runs: %w", err)
+	}
+	return pageOf(rows, f.limit), nil
+}

@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/docketrun/docket-go/docket"
+)
+
+const tenantsUsage = `docket tenants <action> [--database-url URL] [--schema NAME]
+  list                    every partition with its effective cap and admission
+  show TENANT             one scope's policy inspection (as policy inspect)
+  docket tenants ACTION --help prints the flags of each action.
+`
+
+const tenantsListUsage = `docket tenants list [--limit N] [--after SCOPE] [--json] [--database-url URL] [--schema NAME]
+  One page of the domain's partitions in scope key order (the tenantless
+  scope first): effective cap and its source, admitted (claimed/ready),
+  queued, debt, unfinished, admission epoch and parked state.
+  --limit N       page size, 1..1000 (default 100)
+  --after SCOPE   continue after the scope a previous page printed:
+                  tenant:ID or tenantless
+  --json          one JSON object per scope, then {"next": SCOPE} when more remain
+  The table ends with "next: SCOPE" when another page exists. Each scope is
+  read in its own snapshot.
+`
+
+const tenantsShowUsage = `docket tenants show TENANT [--tenantless] [--database-url URL] [--schema NAME]
+  The scope's effective cap, source, versions, epoch, ring position, parked
+  state and admission counts; docket policy inspect prints the same.
+  --tenantless    address the tenantless scope instead of a TENANT
+`
+
+// tenantsActionUsage maps each tenants action to its usage.
+var tenantsActionUsage = map[string]string{
+	"list": tenantsListUsage,
+	"show": tenantsShowUsage,
+}
+
+// tenantsArgs are the parsed arguments of one tenants action.
+type tenantsArgs struct {
+	conn       connectionFlags
+	tenantless bool
+	limit      int
+	after      string
+	json       bool
+	positional []string
+	given      map[string]bool
+	scope      docket.Scope
+	cursor     *docket.Scope
+}
+
+// runTenants implements "docket tenants".
+func runTenants(ctx context.Context, args []string, out output) int {
+	if len(args) == 0 {
+		return out.failf(ExitUsage, "tenants: missing action\n\n%s", tenantsUsage)
+	}
+	usage, ok := tenantsActionUsage[args[0]]
+	if !ok {
+		return out.failf(ExitUsage, "tenants: unknown action %q\n\n%s", args[0], tenantsUsage)
+	}
+	a, err := parseTenantsArgs(args[1:])
+	if err != nil {
+		return out.usageError("tenants "+args[0], err, usage)
+	}
+	run := tenantsList
+	check := checkTenantsList
+	if args[0] == "show" {
+		run, check = tenantsShow, checkTenantsShow
+	}
+	if err := check(&a); err != nil {
+		return out.failf(ExitUsage, "tenants %s: %v\n\n%s", args[0], err, usage)
+	}
+	databaseURL, err := a.conn.url()
+	if err != nil {
+		return out.failf(ExitUsage, "tenants %s: %v", args[0], err)
+	}
+	pool, err := openPool(ctx, databaseURL, a.conn.schema)
+	if err != nil {
+		return out.failf(ExitFailure, "tenants %s: %v", args[0], err)
+	}
+	defer pool.Close()
+	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{})
+	if err == nil {
+		err = run(ctx, admin, a, out)
+	}
+	if errors.Is(err, docket.ErrNotInitialized) {
+		return out.failf(policyExitCode(err), "tenants %s: %v\n%s", args[0], err, notInitializedHint)
+	}
+	if err != nil {
+		return out.failf(policyExitCode(err), "tenants %s: %v", args[0], err)
+	}
+	return ExitOK
+}
+
+func parseTenantsArgs(args []string) (tenantsArgs, error) {
+	var a tenantsArgs
+	fs := newFlagSet("tenants", &a.conn)
+	fs.BoolVar(&a.tenantless, "tenantless", false, "address the tenantless scope")
+	fs.IntVar(&a.limit, "limit", docket.DefaultListLimit, "page size")
+	fs.StringVar(&a.after, "after", "", "continue after this scope")
+	fs.BoolVar(&a.json, "json", false, "JSON output")
+	positional, err := parseInterleaved(fs, args)
+	a.positional = positional
+	a.given = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { a.given[f.Name] = true })
+	return a, err
+}
+
+// checkTenantsList validates the page size and cursor of "tenants list".
+func checkTenantsList(a *tenantsArgs) error {
+	switch {
+	case a.given["tenantless"]:
+		return errors.New("--tenantless applies to show only")
+	case len(a.positional) != 0:
+		return fmt.Errorf("list takes no arguments, got %q", a.positional)
+	case a.limit < 1 || a.limit > docket.MaxListLimit:
+		return fmt.Errorf("--limit %d is outside 1..%d", a.limit, docket.MaxListLimit)
+	}
+	if a.given["after"] {
+		scope, err := parseScope(a.after)
+		if err != nil {
+			return fmt.Errorf("--after %w", err)
+		}
+		a.cursor = &scope
+	}
+	return nil
+}
+
+// checkTenantsShow resolves the scope of "tenants show".
+func checkTenantsShow(a *tenantsArgs) error {
+	switch {
+	case a.given["limit"] || a.given["after"] || a.given["json"]:
+		return errors.New("--limit, --after and --json apply to list only")
+	case a.tenantless && len(a.positional) == 0:
+		a.scope = docket.Tenantless
+	case a.tenantless:
+		return fmt.Errorf("--tenantless takes no TENANT, got %q", a.positional)
+	case len(a.positional) != 1:
+		return fmt.Errorf("want one TENANT (or --tenantless), got %d argument(s)", len(a.positional))
+	default:
+		a.scope = docket.Tenant(a.positional[0])
+	}
+	return nil
+}
+
+// parseScope reads a scope as Scope.String writes it.
+func parseScope(s string) (docket.Scope, error) {
+	if s == "tenantless" {
+		return docket.Tenantless, nil
+	}
+	if id, ok := strings.CutPrefix(s, "tenant:"); ok && id != "" {
+		return docket.Tenant(id), nil
+	}
+	return docket.Scope{}, fmt.Errorf("%q: want tenant:ID or tenantless", s)
+}
+
+func tenantsShow(ctx context.Context, admin *docket.Admin, a tenantsArgs, out output) error {
+	i, err := admin.InspectClaimPolicy(ctx, a.scope)
+	if err != nil {
+		return err
+	}
+	printInspection(out, i)
+	return nil
+}
+
+func tenantsList(ctx context.Context, admin *docket.Admin, a tenantsArgs, out output) error {
+	page, err := admin.ListTenants(ctx, docket.ListTenantsRequest{After: a.cursor, Limit: a.limit})
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return printTenantLines(out, page)
+	}
+	printTenantTable(out, page)
+	return nil
+}
+
+// tenantLine is the JSON form of one listed scope.
+type tenantLine struct {
+	Scope                  string  `json:"scope"`
+	EffectiveMaxActiveRuns int     `json:"effective_max_active_runs"`
+	Source                 string  `json:"source"`
+	Admitted               int64   `json:"admitted"`
+	AdmittedClaimed        int64   `json:"admitted_claimed"`
+	AdmittedReady          int64   `json:"admitted_ready"`
+	Queued                 int64   `json:"queued"`
+	Debt                   int64   `json:"debt"`
+	Unfinished             int64   `json:"unfinished"`
+	AdmissionEpoch         int64   `json:"admission_epoch"`
+	Parked                 bool    `json:"parked"`
+	ParkedUntil            *string `json:"parked_until"`
+}
+
+func printTenantLines(out output, page docket.TenantPage) error {
+	enc := json.NewEncoder(out.stdout)
+	for _, i := range page.Tenants {
+		line := tenantLine{
+			Scope: i.Scope.String(), EffectiveMaxActiveRuns: i.EffectiveMaxActiveRuns, Source: string(i.Source),
+			Admitted: i.Admitted, AdmittedClaimed: i.AdmittedClaimed, AdmittedReady: i.AdmittedReady,
+			Queued: i.Queued, Debt: i.Debt, Unfinished: i.Unfinished, AdmissionEpoch: i.AdmissionEpoch,
+			Parked: i.Parked, ParkedUntil: optionalTime(i.ParkedUntil),
+		}
+		if err := enc.Encode(line); err != nil {
+			return fmt.Errorf("write scope: %w", err)
+		}
+	}
+	if page.Next != nil {
+		if err := enc.Encode(nextLine{Next: page.Next.String()}); err != nil {
+			return fmt.Errorf("write cursor: %w", err)
+		}
+	}
+	return nil
+}
+
+func printTenantTable(out output, page docket.TenantPage) {
+	tw := tabwriter.NewWriter(out.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCOPE\tCAP\tSOURCE\tADMITTED\tCLAIMED\tREADY\tQUEUED\tDEBT\tUNFINISHED\tEPOCH\tPARKED")
+	for _, i := range page.Tenants {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", i.Scope, i.EffectiveMaxActiveRuns, i.Source,
+			i.Admitted, i.AdmittedClaimed, i.AdmittedReady, i.Queued, i.Debt, i.Unfinished, i.AdmissionEpoch, parkedText(i))
+	}
+	tw.Flush()
+	if page.Next != nil {
+		fmt.Fprintf(out.stdout, "next: %s\n", page.Next)
+	}
+}

@@ -1,0 +1,62 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket-go/internal/cli"
+)
+
+// --help on each runs and tenants action with its own usage prints only
+// that usage on stdout and exits 0, wherever the flag stands.
+func TestCLIHelpOnRunsAndTenantsActions(t *testing.T) {
+	t.Parallel()
+	heads := map[string]string{
+		"runs list":           "docket runs list [--tenant TENANT | --tenantless]",
+		"runs show":           "docket runs show TENANT RUN_ID",
+		"runs cancel":         "docket runs cancel TENANT RUN_ID",
+		"runs resume":         "docket runs resume TENANT RUN_ID",
+		"runs retry-poisoned": "docket runs retry-poisoned TENANT RUN_ID",
+		"tenants list":        "docket tenants list [--limit N]",
+		"tenants show":        "docket tenants show TENANT",
+	}
+	for action, head := range heads {
+		words := strings.Fields(action)
+		for _, args := range [][]string{
+			append(words, "--help"),
+			append(words, "-h"),
+			append(words, "acme", "r1", "--json", "-help"),
+		} {
+			r := cliExpect(t, cli.ExitOK, "", args...)
+			if !strings.HasPrefix(r.stdout, head) || r.stderr != "" || strings.Contains(r.stdout, "Exit codes:") {
+				t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.stdout, r.stderr)
+			}
+			for other, otherHead := range heads {
+				if other != action && strings.Contains(r.stdout, otherHead) {
+					t.Errorf("docket %s printed the usage of %s too:\n%s", strings.Join(args, " "), other, r.stdout)
+				}
+			}
+		}
+	}
+	for _, args := range [][]string{{"tenants", "--help"}, {"tenants", "-h"}, {"help", "tenants"}} {
+		r := cliExpect(t, cli.ExitOK, "", args...)
+		if !strings.HasPrefix(r.stdout, "docket tenants <action>") || r.stderr != "" || strings.Contains(r.stdout, "Exit codes:") {
+			t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.stdout, r.stderr)
+		}
+	}
+	r := cliExpect(t, cli.ExitOK, "", "help")
+	for _, line := range []string{
+		"  tenants  list the domain's partitions or show one scope's admission\n",
+		"  list                    runs of every scope (or one), newest first, one page\n",
+		"docket tenants <action>",
+	} {
+		if !strings.Contains(r.stdout, line) {
+			t.Errorf("docket help lacks %q:\n%s", line, r.stdout)
+		}
+	}
+	// A usage error of an action prints that action's usage.
+	unreachable := "postgres://docket@127.0.0.1:1/none?connect_timeout=5"
+	if r := cliExpect(t, cli.ExitUsage, "", "tenants", "list", "--nope", "--database-url", unreachable); !strings.Contains(r.stderr, heads["tenants list"]) {
+		t.Errorf("tenants list --nope printed %q", r.stderr)
+	}
+}

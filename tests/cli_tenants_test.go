@@ -1,0 +1,136 @@
+package tests
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// The tenants table's header and the seeded scopes' rows (cap 4 by default,
+// beta overridden to 1 and holding two admissions: one claimed, one ready).
+const (
+	cliTenantsHeader = "SCOPE        CAP  SOURCE    ADMITTED  CLAIMED  READY  QUEUED  DEBT  UNFINISHED  EPOCH  PARKED"
+	cliTenantsNone   = "tenantless   4    default   0         0        0      0       0     0           0      no"
+	cliTenantsAcme   = "tenant:acme  4    default   0         0        0      1       0     2           0      no"
+	cliTenantsBeta   = "tenant:beta  1    override  2         1        1      0       1     3           5      until 2031-01-02T03:04:05Z"
+)
+
+// cliTenantsSeed seeds the listing domain under TenantFair at cap 4 and gives
+// beta an override, admissions over it, an epoch and a parked partition.
+func cliTenantsSeed(t *testing.T) (string, func() string) {
+	t.Helper()
+	pool := newPool(t)
+	openClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 4}})
+	url := cliSeed(t, pool)
+	execSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at, tenant_admitted_at)
+		values ('r6', 'beta', 'g1', 'h1', '{}', 'running', now() - interval '1 minute', now())`)
+	execSQL(t, pool, `update docket_runs set tenant_admitted_at = now() where run_id = 'r3'`)
+	cliExpect(t, cli.ExitOK, "", "policy", "set-override", "beta", "1", "--database-url", url)
+	execSQL(t, pool, `update docket_claim_partitions set admission_epoch = 5 where scope_key = 'beta'`)
+	execSQL(t, pool, `update docket_claim_schedule set parked_until = '2031-01-02T03:04:05Z' where scope_key = 'beta'`)
+	return url, func() string { return admState(t, pool) }
+}
+
+// "docket tenants list" shows every partition in scope key order with its
+// effective cap, source and admission counts, a page at a time.
+func TestCLITenantsList(t *testing.T) {
+	t.Parallel()
+	url, _ := cliTenantsSeed(t)
+	r := cliExpect(t, cli.ExitOK, "", "tenants", "list", "--database-url", url)
+	cliWantLines(t, "tenants list", r.stdout, cliTenantsHeader, cliTenantsNone, cliTenantsAcme, cliTenantsBeta)
+
+	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--database-url", url)
+	cliWantLines(t, "tenants page 1", r.stdout, cliTenantsHeader, cliTenantsNone, cliTenantsAcme, "next: tenant:acme")
+	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--after", cliNextCursor(t, r.stdout), "--database-url", url)
+	cliWantLines(t, "tenants page 2", r.stdout, cliTenantsHeader, cliTenantsBeta)
+	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--after", "tenantless", "--limit", "1", "--database-url", url)
+	cliWantLines(t, "tenants after tenantless", r.stdout, cliTenantsHeader, cliTenantsAcme, "next: tenant:acme")
+
+	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--json", "--limit", "2", "--after", "tenantless", "--database-url", url)
+	lines := cliLines(r.stdout)
+	if len(lines) != 2 {
+		t.Fatalf("tenants list --json printed %q", r.stdout)
+	}
+	var beta map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &beta); err != nil {
+		t.Fatalf("%q: %v", lines[1], err)
+	}
+	want := map[string]any{
+		"scope": "tenant:beta", "effective_max_active_runs": 1.0, "source": "override", "admitted": 2.0,
+		"admitted_claimed": 1.0, "admitted_ready": 1.0, "queued": 0.0, "debt": 1.0, "unfinished": 3.0,
+		"admission_epoch": 5.0, "parked": true, "parked_until": "2031-01-02T03:04:05Z",
+	}
+	if len(beta) != len(want) {
+		t.Fatalf("beta as JSON = %v, want %v", beta, want)
+	}
+	for key, v := range want {
+		if beta[key] != v {
+			t.Errorf("beta as JSON %s = %#v, want %#v", key, beta[key], v)
+		}
+	}
+	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--json", "--limit", "1", "--database-url", url)
+	if lines := cliLines(r.stdout); len(lines) != 2 || lines[1] != `{"next":"tenantless"}` {
+		t.Fatalf("tenants list --json --limit 1 printed %q", r.stdout)
+	}
+}
+
+// "docket tenants show" prints exactly what "docket policy inspect" does.
+func TestCLITenantsShow(t *testing.T) {
+	t.Parallel()
+	url, state := cliTenantsSeed(t)
+	for _, scope := range [][]string{{"beta"}, {"acme"}, {"--tenantless"}, {"never-seen"}} {
+		show := cliExpect(t, cli.ExitOK, "", append(append([]string{"tenants", "show"}, scope...), "--database-url", url)...)
+		inspect := cliExpect(t, cli.ExitOK, "", append(append([]string{"policy", "inspect"}, scope...), "--database-url", url)...)
+		if show.stdout != inspect.stdout {
+			t.Fatalf("tenants show %v printed\n%s\npolicy inspect printed\n%s", scope, show.stdout, inspect.stdout)
+		}
+	}
+	r := cliExpect(t, cli.ExitOK, "", "tenants", "show", "beta", "--database-url", url)
+	for _, line := range []string{"scope: tenant:beta", "effective_max_active_runs: 1", "source: override", "admission_epoch: 5",
+		"unfinished: 3", "parked: until 2031-01-02T03:04:05Z", "admitted_ready: 1", "admitted_claimed: 1", "debt: 1"} {
+		if !strings.Contains(r.stdout, line+"\n") {
+			t.Fatalf("tenants show beta lacks %q:\n%s", line, r.stdout)
+		}
+	}
+
+	before := state()
+	for _, args := range [][]string{
+		{"tenants", "show"},
+		{"tenants", "show", "a", "b"},
+		{"tenants", "show", "--tenantless", "beta"},
+		{"tenants", "show", "beta", "--json"},
+		{"tenants", "show", "beta", "--limit", "3"},
+		{"tenants", "show", "bad\ttenant"},
+		{"tenants", "list", "--limit", "0"},
+		{"tenants", "list", "--limit", "1001"},
+		{"tenants", "list", "--after", "beta"},
+		{"tenants", "list", "--after", "tenant:"},
+		{"tenants", "list", "--tenantless"},
+		{"tenants", "list", "beta"},
+		{"tenants", "explode"},
+		{"tenants"},
+	} {
+		cliExpect(t, cli.ExitUsage, "", append(args, "--database-url", url)...)
+	}
+	if after := state(); after != before {
+		t.Fatalf("refused tenants commands changed the database:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// In a domain whose policy was never initialized a scope without an override
+// has no effective cap: exit 1 with the hint policy prints.
+func TestCLITenantsNotInitialized(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	url := cliSeed(t, pool)
+	for _, args := range [][]string{{"tenants", "list"}, {"tenants", "show", "acme"}} {
+		r := cliExpect(t, cli.ExitFailure, "not initialized", append(args, "--database-url", url)...)
+		if !strings.Contains(r.stderr, "start the application once") || r.stdout != "" {
+			t.Fatalf("docket %v printed %q / %q", args, r.stdout, r.stderr)
+		}
+	}
+}
