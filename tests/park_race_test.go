@@ -282,3 +282,36 @@ func parkAwaitBlocked(t *testing.T, e *clEnv, pid uint32, done chan error) error
 		}
 	}
 }
+
+// TestParkedRaceLastRunFinishesBeforeParkLock: p's only run is claimed, so
+// the visit's probe finds no page; while the claim is paused inside that
+// statement, the holder commits the run's end, so p leaves the ring. The
+// park, whose snapshot comes after that commit, must not park a partition
+// that is no longer in the ring: p stays awake with no unfinished run, and
+// its next run makes it a ring member as usual.
+func TestParkedRaceLastRunFinishesBeforeParkLock(t *testing.T) {
+	t.Parallel()
+	e := newClParked(t, 10)
+	e.due("p", "p-run", clBase.Add(-time.Hour))
+	res, err := e.client.ClaimDue(testContext(t), clReq(clBase, 1, docket.PreferNone))
+	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "p-run" {
+		t.Fatalf("lease of p-run: %+v, %v", res, err)
+	}
+	lease := res.Leases[0]
+	pause := newParkPause(t, e, "p")
+	tr := pause.claim(clReq(clBase, 1, docket.PreferNone), func(ctx context.Context) {
+		if _, err := e.client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder(), ExpectedSeq: lease.CheckpointSeq,
+			Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+			t.Errorf("finish p-run during the pause: %v", err)
+		}
+	})
+	if len(tr.Inspections) != 1 {
+		t.Fatalf("inspections %+v, want the one visit of p", tr.Inspections)
+	}
+	parkExpectVisit(t, tr.Inspections[0], "p", policy.DispositionEmptyPage, false, nil)
+	e.expectPark("p", awake)
+	if got := queryInt64(t, e.pool, `select unfinished_count from docket_claim_schedule where scope_key = 'p'`); got != 0 {
+		t.Fatalf("p's unfinished count = %d, want 0", got)
+	}
+	parkExpectInvariant(t, e.pool)
+}

@@ -619,6 +619,10 @@ begin
                         -- due at p_now. Parked until the earliest wake_at of
                         -- the scope's healthy unclaimed running rows, else
                         -- for good (a write wakes it).
+                        -- A partition whose last unfinished run finished
+                        -- after the probe has left the ring: it is not
+                        -- walked, and its next run makes it a member again,
+                        -- so it is not parked.
                         -- statement park
                         update docket_claim_schedule s
                            set parked_until = coalesce(least(
@@ -634,7 +638,7 @@ begin
                                        and r.tenant_admitted_at is null
                                      order by r.wake_at
                                      limit 1)), 'infinity')
-                         where s.scope_key = v_scope
+                         where s.scope_key = v_scope and s.unfinished_count > 0
                            and not exists (select from docket_runs r
                                             where r.scope_key = v_scope and r.status = 'running'
                                               and r.poisoned_at is null and r.claim_token is null
