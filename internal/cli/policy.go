@@ -74,26 +74,9 @@ func runPolicy(ctx context.Context, args []string, out output) int {
 	if err := action.check(&a); err != nil {
 		return out.failf(ExitUsage, "policy %s: %v\n\n%s", args[0], err, policyUsage)
 	}
-	databaseURL, err := a.conn.url()
-	if err != nil {
-		return out.failf(ExitUsage, "policy %s: %v", args[0], err)
-	}
-	pool, err := openPool(ctx, databaseURL, a.conn.schema)
-	if err != nil {
-		return out.failf(ExitFailure, "policy %s: %v", args[0], err)
-	}
-	defer pool.Close()
-	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{})
-	if err == nil {
-		err = action.run(ctx, admin, a, out)
-	}
-	if errors.Is(err, docket.ErrNotInitialized) {
-		return out.failf(policyExitCode(err), "policy %s: %v\n%s", args[0], err, notInitializedHint)
-	}
-	if err != nil {
-		return out.failf(policyExitCode(err), "policy %s: %v", args[0], err)
-	}
-	return ExitOK
+	return withAdmin(ctx, a.conn, "policy "+args[0], out, policyExitCode, func(admin *docket.Admin) error {
+		return action.run(ctx, admin, a, out)
+	})
 }
 
 func parsePolicyArgs(args []string) (policyArgs, error) {

@@ -110,23 +110,9 @@ func runRuns(ctx context.Context, args []string, out output) int {
 	if err != nil {
 		return out.failf(ExitUsage, "runs %s: %v\n\n%s", args[0], err, usage)
 	}
-	databaseURL, err := a.conn.url()
-	if err != nil {
-		return out.failf(ExitUsage, "runs %s: %v", args[0], err)
-	}
-	pool, err := openPool(ctx, databaseURL, a.conn.schema)
-	if err != nil {
-		return out.failf(ExitFailure, "runs %s: %v", args[0], err)
-	}
-	defer pool.Close()
-	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{})
-	if err == nil {
-		err = action.run(ctx, admin, a, out)
-	}
-	if err != nil {
-		return out.failf(runsExitCode(err), "runs %s: %v", args[0], err)
-	}
-	return ExitOK
+	return withAdmin(ctx, a.conn, "runs "+args[0], out, runsExitCode, func(admin *docket.Admin) error {
+		return action.run(ctx, admin, a, out)
+	})
 }
 
 func parseRunsArgs(args []string) (runsArgs, error) {

@@ -76,26 +76,9 @@ func runTenants(ctx context.Context, args []string, out output) int {
 	if err := check(&a); err != nil {
 		return out.failf(ExitUsage, "tenants %s: %v\n\n%s", args[0], err, usage)
 	}
-	databaseURL, err := a.conn.url()
-	if err != nil {
-		return out.failf(ExitUsage, "tenants %s: %v", args[0], err)
-	}
-	pool, err := openPool(ctx, databaseURL, a.conn.schema)
-	if err != nil {
-		return out.failf(ExitFailure, "tenants %s: %v", args[0], err)
-	}
-	defer pool.Close()
-	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{})
-	if err == nil {
-		err = run(ctx, admin, a, out)
-	}
-	if errors.Is(err, docket.ErrNotInitialized) {
-		return out.failf(policyExitCode(err), "tenants %s: %v\n%s", args[0], err, notInitializedHint)
-	}
-	if err != nil {
-		return out.failf(policyExitCode(err), "tenants %s: %v", args[0], err)
-	}
-	return ExitOK
+	return withAdmin(ctx, a.conn, "tenants "+args[0], out, policyExitCode, func(admin *docket.Admin) error {
+		return run(ctx, admin, a, out)
+	})
 }
 
 func parseTenantsArgs(args []string) (tenantsArgs, error) {
