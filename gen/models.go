@@ -67,6 +67,27 @@ type DocketRun struct {
 	TenantAdmittedAt     *time.Time
 }
 
+type DocketSchedule struct {
+	ID              int64
+	TenantID        *string
+	ScopeKey        *string
+	Name            string
+	GraphID         string
+	GraphHash       string
+	State           []byte
+	CronExpr        *string
+	IntervalSeconds *int64
+	TimeZone        string
+	MissedTicks     string
+	Paused          bool
+	PausedAt        *time.Time
+	NextTickAt      time.Time
+	LastTickAt      *time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Version         int64
+}
+
 type DocketSchemaMigration struct {
 	Version   string
 	AppliedAt time.Time
