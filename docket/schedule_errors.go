@@ -37,3 +37,7 @@ func (e *ScheduleError) Is(target error) bool {
 func scheduleError(field, value, format string, args ...any) error {
 	return &ScheduleError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
 }
+
+// ErrDuplicateSchedule reports an AddSchedule whose name its scope already
+// uses; nothing was written.
+var ErrDuplicateSchedule = errors.New("docket: duplicate schedule name")

@@ -32,6 +32,13 @@ const (
 	opResetClaimPolicyOverride = "reset_claim_policy_override"
 	opInspectClaimPolicy       = "inspect_claim_policy"
 	opListTenants              = "list_tenants"
+	opAddSchedule              = "add_schedule"
+	opListSchedules            = "list_schedules"
+	opFetchSchedule            = "fetch_schedule"
+	opPauseSchedule            = "pause_schedule"
+	opResumeSchedule           = "resume_schedule"
+	opRemoveSchedule           = "remove_schedule"
+	opTakeScheduleTicks        = "take_schedule_ticks"
 )
 
 // The result attribute values of docket.store.duration.
@@ -81,7 +88,8 @@ func storeResult(err error, stale bool) string {
 	case errors.Is(err, ErrStale), errors.Is(err, ErrStaleFence), errors.Is(err, ErrClaimLost):
 		return storeStale
 	case errors.Is(err, ErrInvalidArgument), errors.Is(err, ErrInvalidCap), errors.Is(err, ErrTenantRequired),
-		errors.Is(err, ErrInvalidTransition), errors.Is(err, ErrDuplicateRun), errors.Is(err, ErrNotInitialized):
+		errors.Is(err, ErrInvalidTransition), errors.Is(err, ErrDuplicateRun), errors.Is(err, ErrNotInitialized),
+		errors.Is(err, ErrDuplicateSchedule):
 		return storeInvalid
 	}
 	return storeError

@@ -45,7 +45,7 @@ var (
 // exponential backoff. Neither ends Run. WorkerConfig.OnEvent, when set,
 // hears of each listen, claim call, handler start and verdict as it happens.
 // With WorkerConfig.Retention set, the worker also deletes finished runs
-// periodically.
+// periodically; with WorkerConfig.Schedules, it takes due schedule ticks.
 type Worker struct {
 	client *Client
 	cfg    WorkerConfig
@@ -134,15 +134,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	listenCtx, stopListening := context.WithCancel(ctx)
 	listening := make(chan struct{})
 	wake := make(chan struct{}, 1)
+	scheduleWake := make(chan struct{}, 1)
 	go func() {
 		defer close(listening)
-		w.listen(listenCtx, wake)
+		w.listen(listenCtx, wake, scheduleWake)
 	}()
 	// The cleaner stops with the listener: when the worker stops claiming.
 	retaining := make(chan struct{})
 	go func() {
 		defer close(retaining)
 		w.retain(listenCtx)
+	}()
+
+	// So does the schedule taker.
+	scheduling := make(chan struct{})
+	go func() {
+		defer close(scheduling)
+		w.takeSchedules(listenCtx, scheduleWake)
 	}()
 
 	w.logger.InfoContext(ctx, "docket worker started",
@@ -155,6 +163,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	stopListening()
 	<-listening
 	<-retaining
+	<-scheduling
 	w.runErr = w.drain(ctx, io, cancelHandlers)
 	return w.runErr
 }

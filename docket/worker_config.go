@@ -61,6 +61,17 @@ type WorkerConfig struct {
 	// finished runs periodically (see WorkerRetention); the zero value
 	// deletes nothing.
 	Retention WorkerRetention
+	// Schedules makes the worker take the domain's due schedule ticks (see
+	// AddSchedule): it wakes at the earliest next tick, on a notification
+	// (AddSchedule and ResumeSchedule send one) and at least every
+	// PollInterval, and takes each batch of due schedules in one
+	// transaction (TakeDueTicksTx). Any number of workers may take ticks:
+	// each tick inserts at most one run. False (the default) takes none.
+	Schedules bool
+	// ScheduleClock is the clock the schedule taker reads and waits on; nil
+	// is the wall clock. It exists for tests, which advance a clock of
+	// their own instead of waiting for real ticks.
+	ScheduleClock ScheduleClock
 }
 
 // Defaults of WorkerConfig.
@@ -107,6 +118,9 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = client.logger
+	}
+	if cfg.ScheduleClock == nil {
+		cfg.ScheduleClock = wallClock{}
 	}
 	return cfg, nil
 }

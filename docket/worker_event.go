@@ -1,6 +1,9 @@
 package docket
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // WorkerEventKind says what a WorkerEvent reports.
 type WorkerEventKind int
@@ -23,6 +26,14 @@ const (
 	// EventRetention: a pass of the retention cleaner ended; Deleted counts
 	// the runs it deleted, Err is its error (nil on success).
 	EventRetention
+	// EventScheduleTick: the schedule taker committed a tick of schedule
+	// Schedule of Scope at TickAt; RunID is the tick's run, inserted when Err
+	// is nil (see ScheduleTick.Err otherwise).
+	EventScheduleTick
+	// EventSchedulePass: a pass of the schedule taker ended; Ticks counts
+	// the ticks it committed, Err is its error (nil on success). A pass cut
+	// short by the worker's stop reports nothing.
+	EventSchedulePass
 )
 
 // String names k.
@@ -38,6 +49,10 @@ func (k WorkerEventKind) String() string {
 		return "verdict"
 	case EventRetention:
 		return "retention"
+	case EventScheduleTick:
+		return "schedule_tick"
+	case EventSchedulePass:
+		return "schedule_pass"
 	}
 	return "unknown"
 }
@@ -100,8 +115,15 @@ type WorkerEvent struct {
 	Leases, Poisoned int
 	// Deleted counts the runs an EventRetention pass deleted.
 	Deleted int64
-	// Err is the error of a failed claim call or retention pass, or of a
-	// verdict that was fenced or failed.
+	// Schedule and TickAt name the schedule and tick of an
+	// EventScheduleTick (with RunID and Scope).
+	Schedule string
+	TickAt   time.Time
+	// Ticks counts the ticks an EventSchedulePass committed.
+	Ticks int
+	// Err is the error of a failed claim call, retention pass or schedule
+	// pass, of a verdict that was fenced or failed, or of a tick that
+	// inserted no run.
 	Err error
 }
 

@@ -12,12 +12,12 @@ import (
 )
 
 // listen keeps a LISTEN session on the domain's due-run channel and signals
-// wake for every notification, reconnecting with backoff after any error,
+// every channel of wakes for every notification, reconnecting with backoff after any error,
 // until ctx ends.
-func (w *Worker) listen(ctx context.Context, wake chan<- struct{}) {
+func (w *Worker) listen(ctx context.Context, wakes ...chan<- struct{}) {
 	failures := 0
 	for {
-		listened, err := w.listenOnce(ctx, wake)
+		listened, err := w.listenOnce(ctx, wakes)
 		if ctx.Err() != nil {
 			return
 		}
@@ -35,9 +35,9 @@ func (w *Worker) listen(ctx context.Context, wake chan<- struct{}) {
 
 // listenOnce runs one LISTEN session on a connection taken out of the pool
 // for good. It reports whether LISTEN took effect, and why the session
-// ended. Right after LISTEN it signals wake once, since anything that became
+// ended. Right after LISTEN it signals wakes once, since anything that became
 // due before the session started was not announced to it.
-func (w *Worker) listenOnce(ctx context.Context, wake chan<- struct{}) (bool, error) {
+func (w *Worker) listenOnce(ctx context.Context, wakes []chan<- struct{}) (bool, error) {
 	pooled, err := w.client.pool.Acquire(ctx)
 	if err != nil {
 		return false, fmt.Errorf("docket: worker listener connect: %w", err)
@@ -57,7 +57,7 @@ func (w *Worker) listenOnce(ctx context.Context, wake chan<- struct{}) (bool, er
 	}
 	w.logger.DebugContext(ctx, "docket worker listening for due runs")
 	w.emit(WorkerEvent{Kind: EventListening})
-	signal(wake)
+	signalAll(wakes)
 	for {
 		// The poll interval bounds each wait, so a silently dead session is
 		// noticed on the next wait instead of never.
@@ -66,13 +66,20 @@ func (w *Worker) listenOnce(ctx context.Context, wake chan<- struct{}) (bool, er
 		cancel()
 		switch {
 		case err == nil:
-			signal(wake)
+			signalAll(wakes)
 		case ctx.Err() != nil:
 			return true, ctx.Err()
 		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
 		default:
 			return true, fmt.Errorf("docket: worker listener wait: %w", err)
 		}
+	}
+}
+
+// signalAll signals each of wakes.
+func signalAll(wakes []chan<- struct{}) {
+	for _, wake := range wakes {
+		signal(wake)
 	}
 }
 
