@@ -1,0 +1,155 @@
+package tests
+
+import (
+	"encoding/json"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+)
+
+// scT0 is the start of every schedule test: a whole minute, so interval and
+// cron ticks line up with readable times.
+var scT0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// scClock is a docket.ScheduleClock that only moves when the test sets it;
+// waiters whose time has come are released by the set itself.
+type scClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []scWaiter
+}
+
+type scWaiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newSCClock(now time.Time) *scClock { return &scClock{now: now} }
+
+func (c *scClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *scClock) At(t time.Time) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if !t.After(c.now) {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, scWaiter{at: t, ch: ch})
+	return ch
+}
+
+// set moves the clock to now and releases every waiter due by then.
+func (c *scClock) set(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = now
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.at.After(now) {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- now
+	}
+	c.waiters = kept
+}
+
+// scEvery is an interval schedule of scope starting at scT0.
+func scEvery(scope docket.Scope, name string, every time.Duration, missed docket.MissedTicks) docket.NewSchedule {
+	return docket.NewSchedule{
+		Scope: scope, Name: name, GraphID: "report", GraphHash: "v1",
+		State: json.RawMessage(`{"kind": "report"}`), Every: every, MissedTicks: missed, Start: scT0,
+	}
+}
+
+// scAdd adds s and fails the test on error.
+func scAdd(t *testing.T, client *docket.Client, s docket.NewSchedule) docket.PeriodicSchedule {
+	t.Helper()
+	added, err := client.AddSchedule(testContext(t), s)
+	if err != nil {
+		t.Fatalf("add schedule %q: %v", s.Name, err)
+	}
+	return added
+}
+
+// scTake takes the ticks due at now in a committed transaction of its own.
+func scTake(t *testing.T, client *docket.Client, pool *pgxpool.Pool, now time.Time) []docket.ScheduleTick {
+	t.Helper()
+	ctx := testContext(t)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	ticks, err := client.TakeDueTicksTx(ctx, tx, now, 0)
+	if err != nil {
+		t.Fatalf("take ticks at %s: %v", now, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ticks
+}
+
+// scTickIDs are the run ids of ticks, in order.
+func scTickIDs(ticks []docket.ScheduleTick) []string {
+	ids := make([]string, len(ticks))
+	for i, tk := range ticks {
+		ids[i] = tk.RunID
+	}
+	return ids
+}
+
+// scRunIDs are the run ids of the tick runs in the database, sorted.
+func scRunIDs(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := pool.Query(testContext(t), `select run_id from docket_runs where run_id like 'schedule:%' order by run_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// scIntervalIDs are the run ids of ticks k = from..to of an interval schedule
+// of scope started at scT0, sorted as scRunIDs sorts.
+func scIntervalIDs(scope docket.Scope, name string, every time.Duration, from, to int) []string {
+	var ids []string
+	for k := from; k <= to; k++ {
+		ids = append(ids, docket.ScheduleRunID(scope, name, scT0.Add(time.Duration(k)*every)))
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// scFetch reads a schedule and fails the test on error.
+func scFetch(t *testing.T, client *docket.Client, scope docket.Scope, name string) docket.PeriodicSchedule {
+	t.Helper()
+	s, err := client.FetchSchedule(testContext(t), scope, name)
+	if err != nil {
+		t.Fatalf("fetch schedule %q: %v", name, err)
+	}
+	return s
+}
