@@ -46,7 +46,8 @@ func TestCLIHelpOnRunsAndTenantsActions(t *testing.T) {
 	}
 	r := cliExpect(t, cli.ExitOK, "", "help")
 	for _, line := range []string{
-		"  tenants  list the domain's partitions or show one scope's admission\n",
+		"  tenants    list the domain's partitions or show one scope's admission\n",
+		"  schedules  list, add, pause, resume or remove schedules of periodic runs\n",
 		"  list                    runs of every scope (or one), newest first, one page\n",
 		"docket tenants <action>",
 	} {

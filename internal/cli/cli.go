@@ -1,6 +1,6 @@
 // Package cli is the docket command line: schema migrations, claim-policy
-// administration, run and tenant listings, and run maintenance (signals,
-// retry, retention). cmd/docket is a
+// administration, run and tenant listings, run maintenance (signals,
+// retry, retention) and schedules of periodic runs. cmd/docket is a
 // thin wrapper around Run, so tests drive the same code in-process.
 package cli
 
@@ -45,6 +45,7 @@ var commands = []command{
 	{name: "policy", usage: policyUsage, summary: "read and change the TenantFair claim policy", run: runPolicy},
 	{name: "runs", usage: runsUsage, summary: "list, show, signal, retry or prune runs", run: runRuns, actionUsage: runsActionUsage},
 	{name: "tenants", usage: tenantsUsage, summary: "list the domain's partitions or show one scope's admission", run: runTenants, actionUsage: tenantsActionUsage},
+	{name: "schedules", usage: schedulesUsage, summary: "list, add, pause, resume or remove schedules of periodic runs", run: runSchedules, actionUsage: schedulesActionUsage},
 	{name: "demo", usage: demoUsage, summary: "drain a hot-tenant backlog under Legacy and TenantFair and compare waits", run: runDemo},
 	{name: "version", usage: versionUsage, summary: "print the build's version, revision and schema version", run: runVersion},
 }
@@ -155,8 +156,12 @@ func writeHelp(w io.Writer) {
 	fmt.Fprintln(w, "Usage: docket <command> [arguments]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	for _, c := range commands {
 		fmt.Fprintln(w)
