@@ -39,6 +39,11 @@ grant select, insert, update on :"schema".docket_claim_partitions to :"role";
 -- the role itself is still refused by the guard triggers.
 grant select, insert, update on :"schema".docket_claim_schedule to :"role";
 
+-- Schedules of periodic runs: added, listed and edited by admin calls
+-- (RemoveSchedule deletes), locked and advanced by every tick taker.
+grant select, insert, update, delete on :"schema".docket_schedules to :"role";
+grant usage on sequence :"schema".docket_schedules_id_seq to :"role";
+
 -- The two claim engines. Trigger functions need no EXECUTE grant.
 grant execute on function :"schema".docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
 grant execute on function :"schema".docket_legacy_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";

@@ -30,7 +30,7 @@ func TestCLIRunsHelp(t *testing.T) {
 			t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.stdout, r.stderr)
 		}
 	}
-	if r := cliExpect(t, cli.ExitOK, "", "help"); !strings.Contains(r.stdout, "  runs     list, show, signal, retry or prune runs") {
+	if r := cliExpect(t, cli.ExitOK, "", "help"); !strings.Contains(r.stdout, "  runs       list, show, signal, retry or prune runs") {
 		t.Errorf("docket help lacks the runs command:\n%s", r.stdout)
 	}
 }

@@ -215,6 +215,22 @@ func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Cli
 	_, err = client.ListRuns(ctx, docket.ListRunsRequest{Scope: docket.Tenant("globex")})
 	must("ListRuns", err)
 
+	// Schedules: nothing is due at the take, so no run is added.
+	_, err = admin.AddSchedule(ctx, docket.NewSchedule{Scope: docket.Tenant("acme"), Name: "hourly", GraphID: "g", GraphHash: "h",
+		State: json.RawMessage(`{}`), Every: time.Hour})
+	must("AddSchedule", err)
+	_, err = admin.ListSchedules(ctx, docket.ListSchedulesRequest{})
+	must("ListSchedules", err)
+	must("TakeDueTicksTx", pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := client.TakeDueTicksTx(ctx, tx, now, 0)
+		return err
+	}))
+	_, err = admin.PauseSchedule(ctx, docket.Tenant("acme"), "hourly", docket.ScheduleWriteOptions{})
+	must("PauseSchedule", err)
+	_, err = admin.ResumeSchedule(ctx, docket.Tenant("acme"), "hourly", docket.ScheduleWriteOptions{})
+	must("ResumeSchedule", err)
+	must("RemoveSchedule", admin.RemoveSchedule(ctx, docket.Tenant("acme"), "hourly", docket.ScheduleWriteOptions{}))
+
 	// Legacy takes over and hands back: both engines and the mode switch.
 	legacy, err = docket.Open(ctx, pool, legacyConfig())
 	must("Open Legacy", err)

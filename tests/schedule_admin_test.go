@@ -12,7 +12,9 @@ import (
 	"github.com/docketrun/docket-go/docket"
 )
 
-func scVersion(v int64) docket.ScheduleWriteOptions { return docket.ScheduleWriteOptions{ExpectedVersion: &v} }
+func scVersion(v int64) docket.ScheduleWriteOptions {
+	return docket.ScheduleWriteOptions{ExpectedVersion: &v}
+}
 
 // scExpectStale fails unless err is a *StaleVersionError with the versions.
 func scExpectStale(t *testing.T, what string, err error, expected, current int64) {
@@ -87,8 +89,14 @@ func TestSchedulePauseResumeRemoveCompareAndSet(t *testing.T) {
 	for what, err := range map[string]error{
 		"fetch":  func() error { _, err := client.FetchSchedule(ctx, acme, "sync"); return err }(),
 		"remove": client.RemoveSchedule(ctx, acme, "sync", docket.ScheduleWriteOptions{}),
-		"pause":  func() error { _, err := client.PauseSchedule(ctx, acme, "sync", docket.ScheduleWriteOptions{}); return err }(),
-		"resume": func() error { _, err := client.ResumeSchedule(ctx, acme, "sync", docket.ScheduleWriteOptions{}); return err }(),
+		"pause": func() error {
+			_, err := client.PauseSchedule(ctx, acme, "sync", docket.ScheduleWriteOptions{})
+			return err
+		}(),
+		"resume": func() error {
+			_, err := client.ResumeSchedule(ctx, acme, "sync", docket.ScheduleWriteOptions{})
+			return err
+		}(),
 	} {
 		if !errors.Is(err, docket.ErrNotFound) {
 			t.Errorf("%s of a removed schedule: %v, want ErrNotFound", what, err)

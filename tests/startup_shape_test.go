@@ -21,8 +21,8 @@ func TestStartupRequiredColumnsAreTheMigratedOnes(t *testing.T) {
 		select c.table_name::text, c.column_name::text
 		  from information_schema.columns c
 		 where c.table_schema = current_schema() and c.table_name in
-		       ('docket_runs', 'docket_claim_policy', 'docket_claim_partitions', 'docket_claim_schedule')
-		 order by array_position(array['docket_runs', 'docket_claim_policy', 'docket_claim_partitions', 'docket_claim_schedule'], c.table_name::text),
+		       ('docket_runs', 'docket_claim_policy', 'docket_claim_partitions', 'docket_claim_schedule', 'docket_schedules')
+		 order by array_position(array['docket_runs', 'docket_claim_policy', 'docket_claim_partitions', 'docket_claim_schedule', 'docket_schedules'], c.table_name::text),
 		          c.ordinal_position`)
 	if err != nil {
 		t.Fatal(err)
