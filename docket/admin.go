@@ -28,9 +28,9 @@ type AdminConfig struct {
 	Schema string
 }
 
-// NewAdmin verifies that pool's schema is version 3 with the validated shape
-// (ErrSchemaMismatch otherwise) and returns the administration facade. It
-// writes nothing.
+// NewAdmin verifies that pool's schema is at the binary's newest migration
+// with the validated shape (ErrSchemaMismatch otherwise) and returns the
+// administration facade. It writes nothing.
 func NewAdmin(ctx context.Context, pool *pgxpool.Pool, cfg AdminConfig) (*Admin, error) {
 	if cfg.TenantMode != TenantNone && cfg.TenantMode != TenantRequired {
 		return nil, invalidConfig("tenant mode %d is neither TenantNone nor TenantRequired", int(cfg.TenantMode))
