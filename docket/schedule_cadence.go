@@ -1,6 +1,7 @@
 package docket
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/docketrun/docket-go/gen"
@@ -18,7 +19,7 @@ type cadence struct {
 func cadenceOfRow(row gen.DocketSchedule) (cadence, error) {
 	if row.IntervalSeconds != nil {
 		if *row.IntervalSeconds < 1 {
-			return cadence{}, scheduleError("every", time.Duration(*row.IntervalSeconds).String(), "must be at least one second")
+			return cadence{}, scheduleError("every", strconv.FormatInt(*row.IntervalSeconds, 10)+"s", "must be at least one second")
 		}
 		return cadence{every: time.Duration(*row.IntervalSeconds) * time.Second}, nil
 	}

@@ -33,8 +33,9 @@ type ScheduleTick struct {
 	// was inserted for the tick: ErrDuplicateRun when a run with its id
 	// existed already, the run's validation error when this client refuses
 	// the run (a tenantless schedule under TenantRequired), or a
-	// *ScheduleError for a stored cadence this binary cannot read, whose
-	// schedule is then left as it is.
+	// *ScheduleError for a stored cadence this binary cannot read (a row
+	// written with plain SQL), whose schedule is then left as it is and
+	// reported again by every take.
 	Err error
 }
 
@@ -66,8 +67,10 @@ func (c *Client) TakeDueTicksTx(ctx context.Context, tx pgx.Tx, now time.Time, l
 	return ticks, err
 }
 
-// takeDueTicks is TakeDueTicksTx on q; full reports a batch that locked
-// limit schedules, so more may be due.
+// takeDueTicks is TakeDueTicksTx on q; full reports a batch that advanced
+// limit schedules, so more may be due. Rows it cannot read are not
+// advanced and do not count, so a caller that repeats full batches never
+// spins on them.
 func (c *Client) takeDueTicks(ctx context.Context, q *gen.Queries, now time.Time, limit int) (_ []ScheduleTick, full bool, err error) {
 	defer c.telemetry.storeCall(opTakeScheduleTicks).end(ctx, &err)
 	rows, err := q.LockDueSchedules(ctx, gen.LockDueSchedulesParams{Now: now, BatchLimit: int32(limit)})
@@ -114,7 +117,7 @@ func (c *Client) takeDueTicks(ctx context.Context, q *gen.Queries, now time.Time
 			return nil, false, fmt.Errorf("docket: advancing schedules: %w", err)
 		}
 	}
-	return ticks, len(rows) == limit, nil
+	return ticks, len(advance.Ids) == limit, nil
 }
 
 // dropExistingRuns removes the runs whose id exists already and marks their

@@ -98,8 +98,10 @@ func (w *Worker) schedulePass(ctx context.Context, clock ScheduleClock) (time.Ti
 	if errors.Is(err, pgx.ErrNoRows) {
 		next, err = time.Time{}, nil
 	}
-	if err != nil && ctx.Err() == nil {
-		w.emit(WorkerEvent{Kind: EventSchedulePass, Ticks: taken, Err: err})
+	if err != nil {
+		if ctx.Err() == nil {
+			w.emit(WorkerEvent{Kind: EventSchedulePass, Ticks: taken, Err: err})
+		}
 		return time.Time{}, err
 	}
 	w.emit(WorkerEvent{Kind: EventSchedulePass, Ticks: taken})
