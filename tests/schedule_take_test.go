@@ -178,3 +178,37 @@ func TestScheduleExistingRunIDTakesTheTicksPlace(t *testing.T) {
 		t.Fatalf("next tick %s, want %s", s.NextTickAt, scT0.Add(48*time.Hour))
 	}
 }
+
+// TestScheduleTakeReportsRowsItCannotServe: a row with a cadence this binary
+// cannot read (written with plain SQL) is reported and left as it is; a
+// tenantless schedule taken by a client under TenantRequired advances
+// without a run; the other due schedules of the batch still tick.
+func TestScheduleTakeReportsRowsItCannotServe(t *testing.T) {
+	pool := newPool(t)
+	none := openClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
+	scAdd(t, none, scEvery(docket.Tenantless, "tenantless", time.Minute, ""))
+	scAdd(t, none, scEvery(docket.Tenant("acme"), "fine", time.Minute, ""))
+	execSQL(t, pool, `insert into docket_schedules (tenant_id, name, graph_id, graph_hash, state, cron_expr, next_tick_at)
+		values ('acme', 'broken', 'g', 'h', '{}', '61 * * * *', $1)`, scT0)
+	required := openClient(t, pool, tenantFairConfig(4))
+	now := scT0.Add(time.Minute)
+	ticks := scTake(t, required, pool, now)
+	got := map[string]docket.ScheduleTick{}
+	for _, tk := range ticks {
+		got[tk.Schedule] = tk
+	}
+	if len(ticks) != 3 || !errors.Is(got["broken"].Err, docket.ErrInvalidSchedule) || got["broken"].RunID != "" ||
+		!errors.Is(got["tenantless"].Err, docket.ErrTenantRequired) || got["tenantless"].RunID != "schedule:tenantless@2026-12-01T10:01:00Z" ||
+		got["fine"].Err != nil || got["fine"].RunID != "schedule:acme/fine@2026-12-01T10:01:00Z" {
+		t.Fatalf("ticks %+v", ticks)
+	}
+	if ids := scRunIDs(t, pool); !slices.Equal(ids, []string{"schedule:acme/fine@2026-12-01T10:01:00Z"}) {
+		t.Fatalf("runs %v, want only the fine one", ids)
+	}
+	if s := scFetch(t, none, docket.Tenant("acme"), "broken"); !s.NextTickAt.Equal(scT0) || s.LastTickAt != nil {
+		t.Fatalf("broken schedule changed: %+v", s)
+	}
+	if s := scFetch(t, none, docket.Tenantless, "tenantless"); !s.NextTickAt.Equal(now.Add(time.Minute)) {
+		t.Fatalf("tenantless schedule did not advance: %+v", s)
+	}
+}
