@@ -51,7 +51,8 @@ type WorkerConfig struct {
 	Logger *slog.Logger
 	// OnEvent, when set, is called with every WorkerEvent as it happens:
 	// the LISTEN session started, a claim call returned, a handler is about
-	// to start, a verdict was written, fenced out, dropped or failed. It is
+	// to start, a verdict was written, fenced out, dropped or failed, a
+	// retention or schedule pass ended, a schedule tick was taken. It is
 	// called synchronously, concurrently from the worker's goroutines, so it
 	// must be safe for concurrent use and must not block or panic; hand
 	// anything slow to a goroutine of its own. Events carry run identities.
