@@ -185,9 +185,6 @@ func (c *Cron) satisfiable() bool {
 	return false
 }
 
-// Location returns the time zone the expression is read in.
-func (c *Cron) Location() *time.Location { return c.loc }
-
 // Next returns the first firing strictly after after, in the expression's
 // time zone, or the zero time when none comes within nine years (only
 // possible for a 29 February whose day of week must also match).
