@@ -26,7 +26,7 @@ func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	dir := t.TempDir()
 	r := cliExpect(t, cli.ExitOK, "", "migrate", "sql", "--format", "dbmate", "--out", dir)
 	var wrote string
-	for _, name := range []string{"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql"} {
+	for _, name := range []string{"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000006_docket_v6.sql"} {
 		wrote += "wrote " + filepath.Join(dir, name) + "\n"
 	}
 	if r.stdout != wrote {
@@ -84,7 +84,7 @@ func TestOwnToolPsqlAppliesThePlainSQL(t *testing.T) {
 	}
 	openClient(t, poolFor(t, migURLWithSearchPath(t, databaseURL, "docket")), tenantFairConfig(2))
 	down := cliExpect(t, cli.ExitOK, "", "migrate", "sql", "--down").stdout
-	if !strings.HasPrefix(down, "-- Docket migration 20261201000003_docket_v3.down.sql\nbegin;\n") {
+	if !strings.HasPrefix(down, "-- Docket migration 20261201000006_docket_v6.down.sql\nbegin;\n") {
 		t.Fatalf("down script starts %q", down[:min(len(down), 120)])
 	}
 }
@@ -106,10 +106,10 @@ func findPsql(t *testing.T) string {
 func TestMigrationFilesAndSQL(t *testing.T) {
 	t.Parallel()
 	want := map[docket.MigrationFormat][]string{
-		docket.FormatPlain:         {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql"},
-		docket.FormatGolangMigrate: {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql"},
-		docket.FormatDbmate:        {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql"},
-		docket.FormatGoose:         {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql"},
+		docket.FormatPlain:         {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql", "20261201000006_docket_v6.up.sql", "20261201000006_docket_v6.down.sql"},
+		docket.FormatGolangMigrate: {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql", "20261201000006_docket_v6.up.sql", "20261201000006_docket_v6.down.sql"},
+		docket.FormatDbmate:        {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000006_docket_v6.sql"},
+		docket.FormatGoose:         {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000006_docket_v6.sql"},
 	}
 	for format, names := range want {
 		files, err := docket.MigrationFiles(format)

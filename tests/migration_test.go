@@ -20,6 +20,7 @@ const (
 	migV1Version = "20261101000001"
 	migV2Version = "20261101000002"
 	migV3Version = "20261201000003"
+	migV6Version = "20261201000006"
 )
 
 // migCatalogQuery lists every object of one schema with its full definition:
@@ -157,7 +158,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 
 	url := pgtest.NewEmptyDatabase(t)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV6Version)
 	pool := poolFor(t, url)
 	v2 := migCatalog(t, pool, "public")
 	for _, o := range migV2Objects {
@@ -192,6 +193,25 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		}
 	}
 
+	v6 := v3
+	v3URL := pgtest.NewEmptyDatabase(t)
+	migrateOrFail(t, v3URL, docket.MigrateOptions{Target: migV3Version})
+	migExpectApplied(t, v3URL, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	v3 = migCatalog(t, poolFor(t, v3URL), "public")
+	for _, o := range migV6Objects {
+		if migHasPrefix(v3, o) {
+			t.Fatalf("V3 already has %s", o)
+		}
+		if !migHasPrefix(v6, o) {
+			t.Fatalf("a fresh install lacks %s", o)
+		}
+	}
+
+	// The down of V6 restores exactly the V3 catalog.
+	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectSameCatalog(t, "after down to V3", migCatalog(t, pool, "public"), v3)
+
 	// The down of V3 restores exactly the V2 catalog, the full-ring walk's
 	// claim function included (its source hash is part of the listing).
 	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
@@ -203,8 +223,14 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	migExpectSameCatalog(t, "after down to V1", migCatalog(t, pool, "public"), v1)
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
-	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v3)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV6Version)
+	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v6)
+}
+
+// migV6Objects are catalog entry prefixes only V6 creates.
+var migV6Objects = []string{
+	"column docket_runs.trace_context jsonb notnull=false",
+	"constraint docket_runs.docket_runs_trace_context_check ",
 }
 
 // migV3Objects are catalog entry prefixes only V3 creates.
@@ -318,7 +344,7 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV6Version)
 
 	var after string
 	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&after); err != nil {
@@ -378,7 +404,7 @@ func TestMigrationCustomSchemasAreIndependentDomains(t *testing.T) {
 	// The same physical schema named again is the same domain: nothing to do.
 	migrateOrFail(t, migURLWithSearchPath(t, url, "alpha"), docket.MigrateOptions{})
 	for _, schema := range []string{"alpha", "beta"} {
-		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version, migV3Version)
+		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version, migV3Version, migV6Version)
 	}
 	admin := poolFor(t, url)
 	if got := queryInt64(t, admin, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
@@ -474,7 +500,7 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 	// Removing the conflict lets the same upgrade succeed.
 	execSQL(t, pool, `drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)`)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV6Version)
 	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 1 {
 		t.Fatalf("marked runs after the retried upgrade = %d, want 1", got)
 	}
@@ -639,7 +665,7 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV6Version)
 	var after string
 	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
 		t.Fatal(err)
