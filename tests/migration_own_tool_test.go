@@ -57,7 +57,7 @@ func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	if err := pool.QueryRow(testContext(t), `select string_agg(version, ',' order by version) from schema_migrations`).Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
-	if versions != "20250101000000,"+migV1Version+","+migV2Version+","+migV3Version {
+	if versions != "20250101000000,"+migV1Version+","+migV2Version+","+migV3Version+","+migV6Version {
 		t.Fatalf("dbmate recorded %s", versions)
 	}
 	openClient(t, pool, tenantFairConfig(2))

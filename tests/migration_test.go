@@ -654,7 +654,8 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	)
 	execSQL(t, pool, `update docket_claim_policy set admission_mode = 'tenant_fair', max_active = 3,
 		configured_max_active = 3, policy_version = 1, initialized_at = now()`)
-	const snapshot = `select (select string_agg(row(r.*)::text, ';' order by id) from docket_runs r)
+	// V6 adds trace_context, NULL on every existing run (checked below).
+	const snapshot = `select (select string_agg((to_jsonb(r) - 'trace_context')::text, ';' order by id) from docket_runs r)
 		|| (select string_agg(row(s.scope_key, s.ring_position, s.unfinished_count, s.updated_at)::text, ';' order by ring_position)
 		      from docket_claim_schedule s)
 		|| (select row(p.admission_mode, p.max_active, p.configured_max_active, p.policy_version, p.scan_ring_position,
@@ -675,6 +676,9 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	}
 	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
 		t.Fatalf("%d partitions parked by the upgrade", n)
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_runs where trace_context is not null`); n != 0 {
+		t.Fatalf("%d existing runs got a trace context from the upgrade", n)
 	}
 	if n := queryInt64(t, pool, `select count(*) from docket_claim_policy where not park_dormant and not configured_park_dormant`); n != 1 {
 		t.Fatal("the upgrade did not leave parking off")
