@@ -86,12 +86,12 @@ func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) 
 	}
 	batch := gen.InsertRunsParams{
 		TraceContext: injectTraceContext(ctx),
-		RunIds:      make([]string, len(runs)),
-		ScopeKeys:   make([]string, len(runs)),
-		GraphIds:    make([]string, len(runs)),
-		GraphHashes: make([]string, len(runs)),
-		States:      make([]string, len(runs)),
-		WakeAts:     make([]time.Time, len(runs)),
+		RunIds:       make([]string, len(runs)),
+		ScopeKeys:    make([]string, len(runs)),
+		GraphIds:     make([]string, len(runs)),
+		GraphHashes:  make([]string, len(runs)),
+		States:       make([]string, len(runs)),
+		WakeAts:      make([]time.Time, len(runs)),
 	}
 	for i, run := range runs {
 		p, err := c.newRunParams(run)

@@ -50,9 +50,6 @@ type reader struct {
 // newReader returns the reader of expectations on q, whose default schema is
 // fallback; the expectations must agree on their Schema.
 func newReader(q querier, fallback string, expects ...Expect) (reader, error) {
-	if q == nil {
-		return reader{}, fmt.Errorf("no database: pass a pool, a client or a transaction")
-	}
 	schema := ""
 	for i, e := range expects {
 		if err := e.check(); err != nil {
@@ -62,6 +59,9 @@ func newReader(q querier, fallback string, expects ...Expect) (reader, error) {
 			return reader{}, fmt.Errorf("the expectations name the schemas %q and %q; one read covers one schema", schema, e.Schema)
 		}
 		schema = e.Schema
+	}
+	if q == nil {
+		return reader{}, fmt.Errorf("no database: pass a pool, a client or a transaction")
 	}
 	if schema == "" {
 		schema = fallback

@@ -103,7 +103,9 @@ func TestDockettestWorkVerdicts(t *testing.T) {
 			}
 			return nil
 		}},
-		{"continue", func(context.Context, *docket.Job) docket.Result { return docket.Continue(4, json.RawMessage(`{"n": 4}`)) }, func(run docket.Run) error {
+		{"continue", func(context.Context, *docket.Job) docket.Result {
+			return docket.Continue(4, json.RawMessage(`{"n": 4}`))
+		}, func(run docket.Run) error {
 			if run.Status != docket.StatusRunning || run.Claimed() || run.Step != 4 || string(run.State) != `{"n": 4}` || run.LatestCheckpointType != "continue" {
 				return fmt.Errorf("%+v", run)
 			}
@@ -115,7 +117,9 @@ func TestDockettestWorkVerdicts(t *testing.T) {
 			}
 			return nil
 		}},
-		{"wait", func(context.Context, *docket.Job) docket.Result { return docket.WaitExternal(json.RawMessage(`{"w": true}`)) }, func(run docket.Run) error {
+		{"wait", func(context.Context, *docket.Job) docket.Result {
+			return docket.WaitExternal(json.RawMessage(`{"w": true}`))
+		}, func(run docket.Run) error {
 			if run.Status != docket.StatusWaiting || string(run.State) != `{"w": true}` || run.LatestCheckpointType != "wait" {
 				return fmt.Errorf("%+v", run)
 			}
@@ -219,7 +223,9 @@ func TestDockettestWorkRefusals(t *testing.T) {
 	e.insert("gamma", "dt-r-future", wake)
 	dtFailsWith(t, "a run not yet due",
 		fmt.Sprintf(`dockettest: Work: docket: run "dt-r-future" is not due until %s (the database clock reads `, wake.UTC().Format(time.RFC3339Nano)),
-		func(tb dockettest.TB) { dockettest.Work(e.ctx, tb, e.client, docket.Tenant("gamma"), "dt-r-future", never) })
+		func(tb dockettest.TB) {
+			dockettest.Work(e.ctx, tb, e.client, docket.Tenant("gamma"), "dt-r-future", never)
+		})
 
 	e.insert("delta", "dt-r-waiting", time.Time{})
 	e.work("delta", "dt-r-waiting", func(context.Context, *docket.Job) docket.Result { return docket.WaitExternal(nil) })

@@ -108,7 +108,7 @@ func (e *trEnv) one(name, runID string) sdktrace.ReadOnlySpan {
 func trAttrs(s sdktrace.ReadOnlySpan) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.Attributes() {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }
