@@ -28,7 +28,7 @@ type AdminConfig struct {
 	Schema string
 }
 
-// NewAdmin verifies that pool's schema is version 3 with the validated shape
+// NewAdmin verifies that pool's schema is at the embedded version with the validated shape
 // (ErrSchemaMismatch otherwise) and returns the administration facade. It
 // writes nothing.
 func NewAdmin(ctx context.Context, pool *pgxpool.Pool, cfg AdminConfig) (*Admin, error) {
