@@ -43,7 +43,7 @@ func TestMigrateTakesWhatPgxTakes(t *testing.T) {
 	if err := docket.Migrate(testContext(t), databaseURL, docket.MigrateOptions{Log: &log}); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.String(); got != "schema public is up to date at "+migV3Version+": nothing to apply\n" {
+	if got := log.String(); got != "schema public is up to date at "+migV6Version+": nothing to apply\n" {
 		t.Fatalf("second migrate logged %q", got)
 	}
 	openClient(t, poolFor(t, databaseURL), tenantFairConfig(2))
@@ -82,7 +82,7 @@ func TestMigrateWithPoolKeepsTheAppsSearchPath(t *testing.T) {
 		t.Fatalf("%d Docket tables landed in the app's schemas", got)
 	}
 	statuses, err := docket.MigrateStatusWithPool(testContext(t), app, docket.MigrateOptions{Schema: "docket"})
-	if err != nil || len(statuses) != 3 || !statuses[0].Applied || !statuses[1].Applied || !statuses[2].Applied {
+	if err != nil || len(statuses) != 4 || !statuses[0].Applied || !statuses[1].Applied || !statuses[2].Applied || !statuses[3].Applied {
 		t.Fatalf("status through the pool: %+v, %v", statuses, err)
 	}
 	openClient(t, poolFor(t, migURLWithSearchPath(t, databaseURL, "docket,app,public")), tenantFairConfig(2))
@@ -153,8 +153,8 @@ func TestMigrateAdoptsTheEarlierLedger(t *testing.T) {
 	if got := queryInt64(t, pool, `select count(*) from schema_migrations`); got != 3 {
 		t.Fatalf("schema_migrations holds %d rows, want the 3 it had", got)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != 3 {
-		t.Fatalf("docket_schema_migrations holds %d rows, want 3", got)
+	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != 4 {
+		t.Fatalf("docket_schema_migrations holds %d rows, want 4", got)
 	}
 	openClient(t, pool, tenantFairConfig(2))
 }
@@ -207,7 +207,7 @@ func TestMigrateRefusesANewerSchema(t *testing.T) {
 			t.Fatalf("direction %d over a newer schema: %v, want ErrMigrationOrder", dir, err)
 		}
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != 4 {
-		t.Fatalf("ledger holds %d rows, want 4", got)
+	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != 5 {
+		t.Fatalf("ledger holds %d rows, want 5", got)
 	}
 }
