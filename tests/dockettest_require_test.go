@@ -163,6 +163,18 @@ func TestDockettestRequireInsertedTx(t *testing.T) {
 	dtPasses(t, "many inside the transaction", func(tb dockettest.TB) {
 		dockettest.RequireManyInsertedTx(ctx, tb, tx, []dockettest.Expect{expect, {Scope: docket.Tenant("beta"), GraphID: "dt-graph", State: json.RawMessage(`{"n":2}`)}})
 	})
+	dtFails(t, "inside the transaction, another status", "dockettest: run \"dt-tx-1\" (tenant:acme) differs from the expectation:\n"+
+		"    run \"dt-tx-1\" (tenant:acme):\n"+
+		"      status: got running, want done", func(tb dockettest.TB) {
+		dockettest.RequireInsertedTx(ctx, tb, tx, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-tx-1", Status: docket.StatusDone})
+	})
+	dtFails(t, "many inside the transaction, one missing", "dockettest: the 1 run(s) of tenant:acme, in insert order, differ from the 2 expectation(s):\n"+
+		"  #2: missing, want run \"dt-tx-3\" (tenant:acme)", func(tb dockettest.TB) {
+		dockettest.RequireManyInsertedTx(ctx, tb, tx, []dockettest.Expect{expect, {Scope: docket.Tenant("acme"), RunID: "dt-tx-3"}})
+	})
+	dtFails(t, "a nil transaction", "dockettest: RequireInserted: no database: pass a pool, a client or a transaction", func(tb dockettest.TB) {
+		dockettest.RequireInsertedTx(ctx, tb, nil, expect)
+	})
 	dtFails(t, "outside the uncommitted transaction", `dockettest: run "dt-tx-1" (tenant:acme) was not inserted`, func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, client, expect)
 	})
