@@ -445,3 +445,44 @@ func TestTraceTenantlessAttributes(t *testing.T) {
 		}
 	}
 }
+
+// A Worker whose Run context carries a span makes its claim and handler
+// spans children of that span; the handler span still links to the insert.
+func TestTraceWorkerContextParent(t *testing.T) {
+	t.Parallel()
+	e := newTREnv(t, tenantFairConfig(2), true)
+	e.insert(e.ctx, docket.Tenant("tr-acme"), "tr-p-1")
+	events := newWkEvents()
+	w, err := docket.NewWorker(e.client, docket.WorkerConfig{
+		Concurrency: 1,
+		OnEvent:     events.hook,
+		Handler:     func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, service := e.app.Start(context.Background(), "app.worker")
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	events.waitWritten(t, "complete", "tr-p-1")
+	wkStop(t, w, done)
+	service.End()
+
+	parent := service.SpanContext()
+	handler := e.one("docket.handler", "tr-p-1")
+	if handler.Parent().SpanID() != parent.SpanID() || handler.SpanContext().TraceID() != parent.TraceID() {
+		t.Fatalf("handler span parent %v, want the Worker's span %v", handler.Parent().SpanID(), parent.SpanID())
+	}
+	if links := handler.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != e.one("docket.insert", "tr-p-1").SpanContext().SpanID() {
+		t.Fatalf("handler span links %+v, want the insert span", links)
+	}
+	claims := e.spans("docket.claim")
+	if len(claims) == 0 {
+		t.Fatal("no claim span")
+	}
+	for _, c := range claims {
+		if c.Parent().SpanID() != parent.SpanID() {
+			t.Fatalf("claim span parent %v, want the Worker's span %v", c.Parent().SpanID(), parent.SpanID())
+		}
+	}
+}
