@@ -53,6 +53,7 @@ func (c *Client) claimWith(ctx context.Context, req ClaimRequest, asyncCommit bo
 		return ClaimResult{}, err
 	}
 	preq.AsyncCommit = asyncCommit
+	_, sp := c.startClaimSpan(ctx, preq)
 	start := time.Now()
 	rows, err := exec(c.engine.Plan(preq))
 	var res policy.Result
@@ -61,9 +62,13 @@ func (c *Client) claimWith(ctx context.Context, req ClaimRequest, asyncCommit bo
 	}
 	c.observeClaim(ctx, start, preq, res, err)
 	if err != nil {
-		return ClaimResult{}, claimError(err)
+		err = claimError(err)
+		sp.end(err)
+		return ClaimResult{}, err
 	}
-	return claimResultOf(res), nil
+	out := claimResultOf(res)
+	endClaimSpan(sp, out)
+	return out, nil
 }
 
 // claimRequest validates req and converts it to the engine's units.

@@ -66,6 +66,7 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 	if err != nil {
 		return ClaimTrace{}, err
 	}
+	_, sp := c.startClaimSpan(ctx, preq)
 	start := time.Now()
 	rows, err := execClaimTrace(ctx, q, c.engine.Plan(preq))
 	var tr policy.Trace
@@ -74,9 +75,12 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 	}
 	c.observeClaim(ctx, start, preq, tr.Result, err)
 	if err != nil {
-		return ClaimTrace{}, claimError(err)
+		err = claimError(err)
+		sp.end(err)
+		return ClaimTrace{}, err
 	}
 	out := ClaimTrace{Result: claimResultOf(tr.Result), Inspections: tr.Inspections}
+	endClaimSpan(sp, out.Result)
 	for i, o := range tr.Result.Outcomes {
 		ot := tr.Outcomes[i]
 		out.Outcomes = append(out.Outcomes, TracedOutcome{

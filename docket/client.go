@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/policy"
@@ -27,6 +28,8 @@ type Client struct {
 	logger *slog.Logger
 	// telemetry holds the metric instruments, created once by Open or NewAdmin.
 	telemetry *telemetry
+	// tracer starts Docket's spans; nil without Config.TracerProvider.
+	tracer trace.Tracer
 }
 
 // Open validates cfg, verifies the schema version and shape, synchronizes the
@@ -63,7 +66,7 @@ func newClient(pool *pgxpool.Pool, cfg Config, tel *telemetry) *Client {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{pool: pool, config: cfg, logger: logger, telemetry: tel}
+	c := &Client{pool: pool, config: cfg, logger: logger, telemetry: tel, tracer: newTracer(cfg.TracerProvider)}
 	if cfg.Schema != "" {
 		c.names = newQualifier(cfg.Schema)
 	}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docketrun/docket-go/policy"
 )
@@ -38,6 +39,11 @@ type Config struct {
 	ClaimPolicy policy.ClaimPolicy
 	// MeterProvider receives identity-free metrics; nil disables them.
 	MeterProvider metric.MeterProvider
+	// TracerProvider receives the docket.insert, docket.claim,
+	// docket.handler and docket.commit spans (see docs/telemetry.md); nil
+	// starts no span. Inserts store the trace context of the inserting
+	// context's span either way, so a handler span can link to it.
+	TracerProvider trace.TracerProvider
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 	// AsyncClaimCommit makes ClaimDue and the Worker run each claim with

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docketrun/docket-go/gen"
 )
@@ -37,10 +38,14 @@ func (c *Client) InsertRunTx(ctx context.Context, tx pgx.Tx, run NewRun) (Run, e
 
 func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (_ Run, err error) {
 	defer c.telemetry.storeCall(opInsertRun).end(ctx, &err)
+	ctx, sp := c.startSpan(ctx, spanInsert, trace.SpanKindProducer, trace.WithAttributes(spanAttrRunsCount.Int(1)))
+	defer func() { sp.end(err) }()
 	params, err := c.newRunParams(run)
 	if err != nil {
 		return Run{}, err
 	}
+	sp.set(runAttrs(params.RunID, run.Scope, params.GraphID)...)
+	params.TraceContext = injectTraceContext(ctx)
 	row, err := q.InsertRun(ctx, params)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Run{}, fmt.Errorf("%w: run %q", ErrDuplicateRun, params.RunID)
@@ -74,16 +79,19 @@ func (c *Client) InsertRunsTx(ctx context.Context, tx pgx.Tx, runs []NewRun) ([]
 
 func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) (_ []string, err error) {
 	defer c.telemetry.storeCall(opInsertRuns).end(ctx, &err)
+	ctx, sp := c.startSpan(ctx, spanInsert, trace.SpanKindProducer, trace.WithAttributes(spanAttrRunsCount.Int(len(runs))))
+	defer func() { sp.end(err) }()
 	if len(runs) == 0 {
 		return nil, nil
 	}
 	batch := gen.InsertRunsParams{
-		RunIds:      make([]string, len(runs)),
-		ScopeKeys:   make([]string, len(runs)),
-		GraphIds:    make([]string, len(runs)),
-		GraphHashes: make([]string, len(runs)),
-		States:      make([]string, len(runs)),
-		WakeAts:     make([]time.Time, len(runs)),
+		TraceContext: injectTraceContext(ctx),
+		RunIds:       make([]string, len(runs)),
+		ScopeKeys:    make([]string, len(runs)),
+		GraphIds:     make([]string, len(runs)),
+		GraphHashes:  make([]string, len(runs)),
+		States:       make([]string, len(runs)),
+		WakeAts:      make([]time.Time, len(runs)),
 	}
 	for i, run := range runs {
 		p, err := c.newRunParams(run)
@@ -98,6 +106,9 @@ func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) 
 		if p.WakeAt != nil {
 			batch.WakeAts[i] = *p.WakeAt
 		}
+	}
+	if len(runs) == 1 {
+		sp.set(runAttrs(batch.RunIds[0], runs[0].Scope, batch.GraphIds[0])...)
 	}
 	if _, err := q.InsertRuns(ctx, batch); err != nil {
 		return nil, mapRunWriteError("insert runs", err)

@@ -82,16 +82,18 @@ type queuedCommit struct {
 	seq  int64
 	step int
 	err  error
+	// size is the number of commits of the statement that carried this one.
+	size int
 }
 
 // commit writes req, the verdict of j, together with the commits of other
-// jobs and returns the run's new checkpoint sequence and step. A fence miss
-// is ErrStaleFence or ErrNotFound as from Commit; errBatchFailed means req
-// was not written.
-func (g *groupCommit) commit(ctx context.Context, j *Job, req CommitRequest) (int64, int, error) {
+// jobs and returns the run's new checkpoint sequence and step, and the
+// number of commits the statement carried. A fence miss is ErrStaleFence or
+// ErrNotFound as from Commit; errBatchFailed means req was not written.
+func (g *groupCommit) commit(ctx context.Context, j *Job, req CommitRequest) (int64, int, int, error) {
 	scopeKey, err := g.client.holderKey(req.Holder)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	q := &queuedCommit{req: req, scopeKey: scopeKey, woken: make(chan struct{}, 1)}
 	g.mu.Lock()
@@ -107,7 +109,7 @@ func (g *groupCommit) commit(ctx context.Context, j *Job, req CommitRequest) (in
 	if lead || q.lead {
 		g.lead(ctx, j.cohort)
 	}
-	return q.seq, q.step, q.err
+	return q.seq, q.step, q.size, q.err
 }
 
 // lead writes every pending commit in one statement once gathered, then

@@ -42,6 +42,7 @@ func (c *Client) commitBatch(ctx context.Context, batch []*queuedCommit) {
 	}
 	for i, q := range batch {
 		req := q.req
+		q.size = n
 		params.ScopeKeys[i], params.RunIds[i], params.ClaimTokens[i] = q.scopeKey, req.Holder.RunID, req.Holder.Token.String()
 		params.ExpectedSeqs[i], params.Steps[i], params.States[i] = req.ExpectedSeq, int32(req.Step), string(req.State)
 		params.CheckpointTypes[i], params.Statuses[i] = req.CheckpointType, string(req.Schedule.status)

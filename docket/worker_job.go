@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // errReleased reports a holder write by a job whose claim the worker already
@@ -66,6 +68,9 @@ type Job struct {
 	// staged is the verdict the handler wrote in its own transaction with
 	// CommitTx, if any.
 	staged *commitPlan
+	// link is the span context the run's insert stored, read with the run;
+	// invalid when it stored none.
+	link trace.SpanContext
 
 	// awaited is set while the worker's group commit awaits this job's
 	// verdict (see leaseRead.awaiting); the group's mutex guards it.
@@ -130,9 +135,11 @@ func (j *Job) run(base, io context.Context) {
 	}
 	j.worker.debug(io, "docket worker run started", j.RunID, "class", string(j.Class))
 	j.worker.emit(WorkerEvent{Kind: EventHandlerStarted, RunID: j.RunID, Scope: j.Scope})
-	plan := j.invoke(handlerCtx)
+	handlerCtx, sp := j.startHandlerSpan(handlerCtx)
+	plan, handlerErr := j.invoke(handlerCtx)
+	endHandlerSpan(sp, plan, handlerErr)
 	stopHeartbeat()
-	j.settleStaged(io, plan)
+	j.settleStaged(sp.parentOf(io), plan)
 }
 
 // prepare takes the claimed run from the claim call's read for the handler.
@@ -157,6 +164,7 @@ func (j *Job) prepare(io context.Context) bool {
 		return false
 	}
 	j.prepared = true
+	j.link = extractTraceContext(row.TraceContext)
 	j.step = int(row.Step)
 	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
 	return true
@@ -174,23 +182,26 @@ func (j *Job) releaseUnprepared(io context.Context) {
 }
 
 // invoke calls the handler and plans the commit of its verdict; a panic
-// fails the run.
-func (j *Job) invoke(ctx context.Context) (plan commitPlan) {
+// fails the run. handlerErr is the error of a verdict that fails the run:
+// Fail's own (nil for Fail(nil)), the panic, or the zero Result.
+func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
 	defer func() {
 		if p := recover(); p != nil {
 			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked; failing the run")
 			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(p))
-			plan = panicked(j.currentStep())
+			plan, handlerErr = panicked(j.currentStep()), fmt.Errorf("docket: handler panic: %v", p)
 		}
 	}()
 	result := j.worker.cfg.Handler(ctx, j)
 	switch {
 	case result.kind == resultMissing:
 		j.worker.logger.WarnContext(ctx, "docket worker handler returned the zero Result; failing the run")
+		handlerErr = errZeroResult
 	case result.kind == resultFail && result.err != nil:
 		j.worker.debug(ctx, "docket worker handler failed the run", j.RunID, "error", result.err.Error())
+		handlerErr = result.err
 	}
-	return result.plan(j.currentStep(), time.Now())
+	return result.plan(j.currentStep(), time.Now()), handlerErr
 }
 
 // currentStep is the step a commit keeps unless its verdict sets one.
@@ -204,11 +215,13 @@ func (j *Job) currentStep() int {
 // while the claim can still be ours; after that the claim is left to expire
 // and another claim redoes the work.
 func (j *Job) settle(io context.Context, plan commitPlan) {
+	sp := j.startCommitSpan(io, plan)
 	for failures := 1; ; failures++ {
-		err := j.finish(io, plan)
+		size, err := j.finish(io, plan)
+		sp.set(spanAttrBatchSize.Int(size))
 		switch {
 		case err == nil:
-			j.verdict(plan, nil)
+			j.settled(sp, plan, nil)
 			if plan.yields() {
 				j.worker.announceYield(io)
 			}
@@ -216,7 +229,7 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			return
 		case errors.Is(err, errReleased):
 			j.worker.debug(io, "docket worker dropped a verdict; the claim was already given up", j.RunID, "result", plan.checkpointType)
-			j.verdict(plan, err)
+			j.settled(sp, plan, err)
 			return
 		case errors.Is(err, ErrStaleFence) && j.appliedEarlier(io, plan):
 			// The fence refused a retry because the lost attempt committed.
@@ -225,29 +238,30 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			}
 			j.worker.client.telemetry.fenced(io, fenceAlreadyApplied)
 			j.worker.debug(io, "docket worker run settled; its commit was already applied", j.RunID, "result", plan.checkpointType)
-			j.verdict(plan, nil)
+			j.settled(sp, plan, nil)
 			return
 		case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
 			j.worker.client.telemetry.fenced(io, fenceNewerHolder)
 			j.worker.logger.InfoContext(io, "docket worker commit refused by the claim fence; a newer holder owns the run",
 				"result", plan.checkpointType)
 			j.worker.debug(io, "docket worker commit fenced out", j.RunID, "result", plan.checkpointType)
-			j.verdict(plan, err)
+			j.settled(sp, plan, err)
 			return
 		case errors.Is(err, ErrInvalidArgument) && plan.checkpointType != "invalid_result":
 			j.worker.logger.WarnContext(io, "docket worker result refused as invalid; failing the run", "result", plan.checkpointType)
 			j.worker.debug(io, "docket worker invalid result", j.RunID, "error", err.Error())
-			j.verdict(plan, err)
+			j.settled(sp, plan, err)
 			plan = refused(j.currentStep())
+			sp = j.startCommitSpan(io, plan)
 			continue
 		}
 		if time.Since(j.confirmed()) >= j.worker.cfg.ClaimTTL {
 			j.worker.failure(io, "docket worker gave up committing; the claim will expire", j.RunID, err)
-			j.verdict(plan, err)
+			j.settled(sp, plan, err)
 			return
 		}
 		if !sleep(io, errorBackoff(failures)) {
-			j.verdict(plan, err)
+			j.settled(sp, plan, err)
 			return
 		}
 	}
@@ -295,27 +309,29 @@ func (j *Job) commit(ctx context.Context, plan commitPlan) (Run, error) {
 
 // finish is commit for the verdict of a returned handler: one that can join
 // a set-based statement is written together with the verdicts of other
-// jobs, and alone only when that statement failed as a whole.
-func (j *Job) finish(ctx context.Context, plan commitPlan) error {
+// jobs, and alone only when that statement failed as a whole. It returns
+// how many commits the statement that wrote this one carried (0 when none
+// was sent).
+func (j *Job) finish(ctx context.Context, plan commitPlan) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.released {
-		return errReleased
+		return 0, errReleased
 	}
 	if !plan.batchable() {
 		_, err := j.commitLocked(ctx, plan)
-		return err
+		return 1, err
 	}
 	j.worker.releaseSlotEarly(j)
-	seq, step, err := j.worker.commits.commit(ctx, j, j.request(plan))
+	seq, step, size, err := j.worker.commits.commit(ctx, j, j.request(plan))
 	if errors.Is(err, errBatchFailed) {
 		// The statement may have committed before its answer was lost.
 		j.uncertain = true
 		_, err = j.commitLocked(ctx, plan)
-		return err
+		return 1, err
 	}
 	j.committed(plan, seq, step, err)
-	return err
+	return size, err
 }
 
 // commitLocked writes plan alone, fenced on the claim token and the expected

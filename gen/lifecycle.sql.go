@@ -48,7 +48,7 @@ update docket_runs r
    and r.scope_key = $5::text and r.run_id = $6
    and r.claim_token = $7::uuid
    and r.checkpoint_seq = $8
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at,
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.trace_context,
           (prior.tenant_admitted_at is not null)::boolean as marker_cleared
 `
 
@@ -111,6 +111,7 @@ func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (Aba
 		&i.DocketRun.UpdatedAt,
 		&i.DocketRun.FinishedAt,
 		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.TraceContext,
 		&i.MarkerCleared,
 	)
 	return i, err
@@ -130,7 +131,7 @@ update docket_runs r
        finished_at = case when $1 in ('done', 'failed', 'cancelled') then now() end,
        updated_at = now()
  where r.id = $4
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
 `
 
 type ApplyRunMutationParams struct {
@@ -176,6 +177,7 @@ func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationPara
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.TraceContext,
 	)
 	return i, err
 }
@@ -211,7 +213,7 @@ update docket_runs r
    and r.scope_key = $7::text and r.run_id = $8
    and r.claim_token = $9::uuid
    and r.checkpoint_seq = $10
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at,
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.trace_context,
           (prior.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared
 `
 
@@ -278,6 +280,7 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 		&i.DocketRun.UpdatedAt,
 		&i.DocketRun.FinishedAt,
 		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.TraceContext,
 		&i.MarkerCleared,
 	)
 	return i, err
@@ -319,7 +322,7 @@ update docket_runs
        updated_at = now()
  where scope_key = $1::text and run_id = $2
    and claim_token = $3::uuid
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
 `
 
 type ReleaseClaimParams struct {
@@ -357,6 +360,7 @@ func (q *Queries) ReleaseClaim(ctx context.Context, arg ReleaseClaimParams) (Doc
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.TraceContext,
 	)
 	return i, err
 }
@@ -376,7 +380,7 @@ update docket_runs r
        updated_at = now()
  where r.id = $2
    and r.status in ('done', 'failed', 'cancelled')
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
 `
 
 type RetryFinishedRunParams struct {
@@ -419,6 +423,7 @@ func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunPara
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.TraceContext,
 	)
 	return i, err
 }
@@ -433,7 +438,7 @@ update docket_runs
        updated_at = now()
  where scope_key = $1::text and run_id = $2
    and status = 'running' and poisoned_at is not null
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
 `
 
 type RetryPoisonedRunParams struct {
@@ -471,6 +476,7 @@ func (q *Queries) RetryPoisonedRun(ctx context.Context, arg RetryPoisonedRunPara
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.TraceContext,
 	)
 	return i, err
 }

@@ -65,6 +65,7 @@ type DocketRun struct {
 	UpdatedAt            time.Time
 	FinishedAt           *time.Time
 	TenantAdmittedAt     *time.Time
+	TraceContext         []byte
 }
 
 type DocketSchedule struct {

@@ -13,7 +13,7 @@ import (
 )
 
 const GetRun = `-- name: GetRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context from docket_runs
  where scope_key = $1::text and run_id = $2
 `
 
@@ -51,6 +51,7 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (DocketRun, erro
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.TraceContext,
 	)
 	return i, err
 }
@@ -79,26 +80,29 @@ func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRu
 }
 
 const InsertRun = `-- name: InsertRun :one
-insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 values ($1, $2, $3, $4,
-        'running', $5::text::jsonb, coalesce($6::timestamptz, now()))
+        'running', $5::text::jsonb, coalesce($6::timestamptz, now()),
+        $7::text::jsonb)
 on conflict (run_id) do nothing
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
 `
 
 type InsertRunParams struct {
-	RunID     string
-	TenantID  *string
-	GraphID   string
-	GraphHash string
-	State     string
-	WakeAt    *time.Time
+	RunID        string
+	TenantID     *string
+	GraphID      string
+	GraphHash    string
+	State        string
+	WakeAt       *time.Time
+	TraceContext *string
 }
 
 // One new running run. The statement trigger on docket_runs creates the owner
 // partition inside this statement, so a rollback of the caller's transaction
 // leaves neither behind. A duplicate run_id inserts nothing and returns no row
-// instead of raising, which keeps the caller's transaction usable.
+// instead of raising, which keeps the caller's transaction usable. The trace
+// context travels as text so every execution mode sends it alike.
 func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun, error) {
 	row := q.db.QueryRow(ctx, InsertRun,
 		arg.RunID,
@@ -107,6 +111,7 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun
 		arg.GraphHash,
 		arg.State,
 		arg.WakeAt,
+		arg.TraceContext,
 	)
 	var i DocketRun
 	err := row.Scan(
@@ -133,29 +138,32 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.TraceContext,
 	)
 	return i, err
 }
 
 const InsertRuns = `-- name: InsertRuns :execrows
-insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
-       coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now())
-  from (select unnest($1::text[]) as run_id,
-               unnest($2::text[]) as scope_key,
-               unnest($3::text[]) as graph_id,
-               unnest($4::text[]) as graph_hash,
-               unnest($5::text[]) as state,
-               unnest($6::timestamptz[]) as wake_at) b
+       coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
+       $1::text::jsonb
+  from (select unnest($2::text[]) as run_id,
+               unnest($3::text[]) as scope_key,
+               unnest($4::text[]) as graph_id,
+               unnest($5::text[]) as graph_hash,
+               unnest($6::text[]) as state,
+               unnest($7::timestamptz[]) as wake_at) b
 `
 
 type InsertRunsParams struct {
-	RunIds      []string
-	ScopeKeys   []string
-	GraphIds    []string
-	GraphHashes []string
-	States      []string
-	WakeAts     []time.Time
+	TraceContext *string
+	RunIds       []string
+	ScopeKeys    []string
+	GraphIds     []string
+	GraphHashes  []string
+	States       []string
+	WakeAts      []time.Time
 }
 
 // A batch of new running runs in one statement, so a large backlog costs one
@@ -164,9 +172,11 @@ type InsertRunsParams struct {
 // yield rows in array order, so ids follow the input order, which is the FIFO
 // tie-break among equal wake times. A duplicate run_id fails the whole
 // statement. Go's zero time (0001-01-01 UTC) stands for "due now", since a
-// timestamptz array cannot carry NULL through the generated binding.
+// timestamptz array cannot carry NULL through the generated binding. One call
+// has one inserting span, so the trace context is one value for every run.
 func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, InsertRuns,
+		arg.TraceContext,
 		arg.RunIds,
 		arg.ScopeKeys,
 		arg.GraphIds,
@@ -181,7 +191,7 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 }
 
 const InspectRun = `-- name: InspectRun :one
-select docket_runs.id, docket_runs.run_id, docket_runs.tenant_id, docket_runs.scope_key, docket_runs.graph_id, docket_runs.graph_hash, docket_runs.status, docket_runs.step, docket_runs.state, docket_runs.checkpoint_seq, docket_runs.latest_checkpoint_type, docket_runs.claim_token, docket_runs.claimed_at, docket_runs.wake_at, docket_runs.claim_attempts, docket_runs.claim_abandons, docket_runs.poisoned_at, docket_runs.poison_reason, docket_runs.inserted_at, docket_runs.started_at, docket_runs.updated_at, docket_runs.finished_at, docket_runs.tenant_admitted_at, now()::timestamptz as observed_at
+select docket_runs.id, docket_runs.run_id, docket_runs.tenant_id, docket_runs.scope_key, docket_runs.graph_id, docket_runs.graph_hash, docket_runs.status, docket_runs.step, docket_runs.state, docket_runs.checkpoint_seq, docket_runs.latest_checkpoint_type, docket_runs.claim_token, docket_runs.claimed_at, docket_runs.wake_at, docket_runs.claim_attempts, docket_runs.claim_abandons, docket_runs.poisoned_at, docket_runs.poison_reason, docket_runs.inserted_at, docket_runs.started_at, docket_runs.updated_at, docket_runs.finished_at, docket_runs.tenant_admitted_at, docket_runs.trace_context, now()::timestamptz as observed_at
   from docket_runs
  where scope_key = $1::text and run_id = $2
 `
@@ -225,13 +235,14 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 		&i.DocketRun.UpdatedAt,
 		&i.DocketRun.FinishedAt,
 		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.TraceContext,
 		&i.ObservedAt,
 	)
 	return i, err
 }
 
 const ListRuns = `-- name: ListRuns :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context from docket_runs
  where scope_key = $1::text
    and ($2::text is null or graph_id = $2::text)
    and ($3::text is null or status = $3::text)
@@ -286,6 +297,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.TenantAdmittedAt,
+			&i.TraceContext,
 		); err != nil {
 			return nil, err
 		}
@@ -298,7 +310,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun
 }
 
 const ListRunsAfter = `-- name: ListRunsAfter :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context from docket_runs
  where scope_key = $1::text
    and (started_at, run_id) < ($2::timestamptz, $3::text)
    and ($4::text is null or graph_id = $4::text)
@@ -359,6 +371,7 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.TenantAdmittedAt,
+			&i.TraceContext,
 		); err != nil {
 			return nil, err
 		}
@@ -371,7 +384,7 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 }
 
 const LockRun = `-- name: LockRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context from docket_runs
  where scope_key = $1::text and run_id = $2
    for update
 `
@@ -410,6 +423,7 @@ func (q *Queries) LockRun(ctx context.Context, arg LockRunParams) (DocketRun, er
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.TraceContext,
 	)
 	return i, err
 }

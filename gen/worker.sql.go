@@ -195,7 +195,7 @@ func (q *Queries) CommitRuns(ctx context.Context, arg CommitRunsParams) ([]Commi
 }
 
 const LeasedRuns = `-- name: LeasedRuns :many
-select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
+select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.trace_context
   from docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[])
 `
@@ -207,6 +207,7 @@ type LeasedRunsRow struct {
 	State         []byte
 	CheckpointSeq int64
 	ClaimToken    *uuid.UUID
+	TraceContext  []byte
 }
 
 // What the Worker needs of the runs the latest noted claim statement of this
@@ -230,6 +231,7 @@ func (q *Queries) LeasedRuns(ctx context.Context) ([]LeasedRunsRow, error) {
 			&i.State,
 			&i.CheckpointSeq,
 			&i.ClaimToken,
+			&i.TraceContext,
 		); err != nil {
 			return nil, err
 		}

@@ -50,18 +50,18 @@ func TestCLIMigrateUpCreatesEveryObject(t *testing.T) {
 
 	r := cliExpect(t, cli.ExitOK, "", "migrate", "status", "--database-url", url)
 	want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\napplied  20261201000003_docket_v3.sql\n" +
-		"applied  20261201000005_docket_v5.sql\n"
+		"applied  20261201000005_docket_v5.sql\napplied  20261201000006_docket_v6.sql\n"
 	if r.stdout != want {
 		t.Fatalf("status after up:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	cliExpect(t, cli.ExitOK, "", "migrate", "--database-url", url, "down")
 	r = cliExpect(t, cli.ExitOK, "", "migrate", "status", "--database-url", url)
 	if want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\napplied  20261201000003_docket_v3.sql\n" +
-		"pending  20261201000005_docket_v5.sql\n"; r.stdout != want {
+		"applied  20261201000005_docket_v5.sql\npending  20261201000006_docket_v6.sql\n"; r.stdout != want {
 		t.Fatalf("status after down:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	cliExpect(t, cli.ExitOK, "", "migrate", "up", "--database-url", url)
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV5Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 }
 
 func TestCLIPolicyCommands(t *testing.T) {
@@ -156,7 +156,7 @@ func TestCLISchemaFlagAndEnvironment(t *testing.T) {
 	url := pgtest.NewEmptyDatabase(t)
 	t.Setenv("DOCKET_DATABASE_URL", url)
 	cliExpect(t, cli.ExitOK, "", "migrate", "up", "--schema", "tenant_domain")
-	migExpectApplied(t, url, docket.MigrateOptions{Schema: "tenant_domain"}, migV1Version, migV2Version, migV3Version, migV5Version)
+	migExpectApplied(t, url, docket.MigrateOptions{Schema: "tenant_domain"}, migAllVersions...)
 	pool := poolFor(t, url)
 	if got := queryInt64(t, pool, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
 		t.Fatalf("public holds %d relations after migrating another schema", got)

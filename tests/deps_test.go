@@ -8,7 +8,7 @@ import (
 )
 
 // What an app links when it imports docket: PostgreSQL's driver, the
-// metrics API, dbmate's migration-file parser and their own dependencies,
+// metrics and tracing APIs, dbmate's migration-file parser and their own dependencies,
 // and nothing else (no other database driver, no container or test code).
 func TestDocketLinksOnlyWhatPostgreSQLNeeds(t *testing.T) {
 	t.Parallel()
@@ -36,6 +36,7 @@ func TestDocketLinksOnlyWhatPostgreSQLNeeds(t *testing.T) {
 		"github.com/jackc/puddle/v2",
 		"go.opentelemetry.io/otel",
 		"go.opentelemetry.io/otel/metric",
+		"go.opentelemetry.io/otel/trace",
 		"golang.org/x/sync",
 		"golang.org/x/text",
 	}

@@ -21,7 +21,11 @@ const (
 	migV2Version = "20261101000002"
 	migV3Version = "20261201000003"
 	migV5Version = "20261201000005"
+	migV6Version = "20261201000006"
 )
+
+// migAllVersions are every migration's version, oldest first.
+var migAllVersions = []string{migV1Version, migV2Version, migV3Version, migV5Version, migV6Version}
 
 // migCatalogQuery lists every object of one schema with its full definition:
 // relations (tables, sequences, indexes), columns, constraints, indexes,
@@ -158,7 +162,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 
 	url := pgtest.NewEmptyDatabase(t)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV5Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 	pool := poolFor(t, url)
 	v2 := migCatalog(t, pool, "public")
 	for _, o := range migV2Objects {
@@ -179,58 +183,53 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		t.Fatalf("fresh policy rows in their initial shape = %d, want 1", got)
 	}
 
-	v5 := v2
-	v3URL := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, v3URL, docket.MigrateOptions{Target: migV3Version})
-	migExpectApplied(t, v3URL, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
-	v3 := migCatalog(t, poolFor(t, v3URL), "public")
-	for _, o := range migV5Objects {
-		if migHasPrefix(v3, o) {
-			t.Fatalf("V3 already has %s", o)
-		}
-		if !migHasPrefix(v5, o) {
-			t.Fatalf("a fresh install lacks %s", o)
+	// Each migration's down restores exactly the catalog of the version
+	// below it (the down of V3 restores the full-ring walk's claim function
+	// too: its source hash is part of the listing); each migration's own
+	// objects exist above it and not below.
+	catalogs := map[string][]string{migV1Version: v1, migAllVersions[len(migAllVersions)-1]: v2}
+	for i := len(migAllVersions) - 2; i >= 1; i-- {
+		below := pgtest.NewEmptyDatabase(t)
+		migrateOrFail(t, below, docket.MigrateOptions{Target: migAllVersions[i]})
+		migExpectApplied(t, below, docket.MigrateOptions{}, migAllVersions[:i+1]...)
+		catalogs[migAllVersions[i]] = migCatalog(t, poolFor(t, below), "public")
+	}
+	for i := 1; i < len(migAllVersions); i++ {
+		for _, o := range migObjects[migAllVersions[i]] {
+			if migHasPrefix(catalogs[migAllVersions[i-1]], o) {
+				t.Fatalf("%s already has %s", migAllVersions[i-1], o)
+			}
+			if !migHasPrefix(catalogs[migAllVersions[i]], o) {
+				t.Fatalf("%s lacks %s", migAllVersions[i], o)
+			}
 		}
 	}
-	v2URL := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, v2URL, docket.MigrateOptions{Target: migV2Version})
-	migExpectApplied(t, v2URL, docket.MigrateOptions{}, migV1Version, migV2Version)
-	v2 = migCatalog(t, poolFor(t, v2URL), "public")
-	for _, o := range migV3Objects {
-		if migHasPrefix(v2, o) {
-			t.Fatalf("V2 already has %s", o)
-		}
-		if !migHasPrefix(v3, o) {
-			t.Fatalf("a fresh install lacks %s", o)
-		}
+	for i := len(migAllVersions) - 1; i >= 1; i-- {
+		migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
+		migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions[:i]...)
+		migExpectSameCatalog(t, "after down to "+migAllVersions[i-1], migCatalog(t, pool, "public"), catalogs[migAllVersions[i-1]])
 	}
-
-	// The down of V5 restores exactly the V3 catalog.
-	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
-	migExpectSameCatalog(t, "after down to V3", migCatalog(t, pool, "public"), v3)
-
-	// The down of V3 restores exactly the V2 catalog, the full-ring walk's
-	// claim function included (its source hash is part of the listing).
-	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
-	migExpectSameCatalog(t, "after down to V2", migCatalog(t, pool, "public"), v2)
-
-	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version)
-	migExpectSameCatalog(t, "after down to V1", migCatalog(t, pool, "public"), v1)
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV5Version)
-	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v5)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
+	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), catalogs[migAllVersions[len(migAllVersions)-1]])
 }
 
-// migV5Objects are catalog entry prefixes only V5 creates.
-var migV5Objects = []string{
-	"relation docket_schedules kind=r",
-	"relation docket_schedules_due_idx kind=i",
-	"constraint docket_schedules.docket_schedules_cadence_check CHECK",
-	"constraint docket_schedules.docket_schedules_scope_name_key UNIQUE (scope_key, name)",
+// migObjects are, by version, catalog entry prefixes only that migration
+// creates.
+var migObjects = map[string][]string{
+	migV2Version: migV2Objects,
+	migV3Version: migV3Objects,
+	migV5Version: {
+		"relation docket_schedules kind=r",
+		"relation docket_schedules_due_idx kind=i",
+		"constraint docket_schedules.docket_schedules_cadence_check CHECK",
+		"constraint docket_schedules.docket_schedules_scope_name_key UNIQUE (scope_key, name)",
+	},
+	migV6Version: {
+		"column docket_runs.trace_context jsonb notnull=false",
+		"constraint docket_runs.docket_runs_trace_context_check ",
+	},
 }
 
 // migV3Objects are catalog entry prefixes only V3 creates.
@@ -344,7 +343,7 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV5Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 
 	var after string
 	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&after); err != nil {
@@ -404,7 +403,7 @@ func TestMigrationCustomSchemasAreIndependentDomains(t *testing.T) {
 	// The same physical schema named again is the same domain: nothing to do.
 	migrateOrFail(t, migURLWithSearchPath(t, url, "alpha"), docket.MigrateOptions{})
 	for _, schema := range []string{"alpha", "beta"} {
-		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version, migV3Version, migV5Version)
+		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migAllVersions...)
 	}
 	admin := poolFor(t, url)
 	if got := queryInt64(t, admin, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
@@ -500,7 +499,7 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 	// Removing the conflict lets the same upgrade succeed.
 	execSQL(t, pool, `drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)`)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV5Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 1 {
 		t.Fatalf("marked runs after the retried upgrade = %d, want 1", got)
 	}
@@ -654,7 +653,8 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	)
 	execSQL(t, pool, `update docket_claim_policy set admission_mode = 'tenant_fair', max_active = 3,
 		configured_max_active = 3, policy_version = 1, initialized_at = now()`)
-	const snapshot = `select (select string_agg(row(r.*)::text, ';' order by id) from docket_runs r)
+	// V6 adds trace_context, NULL on every existing run (checked below).
+	const snapshot = `select (select string_agg((to_jsonb(r) - 'trace_context')::text, ';' order by id) from docket_runs r)
 		|| (select string_agg(row(s.scope_key, s.ring_position, s.unfinished_count, s.updated_at)::text, ';' order by ring_position)
 		      from docket_claim_schedule s)
 		|| (select row(p.admission_mode, p.max_active, p.configured_max_active, p.policy_version, p.scan_ring_position,
@@ -665,7 +665,7 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV5Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 	var after string
 	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
 		t.Fatal(err)
@@ -675,6 +675,9 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	}
 	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
 		t.Fatalf("%d partitions parked by the upgrade", n)
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_runs where trace_context is not null`); n != 0 {
+		t.Fatalf("%d existing runs got a trace context from the upgrade", n)
 	}
 	if n := queryInt64(t, pool, `select count(*) from docket_claim_policy where not park_dormant and not configured_park_dormant`); n != 1 {
 		t.Fatal("the upgrade did not leave parking off")

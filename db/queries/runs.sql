@@ -2,10 +2,12 @@
 -- One new running run. The statement trigger on docket_runs creates the owner
 -- partition inside this statement, so a rollback of the caller's transaction
 -- leaves neither behind. A duplicate run_id inserts nothing and returns no row
--- instead of raising, which keeps the caller's transaction usable.
-insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+-- instead of raising, which keeps the caller's transaction usable. The trace
+-- context travels as text so every execution mode sends it alike.
+insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 values (sqlc.arg(run_id), sqlc.narg(tenant_id), sqlc.arg(graph_id), sqlc.arg(graph_hash),
-        'running', sqlc.arg(state)::text::jsonb, coalesce(sqlc.narg(wake_at)::timestamptz, now()))
+        'running', sqlc.arg(state)::text::jsonb, coalesce(sqlc.narg(wake_at)::timestamptz, now()),
+        sqlc.narg(trace_context)::text::jsonb)
 on conflict (run_id) do nothing
 returning *;
 
@@ -16,10 +18,12 @@ returning *;
 -- yield rows in array order, so ids follow the input order, which is the FIFO
 -- tie-break among equal wake times. A duplicate run_id fails the whole
 -- statement. Go's zero time (0001-01-01 UTC) stands for "due now", since a
--- timestamptz array cannot carry NULL through the generated binding.
-insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+-- timestamptz array cannot carry NULL through the generated binding. One call
+-- has one inserting span, so the trace context is one value for every run.
+insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
-       coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now())
+       coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
+       sqlc.narg(trace_context)::text::jsonb
   from (select unnest(sqlc.arg(run_ids)::text[]) as run_id,
                unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
                unnest(sqlc.arg(graph_ids)::text[]) as graph_id,

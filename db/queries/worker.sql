@@ -133,7 +133,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 -- rows stay locked by the claim until commit, so each row read is the leased
 -- version and no concurrent write can come between. Outside a transaction
 -- with a noted claim the note is unset or empty and nothing is read.
-select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
+select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.trace_context
   from docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[]);
 
