@@ -32,6 +32,9 @@ const (
 	opResetClaimPolicyOverride = "reset_claim_policy_override"
 	opInspectClaimPolicy       = "inspect_claim_policy"
 	opListTenants              = "list_tenants"
+	opBrowseTenants            = "browse_tenants"
+	opDomainOverview           = "domain_overview"
+	opRingWindow               = "ring_window"
 )
 
 // The result attribute values of docket.store.duration.
