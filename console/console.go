@@ -131,7 +131,7 @@ func (h *Handler) routes(static fs.FS) *http.ServeMux {
 	mux.HandleFunc("GET /tenantless/runs/{run}", h.tenantless(h.runPage))
 	mux.HandleFunc("POST /runs/{tenant}/{run}/{action}", h.write(h.withScope(h.runAction)))
 	mux.HandleFunc("POST /tenantless/runs/{run}/{action}", h.write(h.tenantless(h.runAction)))
-	mux.HandleFunc("/", h.notFound)
+	mux.HandleFunc("GET /", h.notFound)
 	return mux
 }
 
