@@ -107,7 +107,7 @@ func TestConsoleTenantsPage(t *testing.T) {
 		{"unfinished", [][]string{{consoleRowAcme, consoleRowBeta}, {consoleRowCalm, consoleRowXSS}, {consoleRowNone, consoleRowZeta}}},
 		{"queued", [][]string{{consoleRowAcme, consoleRowXSS}, {consoleRowNone, consoleRowBeta}, {consoleRowCalm, consoleRowZeta}}},
 	} {
-		r := c.get("/tenants?limit=2&sort=" + tc.sort).expect(t, tc.sort, http.StatusOK)
+		r := c.get("/tenants?limit=2&sort="+tc.sort).expect(t, tc.sort, http.StatusOK)
 		for i, want := range tc.pages {
 			expectRows(t, fmt.Sprintf("%s page %d", tc.sort, i+1), consoleTable(t, r.body, "tenants"), want...)
 			next := consoleLink(r.body, "next-page")
@@ -138,7 +138,7 @@ func TestConsoleTenantsPage(t *testing.T) {
 		"?limit=0": http.StatusBadRequest, "?limit=1001": http.StatusBadRequest,
 		"?after_t=a&after_v=x": http.StatusBadRequest, "?after_t=a&after_v=-1": http.StatusBadRequest,
 	} {
-		r := c.get("/tenants" + query).expect(t, query, status)
+		r := c.get("/tenants"+query).expect(t, query, status)
 		if !strings.Contains(r.body, `class="message error"`) {
 			t.Errorf("%s: no error message on the page:\n%s", query, r.body)
 		}
@@ -273,7 +273,7 @@ func TestConsoleRunsPage(t *testing.T) {
 	a1 := row("a1", "acme", "send", "running", 1)
 	runs := func(query string) (rows []string, next string) {
 		t.Helper()
-		r := c.get("/runs" + query).expect(t, query, http.StatusOK)
+		r := c.get("/runs"+query).expect(t, query, http.StatusOK)
 		return consoleTable(t, r.body, "runs"), consoleLink(r.body, "next-page")
 	}
 	got, next := runs("")
@@ -319,7 +319,7 @@ func TestConsoleRunsPage(t *testing.T) {
 		"?status=bogus": http.StatusBadRequest, "?from=yesterday": http.StatusBadRequest,
 		"?after_run=a1&after_started=x": http.StatusBadRequest, "?limit=-1": http.StatusBadRequest,
 	} {
-		c.get("/runs" + query).expect(t, query, status)
+		c.get("/runs"+query).expect(t, query, status)
 	}
 }
 
