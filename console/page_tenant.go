@@ -16,7 +16,7 @@ const tenantRuns = 20
 // tenantView is the tenant page's content.
 type tenantView struct {
 	Scope      docket.Scope
-	Inspection docket.ClaimPolicyInspection
+	Inspection docket.BrowsedTenant
 	// Runs are the scope's newest runs; RunsURL lists them all.
 	Runs    []docket.Run
 	RunsURL string
@@ -33,7 +33,7 @@ func (h *Handler) tenantPage(w http.ResponseWriter, r *http.Request, scope docke
 // renderTenant renders the tenant page of scope with status and the
 // messages of v.
 func (h *Handler) renderTenant(w http.ResponseWriter, r *http.Request, scope docket.Scope, status int, v view) {
-	ins, err := h.admin.InspectClaimPolicy(r.Context(), scope)
+	ins, err := h.admin.InspectTenant(r.Context(), scope)
 	if err != nil {
 		h.failErr(w, r, "tenant", err)
 		return

@@ -60,7 +60,10 @@ type BrowseTenantsRequest struct {
 	Limit int
 }
 
-// BrowsedTenant is one row of BrowseTenants.
+// BrowsedTenant is one row of BrowseTenants, or InspectTenant. Unlike
+// InspectClaimPolicy it also reads a scope that has no effective cap (no
+// override in a domain whose policy was never initialized, as under Legacy):
+// then EffectiveMaxActiveRuns is 0, Source is empty and Debt is 0.
 type BrowsedTenant struct {
 	ClaimPolicyInspection
 	// LastGrantedAt is the latest admission time among the scope's
@@ -103,9 +106,34 @@ func (a *Admin) BrowseTenants(ctx context.Context, req BrowseTenantsRequest) (_ 
 	for i, k := range keys {
 		scopeKeys[i] = k.key
 	}
-	grants, err := c.queries.ConsoleLastGrants(ctx, scopeKeys)
+	if page.Tenants, err = c.browsedTenants(ctx, scopeKeys); err != nil {
+		return TenantBrowsePage{}, err
+	}
+	return page, nil
+}
+
+// InspectTenant returns one scope's BrowseTenants row: its inspection (also
+// without an effective cap) and its last grant. An invalid scope fails with
+// ErrInvalidArgument or ErrTenantRequired.
+func (a *Admin) InspectTenant(ctx context.Context, scope Scope) (_ BrowsedTenant, err error) {
+	c := a.client
+	defer c.telemetry.storeCall(opInspectTenant).end(ctx, &err)
+	key, err := c.scopeKey(scope)
 	if err != nil {
-		return TenantBrowsePage{}, fmt.Errorf("docket: browse tenants: last grants: %w", err)
+		return BrowsedTenant{}, err
+	}
+	rows, err := c.browsedTenants(ctx, []string{key})
+	if err != nil {
+		return BrowsedTenant{}, err
+	}
+	return rows[0], nil
+}
+
+// browsedTenants inspects each of keys and adds its last grant.
+func (c *Client) browsedTenants(ctx context.Context, keys []string) ([]BrowsedTenant, error) {
+	grants, err := c.queries.ConsoleLastGrants(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("docket: last grants: %w", err)
 	}
 	lastGrant := make(map[string]time.Time, len(grants))
 	for _, g := range grants {
@@ -113,18 +141,16 @@ func (a *Admin) BrowseTenants(ctx context.Context, req BrowseTenantsRequest) (_ 
 			lastGrant[*g.ScopeKey] = g.LastGrantedAt
 		}
 	}
-	page.Tenants = make([]BrowsedTenant, len(keys))
-	for i, k := range keys {
-		ins, err := c.InspectClaimPolicy(ctx, scopeOfKey(k.key))
-		if err != nil {
-			return TenantBrowsePage{}, err
+	out := make([]BrowsedTenant, len(keys))
+	for i, key := range keys {
+		if out[i].ClaimPolicyInspection, err = c.inspectScope(ctx, scopeOfKey(key)); err != nil {
+			return nil, err
 		}
-		page.Tenants[i].ClaimPolicyInspection = ins
-		if at, ok := lastGrant[k.key]; ok {
-			page.Tenants[i].LastGrantedAt = &at
+		if at, ok := lastGrant[key]; ok {
+			out[i].LastGrantedAt = &at
 		}
 	}
-	return page, nil
+	return out, nil
 }
 
 // browseQuery is a validated BrowseTenantsRequest in query form.

@@ -33,6 +33,7 @@ const (
 	opInspectClaimPolicy       = "inspect_claim_policy"
 	opListTenants              = "list_tenants"
 	opBrowseTenants            = "browse_tenants"
+	opInspectTenant            = "inspect_tenant"
 	opDomainOverview           = "domain_overview"
 	opRingWindow               = "ring_window"
 )

@@ -155,7 +155,7 @@ func TestConsoleTenantPage(t *testing.T) {
 	for id, want := range map[string]string{
 		"scope": "beta", "cap": "1", "source": "override", "partition-version": "1",
 		"admitted": "2 (claimed 1, ready 1)", "queued": "0", "debt": "1", "unfinished": "2",
-		"epoch": "5", "ring-position": "2", "parked": "no",
+		"epoch": "5", "ring-position": "2", "parked": "no", "last-grant": "2026-01-01 02:00:00Z",
 	} {
 		if got := consoleFacts(t, r.body, id); got != want {
 			t.Errorf("beta: %s = %q, want %q", id, got, want)
@@ -434,4 +434,32 @@ func TestConsoleEscaping(t *testing.T) {
 	if !strings.Contains(r.body, `action="/ops/docket/tenants/zz%3Cscript%3Ealert%281%29%3C%2Fscript%3E/cap"`) {
 		t.Errorf("the cap form's action is not path-escaped:\n%s", r.body)
 	}
+}
+
+// A Legacy domain whose policy was never initialized has no caps: its pages
+// say so instead of failing.
+func TestConsoleLegacyDomain(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	openClient(t, pool, legacyConfig())
+	execSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
+		values ('l1', 'acme', 'g', 'h', '{}', 'running', now()), ('l2', null, 'g', 'h', '{}', 'waiting', null)`)
+	c := newConsoleClient(t, consoleServer(t, pool, false, nil))
+	r := c.get("/").expect(t, "domain", http.StatusOK)
+	for id, want := range map[string]string{"engine": "legacy", "walk": "— (Legacy: no ring walk)", "default-cap": "not initialized", "policy-version": "0", "ring-size": "2"} {
+		if got := consoleFacts(t, r.body, id); got != want {
+			t.Errorf("%s = %q, want %q", id, got, want)
+		}
+	}
+	r = c.get("/tenants").expect(t, "tenants", http.StatusOK)
+	expectRows(t, "tenants", consoleTable(t, r.body, "tenants"),
+		"(tenantless) | — | none | 0 (0/0) | 0 | 0 | 1 | 0 | — | —",
+		"acme | — | none | 0 (0/0) | 1 | 0 | 1 | 0 | — | —")
+	r = c.get("/tenants/acme").expect(t, "acme", http.StatusOK)
+	if got := consoleFacts(t, r.body, "cap") + "; " + consoleFacts(t, r.body, "source"); got != "none; no override and no initialized default" {
+		t.Errorf("acme cap: %q", got)
+	}
+	r = c.get("/ring").expect(t, "ring", http.StatusOK)
+	// One statement creates its partitions in scope key order.
+	expectRows(t, "ring", consoleTable(t, r.body, "ring"), "1 | (tenantless) | dormant | 1", "2 | acme | eligible | 1")
 }
