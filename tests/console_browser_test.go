@@ -99,7 +99,8 @@ func consoleBrowserText(t *testing.T, ctx context.Context, sel string) string {
 // A real browser drives the console: the domain page, sorting tenants,
 // opening a tenant, changing its cap, the stale refusal of a second browser
 // context holding the old form, and cancelling a run, with the database
-// checked after each step and a screenshot of each page.
+// checked after each step and a screenshot of each page. The domain page's
+// live refresh is seen too, so the script runs under the page's CSP.
 func TestConsoleBrowser(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
@@ -116,6 +117,11 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("ring size in the database: %d", n)
 	}
 	shot(tab, "domain")
+	// The live section refreshes in place (every 5 s): a run cancelled now
+	// shows up without a reload.
+	execSQL(t, d.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, finished_at)
+		values ('z9', 'acme', 'send', 'h1', '{}', 'cancelled', now())`)
+	consoleDo(t, tab, "live refresh", chromedp.WaitVisible(chromedp.Search(`//td[@id="runs-cancelled"][normalize-space()="1"]`)))
 
 	consoleDo(t, tab, "tenants page", chromedp.Click(`nav a[href$="/tenants"]`), chromedp.WaitVisible("#tenants"))
 	consoleDo(t, tab, "sort by unfinished", chromedp.Click("#sort-unfinished"), chromedp.WaitVisible(`#sort-unfinished[aria-current]`))
