@@ -334,8 +334,9 @@ type ConsoleTenantsByDebtRow struct {
 
 // One page of partitions by debt (admitted beyond the effective cap, most
 // first, then scope key) after a (debt, key) cursor. The admitted counts come
-// from one index-only pass over docket_runs_admitted_idx, joined to every
-// partition: the cost grows with partitions plus admitted runs, not depth.
+// from one pass over the admitted rows (docket_runs_admitted_idx serves it),
+// joined to every partition: the cost grows with partitions plus admitted
+// runs, not with the page's depth.
 func (q *Queries) ConsoleTenantsByDebt(ctx context.Context, arg ConsoleTenantsByDebtParams) ([]ConsoleTenantsByDebtRow, error) {
 	rows, err := q.db.Query(ctx, ConsoleTenantsByDebt,
 		arg.AfterScopeKey,
@@ -411,9 +412,9 @@ type ConsoleTenantsByQueuedRow struct {
 }
 
 // One page of partitions by queued count (most first, then scope key) after
-// a (count, key) cursor. The counts come from one index-only pass over
-// docket_runs_queued_ready_idx (every queued row once), joined to every
-// partition: the cost grows with partitions plus queued runs, not with depth.
+// a (count, key) cursor. The counts come from one pass over every queued row
+// (docket_runs_queued_ready_idx can serve it), joined to every partition: the
+// cost grows with partitions plus queued runs, not with the page's depth.
 func (q *Queries) ConsoleTenantsByQueued(ctx context.Context, arg ConsoleTenantsByQueuedParams) ([]ConsoleTenantsByQueuedRow, error) {
 	rows, err := q.db.Query(ctx, ConsoleTenantsByQueued,
 		arg.AfterScopeKey,

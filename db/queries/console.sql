@@ -118,9 +118,9 @@ select p.scope_key, s.unfinished_count as sort_value
 
 -- name: ConsoleTenantsByQueued :many
 -- One page of partitions by queued count (most first, then scope key) after
--- a (count, key) cursor. The counts come from one index-only pass over
--- docket_runs_queued_ready_idx (every queued row once), joined to every
--- partition: the cost grows with partitions plus queued runs, not with depth.
+-- a (count, key) cursor. The counts come from one pass over every queued row
+-- (docket_runs_queued_ready_idx can serve it), joined to every partition: the
+-- cost grows with partitions plus queued runs, not with the page's depth.
 with queued as (
     select r.scope_key, count(*) as n
       from docket_runs r
@@ -157,8 +157,9 @@ select k.scope_key, k.sort_value
 -- name: ConsoleTenantsByDebt :many
 -- One page of partitions by debt (admitted beyond the effective cap, most
 -- first, then scope key) after a (debt, key) cursor. The admitted counts come
--- from one index-only pass over docket_runs_admitted_idx, joined to every
--- partition: the cost grows with partitions plus admitted runs, not depth.
+-- from one pass over the admitted rows (docket_runs_admitted_idx serves it),
+-- joined to every partition: the cost grows with partitions plus admitted
+-- runs, not with the page's depth.
 with admitted as (
     select r.scope_key, count(*) as n
       from docket_runs r
