@@ -12,11 +12,12 @@ type activityBar struct {
 	ClaimedY, FinishedY, UpdatedY int
 }
 
-// Chart geometry of the activity SVG, in user units.
+// Chart geometry of the activity SVG, in user units: bars are chartHeight
+// high at most, and each minute's group of three 8-unit bars starts barGroup
+// after the last (the template draws the bars).
 const (
 	chartHeight = 100
 	barGroup    = 30
-	barWidth    = 8
 )
 
 // activityBars scales minutes to the chart: the largest count is full height.
