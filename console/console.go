@@ -50,7 +50,8 @@ type Handler struct {
 	logger      *slog.Logger
 	csrf        csrfKey
 	pages       pageSet
-	mux         *http.ServeMux
+	// root serves the console's routes with the prefix stripped.
+	root http.Handler
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -85,7 +86,7 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	if _, err := rand.Read(h.csrf[:]); err != nil {
 		return nil, fmt.Errorf("console: csrf secret: %w", err)
 	}
-	h.mux = h.routes(static)
+	h.root = http.StripPrefix(cfg.Prefix, h.routes(static))
 	return h, nil
 }
 
@@ -110,7 +111,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, h.prefix+"/", http.StatusMovedPermanently)
 		return
 	}
-	http.StripPrefix(h.prefix, h.mux).ServeHTTP(w, r)
+	h.root.ServeHTTP(w, r)
 }
 
 // routes registers every page and action. The tenantless scope has its own
