@@ -10,7 +10,7 @@ TEST_FLAGS ?= -count=1 -timeout 30m
 # Worker, the claim paths and telemetry, where the concurrency is.
 RACE_RUN  ?= Worker|Claim|Telemetry
 
-.PHONY: all generate check-generate release-migration check-tidy vet test test-unit test-pg test-matrix demo bench
+.PHONY: all generate check-generate release-migration check-tidy vet test test-unit test-pg test-matrix demo bench console-screenshots
 
 all: check-generate vet test
 
@@ -78,6 +78,10 @@ test-matrix: test-unit
 ## demo: the main job on a throwaway local PostgreSQL
 demo:
 	$(GO) run ./cmd/docket demo
+
+## console-screenshots: the console browser test's screenshots into docs/console (README shows two)
+console-screenshots:
+	DOCKET_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run 'TestConsoleBrowser$$' ./tests/
 
 ## bench: the scorecard (its own module, starts its own PostgreSQL)
 bench:

@@ -66,6 +66,20 @@ type ClaimPolicyInspection struct {
 // effective cap: ErrNotInitialized.
 func (c *Client) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPolicyInspection, err error) {
 	defer c.telemetry.storeCall(opInspectClaimPolicy).end(ctx, &err)
+	out, err := c.inspectScope(ctx, scope)
+	if err != nil {
+		return ClaimPolicyInspection{}, err
+	}
+	if out.Source == "" {
+		return ClaimPolicyInspection{}, fmt.Errorf("%w: %s has no override and the policy has no default", ErrNotInitialized, scope)
+	}
+	return out, nil
+}
+
+// inspectScope reads what InspectClaimPolicy returns, except that a scope
+// without an effective cap (no override, no initialized default) reads with
+// EffectiveMaxActiveRuns 0, an empty Source and no debt instead of failing.
+func (c *Client) inspectScope(ctx context.Context, scope Scope) (ClaimPolicyInspection, error) {
 	key, err := c.scopeKey(scope)
 	if err != nil {
 		return ClaimPolicyInspection{}, err
@@ -98,7 +112,7 @@ func (c *Client) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPo
 	case row.DefaultMaxActive != nil:
 		out.EffectiveMaxActiveRuns, out.Source = int(*row.DefaultMaxActive), CapFromDefault
 	default:
-		return ClaimPolicyInspection{}, fmt.Errorf("%w: %s has no override and the policy has no default", ErrNotInitialized, scope)
+		return out, nil
 	}
 	out.Debt = max(out.Admitted-int64(out.EffectiveMaxActiveRuns), 0)
 	return out, nil

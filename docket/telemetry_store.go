@@ -39,6 +39,10 @@ const (
 	opResumeSchedule           = "resume_schedule"
 	opRemoveSchedule           = "remove_schedule"
 	opTakeScheduleTicks        = "take_schedule_ticks"
+	opBrowseTenants            = "browse_tenants"
+	opInspectTenant            = "inspect_tenant"
+	opDomainOverview           = "domain_overview"
+	opRingWindow               = "ring_window"
 )
 
 // The result attribute values of docket.store.duration.

@@ -1,6 +1,7 @@
 // Package cli is the docket command line: schema migrations, claim-policy
 // administration, run and tenant listings, run maintenance (signals,
-// retry, retention) and schedules of periodic runs. cmd/docket is a
+// retry, retention), schedules of periodic runs and the operator console's
+// server. cmd/docket is a
 // thin wrapper around Run, so tests drive the same code in-process.
 package cli
 
@@ -46,6 +47,7 @@ var commands = []command{
 	{name: "runs", usage: runsUsage, summary: "list, show, signal, retry or prune runs", run: runRuns, actionUsage: runsActionUsage},
 	{name: "tenants", usage: tenantsUsage, summary: "list the domain's partitions or show one scope's admission", run: runTenants, actionUsage: tenantsActionUsage},
 	{name: "schedules", usage: schedulesUsage, summary: "list, add, pause, resume or remove schedules of periodic runs", run: runSchedules, actionUsage: schedulesActionUsage},
+	{name: "console", usage: consoleUsage, summary: "serve the operator console (HTML) of one fairness domain", run: runConsole},
 	{name: "demo", usage: demoUsage, summary: "drain a hot-tenant backlog under Legacy and TenantFair and compare waits", run: runDemo},
 	{name: "version", usage: versionUsage, summary: "print the build's version, revision and schema version", run: runVersion},
 }

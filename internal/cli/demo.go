@@ -10,14 +10,16 @@ import (
 )
 
 const demoUsage = `docket demo [--database-url URL] [--hot-runs N] [--light-tenants N]
-            [--light-runs N] [--concurrency N] [--cap N] [--handler-time D]
+            [--light-runs N] [--concurrency N] [--cap N] [--handler-time D] [--keep]
   Insert one hot tenant's backlog, then many light tenants' runs, and drain
   the same backlog with a Worker under Legacy and then under TenantFair;
   print progress and each engine's waits per cohort. Without --database-url
   ($DOCKET_DATABASE_URL is not read) it runs on a throwaway local PostgreSQL
   that it removes afterwards; with one, it works in two fresh schemas that it
   drops afterwards. Defaults: 2000 hot runs, 20 light tenants x 10 runs,
-  concurrency 8, cap 4, handler time 2ms.
+  concurrency 8, cap 4, handler time 2ms. --keep keeps both schemas and
+  prints the database URL and the "docket console" command for each; on the
+  throwaway server it then waits for Ctrl-C before removing the server.
 `
 
 // runDemo implements "docket demo".
@@ -33,6 +35,7 @@ func runDemo(ctx context.Context, args []string, out output) int {
 	fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "worker concurrency")
 	fs.IntVar(&opts.Cap, "cap", opts.Cap, "TenantFair default cap")
 	fs.DurationVar(&opts.HandlerTime, "handler-time", opts.HandlerTime, "handler work per run")
+	fs.BoolVar(&opts.Keep, "keep", false, "keep the schemas (and the local server until Ctrl-C) for the console")
 	if err := fs.Parse(args); err != nil {
 		return out.usageError("demo", err, demoUsage)
 	}

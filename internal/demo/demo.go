@@ -33,6 +33,11 @@ type Options struct {
 	HandlerTime time.Duration
 	// Out receives progress and the report.
 	Out io.Writer
+	// Keep leaves the demo's schemas in place after the report and prints
+	// the database URL and the "docket console" command for each; on a
+	// throwaway local server Run then waits for ctx to end (Ctrl-C) before
+	// it stops the server.
+	Keep bool
 }
 
 // DefaultOptions is the standard demo: 2,000 hot runs, 20 light tenants of
@@ -111,5 +116,24 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	writeReport(o.Out, o, results)
 	fmt.Fprintf(o.Out, "\nwall time %s\n", time.Since(began).Round(10*time.Millisecond))
+	if o.Keep {
+		keep(ctx, o, databaseURL, results)
+	}
 	return nil
+}
+
+// keep prints how to open the kept schemas in the console and, on the
+// throwaway local server, waits for ctx to end before Run removes it.
+func keep(ctx context.Context, o Options, databaseURL string, results []drainResult) {
+	fmt.Fprintf(o.Out, "\nkept the demo's schemas; database URL: %s\n", databaseURL)
+	fmt.Fprintln(o.Out, "open them in the operator console (one fairness domain per schema):")
+	for _, res := range results {
+		fmt.Fprintf(o.Out, "  docket console --database-url '%s' --schema %s\n", databaseURL, res.schema)
+	}
+	if o.DatabaseURL != "" {
+		fmt.Fprintln(o.Out, "drop them yourself when done (drop schema ... cascade)")
+		return
+	}
+	fmt.Fprintln(o.Out, "the local PostgreSQL keeps running until Ctrl-C")
+	<-ctx.Done()
 }

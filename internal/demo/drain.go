@@ -28,6 +28,8 @@ const (
 // drainResult is what one engine's drain measured.
 type drainResult struct {
 	engine engine
+	// schema is where the engine's backlog lives (kept only with Keep).
+	schema string
 	// hotInserted and lightInserted are when each cohort's insert returned.
 	hotInserted, lightInserted time.Time
 	// began is when the worker started, finished when the database first
@@ -56,14 +58,19 @@ type policyView struct {
 }
 
 // drainEngine builds a fresh schema for e, inserts the backlog, drains it
-// with one Worker while printing progress, and drops the schema again.
+// with one Worker while printing progress, and drops the schema again
+// (unless o.Keep, when a successful drain keeps it for the console).
 func drainEngine(ctx context.Context, databaseURL string, e engine, o Options) (res drainResult, err error) {
 	fmt.Fprintf(o.Out, "\n== %s ==\n", e.label)
 	schema, drop, err := createSchema(ctx, databaseURL, e.name)
 	if err != nil {
 		return res, err
 	}
-	defer func() { err = errors.Join(err, drop()) }()
+	defer func() {
+		if err != nil || !o.Keep {
+			err = errors.Join(err, drop())
+		}
+	}()
 	if err := docket.Migrate(ctx, databaseURL, docket.MigrateOptions{Schema: schema}); err != nil {
 		return res, err
 	}
@@ -76,7 +83,7 @@ func drainEngine(ctx context.Context, databaseURL string, e engine, o Options) (
 	if err != nil {
 		return res, err
 	}
-	res = drainResult{engine: e}
+	res = drainResult{engine: e, schema: schema}
 	if res.hotInserted, res.lightInserted, err = insertBacklog(ctx, client, o); err != nil {
 		return res, err
 	}
