@@ -20,7 +20,7 @@ var (
 	ErrInvalidCap = errors.New("docket: cap must be an integer in 1..2147483647")
 	// ErrTenantRequired reports a tenantless run or scope under required tenancy.
 	ErrTenantRequired = errors.New("docket: tenant required")
-	// ErrSchemaMismatch reports a database whose Docket schema is not version 3 with the validated shape.
+	// ErrSchemaMismatch reports a database whose Docket schema is not the embedded version with the validated shape.
 	ErrSchemaMismatch = errors.New("docket: schema mismatch")
 	// ErrNotInitialized reports a claim policy that no TenantFair startup has initialized.
 	ErrNotInitialized = errors.New("docket: claim policy not initialized")

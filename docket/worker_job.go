@@ -26,10 +26,13 @@ type Job struct {
 	GraphID string
 	// GraphHash names the workflow version.
 	GraphHash string
-	// Attempt counts the claims of the run since its last commit, this one
-	// included: 1 unless earlier holders vanished or gave it back without a
-	// commit. Every verdict is a commit, so a run retried with RetryAt starts
-	// again at 1; count handler attempts in the run's state instead.
+	// Attempt is the number of this handler attempt: the run's persisted
+	// attempt counter (Run.Attempt) plus one. It is 1 for the first handler
+	// call of the run, 2 for the call after one retry or failure verdict
+	// (Fail, a panic, RetryAt...), and so on, and restarts at 1 after a
+	// Complete, Continue or WaitExternal verdict or an operator's RetryRun.
+	// Claims that ended without a verdict (a crashed or stopped worker) do
+	// not count. The RetryPolicy's MaxAttempts is compared with it.
 	Attempt int
 	// Class is the kind of candidate the claim came from; ClassExpired means
 	// this worker took over a claim whose holder stopped refreshing it.
@@ -83,7 +86,6 @@ func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 		Scope:         lease.Scope,
 		GraphID:       lease.GraphID,
 		GraphHash:     lease.GraphHash,
-		Attempt:       lease.Attempt,
 		Class:         lease.Class,
 		CheckpointSeq: lease.CheckpointSeq,
 		worker:        w,
@@ -159,6 +161,7 @@ func (j *Job) prepare(io context.Context) bool {
 	j.prepared = true
 	j.step = int(row.Step)
 	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
+	j.Attempt = int(row.Attempt) + 1
 	return true
 }
 
@@ -173,24 +176,28 @@ func (j *Job) releaseUnprepared(io context.Context) {
 	}
 }
 
-// invoke calls the handler and plans the commit of its verdict; a panic
-// fails the run.
+// invoke calls the handler and plans the commit of its verdict; a panic is
+// a failed attempt. The logs above debug level name only the verdict, never
+// the error text.
 func (j *Job) invoke(ctx context.Context) (plan commitPlan) {
+	policy := j.worker.cfg.Retry
 	defer func() {
 		if p := recover(); p != nil {
-			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked; failing the run")
-			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(p))
-			plan = panicked(j.currentStep())
+			plan = panicked(j.currentStep(), j.Attempt, policy, p)
+			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked", "result", plan.checkpointType)
+			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", plan.failure.Error)
 		}
 	}()
 	result := j.worker.cfg.Handler(ctx, j)
+	plan = result.plan(j.currentStep(), j.Attempt, policy)
 	switch {
 	case result.kind == resultMissing:
-		j.worker.logger.WarnContext(ctx, "docket worker handler returned the zero Result; failing the run")
-	case result.kind == resultFail && result.err != nil:
-		j.worker.debug(ctx, "docket worker handler failed the run", j.RunID, "error", result.err.Error())
+		j.worker.logger.WarnContext(ctx, "docket worker handler returned the zero Result", "result", plan.checkpointType)
+	case result.err != nil:
+		j.worker.debug(ctx, "docket worker handler attempt failed", j.RunID, "result", plan.checkpointType,
+			"error", result.err.Error())
 	}
-	return result.plan(j.currentStep(), time.Now())
+	return plan
 }
 
 // currentStep is the step a commit keeps unless its verdict sets one.
@@ -238,7 +245,7 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			j.worker.logger.WarnContext(io, "docket worker result refused as invalid; failing the run", "result", plan.checkpointType)
 			j.worker.debug(io, "docket worker invalid result", j.RunID, "error", err.Error())
 			j.verdict(plan, err)
-			plan = refused(j.currentStep())
+			plan = refused(j.currentStep(), err)
 			continue
 		}
 		if time.Since(j.confirmed()) >= j.worker.cfg.ClaimTTL {
@@ -337,6 +344,8 @@ func (j *Job) request(plan commitPlan) CommitRequest {
 		State:          plan.state,
 		CheckpointType: plan.checkpointType,
 		Schedule:       plan.schedule,
+		Attempt:        plan.attempt,
+		Failure:        plan.failure,
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 const GetRun = `-- name: GetRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors from docket_runs
  where scope_key = $1::text and run_id = $2
 `
 
@@ -51,6 +51,8 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (DocketRun, erro
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 	)
 	return i, err
 }
@@ -83,7 +85,7 @@ insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state,
 values ($1, $2, $3, $4,
         'running', $5::text::jsonb, coalesce($6::timestamptz, now()))
 on conflict (run_id) do nothing
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors
 `
 
 type InsertRunParams struct {
@@ -133,6 +135,8 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 	)
 	return i, err
 }
@@ -181,7 +185,7 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 }
 
 const InspectRun = `-- name: InspectRun :one
-select docket_runs.id, docket_runs.run_id, docket_runs.tenant_id, docket_runs.scope_key, docket_runs.graph_id, docket_runs.graph_hash, docket_runs.status, docket_runs.step, docket_runs.state, docket_runs.checkpoint_seq, docket_runs.latest_checkpoint_type, docket_runs.claim_token, docket_runs.claimed_at, docket_runs.wake_at, docket_runs.claim_attempts, docket_runs.claim_abandons, docket_runs.poisoned_at, docket_runs.poison_reason, docket_runs.inserted_at, docket_runs.started_at, docket_runs.updated_at, docket_runs.finished_at, docket_runs.tenant_admitted_at, now()::timestamptz as observed_at
+select docket_runs.id, docket_runs.run_id, docket_runs.tenant_id, docket_runs.scope_key, docket_runs.graph_id, docket_runs.graph_hash, docket_runs.status, docket_runs.step, docket_runs.state, docket_runs.checkpoint_seq, docket_runs.latest_checkpoint_type, docket_runs.claim_token, docket_runs.claimed_at, docket_runs.wake_at, docket_runs.claim_attempts, docket_runs.claim_abandons, docket_runs.poisoned_at, docket_runs.poison_reason, docket_runs.inserted_at, docket_runs.started_at, docket_runs.updated_at, docket_runs.finished_at, docket_runs.tenant_admitted_at, docket_runs.attempt, docket_runs.errors, now()::timestamptz as observed_at
   from docket_runs
  where scope_key = $1::text and run_id = $2
 `
@@ -225,13 +229,15 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 		&i.DocketRun.UpdatedAt,
 		&i.DocketRun.FinishedAt,
 		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
 		&i.ObservedAt,
 	)
 	return i, err
 }
 
 const ListRuns = `-- name: ListRuns :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors from docket_runs
  where scope_key = $1::text
    and ($2::text is null or graph_id = $2::text)
    and ($3::text is null or status = $3::text)
@@ -286,6 +292,8 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.TenantAdmittedAt,
+			&i.Attempt,
+			&i.Errors,
 		); err != nil {
 			return nil, err
 		}
@@ -298,7 +306,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun
 }
 
 const ListRunsAfter = `-- name: ListRunsAfter :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors from docket_runs
  where scope_key = $1::text
    and (started_at, run_id) < ($2::timestamptz, $3::text)
    and ($4::text is null or graph_id = $4::text)
@@ -359,6 +367,8 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.TenantAdmittedAt,
+			&i.Attempt,
+			&i.Errors,
 		); err != nil {
 			return nil, err
 		}
@@ -371,7 +381,7 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 }
 
 const LockRun = `-- name: LockRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors from docket_runs
  where scope_key = $1::text and run_id = $2
    for update
 `
@@ -410,6 +420,8 @@ func (q *Queries) LockRun(ctx context.Context, arg LockRunParams) (DocketRun, er
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 	)
 	return i, err
 }
