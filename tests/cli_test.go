@@ -49,17 +49,17 @@ func TestCLIMigrateUpCreatesEveryObject(t *testing.T) {
 		migCatalog(t, pool, "public"), migCatalog(t, reference, "public"))
 
 	r := cliExpect(t, cli.ExitOK, "", "migrate", "status", "--database-url", url)
-	want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\napplied  20261201000003_docket_v3.sql\n"
+	want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\napplied  20261201000003_docket_v3.sql\napplied  20261201000004_docket_v4.sql\n"
 	if r.stdout != want {
 		t.Fatalf("status after up:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	cliExpect(t, cli.ExitOK, "", "migrate", "--database-url", url, "down")
 	r = cliExpect(t, cli.ExitOK, "", "migrate", "status", "--database-url", url)
-	if want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\npending  20261201000003_docket_v3.sql\n"; r.stdout != want {
+	if want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\napplied  20261201000003_docket_v3.sql\npending  20261201000004_docket_v4.sql\n"; r.stdout != want {
 		t.Fatalf("status after down:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	cliExpect(t, cli.ExitOK, "", "migrate", "up", "--database-url", url)
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV4Version)
 }
 
 func TestCLIPolicyCommands(t *testing.T) {
@@ -154,7 +154,7 @@ func TestCLISchemaFlagAndEnvironment(t *testing.T) {
 	url := pgtest.NewEmptyDatabase(t)
 	t.Setenv("DOCKET_DATABASE_URL", url)
 	cliExpect(t, cli.ExitOK, "", "migrate", "up", "--schema", "tenant_domain")
-	migExpectApplied(t, url, docket.MigrateOptions{Schema: "tenant_domain"}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{Schema: "tenant_domain"}, migV1Version, migV2Version, migV3Version, migV4Version)
 	pool := poolFor(t, url)
 	if got := queryInt64(t, pool, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
 		t.Fatalf("public holds %d relations after migrating another schema", got)

@@ -35,15 +35,15 @@ func TestMigrateTakesWhatPgxTakes(t *testing.T) {
 		t.Fatalf("migrate with a keyword/value DSN: %v", err)
 	}
 	want := "applied 20261101000001_docket_v1.sql in schema public ("
-	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "applied 20261201000003_docket_v3.sql in schema public (") {
+	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "applied 20261201000004_docket_v4.sql in schema public (") {
 		t.Fatalf("log %q lacks the applied migrations", log.String())
 	}
-	migExpectApplied(t, databaseURL, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, databaseURL, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV4Version)
 	log.Reset()
 	if err := docket.Migrate(testContext(t), databaseURL, docket.MigrateOptions{Log: &log}); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.String(); got != "schema public is up to date at "+migV3Version+": nothing to apply\n" {
+	if got := log.String(); got != "schema public is up to date at "+migV4Version+": nothing to apply\n" {
 		t.Fatalf("second migrate logged %q", got)
 	}
 	openClient(t, poolFor(t, databaseURL), tenantFairConfig(2))
@@ -82,7 +82,7 @@ func TestMigrateWithPoolKeepsTheAppsSearchPath(t *testing.T) {
 		t.Fatalf("%d Docket tables landed in the app's schemas", got)
 	}
 	statuses, err := docket.MigrateStatusWithPool(testContext(t), app, docket.MigrateOptions{Schema: "docket"})
-	if err != nil || len(statuses) != 3 || !statuses[0].Applied || !statuses[1].Applied || !statuses[2].Applied {
+	if err != nil || len(statuses) != 4 || !statuses[0].Applied || !statuses[1].Applied || !statuses[2].Applied || !statuses[3].Applied {
 		t.Fatalf("status through the pool: %+v, %v", statuses, err)
 	}
 	openClient(t, poolFor(t, migURLWithSearchPath(t, databaseURL, "docket,app,public")), tenantFairConfig(2))
@@ -126,7 +126,7 @@ func TestMigrateTxFollowsTheCallersTransaction(t *testing.T) {
 			t.Fatalf("commit=%v: %d docket schemas, want %d", commit, got, want)
 		}
 	}
-	migExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, migV1Version, migV2Version, migV3Version, migV4Version)
 }
 
 // A schema that an earlier release migrated recorded Docket's versions in
@@ -147,14 +147,15 @@ func TestMigrateAdoptsTheEarlierLedger(t *testing.T) {
 		t.Fatalf("migrate over the earlier ledger: %v", err)
 	}
 	if !strings.Contains(log.String(), "recorded [20261101000001 20261101000002] from schema_migrations") ||
-		!strings.Contains(log.String(), "applied 20261201000003_docket_v3.sql") || strings.Contains(log.String(), "applied 20261101000001") {
+		!strings.Contains(log.String(), "applied 20261201000003_docket_v3.sql") ||
+		!strings.Contains(log.String(), "applied 20261201000004_docket_v4.sql") || strings.Contains(log.String(), "applied 20261101000001") {
 		t.Fatalf("log %q", log.String())
 	}
 	if got := queryInt64(t, pool, `select count(*) from schema_migrations`); got != 3 {
 		t.Fatalf("schema_migrations holds %d rows, want the 3 it had", got)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != 3 {
-		t.Fatalf("docket_schema_migrations holds %d rows, want 3", got)
+	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != 4 {
+		t.Fatalf("docket_schema_migrations holds %d rows, want 4", got)
 	}
 	openClient(t, pool, tenantFairConfig(2))
 }
@@ -191,7 +192,7 @@ func TestMigrateConcurrentMigratorsApplyOnce(t *testing.T) {
 			t.Fatalf("migrator %d: %v", i, err)
 		}
 	}
-	migExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, migV1Version, migV2Version, migV3Version, migV4Version)
 }
 
 // A ledger holding a version this binary does not know is a newer
@@ -207,7 +208,7 @@ func TestMigrateRefusesANewerSchema(t *testing.T) {
 			t.Fatalf("direction %d over a newer schema: %v, want ErrMigrationOrder", dir, err)
 		}
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != 4 {
-		t.Fatalf("ledger holds %d rows, want 4", got)
+	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != 5 {
+		t.Fatalf("ledger holds %d rows, want 5", got)
 	}
 }

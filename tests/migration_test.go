@@ -20,6 +20,7 @@ const (
 	migV1Version = "20261101000001"
 	migV2Version = "20261101000002"
 	migV3Version = "20261201000003"
+	migV4Version = "20261201000004"
 )
 
 // migCatalogQuery lists every object of one schema with its full definition:
@@ -157,7 +158,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 
 	url := pgtest.NewEmptyDatabase(t)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV4Version)
 	pool := poolFor(t, url)
 	v2 := migCatalog(t, pool, "public")
 	for _, o := range migV2Objects {
@@ -178,7 +179,20 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		t.Fatalf("fresh policy rows in their initial shape = %d, want 1", got)
 	}
 
-	v3 := v2
+	v4 := v2
+	v3URL := pgtest.NewEmptyDatabase(t)
+	migrateOrFail(t, v3URL, docket.MigrateOptions{Target: migV3Version})
+	migExpectApplied(t, v3URL, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	v3 := migCatalog(t, poolFor(t, v3URL), "public")
+	for _, o := range migV4Objects {
+		if migHasPrefix(v3, o) {
+			t.Fatalf("V3 already has %s", o)
+		}
+		if !migHasPrefix(v4, o) {
+			t.Fatalf("a fresh install lacks %s", o)
+		}
+	}
+
 	v2URL := pgtest.NewEmptyDatabase(t)
 	migrateOrFail(t, v2URL, docket.MigrateOptions{Target: migV2Version})
 	migExpectApplied(t, v2URL, docket.MigrateOptions{}, migV1Version, migV2Version)
@@ -192,6 +206,11 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		}
 	}
 
+	// The down of V4 restores exactly the V3 catalog.
+	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectSameCatalog(t, "after down to V3", migCatalog(t, pool, "public"), v3)
+
 	// The down of V3 restores exactly the V2 catalog, the full-ring walk's
 	// claim function included (its source hash is part of the listing).
 	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
@@ -203,8 +222,8 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	migExpectSameCatalog(t, "after down to V1", migCatalog(t, pool, "public"), v1)
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
-	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v3)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV4Version)
+	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v4)
 }
 
 // migV3Objects are catalog entry prefixes only V3 creates.
@@ -217,6 +236,16 @@ var migV3Objects = []string{
 	"relation docket_runs_unadmitted_claimed_idx kind=i",
 	"function docket_runs_wake_partition() returns trigger",
 	"trigger docket_runs.docket_runs_wake_partition_trg ",
+}
+
+// migV4Objects are catalog entry prefixes only V4 creates.
+var migV4Objects = []string{
+	"column docket_runs.attempt integer notnull=true generated= identity= default=0",
+	"column docket_runs.errors jsonb notnull=true generated= identity= default='[]'::jsonb",
+	"constraint docket_runs.docket_runs_attempt_check ",
+	"constraint docket_runs.docket_runs_errors_array_check ",
+	"constraint docket_runs.docket_runs_errors_bound_check ",
+	"constraint docket_runs.docket_runs_errors_entry_check ",
 }
 
 // migRun is one run seeded with plain SQL in a given lifecycle shape.
@@ -318,7 +347,7 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV4Version)
 
 	var after string
 	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&after); err != nil {
@@ -378,7 +407,7 @@ func TestMigrationCustomSchemasAreIndependentDomains(t *testing.T) {
 	// The same physical schema named again is the same domain: nothing to do.
 	migrateOrFail(t, migURLWithSearchPath(t, url, "alpha"), docket.MigrateOptions{})
 	for _, schema := range []string{"alpha", "beta"} {
-		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version, migV3Version)
+		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version, migV3Version, migV4Version)
 	}
 	admin := poolFor(t, url)
 	if got := queryInt64(t, admin, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
@@ -474,7 +503,7 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 	// Removing the conflict lets the same upgrade succeed.
 	execSQL(t, pool, `drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)`)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV4Version)
 	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 1 {
 		t.Fatalf("marked runs after the retried upgrade = %d, want 1", got)
 	}
@@ -628,7 +657,9 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	)
 	execSQL(t, pool, `update docket_claim_policy set admission_mode = 'tenant_fair', max_active = 3,
 		configured_max_active = 3, policy_version = 1, initialized_at = now()`)
-	const snapshot = `select (select string_agg(row(r.*)::text, ';' order by id) from docket_runs r)
+	// The runs are compared without V4's columns, which the upgrade adds
+	// with their empty values (checked below).
+	const snapshot = `select (select string_agg((to_jsonb(r) - 'attempt' - 'errors')::text, ';' order by id) from docket_runs r)
 		|| (select string_agg(row(s.scope_key, s.ring_position, s.unfinished_count, s.updated_at)::text, ';' order by ring_position)
 		      from docket_claim_schedule s)
 		|| (select row(p.admission_mode, p.max_active, p.configured_max_active, p.policy_version, p.scan_ring_position,
@@ -639,7 +670,7 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version, migV4Version)
 	var after string
 	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
 		t.Fatal(err)
@@ -649,6 +680,9 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	}
 	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
 		t.Fatalf("%d partitions parked by the upgrade", n)
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_runs where attempt = 0 and errors = '[]'`); n != 4 {
+		t.Fatalf("%d of 4 runs start V4 with no attempts and no errors", n)
 	}
 	if n := queryInt64(t, pool, `select count(*) from docket_claim_policy where not park_dormant and not configured_park_dormant`); n != 1 {
 		t.Fatal("the upgrade did not leave parking off")
