@@ -66,6 +66,7 @@ type RetryPolicyError struct {
 	Reason string
 }
 
+// Error names the field and the reason.
 func (e *RetryPolicyError) Error() string {
 	return fmt.Sprintf("%v: worker Retry.%s %s", ErrInvalidConfig, e.Field, e.Reason)
 }
