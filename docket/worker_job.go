@@ -46,6 +46,9 @@ type Job struct {
 
 	worker *Worker
 	holder Holder
+	// attempt is the handler attempt the policy decides on: Attempt as
+	// read, whatever the handler does to the exported field.
+	attempt int
 	// cohort is the claim call that leased the job: its read of the leased
 	// runs and its count of awaited verdicts.
 	cohort *leaseRead
@@ -161,7 +164,8 @@ func (j *Job) prepare(io context.Context) bool {
 	j.prepared = true
 	j.step = int(row.Step)
 	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
-	j.Attempt = int(row.Attempt) + 1
+	j.attempt = int(row.Attempt) + 1
+	j.Attempt = j.attempt
 	return true
 }
 
@@ -183,13 +187,13 @@ func (j *Job) invoke(ctx context.Context) (plan commitPlan) {
 	policy := j.worker.cfg.Retry
 	defer func() {
 		if p := recover(); p != nil {
-			plan = panicked(j.currentStep(), j.Attempt, policy, p)
+			plan = panicked(j.currentStep(), j.attempt, policy, p)
 			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked", "result", plan.checkpointType)
 			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", plan.failure.Error)
 		}
 	}()
 	result := j.worker.cfg.Handler(ctx, j)
-	plan = result.plan(j.currentStep(), j.Attempt, policy)
+	plan = result.plan(j.currentStep(), j.attempt, policy)
 	switch {
 	case result.kind == resultMissing:
 		j.worker.logger.WarnContext(ctx, "docket worker handler returned the zero Result", "result", plan.checkpointType)
