@@ -36,6 +36,8 @@ var Columns = []Column{
 	{"docket_runs", "updated_at"},
 	{"docket_runs", "finished_at"},
 	{"docket_runs", "tenant_admitted_at"},
+	{"docket_runs", "attempt"},
+	{"docket_runs", "errors"},
 	{"docket_runs", "trace_context"},
 	{"docket_claim_policy", "id"},
 	{"docket_claim_policy", "admission_mode"},

@@ -17,8 +17,9 @@ import (
 // RetainClaim, ReleaseImmediate, ReleaseAt, ReleaseExternal or
 // ReleaseTerminal; the zero Schedule is invalid.
 type Schedule struct {
-	kind   string // the CommitRun schedule: retain, immediate, at, external, terminal
+	kind   string // the CommitRun schedule: retain, immediate, at, after, external, terminal
 	at     time.Time
+	delay  time.Duration // of "after": the wake time is the commit's database time plus delay
 	status RunStatus
 }
 
@@ -37,6 +38,13 @@ func ReleaseImmediate() Schedule { return Schedule{kind: "immediate", status: St
 // ErrInvalidArgument.
 func ReleaseAt(t time.Time) Schedule { return Schedule{kind: "at", at: t, status: StatusRunning} }
 
+// releaseAfter is ReleaseAt the commit's database time plus d, so the stored
+// wake time is exactly the commit time (updated_at) plus d. Any Duration
+// stays inside timestamptz's range.
+func releaseAfter(d time.Duration) Schedule {
+	return Schedule{kind: "after", delay: d, status: StatusRunning}
+}
+
 // ReleaseExternal parks the run as waiting for an external event (resumed
 // through MutateRun): claim, wake time and admission are cleared.
 func ReleaseExternal() Schedule { return Schedule{kind: "external", status: StatusWaiting} }
@@ -50,7 +58,7 @@ func ReleaseTerminal(status RunStatus) Schedule {
 // validate checks the schedule's own arguments.
 func (s Schedule) validate() error {
 	switch s.kind {
-	case "retain", "immediate", "external":
+	case "retain", "immediate", "after", "external":
 		return nil
 	case "at":
 		if s.at.IsZero() {
@@ -83,11 +91,20 @@ type CommitRequest struct {
 	CheckpointType string
 	// Schedule is what happens to the run after the commit.
 	Schedule Schedule
+	// Attempt is what the commit does to the run's handler-attempt counter
+	// (Run.Attempt). The zero AttemptReset restarts it, since a commit is
+	// progress; AttemptKeep leaves it; AttemptCount adds one.
+	Attempt AttemptChange
+	// Failure, allowed only with AttemptCount, appends the failed attempt to
+	// the run's error history in the same statement (the oldest entry goes
+	// beyond MaxRunErrors); nil appends nothing.
+	Failure *AttemptFailure
 }
 
 // Commit stores a holder's checkpoint and applies its schedule in one
 // statement fenced on the exact claim token and ExpectedSeq. A commit is
-// progress: the claim attempt and abandon counters restart at zero. Only
+// progress: the claim attempt and abandon counters restart at zero, and the
+// handler-attempt counter changes as req.Attempt says. Only
 // RetainClaim and ReleaseImmediate keep the admission marker. An invalid
 // request returns ErrInvalidArgument; a mismatched token or sequence returns
 // ErrStaleFence; both change nothing. It returns the committed run.
@@ -137,14 +154,22 @@ func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) 
 	if req.Step < 0 || req.Step > math.MaxInt32 {
 		return gen.CommitRunRow{}, invalidArgument("step %d is outside 0..%d", req.Step, math.MaxInt32)
 	}
+	failure, err := req.failure()
+	if err != nil {
+		return gen.CommitRunRow{}, err
+	}
 	params := gen.CommitRunParams{
-		Step:        int32(req.Step),
-		Status:      string(req.Schedule.status),
-		Schedule:    req.Schedule.kind,
-		ScopeKey:    scopeKey,
-		RunID:       req.Holder.RunID,
-		ClaimToken:  req.Holder.Token,
-		ExpectedSeq: req.ExpectedSeq,
+		Step:          int32(req.Step),
+		Status:        string(req.Schedule.status),
+		Schedule:      req.Schedule.kind,
+		AttemptChange: req.Attempt.sql(),
+		ScopeKey:      scopeKey,
+		RunID:         req.Holder.RunID,
+		ClaimToken:    req.Holder.Token,
+		ExpectedSeq:   req.ExpectedSeq,
+	}
+	if failure != nil {
+		params.ErrorKind, params.ErrorText = &failure.Kind, &failure.Error
 	}
 	if req.State != nil {
 		if err := validateState(req.State); err != nil {
@@ -159,8 +184,12 @@ func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) 
 		}
 		params.CheckpointType = &req.CheckpointType
 	}
-	if req.Schedule.kind == "at" {
+	switch req.Schedule.kind {
+	case "at":
 		params.WakeAt = &req.Schedule.at
+	case "after":
+		delay := req.Schedule.delay.Microseconds()
+		params.WakeDelayUs = &delay
 	}
 	row, err := q.CommitRun(ctx, params)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -171,4 +200,20 @@ func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) 
 		return gen.CommitRunRow{}, mapRunWriteError("commit", err)
 	}
 	return row, nil
+}
+
+// failure validates req's attempt change and failure and returns the
+// failure as stored (its text made storable), or nil for none.
+func (req CommitRequest) failure() (*AttemptFailure, error) {
+	switch {
+	case !req.Attempt.valid():
+		return nil, invalidArgument("attempt change %d is not AttemptReset, AttemptKeep or AttemptCount", req.Attempt)
+	case req.Failure == nil:
+		return nil, nil
+	case req.Attempt != AttemptCount:
+		return nil, invalidArgument("a commit records a failure only with AttemptCount")
+	case !validFailureKind(req.Failure.Kind):
+		return nil, invalidArgument("failure kind %q is not error, panic, no_result or invalid_result", req.Failure.Kind)
+	}
+	return &AttemptFailure{Kind: req.Failure.Kind, Error: errorText(req.Failure.Error)}, nil
 }

@@ -24,7 +24,10 @@ type RetryRunOptions struct {
 // RetryRun sends a failed or cancelled run (a done one only with Force) back
 // to work: status running, queued in its tenant's FIFO with no claim and no
 // admission marker, due at WakeAt or now, claim attempts and abandons reset,
-// finished_at cleared. Its state, step, checkpoint_seq and latest checkpoint
+// the handler-attempt counter (Run.Attempt) reset to 0 so a Worker's
+// RetryPolicy gives it all its attempts again, finished_at cleared. Its error
+// history is kept, so the reasons of the earlier failure stay readable (the
+// new attempts' entries number from 1 again; their At tells them apart). Its state, step, checkpoint_seq and latest checkpoint
 // type are kept: a retry is not a checkpoint, and no holder can write with an
 // old claim, since every holder write is fenced on a claim token the retry
 // never issues. The run counts as unfinished again, its partition keeps its

@@ -88,6 +88,14 @@ type Run struct {
 	ClaimAttempts int
 	// ClaimAbandons counts abandons since the last commit or retry.
 	ClaimAbandons int
+	// Attempt counts the handler attempts that ended in a retry or failure
+	// verdict since the run's last Complete, Continue or WaitExternal
+	// verdict, its insertion or an operator's RetryRun (see Result); the
+	// next handler call sees Job.Attempt = Attempt + 1.
+	Attempt int
+	// Errors is the run's error history, oldest first: the newest
+	// MaxRunErrors failed handler attempts. RetryRun keeps it.
+	Errors []RunError
 	// PoisonedAt is when the run was poisoned; nil when healthy.
 	PoisonedAt *time.Time
 	// PoisonReason is max_claim_attempts_exceeded or
@@ -149,6 +157,10 @@ type RunInspection struct {
 	ClaimAttempts int
 	// ClaimAbandons counts abandons since the last commit or retry.
 	ClaimAbandons int
+	// Attempt is the handler-attempt counter, as in Run.
+	Attempt int
+	// Errors is the error history, as in Run.
+	Errors []RunError
 	// PoisonedAt is when the run was poisoned.
 	PoisonedAt *time.Time
 	// PoisonReason is the poison reason, or "".
@@ -217,6 +229,8 @@ func runFromRow(row gen.DocketRun) Run {
 		WakeAt:               row.WakeAt,
 		ClaimAttempts:        int(row.ClaimAttempts),
 		ClaimAbandons:        int(row.ClaimAbandons),
+		Attempt:              int(row.Attempt),
+		Errors:               runErrors(row.Errors),
 		PoisonedAt:           row.PoisonedAt,
 		PoisonReason:         deref(row.PoisonReason),
 		InsertedAt:           row.InsertedAt,

@@ -53,6 +53,8 @@ func (c *Client) InspectRun(ctx context.Context, scope Scope, runID string) (_ R
 		ClaimedAt:     row.ClaimedAt,
 		ClaimAttempts: int(row.ClaimAttempts),
 		ClaimAbandons: int(row.ClaimAbandons),
+		Attempt:       int(row.Attempt),
+		Errors:        runErrors(row.Errors),
 		PoisonedAt:    row.PoisonedAt,
 		PoisonReason:  deref(row.PoisonReason),
 		AdmittedAt:    row.TenantAdmittedAt,

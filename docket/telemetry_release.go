@@ -5,7 +5,7 @@ import "context"
 // The reason attribute values of docket.admission.releases: why a lifecycle
 // change cleared an admission marker.
 const (
-	// releaseFuture: Commit with ReleaseAt.
+	// releaseFuture: Commit with ReleaseAt (or the worker's RetryAfter).
 	releaseFuture = "future"
 	// releaseExternal: Commit with ReleaseExternal.
 	releaseExternal = "external"
@@ -42,7 +42,7 @@ func (t *telemetry) committed(ctx context.Context, s Schedule, markerCleared boo
 		return
 	}
 	switch s.kind {
-	case "at":
+	case "at", "after":
 		t.released(ctx, releaseFuture, 1)
 	case "external":
 		t.released(ctx, releaseExternal, 1)

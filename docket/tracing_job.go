@@ -23,12 +23,13 @@ func (j *Job) startHandlerSpan(ctx context.Context) (context.Context, *span) {
 }
 
 // endHandlerSpan ends the handler span with the verdict's checkpoint type;
-// a verdict that fails the run (fail, panic, no_result) sets the status
-// Error with handlerErr recorded when there is one.
+// a failed attempt (fail, panic, no_result, or backoff when the retry
+// policy retries it) sets the status Error with handlerErr recorded when
+// there is one.
 func endHandlerSpan(sp *span, plan commitPlan, handlerErr error) {
 	sp.set(spanAttrVerdict.String(plan.checkpointType))
 	switch plan.checkpointType {
-	case "fail", "panic", "no_result":
+	case "fail", "panic", "no_result", "backoff":
 		sp.fail(handlerErr, "docket: the handler failed the run ("+plan.checkpointType+")")
 	}
 	sp.end(nil)

@@ -14,10 +14,12 @@ import (
 // batchable reports whether the commit of p can join a set-based statement:
 // a schedule that releases the claim, and a schedule, step and state that
 // Commit would accept (a RetryAt time PostgreSQL cannot hold would fail the
-// whole statement). Anything else goes through Commit alone, which reports it.
+// whole statement), and an attempt change and failure Commit would accept.
+// Anything else goes through Commit alone, which reports it.
 func (p commitPlan) batchable() bool {
 	return p.releasesClaim() && p.schedule.validate() == nil && p.step >= 0 && p.step <= math.MaxInt32 &&
-		(p.state == nil || validateState(p.state) == nil)
+		(p.state == nil || validateState(p.state) == nil) && p.attempt.valid() &&
+		(p.failure == nil || (p.attempt == AttemptCount && validFailureKind(p.failure.Kind)))
 }
 
 // commitBatch writes the commits of batch, which batchable admitted, in one
@@ -38,7 +40,8 @@ func (c *Client) commitBatch(ctx context.Context, batch []*queuedCommit) {
 		ScopeKeys: make([]string, n), RunIds: make([]string, n), ClaimTokens: make([]string, n),
 		ExpectedSeqs: make([]int64, n), Steps: make([]int32, n), States: make([]string, n),
 		CheckpointTypes: make([]string, n), Statuses: make([]string, n), Schedules: make([]string, n),
-		WakeAts: make([]time.Time, n),
+		WakeAts: make([]time.Time, n), WakeDelaysUs: make([]int64, n),
+		AttemptChanges: make([]string, n), ErrorKinds: make([]string, n), ErrorTexts: make([]string, n),
 	}
 	for i, q := range batch {
 		req := q.req
@@ -47,6 +50,10 @@ func (c *Client) commitBatch(ctx context.Context, batch []*queuedCommit) {
 		params.ExpectedSeqs[i], params.Steps[i], params.States[i] = req.ExpectedSeq, int32(req.Step), string(req.State)
 		params.CheckpointTypes[i], params.Statuses[i] = req.CheckpointType, string(req.Schedule.status)
 		params.Schedules[i], params.WakeAts[i] = req.Schedule.kind, req.Schedule.at
+		params.WakeDelaysUs[i], params.AttemptChanges[i] = req.Schedule.delay.Microseconds(), req.Attempt.sql()
+		if req.Failure != nil {
+			params.ErrorKinds[i], params.ErrorTexts[i] = req.Failure.Kind, errorText(req.Failure.Error)
+		}
 	}
 	rows, err := c.queries.CommitRuns(callCtx, params)
 	if err != nil {

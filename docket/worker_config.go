@@ -12,8 +12,8 @@ import (
 // context is cancelled when the worker loses the claim (context.Cause is then
 // ErrClaimLost) or stops before the handler returned (ErrWorkerStopped); a
 // handler should return promptly then, since whatever it returns afterwards
-// is dropped or refused by the claim fence. A panic is recovered and fails
-// the run (see Fail).
+// is dropped or refused by the claim fence. A panic is recovered and counts
+// as a failed attempt (see Fail and RetryPolicy).
 type Handler func(ctx context.Context, job *Job) Result
 
 // WorkerConfig configures a Worker. Zero durations and a zero
@@ -73,6 +73,10 @@ type WorkerConfig struct {
 	// is the wall clock. It exists for tests, which advance a clock of
 	// their own instead of waiting for real ticks.
 	ScheduleClock ScheduleClock
+	// Retry is how failed handler attempts (Fail, a panic, the zero
+	// Result) are retried; the zero value retries none, so a failure fails
+	// the run at once. An invalid policy is a *RetryPolicyError.
+	Retry RetryPolicy
 }
 
 // Defaults of WorkerConfig.
@@ -102,6 +106,11 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 	if err := cfg.Retention.validate(); err != nil {
 		return cfg, err
 	}
+	retry, err := cfg.Retry.resolve()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Retry = retry
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}

@@ -43,27 +43,45 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 }
 
 func TestResultPlans(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	at := now.Add(time.Hour)
+	at := time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC)
+	none := RetryPolicy{MaxAttempts: 1}
+	policy := RetryPolicy{MaxAttempts: 3, Backoff: time.Second, MaxBackoff: time.Minute, Multiplier: 2, Random: func() float64 { return 0 }}
+	failure := &AttemptFailure{Kind: ErrorKindError, Error: "x"}
 	cases := map[string]struct {
-		result Result
-		want   commitPlan
+		result  Result
+		attempt int
+		policy  RetryPolicy
+		want    commitPlan
 	}{
-		"complete":    {Complete([]byte(`{}`)), commitPlan{"complete", ReleaseTerminal(StatusDone), 7, []byte(`{}`)}},
-		"fail":        {Fail(errors.New("x")), commitPlan{"fail", ReleaseTerminal(StatusFailed), 7, nil}},
-		"retry at":    {RetryAt(at), commitPlan{"retry", ReleaseAt(at), 7, nil}},
-		"retry after": {RetryAfter(time.Hour), commitPlan{"retry", ReleaseAt(at), 7, nil}},
-		"continue":    {Continue(8, []byte(`1`)), commitPlan{"continue", ReleaseImmediate(), 8, []byte(`1`)}},
-		"yield":       {Yield(), commitPlan{"yield", ReleaseImmediate(), 7, nil}},
-		"wait":        {WaitExternal(nil), commitPlan{"wait", ReleaseExternal(), 7, nil}},
-		"zero":        {Result{}, commitPlan{"no_result", ReleaseTerminal(StatusFailed), 7, nil}},
+		"complete":       {Complete([]byte(`{}`)), 1, none, commitPlan{"complete", ReleaseTerminal(StatusDone), 7, []byte(`{}`), AttemptReset, nil}},
+		"fail":           {Fail(errors.New("x")), 1, none, commitPlan{"fail", ReleaseTerminal(StatusFailed), 7, nil, AttemptCount, failure}},
+		"fail retried":   {Fail(errors.New("x")), 2, policy, commitPlan{"backoff", releaseAfter(2 * time.Second), 7, nil, AttemptCount, failure}},
+		"fail last":      {Fail(errors.New("x")), 3, policy, commitPlan{"fail", ReleaseTerminal(StatusFailed), 7, nil, AttemptCount, failure}},
+		"fail now":       {FailNow(errors.New("x")), 1, policy, commitPlan{"fail", ReleaseTerminal(StatusFailed), 7, nil, AttemptCount, failure}},
+		"retry at":       {RetryAt(at), 5, policy, commitPlan{"retry", ReleaseAt(at), 7, nil, AttemptCount, nil}},
+		"retry after":    {RetryAfter(time.Hour), 1, none, commitPlan{"retry", releaseAfter(time.Hour), 7, nil, AttemptCount, nil}},
+		"retry error":    {RetryAfterError(errors.New("x"), time.Hour), 1, none, commitPlan{"retry", releaseAfter(time.Hour), 7, nil, AttemptCount, failure}},
+		"retry at error": {RetryAtError(errors.New("x"), at), 1, none, commitPlan{"retry", ReleaseAt(at), 7, nil, AttemptCount, failure}},
+		"continue":       {Continue(8, []byte(`1`)), 1, none, commitPlan{"continue", ReleaseImmediate(), 8, []byte(`1`), AttemptReset, nil}},
+		"yield":          {Yield(), 1, none, commitPlan{"yield", ReleaseImmediate(), 7, nil, AttemptKeep, nil}},
+		"wait":           {WaitExternal(nil), 1, none, commitPlan{"wait", ReleaseExternal(), 7, nil, AttemptReset, nil}},
+		"zero":           {Result{}, 1, none, commitPlan{"no_result", ReleaseTerminal(StatusFailed), 7, nil, AttemptCount, &AttemptFailure{ErrorKindNoResult, zeroResultText}}},
+		"zero retried":   {Result{}, 1, policy, commitPlan{"backoff", releaseAfter(time.Second), 7, nil, AttemptCount, &AttemptFailure{ErrorKindNoResult, zeroResultText}}},
 	}
 	for name, c := range cases {
-		got := c.result.plan(7, now)
+		got := c.result.plan(7, c.attempt, c.policy)
 		if got.checkpointType != c.want.checkpointType || got.schedule != c.want.schedule ||
-			got.step != c.want.step || string(got.state) != string(c.want.state) {
+			got.step != c.want.step || string(got.state) != string(c.want.state) || got.attempt != c.want.attempt ||
+			(got.failure == nil) != (c.want.failure == nil) || (got.failure != nil && *got.failure != *c.want.failure) {
 			t.Errorf("%s: plan %+v, want %+v", name, got, c.want)
 		}
+	}
+	if got := panicked(7, 1, policy, "boom"); got.checkpointType != "backoff" || *got.failure != (AttemptFailure{ErrorKindPanic, "boom"}) {
+		t.Errorf("panic plan %+v", got)
+	}
+	if got := refused(7, errors.New("bad state")); got.checkpointType != "invalid_result" || got.attempt != AttemptCount ||
+		*got.failure != (AttemptFailure{ErrorKindInvalidResult, "bad state"}) {
+		t.Errorf("refused plan %+v", got)
 	}
 }
 

@@ -105,9 +105,10 @@ type WorkerEvent struct {
 	Scope Scope
 	// Verdict is an EventVerdict's checkpoint type: the handler's verdict
 	// ("complete", "fail", "retry", "continue", "yield", "wait", "panic",
-	// "no_result"), "invalid_result" for the failure that replaces a verdict
-	// the store refused as invalid, or "stop" for a claim a stopping worker
-	// handed back (see Result).
+	// "no_result"), "backoff" for a failed attempt the RetryPolicy retries,
+	// "invalid_result" for the failure that replaces a verdict the store
+	// refused as invalid, or "stop" for a claim a stopping worker handed
+	// back (see Result).
 	Verdict string
 	// Outcome is what became of an EventVerdict's write.
 	Outcome VerdictOutcome

@@ -28,10 +28,13 @@ type Job struct {
 	GraphID string
 	// GraphHash names the workflow version.
 	GraphHash string
-	// Attempt counts the claims of the run since its last commit, this one
-	// included: 1 unless earlier holders vanished or gave it back without a
-	// commit. Every verdict is a commit, so a run retried with RetryAt starts
-	// again at 1; count handler attempts in the run's state instead.
+	// Attempt is the number of this handler attempt: the run's persisted
+	// attempt counter (Run.Attempt) plus one. It is 1 for the first handler
+	// call of the run, 2 for the call after one retry or failure verdict
+	// (Fail, a panic, RetryAt...), and so on, and restarts at 1 after a
+	// Complete, Continue or WaitExternal verdict or an operator's RetryRun.
+	// Claims that ended without a verdict (a crashed or stopped worker) do
+	// not count. The RetryPolicy's MaxAttempts is compared with it.
 	Attempt int
 	// Class is the kind of candidate the claim came from; ClassExpired means
 	// this worker took over a claim whose holder stopped refreshing it.
@@ -45,6 +48,9 @@ type Job struct {
 
 	worker *Worker
 	holder Holder
+	// attempt is the handler attempt the policy decides on: Attempt as
+	// read, whatever the handler does to the exported field.
+	attempt int
 	// cohort is the claim call that leased the job: its read of the leased
 	// runs and its count of awaited verdicts.
 	cohort *leaseRead
@@ -88,7 +94,6 @@ func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 		Scope:         lease.Scope,
 		GraphID:       lease.GraphID,
 		GraphHash:     lease.GraphHash,
-		Attempt:       lease.Attempt,
 		Class:         lease.Class,
 		CheckpointSeq: lease.CheckpointSeq,
 		worker:        w,
@@ -167,6 +172,8 @@ func (j *Job) prepare(io context.Context) bool {
 	j.link = extractTraceContext(row.TraceContext)
 	j.step = int(row.Step)
 	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
+	j.attempt = int(row.Attempt) + 1
+	j.Attempt = j.attempt
 	return true
 }
 
@@ -181,27 +188,32 @@ func (j *Job) releaseUnprepared(io context.Context) {
 	}
 }
 
-// invoke calls the handler and plans the commit of its verdict; a panic
-// fails the run. handlerErr is the error of a verdict that fails the run:
-// Fail's own (nil for Fail(nil)), the panic, or the zero Result.
+// invoke calls the handler and plans the commit of its verdict; a panic is
+// a failed attempt. handlerErr is the error the handler reported: Fail's or
+// a Retry...Error's own (nil for Fail(nil)), the panic, or the zero Result.
+// The logs above debug level name only the verdict, never the error text.
 func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
+	policy := j.worker.cfg.Retry
 	defer func() {
 		if p := recover(); p != nil {
-			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked; failing the run")
-			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(p))
-			plan, handlerErr = panicked(j.currentStep()), fmt.Errorf("docket: handler panic: %v", p)
+			plan = panicked(j.currentStep(), j.attempt, policy, p)
+			handlerErr = fmt.Errorf("docket: handler panic: %v", p)
+			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked", "result", plan.checkpointType)
+			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", plan.failure.Error)
 		}
 	}()
 	result := j.worker.cfg.Handler(ctx, j)
+	plan = result.plan(j.currentStep(), j.attempt, policy)
 	switch {
 	case result.kind == resultMissing:
-		j.worker.logger.WarnContext(ctx, "docket worker handler returned the zero Result; failing the run")
+		j.worker.logger.WarnContext(ctx, "docket worker handler returned the zero Result", "result", plan.checkpointType)
 		handlerErr = errZeroResult
-	case result.kind == resultFail && result.err != nil:
-		j.worker.debug(ctx, "docket worker handler failed the run", j.RunID, "error", result.err.Error())
+	case result.err != nil:
+		j.worker.debug(ctx, "docket worker handler attempt failed", j.RunID, "result", plan.checkpointType,
+			"error", result.err.Error())
 		handlerErr = result.err
 	}
-	return result.plan(j.currentStep(), time.Now()), handlerErr
+	return plan, handlerErr
 }
 
 // currentStep is the step a commit keeps unless its verdict sets one.
@@ -251,7 +263,7 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			j.worker.logger.WarnContext(io, "docket worker result refused as invalid; failing the run", "result", plan.checkpointType)
 			j.worker.debug(io, "docket worker invalid result", j.RunID, "error", err.Error())
 			j.settled(sp, plan, err)
-			plan = refused(j.currentStep())
+			plan = refused(j.currentStep(), err)
 			sp = j.startCommitSpan(io, plan)
 			continue
 		}
@@ -353,6 +365,8 @@ func (j *Job) request(plan commitPlan) CommitRequest {
 		State:          plan.state,
 		CheckpointType: plan.checkpointType,
 		Schedule:       plan.schedule,
+		Attempt:        plan.attempt,
+		Failure:        plan.failure,
 	}
 }
 

@@ -2,6 +2,7 @@ package docket
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -12,6 +13,7 @@ const (
 	resultMissing resultKind = iota // the zero Result
 	resultComplete
 	resultFail
+	resultFailNow
 	resultRetry
 	resultContinue
 	resultYield
@@ -21,12 +23,19 @@ const (
 // Result is a handler's verdict on its run. The worker turns it into one
 // commit fenced on the claim token and the job's checkpoint sequence, so a
 // holder that lost its claim changes nothing. Build one with Complete, Fail,
-// RetryAt, RetryAfter, Continue, Yield or WaitExternal; the zero Result fails
-// the run. The commit's checkpoint type names the verdict ("complete",
-// "fail", "retry", "continue", "yield", "wait"; "panic" for a recovered
-// panic, "no_result" for the zero Result, "invalid_result" when the store
-// refused the verdict's state, "stop" for a run the stopping worker handed
-// back).
+// FailNow, RetryAt, RetryAfter, RetryAtError, RetryAfterError, Continue,
+// Yield or WaitExternal; the zero Result is a failed attempt like a panic.
+// The commit's checkpoint type names the verdict ("complete", "fail" (also
+// FailNow's), "retry", "continue", "yield", "wait"; "panic" for a recovered
+// panic, "no_result" for the zero Result, "backoff" for a failed attempt the
+// worker's RetryPolicy retries, "invalid_result" when the store refused the
+// verdict's state, "stop" for a run the stopping worker handed back).
+//
+// Every verdict also moves the run's handler-attempt counter (Run.Attempt,
+// seen by the next handler as Job.Attempt - 1): Complete, Continue and
+// WaitExternal restart it at 0; Yield, Job.Checkpoint and a stopping
+// worker's hand-back keep it; every retry or failure adds one, and a failure
+// also appends its error to the run's error history (Run.Errors).
 type Result struct {
 	kind  resultKind
 	step  int
@@ -42,29 +51,52 @@ func Complete(state json.RawMessage) Result {
 	return Result{kind: resultComplete, state: state}
 }
 
-// Fail finishes the run as failed, keeping its document. err is logged at
-// debug level only, since it may carry identities. The claim and the
-// admission are released.
+// Fail reports a failed attempt with err, which is recorded in the run's
+// error history (kind "error") and logged at debug level only, since it may
+// carry identities. Under the worker's RetryPolicy an attempt with attempts
+// left is retried after the policy's backoff (checkpoint type "backoff");
+// the last one, and every one under the default policy, finishes the run as
+// failed, keeping its document. The claim and the admission are released.
 func Fail(err error) Result {
 	return Result{kind: resultFail, err: err}
 }
 
+// FailNow is Fail without the RetryPolicy: the run fails at once whatever
+// attempts are left, with err recorded in its error history.
+func FailNow(err error) Result {
+	return Result{kind: resultFailNow, err: err}
+}
+
 // RetryAt releases the claim and the admission and makes the run due again
 // at t (ReleaseAt): the run queues again in its tenant's FIFO when t comes.
-// The handler chooses the backoff. Job.Attempt cannot count retries: it
-// counts claims since the run's last commit, and a retry is a commit, so a
-// retried run starts again at 1. To count handler attempts, keep the count
-// in the run's state: call Job.Checkpoint with the incremented count, then
-// return RetryAt (see the Worker section of the README). A t that PostgreSQL's timestamptz cannot hold (outside
-// 4714-11-24 BC to 294276-12-31 AD, UTC) is refused as invalid: the run
-// fails with checkpoint type "invalid_result", as for any refused verdict.
+// The handler chooses the backoff, and the worker's RetryPolicy does not
+// apply: t is kept exactly and MaxAttempts does not stop the retry. The
+// retry counts as a handler attempt, so the next call sees Job.Attempt one
+// higher (1, 2, 3... for a run retried again and again); a later Fail then
+// finds fewer policy attempts left. A t that PostgreSQL's timestamptz cannot
+// hold (outside 4714-11-24 BC to 294276-12-31 AD, UTC) is refused as
+// invalid: the run fails with checkpoint type "invalid_result", as for any
+// refused verdict.
 func RetryAt(t time.Time) Result {
 	return Result{kind: resultRetry, at: t}
 }
 
-// RetryAfter is RetryAt the commit time plus d.
+// RetryAfter is RetryAt the commit's database time plus exactly d: the
+// stored wake time is the run's updated_at plus d, to the microsecond.
 func RetryAfter(d time.Duration) Result {
 	return Result{kind: resultRetry, delay: d}
+}
+
+// RetryAtError is RetryAt that also records err in the run's error history
+// (kind "error"); a nil err records nothing.
+func RetryAtError(err error, t time.Time) Result {
+	return Result{kind: resultRetry, at: t, err: err}
+}
+
+// RetryAfterError is RetryAfter that also records err in the run's error
+// history (kind "error"); a nil err records nothing.
+func RetryAfterError(err error, d time.Duration) Result {
+	return Result{kind: resultRetry, delay: d, err: err}
 }
 
 // Continue checkpoints step and state (nil keeps the document) and yields:
@@ -96,41 +128,74 @@ type commitPlan struct {
 	schedule       Schedule
 	step           int
 	state          json.RawMessage
+	attempt        AttemptChange
+	failure        *AttemptFailure
 }
 
-// plan turns r into the commit of a job whose current step is step.
-func (r Result) plan(step int, now time.Time) commitPlan {
+// zeroResultText is the error text recorded for the zero Result.
+const zeroResultText = "handler returned the zero Result"
+
+// plan turns r into the commit of a job whose current step is step, in the
+// handler attempt numbered attempt, under the resolved policy.
+func (r Result) plan(step, attempt int, policy RetryPolicy) commitPlan {
 	switch r.kind {
 	case resultComplete:
-		return commitPlan{"complete", ReleaseTerminal(StatusDone), step, r.state}
+		return commitPlan{"complete", ReleaseTerminal(StatusDone), step, r.state, AttemptReset, nil}
 	case resultFail:
-		return commitPlan{"fail", ReleaseTerminal(StatusFailed), step, nil}
+		return failedAttempt("fail", step, attempt, policy, failureOf(ErrorKindError, r.err))
+	case resultFailNow:
+		return commitPlan{"fail", ReleaseTerminal(StatusFailed), step, nil, AttemptCount, failureOf(ErrorKindError, r.err)}
 	case resultRetry:
-		at := r.at
-		if at.IsZero() {
-			at = now.Add(r.delay)
+		schedule := releaseAfter(r.delay)
+		if !r.at.IsZero() {
+			schedule = ReleaseAt(r.at)
 		}
-		return commitPlan{"retry", ReleaseAt(at), step, nil}
+		var failure *AttemptFailure
+		if r.err != nil {
+			failure = failureOf(ErrorKindError, r.err)
+		}
+		return commitPlan{"retry", schedule, step, nil, AttemptCount, failure}
 	case resultContinue:
-		return commitPlan{"continue", ReleaseImmediate(), r.step, r.state}
+		return commitPlan{"continue", ReleaseImmediate(), r.step, r.state, AttemptReset, nil}
 	case resultYield:
-		return commitPlan{"yield", ReleaseImmediate(), step, nil}
+		return commitPlan{"yield", ReleaseImmediate(), step, nil, AttemptKeep, nil}
 	case resultWait:
-		return commitPlan{"wait", ReleaseExternal(), step, r.state}
+		return commitPlan{"wait", ReleaseExternal(), step, r.state, AttemptReset, nil}
 	}
-	return commitPlan{"no_result", ReleaseTerminal(StatusFailed), step, nil}
+	return failedAttempt("no_result", step, attempt, policy, &AttemptFailure{Kind: ErrorKindNoResult, Error: zeroResultText})
 }
 
-// panicked is the plan of a handler that panicked: the run fails.
-func panicked(step int) commitPlan {
-	return commitPlan{"panic", ReleaseTerminal(StatusFailed), step, nil}
+// failureOf is the history entry of err ("" for a nil err).
+func failureOf(kind string, err error) *AttemptFailure {
+	f := &AttemptFailure{Kind: kind}
+	if err != nil {
+		f.Error = err.Error()
+	}
+	return f
+}
+
+// failedAttempt is the plan of the failed handler attempt numbered attempt:
+// a "backoff" retry after the policy's delay while attempts are left, else
+// a failure of the run named checkpointType.
+func failedAttempt(checkpointType string, step, attempt int, policy RetryPolicy, failure *AttemptFailure) commitPlan {
+	if attempt < policy.MaxAttempts {
+		return commitPlan{"backoff", releaseAfter(policy.backoff(attempt)), step, nil, AttemptCount, failure}
+	}
+	return commitPlan{checkpointType, ReleaseTerminal(StatusFailed), step, nil, AttemptCount, failure}
+}
+
+// panicked is the plan of a handler that panicked with value: a failed
+// attempt.
+func panicked(step, attempt int, policy RetryPolicy, value any) commitPlan {
+	return failedAttempt("panic", step, attempt, policy, &AttemptFailure{Kind: ErrorKindPanic, Error: fmt.Sprint(value)})
 }
 
 // refused is the fallback plan when the store refuses a verdict as invalid
-// (say, a state that is not JSON): retrying cannot help, so the run fails
-// with its document unchanged.
-func refused(step int) commitPlan {
-	return commitPlan{"invalid_result", ReleaseTerminal(StatusFailed), step, nil}
+// (say, a state that is not JSON) with err: retrying cannot help, so the
+// run fails with its document unchanged, the refusal in its history.
+func refused(step int, err error) commitPlan {
+	return commitPlan{"invalid_result", ReleaseTerminal(StatusFailed), step, nil, AttemptCount,
+		failureOf(ErrorKindInvalidResult, err)}
 }
 
 // releasesClaim reports whether committing p ends the holder's claim.
@@ -142,11 +207,11 @@ func (p commitPlan) yields() bool { return p.schedule.kind == "immediate" }
 // checkpointed is the plan of Job.Checkpoint: store step and state and keep
 // the claim.
 func checkpointed(step int, state json.RawMessage) commitPlan {
-	return commitPlan{"checkpoint", RetainClaim(), step, state}
+	return commitPlan{"checkpoint", RetainClaim(), step, state, AttemptKeep, nil}
 }
 
 // stopped is the plan of a run the stopping worker hands back: no new state,
 // claim released, admission kept.
 func stopped(step int) commitPlan {
-	return commitPlan{"stop", ReleaseImmediate(), step, nil}
+	return commitPlan{"stop", ReleaseImmediate(), step, nil, AttemptKeep, nil}
 }

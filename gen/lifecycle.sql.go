@@ -48,7 +48,7 @@ update docket_runs r
    and r.scope_key = $5::text and r.run_id = $6
    and r.claim_token = $7::uuid
    and r.checkpoint_seq = $8
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.trace_context,
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context,
           (prior.tenant_admitted_at is not null)::boolean as marker_cleared
 `
 
@@ -111,6 +111,8 @@ func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (Aba
 		&i.DocketRun.UpdatedAt,
 		&i.DocketRun.FinishedAt,
 		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
 		&i.MarkerCleared,
 	)
@@ -131,7 +133,7 @@ update docket_runs r
        finished_at = case when $1 in ('done', 'failed', 'cancelled') then now() end,
        updated_at = now()
  where r.id = $4
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
 `
 
 type ApplyRunMutationParams struct {
@@ -177,6 +179,8 @@ func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationPara
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 		&i.TraceContext,
 	)
 	return i, err
@@ -185,9 +189,9 @@ func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationPara
 const CommitRun = `-- name: CommitRun :one
 with prior as (
     select id, tenant_admitted_at from docket_runs
-     where scope_key = $7::text and run_id = $8
-       and claim_token = $9::uuid
-       and checkpoint_seq = $10
+     where scope_key = $11::text and run_id = $12
+       and claim_token = $13::uuid
+       and checkpoint_seq = $14
        for no key update
 )
 update docket_runs r
@@ -201,19 +205,33 @@ update docket_runs r
        wake_at = case $5::text
                      when 'immediate' then now()
                      when 'at' then $6::timestamptz
+                     when 'after' then now() + interval '1 microsecond' * $7::bigint
                  end,
        tenant_admitted_at = case when $5::text in ('retain', 'immediate')
                                  then r.tenant_admitted_at end,
        finished_at = case when $5::text = 'terminal' then now() end,
        claim_attempts = 0,
        claim_abandons = 0,
+       attempt = case $8::text
+                     when 'count' then least(r.attempt::bigint + 1, 2147483647)::integer
+                     when 'keep' then r.attempt
+                     else 0
+                 end,
+       errors = case when $9::text is null then r.errors
+                     else (case when jsonb_array_length(r.errors) >= 20 then r.errors - 0 else r.errors end)
+                          || jsonb_build_array(jsonb_build_object(
+                                 'attempt', least(r.attempt::bigint + 1, 2147483647),
+                                 'at', now(),
+                                 'kind', $9::text,
+                                 'error', coalesce($10::text, '')))
+                 end,
        updated_at = now()
   from prior
  where r.id = prior.id
-   and r.scope_key = $7::text and r.run_id = $8
-   and r.claim_token = $9::uuid
-   and r.checkpoint_seq = $10
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.trace_context,
+   and r.scope_key = $11::text and r.run_id = $12
+   and r.claim_token = $13::uuid
+   and r.checkpoint_seq = $14
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context,
           (prior.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared
 `
 
@@ -224,6 +242,10 @@ type CommitRunParams struct {
 	Status         string
 	Schedule       string
 	WakeAt         *time.Time
+	WakeDelayUs    *int64
+	AttemptChange  string
+	ErrorKind      *string
+	ErrorText      *string
 	ScopeKey       string
 	RunID          string
 	ClaimToken     uuid.UUID
@@ -241,7 +263,12 @@ type CommitRunRow struct {
 // the same statement. A commit is progress, so the claim counters restart; a
 // claimed row is never poisoned, so there are no poison facts to reset.
 // The prior CTE locks the fenced row first, so marker_cleared compares the
-// marker this statement replaced with the one it wrote.
+// marker this statement replaced with the one it wrote. The attempt change
+// (reset, keep, count) and an error entry, given only with count, ride on
+// the same statement so a failed attempt costs no extra round trip; the
+// history keeps its newest 20 entries (docket_runs_errors_bound_check). The
+// 'after' schedule takes its wake time from the database clock, so wake_at
+// is exactly updated_at plus the delay.
 func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRunRow, error) {
 	row := q.db.QueryRow(ctx, CommitRun,
 		arg.State,
@@ -250,6 +277,10 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 		arg.Status,
 		arg.Schedule,
 		arg.WakeAt,
+		arg.WakeDelayUs,
+		arg.AttemptChange,
+		arg.ErrorKind,
+		arg.ErrorText,
 		arg.ScopeKey,
 		arg.RunID,
 		arg.ClaimToken,
@@ -280,6 +311,8 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 		&i.DocketRun.UpdatedAt,
 		&i.DocketRun.FinishedAt,
 		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
 		&i.MarkerCleared,
 	)
@@ -322,7 +355,7 @@ update docket_runs
        updated_at = now()
  where scope_key = $1::text and run_id = $2
    and claim_token = $3::uuid
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
 `
 
 type ReleaseClaimParams struct {
@@ -360,6 +393,8 @@ func (q *Queries) ReleaseClaim(ctx context.Context, arg ReleaseClaimParams) (Doc
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 		&i.TraceContext,
 	)
 	return i, err
@@ -376,11 +411,12 @@ update docket_runs r
        poison_reason = null,
        claim_attempts = 0,
        claim_abandons = 0,
+       attempt = 0,
        finished_at = null,
        updated_at = now()
  where r.id = $2
    and r.status in ('done', 'failed', 'cancelled')
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
 `
 
 type RetryFinishedRunParams struct {
@@ -393,7 +429,10 @@ type RetryFinishedRunParams struct {
 // marker, due at the given time or now, with fresh claim counters. Poison
 // facts are already empty on a terminal row and stay so. State, step and
 // checkpoint_seq are kept: a retry is not a checkpoint, and holder writes
-// are fenced by the claim token, which a retry never issues. The status
+// are fenced by the claim token, which a retry never issues. The handler
+// attempt counter restarts, so the retried run gets its Worker's whole retry
+// budget again; the error history is kept, since it says why the run
+// failed. The status
 // trigger counts the run as unfinished again and the wake trigger unparks
 // its partition, so the ring stays exact.
 func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunParams) (DocketRun, error) {
@@ -423,6 +462,8 @@ func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunPara
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 		&i.TraceContext,
 	)
 	return i, err
@@ -438,7 +479,7 @@ update docket_runs
        updated_at = now()
  where scope_key = $1::text and run_id = $2
    and status = 'running' and poisoned_at is not null
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
 `
 
 type RetryPoisonedRunParams struct {
@@ -476,6 +517,8 @@ func (q *Queries) RetryPoisonedRun(ctx context.Context, arg RetryPoisonedRunPara
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 		&i.TraceContext,
 	)
 	return i, err

@@ -65,6 +65,8 @@ type DocketRun struct {
 	UpdatedAt            time.Time
 	FinishedAt           *time.Time
 	TenantAdmittedAt     *time.Time
+	Attempt              int32
+	Errors               []byte
 	TraceContext         []byte
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 const GetRun = `-- name: GetRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
  where scope_key = $1::text and run_id = $2
 `
 
@@ -51,6 +51,8 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (DocketRun, erro
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 		&i.TraceContext,
 	)
 	return i, err
@@ -85,7 +87,7 @@ values ($1, $2, $3, $4,
         'running', $5::text::jsonb, coalesce($6::timestamptz, now()),
         $7::text::jsonb)
 on conflict (run_id) do nothing
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
 `
 
 type InsertRunParams struct {
@@ -138,6 +140,8 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 		&i.TraceContext,
 	)
 	return i, err
@@ -191,7 +195,7 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 }
 
 const InspectRun = `-- name: InspectRun :one
-select docket_runs.id, docket_runs.run_id, docket_runs.tenant_id, docket_runs.scope_key, docket_runs.graph_id, docket_runs.graph_hash, docket_runs.status, docket_runs.step, docket_runs.state, docket_runs.checkpoint_seq, docket_runs.latest_checkpoint_type, docket_runs.claim_token, docket_runs.claimed_at, docket_runs.wake_at, docket_runs.claim_attempts, docket_runs.claim_abandons, docket_runs.poisoned_at, docket_runs.poison_reason, docket_runs.inserted_at, docket_runs.started_at, docket_runs.updated_at, docket_runs.finished_at, docket_runs.tenant_admitted_at, docket_runs.trace_context, now()::timestamptz as observed_at
+select docket_runs.id, docket_runs.run_id, docket_runs.tenant_id, docket_runs.scope_key, docket_runs.graph_id, docket_runs.graph_hash, docket_runs.status, docket_runs.step, docket_runs.state, docket_runs.checkpoint_seq, docket_runs.latest_checkpoint_type, docket_runs.claim_token, docket_runs.claimed_at, docket_runs.wake_at, docket_runs.claim_attempts, docket_runs.claim_abandons, docket_runs.poisoned_at, docket_runs.poison_reason, docket_runs.inserted_at, docket_runs.started_at, docket_runs.updated_at, docket_runs.finished_at, docket_runs.tenant_admitted_at, docket_runs.attempt, docket_runs.errors, docket_runs.trace_context, now()::timestamptz as observed_at
   from docket_runs
  where scope_key = $1::text and run_id = $2
 `
@@ -235,6 +239,8 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 		&i.DocketRun.UpdatedAt,
 		&i.DocketRun.FinishedAt,
 		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
 		&i.ObservedAt,
 	)
@@ -242,7 +248,7 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 }
 
 const ListRuns = `-- name: ListRuns :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
  where scope_key = $1::text
    and ($2::text is null or graph_id = $2::text)
    and ($3::text is null or status = $3::text)
@@ -297,6 +303,8 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.TenantAdmittedAt,
+			&i.Attempt,
+			&i.Errors,
 			&i.TraceContext,
 		); err != nil {
 			return nil, err
@@ -310,7 +318,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun
 }
 
 const ListRunsAfter = `-- name: ListRunsAfter :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
  where scope_key = $1::text
    and (started_at, run_id) < ($2::timestamptz, $3::text)
    and ($4::text is null or graph_id = $4::text)
@@ -371,6 +379,8 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.TenantAdmittedAt,
+			&i.Attempt,
+			&i.Errors,
 			&i.TraceContext,
 		); err != nil {
 			return nil, err
@@ -384,7 +394,7 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 }
 
 const LockRun = `-- name: LockRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
  where scope_key = $1::text and run_id = $2
    for update
 `
@@ -423,6 +433,8 @@ func (q *Queries) LockRun(ctx context.Context, arg LockRunParams) (DocketRun, er
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.TenantAdmittedAt,
+		&i.Attempt,
+		&i.Errors,
 		&i.TraceContext,
 	)
 	return i, err

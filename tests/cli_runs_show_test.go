@@ -8,13 +8,17 @@ import (
 )
 
 // "docket runs show" prints the public and scheduling views of one run:
-// claim held or not (never the token), attempts, poison reason and
-// admission state; --json prints the same as one object.
+// claim held or not (never the token), attempts, poison reason, admission
+// state and the error history, one quoted line per entry, oldest first;
+// --json prints the same as one object.
 func TestCLIRunsShow(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	url := cliSeed(t, pool)
-	execSQL(t, pool, `update docket_runs set latest_checkpoint_type = 'step', claim_abandons = 2 where run_id = 'r3'`)
+	execSQL(t, pool, `update docket_runs set latest_checkpoint_type = 'step', claim_abandons = 2, attempt = 2,
+		errors = '[{"attempt": 1, "at": "2026-01-01T00:00:01.5+00:00", "kind": "panic", "error": "nil map"},
+		           {"attempt": 2, "at": "2026-01-01T00:00:02+00:00", "kind": "error", "error": "line one\nline \"two\""}]'
+		 where run_id = 'r3'`)
 	r := cliExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r3", "--database-url", url)
 	cliWantLines(t, "runs show beta r3", r.stdout,
 		"scope: tenant:beta",
@@ -27,6 +31,8 @@ func TestCLIRunsShow(t *testing.T) {
 		"latest_checkpoint_type: step",
 		"claim_attempts: 1",
 		"claim_abandons: 2",
+		"attempt: 2",
+		"errors: 2",
 		"claimed: yes",
 		"claimed_at: 2026-01-01T00:01:00Z",
 		"wake_at: none",
@@ -38,7 +44,26 @@ func TestCLIRunsShow(t *testing.T) {
 		"updated_at: 2026-01-01T00:00:03Z",
 		"finished_at: none",
 		`state: {"n": 1}`,
+		`error: attempt 1 at 2026-01-01T00:00:01.5Z panic "nil map"`,
+		`error: attempt 2 at 2026-01-01T00:00:02Z error "line one\nline \"two\""`,
 	)
+	r = cliExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r3", "--json", "--database-url", url)
+	var withErrors struct {
+		Attempt int `json:"attempt"`
+		Errors  []struct {
+			Attempt int    `json:"attempt"`
+			At      string `json:"at"`
+			Kind    string `json:"kind"`
+			Error   string `json:"error"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &withErrors); err != nil {
+		t.Fatalf("runs show --json printed %q: %v", r.stdout, err)
+	}
+	if e := withErrors.Errors; withErrors.Attempt != 2 || len(e) != 2 || e[0].Attempt != 1 || e[0].At != "2026-01-01T00:00:01.5Z" ||
+		e[0].Kind != "panic" || e[0].Error != "nil map" || e[1].Error != "line one\nline \"two\"" {
+		t.Fatalf("runs show --json attempt and errors: %+v", withErrors)
+	}
 	r = cliExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r5", "--json", "--database-url", url)
 	var v map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
@@ -47,11 +72,14 @@ func TestCLIRunsShow(t *testing.T) {
 	for key, want := range map[string]any{
 		"run_id": "r5", "scope": "tenant:beta", "status": "running", "claimed": false, "claimed_at": nil,
 		"claim_attempts": 7.0, "poisoned_at": "2026-01-01T00:03:00Z", "poison_reason": "max_claim_attempts_exceeded",
-		"admission_state": "inactive", "finished_at": nil,
+		"admission_state": "inactive", "finished_at": nil, "attempt": 0.0,
 	} {
 		if v[key] != want {
 			t.Errorf("runs show --json %s = %#v, want %#v", key, v[key], want)
 		}
+	}
+	if errs, ok := v["errors"].([]any); !ok || len(errs) != 0 {
+		t.Errorf("runs show --json errors = %#v, want []", v["errors"])
 	}
 	if state, ok := v["state"].(map[string]any); !ok || state["n"] != 1.0 {
 		t.Errorf("runs show --json state = %#v", v["state"])

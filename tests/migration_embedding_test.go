@@ -36,7 +36,7 @@ func TestMigrateTakesWhatPgxTakes(t *testing.T) {
 		t.Fatalf("migrate with a keyword/value DSN: %v", err)
 	}
 	want := "applied 20261101000001_docket_v1.sql in schema public ("
-	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "applied 20261201000003_docket_v3.sql in schema public (") {
+	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "applied 20261201000004_docket_v4.sql in schema public (") {
 		t.Fatalf("log %q lacks the applied migrations", log.String())
 	}
 	migExpectApplied(t, databaseURL, docket.MigrateOptions{}, migAllVersions...)
@@ -148,7 +148,8 @@ func TestMigrateAdoptsTheEarlierLedger(t *testing.T) {
 		t.Fatalf("migrate over the earlier ledger: %v", err)
 	}
 	if !strings.Contains(log.String(), "recorded [20261101000001 20261101000002] from schema_migrations") ||
-		!strings.Contains(log.String(), "applied 20261201000003_docket_v3.sql") || strings.Contains(log.String(), "applied 20261101000001") {
+		!strings.Contains(log.String(), "applied 20261201000003_docket_v3.sql") ||
+		!strings.Contains(log.String(), "applied 20261201000004_docket_v4.sql") || strings.Contains(log.String(), "applied 20261101000001") {
 		t.Fatalf("log %q", log.String())
 	}
 	if got := queryInt64(t, pool, `select count(*) from schema_migrations`); got != 3 {

@@ -20,12 +20,13 @@ const (
 	migV1Version = "20261101000001"
 	migV2Version = "20261101000002"
 	migV3Version = "20261201000003"
+	migV4Version = "20261201000004"
 	migV5Version = "20261201000005"
 	migV6Version = "20261201000006"
 )
 
 // migAllVersions are every migration's version, oldest first.
-var migAllVersions = []string{migV1Version, migV2Version, migV3Version, migV5Version, migV6Version}
+var migAllVersions = []string{migV1Version, migV2Version, migV3Version, migV4Version, migV5Version, migV6Version}
 
 // migCatalogQuery lists every object of one schema with its full definition:
 // relations (tables, sequences, indexes), columns, constraints, indexes,
@@ -220,6 +221,14 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 var migObjects = map[string][]string{
 	migV2Version: migV2Objects,
 	migV3Version: migV3Objects,
+	migV4Version: {
+		"column docket_runs.attempt integer notnull=true generated= identity= default=0",
+		"column docket_runs.errors jsonb notnull=true generated= identity= default='[]'::jsonb",
+		"constraint docket_runs.docket_runs_attempt_check ",
+		"constraint docket_runs.docket_runs_errors_array_check ",
+		"constraint docket_runs.docket_runs_errors_bound_check ",
+		"constraint docket_runs.docket_runs_errors_entry_check ",
+	},
 	migV5Version: {
 		"relation docket_schedules kind=r",
 		"relation docket_schedules_due_idx kind=i",
@@ -242,6 +251,16 @@ var migV3Objects = []string{
 	"relation docket_runs_unadmitted_claimed_idx kind=i",
 	"function docket_runs_wake_partition() returns trigger",
 	"trigger docket_runs.docket_runs_wake_partition_trg ",
+}
+
+// migV4Objects are catalog entry prefixes only V4 creates.
+var migV4Objects = []string{
+	"column docket_runs.attempt integer notnull=true generated= identity= default=0",
+	"column docket_runs.errors jsonb notnull=true generated= identity= default='[]'::jsonb",
+	"constraint docket_runs.docket_runs_attempt_check ",
+	"constraint docket_runs.docket_runs_errors_array_check ",
+	"constraint docket_runs.docket_runs_errors_bound_check ",
+	"constraint docket_runs.docket_runs_errors_entry_check ",
 }
 
 // migRun is one run seeded with plain SQL in a given lifecycle shape.
@@ -653,8 +672,9 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	)
 	execSQL(t, pool, `update docket_claim_policy set admission_mode = 'tenant_fair', max_active = 3,
 		configured_max_active = 3, policy_version = 1, initialized_at = now()`)
-	// V6 adds trace_context, NULL on every existing run (checked below).
-	const snapshot = `select (select string_agg((to_jsonb(r) - 'trace_context')::text, ';' order by id) from docket_runs r)
+	// The runs are compared without V4's and V6's columns, which the
+	// upgrade adds with their empty values (checked below).
+	const snapshot = `select (select string_agg((to_jsonb(r) - 'attempt' - 'errors' - 'trace_context')::text, ';' order by id) from docket_runs r)
 		|| (select string_agg(row(s.scope_key, s.ring_position, s.unfinished_count, s.updated_at)::text, ';' order by ring_position)
 		      from docket_claim_schedule s)
 		|| (select row(p.admission_mode, p.max_active, p.configured_max_active, p.policy_version, p.scan_ring_position,
@@ -678,6 +698,9 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	}
 	if n := queryInt64(t, pool, `select count(*) from docket_runs where trace_context is not null`); n != 0 {
 		t.Fatalf("%d existing runs got a trace context from the upgrade", n)
+	}
+	if n := queryInt64(t, pool, `select count(*) from docket_runs where attempt = 0 and errors = '[]'`); n != 4 {
+		t.Fatalf("%d of 4 runs start V4 with no attempts and no errors", n)
 	}
 	if n := queryInt64(t, pool, `select count(*) from docket_claim_policy where not park_dormant and not configured_park_dormant`); n != 1 {
 		t.Fatal("the upgrade did not leave parking off")

@@ -10,10 +10,11 @@ import (
 	"github.com/docketrun/docket-go/docket"
 )
 
-// Job.Attempt counts claims since the last commit, so a run retried with
-// RetryAt sees 1 on every try; a handler that counts its attempts in the
-// run's state with Job.Checkpoint before RetryAt sees them all.
-func TestWorkerAttemptCountsClaimsSinceTheLastCommit(t *testing.T) {
+// Job.Attempt is the persisted handler-attempt number: a run retried with
+// RetryAt sees 1, 2, 3 on its tries, matching the count a handler keeps in
+// the run's state with Job.Checkpoint (which does not move the counter), and
+// the run's Attempt counter restarts at 0 with the Complete verdict.
+func TestWorkerAttemptCountsRetriedHandlerAttempts(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	client := openClient(t, pool, tenantFairConfig(2))
@@ -23,6 +24,7 @@ func TestWorkerAttemptCountsClaimsSinceTheLastCommit(t *testing.T) {
 	var attempts, tries []int
 	events := newWkEvents()
 	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.hook,
+		PollInterval: 10 * time.Millisecond,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			var state struct {
 				Tries int `json:"tries"`
@@ -45,8 +47,15 @@ func TestWorkerAttemptCountsClaimsSinceTheLastCommit(t *testing.T) {
 	wkStop(t, w, runResult)
 	mu.Lock()
 	defer mu.Unlock()
-	if len(attempts) != 3 || attempts[0] != 1 || attempts[1] != 1 || attempts[2] != 1 ||
+	if len(attempts) != 3 || attempts[0] != 1 || attempts[1] != 2 || attempts[2] != 3 ||
 		tries[0] != 1 || tries[1] != 2 || tries[2] != 3 {
-		t.Fatalf("Attempt per try %v, counted tries %v; want [1 1 1] and [1 2 3]", attempts, tries)
+		t.Fatalf("Attempt per try %v, counted tries %v; want [1 2 3] and [1 2 3]", attempts, tries)
+	}
+	run, err := client.FetchRun(testContext(t), docket.Tenant("t"), "flaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != docket.StatusDone || run.Attempt != 0 || len(run.Errors) != 0 {
+		t.Fatalf("completed run: status %s, attempt %d, errors %+v; want done, 0, none", run.Status, run.Attempt, run.Errors)
 	}
 }

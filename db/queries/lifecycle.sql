@@ -31,7 +31,12 @@ returning *;
 -- the same statement. A commit is progress, so the claim counters restart; a
 -- claimed row is never poisoned, so there are no poison facts to reset.
 -- The prior CTE locks the fenced row first, so marker_cleared compares the
--- marker this statement replaced with the one it wrote.
+-- marker this statement replaced with the one it wrote. The attempt change
+-- (reset, keep, count) and an error entry, given only with count, ride on
+-- the same statement so a failed attempt costs no extra round trip; the
+-- history keeps its newest 20 entries (docket_runs_errors_bound_check). The
+-- 'after' schedule takes its wake time from the database clock, so wake_at
+-- is exactly updated_at plus the delay.
 with prior as (
     select id, tenant_admitted_at from docket_runs
      where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
@@ -50,12 +55,26 @@ update docket_runs r
        wake_at = case sqlc.arg(schedule)::text
                      when 'immediate' then now()
                      when 'at' then sqlc.narg(wake_at)::timestamptz
+                     when 'after' then now() + interval '1 microsecond' * sqlc.narg(wake_delay_us)::bigint
                  end,
        tenant_admitted_at = case when sqlc.arg(schedule)::text in ('retain', 'immediate')
                                  then r.tenant_admitted_at end,
        finished_at = case when sqlc.arg(schedule)::text = 'terminal' then now() end,
        claim_attempts = 0,
        claim_abandons = 0,
+       attempt = case sqlc.arg(attempt_change)::text
+                     when 'count' then least(r.attempt::bigint + 1, 2147483647)::integer
+                     when 'keep' then r.attempt
+                     else 0
+                 end,
+       errors = case when sqlc.narg(error_kind)::text is null then r.errors
+                     else (case when jsonb_array_length(r.errors) >= 20 then r.errors - 0 else r.errors end)
+                          || jsonb_build_array(jsonb_build_object(
+                                 'attempt', least(r.attempt::bigint + 1, 2147483647),
+                                 'at', now(),
+                                 'kind', sqlc.narg(error_kind)::text,
+                                 'error', coalesce(sqlc.narg(error_text)::text, '')))
+                 end,
        updated_at = now()
   from prior
  where r.id = prior.id
@@ -152,7 +171,10 @@ returning *;
 -- marker, due at the given time or now, with fresh claim counters. Poison
 -- facts are already empty on a terminal row and stay so. State, step and
 -- checkpoint_seq are kept: a retry is not a checkpoint, and holder writes
--- are fenced by the claim token, which a retry never issues. The status
+-- are fenced by the claim token, which a retry never issues. The handler
+-- attempt counter restarts, so the retried run gets its Worker's whole retry
+-- budget again; the error history is kept, since it says why the run
+-- failed. The status
 -- trigger counts the run as unfinished again and the wake trigger unparks
 -- its partition, so the ring stays exact.
 update docket_runs r
@@ -165,6 +187,7 @@ update docket_runs r
        poison_reason = null,
        claim_attempts = 0,
        claim_abandons = 0,
+       attempt = 0,
        finished_at = null,
        updated_at = now()
  where r.id = sqlc.arg(id)

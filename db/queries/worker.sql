@@ -18,7 +18,8 @@ select pg_notify('docket_runs_due_' || md5(current_schema()), '');
 -- result row names its commit by claim token; a commit whose fence fails
 -- matches no row and is absent from the result, and the others still
 -- commit. Claim tokens travel as text. An empty string stands for a NULL
--- state or checkpoint type, and wake_at is read only by the 'at' schedule. Parallel unnests zip the
+-- state, checkpoint type or error kind, wake_at is read only by the 'at'
+-- schedule and wake_delay_us only by 'after'. Parallel unnests zip the
 -- arrays. The prior CTE locks the fenced rows in (scope_key, id) order, so
 -- the status trigger's counter writes of two concurrent batches take their
 -- scopes' locks in the same order; marker_cleared is as in CommitRun.
@@ -32,11 +33,16 @@ with batch as (
            unnest(sqlc.arg(checkpoint_types)::text[]) as checkpoint_type,
            unnest(sqlc.arg(statuses)::text[]) as status,
            unnest(sqlc.arg(schedules)::text[]) as schedule,
-           unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at
+           unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at,
+           unnest(sqlc.arg(wake_delays_us)::bigint[]) as wake_delay_us,
+           unnest(sqlc.arg(attempt_changes)::text[]) as attempt_change,
+           unnest(sqlc.arg(error_kinds)::text[]) as error_kind,
+           unnest(sqlc.arg(error_texts)::text[]) as error_text
 ), prior as materialized (
     select r.id, r.tenant_admitted_at, b.claim_token, b.expected_seq, b.step,
            nullif(b.state, '') as state, nullif(b.checkpoint_type, '') as checkpoint_type,
-           b.status, b.schedule, b.wake_at
+           b.status, b.schedule, b.wake_at, b.wake_delay_us, b.attempt_change,
+           nullif(b.error_kind, '') as error_kind, b.error_text
       from batch b
       join docket_runs r on r.scope_key = b.scope_key and r.run_id = b.run_id
      where r.claim_token = b.claim_token and r.checkpoint_seq = b.expected_seq
@@ -54,12 +60,26 @@ update docket_runs r
        wake_at = case p.schedule
                      when 'immediate' then now()
                      when 'at' then p.wake_at
+                     when 'after' then now() + interval '1 microsecond' * p.wake_delay_us
                  end,
        tenant_admitted_at = case when p.schedule in ('retain', 'immediate')
                                  then r.tenant_admitted_at end,
        finished_at = case when p.schedule = 'terminal' then now() end,
        claim_attempts = 0,
        claim_abandons = 0,
+       attempt = case p.attempt_change
+                     when 'count' then least(r.attempt::bigint + 1, 2147483647)::integer
+                     when 'keep' then r.attempt
+                     else 0
+                 end,
+       errors = case when p.error_kind is null then r.errors
+                     else (case when jsonb_array_length(r.errors) >= 20 then r.errors - 0 else r.errors end)
+                          || jsonb_build_array(jsonb_build_object(
+                                 'attempt', least(r.attempt::bigint + 1, 2147483647),
+                                 'at', now(),
+                                 'kind', p.error_kind,
+                                 'error', p.error_text))
+                 end,
        updated_at = now()
   from prior p
  where r.id = p.id
@@ -133,7 +153,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 -- rows stay locked by the claim until commit, so each row read is the leased
 -- version and no concurrent write can come between. Outside a transaction
 -- with a noted claim the note is unset or empty and nothing is read.
-select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.trace_context
+select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.attempt, r.trace_context
   from docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[]);
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/docketrun/docket-go/docket"
 )
@@ -22,6 +23,8 @@ type runView struct {
 	LatestCheckpointType string          `json:"latest_checkpoint_type"`
 	ClaimAttempts        int             `json:"claim_attempts"`
 	ClaimAbandons        int             `json:"claim_abandons"`
+	Attempt              int             `json:"attempt"`
+	Errors               []runErrorView  `json:"errors"`
 	Claimed              bool            `json:"claimed"`
 	ClaimedAt            *string         `json:"claimed_at"`
 	WakeAt               *string         `json:"wake_at"`
@@ -33,6 +36,15 @@ type runView struct {
 	UpdatedAt            string          `json:"updated_at"`
 	FinishedAt           *string         `json:"finished_at"`
 	State                json.RawMessage `json:"state"`
+}
+
+// runErrorView is one entry of a run's error history as "runs show" prints
+// it.
+type runErrorView struct {
+	Attempt int    `json:"attempt"`
+	At      string `json:"at"`
+	Kind    string `json:"kind"`
+	Error   string `json:"error"`
 }
 
 func runsShow(ctx context.Context, admin *docket.Admin, a runsArgs, out output) error {
@@ -52,7 +64,10 @@ func runsShow(ctx context.Context, admin *docket.Admin, a runsArgs, out output) 
 		WakeAt: optionalTime(r.WakeAt), PoisonedAt: optionalTime(r.PoisonedAt), PoisonReason: r.PoisonReason,
 		AdmissionState: string(i.State), AdmittedAt: optionalTime(i.AdmittedAt),
 		StartedAt: timeText(r.StartedAt), UpdatedAt: timeText(r.UpdatedAt), FinishedAt: optionalTime(r.FinishedAt),
-		State: r.State,
+		State: r.State, Attempt: r.Attempt, Errors: []runErrorView{},
+	}
+	for _, e := range r.Errors {
+		v.Errors = append(v.Errors, runErrorView{Attempt: e.Attempt, At: timeText(e.At), Kind: e.Kind, Error: e.Error})
 	}
 	if a.json {
 		if err := json.NewEncoder(out.stdout).Encode(v); err != nil {
@@ -75,6 +90,8 @@ func printRunView(out output, v runView) {
 	out.field("latest_checkpoint_type", orNone(&v.LatestCheckpointType))
 	out.field("claim_attempts", v.ClaimAttempts)
 	out.field("claim_abandons", v.ClaimAbandons)
+	out.field("attempt", v.Attempt)
+	out.field("errors", len(v.Errors))
 	out.field("claimed", yesNo(v.Claimed))
 	out.field("claimed_at", orNone(v.ClaimedAt))
 	out.field("wake_at", orNone(v.WakeAt))
@@ -86,6 +103,11 @@ func printRunView(out output, v runView) {
 	out.field("updated_at", v.UpdatedAt)
 	out.field("finished_at", orNone(v.FinishedAt))
 	out.field("state", string(v.State))
+	// One line per entry, oldest first; the text is quoted so an error
+	// that spans lines still prints on one.
+	for _, e := range v.Errors {
+		out.field("error", fmt.Sprintf("attempt %d at %s %s %s", e.Attempt, e.At, e.Kind, strconv.Quote(e.Error)))
+	}
 }
 
 // orNone shows an absent or empty value as "none".
