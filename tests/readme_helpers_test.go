@@ -24,7 +24,8 @@ func readmeBlock(t *testing.T, anchor, lang string) string {
 }
 
 // exampleRegion returns the lines of file between the "// name:begin" and
-// "// name:end" markers, less the markers' own indentation.
+// "// name:end" markers, less the markers' own indentation and less the
+// blank line gofmt puts before an end marker that follows a declaration.
 func exampleRegion(t *testing.T, file, name string) string {
 	t.Helper()
 	source, err := os.ReadFile(file)
@@ -41,7 +42,7 @@ func exampleRegion(t *testing.T, file, name string) string {
 	for line := range strings.Lines(region) {
 		dedented.WriteString(strings.TrimPrefix(line, indent))
 	}
-	return dedented.String()
+	return strings.TrimRight(dedented.String(), "\n") + "\n"
 }
 
 // requireReadmeIsRegion fails t unless the README's go block after anchor
