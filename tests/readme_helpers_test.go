@@ -7,14 +7,14 @@ import (
 )
 
 // readmeBlock returns the first fenced block of lang in README.md after the
-// line anchor, without its fences.
+// first line that starts with anchor, without its fences.
 func readmeBlock(t *testing.T, anchor, lang string) string {
 	t.Helper()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "\n"+anchor+"\n")
+	_, rest, ok := strings.Cut(string(readme), "\n"+anchor)
 	_, rest, found := strings.Cut(rest, "```"+lang+"\n")
 	block, _, closed := strings.Cut(rest, "```\n")
 	if !ok || !found || !closed {
