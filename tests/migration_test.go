@@ -253,16 +253,6 @@ var migV3Objects = []string{
 	"trigger docket_runs.docket_runs_wake_partition_trg ",
 }
 
-// migV4Objects are catalog entry prefixes only V4 creates.
-var migV4Objects = []string{
-	"column docket_runs.attempt integer notnull=true generated= identity= default=0",
-	"column docket_runs.errors jsonb notnull=true generated= identity= default='[]'::jsonb",
-	"constraint docket_runs.docket_runs_attempt_check ",
-	"constraint docket_runs.docket_runs_errors_array_check ",
-	"constraint docket_runs.docket_runs_errors_bound_check ",
-	"constraint docket_runs.docket_runs_errors_entry_check ",
-}
-
 // migRun is one run seeded with plain SQL in a given lifecycle shape.
 type migRun struct {
 	runID  string
