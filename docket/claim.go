@@ -40,7 +40,7 @@ func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (C
 // only when q is not bound to a caller's transaction.
 func (c *Client) claimDue(ctx context.Context, q *gen.Queries, req ClaimRequest, asyncCommit bool) (ClaimResult, error) {
 	return c.claimWith(ctx, req, asyncCommit, func(p policy.Plan) ([]policy.Row, error) {
-		return execClaim(ctx, q, p)
+		return execClaim(ctx, q, c.engine.statements, p)
 	})
 }
 

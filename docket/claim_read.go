@@ -50,24 +50,6 @@ func (c *Client) execClaimRead(ctx context.Context, p policy.Plan) ([]policy.Row
 	if p.Trace {
 		return nil, nil, fmt.Errorf("docket: a traced %s plan on the worker's claim path", p.Function)
 	}
-	var collect func(pgx.Rows) ([]policy.Row, error)
-	var claimSQL string
-	switch p.Function {
-	case policy.FunctionTenantFair:
-		claimSQL = gen.TenantFairClaimNoted
-		collect = func(rows pgx.Rows) ([]policy.Row, error) {
-			got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[gen.TenantFairClaimNotedRow])
-			return convertRows(got, err, func(r gen.TenantFairClaimNotedRow) policy.Row { return policy.Row(r) })
-		}
-	case policy.FunctionLegacy:
-		claimSQL = gen.LegacyClaimNoted
-		collect = func(rows pgx.Rows) ([]policy.Row, error) {
-			got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[gen.LegacyClaimNotedRow])
-			return convertRows(got, err, func(r gen.LegacyClaimNotedRow) policy.Row { return policy.Row(r) })
-		}
-	default:
-		return nil, nil, fmt.Errorf("docket: unknown claim function %d", p.Function)
-	}
 	batch := &pgx.Batch{}
 	// Settings first, each in force for the batch's one transaction.
 	settings := 0
@@ -80,10 +62,10 @@ func (c *Client) execClaimRead(ctx context.Context, p policy.Plan) ([]policy.Row
 		settings++
 	}
 	a := p.Args
-	batch.Queue(c.qualified(claimSQL), a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference)
+	batch.Queue(c.qualified(c.engine.statements.noted), a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference)
 	batch.Queue(c.qualified(gen.LeasedRuns))
 	results := c.pool.SendBatch(ctx, batch)
-	rows, leased, err := readClaimBatch(results, settings, collect)
+	rows, leased, err := readClaimBatch(results, settings, c.engine.statements.collectNoted)
 	// Close reports a failed commit of the batch's implicit transaction.
 	if closeErr := results.Close(); err == nil && closeErr != nil {
 		err = closeErr

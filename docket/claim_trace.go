@@ -67,7 +67,7 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 		return ClaimTrace{}, err
 	}
 	start := time.Now()
-	rows, err := execClaimTrace(ctx, q, c.engine.Plan(preq))
+	rows, err := execClaimTrace(ctx, q, c.engine.statements, c.engine.Plan(preq))
 	var tr policy.Trace
 	if err == nil {
 		tr, err = c.engine.DecodeTrace(rows)

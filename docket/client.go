@@ -23,7 +23,7 @@ type Client struct {
 	// names qualifies statements with config.Schema; nil when it is empty.
 	names  *qualifier
 	config Config
-	engine policy.ClaimPolicy
+	engine engine
 	logger *slog.Logger
 	// telemetry holds the metric instruments, created once by Open or NewAdmin.
 	telemetry *telemetry
@@ -101,7 +101,7 @@ func (c *Client) inTx(ctx context.Context, fn func(q *gen.Queries) error) error 
 func (c *Client) Pool() *pgxpool.Pool { return c.pool }
 
 // Policy returns the resolved admission engine.
-func (c *Client) Policy() policy.ClaimPolicy { return c.engine }
+func (c *Client) Policy() policy.ClaimPolicy { return c.engine.ClaimPolicy }
 
 // withTx binds the queries to the caller's transaction; a nil tx is refused
 // with ErrInvalidArgument instead of panicking at the first statement.
