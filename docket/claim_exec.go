@@ -17,14 +17,16 @@ const (
 	sqlstateInvalidParameterValue = "22023"
 )
 
-// execClaim runs a production plan through the engine's generated
-// accessor: the asynchronous-commit variant when the plan asks for it.
+// execClaim runs a production plan on q through the engine's generated
+// accessor. An AsyncCommit plan goes in a claim batch instead
+// (Client.claimBatch), since its setting must share the claim's implicit
+// transaction.
 func execClaim(ctx context.Context, q *gen.Queries, st claimStatements, p policy.Plan) ([]policy.Row, error) {
 	if p.Trace {
 		return nil, fmt.Errorf("docket: a traced %s plan on the production path", p.Function)
 	}
 	if p.AsyncCommit {
-		return st.claimAsyncCommit(ctx, q, p.Args)
+		return nil, fmt.Errorf("docket: an asynchronous-commit %s plan outside a claim batch", p.Function)
 	}
 	return st.claim(ctx, q, p.Args)
 }

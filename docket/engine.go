@@ -3,8 +3,6 @@ package docket
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/policy"
 )
@@ -29,17 +27,15 @@ type engine struct {
 
 // claimStatements are the generated statements of one claim function.
 type claimStatements struct {
-	// claim runs a production call through the generated accessor.
-	claim func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error)
-	// claimAsyncCommit is claim with synchronous_commit off for the
-	// statement's own implicit transaction.
-	claimAsyncCommit func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error)
+	// claim runs a production call through the generated accessor; claimSQL
+	// is its text, for a claim batch.
+	claim    func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error)
+	claimSQL string
 	// trace runs a traced call through the generated accessor.
 	trace func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.TraceRow, error)
 	// noted is the SQL of the Worker's claim-batch statement, which notes
-	// the runs it leases; collectNoted reads its rows.
-	noted        string
-	collectNoted func(pgx.Rows) ([]policy.Row, error)
+	// the runs it leases.
+	noted string
 }
 
 // legacyEngine is the Legacy engine.
@@ -51,19 +47,12 @@ func legacyEngine() engine {
 				rows, err := q.LegacyClaim(ctx, gen.LegacyClaimParams(a))
 				return convertRows(rows, err, func(r gen.LegacyClaimRow) policy.Row { return policy.Row(r) })
 			},
-			claimAsyncCommit: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error) {
-				rows, err := q.LegacyClaimAsyncCommit(ctx, gen.LegacyClaimAsyncCommitParams(a))
-				return convertRows(rows, err, func(r gen.LegacyClaimAsyncCommitRow) policy.Row { return policy.Row(r) })
-			},
 			trace: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.TraceRow, error) {
 				rows, err := q.LegacyClaimTrace(ctx, gen.LegacyClaimTraceParams(a))
 				return convertRows(rows, err, func(r gen.LegacyClaimTraceRow) policy.TraceRow { return policy.TraceRow(r) })
 			},
-			noted: gen.LegacyClaimNoted,
-			collectNoted: func(rows pgx.Rows) ([]policy.Row, error) {
-				got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[gen.LegacyClaimNotedRow])
-				return convertRows(got, err, func(r gen.LegacyClaimNotedRow) policy.Row { return policy.Row(r) })
-			},
+			claimSQL: gen.LegacyClaim,
+			noted:    gen.LegacyClaimNoted,
 		},
 		synchronize: synchronizeLegacy,
 	}
@@ -80,19 +69,12 @@ func tenantFairEngine(p policy.TenantFair) engine {
 				rows, err := q.TenantFairClaim(ctx, gen.TenantFairClaimParams(a))
 				return convertRows(rows, err, func(r gen.TenantFairClaimRow) policy.Row { return policy.Row(r) })
 			},
-			claimAsyncCommit: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error) {
-				rows, err := q.TenantFairClaimAsyncCommit(ctx, gen.TenantFairClaimAsyncCommitParams(a))
-				return convertRows(rows, err, func(r gen.TenantFairClaimAsyncCommitRow) policy.Row { return policy.Row(r) })
-			},
 			trace: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.TraceRow, error) {
 				rows, err := q.TenantFairClaimTrace(ctx, gen.TenantFairClaimTraceParams(a))
 				return convertRows(rows, err, func(r gen.TenantFairClaimTraceRow) policy.TraceRow { return policy.TraceRow(r) })
 			},
-			noted: gen.TenantFairClaimNoted,
-			collectNoted: func(rows pgx.Rows) ([]policy.Row, error) {
-				got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[gen.TenantFairClaimNotedRow])
-				return convertRows(got, err, func(r gen.TenantFairClaimNotedRow) policy.Row { return policy.Row(r) })
-			},
+			claimSQL: gen.TenantFairClaim,
+			noted:    gen.TenantFairClaimNoted,
 		},
 		synchronize: func(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy) error {
 			return synchronizeTenantFair(ctx, q, row, p)

@@ -68,21 +68,19 @@ update docket_runs r
 returning p.claim_token::uuid as claim_token, r.checkpoint_seq, r.step,
           (p.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared;
 
--- name: CommitClaimAsynchronously :exec
--- First statement of a Worker claim batch when Config.AsyncClaimCommit is
--- set: the batch is one implicit transaction, so this local setting covers
--- exactly the claim and its read and ends with their commit.
-select set_config('synchronous_commit', 'off', true);
-
 -- name: TenantFairClaimNoted :many
 -- TenantFairClaim for the Worker's claim batch: the same rows, and the run
 -- ids it leased noted as an array literal in the transaction-local setting
 -- docket.leased_run_ids for LeasedRuns, the batch's next statement; the batch
 -- is one implicit transaction, so the note never outlives it. The note is
--- cleared before the function runs (a one-row subquery the call depends on
--- through LATERAL, as in TenantFairClaimAsyncCommit; the trace argument,
--- (cleared is null), is false), so a call that leases nothing leaves it
--- empty whether or not the aggregate below runs. The cross join with the
+-- cleared before the function runs, so a call that leases nothing leaves it
+-- empty whether or not the aggregate below runs: the clear sits in a one-row
+-- subquery (volatile, so the planner never flattens it) whose column the
+-- function call reads through LATERAL, which makes the function the inner
+-- side of the join, unable to start before the clear, whatever the plan.
+-- That column is the trace argument, (cleared is null), which is false
+-- because set_config returns the new value; a column reference is not a
+-- constant, so folding cannot drop the dependency. The cross join with the
 -- one-row aggregate, whose column the filter reads, writes the leases.
 with c as materialized (
     select f.*
