@@ -75,7 +75,7 @@ func claimRequest(req ClaimRequest, trace bool) (policy.Request, error) {
 		return policy.Request{}, invalidArgument("claim OrphanTTL %v is negative", req.OrphanTTL)
 	case req.MaxClaimAttempts < 1 || req.MaxClaimAttempts > math.MaxInt32:
 		return policy.Request{}, invalidArgument("claim MaxClaimAttempts %d is outside 1..%d", req.MaxClaimAttempts, math.MaxInt32)
-	case !policy.Preference(req.Preference).Valid():
+	case !req.Preference.Valid():
 		return policy.Request{}, invalidArgument("claim Preference %q is none of \"\", \"ready\", \"expired\"", string(req.Preference))
 	}
 	cutoff := req.Now.Add(-req.OrphanTTL)
@@ -90,7 +90,7 @@ func claimRequest(req ClaimRequest, trace bool) (policy.Request, error) {
 		Cutoff:      cutoff,
 		Demand:      int32(req.Limit),
 		MaxAttempts: int32(req.MaxClaimAttempts),
-		Preference:  policy.Preference(req.Preference),
+		Preference:  req.Preference,
 		Trace:       trace,
 	}, nil
 }

@@ -82,7 +82,7 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 		out.Outcomes = append(out.Outcomes, TracedOutcome{
 			RunID:         o.RunID,
 			Scope:         scopeOf(o.TenantID),
-			Class:         WorkClass(o.Class),
+			Class:         o.Class,
 			Poisoned:      o.Poisoned,
 			Visit:         ot.Visit,
 			Ordinal:       ot.Ordinal,
