@@ -202,6 +202,14 @@ type LeasedRunsRow struct {
 // rows stay locked by the claim until commit, so each row read is the leased
 // version and no concurrent write can come between. Outside a transaction
 // with a noted claim the note is unset or empty and nothing is read.
+// It cannot be folded into the claim statement as a join of the outcome
+// rows to docket_runs: that join would read in the claim statement's own
+// snapshot, taken before the function's first statement, while the function
+// picks and locks its candidates in later snapshots (after waiting for the
+// policy row, for one). A run committed in between would be leased but
+// missing from the join, and one written in between read in its older
+// version; state and step are not among the outcome columns, so they must
+// come from a snapshot that follows the claim.
 func (q *Queries) LeasedRuns(ctx context.Context) ([]LeasedRunsRow, error) {
 	rows, err := q.db.Query(ctx, LeasedRuns)
 	if err != nil {

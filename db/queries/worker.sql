@@ -131,6 +131,14 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 -- rows stay locked by the claim until commit, so each row read is the leased
 -- version and no concurrent write can come between. Outside a transaction
 -- with a noted claim the note is unset or empty and nothing is read.
+-- It cannot be folded into the claim statement as a join of the outcome
+-- rows to docket_runs: that join would read in the claim statement's own
+-- snapshot, taken before the function's first statement, while the function
+-- picks and locks its candidates in later snapshots (after waiting for the
+-- policy row, for one). A run committed in between would be leased but
+-- missing from the join, and one written in between read in its older
+-- version; state and step are not among the outcome columns, so they must
+-- come from a snapshot that follows the claim.
 select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token
   from docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[]);
