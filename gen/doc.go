@@ -15,14 +15,18 @@
 //     ListRingPositions, RingPositions. They take the scope key ("" for the
 //     tenantless scope, else the tenant id). ListDomainRuns,
 //     ListDomainRunsAfter and ListClaimPartitionScopes read across every
-//     scope, for operator tooling.
+//     scope, for operator tooling; RunsDueChannel names the domain's LISTEN
+//     channel. A DocketRun row carries the claim token, the holder's proof
+//     of its lease, which the facade's Run never shows: keep it out of logs
+//     and responses.
 //   - Inserts, whose bookkeeping the triggers on docket_runs do in the same
 //     statement (the owner partition, its ring position and counters), so
 //     they keep the claim invariants: InsertRun and InsertRuns. They skip
 //     what docket.Client.InsertRunTx adds: the tenant mode, the identifier
 //     rules and the document checks, refused before any SQL with typed
 //     errors that leave the transaction usable, and the wake-up of listening
-//     Workers, which NotifyRunsDue in the same transaction sends at commit.
+//     Workers, which NotifyRunsDue (safe too) in the same transaction sends
+//     at commit.
 //
 // Only through the facade, because their safety depends on arguments the
 // facade validates, on how it reads their rows, or on a protocol of several
@@ -51,14 +55,17 @@
 //     SetAdmissionMode, MarkLegacyClaimsAdmitted, SynchronizeParkDormant,
 //     UnparkAllPartitions, which keep the markers and caps exact only in the
 //     order the facade runs them.
-//   - Startup and migration statements: SchemaShape, MissingColumns,
-//     InstalledFunctionBodies, the ledger statements (LedgerExists,
-//     LedgerVersions, LegacyLedgerHoldsDocket, LegacyLedgerVersions,
-//     LockMigrations, RecordMigration, ForgetMigration), RunsDueChannel.
+//   - Migration statements: LockMigrations, RecordMigration and
+//     ForgetMigration, which keep Docket's ledger in step with the applied
+//     migrations only inside docket migrate.
 //
 // Calling these directly can break the invariants the README's run
 // lifecycle describes; the triggers and checks refuse many mistakes, not
-// all.
+// all. The schema checks of Open (SchemaShape, MissingColumns,
+// InstalledFunctionBodies) and the ledger reads (LedgerExists,
+// LedgerVersions, LegacyLedgerHoldsDocket, LegacyLedgerVersions) change
+// nothing, but they serve startup and migration and have no contract of
+// their own.
 //
 // Stability: the safe accessors above and the models (DocketRun and the
 // docket_claim_* tables) follow the schema version; a release that changes
