@@ -35,9 +35,9 @@ type ClaimPolicyDefault struct {
 // FetchClaimPolicyDefault returns the persisted default cap, its version, the
 // active engine, the last configured cap and whether the policy has been
 // initialized.
-func (st *store) FetchClaimPolicyDefault(ctx context.Context) (_ ClaimPolicyDefault, err error) {
-	defer st.telemetry.storeCall(opFetchClaimPolicyDefault).end(ctx, &err)
-	row, err := st.queries.GetClaimPolicy(ctx)
+func (c *store) FetchClaimPolicyDefault(ctx context.Context) (_ ClaimPolicyDefault, err error) {
+	defer c.telemetry.storeCall(opFetchClaimPolicyDefault).end(ctx, &err)
+	row, err := c.queries.GetClaimPolicy(ctx)
 	if err != nil {
 		return ClaimPolicyDefault{}, fmt.Errorf("docket: reading claim policy: %w", err)
 	}
@@ -51,8 +51,8 @@ func (st *store) FetchClaimPolicyDefault(ctx context.Context) (_ ClaimPolicyDefa
 // change: before the first TenantFair start this fails with ErrNotInitialized.
 // An invalid cap fails with ErrInvalidCap and a version mismatch with
 // ErrStale; either way nothing is written.
-func (st *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
-	defer st.telemetry.storeCall(opPutClaimPolicyDefault).end(ctx, &err)
+func (c *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
+	defer c.telemetry.storeCall(opPutClaimPolicyDefault).end(ctx, &err)
 	capValue, err := checkedCap(maxActiveRuns)
 	if err != nil {
 		return ClaimPolicyDefault{}, err
@@ -61,7 +61,7 @@ func (st *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, o
 		return ClaimPolicyDefault{}, err
 	}
 	var written gen.DocketClaimPolicy
-	err = st.inTx(ctx, func(q *gen.Queries) error {
+	err = c.inTx(ctx, func(q *gen.Queries) error {
 		current, err := q.LockClaimPolicy(ctx)
 		if err != nil {
 			return fmt.Errorf("docket: locking claim policy: %w", err)

@@ -64,13 +64,13 @@ type ClaimPolicyInspection struct {
 // that never had a partition reads as version 0 with no ring position. A scope
 // with no override in a domain whose policy was never initialized has no
 // effective cap: ErrNotInitialized.
-func (st *store) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPolicyInspection, err error) {
-	defer st.telemetry.storeCall(opInspectClaimPolicy).end(ctx, &err)
-	key, err := st.scopeKey(scope)
+func (c *store) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPolicyInspection, err error) {
+	defer c.telemetry.storeCall(opInspectClaimPolicy).end(ctx, &err)
+	key, err := c.scopeKey(scope)
 	if err != nil {
 		return ClaimPolicyInspection{}, err
 	}
-	row, err := st.queries.InspectClaimScope(ctx, key)
+	row, err := c.queries.InspectClaimScope(ctx, key)
 	if err != nil {
 		return ClaimPolicyInspection{}, fmt.Errorf("docket: inspecting claim policy: %w", err)
 	}

@@ -24,13 +24,13 @@ type ClaimPolicyOverride struct {
 // the scope's admitted count creates debt; no admission is revoked.
 // An invalid cap (ErrInvalidCap), an invalid scope (ErrInvalidArgument,
 // ErrTenantRequired) or a version mismatch (ErrStale) writes nothing.
-func (st *store) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
-	defer st.telemetry.storeCall(opPutClaimPolicyOverride).end(ctx, &err)
+func (c *store) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
+	defer c.telemetry.storeCall(opPutClaimPolicyOverride).end(ctx, &err)
 	capValue, err := checkedCap(maxActiveRuns)
 	if err != nil {
 		return ClaimPolicyOverride{}, err
 	}
-	return st.writeOverride(ctx, scope, &capValue, opts)
+	return c.writeOverride(ctx, scope, &capValue, opts)
 }
 
 // ResetClaimPolicyOverride removes the cap override of one scope, so the
@@ -38,15 +38,15 @@ func (st *store) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxAct
 // PutClaimPolicyOverride it creates the partition if the scope has none, so
 // every successful write moves the version. An invalid scope or a version
 // mismatch writes nothing.
-func (st *store) ResetClaimPolicyOverride(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
-	defer st.telemetry.storeCall(opResetClaimPolicyOverride).end(ctx, &err)
-	return st.writeOverride(ctx, scope, nil, opts)
+func (c *store) ResetClaimPolicyOverride(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
+	defer c.telemetry.storeCall(opResetClaimPolicyOverride).end(ctx, &err)
+	return c.writeOverride(ctx, scope, nil, opts)
 }
 
 // writeOverride runs the compare-and-set under partition authority; a nil
 // capValue resets the override.
-func (st *store) writeOverride(ctx context.Context, scope Scope, capValue *int32, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
-	key, err := st.scopeKey(scope)
+func (c *store) writeOverride(ctx context.Context, scope Scope, capValue *int32, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
+	key, err := c.scopeKey(scope)
 	if err != nil {
 		return ClaimPolicyOverride{}, err
 	}
@@ -54,7 +54,7 @@ func (st *store) writeOverride(ctx context.Context, scope Scope, capValue *int32
 		return ClaimPolicyOverride{}, err
 	}
 	var written gen.DocketClaimPartition
-	err = st.inTx(ctx, func(q *gen.Queries) error {
+	err = c.inTx(ctx, func(q *gen.Queries) error {
 		if err := q.EnsureClaimPartition(ctx, key); err != nil {
 			return fmt.Errorf("docket: creating claim partition: %w", err)
 		}

@@ -18,14 +18,14 @@ import (
 // first TenantFair start this fails with ErrNotInitialized, and a version
 // mismatch fails with ErrStale; either way nothing is written. Writing the
 // current value is a write too (the version moves).
-func (st *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
-	defer st.telemetry.storeCall(opPutClaimPolicyParking).end(ctx, &err)
+func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
+	defer c.telemetry.storeCall(opPutClaimPolicyParking).end(ctx, &err)
 	if err := opts.validate(); err != nil {
 		return ClaimPolicyDefault{}, err
 	}
 	var written gen.DocketClaimPolicy
-	err = pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
-		q := st.queries.WithTx(tx)
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		q := c.queries.WithTx(tx)
 		// The policy row lock keeps every claim call out until this commits,
 		// so none parks after the unpark below.
 		current, err := q.LockClaimPolicy(ctx)

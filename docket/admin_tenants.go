@@ -27,8 +27,8 @@ type TenantPage struct {
 // ListTenants returns one page of the domain's partitions with each scope's
 // InspectClaimPolicy view. Each inspection is its own snapshot: the page is
 // not one consistent cut of the domain.
-func (st *store) ListTenants(ctx context.Context, req ListTenantsRequest) (_ TenantPage, err error) {
-	defer st.telemetry.storeCall(opListTenants).end(ctx, &err)
+func (c *store) ListTenants(ctx context.Context, req ListTenantsRequest) (_ TenantPage, err error) {
+	defer c.telemetry.storeCall(opListTenants).end(ctx, &err)
 	limit := req.Limit
 	switch {
 	case limit == 0:
@@ -38,13 +38,13 @@ func (st *store) ListTenants(ctx context.Context, req ListTenantsRequest) (_ Ten
 	}
 	var after *string
 	if req.After != nil {
-		key, err := st.runScopeKey(*req.After)
+		key, err := c.runScopeKey(*req.After)
 		if err != nil {
 			return TenantPage{}, err
 		}
 		after = &key
 	}
-	keys, err := st.queries.ListClaimPartitionScopes(ctx, gen.ListClaimPartitionScopesParams{
+	keys, err := c.queries.ListClaimPartitionScopes(ctx, gen.ListClaimPartitionScopesParams{
 		AfterScopeKey: after, PageLimit: int32(limit + 1),
 	})
 	if err != nil {
@@ -58,7 +58,7 @@ func (st *store) ListTenants(ctx context.Context, req ListTenantsRequest) (_ Ten
 	}
 	page.Tenants = make([]ClaimPolicyInspection, len(keys))
 	for i, key := range keys {
-		if page.Tenants[i], err = st.InspectClaimPolicy(ctx, scopeOfKey(key)); err != nil {
+		if page.Tenants[i], err = c.InspectClaimPolicy(ctx, scopeOfKey(key)); err != nil {
 			return TenantPage{}, err
 		}
 	}

@@ -45,14 +45,14 @@ type MutateResult struct {
 // WakeAt or now. A terminal run cannot change (RetryRun sends a failed or
 // cancelled one back to work), and a poisoned run can only be finished
 // (RetryPoisonedRun revives it); both return ErrInvalidTransition.
-func (st *store) MutateRun(ctx context.Context, scope Scope, runID string, decide func(Run) (Mutation, error)) (MutateResult, error) {
-	return st.mutateRun(ctx, opMutateRun, scope, runID, decide)
+func (c *store) MutateRun(ctx context.Context, scope Scope, runID string, decide func(Run) (Mutation, error)) (MutateResult, error) {
+	return c.mutateRun(ctx, opMutateRun, scope, runID, decide)
 }
 
 // mutateRun is MutateRun, timed as store operation op.
-func (st *store) mutateRun(ctx context.Context, op string, scope Scope, runID string, decide func(Run) (Mutation, error)) (_ MutateResult, err error) {
-	defer st.telemetry.storeCall(op).end(ctx, &err)
-	scopeKey, err := st.runKey(scope, runID)
+func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID string, decide func(Run) (Mutation, error)) (_ MutateResult, err error) {
+	defer c.telemetry.storeCall(op).end(ctx, &err)
+	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return MutateResult{}, err
 	}
@@ -61,7 +61,7 @@ func (st *store) mutateRun(ctx context.Context, op string, scope Scope, runID st
 	}
 	var result MutateResult
 	var markerCleared bool
-	err = st.inTx(ctx, func(q *gen.Queries) error {
+	err = c.inTx(ctx, func(q *gen.Queries) error {
 		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return runNotFound(runID)
@@ -87,14 +87,14 @@ func (st *store) mutateRun(ctx context.Context, op string, scope Scope, runID st
 			return mapRunWriteError("mutate run", err)
 		}
 		markerCleared = row.TenantAdmittedAt != nil
-		st.announceIfDue(ctx, q, written)
+		c.announceIfDue(ctx, q, written)
 		result = MutateResult{Run: runFromRow(written), Changed: true}
 		return nil
 	})
 	if err != nil {
 		return MutateResult{}, err
 	}
-	st.telemetry.signalled(ctx, markerCleared)
+	c.telemetry.signalled(ctx, markerCleared)
 	return result, nil
 }
 
@@ -143,20 +143,20 @@ func (c *Client) Cancel(ctx context.Context, scope Scope, runID string) (MutateR
 // attempts and abandons reset. Poison already cleared its admission, so the
 // run is queued and is promoted again under its tenant's cap. A run that is
 // not poisoned returns ErrInvalidTransition and changes nothing.
-func (st *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
-	defer st.telemetry.storeCall(opRetryPoisonedRun).end(ctx, &err)
-	scopeKey, err := st.runKey(scope, runID)
+func (c *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
+	defer c.telemetry.storeCall(opRetryPoisonedRun).end(ctx, &err)
+	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return Run{}, err
 	}
-	row, err := st.queries.RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
+	row, err := c.queries.RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Run{}, explainFenceMiss(ctx, st.queries, scopeKey, runID,
+		return Run{}, explainFenceMiss(ctx, c.queries, scopeKey, runID,
 			fmt.Errorf("%w: run %q is not poisoned", ErrInvalidTransition, runID))
 	}
 	if err != nil {
 		return Run{}, fmt.Errorf("docket: retry poisoned run: %w", err)
 	}
-	st.announceIfDue(ctx, st.queries, row)
+	c.announceIfDue(ctx, c.queries, row)
 	return runFromRow(row), nil
 }

@@ -35,9 +35,9 @@ type RetryRunOptions struct {
 // ErrInvalidTransition; another scope's run returns ErrNotFound; an invalid
 // scope, run id or WakeAt returns ErrInvalidArgument (or ErrTenantRequired).
 // Nothing changes in any of these cases.
-func (st *store) RetryRun(ctx context.Context, scope Scope, runID string, opts RetryRunOptions) (_ Run, err error) {
-	defer st.telemetry.storeCall(opRetryRun).end(ctx, &err)
-	scopeKey, err := st.runKey(scope, runID)
+func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts RetryRunOptions) (_ Run, err error) {
+	defer c.telemetry.storeCall(opRetryRun).end(ctx, &err)
+	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return Run{}, err
 	}
@@ -49,7 +49,7 @@ func (st *store) RetryRun(ctx context.Context, scope Scope, runID string, opts R
 		params.WakeAt = &opts.WakeAt
 	}
 	var retried Run
-	err = st.inTx(ctx, func(q *gen.Queries) error {
+	err = c.inTx(ctx, func(q *gen.Queries) error {
 		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return runNotFound(runID)
@@ -65,7 +65,7 @@ func (st *store) RetryRun(ctx context.Context, scope Scope, runID string, opts R
 		if err != nil {
 			return fmt.Errorf("docket: retry run: %w", err)
 		}
-		st.announceIfDue(ctx, q, written)
+		c.announceIfDue(ctx, q, written)
 		retried = runFromRow(written)
 		return nil
 	})

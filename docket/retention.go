@@ -49,9 +49,9 @@ type DeleteFinishedRunsOptions struct {
 //
 // The application role of docs/grants.sql cannot delete runs: run retention
 // as a role that also holds DELETE on docket_runs.
-func (st *store) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRunsOptions) (total int64, err error) {
-	defer st.telemetry.storeCall(opDeleteFinishedRuns).end(ctx, &err)
-	params, err := st.retentionParams(opts)
+func (c *store) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRunsOptions) (total int64, err error) {
+	defer c.telemetry.storeCall(opDeleteFinishedRuns).end(ctx, &err)
+	params, err := c.retentionParams(opts)
 	if err != nil {
 		return 0, err
 	}
@@ -59,7 +59,7 @@ func (st *store) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRuns
 		if err := ctx.Err(); err != nil {
 			return total, fmt.Errorf("docket: delete finished runs: %w", err)
 		}
-		deleted, err := st.queries.DeleteFinishedRuns(ctx, params)
+		deleted, err := c.queries.DeleteFinishedRuns(ctx, params)
 		if err != nil {
 			return total, fmt.Errorf("docket: delete finished runs: %w", err)
 		}
@@ -74,7 +74,7 @@ func (st *store) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRuns
 }
 
 // retentionParams validates opts and returns one batch's statement arguments.
-func (st *store) retentionParams(opts DeleteFinishedRunsOptions) (gen.DeleteFinishedRunsParams, error) {
+func (c *store) retentionParams(opts DeleteFinishedRunsOptions) (gen.DeleteFinishedRunsParams, error) {
 	if opts.FinishedBefore.IsZero() {
 		return gen.DeleteFinishedRunsParams{}, invalidArgument("a FinishedBefore cutoff is required")
 	}
@@ -90,7 +90,7 @@ func (st *store) retentionParams(opts DeleteFinishedRunsOptions) (gen.DeleteFini
 	}
 	params := gen.DeleteFinishedRunsParams{FinishedBefore: opts.FinishedBefore, BatchSize: int32(batch)}
 	if opts.Scope != nil {
-		key, err := st.runScopeKey(*opts.Scope)
+		key, err := c.runScopeKey(*opts.Scope)
 		if err != nil {
 			return gen.DeleteFinishedRunsParams{}, err
 		}

@@ -25,8 +25,8 @@ type ListDomainRunsRequest struct {
 // (StartedAt, RunID), continuing strictly after req.After. Unlike ListRuns it
 // is not served by an index in that order, so it suits operators, not hot
 // paths.
-func (st *store) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) (_ RunPage, err error) {
-	defer st.telemetry.storeCall(opListDomainRuns).end(ctx, &err)
+func (c *store) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) (_ RunPage, err error) {
+	defer c.telemetry.storeCall(opListDomainRuns).end(ctx, &err)
 	f, err := checkListFilter(req.GraphID, req.Status, req.After, req.Limit)
 	if err != nil {
 		return RunPage{}, err
@@ -35,11 +35,11 @@ func (st *store) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) 
 	pageLimit := int32(f.limit + 1)
 	var rows []gen.DocketRun
 	if req.After == nil {
-		rows, err = st.queries.ListDomainRuns(ctx, gen.ListDomainRunsParams{
+		rows, err = c.queries.ListDomainRuns(ctx, gen.ListDomainRunsParams{
 			GraphID: f.graphID, Status: f.status, PageLimit: pageLimit,
 		})
 	} else {
-		rows, err = st.queries.ListDomainRunsAfter(ctx, gen.ListDomainRunsAfterParams{
+		rows, err = c.queries.ListDomainRunsAfter(ctx, gen.ListDomainRunsAfterParams{
 			AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
 			GraphID: f.graphID, Status: f.status, PageLimit: pageLimit,
 		})

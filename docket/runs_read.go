@@ -13,13 +13,13 @@ import (
 
 // FetchRun returns the public view of runID in scope. A run of another scope
 // is ErrNotFound, exactly like a missing one.
-func (st *store) FetchRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
-	defer st.telemetry.storeCall(opFetchRun).end(ctx, &err)
-	scopeKey, err := st.runKey(scope, runID)
+func (c *store) FetchRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
+	defer c.telemetry.storeCall(opFetchRun).end(ctx, &err)
+	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return Run{}, err
 	}
-	row, err := st.queries.GetRun(ctx, gen.GetRunParams{ScopeKey: scopeKey, RunID: runID})
+	row, err := c.queries.GetRun(ctx, gen.GetRunParams{ScopeKey: scopeKey, RunID: runID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Run{}, runNotFound(runID)
 	}
@@ -31,13 +31,13 @@ func (st *store) FetchRun(ctx context.Context, scope Scope, runID string) (_ Run
 
 // InspectRun returns the token-free scheduling view of runID in scope, with
 // its admission state derived at the database clock.
-func (st *store) InspectRun(ctx context.Context, scope Scope, runID string) (_ RunInspection, err error) {
-	defer st.telemetry.storeCall(opInspectRun).end(ctx, &err)
-	scopeKey, err := st.runKey(scope, runID)
+func (c *store) InspectRun(ctx context.Context, scope Scope, runID string) (_ RunInspection, err error) {
+	defer c.telemetry.storeCall(opInspectRun).end(ctx, &err)
+	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return RunInspection{}, err
 	}
-	got, err := st.queries.InspectRun(ctx, gen.InspectRunParams{ScopeKey: scopeKey, RunID: runID})
+	got, err := c.queries.InspectRun(ctx, gen.InspectRunParams{ScopeKey: scopeKey, RunID: runID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return RunInspection{}, runNotFound(runID)
 	}
@@ -81,9 +81,9 @@ func admissionState(row gen.DocketRun, now time.Time) AdmissionState {
 
 // ListRuns returns one page of the scope's runs, newest first by
 // (StartedAt, RunID), continuing strictly after req.After.
-func (st *store) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, err error) {
-	defer st.telemetry.storeCall(opListRuns).end(ctx, &err)
-	scopeKey, err := st.runScopeKey(req.Scope)
+func (c *store) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, err error) {
+	defer c.telemetry.storeCall(opListRuns).end(ctx, &err)
+	scopeKey, err := c.runScopeKey(req.Scope)
 	if err != nil {
 		return RunPage{}, err
 	}
@@ -96,11 +96,11 @@ func (st *store) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, 
 	pageLimit := int32(limit + 1)
 	var rows []gen.DocketRun
 	if req.After == nil {
-		rows, err = st.queries.ListRuns(ctx, gen.ListRunsParams{
+		rows, err = c.queries.ListRuns(ctx, gen.ListRunsParams{
 			ScopeKey: scopeKey, GraphID: graphID, Status: status, PageLimit: pageLimit,
 		})
 	} else {
-		rows, err = st.queries.ListRunsAfter(ctx, gen.ListRunsAfterParams{
+		rows, err = c.queries.ListRunsAfter(ctx, gen.ListRunsAfterParams{
 			ScopeKey: scopeKey, AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
 			GraphID: graphID, Status: status, PageLimit: pageLimit,
 		})
@@ -112,8 +112,8 @@ func (st *store) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, 
 }
 
 // runKey validates a run address and returns its scope key.
-func (st *store) runKey(scope Scope, runID string) (string, error) {
-	scopeKey, err := st.runScopeKey(scope)
+func (c *store) runKey(scope Scope, runID string) (string, error) {
+	scopeKey, err := c.runScopeKey(scope)
 	if err != nil {
 		return "", err
 	}

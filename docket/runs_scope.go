@@ -50,9 +50,9 @@ func scopeOf(tenantID *string) Scope {
 
 // scopeKey validates s under the client's tenant mode and returns its
 // partition key: the tenant id, or "" for the tenantless owner.
-func (st *store) scopeKey(s Scope) (string, error) {
+func (c *store) scopeKey(s Scope) (string, error) {
 	if !s.isTenant {
-		if st.tenantMode == TenantRequired {
+		if c.tenantMode == TenantRequired {
 			return "", fmt.Errorf("%w: the tenantless scope is refused under required tenancy", ErrTenantRequired)
 		}
 		return "", nil
@@ -69,9 +69,9 @@ func (st *store) scopeKey(s Scope) (string, error) {
 // rules of validateIdentifier do not apply: a run inserted with plain SQL
 // under a longer tenant id, or one with a control character, is leased by
 // ClaimDue with that scope, and its holder must be able to commit it.
-func (st *store) runScopeKey(s Scope) (string, error) {
+func (c *store) runScopeKey(s Scope) (string, error) {
 	if !s.isTenant {
-		return st.scopeKey(s)
+		return c.scopeKey(s)
 	}
 	if s.tenantID == "" {
 		return "", invalidArgument("tenant id is empty")

@@ -43,34 +43,34 @@ func newStore(pool *pgxpool.Pool, tenantMode TenantMode, schema string, logger *
 // scopedOn returns db as the generated code's executor: db itself, or, when
 // a schema is set, db with each statement scoped to that schema; borrowed
 // marks the app's own transaction, whose search_path is restored.
-func (st *store) scopedOn(db batchSender, borrowed bool) gen.DBTX {
-	if st.names == nil {
+func (c *store) scopedOn(db batchSender, borrowed bool) gen.DBTX {
+	if c.names == nil {
 		return db.(gen.DBTX)
 	}
-	return scopedDB{db: db, names: st.names, borrowed: borrowed}
+	return scopedDB{db: db, names: c.names, borrowed: borrowed}
 }
 
 // qualified is sql with Docket's relations in the schema, when set.
-func (st *store) qualified(sql string) string {
-	if st.names == nil {
+func (c *store) qualified(sql string) string {
+	if c.names == nil {
 		return sql
 	}
-	return st.names.qualify(sql)
+	return c.names.qualify(sql)
 }
 
 // inTx runs fn in a transaction of the store's own, its statements scoped
 // to the schema when it is set.
-func (st *store) inTx(ctx context.Context, fn func(q *gen.Queries) error) error {
-	return pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
-		return fn(gen.New(st.scopedOn(tx, false)))
+func (c *store) inTx(ctx context.Context, fn func(q *gen.Queries) error) error {
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		return fn(gen.New(c.scopedOn(tx, false)))
 	})
 }
 
 // withTx binds the queries to the caller's transaction; a nil tx is refused
 // with ErrInvalidArgument instead of panicking at the first statement.
-func (st *store) withTx(tx pgx.Tx) (*gen.Queries, error) {
+func (c *store) withTx(tx pgx.Tx) (*gen.Queries, error) {
 	if tx == nil {
 		return nil, invalidArgument("nil transaction")
 	}
-	return gen.New(st.scopedOn(tx, true)), nil
+	return gen.New(c.scopedOn(tx, true)), nil
 }
