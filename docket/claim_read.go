@@ -14,11 +14,11 @@ import (
 // run it leases: the claim statement and the read of its leased runs go to
 // the server as one batch, which PostgreSQL runs as one implicit transaction.
 // The read costs no round trip of its own and sees exactly the leased rows,
-// which the claim keeps locked until that transaction commits. It is a
-// statement of its own because a join in the claim statement would read in
-// a snapshot older than the leases (LeasedRuns in db/queries/worker.sql). It returns
-// the leased runs by run id; every lease counts as one fetch_run store call
-// of the batch's duration.
+// which the claim keeps locked until that transaction commits. The read is
+// a statement of its own because a join in the claim statement would read
+// in a snapshot older than the leases (LeasedRuns in db/queries/worker.sql).
+// It returns the leased runs by run id; every lease counts as one fetch_run
+// store call of the batch's duration.
 func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResult, map[string]gen.LeasedRunsRow, error) {
 	start := time.Now()
 	var leased []gen.LeasedRunsRow

@@ -15,7 +15,7 @@ import (
 // and schema that the pool's connections resolve to. It offers every method
 // of Admin and the engine's claim calls.
 type Client struct {
-	// store is what the calls an Admin shares need.
+	// store holds what the calls Client shares with Admin need.
 	*store
 	config Config
 	engine engine
