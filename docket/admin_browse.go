@@ -86,7 +86,7 @@ type TenantBrowsePage struct {
 // docs/console.md for the measured cost). Each row is its own snapshot. An
 // unknown sort or state, a bad cursor or limit fails with ErrInvalidArgument.
 func (a *Admin) BrowseTenants(ctx context.Context, req BrowseTenantsRequest) (_ TenantBrowsePage, err error) {
-	c := a.client
+	c := a.store
 	defer c.telemetry.storeCall(opBrowseTenants).end(ctx, &err)
 	q, err := c.checkBrowse(req)
 	if err != nil {
@@ -116,7 +116,7 @@ func (a *Admin) BrowseTenants(ctx context.Context, req BrowseTenantsRequest) (_ 
 // without an effective cap) and its last grant. An invalid scope fails with
 // ErrInvalidArgument or ErrTenantRequired.
 func (a *Admin) InspectTenant(ctx context.Context, scope Scope) (_ BrowsedTenant, err error) {
-	c := a.client
+	c := a.store
 	defer c.telemetry.storeCall(opInspectTenant).end(ctx, &err)
 	key, err := c.scopeKey(scope)
 	if err != nil {
@@ -130,7 +130,7 @@ func (a *Admin) InspectTenant(ctx context.Context, scope Scope) (_ BrowsedTenant
 }
 
 // browsedTenants inspects each of keys and adds its last grant.
-func (c *Client) browsedTenants(ctx context.Context, keys []string) ([]BrowsedTenant, error) {
+func (c *store) browsedTenants(ctx context.Context, keys []string) ([]BrowsedTenant, error) {
 	grants, err := c.queries.ConsoleLastGrants(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("docket: last grants: %w", err)
@@ -169,7 +169,7 @@ type browseKey struct {
 }
 
 // checkBrowse validates req.
-func (c *Client) checkBrowse(req BrowseTenantsRequest) (browseQuery, error) {
+func (c *store) checkBrowse(req BrowseTenantsRequest) (browseQuery, error) {
 	q := browseQuery{limit: req.Limit}
 	switch {
 	case q.limit == 0:
@@ -210,7 +210,7 @@ func (c *Client) checkBrowse(req BrowseTenantsRequest) (browseQuery, error) {
 }
 
 // browseKeys runs the keyset query of sort, one row beyond the page.
-func (c *Client) browseKeys(ctx context.Context, sort TenantSort, q browseQuery) ([]browseKey, error) {
+func (c *store) browseKeys(ctx context.Context, sort TenantSort, q browseQuery) ([]browseKey, error) {
 	pageLimit := int32(q.limit + 1)
 	var keys []browseKey
 	switch sort {

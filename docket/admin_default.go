@@ -35,7 +35,7 @@ type ClaimPolicyDefault struct {
 // FetchClaimPolicyDefault returns the persisted default cap, its version, the
 // active engine, the last configured cap and whether the policy has been
 // initialized.
-func (c *Client) FetchClaimPolicyDefault(ctx context.Context) (_ ClaimPolicyDefault, err error) {
+func (c *store) FetchClaimPolicyDefault(ctx context.Context) (_ ClaimPolicyDefault, err error) {
 	defer c.telemetry.storeCall(opFetchClaimPolicyDefault).end(ctx, &err)
 	row, err := c.queries.GetClaimPolicy(ctx)
 	if err != nil {
@@ -51,7 +51,7 @@ func (c *Client) FetchClaimPolicyDefault(ctx context.Context) (_ ClaimPolicyDefa
 // change: before the first TenantFair start this fails with ErrNotInitialized.
 // An invalid cap fails with ErrInvalidCap and a version mismatch with
 // ErrStale; either way nothing is written.
-func (c *Client) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
+func (c *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
 	defer c.telemetry.storeCall(opPutClaimPolicyDefault).end(ctx, &err)
 	capValue, err := checkedCap(maxActiveRuns)
 	if err != nil {

@@ -45,7 +45,7 @@ type MinuteActivity struct {
 // runs by status and the last 15 minutes of activity. The status counts and
 // the activity each scan docket_runs once: operator tooling, not a hot path.
 func (a *Admin) DomainOverview(ctx context.Context) (_ DomainOverview, err error) {
-	c := a.client
+	c := a.store
 	defer c.telemetry.storeCall(opDomainOverview).end(ctx, &err)
 	policyRow, err := c.queries.GetClaimPolicy(ctx)
 	if err != nil {

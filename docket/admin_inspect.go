@@ -64,7 +64,7 @@ type ClaimPolicyInspection struct {
 // that never had a partition reads as version 0 with no ring position. A scope
 // with no override in a domain whose policy was never initialized has no
 // effective cap: ErrNotInitialized.
-func (c *Client) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPolicyInspection, err error) {
+func (c *store) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPolicyInspection, err error) {
 	defer c.telemetry.storeCall(opInspectClaimPolicy).end(ctx, &err)
 	out, err := c.inspectScope(ctx, scope)
 	if err != nil {
@@ -79,7 +79,7 @@ func (c *Client) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPo
 // inspectScope reads what InspectClaimPolicy returns, except that a scope
 // without an effective cap (no override, no initialized default) reads with
 // EffectiveMaxActiveRuns 0, an empty Source and no debt instead of failing.
-func (c *Client) inspectScope(ctx context.Context, scope Scope) (ClaimPolicyInspection, error) {
+func (c *store) inspectScope(ctx context.Context, scope Scope) (ClaimPolicyInspection, error) {
 	key, err := c.scopeKey(scope)
 	if err != nil {
 		return ClaimPolicyInspection{}, err

@@ -24,7 +24,7 @@ type ClaimPolicyOverride struct {
 // the scope's admitted count creates debt; no admission is revoked.
 // An invalid cap (ErrInvalidCap), an invalid scope (ErrInvalidArgument,
 // ErrTenantRequired) or a version mismatch (ErrStale) writes nothing.
-func (c *Client) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
+func (c *store) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
 	defer c.telemetry.storeCall(opPutClaimPolicyOverride).end(ctx, &err)
 	capValue, err := checkedCap(maxActiveRuns)
 	if err != nil {
@@ -38,14 +38,14 @@ func (c *Client) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxAct
 // PutClaimPolicyOverride it creates the partition if the scope has none, so
 // every successful write moves the version. An invalid scope or a version
 // mismatch writes nothing.
-func (c *Client) ResetClaimPolicyOverride(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
+func (c *store) ResetClaimPolicyOverride(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
 	defer c.telemetry.storeCall(opResetClaimPolicyOverride).end(ctx, &err)
 	return c.writeOverride(ctx, scope, nil, opts)
 }
 
 // writeOverride runs the compare-and-set under partition authority; a nil
 // capValue resets the override.
-func (c *Client) writeOverride(ctx context.Context, scope Scope, capValue *int32, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
+func (c *store) writeOverride(ctx context.Context, scope Scope, capValue *int32, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
 	key, err := c.scopeKey(scope)
 	if err != nil {
 		return ClaimPolicyOverride{}, err

@@ -18,7 +18,7 @@ import (
 // first TenantFair start this fails with ErrNotInitialized, and a version
 // mismatch fails with ErrStale; either way nothing is written. Writing the
 // current value is a write too (the version moves).
-func (c *Client) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
+func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
 	defer c.telemetry.storeCall(opPutClaimPolicyParking).end(ctx, &err)
 	if err := opts.validate(); err != nil {
 		return ClaimPolicyDefault{}, err

@@ -69,7 +69,7 @@ const defaultRingWindow = 50
 // positions' unique index, so its cost does not grow with the ring. A
 // negative From or a bad limit fails with ErrInvalidArgument.
 func (a *Admin) RingWindow(ctx context.Context, req RingWindowRequest) (_ RingWindow, err error) {
-	c := a.client
+	c := a.store
 	defer c.telemetry.storeCall(opRingWindow).end(ctx, &err)
 	limit := req.Limit
 	switch {
@@ -114,7 +114,7 @@ func (a *Admin) RingWindow(ctx context.Context, req RingWindowRequest) (_ RingWi
 
 // ringStart returns the first of up to size positions at or before at; 1
 // when there is none, which starts at the ring's beginning.
-func (c *Client) ringStart(ctx context.Context, at int64, size int) (int64, error) {
+func (c *store) ringStart(ctx context.Context, at int64, size int) (int64, error) {
 	start, err := c.queries.ConsoleRingStart(ctx, gen.ConsoleRingStartParams{AtOrBefore: at, WindowSize: int32(size)})
 	if err != nil {
 		return 0, fmt.Errorf("docket: ring window start: %w", err)

@@ -27,7 +27,7 @@ type TenantPage struct {
 // ListTenants returns one page of the domain's partitions with each scope's
 // InspectClaimPolicy view. Each inspection is its own snapshot: the page is
 // not one consistent cut of the domain.
-func (c *Client) ListTenants(ctx context.Context, req ListTenantsRequest) (_ TenantPage, err error) {
+func (c *store) ListTenants(ctx context.Context, req ListTenantsRequest) (_ TenantPage, err error) {
 	defer c.telemetry.storeCall(opListTenants).end(ctx, &err)
 	limit := req.Limit
 	switch {

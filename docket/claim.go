@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -17,10 +16,16 @@ import (
 // refuses the call changes nothing and returns a *ClaimPolicyUnavailableError
 // (errors.Is matches ErrNotInitialized and ErrInactiveEngine for those
 // reasons). An invalid request is refused before any SQL with
-// ErrInvalidArgument. With Config.AsyncClaimCommit the statement commits
-// without waiting for its WAL flush.
+// ErrInvalidArgument. With Config.AsyncClaimCommit the statement goes in one
+// batch after a local synchronous_commit off, so its implicit transaction
+// commits without waiting for its WAL flush.
 func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	return c.claimDue(ctx, c.queries, req, c.config.AsyncClaimCommit)
+	return c.claimWith(ctx, req, c.config.AsyncClaimCommit, func(p policy.Plan) ([]policy.Row, error) {
+		if p.AsyncCommit {
+			return c.claimBatch(ctx, p, c.engine.statements.claimSQL, nil, nil)
+		}
+		return execClaim(ctx, c.queries, c.engine.statements, p)
+	})
 }
 
 // ClaimDueTx is ClaimDue inside the caller's transaction, which must be a
@@ -32,15 +37,8 @@ func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (C
 	if err != nil {
 		return ClaimResult{}, err
 	}
-	return c.claimDue(ctx, q, req, false)
-}
-
-// claimDue runs one production claim on q; asyncCommit selects the statement
-// that commits its own implicit transaction asynchronously, so it may be set
-// only when q is not bound to a caller's transaction.
-func (c *Client) claimDue(ctx context.Context, q *gen.Queries, req ClaimRequest, asyncCommit bool) (ClaimResult, error) {
-	return c.claimWith(ctx, req, asyncCommit, func(p policy.Plan) ([]policy.Row, error) {
-		return execClaim(ctx, q, p)
+	return c.claimWith(ctx, req, false, func(p policy.Plan) ([]policy.Row, error) {
+		return execClaim(ctx, q, c.engine.statements, p)
 	})
 }
 
@@ -82,7 +80,7 @@ func claimRequest(req ClaimRequest, trace bool) (policy.Request, error) {
 		return policy.Request{}, invalidArgument("claim OrphanTTL %v is negative", req.OrphanTTL)
 	case req.MaxClaimAttempts < 1 || req.MaxClaimAttempts > math.MaxInt32:
 		return policy.Request{}, invalidArgument("claim MaxClaimAttempts %d is outside 1..%d", req.MaxClaimAttempts, math.MaxInt32)
-	case !policy.Preference(req.Preference).Valid():
+	case !req.Preference.Valid():
 		return policy.Request{}, invalidArgument("claim Preference %q is none of \"\", \"ready\", \"expired\"", string(req.Preference))
 	}
 	cutoff := req.Now.Add(-req.OrphanTTL)
@@ -97,7 +95,7 @@ func claimRequest(req ClaimRequest, trace bool) (policy.Request, error) {
 		Cutoff:      cutoff,
 		Demand:      int32(req.Limit),
 		MaxAttempts: int32(req.MaxClaimAttempts),
-		Preference:  policy.Preference(req.Preference),
+		Preference:  req.Preference,
 		Trace:       trace,
 	}, nil
 }

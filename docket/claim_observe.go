@@ -29,6 +29,5 @@ func (c *Client) observeClaim(ctx context.Context, start time.Time, req policy.R
 		slog.Int("steals", obs.Steals),
 		slog.Duration("duration", elapsed),
 	)
-	_, tenantFair := c.engine.(policy.TenantFair)
-	c.telemetry.claim(ctx, elapsed, obs, countOutcomes(res, tenantFair))
+	c.telemetry.claim(ctx, elapsed, obs, countOutcomes(res, c.engine.tenantFair))
 }

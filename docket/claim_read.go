@@ -2,7 +2,6 @@ package docket
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,9 +14,11 @@ import (
 // run it leases: the claim statement and the read of its leased runs go to
 // the server as one batch, which PostgreSQL runs as one implicit transaction.
 // The read costs no round trip of its own and sees exactly the leased rows,
-// which the claim keeps locked until that transaction commits. It returns
-// the leased runs by run id; every lease counts as one fetch_run store call
-// of the batch's duration.
+// which the claim keeps locked until that transaction commits. The read is
+// a statement of its own because a join in the claim statement would read
+// in a snapshot older than the leases (LeasedRuns in db/queries/worker.sql).
+// It returns the leased runs by run id; every lease counts as one fetch_run
+// store call of the batch's duration.
 func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResult, map[string]gen.LeasedRunsRow, error) {
 	start := time.Now()
 	var leased []gen.LeasedRunsRow
@@ -44,77 +45,19 @@ func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResul
 }
 
 // execClaimRead sends a production plan's claim statement, which notes the
-// runs it leases, and LeasedRuns in one batch; with AsyncCommit the batch
-// starts by turning synchronous_commit off for its own transaction.
+// runs it leases, and LeasedRuns as one claim batch.
 func (c *Client) execClaimRead(ctx context.Context, p policy.Plan) ([]policy.Row, []gen.LeasedRunsRow, error) {
-	if p.Trace {
-		return nil, nil, fmt.Errorf("docket: a traced %s plan on the worker's claim path", p.Function)
-	}
-	var collect func(pgx.Rows) ([]policy.Row, error)
-	var claimSQL string
-	switch p.Function {
-	case policy.FunctionTenantFair:
-		claimSQL = gen.TenantFairClaimNoted
-		collect = func(rows pgx.Rows) ([]policy.Row, error) {
-			got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[gen.TenantFairClaimNotedRow])
-			return convertRows(got, err, func(r gen.TenantFairClaimNotedRow) policy.Row { return policy.Row(r) })
-		}
-	case policy.FunctionLegacy:
-		claimSQL = gen.LegacyClaimNoted
-		collect = func(rows pgx.Rows) ([]policy.Row, error) {
-			got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[gen.LegacyClaimNotedRow])
-			return convertRows(got, err, func(r gen.LegacyClaimNotedRow) policy.Row { return policy.Row(r) })
-		}
-	default:
-		return nil, nil, fmt.Errorf("docket: unknown claim function %d", p.Function)
-	}
-	batch := &pgx.Batch{}
-	// Settings first, each in force for the batch's one transaction.
-	settings := 0
-	if c.config.Schema != "" {
-		batch.Queue(scopeSearchPath, c.names.searchPath)
-		settings++
-	}
-	if p.AsyncCommit {
-		batch.Queue(gen.CommitClaimAsynchronously)
-		settings++
-	}
-	a := p.Args
-	batch.Queue(c.qualified(claimSQL), a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference)
-	batch.Queue(c.qualified(gen.LeasedRuns))
-	results := c.pool.SendBatch(ctx, batch)
-	rows, leased, err := readClaimBatch(results, settings, collect)
-	// Close reports a failed commit of the batch's implicit transaction.
-	if closeErr := results.Close(); err == nil && closeErr != nil {
-		err = closeErr
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return rows, leased, nil
-}
-
-// readClaimBatch reads the results of execClaimRead's batch in order,
-// after its leading settings statements.
-func readClaimBatch(results pgx.BatchResults, settings int, collect func(pgx.Rows) ([]policy.Row, error)) ([]policy.Row, []gen.LeasedRunsRow, error) {
-	for range settings {
-		if _, err := results.Exec(); err != nil {
-			return nil, nil, err
-		}
-	}
-	claimRows, err := results.Query()
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err := collect(claimRows)
-	if err != nil {
-		return nil, nil, err
-	}
-	leasedRows, err := results.Query()
-	if err != nil {
-		return nil, nil, err
-	}
-	leased, err := pgx.CollectRows(leasedRows, pgx.RowToStructByPos[gen.LeasedRunsRow])
+	var leased []gen.LeasedRunsRow
+	rows, err := c.claimBatch(ctx, p, c.engine.statements.noted,
+		func(b *pgx.Batch) { b.Queue(c.qualified(gen.LeasedRuns)) },
+		func(results pgx.BatchResults) error {
+			leasedRows, err := results.Query()
+			if err != nil {
+				return err
+			}
+			leased, err = pgx.CollectRows(leasedRows, pgx.RowToStructByPos[gen.LeasedRunsRow])
+			return err
+		})
 	if err != nil {
 		return nil, nil, err
 	}

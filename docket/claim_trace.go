@@ -68,7 +68,7 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 	}
 	_, sp := c.startClaimSpan(ctx, preq)
 	start := time.Now()
-	rows, err := execClaimTrace(ctx, q, c.engine.Plan(preq))
+	rows, err := execClaimTrace(ctx, q, c.engine.statements, c.engine.Plan(preq))
 	var tr policy.Trace
 	if err == nil {
 		tr, err = c.engine.DecodeTrace(rows)
@@ -86,7 +86,7 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 		out.Outcomes = append(out.Outcomes, TracedOutcome{
 			RunID:         o.RunID,
 			Scope:         scopeOf(o.TenantID),
-			Class:         WorkClass(o.Class),
+			Class:         o.Class,
 			Poisoned:      o.Poisoned,
 			Visit:         ot.Visit,
 			Ordinal:       ot.Ordinal,

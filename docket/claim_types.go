@@ -8,34 +8,33 @@ import (
 	"github.com/docketrun/docket-go/policy"
 )
 
-// Preference is the advisory class preference of a demand-one claim: with a
-// Limit of 1 the engine serves the preferred class when it can and falls
-// back to the other one. With a Limit of 2 or more each nonempty class is
-// reserved one outcome instead, and the preference is ignored.
-type Preference string
+// Preference is the advisory class preference of a demand-one claim; see
+// policy.Preference, which it names.
+type Preference = policy.Preference
 
 // The class preferences.
 const (
 	// PreferNone orders by age.
-	PreferNone Preference = ""
+	PreferNone = policy.PreferNone
 	// PreferReady prefers due unclaimed work.
-	PreferReady Preference = "ready"
+	PreferReady = policy.PreferReady
 	// PreferExpired prefers recovering expired claims.
-	PreferExpired Preference = "expired"
+	PreferExpired = policy.PreferExpired
 )
 
-// WorkClass says which kind of candidate an outcome came from.
-type WorkClass string
+// WorkClass says which kind of candidate an outcome came from; see
+// policy.WorkClass, which it names.
+type WorkClass = policy.WorkClass
 
 // The work classes.
 const (
 	// ClassAdmittedReady is due work that already held an admission.
-	ClassAdmittedReady WorkClass = "admitted_ready"
+	ClassAdmittedReady = policy.ClassAdmittedReady
 	// ClassQueuedReady is due work without an admission; under TenantFair
 	// its lease is a promotion.
-	ClassQueuedReady WorkClass = "queued_ready"
+	ClassQueuedReady = policy.ClassQueuedReady
 	// ClassExpired is a claim older than the orphan TTL, taken over.
-	ClassExpired WorkClass = "expired"
+	ClassExpired = policy.ClassExpired
 )
 
 // ClaimRequest asks ClaimDue for up to Limit outcomes.
@@ -127,7 +126,7 @@ func claimResultOf(res policy.Result) ClaimResult {
 				GraphHash:     o.GraphHash,
 				CheckpointSeq: o.CheckpointSeq,
 				Attempts:      o.Attempt,
-				Class:         WorkClass(o.Class),
+				Class:         o.Class,
 				EligibleAt:    o.EligibleAt,
 				PoisonedAt:    o.PoisonedAt,
 				Reason:        o.PoisonReason,
@@ -143,7 +142,7 @@ func claimResultOf(res policy.Result) ClaimResult {
 			ClaimToken:    o.ClaimToken,
 			ClaimedAt:     o.ClaimedAt,
 			Attempt:       o.Attempt,
-			Class:         WorkClass(o.Class),
+			Class:         o.Class,
 			EligibleAt:    o.EligibleAt,
 		})
 	}

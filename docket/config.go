@@ -66,43 +66,50 @@ type Config struct {
 }
 
 // validate checks the configuration and returns the resolved engine.
-func (c Config) validate() (policy.ClaimPolicy, error) {
+func (c Config) validate() (engine, error) {
 	if err := validateSchemaName(c.Schema); err != nil {
-		return nil, err
+		return engine{}, err
 	}
 	if c.TenantMode != TenantNone && c.TenantMode != TenantRequired {
-		return nil, invalidConfig("tenant mode %d is neither TenantNone nor TenantRequired", int(c.TenantMode))
+		return engine{}, invalidConfig("tenant mode %d is neither TenantNone nor TenantRequired", int(c.TenantMode))
 	}
+	return c.resolveEngine()
+}
+
+// resolveEngine resolves Config.ClaimPolicy to its engine. It is the only
+// place that names the closed set of engines: an engine of any other type,
+// even one embedding Legacy or TenantFair, is refused.
+func (c Config) resolveEngine() (engine, error) {
 	switch p := c.ClaimPolicy.(type) {
 	case nil:
 		if c.TenantMode == TenantRequired {
-			return nil, invalidConfig("required tenancy needs policy.TenantFair with an explicit DefaultMaxActiveRuns")
+			return engine{}, invalidConfig("required tenancy needs policy.TenantFair with an explicit DefaultMaxActiveRuns")
 		}
-		return policy.Legacy{}, nil
+		return legacyEngine(), nil
 	case policy.Legacy, *policy.Legacy:
 		if c.TenantMode == TenantRequired {
-			return nil, invalidConfig("required tenancy rejects the tenant-blind Legacy policy")
+			return engine{}, invalidConfig("required tenancy rejects the tenant-blind Legacy policy")
 		}
-		return policy.Legacy{}, nil
+		return legacyEngine(), nil
 	case policy.TenantFair:
 		return validTenantFair(p)
 	case *policy.TenantFair:
 		if p == nil {
-			return nil, invalidConfig("nil *policy.TenantFair")
+			return engine{}, invalidConfig("nil *policy.TenantFair")
 		}
 		return validTenantFair(*p)
 	default:
-		return nil, invalidConfig("unsupported claim policy %T", c.ClaimPolicy)
+		return engine{}, invalidConfig("unsupported claim policy %T", c.ClaimPolicy)
 	}
 }
 
 // validTenantFair requires an explicit default cap in 1..MaxCap; the zero
 // value (an omitted cap) is rejected like any other out-of-range value.
-func validTenantFair(p policy.TenantFair) (policy.ClaimPolicy, error) {
+func validTenantFair(p policy.TenantFair) (engine, error) {
 	if err := validateCap(p.DefaultMaxActiveRuns); err != nil {
-		return nil, invalidConfig("TenantFair.DefaultMaxActiveRuns %d: %w", p.DefaultMaxActiveRuns, err)
+		return engine{}, invalidConfig("TenantFair.DefaultMaxActiveRuns %d: %w", p.DefaultMaxActiveRuns, err)
 	}
-	return p, nil
+	return tenantFairEngine(p), nil
 }
 
 // validateCap checks a cap for the policy default or an override.

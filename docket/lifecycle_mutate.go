@@ -45,12 +45,12 @@ type MutateResult struct {
 // WakeAt or now. A terminal run cannot change (RetryRun sends a failed or
 // cancelled one back to work), and a poisoned run can only be finished
 // (RetryPoisonedRun revives it); both return ErrInvalidTransition.
-func (c *Client) MutateRun(ctx context.Context, scope Scope, runID string, decide func(Run) (Mutation, error)) (MutateResult, error) {
+func (c *store) MutateRun(ctx context.Context, scope Scope, runID string, decide func(Run) (Mutation, error)) (MutateResult, error) {
 	return c.mutateRun(ctx, opMutateRun, scope, runID, decide)
 }
 
 // mutateRun is MutateRun, timed as store operation op.
-func (c *Client) mutateRun(ctx context.Context, op string, scope Scope, runID string, decide func(Run) (Mutation, error)) (_ MutateResult, err error) {
+func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID string, decide func(Run) (Mutation, error)) (_ MutateResult, err error) {
 	defer c.telemetry.storeCall(op).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
@@ -143,7 +143,7 @@ func (c *Client) Cancel(ctx context.Context, scope Scope, runID string) (MutateR
 // attempts and abandons reset. Poison already cleared its admission, so the
 // run is queued and is promoted again under its tenant's cap. A run that is
 // not poisoned returns ErrInvalidTransition and changes nothing.
-func (c *Client) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
+func (c *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
 	defer c.telemetry.storeCall(opRetryPoisonedRun).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {

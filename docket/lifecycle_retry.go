@@ -38,7 +38,7 @@ type RetryRunOptions struct {
 // ErrInvalidTransition; another scope's run returns ErrNotFound; an invalid
 // scope, run id or WakeAt returns ErrInvalidArgument (or ErrTenantRequired).
 // Nothing changes in any of these cases.
-func (c *Client) RetryRun(ctx context.Context, scope Scope, runID string, opts RetryRunOptions) (_ Run, err error) {
+func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts RetryRunOptions) (_ Run, err error) {
 	defer c.telemetry.storeCall(opRetryRun).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {

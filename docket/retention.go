@@ -49,7 +49,7 @@ type DeleteFinishedRunsOptions struct {
 //
 // The application role of docs/grants.sql cannot delete runs: run retention
 // as a role that also holds DELETE on docket_runs.
-func (c *Client) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRunsOptions) (total int64, err error) {
+func (c *store) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRunsOptions) (total int64, err error) {
 	defer c.telemetry.storeCall(opDeleteFinishedRuns).end(ctx, &err)
 	params, err := c.retentionParams(opts)
 	if err != nil {
@@ -74,7 +74,7 @@ func (c *Client) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRuns
 }
 
 // retentionParams validates opts and returns one batch's statement arguments.
-func (c *Client) retentionParams(opts DeleteFinishedRunsOptions) (gen.DeleteFinishedRunsParams, error) {
+func (c *store) retentionParams(opts DeleteFinishedRunsOptions) (gen.DeleteFinishedRunsParams, error) {
 	if opts.FinishedBefore.IsZero() {
 		return gen.DeleteFinishedRunsParams{}, invalidArgument("a FinishedBefore cutoff is required")
 	}

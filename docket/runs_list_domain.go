@@ -25,7 +25,7 @@ type ListDomainRunsRequest struct {
 // (StartedAt, RunID), continuing strictly after req.After. Unlike ListRuns it
 // is not served by an index in that order, so it suits operators, not hot
 // paths.
-func (c *Client) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) (_ RunPage, err error) {
+func (c *store) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) (_ RunPage, err error) {
 	defer c.telemetry.storeCall(opListDomainRuns).end(ctx, &err)
 	f, err := checkListFilter(req.GraphID, req.Status, req.After, req.Limit)
 	if err != nil {

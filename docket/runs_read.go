@@ -13,7 +13,7 @@ import (
 
 // FetchRun returns the public view of runID in scope. A run of another scope
 // is ErrNotFound, exactly like a missing one.
-func (c *Client) FetchRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
+func (c *store) FetchRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
 	defer c.telemetry.storeCall(opFetchRun).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
@@ -31,7 +31,7 @@ func (c *Client) FetchRun(ctx context.Context, scope Scope, runID string) (_ Run
 
 // InspectRun returns the token-free scheduling view of runID in scope, with
 // its admission state derived at the database clock.
-func (c *Client) InspectRun(ctx context.Context, scope Scope, runID string) (_ RunInspection, err error) {
+func (c *store) InspectRun(ctx context.Context, scope Scope, runID string) (_ RunInspection, err error) {
 	defer c.telemetry.storeCall(opInspectRun).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
@@ -83,7 +83,7 @@ func admissionState(row gen.DocketRun, now time.Time) AdmissionState {
 
 // ListRuns returns one page of the scope's runs, newest first by
 // (StartedAt, RunID), continuing strictly after req.After.
-func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, err error) {
+func (c *store) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, err error) {
 	defer c.telemetry.storeCall(opListRuns).end(ctx, &err)
 	scopeKey, err := c.runScopeKey(req.Scope)
 	if err != nil {
@@ -114,7 +114,7 @@ func (c *Client) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, 
 }
 
 // runKey validates a run address and returns its scope key.
-func (c *Client) runKey(scope Scope, runID string) (string, error) {
+func (c *store) runKey(scope Scope, runID string) (string, error) {
 	scopeKey, err := c.runScopeKey(scope)
 	if err != nil {
 		return "", err

@@ -50,9 +50,9 @@ func scopeOf(tenantID *string) Scope {
 
 // scopeKey validates s under the client's tenant mode and returns its
 // partition key: the tenant id, or "" for the tenantless owner.
-func (c *Client) scopeKey(s Scope) (string, error) {
+func (c *store) scopeKey(s Scope) (string, error) {
 	if !s.isTenant {
-		if c.config.TenantMode == TenantRequired {
+		if c.tenantMode == TenantRequired {
 			return "", fmt.Errorf("%w: the tenantless scope is refused under required tenancy", ErrTenantRequired)
 		}
 		return "", nil
@@ -69,7 +69,7 @@ func (c *Client) scopeKey(s Scope) (string, error) {
 // rules of validateIdentifier do not apply: a run inserted with plain SQL
 // under a longer tenant id, or one with a control character, is leased by
 // ClaimDue with that scope, and its holder must be able to commit it.
-func (c *Client) runScopeKey(s Scope) (string, error) {
+func (c *store) runScopeKey(s Scope) (string, error) {
 	if !s.isTenant {
 		return c.scopeKey(s)
 	}

@@ -11,11 +11,6 @@ import (
 	"github.com/docketrun/docket-go/gen"
 )
 
-// AddSchedule adds a schedule of periodic runs; see Client.AddSchedule.
-func (a *Admin) AddSchedule(ctx context.Context, s NewSchedule) (PeriodicSchedule, error) {
-	return a.client.AddSchedule(ctx, s)
-}
-
 // AddSchedule stores a schedule whose ticks a Worker with
 // WorkerConfig.Schedules inserts as runs (see ScheduleRunID). The first
 // tick is the first one after s.Start (or after now). A bad definition is a
@@ -23,7 +18,7 @@ func (a *Admin) AddSchedule(ctx context.Context, s NewSchedule) (PeriodicSchedul
 // name its scope already uses is ErrDuplicateSchedule; neither writes
 // anything. On success it wakes the domain's listening Workers, so one
 // takes the new schedule into account at once.
-func (c *Client) AddSchedule(ctx context.Context, s NewSchedule) (_ PeriodicSchedule, err error) {
+func (c *store) AddSchedule(ctx context.Context, s NewSchedule) (_ PeriodicSchedule, err error) {
 	defer c.telemetry.storeCall(opAddSchedule).end(ctx, &err)
 	v, err := c.validateSchedule(s, time.Now())
 	if err != nil {

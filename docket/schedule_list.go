@@ -10,20 +10,10 @@ import (
 	"github.com/docketrun/docket-go/gen"
 )
 
-// ListSchedules returns one page of schedules; see Client.ListSchedules.
-func (a *Admin) ListSchedules(ctx context.Context, req ListSchedulesRequest) (SchedulePage, error) {
-	return a.client.ListSchedules(ctx, req)
-}
-
-// FetchSchedule returns one schedule; see Client.FetchSchedule.
-func (a *Admin) FetchSchedule(ctx context.Context, scope Scope, name string) (PeriodicSchedule, error) {
-	return a.client.FetchSchedule(ctx, scope, name)
-}
-
 // ListSchedules returns one page of schedules in (scope, name) order, of one
 // scope or of all, with a keyset cursor: each page is one statement on the
 // (scope, name) index, and a page with more after it carries Next.
-func (c *Client) ListSchedules(ctx context.Context, req ListSchedulesRequest) (_ SchedulePage, err error) {
+func (c *store) ListSchedules(ctx context.Context, req ListSchedulesRequest) (_ SchedulePage, err error) {
 	defer c.telemetry.storeCall(opListSchedules).end(ctx, &err)
 	limit := req.Limit
 	switch {
@@ -68,7 +58,7 @@ func (c *Client) ListSchedules(ctx context.Context, req ListSchedulesRequest) (_
 }
 
 // FetchSchedule returns the schedule name of scope, or ErrNotFound.
-func (c *Client) FetchSchedule(ctx context.Context, scope Scope, name string) (_ PeriodicSchedule, err error) {
+func (c *store) FetchSchedule(ctx context.Context, scope Scope, name string) (_ PeriodicSchedule, err error) {
 	defer c.telemetry.storeCall(opFetchSchedule).end(ctx, &err)
 	key, err := c.scheduleAddress(scope, name)
 	if err != nil {
@@ -86,7 +76,7 @@ func (c *Client) FetchSchedule(ctx context.Context, scope Scope, name string) (_
 
 // scheduleAddress validates the address of an existing schedule and returns
 // its scope key.
-func (c *Client) scheduleAddress(scope Scope, name string) (string, error) {
+func (c *store) scheduleAddress(scope Scope, name string) (string, error) {
 	key, err := c.runScopeKey(scope)
 	if err != nil {
 		return "", err

@@ -11,23 +11,13 @@ import (
 	"github.com/docketrun/docket-go/gen"
 )
 
-// PauseSchedule pauses a schedule; see Client.PauseSchedule.
-func (a *Admin) PauseSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (PeriodicSchedule, error) {
-	return a.client.PauseSchedule(ctx, scope, name, opts)
-}
-
-// ResumeSchedule resumes a paused schedule; see Client.ResumeSchedule.
-func (a *Admin) ResumeSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (PeriodicSchedule, error) {
-	return a.client.ResumeSchedule(ctx, scope, name, opts)
-}
-
 // PauseSchedule stops a schedule's ticks until ResumeSchedule and bumps its
 // version. A paused schedule inserts nothing and its paused time produces no
 // runs, not even under MissedAll. Pausing a paused schedule writes nothing
 // and returns it as it is. A missing schedule is ErrNotFound; a version
 // mismatch (ExpectedVersion) is a *StaleVersionError (ErrStale) and writes
 // nothing.
-func (c *Client) PauseSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (_ PeriodicSchedule, err error) {
+func (c *store) PauseSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (_ PeriodicSchedule, err error) {
 	defer c.telemetry.storeCall(opPauseSchedule).end(ctx, &err)
 	return c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
 		if row.Paused {
@@ -44,7 +34,7 @@ func (c *Client) PauseSchedule(ctx context.Context, scope Scope, name string, op
 // it as it is. Errors are those of PauseSchedule; a stored cadence this
 // binary cannot read is a *ScheduleError. The resume wakes listening
 // Workers.
-func (c *Client) ResumeSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (_ PeriodicSchedule, err error) {
+func (c *store) ResumeSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (_ PeriodicSchedule, err error) {
 	defer c.telemetry.storeCall(opResumeSchedule).end(ctx, &err)
 	resumed := false
 	s, err := c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
@@ -67,7 +57,7 @@ func (c *Client) ResumeSchedule(ctx context.Context, scope Scope, name string, o
 
 // editSchedule locks the schedule, checks the expected version and applies
 // edit in one transaction; any error rolls everything back.
-func (c *Client) editSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions,
+func (c *store) editSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions,
 	edit func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error)) (PeriodicSchedule, error) {
 	key, err := c.scheduleAddress(scope, name)
 	if err != nil {

@@ -7,16 +7,11 @@ import (
 	"github.com/docketrun/docket-go/gen"
 )
 
-// RemoveSchedule deletes a schedule; see Client.RemoveSchedule.
-func (a *Admin) RemoveSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) error {
-	return a.client.RemoveSchedule(ctx, scope, name, opts)
-}
-
 // RemoveSchedule deletes a schedule, so it inserts nothing more; the runs it
 // inserted stay. A missing schedule is ErrNotFound; a version mismatch
 // (ExpectedVersion) is a *StaleVersionError (ErrStale) and deletes nothing.
 // A tick being taken when it is called is committed first.
-func (c *Client) RemoveSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (err error) {
+func (c *store) RemoveSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (err error) {
 	defer c.telemetry.storeCall(opRemoveSchedule).end(ctx, &err)
 	_, err = c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
 		if _, err := q.DeleteSchedule(ctx, row.ID); err != nil {

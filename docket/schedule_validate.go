@@ -19,7 +19,7 @@ type validatedSchedule struct {
 // validateSchedule checks s under the client's tenant mode against now (the
 // caller's clock, used when s.Start is zero) and computes its first tick.
 // Definition errors are *ScheduleError; scope errors are those of runs.
-func (c *Client) validateSchedule(s NewSchedule, now time.Time) (validatedSchedule, error) {
+func (c *store) validateSchedule(s NewSchedule, now time.Time) (validatedSchedule, error) {
 	key, err := c.scopeKey(s.Scope)
 	if err != nil {
 		return validatedSchedule{}, err

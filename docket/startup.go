@@ -107,10 +107,7 @@ func (c *Client) synchronizePolicy(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("docket: locking claim policy: %w", err)
 		}
-		if engine, ok := c.engine.(policy.TenantFair); ok {
-			return synchronizeTenantFair(ctx, q, row, engine)
-		}
-		return synchronizeLegacy(ctx, q, row)
+		return c.engine.synchronize(ctx, q, row)
 	})
 }
 

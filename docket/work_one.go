@@ -82,7 +82,7 @@ func (c *Client) claimOne(ctx context.Context, runID string, now time.Time) (Lea
 		return Lease{}, nil, 0, fmt.Errorf("docket: Work: locking the other runs: %w", err)
 	}
 	revolution := 1
-	if _, tenantFair := c.engine.(policy.TenantFair); tenantFair {
+	if c.engine.tenantFair {
 		positions, err := c.queries.RingPositions(ctx)
 		if err != nil {
 			return Lease{}, nil, 0, fmt.Errorf("docket: Work: reading the ring size: %w", err)
@@ -121,7 +121,7 @@ func (c *Client) claimOne(ctx context.Context, runID string, now time.Time) (Lea
 // claim calls: its tenant's cap, an older queued run ahead of it, or the
 // engine's own reasons.
 func (c *Client) notLeased(ctx context.Context, scope Scope, runID string, calls int) error {
-	if _, tenantFair := c.engine.(policy.TenantFair); !tenantFair {
+	if !c.engine.tenantFair {
 		return fmt.Errorf("docket: the %s engine did not lease run %q in %d claim call(s)", c.engine.Name(), runID, calls)
 	}
 	cp, err := c.InspectClaimPolicy(ctx, scope)

@@ -10,7 +10,7 @@ import (
 )
 
 func TestWorkerConfigValidationAndDefaults(t *testing.T) {
-	client := &Client{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	client := &Client{store: &store{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	handler := func(context.Context, *Job) Result { return Complete(nil) }
 	refused := map[string]struct {
 		client *Client

@@ -10,7 +10,7 @@ import (
 )
 
 func TestWorkerRetentionValidation(t *testing.T) {
-	client := &Client{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	client := &Client{store: &store{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	handler := func(context.Context, *Job) Result { return Complete(nil) }
 	refused := map[string]WorkerRetention{
 		"negative every":       {Every: -1, Keep: time.Hour},

@@ -37,8 +37,7 @@ type ringSweep struct {
 
 // newRingSweep returns the sweep state of w's claim loop.
 func (w *Worker) newRingSweep() *ringSweep {
-	_, tenantFair := w.client.engine.(policy.TenantFair)
-	return &ringSweep{tenantFair: tenantFair}
+	return &ringSweep{tenantFair: w.client.engine.tenantFair}
 }
 
 // continuing reports whether the next call continues a sweep.

@@ -12,6 +12,21 @@ import (
 	"github.com/google/uuid"
 )
 
+const CommitClaimAsynchronously = `-- name: CommitClaimAsynchronously :exec
+select set_config('synchronous_commit', 'off', true)
+`
+
+// Config.AsyncClaimCommit: queued right before the claim statement of a
+// claim batch that commits on its own (ClaimDue's and the Worker's). The
+// batch is one implicit transaction, so this local setting covers exactly
+// that transaction and is in force at its commit, which then does not wait
+// for its WAL flush (docs/performance.md, "synchronous_commit"). Never
+// queued inside a caller's transaction.
+func (q *Queries) CommitClaimAsynchronously(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, CommitClaimAsynchronously)
+	return err
+}
+
 const LegacyClaim = `-- name: LegacyClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
@@ -65,88 +80,6 @@ func (q *Queries) LegacyClaim(ctx context.Context, arg LegacyClaimParams) ([]Leg
 	var items []LegacyClaimRow
 	for rows.Next() {
 		var i LegacyClaimRow
-		if err := rows.Scan(
-			&i.RowKind,
-			&i.ErrorReason,
-			&i.RunID,
-			&i.TenantID,
-			&i.GraphID,
-			&i.GraphHash,
-			&i.CheckpointSeq,
-			&i.ClaimToken,
-			&i.ClaimedAt,
-			&i.ClaimAttempt,
-			&i.PoisonedAt,
-			&i.PoisonReason,
-			&i.WorkClass,
-			&i.EligibleAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const LegacyClaimAsyncCommit = `-- name: LegacyClaimAsyncCommit :many
-select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from (select set_config('synchronous_commit', 'off', true) as setting) as commit_mode
-       cross join lateral docket_legacy_claim(
-           $1::timestamptz, $2::timestamptz, $3::integer,
-           $4::integer, $5::text,
-           (commit_mode.setting is null)) as c
- where c.row_kind <> 'inspection'
- order by c.visit_ordinal, c.outcome_ordinal nulls last
-`
-
-type LegacyClaimAsyncCommitParams struct {
-	Now         time.Time
-	Cutoff      time.Time
-	Demand      int32
-	MaxAttempts int32
-	Preference  *string
-}
-
-type LegacyClaimAsyncCommitRow struct {
-	RowKind       *string
-	ErrorReason   *string
-	RunID         *string
-	TenantID      *string
-	GraphID       *string
-	GraphHash     *string
-	CheckpointSeq *int64
-	ClaimToken    *uuid.UUID
-	ClaimedAt     *time.Time
-	ClaimAttempt  *int32
-	PoisonedAt    *time.Time
-	PoisonReason  *string
-	WorkClass     *string
-	EligibleAt    *time.Time
-}
-
-// LegacyClaim whose implicit transaction commits without waiting for its WAL
-// flush: the set_config subquery and its LATERAL dependency work as in
-// TenantFairClaimAsyncCommit.
-func (q *Queries) LegacyClaimAsyncCommit(ctx context.Context, arg LegacyClaimAsyncCommitParams) ([]LegacyClaimAsyncCommitRow, error) {
-	rows, err := q.db.Query(ctx, LegacyClaimAsyncCommit,
-		arg.Now,
-		arg.Cutoff,
-		arg.Demand,
-		arg.MaxAttempts,
-		arg.Preference,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []LegacyClaimAsyncCommitRow
-	for rows.Next() {
-		var i LegacyClaimAsyncCommitRow
 		if err := rows.Scan(
 			&i.RowKind,
 			&i.ErrorReason,
@@ -332,96 +265,6 @@ func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams
 	var items []TenantFairClaimRow
 	for rows.Next() {
 		var i TenantFairClaimRow
-		if err := rows.Scan(
-			&i.RowKind,
-			&i.ErrorReason,
-			&i.RunID,
-			&i.TenantID,
-			&i.GraphID,
-			&i.GraphHash,
-			&i.CheckpointSeq,
-			&i.ClaimToken,
-			&i.ClaimedAt,
-			&i.ClaimAttempt,
-			&i.PoisonedAt,
-			&i.PoisonReason,
-			&i.WorkClass,
-			&i.EligibleAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const TenantFairClaimAsyncCommit = `-- name: TenantFairClaimAsyncCommit :many
-select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from (select set_config('synchronous_commit', 'off', true) as setting) as commit_mode
-       cross join lateral docket_tenant_fair_claim(
-           $1::timestamptz, $2::timestamptz, $3::integer,
-           $4::integer, $5::text,
-           (commit_mode.setting is null)) as c
- where c.row_kind <> 'inspection'
- order by c.visit_ordinal, c.outcome_ordinal nulls last
-`
-
-type TenantFairClaimAsyncCommitParams struct {
-	Now         time.Time
-	Cutoff      time.Time
-	Demand      int32
-	MaxAttempts int32
-	Preference  *string
-}
-
-type TenantFairClaimAsyncCommitRow struct {
-	RowKind       *string
-	ErrorReason   *string
-	RunID         *string
-	TenantID      *string
-	GraphID       *string
-	GraphHash     *string
-	CheckpointSeq *int64
-	ClaimToken    *uuid.UUID
-	ClaimedAt     *time.Time
-	ClaimAttempt  *int32
-	PoisonedAt    *time.Time
-	PoisonReason  *string
-	WorkClass     *string
-	EligibleAt    *time.Time
-}
-
-// TenantFairClaim whose implicit transaction commits without waiting for its
-// WAL flush (docs/performance.md, "synchronous_commit"). The set_config is
-// local, so it ends with the statement's own implicit transaction and is in
-// force at its commit; the query must run as a statement of its own, never
-// inside a caller's transaction. It sits in a one-row subquery (volatile, so
-// the planner never flattens it) whose column the function call reads
-// through LATERAL: the function is the inner side of the join and cannot
-// start before set_config has run, whatever the plan and even when the call
-// returns no rows. The column is the trace argument, (setting is null),
-// which is false because set_config returns the new value 'off'; a column
-// reference is not a constant, so folding cannot drop the dependency.
-func (q *Queries) TenantFairClaimAsyncCommit(ctx context.Context, arg TenantFairClaimAsyncCommitParams) ([]TenantFairClaimAsyncCommitRow, error) {
-	rows, err := q.db.Query(ctx, TenantFairClaimAsyncCommit,
-		arg.Now,
-		arg.Cutoff,
-		arg.Demand,
-		arg.MaxAttempts,
-		arg.Preference,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []TenantFairClaimAsyncCommitRow
-	for rows.Next() {
-		var i TenantFairClaimAsyncCommitRow
 		if err := rows.Scan(
 			&i.RowKind,
 			&i.ErrorReason,

@@ -20,5 +20,10 @@
 // engine and says so on the method: for example InsertRuns gives a batch's new
 // partitions their ring positions in scope-key order, not in input order.
 //
-// The package imports nothing else from this module.
+// The package imports nothing else from this module, and it keeps its own
+// vocabulary (work classes, preferences, dispositions, statuses) on purpose
+// instead of naming the policy package's: the differential tests compare
+// the model's spellings with the strings the database returns, so a value
+// renamed or added on the implementation side shows up as a difference
+// instead of moving the reference along with it.
 package oracle

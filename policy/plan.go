@@ -23,7 +23,11 @@ func (f Function) String() string {
 	return "invalid"
 }
 
-// Preference is the advisory class preference of a demand-one claim.
+// Preference is the advisory class preference of a demand-one claim: with a
+// Limit (Demand) of 1 the engine serves the preferred class when it can and
+// falls back to the other one. With a Limit of 2 or more each nonempty class
+// is reserved one outcome instead, and the preference is ignored. The docket
+// package names this type docket.Preference.
 type Preference string
 
 // The class preferences; PreferNone is SQL NULL.

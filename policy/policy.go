@@ -6,7 +6,10 @@ package policy
 // ClaimPolicy is an admission engine behind RunStore.ClaimDue. Plan says which
 // claim function to call with which arguments; the run store executes it
 // through the generated accessor; Decode turns the rows into outcomes or a
-// typed refusal; Observe summarizes the call without any identity.
+// typed refusal; Observe summarizes the call without any identity. The set of
+// engines is closed: docket.Config accepts Legacy and TenantFair (or
+// pointers to them) and refuses any other implementation, since the run
+// store holds claim statements for those two functions only.
 type ClaimPolicy interface {
 	// Name is the engine's admission_mode: "legacy" or "tenant_fair".
 	Name() string

@@ -1,15 +1,17 @@
 package policy
 
 // WorkClass is the work_class of an outcome: which kind of candidate it was.
+// The docket package names this type docket.WorkClass.
 type WorkClass string
 
 // The work classes of outcomes.
 const (
 	// ClassAdmittedReady is due unclaimed work that already holds an admission.
 	ClassAdmittedReady WorkClass = "admitted_ready"
-	// ClassQueuedReady is due unclaimed work without an admission.
+	// ClassQueuedReady is due unclaimed work without an admission; under
+	// TenantFair its lease is a promotion.
 	ClassQueuedReady WorkClass = "queued_ready"
-	// ClassExpired is a claim older than the cutoff.
+	// ClassExpired is a claim older than the cutoff, taken over.
 	ClassExpired WorkClass = "expired"
 )
 

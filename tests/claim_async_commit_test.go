@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -18,14 +17,15 @@ import (
 	"github.com/docketrun/docket-go/internal/pgtest"
 )
 
-// Config.AsyncClaimCommit: ClaimDue sends the claim statement that turns
-// synchronous_commit off for its own implicit transaction. It must claim
-// exactly what the default statement claims, leave the session's setting
-// alone, and never reach ClaimDueTx or the trace calls, in every pgx
+// Config.AsyncClaimCommit: ClaimDue sends the claim statement in one batch
+// right after a local set_config that turns synchronous_commit off, so the
+// setting holds for the batch's one implicit transaction and its commit. It
+// must claim exactly what the default statement claims, leave the session's
+// setting alone, and never reach ClaimDueTx or the trace calls, in every pgx
 // execution mode.
 
-// acSetConfig is what the asynchronous claim statement contains and no other
-// claim statement may.
+// acSetConfig is what the statement queued before the asynchronous claim
+// contains and no statement of any other claim call may.
 const acSetConfig = "set_config('synchronous_commit', 'off', true)"
 
 // acSessionSetting is the session's synchronous_commit on the test pools: a
@@ -75,49 +75,107 @@ type acStatement struct {
 	args []any
 }
 
-// acRecorder is a pgx tracer that keeps the claim statements its pool sends.
-type acRecorder struct {
-	mu    sync.Mutex
+// acTrip is one round trip a pool sent that calls a claim function: a
+// statement of its own, or every statement of a batch in queue order.
+type acTrip struct {
+	batch bool
 	stmts []acStatement
 }
 
-// TraceQueryStart records a claim statement with its arguments.
-func (r *acRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	if acClaimSQL.MatchString(data.SQL) {
-		r.mu.Lock()
-		r.stmts = append(r.stmts, acStatement{sql: data.SQL, args: slices.Clone(data.Args)})
-		r.mu.Unlock()
+// acRecorder is a pgx tracer that keeps the round trips of its pool that
+// call a claim function.
+type acRecorder struct {
+	mu    sync.Mutex
+	trips []acTrip
+}
+
+// keep records trip when one of its statements calls a claim function.
+func (r *acRecorder) keep(trip acTrip) {
+	for _, st := range trip.stmts {
+		if acClaimSQL.MatchString(st.sql) {
+			r.mu.Lock()
+			r.trips = append(r.trips, trip)
+			r.mu.Unlock()
+			return
+		}
 	}
+}
+
+// TraceQueryStart records a claim statement sent on its own.
+func (r *acRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	r.keep(acTrip{stmts: []acStatement{{sql: data.SQL, args: slices.Clone(data.Args)}}})
 	return ctx
 }
 
 // TraceQueryEnd does nothing.
 func (r *acRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// take returns the claim statements recorded since the last take.
-func (r *acRecorder) take() []acStatement {
+// TraceBatchStart records a batch that calls a claim function.
+func (r *acRecorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	trip := acTrip{batch: true}
+	for _, q := range data.Batch.QueuedQueries {
+		trip.stmts = append(trip.stmts, acStatement{sql: q.SQL, args: slices.Clone(q.Arguments)})
+	}
+	r.keep(trip)
+	return ctx
+}
+
+// TraceBatchQuery does nothing.
+func (r *acRecorder) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+// TraceBatchEnd does nothing.
+func (r *acRecorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// take returns the round trips recorded since the last take.
+func (r *acRecorder) take() []acTrip {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := r.stmts
-	r.stmts = nil
+	out := r.trips
+	r.trips = nil
 	return out
 }
 
-// acOne returns the only claim statement of a call, failing the test unless
-// there is exactly one and it does (async) or does not contain the local
-// set_config.
-func acOne(t testing.TB, what string, stmts []acStatement, async bool) acStatement {
+// acOne returns the only round trip of a call, failing the test unless
+// there is exactly one, it holds exactly one claim statement, which is a
+// single statement without the set_config, and either (async) it is a batch
+// whose claim statement comes right after the local set_config, or none of
+// its statements sets synchronous_commit.
+func acOne(t testing.TB, what string, trips []acTrip, async bool) acTrip {
 	t.Helper()
-	if len(stmts) != 1 {
-		t.Fatalf("%s sent %d claim statements, want 1", what, len(stmts))
+	if len(trips) != 1 {
+		t.Fatalf("%s sent %d round trips that claim, want 1", what, len(trips))
 	}
-	if got := strings.Contains(stmts[0].sql, acSetConfig); got != async {
-		t.Fatalf("%s: statement contains %s = %v, want %v:\n%s", what, acSetConfig, got, async, stmts[0].sql)
+	trip := trips[0]
+	claim := -1
+	for i, st := range trip.stmts {
+		if !acClaimSQL.MatchString(st.sql) {
+			continue
+		}
+		if claim >= 0 {
+			t.Fatalf("%s: the round trip calls a claim function twice: %+v", what, trip.stmts)
+		}
+		claim = i
+		if strings.Contains(st.sql, acSetConfig) || strings.Contains(st.sql, ";") {
+			t.Fatalf("%s: the claim statement is not a single statement without the set_config:\n%s", what, st.sql)
+		}
 	}
-	if async && strings.Contains(stmts[0].sql, ";") {
-		t.Fatalf("%s: the asynchronous claim is more than one statement:\n%s", what, stmts[0].sql)
+	if !async {
+		for _, st := range trip.stmts {
+			if strings.Contains(st.sql, acSetConfig) {
+				t.Fatalf("%s: the round trip sets synchronous_commit: %+v", what, trip.stmts)
+			}
+		}
+		return trip
 	}
-	return stmts[0]
+	if !trip.batch || claim < 1 || !strings.Contains(trip.stmts[claim-1].sql, acSetConfig) {
+		t.Fatalf("%s: not a batch that queues %s right before the claim: %+v", what, acSetConfig, trip.stmts)
+	}
+	for i, st := range trip.stmts {
+		if i != claim-1 && strings.Contains(st.sql, acSetConfig) {
+			t.Fatalf("%s: the batch sets synchronous_commit more than once: %+v", what, trip.stmts)
+		}
+	}
+	return trip
 }
 
 // acPool opens a pool of one connection in mode whose sessions run with
@@ -275,7 +333,7 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 			t.Fatalf("synchronous_commit %s = %q, want the session's %q", what, got, acSessionSetting)
 		}
 	}
-	claim := func(what string, client *docket.Client, asyncSQL bool, limit int) (docket.ClaimResult, acStatement) {
+	claim := func(what string, client *docket.Client, asyncSQL bool, limit int) (docket.ClaimResult, acTrip) {
 		t.Helper()
 		res, err := client.ClaimDue(ctx, clReq(clBase, limit, docket.PreferNone))
 		if err != nil {
@@ -353,109 +411,56 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 		t.Fatalf("%d runs hold a claim, want all 12", got)
 	}
 
-	// The set_config runs even when the function returns no rows: inside an
-	// explicit transaction (which the client never does) the local setting
-	// outlives the statement and shows.
+	// The recorded batch, sent again with a read of the setting appended,
+	// shows synchronous_commit off after the claim in the batch's implicit
+	// transaction, so at its commit, whether the call claims nothing or not.
 	acSetConfigRuns(t, pool, "claiming nothing", empty, 0)
 	e.due("g", "g-late", clBase.Add(-time.Minute))
 	acSetConfigRuns(t, pool, "claiming one run", empty, 1)
-	session("after the explicit transactions")
+	session("after the batches sent again")
 }
 
-// acSetConfigRuns runs the recorded asynchronous claim statement in an
-// explicit transaction that it rolls back, and checks that it returned
-// outcomes rows and that synchronous_commit is off in that transaction
-// afterwards.
-func acSetConfigRuns(t *testing.T, pool *pgxpool.Pool, what string, stmt acStatement, outcomes int) {
+// acSetConfigRuns sends the recorded asynchronous claim batch again on pool,
+// with a read of synchronous_commit appended, and checks that the claim
+// returned outcomes rows and that the setting is off after it, in the
+// batch's one implicit transaction, whose commit is the claim's.
+func acSetConfigRuns(t *testing.T, pool *pgxpool.Pool, what string, trip acTrip, outcomes int) {
 	t.Helper()
 	ctx := testContext(t)
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatalf("begin: %v", err)
+	batch := &pgx.Batch{}
+	for _, st := range trip.stmts {
+		batch.Queue(st.sql, st.args...)
 	}
-	defer func() { _ = tx.Rollback(context.Background()) }()
-	rows, err := tx.Query(ctx, stmt.sql, stmt.args...)
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	batch.Queue("select current_setting('synchronous_commit')")
+	results := pool.SendBatch(ctx, batch)
+	defer func() { _ = results.Close() }()
 	n := 0
-	for rows.Next() {
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("%s: %v", what, err)
+	for _, st := range trip.stmts {
+		if !acClaimSQL.MatchString(st.sql) {
+			if _, err := results.Exec(); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			continue
+		}
+		rows, err := results.Query()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for rows.Next() {
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
 	}
 	var got string
-	if err := tx.QueryRow(ctx, "select current_setting('synchronous_commit')").Scan(&got); err != nil {
+	if err := results.QueryRow().Scan(&got); err != nil {
 		t.Fatalf("current_setting after %s: %v", what, err)
+	}
+	if err := results.Close(); err != nil {
+		t.Fatalf("%s: commit: %v", what, err)
 	}
 	if n != outcomes || got != "off" {
 		t.Fatalf("%s: %d rows, synchronous_commit %q; want %d rows and off", what, n, got, outcomes)
 	}
-}
-
-// The plan of the asynchronous statement evaluates the set_config first,
-// whatever the function returns: a nested loop whose outer side is the
-// one-row set_config and whose inner side is the claim function, which reads
-// the outer row's column through LATERAL (so it cannot be the outer side).
-func TestAsyncCommitPlanSetsConfigFirst(t *testing.T) {
-	t.Parallel()
-	for _, engine := range acEngines {
-		t.Run(engine.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := testContext(t)
-			rec := &acRecorder{}
-			pool := acPool(t, pgtest.NewDatabase(t), pgx.QueryExecModeCacheStatement, rec)
-			client := openClient(t, pool, acAsync(engine.config))
-			if _, err := client.ClaimDue(ctx, clReq(clBase, 1, docket.PreferNone)); err != nil {
-				t.Fatalf("claim: %v", err)
-			}
-			stmt := acOne(t, "asynchronous ClaimDue", rec.take(), true)
-			var raw []byte
-			if err := pool.QueryRow(ctx, "explain (verbose, costs off, format json) "+stmt.sql, stmt.args...).Scan(&raw); err != nil {
-				t.Fatalf("explain: %v", err)
-			}
-			var plans []struct{ Plan acPlanNode }
-			if err := json.Unmarshal(raw, &plans); err != nil || len(plans) != 1 {
-				t.Fatalf("explain output %s: %v", raw, err)
-			}
-			loop := plans[0].Plan.find("Nested Loop")
-			if loop == nil || len(loop.Plans) != 2 {
-				t.Fatalf("no nested loop of two sides in the plan:\n%s", raw)
-			}
-			outer, inner := loop.Plans[0], loop.Plans[1]
-			if outer.ParentRelationship != "Outer" || !strings.Contains(strings.Join(outer.Output, ","), "set_config('synchronous_commit'") ||
-				outer.find("Function Scan") != nil {
-				t.Fatalf("the outer side does not produce the set_config row:\n%s", raw)
-			}
-			fn := inner.find("Function Scan")
-			if inner.ParentRelationship != "Inner" || fn == nil || !strings.HasPrefix(fn.FunctionName, "docket_") ||
-				!strings.Contains(fn.FunctionCall, "IS NULL") {
-				t.Fatalf("the inner side is not the claim function reading the set_config row:\n%s", raw)
-			}
-		})
-	}
-}
-
-// acPlanNode is the part of an EXPLAIN (FORMAT JSON) node the plan check reads.
-type acPlanNode struct {
-	NodeType           string       `json:"Node Type"`
-	ParentRelationship string       `json:"Parent Relationship"`
-	Output             []string     `json:"Output"`
-	FunctionName       string       `json:"Function Name"`
-	FunctionCall       string       `json:"Function Call"`
-	Plans              []acPlanNode `json:"Plans"`
-}
-
-// find returns the first node of nodeType in n's subtree, depth first.
-func (n *acPlanNode) find(nodeType string) *acPlanNode {
-	if n.NodeType == nodeType {
-		return n
-	}
-	for i := range n.Plans {
-		if found := n.Plans[i].find(nodeType); found != nil {
-			return found
-		}
-	}
-	return nil
 }

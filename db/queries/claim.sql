@@ -11,29 +11,6 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
  where c.row_kind <> 'inspection'
  order by c.visit_ordinal, c.outcome_ordinal nulls last;
 
--- name: TenantFairClaimAsyncCommit :many
--- TenantFairClaim whose implicit transaction commits without waiting for its
--- WAL flush (docs/performance.md, "synchronous_commit"). The set_config is
--- local, so it ends with the statement's own implicit transaction and is in
--- force at its commit; the query must run as a statement of its own, never
--- inside a caller's transaction. It sits in a one-row subquery (volatile, so
--- the planner never flattens it) whose column the function call reads
--- through LATERAL: the function is the inner side of the join and cannot
--- start before set_config has run, whatever the plan and even when the call
--- returns no rows. The column is the trace argument, (setting is null),
--- which is false because set_config returns the new value 'off'; a column
--- reference is not a constant, so folding cannot drop the dependency.
-select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from (select set_config('synchronous_commit', 'off', true) as setting) as commit_mode
-       cross join lateral docket_tenant_fair_claim(
-           sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
-           sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text,
-           (commit_mode.setting is null)) as c
- where c.row_kind <> 'inspection'
- order by c.visit_ordinal, c.outcome_ordinal nulls last;
-
 -- name: TenantFairClaimTrace :many
 -- Trusted inspection: every column of every row of a traced TenantFair call,
 -- each visit's outcomes followed by its inspection row.
@@ -60,21 +37,6 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
  where c.row_kind <> 'inspection'
  order by c.visit_ordinal, c.outcome_ordinal nulls last;
 
--- name: LegacyClaimAsyncCommit :many
--- LegacyClaim whose implicit transaction commits without waiting for its WAL
--- flush: the set_config subquery and its LATERAL dependency work as in
--- TenantFairClaimAsyncCommit.
-select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from (select set_config('synchronous_commit', 'off', true) as setting) as commit_mode
-       cross join lateral docket_legacy_claim(
-           sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
-           sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text,
-           (commit_mode.setting is null)) as c
- where c.row_kind <> 'inspection'
- order by c.visit_ordinal, c.outcome_ordinal nulls last;
-
 -- name: LegacyClaimTrace :many
 -- Trusted inspection of a Legacy call: every column of its outcome and error
 -- rows (Legacy has no visits, so it never produces inspection rows).
@@ -88,3 +50,12 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, true) as c
  order by c.visit_ordinal, c.outcome_ordinal nulls last;
+
+-- name: CommitClaimAsynchronously :exec
+-- Config.AsyncClaimCommit: queued right before the claim statement of a
+-- claim batch that commits on its own (ClaimDue's and the Worker's). The
+-- batch is one implicit transaction, so this local setting covers exactly
+-- that transaction and is in force at its commit, which then does not wait
+-- for its WAL flush (docs/performance.md, "synchronous_commit"). Never
+-- queued inside a caller's transaction.
+select set_config('synchronous_commit', 'off', true);

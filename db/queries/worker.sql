@@ -88,21 +88,19 @@ update docket_runs r
 returning p.claim_token::uuid as claim_token, r.checkpoint_seq, r.step,
           (p.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared;
 
--- name: CommitClaimAsynchronously :exec
--- First statement of a Worker claim batch when Config.AsyncClaimCommit is
--- set: the batch is one implicit transaction, so this local setting covers
--- exactly the claim and its read and ends with their commit.
-select set_config('synchronous_commit', 'off', true);
-
 -- name: TenantFairClaimNoted :many
 -- TenantFairClaim for the Worker's claim batch: the same rows, and the run
 -- ids it leased noted as an array literal in the transaction-local setting
 -- docket.leased_run_ids for LeasedRuns, the batch's next statement; the batch
 -- is one implicit transaction, so the note never outlives it. The note is
--- cleared before the function runs (a one-row subquery the call depends on
--- through LATERAL, as in TenantFairClaimAsyncCommit; the trace argument,
--- (cleared is null), is false), so a call that leases nothing leaves it
--- empty whether or not the aggregate below runs. The cross join with the
+-- cleared before the function runs, so a call that leases nothing leaves it
+-- empty whether or not the aggregate below runs: the clear sits in a one-row
+-- subquery (volatile, so the planner never flattens it) whose column the
+-- function call reads through LATERAL, which makes the function the inner
+-- side of the join, unable to start before the clear, whatever the plan.
+-- That column is the trace argument, (cleared is null), which is false
+-- because set_config returns the new value; a column reference is not a
+-- constant, so folding cannot drop the dependency. The cross join with the
 -- one-row aggregate, whose column the filter reads, writes the leases.
 with c as materialized (
     select f.*
@@ -153,6 +151,14 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 -- rows stay locked by the claim until commit, so each row read is the leased
 -- version and no concurrent write can come between. Outside a transaction
 -- with a noted claim the note is unset or empty and nothing is read.
+-- It cannot be folded into the claim statement as a join of the outcome
+-- rows to docket_runs: that join would read in the claim statement's own
+-- snapshot, taken before the function's first statement, while the function
+-- picks and locks its candidates in later snapshots (after waiting for the
+-- policy row, for one). A run committed in between would be leased but
+-- missing from the join, and one written in between read in its older
+-- version; state and step are not among the outcome columns, so they must
+-- come from a snapshot that follows the claim.
 select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.attempt, r.trace_context
   from docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[]);

@@ -1,0 +1,95 @@
+package docket
+
+import (
+	"context"
+
+	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/policy"
+)
+
+// engine is the resolved admission engine, one of the closed set
+// Config.ClaimPolicy accepts (resolveEngine is the only place that names
+// them). Every decision that depends on which engine serves the domain is
+// made there, once, and read from these fields after: the claim statements
+// to run, whether the engine walks the fair ring, and how startup persists
+// it.
+type engine struct {
+	// ClaimPolicy plans, decodes and observes the engine's calls.
+	policy.ClaimPolicy
+	// tenantFair says whether the engine walks the TenantFair ring: the
+	// Worker sweeps it, and every expired claim it poisons held an admission.
+	tenantFair bool
+	// statements are the generated claim statements of the engine's function.
+	statements claimStatements
+	// synchronize persists the engine in the locked singleton policy row.
+	synchronize func(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy) error
+}
+
+// claimStatements are the generated statements of one claim function.
+type claimStatements struct {
+	// claim runs a production call through the generated accessor; claimSQL
+	// is its text, for a claim batch.
+	claim    func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error)
+	claimSQL string
+	// trace runs a traced call through the generated accessor.
+	trace func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.TraceRow, error)
+	// noted is the SQL of the Worker's claim-batch statement, which notes
+	// the runs it leases.
+	noted string
+}
+
+// legacyEngine is the Legacy engine.
+func legacyEngine() engine {
+	return engine{
+		ClaimPolicy: policy.Legacy{},
+		statements: claimStatements{
+			claim: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error) {
+				rows, err := q.LegacyClaim(ctx, gen.LegacyClaimParams(a))
+				return convertRows(rows, err, func(r gen.LegacyClaimRow) policy.Row { return policy.Row(r) })
+			},
+			trace: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.TraceRow, error) {
+				rows, err := q.LegacyClaimTrace(ctx, gen.LegacyClaimTraceParams(a))
+				return convertRows(rows, err, func(r gen.LegacyClaimTraceRow) policy.TraceRow { return policy.TraceRow(r) })
+			},
+			claimSQL: gen.LegacyClaim,
+			noted:    gen.LegacyClaimNoted,
+		},
+		synchronize: synchronizeLegacy,
+	}
+}
+
+// tenantFairEngine is the TenantFair engine configured by p, already
+// validated.
+func tenantFairEngine(p policy.TenantFair) engine {
+	return engine{
+		ClaimPolicy: p,
+		tenantFair:  true,
+		statements: claimStatements{
+			claim: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error) {
+				rows, err := q.TenantFairClaim(ctx, gen.TenantFairClaimParams(a))
+				return convertRows(rows, err, func(r gen.TenantFairClaimRow) policy.Row { return policy.Row(r) })
+			},
+			trace: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.TraceRow, error) {
+				rows, err := q.TenantFairClaimTrace(ctx, gen.TenantFairClaimTraceParams(a))
+				return convertRows(rows, err, func(r gen.TenantFairClaimTraceRow) policy.TraceRow { return policy.TraceRow(r) })
+			},
+			claimSQL: gen.TenantFairClaim,
+			noted:    gen.TenantFairClaimNoted,
+		},
+		synchronize: func(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy) error {
+			return synchronizeTenantFair(ctx, q, row, p)
+		},
+	}
+}
+
+// convertRows converts the rows of a generated accessor, passing its error on.
+func convertRows[From, To any](rows []From, err error, convert func(From) To) ([]To, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]To, len(rows))
+	for i, r := range rows {
+		out[i] = convert(r)
+	}
+	return out, nil
+}
