@@ -1,0 +1,20 @@
+
+drop function docket_legacy_claim(timestamptz, timestamptz, integer, integer, text, boolean);
+drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean);
+drop trigger docket_runs_guard_truncate_trg on docket_runs;
+drop trigger docket_runs_guard_scope_trg on docket_runs;
+drop trigger docket_runs_track_status_trg on docket_runs;
+drop trigger docket_runs_track_delete_trg on docket_runs;
+drop trigger docket_runs_track_insert_trg on docket_runs;
+drop table docket_claim_schedule;
+drop table docket_claim_partitions;
+drop table docket_claim_policy;
+drop function docket_guard_truncate();
+drop function docket_runs_guard_scope();
+drop function docket_runs_track_status();
+drop function docket_runs_track_delete();
+drop function docket_runs_track_insert();
+drop function docket_claim_schedule_guard();
+drop function docket_claim_partitions_guard();
+drop function docket_claim_partitions_schedule();
+alter table docket_runs drop column tenant_admitted_at;

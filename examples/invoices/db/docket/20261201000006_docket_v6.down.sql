@@ -1,0 +1,2 @@
+
+alter table docket_runs drop column trace_context;
