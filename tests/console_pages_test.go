@@ -361,9 +361,26 @@ func TestConsoleRunPage(t *testing.T) {
 			t.Errorf("ap: %s = %q, want %q", id, got, want)
 		}
 	}
+	if got := consoleFacts(t, r.body, "errors"); got != "No handler errors recorded." {
+		t.Errorf("ap errors = %q", got)
+	}
+	// The error history, newest last, escaped like every other cell.
+	execSQL(t, d.pool, `update docket_runs set attempt = 2, errors = '[
+		{"attempt": 1, "at": "2026-01-01T01:00:00Z", "kind": "error", "error": "card <declined>"},
+		{"attempt": 2, "at": "2026-01-01T01:05:00Z", "kind": "panic", "error": "docket: handler panic: boom"}]'
+		where run_id = 'n1'`)
 	r = c.get("/tenantless/runs/n1").expect(t, "n1", http.StatusOK)
 	if got := consoleFacts(t, r.body, "status"); got != "failed" {
 		t.Errorf("n1 status = %q", got)
+	}
+	if got := consoleFacts(t, r.body, "handler-attempts"); got != "2" {
+		t.Errorf("n1 handler attempts = %q", got)
+	}
+	expectRows(t, "n1 errors", consoleTable(t, r.body, "errors"),
+		"1 | 2026-01-01 01:00:00Z | error | card <declined>",
+		"2 | 2026-01-01 01:05:00Z | panic | docket: handler panic: boom")
+	if !strings.Contains(r.body, "card &lt;declined&gt;") {
+		t.Errorf("the error text is not escaped:\n%s", r.body)
 	}
 	c.get("/runs/acme/b1").expect(t, "b1 under acme", http.StatusNotFound)
 	c.get("/runs/acme/missing").expect(t, "missing run", http.StatusNotFound)
