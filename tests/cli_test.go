@@ -59,7 +59,7 @@ func TestCLIMigrateUpCreatesEveryObject(t *testing.T) {
 		t.Fatalf("status after down:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	cliExpect(t, cli.ExitOK, "", "migrate", "up", "--database-url", url)
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 }
 
 func TestCLIPolicyCommands(t *testing.T) {
@@ -154,7 +154,7 @@ func TestCLISchemaFlagAndEnvironment(t *testing.T) {
 	url := pgtest.NewEmptyDatabase(t)
 	t.Setenv("DOCKET_DATABASE_URL", url)
 	cliExpect(t, cli.ExitOK, "", "migrate", "up", "--schema", "tenant_domain")
-	migExpectApplied(t, url, docket.MigrateOptions{Schema: "tenant_domain"}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{Schema: "tenant_domain"}, migAllVersions...)
 	pool := poolFor(t, url)
 	if got := queryInt64(t, pool, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
 		t.Fatalf("public holds %d relations after migrating another schema", got)

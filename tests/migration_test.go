@@ -20,7 +20,11 @@ const (
 	migV1Version = "20261101000001"
 	migV2Version = "20261101000002"
 	migV3Version = "20261201000003"
+	migV7Version = "20261201000007"
 )
+
+// migAllVersions are the versions a fresh install applies, oldest first.
+var migAllVersions = []string{migV1Version, migV2Version, migV3Version, migV7Version}
 
 // migCatalogQuery lists every object of one schema with its full definition:
 // relations (tables, sequences, indexes), columns, constraints, indexes,
@@ -157,9 +161,10 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 
 	url := pgtest.NewEmptyDatabase(t)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 	pool := poolFor(t, url)
-	v2 := migCatalog(t, pool, "public")
+	v7 := migCatalog(t, pool, "public")
+	v2 := v7
 	for _, o := range migV2Objects {
 		if !slices.Contains(v2, o) {
 			t.Fatalf("a fresh install lacks %s", o)
@@ -178,7 +183,24 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		t.Fatalf("fresh policy rows in their initial shape = %d, want 1", got)
 	}
 
-	v3 := v2
+	v3URL := pgtest.NewEmptyDatabase(t)
+	migrateOrFail(t, v3URL, docket.MigrateOptions{Target: migV3Version})
+	migExpectApplied(t, v3URL, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	v3 := migCatalog(t, poolFor(t, v3URL), "public")
+	for _, o := range migV7Objects {
+		if migHasPrefix(v3, o) {
+			t.Fatalf("V3 already has %s", o)
+		}
+		if !migHasPrefix(v7, o) {
+			t.Fatalf("a fresh install lacks %s", o)
+		}
+	}
+	for _, fn := range []string{"docket_tenant_fair_claim(", "docket_legacy_claim("} {
+		if got, want := migEntry(t, v7, "function "+fn), migEntry(t, v3, "function "+fn); got == want {
+			t.Fatalf("V7 did not replace %s: %s", fn, got)
+		}
+	}
+
 	v2URL := pgtest.NewEmptyDatabase(t)
 	migrateOrFail(t, v2URL, docket.MigrateOptions{Target: migV2Version})
 	migExpectApplied(t, v2URL, docket.MigrateOptions{}, migV1Version, migV2Version)
@@ -192,8 +214,15 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		}
 	}
 
+	// The down of V7 restores exactly the V3 catalog: both claim functions
+	// with the bodies V3 installed (their source hashes are part of the
+	// listing), no precheck function and no pending type.
+	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
+	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectSameCatalog(t, "after down to V3", migCatalog(t, pool, "public"), v3)
+
 	// The down of V3 restores exactly the V2 catalog, the full-ring walk's
-	// claim function included (its source hash is part of the listing).
+	// claim function included.
 	migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
 	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version)
 	migExpectSameCatalog(t, "after down to V2", migCatalog(t, pool, "public"), v2)
@@ -203,8 +232,29 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	migExpectSameCatalog(t, "after down to V1", migCatalog(t, pool, "public"), v1)
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
-	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v3)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
+	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), v7)
+}
+
+// migV7Objects are catalog entry prefixes only V7 creates.
+var migV7Objects = []string{
+	"relation docket_claim_pending kind=c",
+	"function docket_claim_precheck(p_engine text, p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text, p_trace boolean, OUT o_error_reason text, OUT o_restore_lock_timeout text) returns record",
+}
+
+// migEntry returns the one catalog entry starting with prefix.
+func migEntry(t testing.TB, objects []string, prefix string) string {
+	t.Helper()
+	var found []string
+	for _, o := range objects {
+		if strings.HasPrefix(o, prefix) {
+			found = append(found, o)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("catalog entries starting with %q: %v, want exactly one", prefix, found)
+	}
+	return found[0]
 }
 
 // migV3Objects are catalog entry prefixes only V3 creates.
@@ -318,7 +368,7 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 
 	var after string
 	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&after); err != nil {
@@ -378,7 +428,7 @@ func TestMigrationCustomSchemasAreIndependentDomains(t *testing.T) {
 	// The same physical schema named again is the same domain: nothing to do.
 	migrateOrFail(t, migURLWithSearchPath(t, url, "alpha"), docket.MigrateOptions{})
 	for _, schema := range []string{"alpha", "beta"} {
-		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migV1Version, migV2Version, migV3Version)
+		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migAllVersions...)
 	}
 	admin := poolFor(t, url)
 	if got := queryInt64(t, admin, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
@@ -474,7 +524,7 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 	// Removing the conflict lets the same upgrade succeed.
 	execSQL(t, pool, `drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)`)
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 1 {
 		t.Fatalf("marked runs after the retried upgrade = %d, want 1", got)
 	}
@@ -639,7 +689,7 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	}
 
 	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version, migV2Version, migV3Version)
+	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
 	var after string
 	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
 		t.Fatal(err)

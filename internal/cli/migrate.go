@@ -10,9 +10,9 @@ import (
 
 const migrateUsage = `docket migrate up|down|status [--database-url URL] [--schema NAME]
 docket migrate sql [--version V] [--up|--down] [--format plain|dbmate|goose|golang-migrate] [--out DIR]
-  up      apply every pending migration (a fresh install gets V1, V2 and V3) and
+  up      apply every pending migration (a fresh install gets V1, V2, V3 and V7) and
           say what was applied, or that nothing was pending
-  down    roll back the newest applied migration (e.g. V3 -> V2)
+  down    roll back the newest applied migration (e.g. V7 -> V3)
   status  list the migrations and whether each is applied
   sql     print Docket's migrations for another migration tool (no database):
           with --out, write every migration (or --version's) as that tool's
