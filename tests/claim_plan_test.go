@@ -65,7 +65,6 @@ var planVars = map[string]planVar{
 	"p_demand":         {"integer", func(*planFixture) any { return 16 }},
 	"p_max_attempts":   {"integer", func(*planFixture) any { return 25 }},
 	"p_preference":     {"text", func(*planFixture) any { return nil }},
-	"p_trace":          {"boolean", func(*planFixture) any { return false }},
 	"c_class_reserve":  {"integer", func(*planFixture) any { return 4 }},
 	"c_frozen":         {"integer", func(*planFixture) any { return 16 }},
 	"c_grant_outcomes": {"integer", func(*planFixture) any { return 8 }},
@@ -105,8 +104,6 @@ func planPending(f *planFixture) any {
 
 // planTenantFairIndexes are the index sets of the TenantFair statements.
 var planTenantFairIndexes = map[string][]string{
-	// The shared argument and transaction checks read no relation.
-	"precheck":    {},
 	"policy_lock": {},
 	"policy_wait": {},
 	// The domain-wide class probes read the oldest due and the oldest
@@ -137,13 +134,14 @@ var planTenantFairIndexes = map[string][]string{
 		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx", "docket_runs_pkey"},
 	// The moved rows by id, then older queued rows of the scope.
 	"fifo_recheck": {"docket_runs_pkey", "docket_runs_queued_ready_idx"},
-	// The chosen rows by id, the granted partitions and the cursor.
-	"write": {"docket_runs_pkey", "docket_claim_partitions_pkey"},
+	// The chosen rows by id, the granted partitions and the cursor; a call
+	// without outcomes only moves the cursor.
+	"write":       {"docket_runs_pkey", "docket_claim_partitions_pkey"},
+	"cursor_move": {},
 }
 
 // planLegacyIndexes are the index sets of the Legacy statements.
 var planLegacyIndexes = map[string][]string{
-	"precheck":     {},
 	"policy_share": {},
 	// The oldest due and the oldest claimed entry of the domain.
 	"class_probes": {"docket_runs_ready_idx", "docket_runs_expired_idx"},

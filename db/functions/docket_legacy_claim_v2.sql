@@ -59,6 +59,7 @@ as $$
 declare
     c_call_outcomes constant integer := 256;
 
+    v_precheck record;
     v_restore_lock_timeout text;
     v_policy_found boolean := false;
     v_mode text;
@@ -91,12 +92,10 @@ declare
 begin
     -- The same transaction contract as TenantFair, so neither engine can
     -- run where the other would refuse.
-    -- statement precheck
-    select c.o_error_reason, c.o_restore_lock_timeout
-      into v_error, v_restore_lock_timeout
-      from docket_claim_precheck('docket_legacy_claim', p_now, p_cutoff, p_demand,
-                                 p_max_attempts, p_preference, p_trace) as c;
-    -- end statement
+    v_precheck := docket_claim_precheck('docket_legacy_claim', p_now, p_cutoff, p_demand,
+                                        p_max_attempts, p_preference, p_trace);
+    v_error := v_precheck.o_error_reason;
+    v_restore_lock_timeout := v_precheck.o_restore_lock_timeout;
     if v_error is not null then
         row_kind := 'error';
         error_reason := v_error;
