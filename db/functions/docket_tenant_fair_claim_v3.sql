@@ -180,6 +180,8 @@ declare
     v_pending_grants text[] := '{}';
     v_written integer := 0;
 begin
+    -- The argument checks, the transaction contract and the lock wait cap,
+    -- shared with Legacy.
     v_precheck := docket_claim_precheck('docket_tenant_fair_claim', p_now, p_cutoff, p_demand,
                                         p_max_attempts, p_preference, p_trace);
     v_error := v_precheck.o_error_reason;
@@ -195,7 +197,8 @@ begin
     begin
         -- A free policy row is taken without waiting, which keeps the
         -- uncontended call out of the subtransaction of an exception block;
-        -- only a held row is waited for, within the lock_timeout above.
+        -- only a held row is waited for, within the lock wait the precheck
+        -- set.
         -- statement policy_lock
         select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant
           into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park

@@ -209,6 +209,7 @@ declare
     -- ceil(N / 64) calls, earliest first.
     c_wake_batch constant integer := 64;
 
+    v_precheck record;
     v_restore_lock_timeout text;
     v_policy_found boolean := false;
     v_mode text;
@@ -278,12 +279,12 @@ declare
     v_pending_grants text[] := '{}';
     v_written integer := 0;
 begin
-    -- statement precheck
-    select c.o_error_reason, c.o_restore_lock_timeout
-      into v_error, v_restore_lock_timeout
-      from docket_claim_precheck('docket_tenant_fair_claim', p_now, p_cutoff, p_demand,
-                                 p_max_attempts, p_preference, p_trace) as c;
-    -- end statement
+    -- The argument checks, the transaction contract and the lock wait cap,
+    -- shared with Legacy.
+    v_precheck := docket_claim_precheck('docket_tenant_fair_claim', p_now, p_cutoff, p_demand,
+                                        p_max_attempts, p_preference, p_trace);
+    v_error := v_precheck.o_error_reason;
+    v_restore_lock_timeout := v_precheck.o_restore_lock_timeout;
     if v_error is not null then
         row_kind := 'error';
         error_reason := v_error;
@@ -295,7 +296,8 @@ begin
     begin
         -- A free policy row is taken without waiting, which keeps the
         -- uncontended call out of the subtransaction of an exception block;
-        -- only a held row is waited for, within the lock_timeout above.
+        -- only a held row is waited for, within the lock wait the precheck
+        -- set.
         -- statement policy_lock
         select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant
           into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park
@@ -480,7 +482,16 @@ begin
             -- The chosen outcomes are written when the call ends, and before
             -- a wrap revisits a partition that still has unwritten ones.
             if v_position is null or v_scope = any (v_pending_grants) then
-                if cardinality(v_pending) > 0 or (v_position is null and v_visit > 0) then
+                if cardinality(v_pending) = 0 and v_position is null and v_visit > 0 then
+                    -- A call without outcomes only moves the cursor; the
+                    -- write below would open every index of docket_runs
+                    -- for nothing.
+                    -- statement cursor_move
+                    update docket_claim_policy p
+                       set scan_ring_position = v_cursor
+                     where p.id = 1;
+                    -- end statement
+                elsif cardinality(v_pending) > 0 then
                     -- One set-based mutation of the chosen rows, the epoch
                     -- of each grant and, at the end, the cursor. Every row
                     -- is locked by this call and was rechecked, so each is
@@ -1089,6 +1100,7 @@ as $$
 declare
     c_call_outcomes constant integer := 256;
 
+    v_precheck record;
     v_restore_lock_timeout text;
     v_policy_found boolean := false;
     v_mode text;
@@ -1121,12 +1133,10 @@ declare
 begin
     -- The same transaction contract as TenantFair, so neither engine can
     -- run where the other would refuse.
-    -- statement precheck
-    select c.o_error_reason, c.o_restore_lock_timeout
-      into v_error, v_restore_lock_timeout
-      from docket_claim_precheck('docket_legacy_claim', p_now, p_cutoff, p_demand,
-                                 p_max_attempts, p_preference, p_trace) as c;
-    -- end statement
+    v_precheck := docket_claim_precheck('docket_legacy_claim', p_now, p_cutoff, p_demand,
+                                        p_max_attempts, p_preference, p_trace);
+    v_error := v_precheck.o_error_reason;
+    v_restore_lock_timeout := v_precheck.o_restore_lock_timeout;
     if v_error is not null then
         row_kind := 'error';
         error_reason := v_error;
