@@ -84,7 +84,7 @@ func TestOwnToolPsqlAppliesThePlainSQL(t *testing.T) {
 	}
 	openClient(t, poolFor(t, migURLWithSearchPath(t, databaseURL, "docket")), tenantFairConfig(2))
 	down := cliExpect(t, cli.ExitOK, "", "migrate", "sql", "--down").stdout
-	if !strings.HasPrefix(down, "-- Docket migration 20261201000003_docket_v3.down.sql\nbegin;\n") {
+	if !strings.HasPrefix(down, "-- Docket migration 20261201000007_docket_v7.down.sql\nbegin;\n") {
 		t.Fatalf("down script starts %q", down[:min(len(down), 120)])
 	}
 }
