@@ -47,6 +47,9 @@ grant usage on sequence :"schema".docket_schedules_id_seq to :"role";
 -- The two claim engines. Trigger functions need no EXECUTE grant.
 grant execute on function :"schema".docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
 grant execute on function :"schema".docket_legacy_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
+-- Both engines call this one for their argument and transaction checks; a
+-- SECURITY INVOKER function needs EXECUTE on what it calls.
+grant execute on function :"schema".docket_claim_precheck(text, timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
 
 -- Hardening of the database around the grants above.
 --

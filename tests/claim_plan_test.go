@@ -14,18 +14,32 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Plan regression check of the TenantFair engine. Every SQL statement of
-// docket_tenant_fair_claim is read from its source file, where it sits
-// between a "-- statement NAME" and an "-- end statement" line, and
-// EXPLAINed as the generic plan the function runs (the function forces
-// generic plans) over 100,000 runs in 1,000 tenants, with default planner
-// settings. The check is about access paths, not timing: no plan may scan
-// docket_runs or a per-scope table sequentially, and each statement must
-// reach docket_runs through exactly its intended indexes.
+// Plan regression check of the claim engines. Every SQL statement of
+// docket_tenant_fair_claim and docket_legacy_claim is read from its source
+// file, where it sits between a "-- statement NAME" and an "-- end
+// statement" line, and EXPLAINed as the generic plan the function runs (both
+// force generic plans) over 100,000 runs in 1,000 tenants, with default
+// planner settings. The check is about access paths, not timing: no plan may
+// scan docket_runs or a per-scope table sequentially, and each statement
+// must reach docket_runs through exactly its intended indexes.
 
-// planSource is the engine's source file, which the migration includes
-// verbatim (make check-generate).
-const planSource = "../db/functions/docket_tenant_fair_claim_v2.sql"
+// planSource is one engine: its function and its source file, which the
+// newest migration includes verbatim (make check-generate), and per marked
+// statement every index its plan must use and no other (a relation read
+// without an index would show up as a sequential scan). The singleton
+// policy row is the one relation that a sequential scan may read: it has one
+// row.
+type planSource struct {
+	function string
+	file     string
+	indexes  map[string][]string
+}
+
+// planSources are the two engines.
+var planSources = []planSource{
+	{"docket_tenant_fair_claim", "../db/functions/docket_tenant_fair_claim_v3.sql", planTenantFairIndexes},
+	{"docket_legacy_claim", "../db/functions/docket_legacy_claim_v2.sql", planLegacyIndexes},
+}
 
 // planVar is a PL/pgSQL variable of the engine as a statement parameter:
 // its SQL type and a representative value.
@@ -46,53 +60,62 @@ type planFixture struct {
 // that reads any other variable fails the check, so a new one must be given
 // a type here.
 var planVars = map[string]planVar{
-	"p_now":                 {"timestamptz", func(f *planFixture) any { return f.now }},
-	"p_cutoff":              {"timestamptz", func(f *planFixture) any { return f.now.Add(-time.Hour) }},
-	"p_demand":              {"integer", func(*planFixture) any { return 16 }},
-	"p_max_attempts":        {"integer", func(*planFixture) any { return 25 }},
-	"p_preference":          {"text", func(*planFixture) any { return nil }},
-	"c_class_reserve":       {"integer", func(*planFixture) any { return 4 }},
-	"c_frozen":              {"integer", func(*planFixture) any { return 16 }},
-	"c_grant_outcomes":      {"integer", func(*planFixture) any { return 8 }},
-	"c_wake_batch":          {"integer", func(*planFixture) any { return 64 }},
-	"v_cursor":              {"bigint", func(f *planFixture) any { return f.position - 1 }},
-	"v_position":            {"bigint", func(f *planFixture) any { return f.position }},
-	"v_scope":               {"text", func(f *planFixture) any { return f.scope }},
-	"v_cap":                 {"integer", func(*planFixture) any { return 10 }},
-	"v_limit":               {"integer", func(*planFixture) any { return 8 }},
-	"v_served_ready":        {"boolean", func(*planFixture) any { return false }},
-	"v_served_expired":      {"boolean", func(*planFixture) any { return false }},
-	"v_moved_ids":           {"bigint[]", func(f *planFixture) any { return f.queuedIDs[:1] }},
-	"v_promote_ids":         {"bigint[]", func(f *planFixture) any { return f.queuedIDs }},
-	"v_pending_ids":         {"bigint[]", func(f *planFixture) any { return f.queuedIDs }},
-	"v_pending_kinds":       {"text[]", func(f *planFixture) any { return planRepeat("queued_ready", len(f.queuedIDs)) }},
-	"v_pending_poison":      {"boolean[]", func(f *planFixture) any { return planRepeat(false, len(f.queuedIDs)) }},
-	"v_pending_eligible":    {"timestamptz[]", func(f *planFixture) any { return planRepeat(f.now, len(f.queuedIDs)) }},
-	"v_pending_visits":      {"integer[]", func(f *planFixture) any { return planRepeat(int32(1), len(f.queuedIDs)) }},
-	"v_pending_grants":      {"text[]", func(f *planFixture) any { return []string{f.scope} }},
-	"v_written":             {"integer", func(*planFixture) any { return 0 }},
-	"v_call_token":          {"uuid", func(*planFixture) any { return "00000000-0000-4000-8000-000000000001" }},
-	"v_xid":                 {"bigint", func(*planFixture) any { return int64(1) }},
-	"v_visit_cursor_before": {"bigint[]", func(f *planFixture) any { return []int64{f.position - 1} }},
-	"v_visit_position":      {"bigint[]", func(f *planFixture) any { return []int64{f.position} }},
-	"v_visit_scope":         {"text[]", func(f *planFixture) any { return []string{f.scope} }},
+	"p_now":            {"timestamptz", func(f *planFixture) any { return f.now }},
+	"p_cutoff":         {"timestamptz", func(f *planFixture) any { return f.now.Add(-time.Hour) }},
+	"p_demand":         {"integer", func(*planFixture) any { return 16 }},
+	"p_max_attempts":   {"integer", func(*planFixture) any { return 25 }},
+	"p_preference":     {"text", func(*planFixture) any { return nil }},
+	"c_class_reserve":  {"integer", func(*planFixture) any { return 4 }},
+	"c_frozen":         {"integer", func(*planFixture) any { return 16 }},
+	"c_grant_outcomes": {"integer", func(*planFixture) any { return 8 }},
+	"c_wake_batch":     {"integer", func(*planFixture) any { return 64 }},
+	"v_cursor":         {"bigint", func(f *planFixture) any { return f.position - 1 }},
+	"v_window":         {"integer", func(*planFixture) any { return 32 }},
+	"v_run_scopes":     {"text[]", func(f *planFixture) any { return []string{f.scope} }},
+	"v_position":       {"bigint", func(f *planFixture) any { return f.position }},
+	"v_scope":          {"text", func(f *planFixture) any { return f.scope }},
+	"v_cap":            {"integer", func(*planFixture) any { return 10 }},
+	"v_limit":          {"integer", func(*planFixture) any { return 8 }},
+	"v_served_ready":   {"boolean", func(*planFixture) any { return false }},
+	"v_served_expired": {"boolean", func(*planFixture) any { return false }},
+	"v_moved_ids":      {"bigint[]", func(f *planFixture) any { return f.queuedIDs[:1] }},
+	"v_promote_ids":    {"bigint[]", func(f *planFixture) any { return f.queuedIDs }},
+	"v_pending":        {"docket_claim_pending[]", planPending},
+	"v_pending_grants": {"text[]", func(f *planFixture) any { return []string{f.scope} }},
+	"v_take_ids":       {"bigint[]", func(f *planFixture) any { return f.queuedIDs }},
+	"v_take_kinds":     {"text[]", func(f *planFixture) any { return planRepeat("queued_ready", len(f.queuedIDs)) }},
+	"v_take_poison":    {"boolean[]", func(f *planFixture) any { return planRepeat(false, len(f.queuedIDs)) }},
+	"v_take_eligible":  {"timestamptz[]", func(f *planFixture) any { return planRepeat(f.now, len(f.queuedIDs)) }},
+	"v_written":        {"integer", func(*planFixture) any { return 0 }},
+	"v_call_token":     {"uuid", func(*planFixture) any { return "00000000-0000-4000-8000-000000000001" }},
+	"v_xid":            {"bigint", func(*planFixture) any { return int64(1) }},
 }
 
-// planIndexes is, per statement, every index its plan must use and no other
-// (a relation read without an index would show up as a sequential scan).
-// The singleton policy row is the one relation that a sequential scan may
-// read: it has one row.
-var planIndexes = map[string][]string{
+// planPending is the fixture's queued rows as one visit's pending outcomes,
+// in the text form of docket_claim_pending[].
+func planPending(f *planFixture) any {
+	items := make([]string, len(f.queuedIDs))
+	for i, id := range f.queuedIDs {
+		items[i] = fmt.Sprintf(`"(%d,queued_ready,f,\"%s\",1,%d,%d,%s)"`,
+			id, f.now.Format(time.RFC3339Nano), f.position-1, f.position, f.scope)
+	}
+	return "{" + strings.Join(items, ",") + "}"
+}
+
+// planTenantFairIndexes are the index sets of the TenantFair statements.
+var planTenantFairIndexes = map[string][]string{
 	"policy_lock": {},
 	"policy_wait": {},
 	// The domain-wide class probes read the oldest due and the oldest
 	// claimed entry.
 	"class_probes": {"docket_runs_ready_idx", "docket_runs_expired_idx"},
-	// One keyset step of the ring, its wrap to the smallest position, and
-	// the partition authority of the position found with a probe of each
-	// of its three pages.
-	"ring_step": {"docket_claim_schedule_ring_idx"},
-	"ring_wrap": {"docket_claim_schedule_ring_idx"},
+	// The full-ring walk's window: the next ring positions after the cursor
+	// and from the smallest, each with a probe of its three pages; the
+	// partition locks of a run of empty positions by key; and the partition
+	// authority of a position with a page, with the same three probes.
+	"ring_window": {"docket_claim_schedule_ring_idx", "docket_runs_admitted_ready_idx",
+		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx"},
+	"empty_run_lock": {"docket_claim_partitions_pkey"},
 	// Parked mode: the wake sweep reads the wake index and unparks by key,
 	// the walk steps through the awake ring, and a park locks its schedule
 	// row by key, then re-checks dormancy with a probe of each page and of
@@ -111,8 +134,21 @@ var planIndexes = map[string][]string{
 		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx", "docket_runs_pkey"},
 	// The moved rows by id, then older queued rows of the scope.
 	"fifo_recheck": {"docket_runs_pkey", "docket_runs_queued_ready_idx"},
-	// The chosen rows by id, the granted partitions and the cursor.
-	"write": {"docket_runs_pkey", "docket_claim_partitions_pkey"},
+	// The chosen rows by id, the granted partitions and the cursor; a call
+	// without outcomes only moves the cursor.
+	"write":       {"docket_runs_pkey", "docket_claim_partitions_pkey"},
+	"cursor_move": {},
+}
+
+// planLegacyIndexes are the index sets of the Legacy statements.
+var planLegacyIndexes = map[string][]string{
+	"policy_share": {},
+	// The oldest due and the oldest claimed entry of the domain.
+	"class_probes": {"docket_runs_ready_idx", "docket_runs_expired_idx"},
+	// The two cursors, oldest first, and the chosen rows by id.
+	"ready_rows":   {"docket_runs_ready_idx"},
+	"expired_rows": {"docket_runs_expired_idx"},
+	"write":        {"docket_runs_pkey"},
 }
 
 // planStatement is one marked statement of the engine's source.
@@ -129,11 +165,11 @@ var (
 	planComment  = regexp.MustCompile(`--[^\n]*`)
 )
 
-// planStatements reads the marked statements of the engine's source and
+// planStatements reads the marked statements of an engine's source and
 // checks that no statement reads a table outside the markers.
-func planStatements(t *testing.T) []planStatement {
+func planStatements(t *testing.T, source planSource) []planStatement {
 	t.Helper()
-	src, err := os.ReadFile(planSource)
+	src, err := os.ReadFile(source.file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,46 +180,47 @@ func planStatements(t *testing.T) []planStatement {
 	}
 	outside := planComment.ReplaceAllString(planMarked.ReplaceAllString(text, ""), "")
 	if unmarked := planTable.FindAllString(outside, -1); len(unmarked) > 0 {
-		t.Fatalf("%s has statements outside the plan markers: %q", planSource, unmarked)
+		t.Fatalf("%s has statements outside the plan markers: %q", source.file, unmarked)
 	}
 	names := make([]string, len(out))
 	for i, s := range out {
 		names[i] = s.name
 	}
-	if want := slices.Sorted(maps.Keys(planIndexes)); !slices.Equal(slices.Sorted(slices.Values(names)), want) {
+	if want := slices.Sorted(maps.Keys(source.indexes)); !slices.Equal(slices.Sorted(slices.Values(names)), want) {
 		t.Fatalf("marked statements %v, want exactly %v", names, want)
 	}
 	return out
 }
 
 // TestClaimPlanSourceIsInstalled: the statements checked below are those of
-// the installed function, whose body is the source file's.
+// the installed functions, whose bodies are the source files'.
 func TestClaimPlanSourceIsInstalled(t *testing.T) {
-	src, err := os.ReadFile(planSource)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(src)
-	start, end := strings.Index(text, "as $$\n"), strings.LastIndex(text, "$$;")
-	if start < 0 || end < start {
-		t.Fatalf("%s: no function body", planSource)
-	}
 	pool := newPool(t)
-	var installed string
-	if err := pool.QueryRow(testContext(t), `select prosrc from pg_proc
-		 where proname = 'docket_tenant_fair_claim' and pronamespace = current_schema()::regnamespace`).
-		Scan(&installed); err != nil {
-		t.Fatal(err)
-	}
-	if installed != text[start+len("as $$"):end] {
-		t.Fatalf("the installed docket_tenant_fair_claim differs from %s", planSource)
+	for _, source := range planSources {
+		src, err := os.ReadFile(source.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(src)
+		start, end := strings.Index(text, "as $$\n"), strings.LastIndex(text, "$$;")
+		if start < 0 || end < start {
+			t.Fatalf("%s: no function body", source.file)
+		}
+		var installed string
+		if err := pool.QueryRow(testContext(t), `select prosrc from pg_proc
+			 where proname = $1 and pronamespace = current_schema()::regnamespace`, source.function).
+			Scan(&installed); err != nil {
+			t.Fatal(err)
+		}
+		if installed != text[start+len("as $$"):end] {
+			t.Fatalf("the installed %s differs from %s", source.function, source.file)
+		}
 	}
 }
 
-// TestClaimPlans checks the generic plan of every engine statement over a
-// realistic mix of 100,000 runs in 1,000 tenants.
+// TestClaimPlans checks the generic plan of every statement of both engines
+// over a realistic mix of 100,000 runs in 1,000 tenants.
 func TestClaimPlans(t *testing.T) {
-	statements := planStatements(t)
 	pool := newPool(t)
 	f := planLoad(t, pool)
 	ctx := testContext(t)
@@ -196,34 +233,36 @@ func TestClaimPlans(t *testing.T) {
 	if _, err := conn.Exec(ctx, `set plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
 	}
-	for i, s := range statements {
-		t.Run(s.name, func(t *testing.T) {
-			sql, types, args := planParameters(t, s, f)
-			name := fmt.Sprintf("claim_plan_%d", i)
-			signature, values := "", ""
-			if len(types) > 0 {
-				// EXPLAIN EXECUTE takes no bind parameters: the values go in
-				// as literals, quoted by the server.
-				literals := make([]string, len(args))
-				for j, arg := range args {
-					if err := conn.QueryRow(ctx, fmt.Sprintf("select format('%%L', $1::%s)", types[j]), arg).
-						Scan(&literals[j]); err != nil {
-						t.Fatalf("literal of %v: %v", arg, err)
+	for _, source := range planSources {
+		for i, s := range planStatements(t, source) {
+			t.Run(source.function+"/"+s.name, func(t *testing.T) {
+				sql, types, args := planParameters(t, s, f)
+				name := fmt.Sprintf("%s_plan_%d", source.function, i)
+				signature, values := "", ""
+				if len(types) > 0 {
+					// EXPLAIN EXECUTE takes no bind parameters: the values go in
+					// as literals, quoted by the server.
+					literals := make([]string, len(args))
+					for j, arg := range args {
+						if err := conn.QueryRow(ctx, fmt.Sprintf("select format('%%L', $1::%s)", types[j]), arg).
+							Scan(&literals[j]); err != nil {
+							t.Fatalf("literal of %v: %v", arg, err)
+						}
+						literals[j] += "::" + types[j]
 					}
-					literals[j] += "::" + types[j]
+					signature = "(" + strings.Join(types, ", ") + ")"
+					values = "(" + strings.Join(literals, ", ") + ")"
 				}
-				signature = "(" + strings.Join(types, ", ") + ")"
-				values = "(" + strings.Join(literals, ", ") + ")"
-			}
-			if _, err := conn.Exec(ctx, fmt.Sprintf("prepare %s %s as %s", name, signature, sql)); err != nil {
-				t.Fatalf("prepare: %v\n%s", err, sql)
-			}
-			var raw []byte
-			if err := conn.QueryRow(ctx, fmt.Sprintf("explain (format json) execute %s%s", name, values)).Scan(&raw); err != nil {
-				t.Fatalf("explain: %v", err)
-			}
-			planCheck(t, s.name, raw)
-		})
+				if _, err := conn.Exec(ctx, fmt.Sprintf("prepare %s %s as %s", name, signature, sql)); err != nil {
+					t.Fatalf("prepare: %v\n%s", err, sql)
+				}
+				var raw []byte
+				if err := conn.QueryRow(ctx, fmt.Sprintf("explain (format json) execute %s%s", name, values)).Scan(&raw); err != nil {
+					t.Fatalf("explain: %v", err)
+				}
+				planCheck(t, s.name, raw, source.indexes[s.name])
+			})
+		}
 	}
 }
 
@@ -263,8 +302,9 @@ type planNode struct {
 	Plans    []planNode `json:"Plans"`
 }
 
-// planCheck asserts the access paths of one statement's plan.
-func planCheck(t *testing.T, name string, raw []byte) {
+// planCheck asserts the access paths of one statement's plan: no sequential
+// scan and exactly the indexes wantIndexes.
+func planCheck(t *testing.T, name string, raw []byte, wantIndexes []string) {
 	t.Helper()
 	var plans []struct {
 		Plan planNode `json:"Plan"`
@@ -288,7 +328,7 @@ func planCheck(t *testing.T, name string, raw []byte) {
 	}
 	walk(plans[0].Plan)
 	got := slices.Sorted(maps.Keys(indexes))
-	want := slices.Sorted(slices.Values(planIndexes[name]))
+	want := slices.Sorted(slices.Values(wantIndexes))
 	if len(seq) > 0 || !slices.Equal(got, want) {
 		t.Fatalf("%s: sequential scans of %v, indexes %v; want no sequential scan and indexes %v\n%s",
 			name, seq, got, want, raw)

@@ -50,14 +50,14 @@ func TestCLIMigrateUpCreatesEveryObject(t *testing.T) {
 
 	r := cliExpect(t, cli.ExitOK, "", "migrate", "status", "--database-url", url)
 	want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\napplied  20261201000003_docket_v3.sql\napplied  20261201000004_docket_v4.sql\n" +
-		"applied  20261201000005_docket_v5.sql\napplied  20261201000006_docket_v6.sql\n"
+		"applied  20261201000005_docket_v5.sql\napplied  20261201000006_docket_v6.sql\napplied  20261201000007_docket_v7.sql\n"
 	if r.stdout != want {
 		t.Fatalf("status after up:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	cliExpect(t, cli.ExitOK, "", "migrate", "--database-url", url, "down")
 	r = cliExpect(t, cli.ExitOK, "", "migrate", "status", "--database-url", url)
 	if want := "applied  20261101000001_docket_v1.sql\napplied  20261101000002_docket_v2.sql\napplied  20261201000003_docket_v3.sql\napplied  20261201000004_docket_v4.sql\n" +
-		"applied  20261201000005_docket_v5.sql\npending  20261201000006_docket_v6.sql\n"; r.stdout != want {
+		"applied  20261201000005_docket_v5.sql\napplied  20261201000006_docket_v6.sql\npending  20261201000007_docket_v7.sql\n"; r.stdout != want {
 		t.Fatalf("status after down:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	cliExpect(t, cli.ExitOK, "", "migrate", "up", "--database-url", url)

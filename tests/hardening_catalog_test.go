@@ -16,6 +16,7 @@ import (
 var hardDocketFunctions = []string{
 	"docket_claim_partitions_guard",
 	"docket_claim_partitions_schedule",
+	"docket_claim_precheck",
 	"docket_claim_schedule_guard",
 	"docket_guard_truncate",
 	"docket_legacy_claim",

@@ -44,7 +44,7 @@ func TestMigrateTakesWhatPgxTakes(t *testing.T) {
 	if err := docket.Migrate(testContext(t), databaseURL, docket.MigrateOptions{Log: &log}); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.String(); got != "schema public is up to date at "+migV6Version+": nothing to apply\n" {
+	if got := log.String(); got != "schema public is up to date at "+migV7Version+": nothing to apply\n" {
 		t.Fatalf("second migrate logged %q", got)
 	}
 	openClient(t, poolFor(t, databaseURL), tenantFairConfig(2))

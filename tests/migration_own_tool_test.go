@@ -26,7 +26,7 @@ func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	dir := t.TempDir()
 	r := cliExpect(t, cli.ExitOK, "", "migrate", "sql", "--format", "dbmate", "--out", dir)
 	var wrote string
-	for _, name := range []string{"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql"} {
+	for _, name := range []string{"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql", "20261201000007_docket_v7.sql"} {
 		wrote += "wrote " + filepath.Join(dir, name) + "\n"
 	}
 	if r.stdout != wrote {
@@ -57,7 +57,7 @@ func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	if err := pool.QueryRow(testContext(t), `select string_agg(version, ',' order by version) from schema_migrations`).Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
-	if versions != "20250101000000,"+migV1Version+","+migV2Version+","+migV3Version+","+migV4Version+","+migV5Version+","+migV6Version {
+	if versions != "20250101000000,"+migV1Version+","+migV2Version+","+migV3Version+","+migV4Version+","+migV5Version+","+migV6Version+","+migV7Version {
 		t.Fatalf("dbmate recorded %s", versions)
 	}
 	openClient(t, pool, tenantFairConfig(2))
@@ -84,7 +84,7 @@ func TestOwnToolPsqlAppliesThePlainSQL(t *testing.T) {
 	}
 	openClient(t, poolFor(t, migURLWithSearchPath(t, databaseURL, "docket")), tenantFairConfig(2))
 	down := cliExpect(t, cli.ExitOK, "", "migrate", "sql", "--down").stdout
-	if !strings.HasPrefix(down, "-- Docket migration 20261201000006_docket_v6.down.sql\nbegin;\n") {
+	if !strings.HasPrefix(down, "-- Docket migration 20261201000007_docket_v7.down.sql\nbegin;\n") {
 		t.Fatalf("down script starts %q", down[:min(len(down), 120)])
 	}
 }
@@ -106,10 +106,10 @@ func findPsql(t *testing.T) string {
 func TestMigrationFilesAndSQL(t *testing.T) {
 	t.Parallel()
 	want := map[docket.MigrationFormat][]string{
-		docket.FormatPlain:         {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql", "20261201000004_docket_v4.up.sql", "20261201000004_docket_v4.down.sql", "20261201000005_docket_v5.up.sql", "20261201000005_docket_v5.down.sql", "20261201000006_docket_v6.up.sql", "20261201000006_docket_v6.down.sql"},
-		docket.FormatGolangMigrate: {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql", "20261201000004_docket_v4.up.sql", "20261201000004_docket_v4.down.sql", "20261201000005_docket_v5.up.sql", "20261201000005_docket_v5.down.sql", "20261201000006_docket_v6.up.sql", "20261201000006_docket_v6.down.sql"},
-		docket.FormatDbmate:        {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql"},
-		docket.FormatGoose:         {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql"},
+		docket.FormatPlain:         {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql", "20261201000004_docket_v4.up.sql", "20261201000004_docket_v4.down.sql", "20261201000005_docket_v5.up.sql", "20261201000005_docket_v5.down.sql", "20261201000006_docket_v6.up.sql", "20261201000006_docket_v6.down.sql", "20261201000007_docket_v7.up.sql", "20261201000007_docket_v7.down.sql"},
+		docket.FormatGolangMigrate: {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql", "20261201000004_docket_v4.up.sql", "20261201000004_docket_v4.down.sql", "20261201000005_docket_v5.up.sql", "20261201000005_docket_v5.down.sql", "20261201000006_docket_v6.up.sql", "20261201000006_docket_v6.down.sql", "20261201000007_docket_v7.up.sql", "20261201000007_docket_v7.down.sql"},
+		docket.FormatDbmate:        {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql", "20261201000007_docket_v7.sql"},
+		docket.FormatGoose:         {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql", "20261201000007_docket_v7.sql"},
 	}
 	for format, names := range want {
 		files, err := docket.MigrationFiles(format)

@@ -23,10 +23,11 @@ const (
 	migV4Version = "20261201000004"
 	migV5Version = "20261201000005"
 	migV6Version = "20261201000006"
+	migV7Version = "20261201000007"
 )
 
 // migAllVersions are every migration's version, oldest first.
-var migAllVersions = []string{migV1Version, migV2Version, migV3Version, migV4Version, migV5Version, migV6Version}
+var migAllVersions = []string{migV1Version, migV2Version, migV3Version, migV4Version, migV5Version, migV6Version, migV7Version}
 
 // migCatalogQuery lists every object of one schema with its full definition:
 // relations (tables, sequences, indexes), columns, constraints, indexes,
@@ -205,6 +206,13 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 			}
 		}
 	}
+	// V7 replaces both claim functions (and its down restores them, by the
+	// catalog comparison below).
+	for _, fn := range []string{"docket_tenant_fair_claim(", "docket_legacy_claim("} {
+		if got, want := migEntry(t, catalogs[migV7Version], "function "+fn), migEntry(t, catalogs[migV6Version], "function "+fn); got == want {
+			t.Fatalf("V7 did not replace %s: %s", fn, got)
+		}
+	}
 	for i := len(migAllVersions) - 1; i >= 1; i-- {
 		migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
 		migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions[:i]...)
@@ -239,6 +247,25 @@ var migObjects = map[string][]string{
 		"column docket_runs.trace_context jsonb notnull=false",
 		"constraint docket_runs.docket_runs_trace_context_check ",
 	},
+	migV7Version: {
+		"relation docket_claim_pending kind=c",
+		"function docket_claim_precheck(p_engine text, p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text, p_trace boolean, OUT o_error_reason text, OUT o_restore_lock_timeout text) returns record",
+	},
+}
+
+// migEntry returns the one catalog entry starting with prefix.
+func migEntry(t testing.TB, objects []string, prefix string) string {
+	t.Helper()
+	var found []string
+	for _, o := range objects {
+		if strings.HasPrefix(o, prefix) {
+			found = append(found, o)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("catalog entries starting with %q: %v, want exactly one", prefix, found)
+	}
+	return found[0]
 }
 
 // migV3Objects are catalog entry prefixes only V3 creates.

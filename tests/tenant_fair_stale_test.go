@@ -33,10 +33,11 @@ const staleAdvisoryKey int64 = 7214231
 const staleWait = 10 * time.Second
 
 // stalePausedRead is the read of the chosen row, counted per transaction,
-// that pauses: a visit's partition lock statement first probes whether any
-// page is nonempty, which reads the row once, and the candidate statement's
-// page read is the second.
-const stalePausedRead = 2
+// that pauses: the ring window statement probes whether any page of the
+// visited position is nonempty, which reads the row once, the visit's
+// partition lock statement probes again (the second read), and the
+// candidate statement's page read is the third.
+const stalePausedRead = 3
 
 // stalePause is a claim client that pauses when its page read meets one run.
 type stalePause struct {
