@@ -9,6 +9,8 @@ import (
 	"regexp"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/docket"
 )
 
 // databaseURLEnv names the environment variable read when --database-url is
@@ -77,5 +79,27 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		positional = append(positional, rest[0])
 		args = rest[1:]
+	}
+}
+
+// parseOperands parses args into fs (flags may follow operands) and returns
+// the operands and the names of the flags given.
+func parseOperands(fs *flag.FlagSet, args []string) (positional []string, given map[string]bool, err error) {
+	positional, err = parseInterleaved(fs, args)
+	given = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return positional, given, err
+}
+
+// leadingScope takes the scope an action addresses off operands: the
+// tenantless scope with --tenantless, else the first operand as a tenant id.
+func leadingScope(tenantless bool, operands []string) (docket.Scope, []string, error) {
+	switch {
+	case tenantless:
+		return docket.Tenantless, operands, nil
+	case len(operands) == 0:
+		return docket.Scope{}, nil, errors.New("missing TENANT (or --tenantless)")
+	default:
+		return docket.Tenant(operands[0]), operands[1:], nil
 	}
 }

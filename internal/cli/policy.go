@@ -107,13 +107,9 @@ func (p policyAction) check(a *policyArgs) error {
 	}
 	operands := a.positional
 	if p.scoped {
-		switch {
-		case a.tenantless:
-			a.scope = docket.Tenantless
-		case len(operands) == 0:
-			return errors.New("missing TENANT (or --tenantless)")
-		default:
-			a.scope, operands = docket.Tenant(operands[0]), operands[1:]
+		var err error
+		if a.scope, operands, err = leadingScope(a.tenantless, operands); err != nil {
+			return err
 		}
 	}
 	want := 0

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"slices"
@@ -128,23 +127,18 @@ func parseRunsArgs(args []string) (runsArgs, error) {
 	fs.IntVar(&a.limit, "limit", docket.DefaultListLimit, "list: page size")
 	fs.StringVar(&a.after, "after", "", "list: continue after this cursor")
 	fs.BoolVar(&a.json, "json", false, "JSON output")
-	positional, err := parseInterleaved(fs, args)
-	a.positional = positional
-	a.given = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { a.given[f.Name] = true })
+	var err error
+	a.positional, a.given, err = parseOperands(fs, args)
 	return a, err
 }
 
 // checkRunAddress resolves the scope and run id of an action on one run.
 func checkRunAddress(a *runsArgs, _ time.Time) error {
 	operands := a.positional
-	switch {
-	case a.tenantless:
-		a.scope = docket.Tenantless
-	case len(operands) == 0:
-		return errors.New("missing TENANT (or --tenantless)")
-	default:
-		a.scope, operands = docket.Tenant(operands[0]), operands[1:]
+	var err error
+	a.scope, operands, err = leadingScope(a.tenantless, operands)
+	if err != nil {
+		return err
 	}
 	if len(operands) != 1 {
 		return fmt.Errorf("want RUN_ID after the scope, got %d argument(s)", len(operands))

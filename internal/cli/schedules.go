@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"slices"
@@ -108,10 +107,8 @@ func parseSchedulesArgs(args []string) (schedulesArgs, error) {
 		a.expectedVersion = &v
 		return nil
 	})
-	positional, err := parseInterleaved(fs, args)
-	a.positional = positional
-	a.given = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { a.given[f.Name] = true })
+	var err error
+	a.positional, a.given, err = parseOperands(fs, args)
 	return a, err
 }
 
@@ -119,13 +116,10 @@ func parseSchedulesArgs(args []string) (schedulesArgs, error) {
 // schedule.
 func checkScheduleAddress(a *schedulesArgs) error {
 	operands := a.positional
-	switch {
-	case a.tenantless:
-		a.scope = docket.Tenantless
-	case len(operands) == 0:
-		return errors.New("missing TENANT (or --tenantless)")
-	default:
-		a.scope, operands = docket.Tenant(operands[0]), operands[1:]
+	var err error
+	a.scope, operands, err = leadingScope(a.tenantless, operands)
+	if err != nil {
+		return err
 	}
 	if len(operands) != 1 {
 		return fmt.Errorf("want NAME after the scope, got %d argument(s)", len(operands))

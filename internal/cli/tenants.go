@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -88,10 +87,8 @@ func parseTenantsArgs(args []string) (tenantsArgs, error) {
 	fs.IntVar(&a.limit, "limit", docket.DefaultListLimit, "page size")
 	fs.StringVar(&a.after, "after", "", "continue after this scope")
 	fs.BoolVar(&a.json, "json", false, "JSON output")
-	positional, err := parseInterleaved(fs, args)
-	a.positional = positional
-	a.given = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { a.given[f.Name] = true })
+	var err error
+	a.positional, a.given, err = parseOperands(fs, args)
 	return a, err
 }
 
