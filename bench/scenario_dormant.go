@@ -76,15 +76,30 @@ func runDormant(ctx context.Context, c *cluster, o options, p *progress) (*dorma
 	p.logf("dormant: %d tenants x %d no-op runs among %v tenants holding one run due tomorrow, concurrency %d, at most %s per drain",
 		dormantActive, dormantPerTenant, sz.DormantTenants, drainConcurrency, sz.DormantBudget)
 	for _, dormant := range sz.DormantTenants {
-		for _, engine := range dormantEngines {
-			pt, err := dormantOnce(ctx, c, p, engine, dormant, sz.DormantBudget, sz.DormantIdle)
-			if err != nil {
-				return nil, fmt.Errorf("%s among %d dormant: %w", engine.label, dormant, err)
-			}
-			res.Points = append(res.Points, pt)
-			p.logf("  %-22s %6d dormant (load %.1fs): %d/%d runs in %.2fs, %.1f runs/s, %.0f calls/s, %d sweep calls, %.0f calls/s idle",
-				engine.label, dormant, pt.LoadSeconds, pt.Finished, dormantActive*dormantPerTenant, pt.Seconds, pt.RunsPerSecond, pt.CallsPerSecond, pt.SweepCalls, pt.IdleCallsPerSecond)
+		// The dormant-free drains take well under a second, so a stall
+		// of a few milliseconds moves them most: as in the drain
+		// scenario, they run o.rounds times interleaved across engines
+		// and each engine's best round counts, which keeps the baseline
+		// of every ratio from being a slow outlier.
+		rounds := 1
+		if dormant == 0 {
+			rounds = o.rounds
 		}
+		best := make([]dormantPoint, len(dormantEngines))
+		for round := 1; round <= rounds; round++ {
+			for i, engine := range dormantEngines {
+				pt, err := dormantOnce(ctx, c, p, engine, dormant, sz.DormantBudget, sz.DormantIdle)
+				if err != nil {
+					return nil, fmt.Errorf("%s among %d dormant: %w", engine.label, dormant, err)
+				}
+				p.logf("  %-22s %6d dormant (load %.1fs, round %d): %d/%d runs in %.2fs, %.1f runs/s, %.0f calls/s, %d sweep calls, %.0f calls/s idle",
+					engine.label, dormant, pt.LoadSeconds, round, pt.Finished, dormantActive*dormantPerTenant, pt.Seconds, pt.RunsPerSecond, pt.CallsPerSecond, pt.SweepCalls, pt.IdleCallsPerSecond)
+				if round == 1 || pt.RunsPerSecond > best[i].RunsPerSecond {
+					best[i] = pt
+				}
+			}
+		}
+		res.Points = append(res.Points, best...)
 	}
 	if base, ok := res.point(dormantEngines[0].name, 0); ok {
 		for i := range res.Points {
