@@ -34,10 +34,9 @@ func (c *Client) runOne(ctx context.Context, lease Lease, read *leaseRead, handl
 	w.mu.Lock()
 	w.jobs[j] = struct{}{}
 	w.mu.Unlock()
-	w.commits.await(j)
 	func() {
 		defer w.finished(j)
-		defer w.commits.settled(j)
+		defer w.commits.Settle(j.member)
 		j.run(ctx, context.WithoutCancel(ctx))
 	}()
 	mu.Lock()

@@ -199,10 +199,9 @@ func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRea
 	w.mu.Lock()
 	w.jobs[j] = struct{}{}
 	w.mu.Unlock()
-	w.commits.await(j)
 	go func() {
 		defer w.finished(j)
-		defer w.commits.settled(j)
+		defer w.commits.Settle(j.member)
 		j.run(handlers, io)
 	}()
 }

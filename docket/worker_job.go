@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/docketrun/docket-go/internal/groupcommit"
 )
 
 // errReleased reports a holder write by a job whose claim the worker already
@@ -51,9 +53,10 @@ type Job struct {
 	// attempt is the handler attempt the policy decides on: Attempt as
 	// read, whatever the handler does to the exported field.
 	attempt int
-	// cohort is the claim call that leased the job: its read of the leased
-	// runs and its count of awaited verdicts.
-	cohort *leaseRead
+	// read is the claim call's read of the runs it leased.
+	read *leaseRead
+	// member is the job in its claim call's cohort of the group commit.
+	member *groupcommit.Member
 	// cancel ends the handler's context with a cause.
 	cancel context.CancelCauseFunc
 	// stopHeartbeat ends the heartbeat of the claim.
@@ -77,17 +80,14 @@ type Job struct {
 	// link is the span context the run's insert stored, read with the run;
 	// invalid when it stored none.
 	link trace.SpanContext
-
-	// awaited is set while the worker's group commit awaits this job's
-	// verdict (see leaseRead.awaiting); the group's mutex guards it.
-	awaited bool
 	// slotReleased is set once the job's slot was freed ahead of its end
 	// (see Worker.releaseSlotEarly); the worker's mutex guards it.
 	slotReleased bool
 }
 
-// newJob builds the job of lease with its claim call's read; the caller
-// starts it with run.
+// newJob builds the job of lease with its claim call's read, a member of
+// the call's cohort in the group commit; the caller starts it with run and
+// settles its membership when it ends.
 func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 	j := &Job{
 		RunID:         lease.RunID,
@@ -98,7 +98,8 @@ func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 		CheckpointSeq: lease.CheckpointSeq,
 		worker:        w,
 		holder:        lease.Holder(),
-		cohort:        read,
+		read:          read,
+		member:        w.commits.Join(&read.cohort),
 		seq:           lease.CheckpointSeq,
 	}
 	j.confirm(lease.ClaimedAt)
@@ -153,7 +154,7 @@ func (j *Job) run(base, io context.Context) {
 // the lease, means the read is broken: the claim is handed back without a
 // checkpoint, so the run counts the attempt.
 func (j *Job) prepare(io context.Context) bool {
-	row, err := j.cohort.row(j.RunID)
+	row, err := j.read.row(j.RunID)
 	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
 		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.seq) {
 		err = fmt.Errorf("docket: the read of run %q does not match its lease", j.RunID)
@@ -335,15 +336,21 @@ func (j *Job) finish(ctx context.Context, plan commitPlan) (int, error) {
 		return 1, err
 	}
 	j.worker.releaseSlotEarly(j)
-	seq, step, size, err := j.worker.commits.commit(ctx, j, j.request(plan))
-	if errors.Is(err, errBatchFailed) {
+	req := j.request(plan)
+	scopeKey, err := j.worker.client.holderKey(req.Holder)
+	if err != nil {
+		j.committed(plan, 0, 0, err)
+		return 0, err
+	}
+	res, size := j.worker.commits.Write(ctx, j.member, batchCommit{req: req, scopeKey: scopeKey})
+	if err := res.Err; errors.Is(err, groupcommit.ErrFlushFailed) {
 		// The statement may have committed before its answer was lost.
 		j.uncertain = true
 		_, err = j.commitLocked(ctx, plan)
 		return 1, err
 	}
-	j.committed(plan, seq, step, err)
-	return size, err
+	j.committed(plan, res.Value.seq, res.Value.step, res.Err)
+	return size, res.Err
 }
 
 // commitLocked writes plan alone, fenced on the claim token and the expected
