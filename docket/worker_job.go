@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/heartbeat"
 )
 
 // errReleased reports a holder write by a job whose claim the worker already
@@ -59,11 +59,10 @@ type Job struct {
 	member *groupcommit.Member
 	// cancel ends the handler's context with a cause.
 	cancel context.CancelCauseFunc
-	// stopHeartbeat ends the heartbeat of the claim.
-	stopHeartbeat context.CancelFunc
-	// confirmedAt is the latest time (Unix nanoseconds, worker clock) at
-	// which the claim was known to be held.
-	confirmedAt atomic.Int64
+	// beat is the heartbeat of the claim.
+	beat *heartbeat.Heartbeat
+	// held is the latest time (worker clock) the claim was known to be held.
+	held heartbeat.Held
 
 	// mu serializes holder writes and guards the fields below.
 	mu       sync.Mutex
@@ -102,7 +101,8 @@ func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 		member:        w.commits.Join(&read.cohort),
 		seq:           lease.CheckpointSeq,
 	}
-	j.confirm(lease.ClaimedAt)
+	j.held.Confirm(lease.ClaimedAt)
+	j.beat = j.newHeartbeat()
 	return j
 }
 
@@ -130,11 +130,10 @@ func (j *Job) run(base, io context.Context) {
 	handlerCtx, cancel := context.WithCancelCause(base)
 	j.mu.Lock()
 	j.cancel = cancel
-	stopHeartbeat := j.startHeartbeat(io)
-	j.stopHeartbeat = stopHeartbeat
 	j.mu.Unlock()
+	j.beat.Start(io)
 	defer cancel(nil)
-	defer stopHeartbeat()
+	defer j.beat.Stop()
 
 	if !j.prepare(io) {
 		return
@@ -144,7 +143,7 @@ func (j *Job) run(base, io context.Context) {
 	handlerCtx, sp := j.startHandlerSpan(handlerCtx)
 	plan, handlerErr := j.invoke(handlerCtx)
 	endHandlerSpan(sp, plan, handlerErr)
-	stopHeartbeat()
+	j.beat.Stop()
 	j.settleStaged(sp.parentOf(io), plan)
 }
 
@@ -268,7 +267,7 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			sp = j.startCommitSpan(io, plan)
 			continue
 		}
-		if time.Since(j.confirmed()) >= j.worker.cfg.ClaimTTL {
+		if time.Since(j.held.At()) >= j.worker.cfg.ClaimTTL {
 			j.worker.failure(io, "docket worker gave up committing; the claim will expire", j.RunID, err)
 			j.settled(sp, plan, err)
 			return
@@ -385,7 +384,7 @@ func (j *Job) committed(plan commitPlan, seq int64, step int, err error) {
 	switch {
 	case err == nil:
 		j.seq, j.step = seq, step
-		j.confirm(time.Now())
+		j.held.Confirm(time.Now())
 		j.released = j.released || plan.releasesClaim()
 		j.uncertain = false
 	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
@@ -405,9 +404,7 @@ func (j *Job) committed(plan commitPlan, seq int64, step int, err error) {
 func (j *Job) surrender() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.stopHeartbeat != nil {
-		j.stopHeartbeat()
-	}
+	j.beat.Stop()
 	if j.released {
 		return false
 	}
@@ -448,9 +445,3 @@ func (j *Job) cancelHandler(cause error) {
 		cancel(cause)
 	}
 }
-
-// confirm records that the claim was held at t.
-func (j *Job) confirm(t time.Time) { j.confirmedAt.Store(t.UnixNano()) }
-
-// confirmed is the latest time the claim was known to be held.
-func (j *Job) confirmed() time.Time { return time.Unix(0, j.confirmedAt.Load()) }
