@@ -48,11 +48,24 @@ type Job struct {
 	// CheckpointSeq is the commit fence of the latest checkpoint.
 	CheckpointSeq int64
 
+	// Who owns what. The job goroutine (Worker.start, or Work's calling
+	// goroutine) runs the job: it reads the run, calls the handler, which
+	// owns the exported fields, and commits the verdict. The heartbeat's
+	// timer goroutine and a stopping worker's drain reach the job too: the
+	// first to mark the claim lost and cancel the handler, the second to
+	// surrender the claim and hand it back. So:
+	//
+	//  - the fields up to mu are set before the job goroutine starts and
+	//    never change, or are safe for concurrent use (held, beat, member,
+	//    whose state the group commit's mutex guards);
+	//  - attempt and link are set by prepare, on the job goroutine, before
+	//    the handler starts, and only read after that;
+	//  - slotReleased belongs to the job goroutine alone;
+	//  - mu guards what the handler's API (Checkpoint, CommitTx), the
+	//    heartbeat and the drain share: the holder write state below.
+
 	worker *Worker
 	holder Holder
-	// attempt is the handler attempt the policy decides on: Attempt as
-	// read, whatever the handler does to the exported field.
-	attempt int
 	// read is the claim call's read of the runs it leased.
 	read *leaseRead
 	// member is the job in its claim call's cohort of the group commit.
@@ -63,6 +76,16 @@ type Job struct {
 	beat *heartbeat.Heartbeat
 	// held is the latest time (worker clock) the claim was known to be held.
 	held heartbeat.Held
+
+	// attempt is the handler attempt the policy decides on: Attempt as
+	// read, whatever the handler does to the exported field.
+	attempt int
+	// link is the span context the run's insert stored, read with the run;
+	// invalid when it stored none.
+	link trace.SpanContext
+	// slotReleased is set once the job's slot was freed ahead of its end
+	// (see Worker.releaseSlotEarly).
+	slotReleased bool
 
 	// mu serializes holder writes and guards the fields below.
 	mu       sync.Mutex
@@ -76,18 +99,14 @@ type Job struct {
 	// staged is the verdict the handler wrote in its own transaction with
 	// CommitTx, if any.
 	staged *commitPlan
-	// link is the span context the run's insert stored, read with the run;
-	// invalid when it stored none.
-	link trace.SpanContext
-	// slotReleased is set once the job's slot was freed ahead of its end
-	// (see Worker.releaseSlotEarly); the worker's mutex guards it.
-	slotReleased bool
 }
 
 // newJob builds the job of lease with its claim call's read, a member of
-// the call's cohort in the group commit; the caller starts it with run and
-// settles its membership when it ends.
-func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
+// the call's cohort in the group commit, and the handler's context, a child
+// of base; the caller starts it with run on that context and settles its
+// membership when it ends.
+func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job, context.Context) {
+	handlerCtx, cancel := context.WithCancelCause(base)
 	j := &Job{
 		RunID:         lease.RunID,
 		Scope:         lease.Scope,
@@ -100,10 +119,11 @@ func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 		read:          read,
 		member:        w.commits.Join(&read.cohort),
 		seq:           lease.CheckpointSeq,
+		cancel:        cancel,
 	}
 	j.held.Confirm(lease.ClaimedAt)
 	j.beat = j.newHeartbeat()
-	return j
+	return j, handlerCtx
 }
 
 // Checkpoint stores step and state (nil keeps the document) and keeps the
@@ -124,15 +144,11 @@ func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) e
 }
 
 // run handles the job: read the run, call the handler while heartbeating,
-// commit the verdict. base is the parent of the handler's context; io, which
-// outlives cancellation, carries the job's own database calls.
-func (j *Job) run(base, io context.Context) {
-	handlerCtx, cancel := context.WithCancelCause(base)
-	j.mu.Lock()
-	j.cancel = cancel
-	j.mu.Unlock()
+// commit the verdict. handlerCtx is the handler's context from newJob; io,
+// which outlives cancellation, carries the job's own database calls.
+func (j *Job) run(handlerCtx, io context.Context) {
 	j.beat.Start(io)
-	defer cancel(nil)
+	defer j.cancel(nil)
 	defer j.beat.Stop()
 
 	if !j.prepare(io) {
@@ -389,9 +405,7 @@ func (j *Job) committed(plan commitPlan, seq int64, step int, err error) {
 		j.uncertain = false
 	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
 		j.released = true
-		if j.cancel != nil {
-			j.cancel(fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost))
-		}
+		j.cancel(fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost))
 	case !errors.Is(err, ErrInvalidArgument):
 		j.uncertain = true
 	}
@@ -436,12 +450,5 @@ func (j *Job) handBack(io context.Context) (bool, error) {
 	return false, err
 }
 
-// cancelHandler cancels the handler's context with cause, if it started.
-func (j *Job) cancelHandler(cause error) {
-	j.mu.Lock()
-	cancel := j.cancel
-	j.mu.Unlock()
-	if cancel != nil {
-		cancel(cause)
-	}
-}
+// cancelHandler cancels the handler's context with cause.
+func (j *Job) cancelHandler(cause error) { j.cancel(cause) }
