@@ -7,6 +7,7 @@ import (
 )
 
 // Config is what a heartbeat refreshes, how often, and whom it tells.
+// Every field but Clock is required.
 type Config struct {
 	// Interval separates the starts of two refreshes and bounds each one.
 	Interval time.Duration

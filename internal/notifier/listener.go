@@ -13,7 +13,8 @@ import (
 const closeTimeout = time.Second
 
 // Listener keeps one LISTEN session at a time and wakes its channels for
-// every notification. Its fields configure it; Run uses it.
+// every notification. Its fields configure it, Connect and Backoff being
+// required; Run uses it.
 type Listener struct {
 	// Connect opens each session's connection.
 	Connect Connect
