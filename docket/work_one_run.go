@@ -30,15 +30,14 @@ func (c *Client) runOne(ctx context.Context, lease Lease, read *leaseRead, handl
 	if err != nil {
 		return Run{}, err
 	}
-	j := newJob(w, lease, read)
+	j, handlerCtx := newJob(w, lease, read, ctx)
 	w.mu.Lock()
 	w.jobs[j] = struct{}{}
 	w.mu.Unlock()
-	w.commits.await(j)
 	func() {
 		defer w.finished(j)
-		defer w.commits.settled(j)
-		j.run(ctx, context.WithoutCancel(ctx))
+		defer w.commits.Settle(j.member)
+		j.run(handlerCtx, context.WithoutCancel(ctx))
 	}()
 	mu.Lock()
 	defer mu.Unlock()

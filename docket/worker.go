@@ -195,26 +195,24 @@ func (w *Worker) Stop(ctx context.Context) error {
 
 // start hands lease and its claim call's read to a new job goroutine.
 func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRead) {
-	j := newJob(w, lease, read)
+	j, handlerCtx := newJob(w, lease, read, handlers)
 	w.mu.Lock()
 	w.jobs[j] = struct{}{}
 	w.mu.Unlock()
-	w.commits.await(j)
 	go func() {
 		defer w.finished(j)
-		defer w.commits.settled(j)
-		j.run(handlers, io)
+		defer w.commits.Settle(j.member)
+		j.run(handlerCtx, io)
 	}()
 }
 
 // finished forgets j and frees its slot, or its committing token when the
-// slot was freed before.
+// slot was freed before. Only j's goroutine calls it, as it ends.
 func (w *Worker) finished(j *Job) {
 	w.mu.Lock()
 	delete(w.jobs, j)
-	early := j.slotReleased
 	w.mu.Unlock()
-	if early {
+	if j.slotReleased {
 		<-w.committing
 		notify(w.verdictWritten)
 	} else {
@@ -235,10 +233,7 @@ func notify(ch chan struct{}) {
 // already did or Concurrency jobs are already committing that way; the job
 // then keeps its slot until it ends. Only j's goroutine calls it.
 func (w *Worker) releaseSlotEarly(j *Job) {
-	w.mu.Lock()
-	released := j.slotReleased
-	w.mu.Unlock()
-	if released {
+	if j.slotReleased {
 		return
 	}
 	select {
@@ -246,9 +241,7 @@ func (w *Worker) releaseSlotEarly(j *Job) {
 	default:
 		return
 	}
-	w.mu.Lock()
 	j.slotReleased = true
-	w.mu.Unlock()
 	w.slotFreed <- struct{}{}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/groupcommit"
 )
 
 // batchable reports whether the commit of p can join a set-based statement:
@@ -23,12 +24,12 @@ func (p commitPlan) batchable() bool {
 }
 
 // commitBatch writes the commits of batch, which batchable admitted, in one
-// CommitRuns statement and sets each outcome: as Commit would report it, or
-// errBatchFailed for all of them when the statement failed. Each commit
-// counts as one commit store call of the statement's duration, and its
-// marker release as Commit counts it; a failed statement counts nothing,
-// since each of its commits is retried alone.
-func (c *Client) commitBatch(ctx context.Context, batch []*queuedCommit) {
+// CommitRuns statement and returns each outcome as Commit would report it,
+// or the statement's error when it failed as a whole. Each commit counts as
+// one commit store call of the statement's duration, and its marker release
+// as Commit counts it; a failed statement counts nothing, since each of its
+// commits is retried alone.
+func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupcommit.Result[batchCommitted], error) {
 	callCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
 	defer cancel()
 	calls := make([]*storeCall, len(batch))
@@ -45,7 +46,6 @@ func (c *Client) commitBatch(ctx context.Context, batch []*queuedCommit) {
 	}
 	for i, q := range batch {
 		req := q.req
-		q.size = n
 		params.ScopeKeys[i], params.RunIds[i], params.ClaimTokens[i] = q.scopeKey, req.Holder.RunID, req.Holder.Token.String()
 		params.ExpectedSeqs[i], params.Steps[i], params.States[i] = req.ExpectedSeq, int32(req.Step), string(req.State)
 		params.CheckpointTypes[i], params.Statuses[i] = req.CheckpointType, string(req.Schedule.status)
@@ -57,24 +57,23 @@ func (c *Client) commitBatch(ctx context.Context, batch []*queuedCommit) {
 	}
 	rows, err := c.queries.CommitRuns(callCtx, params)
 	if err != nil {
-		for _, q := range batch {
-			q.err = fmt.Errorf("%w: %w", errBatchFailed, err)
-		}
-		return
+		return nil, err
 	}
 	written := make(map[uuid.UUID]gen.CommitRunsRow, len(rows))
 	for _, row := range rows {
 		written[row.ClaimToken] = row
 	}
+	results := make([]groupcommit.Result[batchCommitted], n)
 	for i, q := range batch {
-		req := q.req
+		req, res := q.req, &results[i]
 		if row, ok := written[req.Holder.Token]; ok {
-			q.seq, q.step = row.CheckpointSeq, int(row.Step)
+			res.Value = batchCommitted{seq: row.CheckpointSeq, step: int(row.Step)}
 			c.telemetry.committed(ctx, req.Schedule, row.MarkerCleared)
 		} else {
-			q.err = explainFenceMiss(callCtx, c.queries, q.scopeKey, req.Holder.RunID,
+			res.Err = explainFenceMiss(callCtx, c.queries, q.scopeKey, req.Holder.RunID,
 				fmt.Errorf("%w: run %q at checkpoint %d", ErrStaleFence, req.Holder.RunID, req.ExpectedSeq))
 		}
-		calls[i].end(ctx, &q.err)
+		calls[i].end(ctx, &res.Err)
 	}
+	return results, nil
 }

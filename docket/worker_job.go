@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/heartbeat"
 )
 
 // errReleased reports a holder write by a job whose claim the worker already
@@ -46,21 +48,44 @@ type Job struct {
 	// CheckpointSeq is the commit fence of the latest checkpoint.
 	CheckpointSeq int64
 
+	// Who owns what. The job goroutine (Worker.start, or Work's calling
+	// goroutine) runs the job: it reads the run, calls the handler, which
+	// owns the exported fields, and commits the verdict. The heartbeat's
+	// timer goroutine and a stopping worker's drain reach the job too: the
+	// first to mark the claim lost and cancel the handler, the second to
+	// surrender the claim and hand it back. So:
+	//
+	//  - the fields up to mu are set before the job goroutine starts and
+	//    never change, or are safe for concurrent use (held, beat, member,
+	//    whose state the group commit's mutex guards);
+	//  - attempt and link are set by prepare, on the job goroutine, before
+	//    the handler starts, and only read after that;
+	//  - slotReleased belongs to the job goroutine alone;
+	//  - mu guards what the handler's API (Checkpoint, CommitTx), the
+	//    heartbeat and the drain share: the holder write state below.
+
 	worker *Worker
 	holder Holder
+	// read is the claim call's read of the runs it leased.
+	read *leaseRead
+	// member is the job in its claim call's cohort of the group commit.
+	member *groupcommit.Member
+	// cancel ends the handler's context with a cause.
+	cancel context.CancelCauseFunc
+	// beat is the heartbeat of the claim.
+	beat *heartbeat.Heartbeat
+	// held is the latest time (worker clock) the claim was known to be held.
+	held heartbeat.Held
+
 	// attempt is the handler attempt the policy decides on: Attempt as
 	// read, whatever the handler does to the exported field.
 	attempt int
-	// cohort is the claim call that leased the job: its read of the leased
-	// runs and its count of awaited verdicts.
-	cohort *leaseRead
-	// cancel ends the handler's context with a cause.
-	cancel context.CancelCauseFunc
-	// stopHeartbeat ends the heartbeat of the claim.
-	stopHeartbeat context.CancelFunc
-	// confirmedAt is the latest time (Unix nanoseconds, worker clock) at
-	// which the claim was known to be held.
-	confirmedAt atomic.Int64
+	// link is the span context the run's insert stored, read with the run;
+	// invalid when it stored none.
+	link trace.SpanContext
+	// slotReleased is set once the job's slot was freed ahead of its end
+	// (see Worker.releaseSlotEarly).
+	slotReleased bool
 
 	// mu serializes holder writes and guards the fields below.
 	mu       sync.Mutex
@@ -74,21 +99,14 @@ type Job struct {
 	// staged is the verdict the handler wrote in its own transaction with
 	// CommitTx, if any.
 	staged *commitPlan
-	// link is the span context the run's insert stored, read with the run;
-	// invalid when it stored none.
-	link trace.SpanContext
-
-	// awaited is set while the worker's group commit awaits this job's
-	// verdict (see leaseRead.awaiting); the group's mutex guards it.
-	awaited bool
-	// slotReleased is set once the job's slot was freed ahead of its end
-	// (see Worker.releaseSlotEarly); the worker's mutex guards it.
-	slotReleased bool
 }
 
-// newJob builds the job of lease with its claim call's read; the caller
-// starts it with run.
-func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
+// newJob builds the job of lease with its claim call's read, a member of
+// the call's cohort in the group commit, and the handler's context, a child
+// of base; the caller starts it with run on that context and settles its
+// membership when it ends.
+func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job, context.Context) {
+	handlerCtx, cancel := context.WithCancelCause(base)
 	j := &Job{
 		RunID:         lease.RunID,
 		Scope:         lease.Scope,
@@ -98,11 +116,14 @@ func newJob(w *Worker, lease Lease, read *leaseRead) *Job {
 		CheckpointSeq: lease.CheckpointSeq,
 		worker:        w,
 		holder:        lease.Holder(),
-		cohort:        read,
+		read:          read,
+		member:        w.commits.Join(&read.cohort),
 		seq:           lease.CheckpointSeq,
+		cancel:        cancel,
 	}
-	j.confirm(lease.ClaimedAt)
-	return j
+	j.held.Confirm(lease.ClaimedAt)
+	j.beat = j.newHeartbeat()
+	return j, handlerCtx
 }
 
 // Checkpoint stores step and state (nil keeps the document) and keeps the
@@ -123,17 +144,12 @@ func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) e
 }
 
 // run handles the job: read the run, call the handler while heartbeating,
-// commit the verdict. base is the parent of the handler's context; io, which
-// outlives cancellation, carries the job's own database calls.
-func (j *Job) run(base, io context.Context) {
-	handlerCtx, cancel := context.WithCancelCause(base)
-	j.mu.Lock()
-	j.cancel = cancel
-	stopHeartbeat := j.startHeartbeat(io)
-	j.stopHeartbeat = stopHeartbeat
-	j.mu.Unlock()
-	defer cancel(nil)
-	defer stopHeartbeat()
+// commit the verdict. handlerCtx is the handler's context from newJob; io,
+// which outlives cancellation, carries the job's own database calls.
+func (j *Job) run(handlerCtx, io context.Context) {
+	j.beat.Start(io)
+	defer j.cancel(nil)
+	defer j.beat.Stop()
 
 	if !j.prepare(io) {
 		return
@@ -143,7 +159,7 @@ func (j *Job) run(base, io context.Context) {
 	handlerCtx, sp := j.startHandlerSpan(handlerCtx)
 	plan, handlerErr := j.invoke(handlerCtx)
 	endHandlerSpan(sp, plan, handlerErr)
-	stopHeartbeat()
+	j.beat.Stop()
 	j.settleStaged(sp.parentOf(io), plan)
 }
 
@@ -153,7 +169,7 @@ func (j *Job) run(base, io context.Context) {
 // the lease, means the read is broken: the claim is handed back without a
 // checkpoint, so the run counts the attempt.
 func (j *Job) prepare(io context.Context) bool {
-	row, err := j.cohort.row(j.RunID)
+	row, err := j.read.row(j.RunID)
 	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
 		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.seq) {
 		err = fmt.Errorf("docket: the read of run %q does not match its lease", j.RunID)
@@ -267,7 +283,7 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			sp = j.startCommitSpan(io, plan)
 			continue
 		}
-		if time.Since(j.confirmed()) >= j.worker.cfg.ClaimTTL {
+		if time.Since(j.held.At()) >= j.worker.cfg.ClaimTTL {
 			j.worker.failure(io, "docket worker gave up committing; the claim will expire", j.RunID, err)
 			j.settled(sp, plan, err)
 			return
@@ -335,15 +351,21 @@ func (j *Job) finish(ctx context.Context, plan commitPlan) (int, error) {
 		return 1, err
 	}
 	j.worker.releaseSlotEarly(j)
-	seq, step, size, err := j.worker.commits.commit(ctx, j, j.request(plan))
-	if errors.Is(err, errBatchFailed) {
+	req := j.request(plan)
+	scopeKey, err := j.worker.client.holderKey(req.Holder)
+	if err != nil {
+		j.committed(plan, 0, 0, err)
+		return 0, err
+	}
+	res, size := j.worker.commits.Write(ctx, j.member, batchCommit{req: req, scopeKey: scopeKey})
+	if err := res.Err; errors.Is(err, groupcommit.ErrFlushFailed) {
 		// The statement may have committed before its answer was lost.
 		j.uncertain = true
 		_, err = j.commitLocked(ctx, plan)
 		return 1, err
 	}
-	j.committed(plan, seq, step, err)
-	return size, err
+	j.committed(plan, res.Value.seq, res.Value.step, res.Err)
+	return size, res.Err
 }
 
 // commitLocked writes plan alone, fenced on the claim token and the expected
@@ -378,14 +400,12 @@ func (j *Job) committed(plan commitPlan, seq int64, step int, err error) {
 	switch {
 	case err == nil:
 		j.seq, j.step = seq, step
-		j.confirm(time.Now())
+		j.held.Confirm(time.Now())
 		j.released = j.released || plan.releasesClaim()
 		j.uncertain = false
 	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
 		j.released = true
-		if j.cancel != nil {
-			j.cancel(fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost))
-		}
+		j.cancel(fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost))
 	case !errors.Is(err, ErrInvalidArgument):
 		j.uncertain = true
 	}
@@ -398,9 +418,7 @@ func (j *Job) committed(plan commitPlan, seq int64, step int, err error) {
 func (j *Job) surrender() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.stopHeartbeat != nil {
-		j.stopHeartbeat()
-	}
+	j.beat.Stop()
 	if j.released {
 		return false
 	}
@@ -432,18 +450,5 @@ func (j *Job) handBack(io context.Context) (bool, error) {
 	return false, err
 }
 
-// cancelHandler cancels the handler's context with cause, if it started.
-func (j *Job) cancelHandler(cause error) {
-	j.mu.Lock()
-	cancel := j.cancel
-	j.mu.Unlock()
-	if cancel != nil {
-		cancel(cause)
-	}
-}
-
-// confirm records that the claim was held at t.
-func (j *Job) confirm(t time.Time) { j.confirmedAt.Store(t.UnixNano()) }
-
-// confirmed is the latest time the claim was known to be held.
-func (j *Job) confirmed() time.Time { return time.Unix(0, j.confirmedAt.Load()) }
+// cancelHandler cancels the handler's context with cause.
+func (j *Job) cancelHandler(cause error) { j.cancel(cause) }

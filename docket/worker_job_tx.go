@@ -30,9 +30,7 @@ func (j *Job) CommitTx(ctx context.Context, tx pgx.Tx, r Result) error {
 	if _, err := j.worker.client.CommitTx(ctx, tx, j.request(plan)); err != nil {
 		return err
 	}
-	if j.stopHeartbeat != nil {
-		j.stopHeartbeat()
-	}
+	j.beat.Stop()
 	j.staged = &plan
 	return nil
 }

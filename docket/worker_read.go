@@ -2,6 +2,7 @@ package docket
 
 import (
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/groupcommit"
 )
 
 // leaseRead is what one claim call read of the runs it leased, shared by
@@ -9,9 +10,8 @@ import (
 type leaseRead struct {
 	runs map[string]gen.LeasedRunsRow
 
-	// awaiting counts the call's jobs whose verdict may still join the
-	// next group commit (Job.awaited); the group commit's mutex guards it.
-	awaiting int
+	// cohort is the call's jobs in the worker's group commit.
+	cohort groupcommit.Cohort
 }
 
 // row returns the row of runID; a run the read did not find is ErrNotFound.

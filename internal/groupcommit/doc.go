@@ -1,0 +1,12 @@
+// Package groupcommit folds the writes of concurrent callers into one
+// statement per batch. The first write to arrive while no batch is in flight
+// leads: it waits until the other members of its cohort (the callers that
+// started together and are likely to finish together) wrote or settled, at
+// most the group's wait, flushes every write queued at that moment, its own
+// included, and hands the lead to the oldest write queued meanwhile. So a
+// write waits at most for the batch ahead of it and its own, and no goroutine
+// of the group outlives its callers.
+//
+// The group knows nothing of what it writes: the flush function it is given
+// sends one batch and reports one result per item.
+package groupcommit

@@ -1,0 +1,237 @@
+package groupcommit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Flush writes items as one batch and returns one result per item, in the
+// order of items. An error means the batch failed as a whole: every item
+// then reports it, wrapped in ErrFlushFailed.
+type Flush[T, R any] func(ctx context.Context, items []T) ([]Result[R], error)
+
+// Result is the outcome of one item of a flushed batch.
+type Result[R any] struct {
+	// Value is what the flush returned for the item.
+	Value R
+	// Err is the item's own failure; nil when it was written.
+	Err error
+}
+
+// Timer starts a timer of d: its channel receives when d passed, and stop
+// releases it early.
+type Timer func(d time.Duration) (c <-chan time.Time, stop func())
+
+// Group batches the writes of concurrent callers; see the package doc. A
+// Group must be made by New.
+type Group[T, R any] struct {
+	flush Flush[T, R]
+	wait  time.Duration
+	timer Timer
+	// changed receives a value, if none is pending, whenever a write
+	// arrives or a member stops being awaited.
+	changed chan struct{}
+
+	// mu guards the fields below and every Cohort and Member of the group.
+	mu sync.Mutex
+	// leading is set while some caller holds the lead.
+	leading bool
+	// pending are the writes waiting for the next batch.
+	pending []*entry[T, R]
+}
+
+// entry is one write waiting in the group, and its outcome.
+type entry[T, R any] struct {
+	item T
+	// woken receives once the outcome below is set, or once when the
+	// entry is handed the lead.
+	woken chan struct{}
+	// lead is set, under the group's mutex, when the entry is handed the
+	// lead; a queued entry that has it can no longer leave.
+	lead bool
+
+	res Result[R]
+	// size is the number of items of the batch that carried this one.
+	size int
+}
+
+// New returns a group that sends batches through flush. A leader waits at
+// most wait for the rest of its cohort, measured by timer; a nil timer is
+// the system clock's.
+func New[T, R any](flush Flush[T, R], wait time.Duration, timer Timer) *Group[T, R] {
+	if timer == nil {
+		timer = systemTimer
+	}
+	return &Group[T, R]{flush: flush, wait: wait, timer: timer, changed: make(chan struct{}, 1)}
+}
+
+// systemTimer is a Timer of the system clock.
+func systemTimer(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
+}
+
+// Join adds a member to cohort, whose write a leader of the cohort now
+// awaits until the member writes (Write) or settles (Settle).
+func (g *Group[T, R]) Join(cohort *Cohort) *Member {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	cohort.awaiting++
+	return &Member{cohort: cohort, awaited: true}
+}
+
+// Settle stops awaiting m, if it still was: m ends having written without
+// the group, or not at all.
+func (g *Group[T, R]) Settle(m *Member) {
+	g.mu.Lock()
+	g.forget(m)
+	g.mu.Unlock()
+	g.signal()
+}
+
+// forget stops awaiting m. The caller holds g.mu.
+func (g *Group[T, R]) forget(m *Member) {
+	if m.awaited {
+		m.awaited = false
+		m.cohort.awaiting--
+	}
+}
+
+// signal wakes a leader waiting in gather.
+func (g *Group[T, R]) signal() {
+	select {
+	case g.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Write writes item, m's write, in a batch with the writes of other callers
+// and returns its result and the number of items of its batch. A flush that
+// failed as a whole is an ErrFlushFailed result. When ctx ends while the
+// write is still queued, it leaves the queue unwritten and returns ctx's
+// error with size 0; once its batch is being flushed, or it was handed the
+// lead, it waits for that flush, which ctx bounds.
+func (g *Group[T, R]) Write(ctx context.Context, m *Member, item T) (Result[R], int) {
+	e := &entry[T, R]{item: item, woken: make(chan struct{}, 1)}
+	g.mu.Lock()
+	g.forget(m)
+	if err := ctx.Err(); err != nil {
+		g.mu.Unlock()
+		g.signal()
+		return Result[R]{Err: err}, 0
+	}
+	g.pending = append(g.pending, e)
+	lead := !g.leading
+	g.leading = true
+	g.mu.Unlock()
+	g.signal()
+	if !lead {
+		select {
+		case <-e.woken:
+		case <-ctx.Done():
+			if g.leave(e) {
+				return Result[R]{Err: ctx.Err()}, 0
+			}
+			<-e.woken
+		}
+	}
+	if lead || e.lead {
+		g.lead(ctx, m.cohort)
+	}
+	return e.res, e.size
+}
+
+// leave takes e out of the queue and reports whether it was still queued
+// without the lead.
+func (g *Group[T, R]) leave(e *entry[T, R]) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e.lead {
+		return false
+	}
+	for i, p := range g.pending {
+		if p == e {
+			g.pending = append(g.pending[:i], g.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// lead flushes every pending write in one batch once gathered, then passes
+// the lead on to the oldest write queued meanwhile, or gives it up.
+func (g *Group[T, R]) lead(ctx context.Context, cohort *Cohort) {
+	g.gather(ctx, cohort)
+	g.mu.Lock()
+	batch := g.pending
+	g.pending = nil
+	g.mu.Unlock()
+
+	g.send(ctx, batch)
+	for _, e := range batch {
+		e.woken <- struct{}{}
+	}
+
+	g.mu.Lock()
+	var next *entry[T, R]
+	if len(g.pending) > 0 {
+		next = g.pending[0]
+		next.lead = true
+	} else {
+		g.leading = false
+	}
+	g.mu.Unlock()
+	if next != nil {
+		next.woken <- struct{}{}
+	}
+}
+
+// send flushes batch and sets each entry's outcome.
+func (g *Group[T, R]) send(ctx context.Context, batch []*entry[T, R]) {
+	items := make([]T, len(batch))
+	for i, e := range batch {
+		items[i] = e.item
+		e.size = len(batch)
+	}
+	results, err := g.flush(ctx, items)
+	if err == nil && len(results) != len(batch) {
+		err = fmt.Errorf("the flush returned %d results for %d items", len(results), len(batch))
+	}
+	for i, e := range batch {
+		if err != nil {
+			e.res = Result[R]{Err: fmt.Errorf("%w: %w", ErrFlushFailed, err)}
+		} else {
+			e.res = results[i]
+		}
+	}
+}
+
+// gather waits until every member of cohort, the leader's, wrote or
+// settled, or the group's wait passed, or ctx ended: the members of one
+// cohort start together and often finish together, and their writes then
+// share one batch.
+func (g *Group[T, R]) gather(ctx context.Context, cohort *Cohort) {
+	var expired <-chan time.Time
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for cohort.awaiting > 0 {
+		if expired == nil {
+			c, stop := g.timer(g.wait)
+			defer stop()
+			expired = c
+		}
+		g.mu.Unlock()
+		select {
+		case <-g.changed:
+			g.mu.Lock()
+		case <-expired:
+			g.mu.Lock()
+			return
+		case <-ctx.Done():
+			g.mu.Lock()
+			return
+		}
+	}
+}

@@ -1,0 +1,330 @@
+package groupcommit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorder is a flush that records its batches and answers each item with
+// the item times ten; block, when set, holds each flush until it receives.
+type recorder struct {
+	mu      sync.Mutex
+	batches [][]int
+	ctxErrs []error
+	called  chan struct{}
+	block   chan struct{}
+	fail    error
+}
+
+func newRecorder() *recorder { return &recorder{called: make(chan struct{}, 16)} }
+
+func (r *recorder) flush(ctx context.Context, items []int) ([]Result[int], error) {
+	r.mu.Lock()
+	r.batches = append(r.batches, slices.Clone(items))
+	r.ctxErrs = append(r.ctxErrs, ctx.Err())
+	r.mu.Unlock()
+	r.called <- struct{}{}
+	if r.block != nil {
+		<-r.block
+	}
+	if r.fail != nil {
+		return nil, r.fail
+	}
+	out := make([]Result[int], len(items))
+	for i, it := range items {
+		out[i].Value = it * 10
+		if it < 0 {
+			out[i].Err = fmt.Errorf("item %d refused", it)
+		}
+	}
+	return out, nil
+}
+
+func (r *recorder) recorded() [][]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.batches)
+}
+
+// neverTimer is a Timer that never fires; started counts its timers.
+type neverTimer struct{ started chan time.Duration }
+
+func newNeverTimer() *neverTimer { return &neverTimer{started: make(chan time.Duration, 16)} }
+
+func (n *neverTimer) timer(d time.Duration) (<-chan time.Time, func()) {
+	n.started <- d
+	return make(chan time.Time), func() {}
+}
+
+// outcome is what one Write returned.
+type outcome struct {
+	res  Result[int]
+	size int
+}
+
+// writeAsync runs g.Write in a goroutine and returns where its outcome
+// arrives.
+func writeAsync(ctx context.Context, g *Group[int, int], m *Member, item int) <-chan outcome {
+	out := make(chan outcome, 1)
+	go func() {
+		res, size := g.Write(ctx, m, item)
+		out <- outcome{res, size}
+	}()
+	return out
+}
+
+// assertIdle fails unless g has no leader and nothing queued.
+func assertIdle(t *testing.T, g *Group[int, int]) {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.leading || len(g.pending) != 0 {
+		t.Fatalf("group not idle: leading %v, %d pending", g.leading, len(g.pending))
+	}
+}
+
+// A cohort's writes share one batch: the leader waits for every member.
+func TestCohortWritesShareOneBatch(t *testing.T) {
+	rec := newRecorder()
+	timer := newNeverTimer()
+	g := New(rec.flush, time.Hour, timer.timer)
+	var cohort Cohort
+	members := []*Member{g.Join(&cohort), g.Join(&cohort), g.Join(&cohort)}
+	var outs []<-chan outcome
+	for i, m := range members {
+		outs = append(outs, writeAsync(t.Context(), g, m, i+1))
+	}
+	for i, out := range outs {
+		got := <-out
+		if got.res.Err != nil || got.res.Value != (i+1)*10 || got.size != 3 {
+			t.Fatalf("write %d: got %+v, want value %d, size 3", i+1, got, (i+1)*10)
+		}
+	}
+	batches := rec.recorded()
+	if len(batches) != 1 || len(batches[0]) != 3 {
+		t.Fatalf("batches %v, want one batch of 3", batches)
+	}
+	assertIdle(t, g)
+}
+
+// A lone writer whose cohort awaits nobody else flushes at once, without a
+// timer.
+func TestLoneWriteFlushesAtOnce(t *testing.T) {
+	rec := newRecorder()
+	timer := newNeverTimer()
+	g := New(rec.flush, time.Hour, timer.timer)
+	var cohort Cohort
+	res, size := g.Write(t.Context(), g.Join(&cohort), 7)
+	if res.Err != nil || res.Value != 70 || size != 1 {
+		t.Fatalf("got %+v size %d, want 70 size 1", res, size)
+	}
+	if len(timer.started) != 0 {
+		t.Fatalf("a lone write started a timer")
+	}
+	assertIdle(t, g)
+}
+
+// Writes that arrive during a flush form the next batch in arrival order,
+// led by the oldest of them.
+func TestWritesQueuedDuringFlushKeepTheirOrder(t *testing.T) {
+	rec := newRecorder()
+	rec.block = make(chan struct{})
+	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	var first, rest Cohort
+	lead := writeAsync(t.Context(), g, g.Join(&first), 1)
+	<-rec.called
+	// The leader is in its flush: each signal on changed is now one
+	// queued write.
+	<-g.changed
+	members := []*Member{g.Join(&rest), g.Join(&rest), g.Join(&rest)}
+	var outs []<-chan outcome
+	for i, m := range members {
+		outs = append(outs, writeAsync(t.Context(), g, m, i+2))
+		<-g.changed
+	}
+	rec.block <- struct{}{}
+	if got := <-lead; got.res.Value != 10 || got.size != 1 {
+		t.Fatalf("leader got %+v", got)
+	}
+	<-rec.called
+	rec.block <- struct{}{}
+	for i, out := range outs {
+		if got := <-out; got.res.Err != nil || got.res.Value != (i+2)*10 || got.size != 3 {
+			t.Fatalf("write %d got %+v", i+2, got)
+		}
+	}
+	want := [][]int{{1}, {2, 3, 4}}
+	if got := rec.recorded(); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches %v, want %v", got, want)
+	}
+	assertIdle(t, g)
+}
+
+// Each write gets its own item's result out of a shared batch.
+func TestEachWriteGetsItsOwnResult(t *testing.T) {
+	rec := newRecorder()
+	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	var cohort Cohort
+	a, b := g.Join(&cohort), g.Join(&cohort)
+	outA := writeAsync(t.Context(), g, a, 5)
+	outB := writeAsync(t.Context(), g, b, -2)
+	gotA, gotB := <-outA, <-outB
+	if gotA.res.Err != nil || gotA.res.Value != 50 || gotA.size != 2 {
+		t.Fatalf("write 5 got %+v", gotA)
+	}
+	if gotB.res.Err == nil || gotB.res.Err.Error() != "item -2 refused" || errors.Is(gotB.res.Err, ErrFlushFailed) || gotB.size != 2 {
+		t.Fatalf("write -2 got %+v, want its own refusal", gotB)
+	}
+}
+
+// A flush that fails as a whole fails every write of its batch with
+// ErrFlushFailed wrapping the cause, and the group goes on.
+func TestFailedFlushFailsEveryWrite(t *testing.T) {
+	cause := errors.New("connection reset")
+	rec := newRecorder()
+	rec.fail = cause
+	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	var cohort Cohort
+	a, b := g.Join(&cohort), g.Join(&cohort)
+	outA, outB := writeAsync(t.Context(), g, a, 1), writeAsync(t.Context(), g, b, 2)
+	for _, out := range []<-chan outcome{outA, outB} {
+		got := <-out
+		if !errors.Is(got.res.Err, ErrFlushFailed) || !errors.Is(got.res.Err, cause) || got.size != 2 {
+			t.Fatalf("got %+v, want ErrFlushFailed wrapping the cause", got)
+		}
+	}
+	rec.fail = nil
+	var next Cohort
+	if res, _ := g.Write(t.Context(), g.Join(&next), 3); res.Err != nil || res.Value != 30 {
+		t.Fatalf("write after a failed flush got %+v", res)
+	}
+}
+
+// A flush that answers the wrong number of results fails the batch.
+func TestFlushWithWrongResultCountFails(t *testing.T) {
+	g := New(func(context.Context, []int) ([]Result[int], error) { return nil, nil }, time.Hour, nil)
+	var cohort Cohort
+	res, size := g.Write(t.Context(), g.Join(&cohort), 1)
+	if !errors.Is(res.Err, ErrFlushFailed) || res.Err.Error() != "groupcommit: batch flush failed: the flush returned 0 results for 1 items" || size != 1 {
+		t.Fatalf("got %v size %d", res.Err, size)
+	}
+}
+
+// The leader waits for the rest of its cohort no longer than the group's
+// wait; the late member then leads a batch of its own.
+func TestLeaderStopsWaitingWhenTheWaitPasses(t *testing.T) {
+	rec := newRecorder()
+	fire := make(chan time.Time, 1)
+	var asked time.Duration
+	timer := func(d time.Duration) (<-chan time.Time, func()) { asked = d; return fire, func() {} }
+	g := New(rec.flush, 200*time.Microsecond, timer)
+	var cohort Cohort
+	lead, late := g.Join(&cohort), g.Join(&cohort)
+	out := writeAsync(t.Context(), g, lead, 1)
+	fire <- time.Time{}
+	if got := <-out; got.res.Value != 10 || got.size != 1 {
+		t.Fatalf("leader got %+v", got)
+	}
+	if asked != 200*time.Microsecond {
+		t.Fatalf("timer asked for %v", asked)
+	}
+	if res, size := g.Write(t.Context(), late, 2); res.Value != 20 || size != 1 {
+		t.Fatalf("late write got %+v size %d", res, size)
+	}
+	if got, want := rec.recorded(), [][]int{{1}, {2}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches %v, want %v", got, want)
+	}
+}
+
+// Members that settle without writing, as the jobs of a stopping worker
+// do, release the waiting leader at once, and leave the group idle.
+func TestSettledMembersReleaseTheLeader(t *testing.T) {
+	rec := newRecorder()
+	timer := newNeverTimer()
+	g := New(rec.flush, time.Hour, timer.timer)
+	var cohort Cohort
+	lead, gone1, gone2 := g.Join(&cohort), g.Join(&cohort), g.Join(&cohort)
+	out := writeAsync(t.Context(), g, lead, 1)
+	<-timer.started
+	g.Settle(gone1)
+	g.Settle(gone2)
+	g.Settle(gone2) // settling twice counts once
+	if got := <-out; got.res.Value != 10 || got.size != 1 {
+		t.Fatalf("leader got %+v", got)
+	}
+	assertIdle(t, g)
+	if cohort.awaiting != 0 {
+		t.Fatalf("cohort still awaits %d", cohort.awaiting)
+	}
+}
+
+// A queued write whose context ends leaves the queue unwritten; the leader
+// then gives the lead up.
+func TestCancelledQueuedWriteLeaves(t *testing.T) {
+	rec := newRecorder()
+	rec.block = make(chan struct{})
+	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	var a, b Cohort
+	lead := writeAsync(t.Context(), g, g.Join(&a), 1)
+	<-rec.called
+	<-g.changed
+	ctx, cancel := context.WithCancel(t.Context())
+	queued := writeAsync(ctx, g, g.Join(&b), 2)
+	<-g.changed
+	cancel()
+	if got := <-queued; !errors.Is(got.res.Err, context.Canceled) || got.size != 0 {
+		t.Fatalf("cancelled write got %+v", got)
+	}
+	rec.block <- struct{}{}
+	<-lead
+	assertIdle(t, g)
+	if got, want := rec.recorded(), [][]int{{1}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches %v, want %v", got, want)
+	}
+}
+
+// A write whose context already ended writes nothing and stops being
+// awaited.
+func TestWriteWithEndedContextWritesNothing(t *testing.T) {
+	rec := newRecorder()
+	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	var cohort Cohort
+	m := g.Join(&cohort)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if res, size := g.Write(ctx, m, 1); !errors.Is(res.Err, context.Canceled) || size != 0 {
+		t.Fatalf("got %+v size %d", res, size)
+	}
+	if len(rec.recorded()) != 0 || cohort.awaiting != 0 {
+		t.Fatalf("batches %v, awaiting %d", rec.recorded(), cohort.awaiting)
+	}
+	assertIdle(t, g)
+}
+
+// A leader whose context ends stops waiting for its cohort and flushes
+// with that context, which the flush sees ended.
+func TestCancelledLeaderStopsWaiting(t *testing.T) {
+	rec := newRecorder()
+	timer := newNeverTimer()
+	g := New(rec.flush, time.Hour, timer.timer)
+	var cohort Cohort
+	lead := g.Join(&cohort)
+	g.Join(&cohort) // never writes
+	ctx, cancel := context.WithCancel(t.Context())
+	out := writeAsync(ctx, g, lead, 1)
+	<-timer.started
+	cancel()
+	if got := <-out; got.res.Value != 10 || got.size != 1 {
+		t.Fatalf("leader got %+v", got)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ctxErrs) != 1 || !errors.Is(rec.ctxErrs[0], context.Canceled) {
+		t.Fatalf("flush saw %v", rec.ctxErrs)
+	}
+}
