@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -15,10 +16,10 @@ import (
 // partitions in key order and refuses a bad page size or cursor the same way.
 func TestAdminListDomainRunsAndTenants(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	openClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
+	pool := testkit.NewPool(t)
+	testkit.OpenClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
 	cliSeed(t, pool)
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{})
 	if err != nil {
 		t.Fatalf("admin: %v", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // Config.AsyncClaimCommit: ClaimDue sends the claim statement in one batch
@@ -28,11 +29,6 @@ import (
 // contains and no statement of any other claim call may.
 const acSetConfig = "set_config('synchronous_commit', 'off', true)"
 
-// acSessionSetting is the session's synchronous_commit on the test pools: a
-// value that is neither the test server's ("off") nor the built-in default,
-// so a leak or a reset would both show.
-const acSessionSetting = "local"
-
 // acClaimSQL recognizes a statement that calls a claim function.
 var acClaimSQL = regexp.MustCompile(`docket_(tenant_fair|legacy)_claim\(`)
 
@@ -41,31 +37,31 @@ var acClaimSQL = regexp.MustCompile(`docket_(tenant_fair|legacy)_claim\(`)
 type acEngine struct {
 	name    string
 	config  docket.Config
-	backlog func(e *clEnv)
+	backlog func(e *testkit.ClaimEnv)
 }
 
 // acEngines are both engines. Their backlogs make the calls mix ready and
 // expired leases and a poison; the TenantFair caps (3) bind, so it also
 // mixes reacquisitions and promotions and ends with runs no call can take.
 var acEngines = []acEngine{
-	{"legacy", legacyConfig(), func(e *clEnv) {
-		e.dueMany("a", "a", 5, clBase.Add(-time.Hour))
-		e.dueMany("b", "b", 3, clBase.Add(-50*time.Minute))
-		e.dueMany("", "n", 2, clBase.Add(-55*time.Minute))
-		e.due("c", "c-later", clBase.Add(time.Hour))
-		e.claimed("b", "b-expired", clBase.Add(-2*time.Hour), false)
-		e.claimed("a", "a-live", clBase.Add(-time.Minute), false)
-		e.setAttempts("b-2", clMaxAttempts)
+	{"legacy", testkit.LegacyConfig(), func(e *testkit.ClaimEnv) {
+		e.DueMany("a", "a", 5, testkit.ClaimBase.Add(-time.Hour))
+		e.DueMany("b", "b", 3, testkit.ClaimBase.Add(-50*time.Minute))
+		e.DueMany("", "n", 2, testkit.ClaimBase.Add(-55*time.Minute))
+		e.Due("c", "c-later", testkit.ClaimBase.Add(time.Hour))
+		e.Claimed("b", "b-expired", testkit.ClaimBase.Add(-2*time.Hour), false)
+		e.Claimed("a", "a-live", testkit.ClaimBase.Add(-time.Minute), false)
+		e.SetAttempts("b-2", testkit.ClaimMaxAttempts)
 	}},
-	{"tenant_fair", tenantFairConfig(3), func(e *clEnv) {
-		e.dueMany("a", "a", 5, clBase.Add(-time.Hour))
-		e.dueMany("b", "b", 3, clBase.Add(-50*time.Minute))
-		e.dueMany("c", "c", 4, clBase.Add(-55*time.Minute))
-		e.due("d", "d-later", clBase.Add(time.Hour))
-		e.claimed("b", "b-expired", clBase.Add(-2*time.Hour), true)
-		e.claimed("a", "a-live", clBase.Add(-time.Minute), true)
-		e.markAdmitted("c-1")
-		e.setAttempts("c-2", clMaxAttempts)
+	{"tenant_fair", testkit.TenantFairConfig(3), func(e *testkit.ClaimEnv) {
+		e.DueMany("a", "a", 5, testkit.ClaimBase.Add(-time.Hour))
+		e.DueMany("b", "b", 3, testkit.ClaimBase.Add(-50*time.Minute))
+		e.DueMany("c", "c", 4, testkit.ClaimBase.Add(-55*time.Minute))
+		e.Due("d", "d-later", testkit.ClaimBase.Add(time.Hour))
+		e.Claimed("b", "b-expired", testkit.ClaimBase.Add(-2*time.Hour), true)
+		e.Claimed("a", "a-live", testkit.ClaimBase.Add(-time.Minute), true)
+		e.MarkAdmitted("c-1")
+		e.SetAttempts("c-2", testkit.ClaimMaxAttempts)
 	}},
 }
 
@@ -179,7 +175,7 @@ func acOne(t testing.TB, what string, trips []acTrip, async bool) acTrip {
 }
 
 // acPool opens a pool of one connection in mode whose sessions run with
-// acSessionSetting and whose claim statements rec records.
+// testkit.SessionSetting and whose claim statements rec records.
 func acPool(t testing.TB, databaseURL string, mode pgx.QueryExecMode, rec *acRecorder) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(databaseURL)
@@ -188,7 +184,7 @@ func acPool(t testing.TB, databaseURL string, mode pgx.QueryExecMode, rec *acRec
 	}
 	cfg.MaxConns = 1
 	cfg.ConnConfig.DefaultQueryExecMode = mode
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = acSessionSetting
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = testkit.SessionSetting
 	cfg.ConnConfig.Tracer = rec
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
@@ -223,16 +219,16 @@ func acOutcomes(res docket.ClaimResult) string {
 
 // acState is the claim-relevant state of a database without its random
 // tokens or wall-clock stamps: every run, the cursor and the epochs.
-func acState(e *clEnv) string {
-	e.t.Helper()
+func acState(e *testkit.ClaimEnv) string {
+	e.T.Helper()
 	var runs string
-	err := e.pool.QueryRow(testContext(e.t), `select coalesce(string_agg(format('%s|%s|%s|%s|%s|%s|%s',
+	err := e.Pool.QueryRow(testkit.Context(e.T), `select coalesce(string_agg(format('%s|%s|%s|%s|%s|%s|%s',
 			run_id, claim_token is not null, claimed_at, wake_at, tenant_admitted_at, claim_attempts, poisoned_at),
 			';' order by run_id), '') from docket_runs`).Scan(&runs)
 	if err != nil {
-		e.t.Fatalf("state: %v", err)
+		e.T.Fatalf("state: %v", err)
 	}
-	return fmt.Sprintf("cursor=%d epochs=%v runs=%s", e.cursor(), e.epochs(), runs)
+	return fmt.Sprintf("cursor=%d epochs=%v runs=%s", e.Cursor(), e.Epochs(), runs)
 }
 
 // The asynchronous statement claims exactly what the default one claims: two
@@ -243,31 +239,31 @@ func acState(e *clEnv) string {
 func TestAsyncCommitClaimsTheSameOutcomes(t *testing.T) {
 	t.Parallel()
 	calls := []docket.ClaimRequest{
-		clReq(clBase, 1, docket.PreferReady),
-		clReq(clBase, 1, docket.PreferExpired),
-		clReq(clBase, 1, docket.PreferNone),
-		clReq(clBase, 3, docket.PreferNone),
-		clReq(clBase, 16, docket.PreferNone),
-		clReq(clBase, 16, docket.PreferNone),
-		clReq(clBase.Add(2*time.Hour), 16, docket.PreferNone),
-		clReq(clBase.Add(2*time.Hour), 16, docket.PreferNone),
+		testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferReady),
+		testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferExpired),
+		testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone),
+		testkit.ClaimReq(testkit.ClaimBase, 3, docket.PreferNone),
+		testkit.ClaimReq(testkit.ClaimBase, 16, docket.PreferNone),
+		testkit.ClaimReq(testkit.ClaimBase, 16, docket.PreferNone),
+		testkit.ClaimReq(testkit.ClaimBase.Add(2*time.Hour), 16, docket.PreferNone),
+		testkit.ClaimReq(testkit.ClaimBase.Add(2*time.Hour), 16, docket.PreferNone),
 	}
 	for _, engine := range acEngines {
 		t.Run(engine.name, func(t *testing.T) {
 			t.Parallel()
 			rec := &acRecorder{}
-			envs := make([]*clEnv, 2)
+			envs := make([]*testkit.ClaimEnv, 2)
 			for i, cfg := range []docket.Config{engine.config, acAsync(engine.config)} {
 				pool := acPool(t, pgtest.NewDatabase(t), pgx.QueryExecModeCacheStatement, rec)
-				envs[i] = &clEnv{t: t, pool: pool, client: openClient(t, pool, cfg)}
+				envs[i] = &testkit.ClaimEnv{T: t, Pool: pool, Client: testkit.OpenClient(t, pool, cfg)}
 				engine.backlog(envs[i])
 			}
-			ctx := testContext(t)
+			ctx := testkit.Context(t)
 			total, empty := 0, false
 			for n, req := range calls {
 				var got [2]string
 				for i, e := range envs {
-					res, err := e.client.ClaimDue(ctx, req)
+					res, err := e.Client.ClaimDue(ctx, req)
 					if err != nil {
 						t.Fatalf("call %d (async %v): %v", n, i == 1, err)
 					}
@@ -300,7 +296,7 @@ func TestAsyncCommitClaimsTheSameOutcomes(t *testing.T) {
 func TestAsyncCommitIsLocalToTheClaimInEveryExecMode(t *testing.T) {
 	t.Parallel()
 	for _, engine := range acEngines {
-		for _, mode := range queryExecModes {
+		for _, mode := range testkit.QueryExecModes {
 			t.Run(engine.name+"/"+mode.String(), func(t *testing.T) {
 				t.Parallel()
 				acCheckLocal(t, engine, mode)
@@ -312,15 +308,15 @@ func TestAsyncCommitIsLocalToTheClaimInEveryExecMode(t *testing.T) {
 // acCheckLocal is one engine and mode of
 // TestAsyncCommitIsLocalToTheClaimInEveryExecMode.
 func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	rec := &acRecorder{}
 	pool := acPool(t, pgtest.NewDatabase(t), mode, rec)
-	async := openClient(t, pool, acAsync(engine.config))
-	def := openClient(t, pool, engine.config)
-	e := &clEnv{t: t, pool: pool, client: async}
+	async := testkit.OpenClient(t, pool, acAsync(engine.config))
+	def := testkit.OpenClient(t, pool, engine.config)
+	e := &testkit.ClaimEnv{T: t, Pool: pool, Client: async}
 	// Twelve runs in six tenants: a TenantFair cap of 2 never binds.
 	for _, tenant := range []string{"a", "b", "c", "d", "e", "f"} {
-		e.dueMany(tenant, tenant, 2, clBase.Add(-time.Hour))
+		e.DueMany(tenant, tenant, 2, testkit.ClaimBase.Add(-time.Hour))
 	}
 
 	session := func(what string) {
@@ -329,13 +325,13 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 		if err := pool.QueryRow(ctx, "show synchronous_commit").Scan(&got); err != nil {
 			t.Fatalf("show synchronous_commit %s: %v", what, err)
 		}
-		if got != acSessionSetting {
-			t.Fatalf("synchronous_commit %s = %q, want the session's %q", what, got, acSessionSetting)
+		if got != testkit.SessionSetting {
+			t.Fatalf("synchronous_commit %s = %q, want the session's %q", what, got, testkit.SessionSetting)
 		}
 	}
 	claim := func(what string, client *docket.Client, asyncSQL bool, limit int) (docket.ClaimResult, acTrip) {
 		t.Helper()
-		res, err := client.ClaimDue(ctx, clReq(clBase, limit, docket.PreferNone))
+		res, err := client.ClaimDue(ctx, testkit.ClaimReq(testkit.ClaimBase, limit, docket.PreferNone))
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -375,13 +371,13 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 		t.Fatalf("set local: %v", err)
 	}
 	inTx("in the caller's transaction before ClaimDueTx")
-	res, err := async.ClaimDueTx(ctx, tx, clReq(clBase, 2, docket.PreferNone))
+	res, err := async.ClaimDueTx(ctx, tx, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
 	if err != nil || res.Outcomes() != 2 {
 		t.Fatalf("asynchronous client's ClaimDueTx: %d outcomes, %v", res.Outcomes(), err)
 	}
 	acOne(t, "asynchronous client's ClaimDueTx", rec.take(), false)
 	inTx("in the caller's transaction after ClaimDueTx")
-	if _, err := async.TraceClaimDueTx(ctx, tx, clReq(clBase, 1, docket.PreferNone)); err != nil {
+	if _, err := async.TraceClaimDueTx(ctx, tx, testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone)); err != nil {
 		t.Fatalf("asynchronous client's TraceClaimDueTx: %v", err)
 	}
 	acOne(t, "asynchronous client's TraceClaimDueTx", rec.take(), false)
@@ -391,7 +387,7 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 	}
 	session("after the caller's transaction")
 
-	if _, err := async.TraceClaimDue(ctx, clReq(clBase, 1, docket.PreferNone)); err != nil {
+	if _, err := async.TraceClaimDue(ctx, testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone)); err != nil {
 		t.Fatalf("asynchronous client's TraceClaimDue: %v", err)
 	}
 	acOne(t, "asynchronous client's TraceClaimDue", rec.take(), false)
@@ -407,7 +403,7 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 		t.Fatalf("asynchronous ClaimDue of nothing: %d outcomes", res.Outcomes())
 	}
 	session("after an asynchronous claim of nothing")
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where claim_token is not null`); got != 12 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where claim_token is not null`); got != 12 {
 		t.Fatalf("%d runs hold a claim, want all 12", got)
 	}
 
@@ -415,7 +411,7 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 	// shows synchronous_commit off after the claim in the batch's implicit
 	// transaction, so at its commit, whether the call claims nothing or not.
 	acSetConfigRuns(t, pool, "claiming nothing", empty, 0)
-	e.due("g", "g-late", clBase.Add(-time.Minute))
+	e.Due("g", "g-late", testkit.ClaimBase.Add(-time.Minute))
 	acSetConfigRuns(t, pool, "claiming one run", empty, 1)
 	session("after the batches sent again")
 }
@@ -426,7 +422,7 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 // batch's one implicit transaction, whose commit is the claim's.
 func acSetConfigRuns(t *testing.T, pool *pgxpool.Pool, what string, trip acTrip, outcomes int) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	batch := &pgx.Batch{}
 	for _, st := range trip.stmts {
 		batch.Queue(st.sql, st.args...)

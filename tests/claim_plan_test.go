@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // Plan regression check of the TenantFair engine. Every SQL statement of
@@ -168,9 +170,9 @@ func TestClaimPlanSourceIsInstalled(t *testing.T) {
 	if start < 0 || end < start {
 		t.Fatalf("%s: no function body", planSource)
 	}
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	var installed string
-	if err := pool.QueryRow(testContext(t), `select prosrc from pg_proc
+	if err := pool.QueryRow(testkit.Context(t), `select prosrc from pg_proc
 		 where proname = 'docket_tenant_fair_claim' and pronamespace = current_schema()::regnamespace`).
 		Scan(&installed); err != nil {
 		t.Fatal(err)
@@ -184,9 +186,9 @@ func TestClaimPlanSourceIsInstalled(t *testing.T) {
 // realistic mix of 100,000 runs in 1,000 tenants.
 func TestClaimPlans(t *testing.T) {
 	statements := planStatements(t)
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	f := planLoad(t, pool)
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -302,8 +304,8 @@ func planCheck(t *testing.T, name string, raw []byte) {
 // future, 3% waiting and 5% done.
 func planLoad(t *testing.T, pool *pgxpool.Pool) *planFixture {
 	t.Helper()
-	f := &planFixture{now: clBase}
-	execSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at,
+	f := &planFixture{now: testkit.ClaimBase}
+	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at,
 			claim_token, claimed_at, claim_attempts, tenant_admitted_at, finished_at)
 		select format('p-%s', g), format('t%s', lpad((g % 1000)::text, 4, '0')), 'g', 'h1',
 		       case when k < 5 then 'done' when k < 8 then 'waiting' else 'running' end, '{}',
@@ -318,9 +320,9 @@ func planLoad(t *testing.T, pool *pgxpool.Pool) *planFixture {
 		            when k between 30 and 34 then $1::timestamptz - make_interval(secs => 100000 - g) end,
 		       case when k < 5 then $1::timestamptz end
 		  from generate_series(0, 99999) as g, lateral (select g / 1000 as k) as m`, f.now)
-	execSQL(t, pool, `analyze`)
+	testkit.ExecSQL(t, pool, `analyze`)
 	f.scope = "t0042"
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	if err := pool.QueryRow(ctx, `select ring_position from docket_claim_schedule where scope_key = $1`, f.scope).
 		Scan(&f.position); err != nil {
 		t.Fatal(err)

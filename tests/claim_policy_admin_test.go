@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -24,8 +25,8 @@ var admNoCAS = docket.ClaimPolicyWriteOptions{}
 // the partitions, schedule and runs.
 func admState(t testing.TB, pool *pgxpool.Pool) string {
 	t.Helper()
-	p := startupReadPolicy(t, pool)
-	return p.mode + "|" + p.updatedAt + "|" + p.rowVersion + "|" + guardState(t, pool)
+	p := testkit.StartupReadPolicy(t, pool)
+	return p.Mode + "|" + p.UpdatedAt + "|" + p.RowVersion + "|" + testkit.GuardState(t, pool)
 }
 
 // admExpectRefused runs write and requires an error matching want with no
@@ -44,7 +45,7 @@ func admExpectRefused(t testing.TB, pool *pgxpool.Pool, what string, want error,
 // admNewAdmin returns an Admin on pool under mode.
 func admNewAdmin(t testing.TB, pool *pgxpool.Pool, mode docket.TenantMode) *docket.Admin {
 	t.Helper()
-	admin, err := docket.NewAdmin(testContext(t), pool, docket.AdminConfig{TenantMode: mode})
+	admin, err := docket.NewAdmin(testkit.Context(t), pool, docket.AdminConfig{TenantMode: mode})
 	if err != nil {
 		t.Fatalf("NewAdmin: %v", err)
 	}
@@ -53,8 +54,8 @@ func admNewAdmin(t testing.TB, pool *pgxpool.Pool, mode docket.TenantMode) *dock
 
 func TestClaimPolicyAdminDefault(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	ctx := testkit.Context(t)
 	admin := admNewAdmin(t, pool, docket.TenantNone)
 
 	got, err := admin.FetchClaimPolicyDefault(ctx)
@@ -69,7 +70,7 @@ func TestClaimPolicyAdminDefault(t *testing.T) {
 		return err
 	})
 
-	openClient(t, pool, tenantFairConfig(4))
+	testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	got, err = admin.FetchClaimPolicyDefault(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -118,9 +119,9 @@ func TestClaimPolicyAdminDefault(t *testing.T) {
 
 func TestClaimPolicyAdminOverride(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	ctx := testContext(t)
-	client := openClient(t, pool, tenantFairConfig(4))
+	pool := testkit.NewPool(t)
+	ctx := testkit.Context(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 
 	written, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 3, admVersion(0))
 	if err != nil {
@@ -129,7 +130,7 @@ func TestClaimPolicyAdminOverride(t *testing.T) {
 	if written.MaxActiveRuns != 3 || written.Version != 1 || written.Scope != docket.Tenant("acme") {
 		t.Fatalf("first override = %+v, want 3 at version 1", written)
 	}
-	if got := migSchedule(t, pool); len(got) != 1 || got[0].scope != "acme" || got[0].unfinished != 0 || got[0].position < 1 {
+	if got := testkit.MigrationSchedule(t, pool); len(got) != 1 || got[0].Scope != "acme" || got[0].Unfinished != 0 || got[0].Position < 1 {
 		t.Fatalf("schedule after the first override = %+v, want one zero-count acme row", got)
 	}
 
@@ -152,7 +153,7 @@ func TestClaimPolicyAdminOverride(t *testing.T) {
 	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), admVersion(2)); err != nil || written.Version != 3 || written.MaxActiveRuns != 0 {
 		t.Fatalf("reset = %+v, %v; want no override at version 3", written, err)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = 'acme' and max_active is null and partition_version = 3`); got != 1 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = 'acme' and max_active is null and partition_version = 3`); got != 1 {
 		t.Fatalf("acme partition after reset: %d matching rows, want 1", got)
 	}
 	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("fresh"), admNoCAS); err != nil || written.Version != 1 || written.MaxActiveRuns != 0 {
@@ -216,19 +217,19 @@ func TestClaimPolicyAdminOverride(t *testing.T) {
 
 func TestClaimPolicyAdminConcurrentWritersOneWins(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	openClient(t, pool, tenantFairConfig(4))
+	pool := testkit.NewPool(t)
+	testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	admins := []*docket.Admin{
-		admNewAdmin(t, poolFor(t, pool.Config().ConnString()), docket.TenantRequired),
-		admNewAdmin(t, poolFor(t, pool.Config().ConnString()), docket.TenantRequired),
+		admNewAdmin(t, testkit.PoolFor(t, pool.Config().ConnString()), docket.TenantRequired),
+		admNewAdmin(t, testkit.PoolFor(t, pool.Config().ConnString()), docket.TenantRequired),
 	}
 	writes := map[string]func(a *docket.Admin, capValue int) error{
 		"default": func(a *docket.Admin, capValue int) error {
-			_, err := a.PutClaimPolicyDefault(testContext(t), capValue, admVersion(1))
+			_, err := a.PutClaimPolicyDefault(testkit.Context(t), capValue, admVersion(1))
 			return err
 		},
 		"override": func(a *docket.Admin, capValue int) error {
-			_, err := a.PutClaimPolicyOverride(testContext(t), docket.Tenant("race"), capValue, admVersion(0))
+			_, err := a.PutClaimPolicyOverride(testkit.Context(t), docket.Tenant("race"), capValue, admVersion(0))
 			return err
 		},
 	}
@@ -259,10 +260,10 @@ func TestClaimPolicyAdminConcurrentWritersOneWins(t *testing.T) {
 			t.Fatalf("%s: %d wins and %d stale, want exactly one of each", name, wins, stale)
 		}
 	}
-	if got := queryInt64(t, pool, `select policy_version from docket_claim_policy`); got != 2 {
+	if got := testkit.QueryInt64(t, pool, `select policy_version from docket_claim_policy`); got != 2 {
 		t.Fatalf("policy version = %d, want 2", got)
 	}
-	if got := queryInt64(t, pool, `select partition_version from docket_claim_partitions where scope_key = 'race'`); got != 1 {
+	if got := testkit.QueryInt64(t, pool, `select partition_version from docket_claim_partitions where scope_key = 'race'`); got != 1 {
 		t.Fatalf("partition version = %d, want 1", got)
 	}
 }
@@ -271,34 +272,34 @@ func TestClaimPolicyAdminConcurrentWritersOneWins(t *testing.T) {
 // unclaimed ones a minute ago.
 func admMark(t testing.TB, pool *pgxpool.Pool, runIDs ...string) {
 	t.Helper()
-	execSQL(t, pool, `update docket_runs set tenant_admitted_at = coalesce(claimed_at, now() - interval '1 minute')
+	testkit.ExecSQL(t, pool, `update docket_runs set tenant_admitted_at = coalesce(claimed_at, now() - interval '1 minute')
 		where run_id = any($1)`, runIDs)
 }
 
 func TestClaimPolicyAdminInspectCounts(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	ctx := testContext(t)
-	client := openClient(t, pool, tenantFairConfig(10))
-	migInsertRuns(t, pool,
-		migRun{"q1", "seeded", "ready"},
-		migRun{"q2", "seeded", "ready"},
-		migRun{"q3", "seeded", "ready"},
-		migRun{"later", "seeded", "future"},
-		migRun{"ar1", "seeded", "ready"},
-		migRun{"ar2", "seeded", "ready"},
-		migRun{"ac1", "seeded", "claimed"},
-		migRun{"ac2", "seeded", "claimed"},
-		migRun{"ac3", "seeded", "claimed"},
-		migRun{"parked", "seeded", "waiting"},
-		migRun{"finished", "seeded", "done"},
-		migRun{"poison", "seeded", "poisoned"},
-		migRun{"n1", "noise", "ready"},
-		migRun{"n2", "noise", "claimed"},
+	pool := testkit.NewPool(t)
+	ctx := testkit.Context(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(10))
+	testkit.MigrationInsertRuns(t, pool,
+		testkit.MigrationRun{RunID: "q1", Tenant: "seeded", Shape: "ready"},
+		testkit.MigrationRun{RunID: "q2", Tenant: "seeded", Shape: "ready"},
+		testkit.MigrationRun{RunID: "q3", Tenant: "seeded", Shape: "ready"},
+		testkit.MigrationRun{RunID: "later", Tenant: "seeded", Shape: "future"},
+		testkit.MigrationRun{RunID: "ar1", Tenant: "seeded", Shape: "ready"},
+		testkit.MigrationRun{RunID: "ar2", Tenant: "seeded", Shape: "ready"},
+		testkit.MigrationRun{RunID: "ac1", Tenant: "seeded", Shape: "claimed"},
+		testkit.MigrationRun{RunID: "ac2", Tenant: "seeded", Shape: "claimed"},
+		testkit.MigrationRun{RunID: "ac3", Tenant: "seeded", Shape: "claimed"},
+		testkit.MigrationRun{RunID: "parked", Tenant: "seeded", Shape: "waiting"},
+		testkit.MigrationRun{RunID: "finished", Tenant: "seeded", Shape: "done"},
+		testkit.MigrationRun{RunID: "poison", Tenant: "seeded", Shape: "poisoned"},
+		testkit.MigrationRun{RunID: "n1", Tenant: "noise", Shape: "ready"},
+		testkit.MigrationRun{RunID: "n2", Tenant: "noise", Shape: "claimed"},
 	)
 	admMark(t, pool, "ar1", "ar2", "ac1", "ac2", "ac3", "n2")
-	execSQL(t, pool, `update docket_claim_partitions set admission_epoch = 3 where scope_key = 'seeded'`)
-	position := queryInt64(t, pool, `select ring_position from docket_claim_schedule where scope_key = 'seeded'`)
+	testkit.ExecSQL(t, pool, `update docket_claim_partitions set admission_epoch = 3 where scope_key = 'seeded'`)
+	position := testkit.QueryInt64(t, pool, `select ring_position from docket_claim_schedule where scope_key = 'seeded'`)
 	if _, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("seeded"), 4, admVersion(0)); err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestClaimPolicyAdminInspectCounts(t *testing.T) {
 
 func admExpectInspection(t testing.TB, client *docket.Client, want docket.ClaimPolicyInspection) {
 	t.Helper()
-	got, err := client.InspectClaimPolicy(testContext(t), want.Scope)
+	got, err := client.InspectClaimPolicy(testkit.Context(t), want.Scope)
 	if err != nil {
 		t.Fatalf("inspect %s: %v", want.Scope, err)
 	}
@@ -359,18 +360,18 @@ func admExpectInspection(t testing.TB, client *docket.Client, want docket.ClaimP
 
 func TestClaimPolicyAdminTenantlessScope(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	ctx := testContext(t)
-	client := openClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 3}})
-	migInsertRuns(t, pool, migRun{"t1", "", "ready"}, migRun{"t2", "", "ready"}, migRun{"t3", "", "claimed"})
+	pool := testkit.NewPool(t)
+	ctx := testkit.Context(t)
+	client := testkit.OpenClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 3}})
+	testkit.MigrationInsertRuns(t, pool, testkit.MigrationRun{RunID: "t1", Tenant: "", Shape: "ready"}, testkit.MigrationRun{RunID: "t2", Tenant: "", Shape: "ready"}, testkit.MigrationRun{RunID: "t3", Tenant: "", Shape: "claimed"})
 	admMark(t, pool, "t3")
-	position := queryInt64(t, pool, `select ring_position from docket_claim_schedule where scope_key = ''`)
+	position := testkit.QueryInt64(t, pool, `select ring_position from docket_claim_schedule where scope_key = ''`)
 
 	written, err := client.PutClaimPolicyOverride(ctx, docket.Tenantless, 1, admVersion(0))
 	if err != nil || written.Version != 1 || written.Scope != docket.Tenantless {
 		t.Fatalf("tenantless override = %+v, %v; want version 1", written, err)
 	}
-	if got := queryInt64(t, pool, `select max_active from docket_claim_partitions where scope_key = ''`); got != 1 {
+	if got := testkit.QueryInt64(t, pool, `select max_active from docket_claim_partitions where scope_key = ''`); got != 1 {
 		t.Fatalf("tenantless partition cap = %d, want 1", got)
 	}
 	want := docket.ClaimPolicyInspection{
@@ -396,8 +397,8 @@ func TestClaimPolicyAdminTenantlessScope(t *testing.T) {
 
 func TestClaimPolicyAdminBeforeInitialization(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	ctx := testkit.Context(t)
 	admin := admNewAdmin(t, pool, docket.TenantNone)
 	if _, err := admin.InspectClaimPolicy(ctx, docket.Tenant("early")); !errors.Is(err, docket.ErrNotInitialized) {
 		t.Fatalf("inspect without default or override: %v, want ErrNotInitialized", err)
@@ -413,7 +414,7 @@ func TestClaimPolicyAdminBeforeInitialization(t *testing.T) {
 	if got.EffectiveMaxActiveRuns != 2 || got.Source != docket.CapFromOverride || got.AdmissionMode != "legacy" || got.PolicyVersion != 0 {
 		t.Fatalf("inspect with an override before initialization = %+v", got)
 	}
-	if p := startupReadPolicy(t, pool); p.initializedAt != "" || p.version != 0 || p.mode != "legacy" {
+	if p := testkit.StartupReadPolicy(t, pool); p.InitializedAt != "" || p.Version != 0 || p.Mode != "legacy" {
 		t.Fatalf("admin calls changed the uninitialized policy: %+v", p)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -20,15 +21,15 @@ import (
 // functions' argument errors and their installed shape.
 
 func TestLegacyClaimOldestFirstTenantBlind(t *testing.T) {
-	e := newClLegacy(t)
-	e.due("a", "a-1", clBase.Add(-10*time.Second))
-	e.due("b", "b-1", clBase.Add(-50*time.Second))
-	e.due("", "n-1", clBase.Add(-30*time.Second))
-	e.due("a", "a-2", clBase.Add(-40*time.Second))
-	e.due("c", "c-later", clBase.Add(time.Hour))
+	e := testkit.NewClaimLegacy(t)
+	e.Due("a", "a-1", testkit.ClaimBase.Add(-10*time.Second))
+	e.Due("b", "b-1", testkit.ClaimBase.Add(-50*time.Second))
+	e.Due("", "n-1", testkit.ClaimBase.Add(-30*time.Second))
+	e.Due("a", "a-2", testkit.ClaimBase.Add(-40*time.Second))
+	e.Due("c", "c-later", testkit.ClaimBase.Add(time.Hour))
 
-	tr := e.trace(clReq(clBase, 3, docket.PreferNone))
-	clExpectIDs(t, "oldest first", clOutcomeIDs(tr), []string{"b-1", "a-2", "n-1"})
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 3, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "oldest first", testkit.ClaimOutcomeIDs(tr), []string{"b-1", "a-2", "n-1"})
 	if len(tr.Inspections) != 0 {
 		t.Fatalf("Legacy produced %d inspections", len(tr.Inspections))
 	}
@@ -37,26 +38,26 @@ func TestLegacyClaimOldestFirstTenantBlind(t *testing.T) {
 			t.Fatalf("outcome %d = %+v", i, o)
 		}
 	}
-	if l := tr.Result.Leases[2]; l.Scope != docket.Tenantless || l.Attempt != 1 || !l.ClaimedAt.Equal(clBase) ||
-		!l.EligibleAt.Equal(clBase.Add(-30*time.Second)) || l.GraphID != "g" || l.GraphHash != "h1" {
+	if l := tr.Result.Leases[2]; l.Scope != docket.Tenantless || l.Attempt != 1 || !l.ClaimedAt.Equal(testkit.ClaimBase) ||
+		!l.EligibleAt.Equal(testkit.ClaimBase.Add(-30*time.Second)) || l.GraphID != "g" || l.GraphHash != "h1" {
 		t.Fatalf("tenantless lease = %+v", l)
 	}
-	if got := queryInt64(t, e.pool, `select count(*) from docket_runs where tenant_admitted_at is not null`); got != 0 {
+	if got := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_runs where tenant_admitted_at is not null`); got != 0 {
 		t.Fatalf("Legacy wrote %d admission markers", got)
 	}
-	if e.cursor() != 0 || e.epochs()["a"]+e.epochs()["b"]+e.epochs()[""] != 0 {
-		t.Fatalf("Legacy moved the cursor (%d) or an epoch (%v)", e.cursor(), e.epochs())
+	if e.Cursor() != 0 || e.Epochs()["a"]+e.Epochs()["b"]+e.Epochs()[""] != 0 {
+		t.Fatalf("Legacy moved the cursor (%d) or an epoch (%v)", e.Cursor(), e.Epochs())
 	}
-	tr = e.trace(clReq(clBase, 10, docket.PreferNone))
-	clExpectIDs(t, "the rest that is due", clOutcomeIDs(tr), []string{"a-1"})
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 10, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "the rest that is due", testkit.ClaimOutcomeIDs(tr), []string{"a-1"})
 }
 
 func TestLegacyClaimClasses(t *testing.T) {
-	setup := func(t *testing.T, readyAge time.Duration) *clEnv {
-		e := newClLegacy(t)
-		e.due("t", "r-1", clBase.Add(-readyAge))
-		e.due("t", "r-2", clBase.Add(-readyAge+time.Minute))
-		e.claimed("t", "x-1", clBase.Add(-2*time.Hour), false)
+	setup := func(t *testing.T, readyAge time.Duration) *testkit.ClaimEnv {
+		e := testkit.NewClaimLegacy(t)
+		e.Due("t", "r-1", testkit.ClaimBase.Add(-readyAge))
+		e.Due("t", "r-2", testkit.ClaimBase.Add(-readyAge+time.Minute))
+		e.Claimed("t", "x-1", testkit.ClaimBase.Add(-2*time.Hour), false)
 		return e
 	}
 	cases := []struct {
@@ -76,38 +77,38 @@ func TestLegacyClaimClasses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := setup(t, tc.readyAge)
-			tr := e.trace(clReq(clBase, tc.limit, tc.pref))
-			clExpectIDs(t, "outcomes", clOutcomeIDs(tr), tc.want)
+			tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, tc.limit, tc.pref))
+			testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), tc.want)
 		})
 	}
 	t.Run("fallback to the other class", func(t *testing.T) {
 		e := setup(t, time.Hour)
-		e.finish("x-1")
-		tr := e.trace(clReq(clBase, 1, docket.PreferExpired))
-		clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"r-1"})
+		e.Finish("x-1")
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferExpired))
+		testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"r-1"})
 	})
 	t.Run("last slot kept for an unserved class", func(t *testing.T) {
 		e := setup(t, time.Hour)
-		e.holdRun("x-1")
-		tr := e.trace(clReq(clBase, 2, docket.PreferNone))
-		clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"r-1"})
+		e.HoldRun("x-1")
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+		testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"r-1"})
 	})
 }
 
 func TestLegacyClaimMarkersStealAndPoison(t *testing.T) {
-	e := newClLegacy(t)
-	e.due("t", "marked", clBase.Add(-3*time.Hour))
-	e.markAdmitted("marked")
-	e.claimed("t", "stale-claim", clBase.Add(-2*time.Hour), false)
-	e.due("t", "worn", clBase.Add(-time.Hour))
-	e.markAdmitted("worn")
-	e.setAttempts("worn", 5)
-	e.due("t", "plain", clBase.Add(-30*time.Minute))
+	e := testkit.NewClaimLegacy(t)
+	e.Due("t", "marked", testkit.ClaimBase.Add(-3*time.Hour))
+	e.MarkAdmitted("marked")
+	e.Claimed("t", "stale-claim", testkit.ClaimBase.Add(-2*time.Hour), false)
+	e.Due("t", "worn", testkit.ClaimBase.Add(-time.Hour))
+	e.MarkAdmitted("worn")
+	e.SetAttempts("worn", 5)
+	e.Due("t", "plain", testkit.ClaimBase.Add(-30*time.Minute))
 
-	req := clReq(clBase, 4, docket.PreferNone)
+	req := testkit.ClaimReq(testkit.ClaimBase, 4, docket.PreferNone)
 	req.MaxClaimAttempts = 5
-	tr := e.trace(req)
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"marked", "stale-claim", "worn", "plain"})
+	tr := e.Trace(req)
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"marked", "stale-claim", "worn", "plain"})
 	wantClasses := []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassExpired, docket.ClassAdmittedReady, docket.ClassQueuedReady}
 	if got := clClasses(tr); !slices.Equal(got, wantClasses) {
 		t.Fatalf("classes = %v", got)
@@ -115,14 +116,14 @@ func TestLegacyClaimMarkersStealAndPoison(t *testing.T) {
 	if tr.Outcomes[1].Disposition != string(policy.OutcomeExpiredRecovery) || !tr.Outcomes[2].Poisoned {
 		t.Fatalf("outcomes = %+v", tr.Outcomes)
 	}
-	wantStates := map[string]clRunState{
+	wantStates := map[string]testkit.ClaimRunState{
 		"marked":      {Claimed: true, Marked: true, Attempts: 1},
 		"stale-claim": {Claimed: true, Attempts: 2},
 		"worn":        {Poisoned: true, Attempts: 5},
 		"plain":       {Claimed: true, Attempts: 1},
 	}
 	for id, want := range wantStates {
-		if got := e.state(id); got != want {
+		if got := e.State(id); got != want {
 			t.Fatalf("%s = %+v, want %+v", id, got, want)
 		}
 	}
@@ -132,34 +133,34 @@ func TestLegacyClaimMarkersStealAndPoison(t *testing.T) {
 }
 
 func TestLegacyClaimSubstitutesLockedRows(t *testing.T) {
-	e := newClLegacy(t)
-	ids := e.dueMany("t", "t", 3, clBase.Add(-time.Hour))
-	e.holdRun(ids[0])
-	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), ids[1:2])
+	e := testkit.NewClaimLegacy(t)
+	ids := e.DueMany("t", "t", 3, testkit.ClaimBase.Add(-time.Hour))
+	e.HoldRun(ids[0])
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), ids[1:2])
 }
 
 // TestClaimCallCeilings: one call commits at most 256 outcomes with either
 // engine; TenantFair reaches it as 32 grants of 8.
 func TestClaimCallCeilings(t *testing.T) {
-	seed := func(e *clEnv, tenants int) {
-		execSQL(t, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+	seed := func(e *testkit.ClaimEnv, tenants int) {
+		testkit.ExecSQL(t, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 			select format('c-%s', g), format('t%s', lpad((g % $1::integer)::text, 3, '0')), 'g', 'h1', 'running',
 			       '{}', $2::timestamptz - make_interval(secs => 1000 - g)
-			  from generate_series(1, 320) g`, tenants, clBase)
+			  from generate_series(1, 320) g`, tenants, testkit.ClaimBase)
 	}
 	t.Run("legacy", func(t *testing.T) {
-		e := newClLegacy(t)
+		e := testkit.NewClaimLegacy(t)
 		seed(e, 1)
-		res, err := e.client.ClaimDue(testContext(t), clReq(clBase, 1000, docket.PreferNone))
+		res, err := e.Client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 1000, docket.PreferNone))
 		if err != nil || len(res.Leases) != policy.OutcomesPerCall {
 			t.Fatalf("%d leases, %v; want %d", len(res.Leases), err, policy.OutcomesPerCall)
 		}
 	})
 	t.Run("tenant_fair", func(t *testing.T) {
-		e := newClTenantFair(t, 100)
+		e := testkit.NewClaimTenantFair(t, 100)
 		seed(e, 40)
-		tr := e.trace(clReq(clBase, 1000, docket.PreferNone))
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1000, docket.PreferNone))
 		if len(tr.Outcomes) != policy.OutcomesPerCall || len(tr.Inspections) != policy.GrantsPerCall {
 			t.Fatalf("%d outcomes in %d inspections; want %d in %d", len(tr.Outcomes), len(tr.Inspections),
 				policy.OutcomesPerCall, policy.GrantsPerCall)
@@ -173,47 +174,47 @@ func TestClaimCallCeilings(t *testing.T) {
 }
 
 func TestLegacyFailsClosed(t *testing.T) {
-	e := newClLegacy(t)
-	e.dueMany("t", "t", 3, clBase.Add(-time.Hour))
+	e := testkit.NewClaimLegacy(t)
+	e.DueMany("t", "t", 3, testkit.ClaimBase.Add(-time.Hour))
 	for _, m := range clTxModes {
 		t.Run(m.name, func(t *testing.T) {
-			e.t = t
-			e.expectRefusedInTx(m.opts, m.reason)
+			e.T = t
+			e.ExpectRefusedInTx(m.opts, m.reason)
 		})
 	}
 	t.Run("policy row held for update", func(t *testing.T) {
-		e.t = t
-		release := e.holdLock(`select 1 from docket_claim_policy where id = 1 for update`)
-		before := e.snapshot()
-		_, err := e.client.ClaimDue(testContext(t), clReq(clBase, 1, docket.PreferNone))
-		clExpectUnavailable(t, err, "lock_contention")
-		if e.snapshot() != before {
+		e.T = t
+		release := e.HoldLock(`select 1 from docket_claim_policy where id = 1 for update`)
+		before := e.Snapshot()
+		_, err := e.Client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+		testkit.ClaimExpectUnavailable(t, err, "lock_contention")
+		if e.Snapshot() != before {
 			t.Fatal("a contended Legacy claim changed state")
 		}
 		release()
 	})
 	t.Run("rollback", func(t *testing.T) {
-		e.t = t
-		before := e.snapshot()
-		ctx := testContext(t)
-		tx, err := e.pool.Begin(ctx)
+		e.T = t
+		before := e.Snapshot()
+		ctx := testkit.Context(t)
+		tx, err := e.Pool.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res, err := e.client.ClaimDueTx(ctx, tx, clReq(clBase, 3, docket.PreferNone)); err != nil || res.Outcomes() != 3 {
+		if res, err := e.Client.ClaimDueTx(ctx, tx, testkit.ClaimReq(testkit.ClaimBase, 3, docket.PreferNone)); err != nil || res.Outcomes() != 3 {
 			t.Fatalf("claim in transaction: %+v, %v", res, err)
 		}
 		if err := tx.Rollback(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if e.snapshot() != before {
+		if e.Snapshot() != before {
 			t.Fatal("a rolled-back Legacy claim left changes")
 		}
 	})
 }
 
 func TestClaimRequestValidation(t *testing.T) {
-	valid := clReq(clBase, 1, docket.PreferNone)
+	valid := testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone)
 	// One past the int32 range; a variable, so 32-bit builds still compile
 	// (there it wraps to a negative value, which is just as invalid).
 	aboveInt32 := math.MaxInt32
@@ -233,29 +234,29 @@ func TestClaimRequestValidation(t *testing.T) {
 	}
 	for _, engine := range []struct {
 		name string
-		env  func(testing.TB) *clEnv
+		env  func(testing.TB) *testkit.ClaimEnv
 	}{
-		{"tenant_fair", func(t testing.TB) *clEnv { return newClTenantFair(t, 2) }},
-		{"legacy", newClLegacy},
+		{"tenant_fair", func(t testing.TB) *testkit.ClaimEnv { return testkit.NewClaimTenantFair(t, 2) }},
+		{"legacy", testkit.NewClaimLegacy},
 	} {
 		t.Run(engine.name, func(t *testing.T) {
 			e := engine.env(t)
-			e.dueMany("t", "t", 2, clBase.Add(-time.Hour))
-			before := e.snapshot()
+			e.DueMany("t", "t", 2, testkit.ClaimBase.Add(-time.Hour))
+			before := e.Snapshot()
 			for _, tc := range cases {
 				req := valid
 				tc.mutate(&req)
-				if _, err := e.client.ClaimDue(testContext(t), req); !errors.Is(err, docket.ErrInvalidArgument) {
+				if _, err := e.Client.ClaimDue(testkit.Context(t), req); !errors.Is(err, docket.ErrInvalidArgument) {
 					t.Fatalf("%s: err = %v, want ErrInvalidArgument", tc.name, err)
 				}
-				if _, err := e.client.TraceClaimDue(testContext(t), req); !errors.Is(err, docket.ErrInvalidArgument) {
+				if _, err := e.Client.TraceClaimDue(testkit.Context(t), req); !errors.Is(err, docket.ErrInvalidArgument) {
 					t.Fatalf("%s (trace): err = %v, want ErrInvalidArgument", tc.name, err)
 				}
 			}
-			if e.snapshot() != before {
+			if e.Snapshot() != before {
 				t.Fatal("an invalid request changed state")
 			}
-			if res, err := e.client.ClaimDue(testContext(t), valid); err != nil || res.Outcomes() != 1 {
+			if res, err := e.Client.ClaimDue(testkit.Context(t), valid); err != nil || res.Outcomes() != 1 {
 				t.Fatalf("valid request: %+v, %v", res, err)
 			}
 		})
@@ -265,24 +266,24 @@ func TestClaimRequestValidation(t *testing.T) {
 // TestClaimFunctionsRejectInvalidArguments: both SQL functions raise SQLSTATE
 // 22023 for invalid arguments, whatever the engine mode.
 func TestClaimFunctionsRejectInvalidArguments(t *testing.T) {
-	e := newClTenantFair(t, 2)
+	e := testkit.NewClaimTenantFair(t, 2)
 	cases := []struct {
 		name string
 		args []any
 	}{
-		{"null now", []any{nil, clBase, 1, 1, nil, false}},
-		{"null cutoff", []any{clBase, nil, 1, 1, nil, false}},
-		{"null demand", []any{clBase, clBase, nil, 1, nil, false}},
-		{"null max attempts", []any{clBase, clBase, 1, nil, nil, false}},
-		{"null trace", []any{clBase, clBase, 1, 1, nil, nil}},
-		{"zero demand", []any{clBase, clBase, 0, 1, nil, false}},
-		{"zero max attempts", []any{clBase, clBase, 1, 0, nil, false}},
-		{"cutoff after now", []any{clBase, clBase.Add(time.Second), 1, 1, nil, false}},
-		{"unknown preference", []any{clBase, clBase, 1, 1, "oldest", false}},
+		{"null now", []any{nil, testkit.ClaimBase, 1, 1, nil, false}},
+		{"null cutoff", []any{testkit.ClaimBase, nil, 1, 1, nil, false}},
+		{"null demand", []any{testkit.ClaimBase, testkit.ClaimBase, nil, 1, nil, false}},
+		{"null max attempts", []any{testkit.ClaimBase, testkit.ClaimBase, 1, nil, nil, false}},
+		{"null trace", []any{testkit.ClaimBase, testkit.ClaimBase, 1, 1, nil, nil}},
+		{"zero demand", []any{testkit.ClaimBase, testkit.ClaimBase, 0, 1, nil, false}},
+		{"zero max attempts", []any{testkit.ClaimBase, testkit.ClaimBase, 1, 0, nil, false}},
+		{"cutoff after now", []any{testkit.ClaimBase, testkit.ClaimBase.Add(time.Second), 1, 1, nil, false}},
+		{"unknown preference", []any{testkit.ClaimBase, testkit.ClaimBase, 1, 1, "oldest", false}},
 	}
 	for _, fn := range []string{"docket_tenant_fair_claim", "docket_legacy_claim"} {
 		for _, tc := range cases {
-			_, err := e.pool.Exec(testContext(t), `select * from `+fn+`($1::timestamptz, $2::timestamptz,
+			_, err := e.Pool.Exec(testkit.Context(t), `select * from `+fn+`($1::timestamptz, $2::timestamptz,
 				$3::integer, $4::integer, $5::text, $6::boolean)`, tc.args...)
 			pgErr, ok := errors.AsType[*pgconn.PgError](err)
 			if !ok || pgErr.Code != "22023" {
@@ -295,7 +296,7 @@ func TestClaimFunctionsRejectInvalidArguments(t *testing.T) {
 // TestClaimFunctionShape checks the installed claim functions against the
 // SQL contract and against the result shape declared to sqlc.
 func TestClaimFunctionShape(t *testing.T) {
-	e := newClTenantFair(t, 2)
+	e := testkit.NewClaimTenantFair(t, 2)
 	declared, err := os.ReadFile("../db/sqlc/claim_result_shape.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +306,7 @@ func TestClaimFunctionShape(t *testing.T) {
 		var language, volatility string
 		var definer bool
 		var config []string
-		err := e.pool.QueryRow(testContext(t), `
+		err := e.Pool.QueryRow(testkit.Context(t), `
 			select array_agg(format('%s %s', a.name, format_type(a.type, null)) order by a.ord)
 			           filter (where a.mode = 'i'),
 			       array_agg(format('%s %s', a.name, format_type(a.type, null)) order by a.ord)

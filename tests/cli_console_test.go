@@ -1,65 +1,13 @@
 package tests
 
 import (
-	"bufio"
-	"context"
-	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
-
-// consoleCLI runs "docket console" in-process until stop is called and
-// returns the URL it printed; wait returns its exit code and the rest of
-// its output.
-func consoleCLI(t *testing.T, args ...string) (baseURL string, stop func() (int, string)) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(testContext(t))
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	var stderr strings.Builder
-	go func() {
-		code := cli.Run(ctx, append([]string{"console"}, args...), pw, &stderr)
-		pw.Close()
-		done <- code
-	}()
-	lines := bufio.NewScanner(pr)
-	if !lines.Scan() {
-		cancel()
-		t.Fatalf("docket console printed nothing (exit %d); stderr:\n%s", <-done, stderr.String())
-	}
-	m := regexp.MustCompile(`^docket console \((read-only|writes enabled)\) listening on (http://127\.0\.0\.1:[0-9]+/)$`).FindStringSubmatch(lines.Text())
-	if m == nil {
-		cancel()
-		t.Fatalf("first line %q", lines.Text())
-	}
-	return m[2], func() (int, string) {
-		cancel()
-		var rest []string
-		for lines.Scan() {
-			rest = append(rest, lines.Text())
-		}
-		return <-done, strings.Join(rest, "\n")
-	}
-}
-
-// consoleCLIGet fetches a page of a console the CLI serves.
-func consoleCLIGet(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
-}
 
 // "docket console" serves the console at the root of a loopback address,
 // read-only unless --allow-writes, and stops cleanly when its context ends
@@ -68,12 +16,12 @@ func TestCLIConsole(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
 	databaseURL := d.pool.Config().ConnString()
-	base, stop := consoleCLI(t, "--database-url", databaseURL, "--listen", "127.0.0.1:0")
-	status, body := consoleCLIGet(t, base+"tenants")
+	base, stop := testkit.ConsoleCLI(t, "--database-url", databaseURL, "--listen", "127.0.0.1:0")
+	status, body := testkit.ConsoleCLIGet(t, base+"tenants")
 	if status != http.StatusOK {
 		t.Fatalf("tenants: %d\n%s", status, body)
 	}
-	expectRows(t, "tenants", consoleTable(t, body, "tenants"), consoleRowNone, consoleRowAcme, consoleRowBeta, consoleRowCalm, consoleRowZeta, consoleRowXSS)
+	testkit.ExpectRows(t, "tenants", testkit.ConsoleTable(t, body, "tenants"), consoleRowNone, consoleRowAcme, consoleRowBeta, consoleRowCalm, consoleRowZeta, consoleRowXSS)
 	resp, err := http.Post(base+"runs/acme/a1/cancel", "application/x-www-form-urlencoded", strings.NewReader(""))
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +34,8 @@ func TestCLIConsole(t *testing.T) {
 		t.Fatalf("exit %d, output %q", code, rest)
 	}
 
-	base, stop = consoleCLI(t, "--database-url", databaseURL, "--listen", "127.0.0.1:0", "--allow-writes")
-	if status, body := consoleCLIGet(t, base+"tenants/acme"); status != http.StatusOK || !strings.Contains(body, `id="cap-form"`) {
+	base, stop = testkit.ConsoleCLI(t, "--database-url", databaseURL, "--listen", "127.0.0.1:0", "--allow-writes")
+	if status, body := testkit.ConsoleCLIGet(t, base+"tenants/acme"); status != http.StatusOK || !strings.Contains(body, `id="cap-form"`) {
 		t.Fatalf("tenant page with writes: %d\n%s", status, body)
 	}
 	if code, _ := stop(); code != cli.ExitOK {
@@ -109,7 +57,7 @@ func TestCLIConsoleRefusesBadArguments(t *testing.T) {
 		"unknown flag":   {[]string{"--public"}, cli.ExitUsage, "flag provided but not defined"},
 	} {
 		var stdout, stderr strings.Builder
-		if code := cli.Run(testContext(t), append([]string{"console"}, tc.args...), &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
+		if code := cli.Run(testkit.Context(t), append([]string{"console"}, tc.args...), &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("%s: exit %d, stderr %q", name, code, stderr.String())
 		}
 	}

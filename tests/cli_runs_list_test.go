@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // cliSeedRow is one run of the listing domain, with fixed times so output
@@ -41,7 +42,7 @@ func cliSeed(t *testing.T, pool *pgxpool.Pool) string {
 		if r.tenant != "" {
 			tenant = &r.tenant
 		}
-		execSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, `+cliSeedColumns+`,
+		testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, `+cliSeedColumns+`,
 			started_at, updated_at) values ($1, $2, $3, 'h1', '{"n": 1}', `+r.values+`, $4, $4)`,
 			r.runID, tenant, r.graph, r.startedAt)
 	}
@@ -84,13 +85,13 @@ const (
 // whether a run is claimed but never its token.
 func TestCLIRunsListTable(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := cliSeed(t, pool)
-	r := cliExpect(t, cli.ExitOK, "", "runs", "list", "--database-url", url)
-	cliWantLines(t, "runs list", r.stdout, cliListHeader, cliListR5, cliListR4, cliListR3, cliListR2, cliListR1)
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--database-url", url)
+	cliWantLines(t, "runs list", r.Stdout, cliListHeader, cliListR5, cliListR4, cliListR3, cliListR2, cliListR1)
 	token := cliQueryText(t, pool, `select claim_token::text from docket_runs where run_id = 'r3'`)
-	if strings.Contains(r.stdout, token) || r.stderr != "" {
-		t.Fatalf("runs list leaked the claim token or wrote stderr: %q %q", r.stdout, r.stderr)
+	if strings.Contains(r.Stdout, token) || r.Stderr != "" {
+		t.Fatalf("runs list leaked the claim token or wrote stderr: %q %q", r.Stdout, r.Stderr)
 	}
 }
 
@@ -98,7 +99,7 @@ func TestCLIRunsListTable(t *testing.T) {
 func cliQueryText(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) string {
 	t.Helper()
 	var v string
-	if err := pool.QueryRow(testContext(t), sql, args...).Scan(&v); err != nil {
+	if err := pool.QueryRow(testkit.Context(t), sql, args...).Scan(&v); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
 	return v
@@ -120,28 +121,28 @@ func cliNextCursor(t *testing.T, stdout string) string {
 // across every scope and within one.
 func TestCLIRunsListPages(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := cliSeed(t, pool)
-	first := cliExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "3", "--database-url", url)
-	cliWantLines(t, "page 1", first.stdout, cliListHeader, cliListR5, cliListR4, cliListR3,
+	first := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "3", "--database-url", url)
+	cliWantLines(t, "page 1", first.Stdout, cliListHeader, cliListR5, cliListR4, cliListR3,
 		"next: 2026-01-01T00:00:03Z/r3")
-	second := cliExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "3", "--after", cliNextCursor(t, first.stdout), "--database-url", url)
-	cliWantLines(t, "page 2", second.stdout, cliListHeader, cliListR2, cliListR1)
+	second := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "3", "--after", cliNextCursor(t, first.Stdout), "--database-url", url)
+	cliWantLines(t, "page 2", second.Stdout, cliListHeader, cliListR2, cliListR1)
 
 	// A page that ends exactly at the last run still prints no cursor.
-	exact := cliExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "2", "--after", "2026-01-01T00:00:03Z/r3", "--database-url", url)
-	cliWantLines(t, "exact last page", exact.stdout, cliListHeader, cliListR2, cliListR1)
+	exact := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "2", "--after", "2026-01-01T00:00:03Z/r3", "--database-url", url)
+	cliWantLines(t, "exact last page", exact.Stdout, cliListHeader, cliListR2, cliListR1)
 
-	scoped := cliExpect(t, cli.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--database-url", url)
-	cliWantLines(t, "scoped page 1", scoped.stdout, cliListHeader, cliListR2, "next: 2026-01-01T00:00:02Z/r2")
-	scoped = cliExpect(t, cli.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--after", cliNextCursor(t, scoped.stdout), "--database-url", url)
-	cliWantLines(t, "scoped page 2", scoped.stdout, cliListHeader, cliListR1)
+	scoped := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--database-url", url)
+	cliWantLines(t, "scoped page 1", scoped.Stdout, cliListHeader, cliListR2, "next: 2026-01-01T00:00:02Z/r2")
+	scoped = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--after", cliNextCursor(t, scoped.Stdout), "--database-url", url)
+	cliWantLines(t, "scoped page 2", scoped.Stdout, cliListHeader, cliListR1)
 }
 
 // --tenant, --tenantless, --status and --graph filter, alone and together.
 func TestCLIRunsListFilters(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := cliSeed(t, pool)
 	for _, c := range []struct {
 		args []string
@@ -155,8 +156,8 @@ func TestCLIRunsListFilters(t *testing.T) {
 		{[]string{"--tenant", "acme", "--status", "done"}, nil},
 		{[]string{"--tenant", "nobody"}, nil},
 	} {
-		r := cliExpect(t, cli.ExitOK, "", append(append([]string{"runs", "list"}, c.args...), "--database-url", url)...)
-		cliWantLines(t, "runs list "+strings.Join(c.args, " "), r.stdout, append([]string{cliListHeader}, c.want...)...)
+		r := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"runs", "list"}, c.args...), "--database-url", url)...)
+		cliWantLines(t, "runs list "+strings.Join(c.args, " "), r.Stdout, append([]string{cliListHeader}, c.want...)...)
 	}
 }
 
@@ -164,12 +165,12 @@ func TestCLIRunsListFilters(t *testing.T) {
 // the listing.
 func TestCLIRunsListJSON(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := cliSeed(t, pool)
-	r := cliExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--limit", "3", "--database-url", url)
-	lines := cliLines(r.stdout)
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--limit", "3", "--database-url", url)
+	lines := cliLines(r.Stdout)
 	if len(lines) != 4 {
-		t.Fatalf("runs list --json printed %d lines, want 3 runs and a cursor:\n%s", len(lines), r.stdout)
+		t.Fatalf("runs list --json printed %d lines, want 3 runs and a cursor:\n%s", len(lines), r.Stdout)
 	}
 	type line struct {
 		RunID         string  `json:"run_id"`
@@ -207,9 +208,9 @@ func TestCLIRunsListJSON(t *testing.T) {
 	if got[3] != (line{Next: "2026-01-01T00:00:03Z/r3"}) {
 		t.Fatalf("cursor line = %+v", got[3])
 	}
-	rest := cliExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--after", got[3].Next, "--database-url", url)
+	rest := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--after", got[3].Next, "--database-url", url)
 	var ids []string
-	for _, l := range cliLines(rest.stdout) {
+	for _, l := range cliLines(rest.Stdout) {
 		var v line
 		if err := json.Unmarshal([]byte(l), &v); err != nil {
 			t.Fatalf("%q: %v", l, err)
@@ -219,9 +220,9 @@ func TestCLIRunsListJSON(t *testing.T) {
 	if strings.Join(ids, ",") != "r2,r1" {
 		t.Fatalf("second JSON page = %v, want r2,r1 and no cursor", ids)
 	}
-	wake := cliExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--tenant", "acme", "--graph", "g1", "--database-url", url)
+	wake := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--tenant", "acme", "--graph", "g1", "--database-url", url)
 	var r1 line
-	if err := json.Unmarshal([]byte(wake.stdout), &r1); err != nil || r1.WakeAt == nil || *r1.WakeAt != "2026-01-01T00:00:00Z" {
+	if err := json.Unmarshal([]byte(wake.Stdout), &r1); err != nil || r1.WakeAt == nil || *r1.WakeAt != "2026-01-01T00:00:00Z" {
 		t.Fatalf("r1 as JSON = %+v (%v)", r1, err)
 	}
 }
@@ -248,10 +249,10 @@ func TestCLIRunsListErrors(t *testing.T) {
 		{[]string{"--force"}, "--force does not apply to runs list"},
 		{[]string{"--batch", "5"}, "--batch does not apply to runs list"},
 	} {
-		r := cliExpect(t, cli.ExitUsage, c.fragment, append(append([]string{"runs", "list"}, c.args...), "--database-url", unreachable)...)
-		if r.stdout != "" || !strings.Contains(r.stderr, "docket runs list [--tenant") {
-			t.Errorf("runs list %v: stdout %q, stderr lacks the list usage: %q", c.args, r.stdout, r.stderr)
+		r := testkit.CLIExpect(t, cli.ExitUsage, c.fragment, append(append([]string{"runs", "list"}, c.args...), "--database-url", unreachable)...)
+		if r.Stdout != "" || !strings.Contains(r.Stderr, "docket runs list [--tenant") {
+			t.Errorf("runs list %v: stdout %q, stderr lacks the list usage: %q", c.args, r.Stdout, r.Stderr)
 		}
 	}
-	cliExpect(t, cli.ExitFailure, "runs list: ", "runs", "list", "--database-url", unreachable)
+	testkit.CLIExpect(t, cli.ExitFailure, "runs list: ", "runs", "list", "--database-url", unreachable)
 }

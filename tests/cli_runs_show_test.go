@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // "docket runs show" prints the public and scheduling views of one run:
@@ -13,14 +14,14 @@ import (
 // --json prints the same as one object.
 func TestCLIRunsShow(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := cliSeed(t, pool)
-	execSQL(t, pool, `update docket_runs set latest_checkpoint_type = 'step', claim_abandons = 2, attempt = 2,
+	testkit.ExecSQL(t, pool, `update docket_runs set latest_checkpoint_type = 'step', claim_abandons = 2, attempt = 2,
 		errors = '[{"attempt": 1, "at": "2026-01-01T00:00:01.5+00:00", "kind": "panic", "error": "nil map"},
 		           {"attempt": 2, "at": "2026-01-01T00:00:02+00:00", "kind": "error", "error": "line one\nline \"two\""}]'
 		 where run_id = 'r3'`)
-	r := cliExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r3", "--database-url", url)
-	cliWantLines(t, "runs show beta r3", r.stdout,
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r3", "--database-url", url)
+	cliWantLines(t, "runs show beta r3", r.Stdout,
 		"scope: tenant:beta",
 		"run_id: r3",
 		"graph_id: g1",
@@ -47,7 +48,7 @@ func TestCLIRunsShow(t *testing.T) {
 		`error: attempt 1 at 2026-01-01T00:00:01.5Z panic "nil map"`,
 		`error: attempt 2 at 2026-01-01T00:00:02Z error "line one\nline \"two\""`,
 	)
-	r = cliExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r3", "--json", "--database-url", url)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r3", "--json", "--database-url", url)
 	var withErrors struct {
 		Attempt int `json:"attempt"`
 		Errors  []struct {
@@ -57,17 +58,17 @@ func TestCLIRunsShow(t *testing.T) {
 			Error   string `json:"error"`
 		} `json:"errors"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &withErrors); err != nil {
-		t.Fatalf("runs show --json printed %q: %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &withErrors); err != nil {
+		t.Fatalf("runs show --json printed %q: %v", r.Stdout, err)
 	}
 	if e := withErrors.Errors; withErrors.Attempt != 2 || len(e) != 2 || e[0].Attempt != 1 || e[0].At != "2026-01-01T00:00:01.5Z" ||
 		e[0].Kind != "panic" || e[0].Error != "nil map" || e[1].Error != "line one\nline \"two\"" {
 		t.Fatalf("runs show --json attempt and errors: %+v", withErrors)
 	}
-	r = cliExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r5", "--json", "--database-url", url)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r5", "--json", "--database-url", url)
 	var v map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
-		t.Fatalf("runs show --json printed %q: %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
+		t.Fatalf("runs show --json printed %q: %v", r.Stdout, err)
 	}
 	for key, want := range map[string]any{
 		"run_id": "r5", "scope": "tenant:beta", "status": "running", "claimed": false, "claimed_at": nil,
@@ -84,12 +85,12 @@ func TestCLIRunsShow(t *testing.T) {
 	if state, ok := v["state"].(map[string]any); !ok || state["n"] != 1.0 {
 		t.Errorf("runs show --json state = %#v", v["state"])
 	}
-	cliExpect(t, cli.ExitOK, "finished_at: 2026-01-01T00:02:00Z", "runs", "show", "--tenantless", "r4", "--database-url", url)
-	cliExpect(t, cli.ExitOK, "admission_state: queued", "runs", "show", "acme", "r1", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitOK, "finished_at: 2026-01-01T00:02:00Z", "runs", "show", "--tenantless", "r4", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitOK, "admission_state: queued", "runs", "show", "acme", "r1", "--database-url", url)
 
 	// Another scope's run reads as missing.
-	cliExpect(t, cli.ExitFailure, "not found", "runs", "show", "acme", "r3", "--database-url", url)
-	cliExpect(t, cli.ExitFailure, "not found", "runs", "show", "--tenantless", "r1", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitFailure, "not found", "runs", "show", "acme", "r3", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitFailure, "not found", "runs", "show", "--tenantless", "r1", "--database-url", url)
 	for _, args := range [][]string{
 		{"runs", "show", "beta"},
 		{"runs", "show"},
@@ -97,7 +98,7 @@ func TestCLIRunsShow(t *testing.T) {
 		{"runs", "show", "beta", "r3", "--limit", "2"},
 		{"runs", "show", "beta", "r3", "--force"},
 	} {
-		cliExpect(t, cli.ExitUsage, "docket runs show TENANT RUN_ID", append(args, "--database-url", url)...)
+		testkit.CLIExpect(t, cli.ExitUsage, "docket runs show TENANT RUN_ID", append(args, "--database-url", url)...)
 	}
 }
 
@@ -106,29 +107,29 @@ func TestCLIRunsShow(t *testing.T) {
 // with the database unchanged.
 func TestCLIRunsSignals(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := cliSeed(t, pool)
-	execSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status)
+	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status)
 		values ('w2', 'acme', 'g1', 'h1', '{}', 'waiting')`)
 
-	r := cliExpect(t, cli.ExitOK, "", "runs", "resume", "acme", "r2", "--database-url", url)
-	if len(cliLines(r.stdout)) != 6 || cliLines(r.stdout)[2] != "status: running" || cliLines(r.stdout)[0] != "scope: tenant:acme" {
-		t.Fatalf("runs resume printed %q", r.stdout)
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "resume", "acme", "r2", "--database-url", url)
+	if len(cliLines(r.Stdout)) != 6 || cliLines(r.Stdout)[2] != "status: running" || cliLines(r.Stdout)[0] != "scope: tenant:acme" {
+		t.Fatalf("runs resume printed %q", r.Stdout)
 	}
 	if got := cliQueryText(t, pool, `select status || ' ' || (wake_at is not null)::text from docket_runs where run_id = 'r2'`); got != "running true" {
 		t.Fatalf("r2 after resume: %s", got)
 	}
-	r = cliExpect(t, cli.ExitOK, "", "runs", "cancel", "beta", "r3", "--database-url", url)
-	cliWantLines(t, "runs cancel beta r3", r.stdout, "scope: tenant:beta", "run_id: r3", "status: cancelled", "step: 2", "checkpoint_seq: 3")
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where run_id = 'r3' and claim_token is null and finished_at is not null`); got != 1 {
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "cancel", "beta", "r3", "--database-url", url)
+	cliWantLines(t, "runs cancel beta r3", r.Stdout, "scope: tenant:beta", "run_id: r3", "status: cancelled", "step: 2", "checkpoint_seq: 3")
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where run_id = 'r3' and claim_token is null and finished_at is not null`); got != 1 {
 		t.Fatal("cancel left r3 claimed or unfinished")
 	}
-	cliExpect(t, cli.ExitOK, "status: cancelled", "runs", "cancel", "acme", "w2", "--database-url", url)
-	r = cliExpect(t, cli.ExitOK, "", "runs", "retry-poisoned", "beta", "r5", "--database-url", url)
-	if lines := cliLines(r.stdout); len(lines) != 6 || lines[1] != "run_id: r5" || lines[2] != "status: running" {
-		t.Fatalf("runs retry-poisoned printed %q", r.stdout)
+	testkit.CLIExpect(t, cli.ExitOK, "status: cancelled", "runs", "cancel", "acme", "w2", "--database-url", url)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "retry-poisoned", "beta", "r5", "--database-url", url)
+	if lines := cliLines(r.Stdout); len(lines) != 6 || lines[1] != "run_id: r5" || lines[2] != "status: running" {
+		t.Fatalf("runs retry-poisoned printed %q", r.Stdout)
 	}
-	if got := queryInt64(t, pool, `select claim_attempts from docket_runs where run_id = 'r5' and poisoned_at is null`); got != 0 {
+	if got := testkit.QueryInt64(t, pool, `select claim_attempts from docket_runs where run_id = 'r5' and poisoned_at is null`); got != 0 {
 		t.Fatalf("r5 after retry-poisoned has %d claim attempts", got)
 	}
 
@@ -154,7 +155,7 @@ func TestCLIRunsSignals(t *testing.T) {
 		{cli.ExitUsage, "--force does not apply to runs resume", []string{"resume", "acme", "r1", "--force"}},
 		{cli.ExitUsage, "--status does not apply to runs retry-poisoned", []string{"retry-poisoned", "acme", "r1", "--status", "done"}},
 	} {
-		cliExpect(t, c.code, c.fragment, append(append([]string{"runs"}, c.args...), "--database-url", url)...)
+		testkit.CLIExpect(t, c.code, c.fragment, append(append([]string{"runs"}, c.args...), "--database-url", url)...)
 	}
 	if after := admState(t, pool); after != before {
 		t.Fatalf("refused signals changed the database:\nbefore %s\nafter  %s", before, after)

@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // cliRunsInsert inserts a run of tenant (nil for tenantless) with status,
 // finished at finishedAt when the status is terminal.
 func cliRunsInsert(t *testing.T, url, runID string, tenant any, status string, finishedAt *time.Time) {
 	t.Helper()
-	pool := poolFor(t, url)
+	pool := testkit.PoolFor(t, url)
 	var wake any
 	if status == "running" {
 		wake = time.Now()
 	}
-	execSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, finished_at)
+	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, finished_at)
 		values ($1, $2, 'g', 'h1', $3, '{}', $4, $5)`, runID, tenant, status, wake, finishedAt)
 }
 
@@ -25,13 +26,13 @@ func cliRunsInsert(t *testing.T, url, runID string, tenant any, status string, f
 func TestCLIRunsHelp(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"runs", "--help"}, {"runs", "-h"}, {"help", "runs"}, {"runs", "retry", "--help"}, {"runs", "prune", "-h"}} {
-		r := cliExpect(t, cli.ExitOK, "", args...)
-		if !strings.HasPrefix(r.stdout, "docket runs <action>") || strings.Contains(r.stdout, "Exit codes:") || r.stderr != "" {
-			t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.stdout, r.stderr)
+		r := testkit.CLIExpect(t, cli.ExitOK, "", args...)
+		if !strings.HasPrefix(r.Stdout, "docket runs <action>") || strings.Contains(r.Stdout, "Exit codes:") || r.Stderr != "" {
+			t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.Stdout, r.Stderr)
 		}
 	}
-	if r := cliExpect(t, cli.ExitOK, "", "help"); !strings.Contains(r.stdout, "  runs       list, show, signal, retry or prune runs") {
-		t.Errorf("docket help lacks the runs command:\n%s", r.stdout)
+	if r := testkit.CLIExpect(t, cli.ExitOK, "", "help"); !strings.Contains(r.Stdout, "  runs       list, show, signal, retry or prune runs") {
+		t.Errorf("docket help lacks the runs command:\n%s", r.Stdout)
 	}
 }
 
@@ -40,7 +41,7 @@ func TestCLIRunsHelp(t *testing.T) {
 // (exit 1) and addresses the tenantless scope with --tenantless.
 func TestCLIRunsRetry(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := pool.Config().ConnString()
 	now := time.Now()
 	cliRunsInsert(t, url, "failed", "acme", "failed", &now)
@@ -48,22 +49,22 @@ func TestCLIRunsRetry(t *testing.T) {
 	cliRunsInsert(t, url, "queued", "acme", "running", nil)
 	cliRunsInsert(t, url, "loose", nil, "cancelled", &now)
 
-	r := cliExpect(t, cli.ExitOK, "", "runs", "retry", "acme", "failed", "--database-url", url)
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "retry", "acme", "failed", "--database-url", url)
 	for _, line := range []string{"scope: tenant:acme", "run_id: failed", "status: running", "checkpoint_seq: 0"} {
-		if !strings.Contains(r.stdout, line+"\n") {
-			t.Fatalf("runs retry lacks %q:\n%s", line, r.stdout)
+		if !strings.Contains(r.Stdout, line+"\n") {
+			t.Fatalf("runs retry lacks %q:\n%s", line, r.Stdout)
 		}
 	}
-	cliExpect(t, cli.ExitUsage, "invalid run transition", "runs", "retry", "acme", "failed", "--database-url", url)
-	cliExpect(t, cli.ExitUsage, "needs Force", "runs", "retry", "acme", "done", "--database-url", url)
-	cliExpect(t, cli.ExitUsage, "invalid run transition", "runs", "retry", "acme", "queued", "--database-url", url)
-	cliExpect(t, cli.ExitFailure, "not found", "runs", "retry", "beta", "failed", "--database-url", url)
-	cliExpect(t, cli.ExitOK, "status: running", "runs", "retry", "--force", "acme", "done", "--database-url", url)
-	cliExpect(t, cli.ExitOK, "scope: tenantless", "runs", "retry", "--tenantless", "loose", "--database-url", url)
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where status = 'running' and finished_at is null`); got != 4 {
+	testkit.CLIExpect(t, cli.ExitUsage, "invalid run transition", "runs", "retry", "acme", "failed", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitUsage, "needs Force", "runs", "retry", "acme", "done", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitUsage, "invalid run transition", "runs", "retry", "acme", "queued", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitFailure, "not found", "runs", "retry", "beta", "failed", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitOK, "status: running", "runs", "retry", "--force", "acme", "done", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitOK, "scope: tenantless", "runs", "retry", "--tenantless", "loose", "--database-url", url)
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where status = 'running' and finished_at is null`); got != 4 {
 		t.Fatalf("running runs after the retries = %d, want 4", got)
 	}
-	if got := queryInt64(t, pool, `select sum(unfinished_count) from docket_claim_schedule`); got != 4 {
+	if got := testkit.QueryInt64(t, pool, `select sum(unfinished_count) from docket_claim_schedule`); got != 4 {
 		t.Fatalf("unfinished count after the retries = %d, want 4", got)
 	}
 
@@ -75,7 +76,7 @@ func TestCLIRunsRetry(t *testing.T) {
 		{"runs", "nope"},
 		{"runs"},
 	} {
-		cliExpect(t, cli.ExitUsage, "", append(args, "--database-url", url)...)
+		testkit.CLIExpect(t, cli.ExitUsage, "", append(args, "--database-url", url)...)
 	}
 }
 
@@ -84,7 +85,7 @@ func TestCLIRunsRetry(t *testing.T) {
 // exit 2 before connecting.
 func TestCLIRunsPrune(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := pool.Config().ConnString()
 	old, recent := time.Now().Add(-2*time.Hour), time.Now().Add(-10*time.Minute)
 	for _, id := range []string{"old-1", "old-2", "old-3"} {
@@ -93,15 +94,15 @@ func TestCLIRunsPrune(t *testing.T) {
 	cliRunsInsert(t, url, "recent", "acme", "failed", &recent)
 	cliRunsInsert(t, url, "queued", "acme", "running", nil)
 
-	r := cliExpect(t, cli.ExitOK, "", "runs", "prune", "--finished-before", "1h", "--batch", "2", "--database-url", url)
-	if !strings.HasPrefix(r.stdout, "batch 1: deleted 2 (total 2)\nbatch 2: deleted 1 (total 3)\nfinished_before: ") ||
-		!strings.HasSuffix(r.stdout, "\ndeleted: 3\n") {
-		t.Fatalf("runs prune printed %q", r.stdout)
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "prune", "--finished-before", "1h", "--batch", "2", "--database-url", url)
+	if !strings.HasPrefix(r.Stdout, "batch 1: deleted 2 (total 2)\nbatch 2: deleted 1 (total 3)\nfinished_before: ") ||
+		!strings.HasSuffix(r.Stdout, "\ndeleted: 3\n") {
+		t.Fatalf("runs prune printed %q", r.Stdout)
 	}
-	cliExpect(t, cli.ExitOK, "deleted: 0", "runs", "prune", "--finished-before", "30d", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitOK, "deleted: 0", "runs", "prune", "--finished-before", "30d", "--database-url", url)
 	cutoff := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
-	cliExpect(t, cli.ExitOK, "deleted: 1\n", "runs", "prune", "--finished-before", cutoff, "--database-url", url)
-	if got := queryInt64(t, pool, `select count(*) from docket_runs`); got != 1 {
+	testkit.CLIExpect(t, cli.ExitOK, "deleted: 1\n", "runs", "prune", "--finished-before", cutoff, "--database-url", url)
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs`); got != 1 {
 		t.Fatalf("runs left = %d, want the queued one", got)
 	}
 
@@ -115,6 +116,6 @@ func TestCLIRunsPrune(t *testing.T) {
 		{"runs", "prune", "--finished-before", "1h", "--force"},
 		{"runs", "prune", "--finished-before", "1h", "acme"},
 	} {
-		cliExpect(t, cli.ExitUsage, "", append(args, "--database-url", unreachable)...)
+		testkit.CLIExpect(t, cli.ExitUsage, "", append(args, "--database-url", unreachable)...)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // cliScheduleLines are the "name: value" lines of a schedule as add, pause
@@ -24,46 +25,46 @@ func cliScheduleLines(scope, name, graph, cadence, zone, missed, paused, next, l
 // with exact output, typed exit codes and nothing changed on a refusal.
 func TestCLISchedules(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := pool.Config().ConnString()
-	client := openClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
+	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
 
-	r := cliExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "nightly", "--cron", "30 2 * * *", "--time-zone", "Europe/Berlin",
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "nightly", "--cron", "30 2 * * *", "--time-zone", "Europe/Berlin",
 		"--graph", "report", "--graph-hash", "v1", "--start", "2026-12-01T10:00:00Z", "--database-url", url)
-	cliWantLines(t, "add nightly", r.stdout, cliScheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
+	cliWantLines(t, "add nightly", r.Stdout, cliScheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
 		"skip", "no", "2026-12-02T01:30:00Z", "none", 1)...)
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "add", "--tenantless", "pulse", "--every", "90s", "--missed-ticks", "all",
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "--tenantless", "pulse", "--every", "90s", "--missed-ticks", "all",
 		"--graph", "ping", "--graph-hash", "v1", "--state", `{"n": 1}`, "--start", "2026-12-01T10:00:00Z", "--database-url", url)
-	cliWantLines(t, "add pulse", r.stdout, cliScheduleLines("tenantless", "pulse", "ping", "every 90s", "UTC",
+	cliWantLines(t, "add pulse", r.Stdout, cliScheduleLines("tenantless", "pulse", "ping", "every 90s", "UTC",
 		"all", "no", "2026-12-01T10:01:30Z", "none", 1)...)
-	cliExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "hourly", "--every", "1h", "--graph", "report", "--graph-hash", "v1",
+	testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "hourly", "--every", "1h", "--graph", "report", "--graph-hash", "v1",
 		"--start", "2026-12-01T10:00:00Z", "--database-url", url)
 
 	const header = "SCOPE NAME CADENCE ZONE MISSED PAUSED NEXT_TICK LAST_TICK VERSION"
 	pulse := "tenantless pulse every 90s UTC all no 2026-12-01T10:01:30Z none 1"
 	hourly := "tenant:acme hourly every 1h UTC skip no 2026-12-01T11:00:00Z none 1"
 	nightly := "tenant:acme nightly 30 2 * * * Europe/Berlin skip no 2026-12-02T01:30:00Z none 1"
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url)
-	cliWantLines(t, "list", r.stdout, header, pulse, hourly, nightly)
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "list", "--limit", "2", "--database-url", url)
-	cliWantLines(t, "list page 1", r.stdout, header, pulse, hourly, "next: tenant:acme/hourly")
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "list", "--limit", "2", "--after", cliNextCursor(t, r.stdout), "--database-url", url)
-	cliWantLines(t, "list page 2", r.stdout, header, nightly)
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "list", "--tenant", "acme", "--limit", "1", "--database-url", url)
-	cliWantLines(t, "list acme", r.stdout, header, hourly, "next: tenant:acme/hourly")
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "list", "--tenantless", "--json", "--database-url", url)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url)
+	cliWantLines(t, "list", r.Stdout, header, pulse, hourly, nightly)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--limit", "2", "--database-url", url)
+	cliWantLines(t, "list page 1", r.Stdout, header, pulse, hourly, "next: tenant:acme/hourly")
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--limit", "2", "--after", cliNextCursor(t, r.Stdout), "--database-url", url)
+	cliWantLines(t, "list page 2", r.Stdout, header, nightly)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--tenant", "acme", "--limit", "1", "--database-url", url)
+	cliWantLines(t, "list acme", r.Stdout, header, hourly, "next: tenant:acme/hourly")
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--tenantless", "--json", "--database-url", url)
 	if want := `{"scope":"tenantless","name":"pulse","graph_id":"ping","graph_hash":"v1","state":{"n":1},"cron":null,` +
 		`"every_seconds":90,"time_zone":"UTC","missed_ticks":"all","paused":false,"paused_at":null,` +
-		`"next_tick_at":"2026-12-01T10:01:30Z","last_tick_at":null,"version":1}` + "\n"; r.stdout != want {
-		t.Fatalf("list --json printed\n%s\nwant\n%s", r.stdout, want)
+		`"next_tick_at":"2026-12-01T10:01:30Z","last_tick_at":null,"version":1}` + "\n"; r.Stdout != want {
+		t.Fatalf("list --json printed\n%s\nwant\n%s", r.Stdout, want)
 	}
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "list", "--json", "--limit", "1", "--database-url", url)
-	if lines := cliLines(r.stdout); len(lines) != 2 || lines[1] != `{"next":"tenantless/pulse"}` {
-		t.Fatalf("list --json --limit 1 printed %q", r.stdout)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--json", "--limit", "1", "--database-url", url)
+	if lines := cliLines(r.Stdout); len(lines) != 2 || lines[1] != `{"next":"tenantless/pulse"}` {
+		t.Fatalf("list --json --limit 1 printed %q", r.Stdout)
 	}
 
 	// Refusals exit 2 or 3 and change nothing.
-	before := cliExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url).stdout
+	before := testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url).Stdout
 	for _, tc := range []struct {
 		code   int
 		stderr string
@@ -82,30 +83,30 @@ func TestCLISchedules(t *testing.T) {
 		{cli.ExitFailure, "docket: schedules resume: not found: schedule \"nope\" in tenant:acme\n",
 			[]string{"resume", "acme", "nope"}},
 	} {
-		r := cliRun(t, append(append([]string{"schedules"}, tc.args...), "--database-url", url)...)
-		if r.code != tc.code || r.stderr != tc.stderr || r.stdout != "" {
-			t.Errorf("schedules %s: exit %d\nstdout %q\nstderr %q\nwant exit %d, stderr %q", strings.Join(tc.args, " "), r.code, r.stdout, r.stderr, tc.code, tc.stderr)
+		r := testkit.CLIRun(t, append(append([]string{"schedules"}, tc.args...), "--database-url", url)...)
+		if r.Code != tc.code || r.Stderr != tc.stderr || r.Stdout != "" {
+			t.Errorf("schedules %s: exit %d\nstdout %q\nstderr %q\nwant exit %d, stderr %q", strings.Join(tc.args, " "), r.Code, r.Stdout, r.Stderr, tc.code, tc.stderr)
 		}
 	}
-	if after := cliExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url).stdout; after != before {
+	if after := testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url).Stdout; after != before {
 		t.Fatalf("refusals changed the schedules:\n%s\nwas\n%s", after, before)
 	}
-	cliExpect(t, cli.ExitUsage, "--json does not apply to schedules pause", "schedules", "pause", "acme", "nightly", "--json", "--database-url", url)
-	cliExpect(t, cli.ExitUsage, `--start "tomorrow" is not an RFC 3339 time`, "schedules", "add", "acme", "x", "--every", "1m", "--start", "tomorrow", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitUsage, "--json does not apply to schedules pause", "schedules", "pause", "acme", "nightly", "--json", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitUsage, `--start "tomorrow" is not an RFC 3339 time`, "schedules", "add", "acme", "x", "--every", "1m", "--start", "tomorrow", "--database-url", url)
 
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "pause", "acme", "nightly", "--expected-version", "1", "--database-url", url)
-	paused := scFetch(t, client, docket.Tenant("acme"), "nightly")
-	cliWantLines(t, "pause", r.stdout, cliScheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "pause", "acme", "nightly", "--expected-version", "1", "--database-url", url)
+	paused := testkit.ScheduleFetch(t, client, docket.Tenant("acme"), "nightly")
+	cliWantLines(t, "pause", r.Stdout, cliScheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
 		"skip", "since "+paused.PausedAt.UTC().Format(time.RFC3339Nano), "2026-12-02T01:30:00Z", "none", 2)...)
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "resume", "acme", "nightly", "--database-url", url)
-	resumed := scFetch(t, client, docket.Tenant("acme"), "nightly")
-	cliWantLines(t, "resume", r.stdout, cliScheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "resume", "acme", "nightly", "--database-url", url)
+	resumed := testkit.ScheduleFetch(t, client, docket.Tenant("acme"), "nightly")
+	cliWantLines(t, "resume", r.Stdout, cliScheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
 		"skip", "no", resumed.NextTickAt.UTC().Format(time.RFC3339Nano), "none", 3)...)
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "remove", "acme", "nightly", "--expected-version", "3", "--database-url", url)
-	cliWantLines(t, "remove", r.stdout, "scope: tenant:acme", "name: nightly", "removed: yes")
-	cliExpect(t, cli.ExitFailure, `not found: schedule "nightly" in tenant:acme`, "schedules", "remove", "acme", "nightly", "--database-url", url)
-	r = cliExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url)
-	cliWantLines(t, "list after remove", r.stdout, header, pulse, hourly)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "remove", "acme", "nightly", "--expected-version", "3", "--database-url", url)
+	cliWantLines(t, "remove", r.Stdout, "scope: tenant:acme", "name: nightly", "removed: yes")
+	testkit.CLIExpect(t, cli.ExitFailure, `not found: schedule "nightly" in tenant:acme`, "schedules", "remove", "acme", "nightly", "--database-url", url)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url)
+	cliWantLines(t, "list after remove", r.Stdout, header, pulse, hourly)
 }
 
 // --help on "docket schedules" and each of its actions prints only that
@@ -124,23 +125,23 @@ func TestCLISchedulesHelp(t *testing.T) {
 			append(strings.Fields(action), "--help"),
 			append(strings.Fields(action), "acme", "x", "-h"),
 		} {
-			r := cliExpect(t, cli.ExitOK, "", args...)
-			if !strings.HasPrefix(r.stdout, head) || r.stderr != "" || strings.Contains(r.stdout, "Exit codes:") {
-				t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.stdout, r.stderr)
+			r := testkit.CLIExpect(t, cli.ExitOK, "", args...)
+			if !strings.HasPrefix(r.Stdout, head) || r.Stderr != "" || strings.Contains(r.Stdout, "Exit codes:") {
+				t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.Stdout, r.Stderr)
 			}
 			for other, otherHead := range heads {
-				if other != action && strings.Contains(r.stdout, otherHead) {
+				if other != action && strings.Contains(r.Stdout, otherHead) {
 					t.Errorf("docket %s printed the usage of %s too", strings.Join(args, " "), other)
 				}
 			}
 		}
 	}
 	for _, args := range [][]string{{"schedules", "--help"}, {"schedules", "-h"}, {"help", "schedules"}} {
-		r := cliExpect(t, cli.ExitOK, "", args...)
-		if !strings.HasPrefix(r.stdout, "docket schedules <action>") || r.stderr != "" {
-			t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.stdout, r.stderr)
+		r := testkit.CLIExpect(t, cli.ExitOK, "", args...)
+		if !strings.HasPrefix(r.Stdout, "docket schedules <action>") || r.Stderr != "" {
+			t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.Stdout, r.Stderr)
 		}
 	}
-	cliExpect(t, cli.ExitUsage, "schedules: missing action", "schedules")
-	cliExpect(t, cli.ExitUsage, `schedules: unknown action "edit"`, "schedules", "edit")
+	testkit.CLIExpect(t, cli.ExitUsage, "schedules: missing action", "schedules")
+	testkit.CLIExpect(t, cli.ExitUsage, `schedules: unknown action "edit"`, "schedules", "edit")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -23,15 +24,15 @@ const (
 // beta an override, admissions over it, an epoch and a parked partition.
 func cliTenantsSeed(t *testing.T) (string, func() string) {
 	t.Helper()
-	pool := newPool(t)
-	openClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 4}})
+	pool := testkit.NewPool(t)
+	testkit.OpenClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 4}})
 	url := cliSeed(t, pool)
-	execSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at, tenant_admitted_at)
+	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at, tenant_admitted_at)
 		values ('r6', 'beta', 'g1', 'h1', '{}', 'running', now() - interval '1 minute', now())`)
-	execSQL(t, pool, `update docket_runs set tenant_admitted_at = now() where run_id = 'r3'`)
-	cliExpect(t, cli.ExitOK, "", "policy", "set-override", "beta", "1", "--database-url", url)
-	execSQL(t, pool, `update docket_claim_partitions set admission_epoch = 5 where scope_key = 'beta'`)
-	execSQL(t, pool, `update docket_claim_schedule set parked_until = '2031-01-02T03:04:05Z' where scope_key = 'beta'`)
+	testkit.ExecSQL(t, pool, `update docket_runs set tenant_admitted_at = now() where run_id = 'r3'`)
+	testkit.CLIExpect(t, cli.ExitOK, "", "policy", "set-override", "beta", "1", "--database-url", url)
+	testkit.ExecSQL(t, pool, `update docket_claim_partitions set admission_epoch = 5 where scope_key = 'beta'`)
+	testkit.ExecSQL(t, pool, `update docket_claim_schedule set parked_until = '2031-01-02T03:04:05Z' where scope_key = 'beta'`)
 	return url, func() string { return admState(t, pool) }
 }
 
@@ -40,20 +41,20 @@ func cliTenantsSeed(t *testing.T) (string, func() string) {
 func TestCLITenantsList(t *testing.T) {
 	t.Parallel()
 	url, _ := cliTenantsSeed(t)
-	r := cliExpect(t, cli.ExitOK, "", "tenants", "list", "--database-url", url)
-	cliWantLines(t, "tenants list", r.stdout, cliTenantsHeader, cliTenantsNone, cliTenantsAcme, cliTenantsBeta)
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--database-url", url)
+	cliWantLines(t, "tenants list", r.Stdout, cliTenantsHeader, cliTenantsNone, cliTenantsAcme, cliTenantsBeta)
 
-	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--database-url", url)
-	cliWantLines(t, "tenants page 1", r.stdout, cliTenantsHeader, cliTenantsNone, cliTenantsAcme, "next: tenant:acme")
-	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--after", cliNextCursor(t, r.stdout), "--database-url", url)
-	cliWantLines(t, "tenants page 2", r.stdout, cliTenantsHeader, cliTenantsBeta)
-	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--after", "tenantless", "--limit", "1", "--database-url", url)
-	cliWantLines(t, "tenants after tenantless", r.stdout, cliTenantsHeader, cliTenantsAcme, "next: tenant:acme")
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--database-url", url)
+	cliWantLines(t, "tenants page 1", r.Stdout, cliTenantsHeader, cliTenantsNone, cliTenantsAcme, "next: tenant:acme")
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--after", cliNextCursor(t, r.Stdout), "--database-url", url)
+	cliWantLines(t, "tenants page 2", r.Stdout, cliTenantsHeader, cliTenantsBeta)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--after", "tenantless", "--limit", "1", "--database-url", url)
+	cliWantLines(t, "tenants after tenantless", r.Stdout, cliTenantsHeader, cliTenantsAcme, "next: tenant:acme")
 
-	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--json", "--limit", "2", "--after", "tenantless", "--database-url", url)
-	lines := cliLines(r.stdout)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--json", "--limit", "2", "--after", "tenantless", "--database-url", url)
+	lines := cliLines(r.Stdout)
 	if len(lines) != 2 {
-		t.Fatalf("tenants list --json printed %q", r.stdout)
+		t.Fatalf("tenants list --json printed %q", r.Stdout)
 	}
 	var beta map[string]any
 	if err := json.Unmarshal([]byte(lines[1]), &beta); err != nil {
@@ -72,9 +73,9 @@ func TestCLITenantsList(t *testing.T) {
 			t.Errorf("beta as JSON %s = %#v, want %#v", key, beta[key], v)
 		}
 	}
-	r = cliExpect(t, cli.ExitOK, "", "tenants", "list", "--json", "--limit", "1", "--database-url", url)
-	if lines := cliLines(r.stdout); len(lines) != 2 || lines[1] != `{"next":"tenantless"}` {
-		t.Fatalf("tenants list --json --limit 1 printed %q", r.stdout)
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--json", "--limit", "1", "--database-url", url)
+	if lines := cliLines(r.Stdout); len(lines) != 2 || lines[1] != `{"next":"tenantless"}` {
+		t.Fatalf("tenants list --json --limit 1 printed %q", r.Stdout)
 	}
 }
 
@@ -83,17 +84,17 @@ func TestCLITenantsShow(t *testing.T) {
 	t.Parallel()
 	url, state := cliTenantsSeed(t)
 	for _, scope := range [][]string{{"beta"}, {"acme"}, {"--tenantless"}, {"never-seen"}} {
-		show := cliExpect(t, cli.ExitOK, "", append(append([]string{"tenants", "show"}, scope...), "--database-url", url)...)
-		inspect := cliExpect(t, cli.ExitOK, "", append(append([]string{"policy", "inspect"}, scope...), "--database-url", url)...)
-		if show.stdout != inspect.stdout {
-			t.Fatalf("tenants show %v printed\n%s\npolicy inspect printed\n%s", scope, show.stdout, inspect.stdout)
+		show := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"tenants", "show"}, scope...), "--database-url", url)...)
+		inspect := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"policy", "inspect"}, scope...), "--database-url", url)...)
+		if show.Stdout != inspect.Stdout {
+			t.Fatalf("tenants show %v printed\n%s\npolicy inspect printed\n%s", scope, show.Stdout, inspect.Stdout)
 		}
 	}
-	r := cliExpect(t, cli.ExitOK, "", "tenants", "show", "beta", "--database-url", url)
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "show", "beta", "--database-url", url)
 	for _, line := range []string{"scope: tenant:beta", "effective_max_active_runs: 1", "source: override", "admission_epoch: 5",
 		"unfinished: 3", "parked: until 2031-01-02T03:04:05Z", "admitted_ready: 1", "admitted_claimed: 1", "debt: 1"} {
-		if !strings.Contains(r.stdout, line+"\n") {
-			t.Fatalf("tenants show beta lacks %q:\n%s", line, r.stdout)
+		if !strings.Contains(r.Stdout, line+"\n") {
+			t.Fatalf("tenants show beta lacks %q:\n%s", line, r.Stdout)
 		}
 	}
 
@@ -114,7 +115,7 @@ func TestCLITenantsShow(t *testing.T) {
 		{"tenants", "explode"},
 		{"tenants"},
 	} {
-		cliExpect(t, cli.ExitUsage, "", append(args, "--database-url", url)...)
+		testkit.CLIExpect(t, cli.ExitUsage, "", append(args, "--database-url", url)...)
 	}
 	if after := state(); after != before {
 		t.Fatalf("refused tenants commands changed the database:\nbefore %s\nafter  %s", before, after)
@@ -125,12 +126,12 @@ func TestCLITenantsShow(t *testing.T) {
 // has no effective cap: exit 1 with the hint policy prints.
 func TestCLITenantsNotInitialized(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	url := cliSeed(t, pool)
 	for _, args := range [][]string{{"tenants", "list"}, {"tenants", "show", "acme"}} {
-		r := cliExpect(t, cli.ExitFailure, "not initialized", append(args, "--database-url", url)...)
-		if !strings.Contains(r.stderr, "start the application once") || r.stdout != "" {
-			t.Fatalf("docket %v printed %q / %q", args, r.stdout, r.stderr)
+		r := testkit.CLIExpect(t, cli.ExitFailure, "not initialized", append(args, "--database-url", url)...)
+		if !strings.Contains(r.Stderr, "start the application once") || r.Stdout != "" {
+			t.Fatalf("docket %v printed %q / %q", args, r.Stdout, r.Stderr)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // docket version prints the build's version and the schema version the
@@ -17,16 +18,16 @@ func TestCLIVersionAndUnknownCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := cliExpect(t, cli.ExitOK, "", "version")
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if r.stderr != "" || len(lines) < 3 || !strings.HasPrefix(lines[0], "docket ") ||
-		!strings.Contains(r.stdout, "\nschema "+schema+"\n") || !strings.HasPrefix(lines[len(lines)-1], "go go1.") {
-		t.Fatalf("version printed\nstdout: %q\nstderr: %q", r.stdout, r.stderr)
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "version")
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+	if r.Stderr != "" || len(lines) < 3 || !strings.HasPrefix(lines[0], "docket ") ||
+		!strings.Contains(r.Stdout, "\nschema "+schema+"\n") || !strings.HasPrefix(lines[len(lines)-1], "go go1.") {
+		t.Fatalf("version printed\nstdout: %q\nstderr: %q", r.Stdout, r.Stderr)
 	}
-	cliExpect(t, cli.ExitUsage, "version: unexpected argument", "version", "extra")
-	cliExpect(t, cli.ExitOK, "docket version", "version", "--help")
-	unknown := cliExpect(t, cli.ExitUsage, "", "frobnicate")
-	if unknown.stdout != "" || unknown.stderr != "docket: unknown command \"frobnicate\" (docket help lists the commands)\n" {
-		t.Fatalf("unknown command printed\nstdout: %q\nstderr: %q", unknown.stdout, unknown.stderr)
+	testkit.CLIExpect(t, cli.ExitUsage, "version: unexpected argument", "version", "extra")
+	testkit.CLIExpect(t, cli.ExitOK, "docket version", "version", "--help")
+	unknown := testkit.CLIExpect(t, cli.ExitUsage, "", "frobnicate")
+	if unknown.Stdout != "" || unknown.Stderr != "docket: unknown command \"frobnicate\" (docket help lists the commands)\n" {
+		t.Fatalf("unknown command printed\nstdout: %q\nstderr: %q", unknown.Stdout, unknown.Stderr)
 	}
 }

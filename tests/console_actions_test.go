@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // consoleOverride reads a partition's override and version.
@@ -14,7 +16,7 @@ func consoleOverride(t testing.TB, d consoleDomain, scope string) string {
 	t.Helper()
 	var capValue *int32
 	var version int64
-	if err := d.pool.QueryRow(testContext(t), `select max_active, partition_version from docket_claim_partitions where scope_key = $1`, scope).
+	if err := d.pool.QueryRow(testkit.Context(t), `select max_active, partition_version from docket_claim_partitions where scope_key = $1`, scope).
 		Scan(&capValue, &version); err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +31,7 @@ func consoleStatus(t testing.TB, d consoleDomain, runID string) string {
 	t.Helper()
 	var status string
 	var poisoned bool
-	if err := d.pool.QueryRow(testContext(t), `select status, poisoned_at is not null from docket_runs where run_id = $1`, runID).
+	if err := d.pool.QueryRow(testkit.Context(t), `select status, poisoned_at is not null from docket_runs where run_id = $1`, runID).
 		Scan(&status, &poisoned); err != nil {
 		t.Fatal(err)
 	}
@@ -61,16 +63,16 @@ func TestConsoleCapEdit(t *testing.T) {
 		t.Fatalf("after set: %s, want 3@1", got)
 	}
 	r = first.getURL(r.location).expect(t, "after set", http.StatusOK)
-	if got := consoleFacts(t, r.body, "notice"); got != "Cap override saved (partition version 1)." {
+	if got := testkit.ConsoleFacts(t, r.body, "notice"); got != "Cap override saved (partition version 1)." {
 		t.Errorf("notice %q", got)
 	}
-	if got := consoleFacts(t, r.body, "cap") + " " + consoleFacts(t, r.body, "source"); got != "3 override" {
+	if got := testkit.ConsoleFacts(t, r.body, "cap") + " " + testkit.ConsoleFacts(t, r.body, "source"); got != "3 override" {
 		t.Errorf("after set the page shows %q", got)
 	}
 
 	r = second.post("/tenants/acme/cap", url.Values{"csrf_token": {consoleCSRF(t, stalePage.body)}, "expected_version": {"0"}, "op": {"set"}, "cap": {"7"}}).
 		expect(t, "stale set", http.StatusConflict)
-	if got := consoleFacts(t, r.body, "error"); got != "Stale edit: the form was for version 0, but the override is now at version 1. Nothing was changed; the form below holds the current version." {
+	if got := testkit.ConsoleFacts(t, r.body, "error"); got != "Stale edit: the form was for version 0, but the override is now at version 1. Nothing was changed; the form below holds the current version." {
 		t.Errorf("stale message %q", got)
 	}
 	if !strings.Contains(r.body, `name="expected_version" value="1"`) {
@@ -156,7 +158,7 @@ func TestConsoleRunActions(t *testing.T) {
 	if got := consoleStatus(t, d, "a3"); got != "running" {
 		t.Errorf("a3 after resume: %s", got)
 	}
-	if got := consoleFacts(t, c.getURL(r.location).body, "notice"); got != "Run resumed." {
+	if got := testkit.ConsoleFacts(t, c.getURL(r.location).body, "notice"); got != "Run resumed." {
 		t.Errorf("resume notice %q", got)
 	}
 	act("/runs/acme/ap/retry-poisoned", http.StatusSeeOther)
@@ -178,8 +180,8 @@ func TestConsoleRunActions(t *testing.T) {
 
 	// Refused transitions change nothing.
 	r = act("/runs/beta/b3/cancel", http.StatusUnprocessableEntity)
-	if !strings.Contains(consoleFacts(t, r.body, "error"), "invalid run transition") {
-		t.Errorf("cancel of a done run: %q", consoleFacts(t, r.body, "error"))
+	if !strings.Contains(testkit.ConsoleFacts(t, r.body, "error"), "invalid run transition") {
+		t.Errorf("cancel of a done run: %q", testkit.ConsoleFacts(t, r.body, "error"))
 	}
 	act("/runs/beta/b3/retry", http.StatusUnprocessableEntity)
 	act("/runs/acme/a1/resume", http.StatusUnprocessableEntity)

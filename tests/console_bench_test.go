@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket-go/console"
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -22,19 +23,19 @@ const consoleBenchPartitions = 100_000
 // and claimed), every hundredth one more parked timer, the rest are empty.
 func consoleBenchDomain(b *testing.B) *pgxpool.Pool {
 	b.Helper()
-	pool := newPool(b)
-	openClient(b, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
-	execSQL(b, pool, `insert into docket_claim_partitions (scope_key)
+	pool := testkit.NewPool(b)
+	testkit.OpenClient(b, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
+	testkit.ExecSQL(b, pool, `insert into docket_claim_partitions (scope_key)
 		select 't' || lpad(i::text, 6, '0') from generate_series(1, $1::int) i`, consoleBenchPartitions)
-	execSQL(b, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
+	testkit.ExecSQL(b, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
 		select 'r' || i || '-' || k, 't' || lpad(i::text, 6, '0'), 'g', 'h', '{}', 'running', now() - interval '1 minute'
 		  from generate_series(10, $1::int, 10) i, generate_series(1, 3) k`, consoleBenchPartitions)
-	execSQL(b, pool, `update docket_runs set wake_at = null, claim_token = gen_random_uuid(), claimed_at = now(), tenant_admitted_at = now()
+	testkit.ExecSQL(b, pool, `update docket_runs set wake_at = null, claim_token = gen_random_uuid(), claimed_at = now(), tenant_admitted_at = now()
 		where run_id like '%-1'`)
-	execSQL(b, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
+	testkit.ExecSQL(b, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
 		select 'timer' || i, 't' || lpad(i::text, 6, '0'), 'g', 'h', '{}', 'running', now() + interval '1 day'
 		  from generate_series(100, $1::int, 100) i`, consoleBenchPartitions)
-	execSQL(b, pool, `analyze`)
+	testkit.ExecSQL(b, pool, `analyze`)
 	return pool
 }
 
@@ -43,7 +44,7 @@ func consoleBenchDomain(b *testing.B) *pgxpool.Pool {
 // page near the end, reported as first-ms, deep-ms and their ratio deep/first.
 func BenchmarkConsoleTenantsPage(b *testing.B) {
 	pool := consoleBenchDomain(b)
-	h, err := console.New(testContext(b), console.Config{Pool: pool})
+	h, err := console.New(testkit.Context(b), console.Config{Pool: pool})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // consoleScreenshotsEnv names a directory that receives the browser test's
@@ -113,13 +115,13 @@ func TestConsoleBrowser(t *testing.T) {
 	if got := consoleBrowserText(t, tab, "#engine") + " " + consoleBrowserText(t, tab, "#ring-size"); got != "tenant_fair 4" {
 		t.Fatalf("domain page shows %q", got)
 	}
-	if n := queryInt64(t, d.pool, `select count(*) from docket_claim_schedule where unfinished_count > 0`); n != 4 {
+	if n := testkit.QueryInt64(t, d.pool, `select count(*) from docket_claim_schedule where unfinished_count > 0`); n != 4 {
 		t.Fatalf("ring size in the database: %d", n)
 	}
 	shot(tab, "domain")
 	// The live section refreshes in place (every 5 s): a run cancelled now
 	// shows up without a reload.
-	execSQL(t, d.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, finished_at)
+	testkit.ExecSQL(t, d.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, finished_at)
 		values ('z9', 'acme', 'send', 'h1', '{}', 'cancelled', now())`)
 	consoleDo(t, tab, "live refresh", chromedp.WaitVisible(chromedp.Search(`//td[@id="runs-cancelled"][normalize-space()="1"]`)))
 
@@ -128,7 +130,7 @@ func TestConsoleBrowser(t *testing.T) {
 	if got := consoleBrowserText(t, tab, "#tenants tbody tr:first-child td:first-child"); got != "acme" {
 		t.Fatalf("first tenant by unfinished: %q", got)
 	}
-	if n := queryInt64(t, d.pool, `select unfinished_count from docket_claim_schedule where scope_key = 'acme'`); n != 4 {
+	if n := testkit.QueryInt64(t, d.pool, `select unfinished_count from docket_claim_schedule where scope_key = 'acme'`); n != 4 {
 		t.Fatalf("acme's unfinished count in the database: %d", n)
 	}
 	shot(tab, "tenants")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/docketrun/docket-go/console"
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -45,8 +46,8 @@ const consoleXSS = "zz<script>alert(1)</script>"
 // a3, b1, b2, b3, n1, x1, c1, ap.
 func consoleSeed(t testing.TB) consoleDomain {
 	t.Helper()
-	pool := newPool(t)
-	client := openClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
 	// Times are SQL expressions, "" meaning null; ids and documents are
 	// parameters.
 	due := "now() - interval '1 minute'"
@@ -87,24 +88,24 @@ func consoleSeed(t testing.TB) consoleDomain {
 		if r.tenant != "" {
 			tenant = r.tenant
 		}
-		execSQL(t, pool, stmt, r.id, tenant, r.graph, `{"run": "`+r.id+`", "n": [1, 2]}`, r.status, r.minute, attempts)
+		testkit.ExecSQL(t, pool, stmt, r.id, tenant, r.graph, `{"run": "`+r.id+`", "n": [1, 2]}`, r.status, r.minute, attempts)
 	}
-	execSQL(t, pool, `insert into docket_claim_partitions (scope_key) values ('zeta')`)
-	if _, err := client.PutClaimPolicyOverride(testContext(t), docket.Tenant("beta"), 1, docket.ClaimPolicyWriteOptions{}); err != nil {
+	testkit.ExecSQL(t, pool, `insert into docket_claim_partitions (scope_key) values ('zeta')`)
+	if _, err := client.PutClaimPolicyOverride(testkit.Context(t), docket.Tenant("beta"), 1, docket.ClaimPolicyWriteOptions{}); err != nil {
 		t.Fatalf("override: %v", err)
 	}
-	execSQL(t, pool, `update docket_claim_partitions set admission_epoch = 5 where scope_key = 'beta'`)
-	execSQL(t, pool, `update docket_claim_schedule set parked_until = '2031-01-02T03:04:05Z' where scope_key = 'calm'`)
-	execSQL(t, pool, `update docket_claim_policy set scan_ring_position = 2`)
+	testkit.ExecSQL(t, pool, `update docket_claim_partitions set admission_epoch = 5 where scope_key = 'beta'`)
+	testkit.ExecSQL(t, pool, `update docket_claim_schedule set parked_until = '2031-01-02T03:04:05Z' where scope_key = 'calm'`)
+	testkit.ExecSQL(t, pool, `update docket_claim_policy set scan_ring_position = 2`)
 	// Every write, b1's claim, the two finishes and the poison fall 10 s into the minute
 	// five minutes ago, which stays inside the 15-minute window however the
 	// clock moves during the test.
 	var minute time.Time
-	if err := pool.QueryRow(testContext(t), `select date_trunc('minute', now()) - interval '5 minutes'`).Scan(&minute); err != nil {
+	if err := pool.QueryRow(testkit.Context(t), `select date_trunc('minute', now()) - interval '5 minutes'`).Scan(&minute); err != nil {
 		t.Fatal(err)
 	}
 	at := minute.Add(10 * time.Second)
-	execSQL(t, pool, `update docket_runs set updated_at = $1::timestamptz,
+	testkit.ExecSQL(t, pool, `update docket_runs set updated_at = $1::timestamptz,
 		claimed_at = case when claimed_at is null then null else $1::timestamptz end,
 		finished_at = case when finished_at is null then null else $1::timestamptz end,
 		poisoned_at = case when poisoned_at is null then null else $1::timestamptz end`, at)
@@ -125,7 +126,7 @@ func consoleTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:0
 // wrapped by wrap when it is non-nil, and returns the server.
 func consoleServer(t testing.TB, pool *pgxpool.Pool, writes bool, wrap func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
-	h, err := console.New(testContext(t), console.Config{Pool: pool, Prefix: consolePrefix, AllowWrites: writes})
+	h, err := console.New(testkit.Context(t), console.Config{Pool: pool, Prefix: consolePrefix, AllowWrites: writes})
 	if err != nil {
 		t.Fatalf("console.New: %v", err)
 	}
@@ -211,68 +212,6 @@ func (r consoleResponse) expect(t testing.TB, what string, status int) consoleRe
 		t.Fatalf("%s: status %d, want %d; body:\n%s", what, r.status, status, r.body)
 	}
 	return r
-}
-
-var (
-	consoleRowRe  = regexp.MustCompile(`(?s)<tr[^>]*>(.*?)</tr>`)
-	consoleCellRe = regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`)
-	consoleTagRe  = regexp.MustCompile(`(?s)<[^>]*>`)
-	consoleWSRe   = regexp.MustCompile(`\s+`)
-)
-
-// consoleText is an HTML fragment's text: tags dropped, entities decoded,
-// white space collapsed.
-func consoleText(fragment string) string {
-	return strings.TrimSpace(consoleWSRe.ReplaceAllString(html.UnescapeString(consoleTagRe.ReplaceAllString(fragment, "")), " "))
-}
-
-// consoleTable returns the body rows of the table with id as cell texts
-// joined by " | ".
-func consoleTable(t testing.TB, body, id string) []string {
-	t.Helper()
-	start := strings.Index(body, `<table class="grid" id="`+id+`"`)
-	if start < 0 {
-		start = strings.Index(body, `id="`+id+`"`)
-	}
-	if start < 0 {
-		t.Fatalf("no table %q in:\n%s", id, body)
-	}
-	rest := body[start:]
-	end := strings.Index(rest, "</table>")
-	rest = rest[:end]
-	if tb := strings.Index(rest, "<tbody>"); tb >= 0 {
-		rest = rest[tb:]
-	}
-	var rows []string
-	for _, m := range consoleRowRe.FindAllStringSubmatch(rest, -1) {
-		var cells []string
-		for _, c := range consoleCellRe.FindAllStringSubmatch(m[1], -1) {
-			cells = append(cells, consoleText(c[1]))
-		}
-		if cells != nil {
-			rows = append(rows, strings.Join(cells, " | "))
-		}
-	}
-	return rows
-}
-
-// consoleFacts returns the text of the element with id.
-func consoleFacts(t testing.TB, body, id string) string {
-	t.Helper()
-	re := regexp.MustCompile(`(?s)id="` + regexp.QuoteMeta(id) + `"[^>]*>(.*?)</`)
-	m := re.FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("no element %q in:\n%s", id, body)
-	}
-	return consoleText(m[1])
-}
-
-// expectRows compares table rows exactly.
-func expectRows(t testing.TB, what string, got []string, want ...string) {
-	t.Helper()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("%s rows:\n%s\nwant:\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
 }
 
 // consoleCSRF reads the CSRF token of the page's first form.

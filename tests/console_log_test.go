@@ -15,6 +15,7 @@ import (
 
 	"github.com/docketrun/docket-go/console"
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // syncBuffer is a log sink the server's goroutines share.
@@ -41,7 +42,7 @@ func TestConsoleLogsNoIdentities(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
 	var logs syncBuffer
-	h, err := console.New(testContext(t), console.Config{Pool: d.pool, Prefix: consolePrefix, AllowWrites: true,
+	h, err := console.New(testkit.Context(t), console.Config{Pool: d.pool, Prefix: consolePrefix, AllowWrites: true,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func TestConsoleLogsNoIdentities(t *testing.T) {
 func TestConsoleNewRefusesBadConfig(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
-	admin, err := docket.NewAdmin(testContext(t), d.pool, docket.AdminConfig{})
+	admin, err := docket.NewAdmin(testkit.Context(t), d.pool, docket.AdminConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,14 +88,14 @@ func TestConsoleNewRefusesBadConfig(t *testing.T) {
 		"trailing slash":     {Pool: d.pool, Prefix: "/ops/"},
 		"pattern characters": {Pool: d.pool, Prefix: "/ops/{x}"},
 	} {
-		if _, err := console.New(testContext(t), cfg); !errors.Is(err, console.ErrInvalidConfig) {
+		if _, err := console.New(testkit.Context(t), cfg); !errors.Is(err, console.ErrInvalidConfig) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := console.New(testContext(t), console.Config{Pool: d.pool, Schema: "nowhere"}); !errors.Is(err, docket.ErrSchemaMismatch) {
+	if _, err := console.New(testkit.Context(t), console.Config{Pool: d.pool, Schema: "nowhere"}); !errors.Is(err, docket.ErrSchemaMismatch) {
 		t.Errorf("a schema without Docket: %v", err)
 	}
-	h, err := console.New(testContext(t), console.Config{Admin: admin})
+	h, err := console.New(testkit.Context(t), console.Config{Admin: admin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestConsoleNewRefusesBadConfig(t *testing.T) {
 func TestConsoleLinksOnlyWhatDocketLinks(t *testing.T) {
 	t.Parallel()
 	list := func(pkg string) []string {
-		out, err := exec.CommandContext(testContext(t), "go", "list", "-deps",
+		out, err := exec.CommandContext(testkit.Context(t), "go", "list", "-deps",
 			"-f", "{{if not .Standard}}{{with .Module}}{{.Path}}{{end}}{{end}}", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list %s: %v", pkg, err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/console"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The seeded tenants' rows of the tenants page: scope, cap, source,
@@ -35,13 +36,13 @@ func TestConsoleDomainPage(t *testing.T) {
 			"engine": "tenant_fair", "walk": "spec walk (full ring)", "default-cap": "2", "policy-version": "1",
 			"cursor": "2", "ring-size": "4", "partitions": "6", "parked": "1",
 		} {
-			if got := consoleFacts(t, r.body, id); got != want {
+			if got := testkit.ConsoleFacts(t, r.body, id); got != want {
 				t.Errorf("%s: %s = %q, want %q", path, id, got, want)
 			}
 		}
-		expectRows(t, path+" statuses", consoleTable(t, r.body, "statuses"),
+		testkit.ExpectRows(t, path+" statuses", testkit.ConsoleTable(t, r.body, "statuses"),
 			"running | 7", "waiting | 1", "done | 1", "failed | 1", "cancelled | 0")
-		rows := consoleTable(t, r.body, "activity")
+		rows := testkit.ConsoleTable(t, r.body, "activity")
 		if len(rows) != 15 {
 			t.Fatalf("%s: %d activity rows, want 15:\n%s", path, len(rows), strings.Join(rows, "\n"))
 		}
@@ -84,19 +85,19 @@ func TestConsoleTenantsPage(t *testing.T) {
 	c := newConsoleClient(t, consoleServer(t, d.pool, false, nil))
 	tenants := func(query string) []string {
 		t.Helper()
-		return consoleTable(t, c.get("/tenants"+query).expect(t, query, http.StatusOK).body, "tenants")
+		return testkit.ConsoleTable(t, c.get("/tenants"+query).expect(t, query, http.StatusOK).body, "tenants")
 	}
-	expectRows(t, "scope order", tenants(""), consoleRowNone, consoleRowAcme, consoleRowBeta, consoleRowCalm, consoleRowZeta, consoleRowXSS)
-	expectRows(t, "by unfinished", tenants("?sort=unfinished"), consoleRowAcme, consoleRowBeta, consoleRowCalm, consoleRowXSS, consoleRowNone, consoleRowZeta)
-	expectRows(t, "by queued", tenants("?sort=queued"), consoleRowAcme, consoleRowXSS, consoleRowNone, consoleRowBeta, consoleRowCalm, consoleRowZeta)
-	expectRows(t, "by debt", tenants("?sort=debt"), consoleRowBeta, consoleRowNone, consoleRowAcme, consoleRowCalm, consoleRowZeta, consoleRowXSS)
-	expectRows(t, "capped", tenants("?state=capped"), consoleRowBeta)
-	expectRows(t, "queued", tenants("?state=queued&sort=queued"), consoleRowAcme, consoleRowXSS)
-	expectRows(t, "parked", tenants("?state=parked&sort=debt"), consoleRowCalm)
-	expectRows(t, "empty", tenants("?state=empty&sort=unfinished"), consoleRowNone, consoleRowZeta)
-	expectRows(t, "prefix z", tenants("?prefix=z"), consoleRowZeta, consoleRowXSS)
-	expectRows(t, "prefix z, empty", tenants("?prefix=z&state=empty"), consoleRowZeta)
-	expectRows(t, "no match", tenants("?prefix=nobody"), "No partition matches.")
+	testkit.ExpectRows(t, "scope order", tenants(""), consoleRowNone, consoleRowAcme, consoleRowBeta, consoleRowCalm, consoleRowZeta, consoleRowXSS)
+	testkit.ExpectRows(t, "by unfinished", tenants("?sort=unfinished"), consoleRowAcme, consoleRowBeta, consoleRowCalm, consoleRowXSS, consoleRowNone, consoleRowZeta)
+	testkit.ExpectRows(t, "by queued", tenants("?sort=queued"), consoleRowAcme, consoleRowXSS, consoleRowNone, consoleRowBeta, consoleRowCalm, consoleRowZeta)
+	testkit.ExpectRows(t, "by debt", tenants("?sort=debt"), consoleRowBeta, consoleRowNone, consoleRowAcme, consoleRowCalm, consoleRowZeta, consoleRowXSS)
+	testkit.ExpectRows(t, "capped", tenants("?state=capped"), consoleRowBeta)
+	testkit.ExpectRows(t, "queued", tenants("?state=queued&sort=queued"), consoleRowAcme, consoleRowXSS)
+	testkit.ExpectRows(t, "parked", tenants("?state=parked&sort=debt"), consoleRowCalm)
+	testkit.ExpectRows(t, "empty", tenants("?state=empty&sort=unfinished"), consoleRowNone, consoleRowZeta)
+	testkit.ExpectRows(t, "prefix z", tenants("?prefix=z"), consoleRowZeta, consoleRowXSS)
+	testkit.ExpectRows(t, "prefix z, empty", tenants("?prefix=z&state=empty"), consoleRowZeta)
+	testkit.ExpectRows(t, "no match", tenants("?prefix=nobody"), "No partition matches.")
 
 	// Keyset pages of two, in scope order and by unfinished.
 	for _, tc := range []struct {
@@ -109,7 +110,7 @@ func TestConsoleTenantsPage(t *testing.T) {
 	} {
 		r := c.get("/tenants?limit=2&sort="+tc.sort).expect(t, tc.sort, http.StatusOK)
 		for i, want := range tc.pages {
-			expectRows(t, fmt.Sprintf("%s page %d", tc.sort, i+1), consoleTable(t, r.body, "tenants"), want...)
+			testkit.ExpectRows(t, fmt.Sprintf("%s page %d", tc.sort, i+1), testkit.ConsoleTable(t, r.body, "tenants"), want...)
 			next := consoleLink(r.body, "next-page")
 			if i == len(tc.pages)-1 {
 				if next != "" {
@@ -130,8 +131,8 @@ func TestConsoleTenantsPage(t *testing.T) {
 		}
 	}
 	// The tenantless scope as the cursor, and a cursor inside the count order.
-	expectRows(t, "after tenantless", tenants("?limit=1&after_tl=1"), consoleRowAcme)
-	expectRows(t, "after (1, calm)", tenants("?sort=unfinished&after_v=1&after_t=calm"), consoleRowXSS, consoleRowNone, consoleRowZeta)
+	testkit.ExpectRows(t, "after tenantless", tenants("?limit=1&after_tl=1"), consoleRowAcme)
+	testkit.ExpectRows(t, "after (1, calm)", tenants("?sort=unfinished&after_v=1&after_t=calm"), consoleRowXSS, consoleRowNone, consoleRowZeta)
 
 	for query, status := range map[string]int{
 		"?sort=bogus": http.StatusBadRequest, "?state=bogus": http.StatusBadRequest,
@@ -157,12 +158,12 @@ func TestConsoleTenantPage(t *testing.T) {
 		"admitted": "2 (claimed 1, ready 1)", "queued": "0", "debt": "1", "unfinished": "2",
 		"epoch": "5", "ring-position": "2", "parked": "no", "last-grant": "2026-01-01 02:00:00Z",
 	} {
-		if got := consoleFacts(t, r.body, id); got != want {
+		if got := testkit.ConsoleFacts(t, r.body, id); got != want {
 			t.Errorf("beta: %s = %q, want %q", id, got, want)
 		}
 	}
 	at := consoleTime(d.at)
-	expectRows(t, "beta runs", consoleTable(t, r.body, "runs"),
+	testkit.ExpectRows(t, "beta runs", testkit.ConsoleTable(t, r.body, "runs"),
 		"b3 | beta | send | done | 0 | 2026-01-01 00:06:00Z | "+at,
 		"b2 | beta | bill | running | 0 | 2026-01-01 00:05:00Z | "+at,
 		"b1 | beta | send | running | 0 | 2026-01-01 00:04:00Z | "+at)
@@ -174,24 +175,24 @@ func TestConsoleTenantPage(t *testing.T) {
 	}
 
 	r = c.get("/tenants/calm").expect(t, "calm", http.StatusOK)
-	if got := consoleFacts(t, r.body, "parked"); got != "until 2031-01-02 03:04:05Z" {
+	if got := testkit.ConsoleFacts(t, r.body, "parked"); got != "until 2031-01-02 03:04:05Z" {
 		t.Errorf("calm parked = %q", got)
 	}
 	r = c.get("/tenantless").expect(t, "tenantless", http.StatusOK)
-	if got := consoleFacts(t, r.body, "scope"); got != "(tenantless)" {
+	if got := testkit.ConsoleFacts(t, r.body, "scope"); got != "(tenantless)" {
 		t.Errorf("tenantless scope = %q", got)
 	}
-	expectRows(t, "tenantless runs", consoleTable(t, r.body, "runs"), "n1 | (tenantless) | send | failed | 0 | 2026-01-01 00:07:00Z | "+at)
+	testkit.ExpectRows(t, "tenantless runs", testkit.ConsoleTable(t, r.body, "runs"), "n1 | (tenantless) | send | failed | 0 | 2026-01-01 00:07:00Z | "+at)
 	if got := consoleLink(r.body, "all-runs"); got != consolePrefix+"/runs?tenantless=1" {
 		t.Errorf("tenantless all-runs link %q", got)
 	}
 
 	// A scope without a partition reads as version 0 with no position.
 	r = c.get("/tenants/nobody").expect(t, "nobody", http.StatusOK)
-	if got := consoleFacts(t, r.body, "ring-position"); got != "none (no partition)" {
+	if got := testkit.ConsoleFacts(t, r.body, "ring-position"); got != "none (no partition)" {
 		t.Errorf("nobody ring position = %q", got)
 	}
-	expectRows(t, "nobody runs", consoleTable(t, r.body, "runs"), "No runs.")
+	testkit.ExpectRows(t, "nobody runs", testkit.ConsoleTable(t, r.body, "runs"), "No runs.")
 }
 
 // The ring page draws a window of positions in order with the cursor
@@ -210,7 +211,7 @@ func TestConsoleRingPage(t *testing.T) {
 		"5 | calm | parked | 1",
 		"6 | zeta | empty | 0",
 	}
-	expectRows(t, "ring", consoleTable(t, r.body, "ring"), all...)
+	testkit.ExpectRows(t, "ring", testkit.ConsoleTable(t, r.body, "ring"), all...)
 	if n := strings.Count(r.body, `class="dot `); n != 6 {
 		t.Errorf("%d dots, want 6", n)
 	}
@@ -220,13 +221,13 @@ func TestConsoleRingPage(t *testing.T) {
 			t.Errorf("ring page lacks %q", want)
 		}
 	}
-	if got := consoleFacts(t, r.body, "cursor"); got != "2" {
+	if got := testkit.ConsoleFacts(t, r.body, "cursor"); got != "2" {
 		t.Errorf("cursor = %q", got)
 	}
 
 	// Windows of two: around the cursor (it sits in the middle), then paged.
 	r = c.get("/ring?limit=2").expect(t, "ring window", http.StatusOK)
-	expectRows(t, "around the cursor", consoleTable(t, r.body, "ring"), all[1], all[2])
+	testkit.ExpectRows(t, "around the cursor", testkit.ConsoleTable(t, r.body, "ring"), all[1], all[2])
 	if got := consoleLink(r.body, "prev-page"); got != consolePrefix+"/ring?from=1&limit=2" {
 		t.Fatalf("prev link %q", got)
 	}
@@ -235,7 +236,7 @@ func TestConsoleRingPage(t *testing.T) {
 		t.Fatalf("next link %q", next)
 	}
 	r = c.getURL(next).expect(t, next, http.StatusOK)
-	expectRows(t, "from 4", consoleTable(t, r.body, "ring"), all[3], all[4])
+	testkit.ExpectRows(t, "from 4", testkit.ConsoleTable(t, r.body, "ring"), all[3], all[4])
 	if !strings.Contains(r.body, "The cursor's position is not in this window.") {
 		t.Errorf("a window without the cursor does not say so")
 	}
@@ -243,7 +244,7 @@ func TestConsoleRingPage(t *testing.T) {
 		t.Errorf("cursor link %q", got)
 	}
 	r = c.get("/ring?from=6&limit=2").expect(t, "last window", http.StatusOK)
-	expectRows(t, "from 6", consoleTable(t, r.body, "ring"), all[5])
+	testkit.ExpectRows(t, "from 6", testkit.ConsoleTable(t, r.body, "ring"), all[5])
 	if consoleLink(r.body, "next-page") != "" {
 		t.Errorf("the last window links further")
 	}
@@ -274,46 +275,46 @@ func TestConsoleRunsPage(t *testing.T) {
 	runs := func(query string) (rows []string, next string) {
 		t.Helper()
 		r := c.get("/runs"+query).expect(t, query, http.StatusOK)
-		return consoleTable(t, r.body, "runs"), consoleLink(r.body, "next-page")
+		return testkit.ConsoleTable(t, r.body, "runs"), consoleLink(r.body, "next-page")
 	}
 	got, next := runs("")
-	expectRows(t, "all", got, ap, c1, x1, n1, b3, b2, b1, a3, a2, a1)
+	testkit.ExpectRows(t, "all", got, ap, c1, x1, n1, b3, b2, b1, a3, a2, a1)
 	if next != "" {
 		t.Errorf("one page links further: %q", next)
 	}
 	// Three keyset pages of four.
 	got, next = runs("?limit=4")
-	expectRows(t, "page 1", got, ap, c1, x1, n1)
+	testkit.ExpectRows(t, "page 1", got, ap, c1, x1, n1)
 	r := c.getURL(next).expect(t, next, http.StatusOK)
-	expectRows(t, "page 2", consoleTable(t, r.body, "runs"), b3, b2, b1, a3)
+	testkit.ExpectRows(t, "page 2", testkit.ConsoleTable(t, r.body, "runs"), b3, b2, b1, a3)
 	next = consoleLink(r.body, "next-page")
 	r = c.getURL(next).expect(t, next, http.StatusOK)
-	expectRows(t, "page 3", consoleTable(t, r.body, "runs"), a2, a1)
+	testkit.ExpectRows(t, "page 3", testkit.ConsoleTable(t, r.body, "runs"), a2, a1)
 	if consoleLink(r.body, "next-page") != "" {
 		t.Errorf("the last page links further")
 	}
 
 	got, _ = runs("?status=running&graph=send")
-	expectRows(t, "running send", got, ap, c1, x1, b1, a2, a1)
+	testkit.ExpectRows(t, "running send", got, ap, c1, x1, b1, a2, a1)
 	got, _ = runs("?tenant=acme")
-	expectRows(t, "acme", got, ap, a3, a2, a1)
+	testkit.ExpectRows(t, "acme", got, ap, a3, a2, a1)
 	got, next = runs("?tenant=acme&limit=2&status=running")
-	expectRows(t, "acme running page 1", got, ap, a2)
+	testkit.ExpectRows(t, "acme running page 1", got, ap, a2)
 	r = c.getURL(next).expect(t, next, http.StatusOK)
-	expectRows(t, "acme running page 2", consoleTable(t, r.body, "runs"), a1)
+	testkit.ExpectRows(t, "acme running page 2", testkit.ConsoleTable(t, r.body, "runs"), a1)
 	got, _ = runs("?tenantless=1")
-	expectRows(t, "tenantless", got, n1)
+	testkit.ExpectRows(t, "tenantless", got, n1)
 	got, _ = runs("?from=2026-01-01T00:03:00Z&to=2026-01-01T00:07:00Z")
-	expectRows(t, "started in [00:03, 00:07)", got, b3, b2, b1, a3)
+	testkit.ExpectRows(t, "started in [00:03, 00:07)", got, b3, b2, b1, a3)
 	got, next = runs("?from=2026-01-01T00:03:00Z&to=2026-01-01T00:07:00Z&limit=3")
-	expectRows(t, "range page 1", got, b3, b2, b1)
+	testkit.ExpectRows(t, "range page 1", got, b3, b2, b1)
 	r = c.getURL(next).expect(t, next, http.StatusOK)
-	expectRows(t, "range page 2", consoleTable(t, r.body, "runs"), a3)
+	testkit.ExpectRows(t, "range page 2", testkit.ConsoleTable(t, r.body, "runs"), a3)
 	if consoleLink(r.body, "next-page") != "" {
 		t.Errorf("a page ending at the range's start links further")
 	}
 	got, _ = runs("?status=cancelled")
-	expectRows(t, "cancelled", got, "No runs.")
+	testkit.ExpectRows(t, "cancelled", got, "No runs.")
 
 	for query, status := range map[string]int{
 		"?status=bogus": http.StatusBadRequest, "?from=yesterday": http.StatusBadRequest,
@@ -335,18 +336,18 @@ func TestConsoleRunPage(t *testing.T) {
 		"checkpoint-seq": "0", "attempts": "0", "abandons": "0", "claim": "held since " + consoleTime(d.at),
 		"poison": "—", "admission": "admitted-claimed since 2026-01-01 01:00:00Z",
 	} {
-		if got := consoleFacts(t, r.body, id); got != want {
+		if got := testkit.ConsoleFacts(t, r.body, id); got != want {
 			t.Errorf("b1: %s = %q, want %q", id, got, want)
 		}
 	}
-	if got := consoleFacts(t, r.body, "state"); got != `{ "n": [ 1, 2 ], "run": "b1" }` {
+	if got := testkit.ConsoleFacts(t, r.body, "state"); got != `{ "n": [ 1, 2 ], "run": "b1" }` {
 		t.Errorf("state = %q", got)
 	}
 	if !strings.Contains(r.body, "{\n  &#34;n&#34;: [\n    1,\n    2\n  ],\n  &#34;run&#34;: &#34;b1&#34;\n}") {
 		t.Errorf("state is not indented:\n%s", r.body)
 	}
 	var token string
-	if err := d.pool.QueryRow(testContext(t), `select claim_token::text from docket_runs where run_id = 'b1'`).Scan(&token); err != nil {
+	if err := d.pool.QueryRow(testkit.Context(t), `select claim_token::text from docket_runs where run_id = 'b1'`).Scan(&token); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(r.body, token) {
@@ -357,12 +358,12 @@ func TestConsoleRunPage(t *testing.T) {
 		"attempts": "5", "claim": "not held", "poison": "max_claim_attempts_exceeded at " + consoleTime(d.at),
 		"admission": "inactive", "status": "running",
 	} {
-		if got := consoleFacts(t, r.body, id); got != want {
+		if got := testkit.ConsoleFacts(t, r.body, id); got != want {
 			t.Errorf("ap: %s = %q, want %q", id, got, want)
 		}
 	}
 	r = c.get("/tenantless/runs/n1").expect(t, "n1", http.StatusOK)
-	if got := consoleFacts(t, r.body, "status"); got != "failed" {
+	if got := testkit.ConsoleFacts(t, r.body, "status"); got != "failed" {
 		t.Errorf("n1 status = %q", got)
 	}
 	c.get("/runs/acme/b1").expect(t, "b1 under acme", http.StatusNotFound)
@@ -389,7 +390,7 @@ func TestConsoleRouting(t *testing.T) {
 	// Mounted as it is (not under the app mux's subtree pattern, which
 	// redirects by itself), the handler sends the bare prefix to the domain
 	// page and refuses paths outside the prefix.
-	h, err := console.New(testContext(t), console.Config{Pool: d.pool, Prefix: consolePrefix})
+	h, err := console.New(testkit.Context(t), console.Config{Pool: d.pool, Prefix: consolePrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +429,7 @@ func TestConsoleEscaping(t *testing.T) {
 		}
 	}
 	r := c.get(escapedPath)
-	if got := consoleFacts(t, r.body, "scope"); got != consoleXSS {
+	if got := testkit.ConsoleFacts(t, r.body, "scope"); got != consoleXSS {
 		t.Errorf("XSS tenant page scope = %q", got)
 	}
 	if !strings.Contains(r.body, `action="/ops/docket/tenants/zz%3Cscript%3Ealert%281%29%3C%2Fscript%3E/cap"`) {
@@ -440,26 +441,26 @@ func TestConsoleEscaping(t *testing.T) {
 // say so instead of failing.
 func TestConsoleLegacyDomain(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	openClient(t, pool, legacyConfig())
-	execSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
+	pool := testkit.NewPool(t)
+	testkit.OpenClient(t, pool, testkit.LegacyConfig())
+	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
 		values ('l1', 'acme', 'g', 'h', '{}', 'running', now()), ('l2', null, 'g', 'h', '{}', 'waiting', null)`)
 	c := newConsoleClient(t, consoleServer(t, pool, false, nil))
 	r := c.get("/").expect(t, "domain", http.StatusOK)
 	for id, want := range map[string]string{"engine": "legacy", "walk": "— (Legacy: no ring walk)", "default-cap": "not initialized", "policy-version": "0", "ring-size": "2"} {
-		if got := consoleFacts(t, r.body, id); got != want {
+		if got := testkit.ConsoleFacts(t, r.body, id); got != want {
 			t.Errorf("%s = %q, want %q", id, got, want)
 		}
 	}
 	r = c.get("/tenants").expect(t, "tenants", http.StatusOK)
-	expectRows(t, "tenants", consoleTable(t, r.body, "tenants"),
+	testkit.ExpectRows(t, "tenants", testkit.ConsoleTable(t, r.body, "tenants"),
 		"(tenantless) | — | none | 0 (0/0) | 0 | 0 | 1 | 0 | — | —",
 		"acme | — | none | 0 (0/0) | 1 | 0 | 1 | 0 | — | —")
 	r = c.get("/tenants/acme").expect(t, "acme", http.StatusOK)
-	if got := consoleFacts(t, r.body, "cap") + "; " + consoleFacts(t, r.body, "source"); got != "none; no override and no initialized default" {
+	if got := testkit.ConsoleFacts(t, r.body, "cap") + "; " + testkit.ConsoleFacts(t, r.body, "source"); got != "none; no override and no initialized default" {
 		t.Errorf("acme cap: %q", got)
 	}
 	r = c.get("/ring").expect(t, "ring", http.StatusOK)
 	// One statement creates its partitions in scope key order.
-	expectRows(t, "ring", consoleTable(t, r.body, "ring"), "1 | (tenantless) | dormant | 1", "2 | acme | eligible | 1")
+	testkit.ExpectRows(t, "ring", testkit.ConsoleTable(t, r.body, "ring"), "1 | (tenantless) | dormant | 1", "2 | acme | eligible | 1")
 }

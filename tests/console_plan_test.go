@@ -7,6 +7,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -45,11 +46,11 @@ func consolePlanNodes(t *testing.T, plan string) []string {
 // index, on a domain of 20,000 partitions.
 func TestConsoleKeysetPlansUseIndexes(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	openClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
-	execSQL(t, pool, `insert into docket_claim_partitions (scope_key)
+	pool := testkit.NewPool(t)
+	testkit.OpenClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
+	testkit.ExecSQL(t, pool, `insert into docket_claim_partitions (scope_key)
 		select 't' || lpad(i::text, 6, '0') from generate_series(1, 20000) i`)
-	execSQL(t, pool, `analyze`)
+	testkit.ExecSQL(t, pool, `analyze`)
 	for _, tc := range []struct {
 		name, sql string
 		args      []any
@@ -61,7 +62,7 @@ func TestConsoleKeysetPlansUseIndexes(t *testing.T) {
 		{"ring start", gen.ConsoleRingStart, []any{19000, 51}, "docket_claim_schedule_ring_position_key"},
 	} {
 		var plan string
-		if err := pool.QueryRow(testContext(t), "explain (format json) "+tc.sql, tc.args...).Scan(&plan); err != nil {
+		if err := pool.QueryRow(testkit.Context(t), "explain (format json) "+tc.sql, tc.args...).Scan(&plan); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		nodes := consolePlanNodes(t, plan)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // counterLockWait bounds each wait of the lock-order tests.
@@ -27,7 +28,7 @@ var counterScopePairs = [][2]string{
 // a lock.
 func counterBlocked(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
-	if err := awaitActivity(testContext(t), pool, `exists (
+	if err := testkit.AwaitActivity(testkit.Context(t), pool, `exists (
 			select 1 from pg_stat_activity
 			 where datname = current_database() and wait_event_type = 'Lock')`, counterLockWait); err != nil {
 		t.Fatalf("no statement waited for a counter lock: %v", err)
@@ -41,7 +42,7 @@ func counterBlocked(t *testing.T, pool *pgxpool.Pool) {
 // holder; a write in scope order holds nothing yet, so both go through.
 func counterLockInOrder(t *testing.T, pool *pgxpool.Pool, first, second string, write func(context.Context) error) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatalf("begin: %v", err)
@@ -83,7 +84,7 @@ func counterRace(t *testing.T, pool *pgxpool.Pool, want int64,
 		first, second := pair[0], pair[1]
 		counterLockInOrder(t, pool, first, second, prepare(first, second))
 		for _, scope := range pair {
-			if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope); got != want {
+			if got := testkit.QueryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope); got != want {
 				t.Errorf("%s: unfinished_count %d, want %d", scope, got, want)
 			}
 		}
@@ -99,7 +100,7 @@ func counterRun(scope, runID string) docket.NewRun {
 func counterSeed(t *testing.T, client *docket.Client, runs ...docket.NewRun) {
 	t.Helper()
 	for _, run := range runs {
-		if _, err := client.InsertRun(testContext(t), run); err != nil {
+		if _, err := client.InsertRun(testkit.Context(t), run); err != nil {
 			t.Fatalf("seed %s: %v", run.RunID, err)
 		}
 	}
@@ -111,8 +112,8 @@ func counterSeed(t *testing.T, client *docket.Client, runs ...docket.NewRun) {
 // deadlock with it, and the counters end exact.
 func TestInsertRunsTakesCountersInScopeOrder(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(4))
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	counterRace(t, pool, 2, func(first, second string) func(context.Context) error {
 		counterSeed(t, client, counterRun(first, first+"-seed"), counterRun(second, second+"-seed"))
 		return func(ctx context.Context) error {
@@ -126,8 +127,8 @@ func TestInsertRunsTakesCountersInScopeOrder(t *testing.T) {
 // each scope of a pair with one statement under the same interleaving.
 func TestDeleteOfRunsTakesCountersInScopeOrder(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(4))
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	counterRace(t, pool, 1, func(first, second string) func(context.Context) error {
 		counterSeed(t, client, counterRun(first, first+"-kept"), counterRun(first, first+"-gone"),
 			counterRun(second, second+"-kept"), counterRun(second, second+"-gone"))
@@ -147,11 +148,11 @@ func TestDeleteOfRunsTakesCountersInScopeOrder(t *testing.T) {
 // first, under the same interleaving.
 func TestBatchCommitTakesCountersInScopeOrder(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(4))
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	counterRace(t, pool, 0, func(first, second string) func(context.Context) error {
 		counterSeed(t, client, counterRun(first, first+"-run"), counterRun(second, second+"-run"))
-		res, err := client.ClaimDue(testContext(t), docket.ClaimRequest{Now: time.Now(), Limit: 2, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+		res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 2, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
 		if err != nil || len(res.Leases) != 2 {
 			t.Fatalf("claim both runs: %d leases, %v", len(res.Leases), err)
 		}

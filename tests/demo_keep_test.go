@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket-go/internal/cli"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // demoKeepCommand matches one printed console command.
@@ -33,16 +34,16 @@ func TestDemoKeepPrintsConsoleCommands(t *testing.T) {
 	if len(commands) != 2 || commands[0][3] != "legacy" || commands[1][3] != "tenant_fair" || commands[0][1] != url {
 		t.Fatalf("console commands %q in:\n%s", commands, stdout)
 	}
-	pool := poolFor(t, url)
-	if n := queryInt64(t, pool, `select count(*) from information_schema.schemata where schema_name like 'docket\_demo\_%'`); n != 2 {
+	pool := testkit.PoolFor(t, url)
+	if n := testkit.QueryInt64(t, pool, `select count(*) from information_schema.schemata where schema_name like 'docket\_demo\_%'`); n != 2 {
 		t.Fatalf("%d demo schemas kept, want 2", n)
 	}
-	base, stop := consoleCLI(t, "--database-url", url, "--schema", commands[1][2], "--listen", "127.0.0.1:0")
-	status, body := consoleCLIGet(t, base)
-	if status != http.StatusOK || consoleFacts(t, body, "engine") != "tenant_fair" || consoleFacts(t, body, "partitions") != "3" {
+	base, stop := testkit.ConsoleCLI(t, "--database-url", url, "--schema", commands[1][2], "--listen", "127.0.0.1:0")
+	status, body := testkit.ConsoleCLIGet(t, base)
+	if status != http.StatusOK || testkit.ConsoleFacts(t, body, "engine") != "tenant_fair" || testkit.ConsoleFacts(t, body, "partitions") != "3" {
 		t.Fatalf("the kept TenantFair domain: %d\n%s", status, body)
 	}
-	expectRows(t, "statuses", consoleTable(t, body, "statuses"), "running | 0", "waiting | 0", "done | 24", "failed | 0", "cancelled | 0")
+	testkit.ExpectRows(t, "statuses", testkit.ConsoleTable(t, body, "statuses"), "running | 0", "waiting | 0", "done | 24", "failed | 0", "cancelled | 0")
 	if code, _ := stop(); code != cli.ExitOK {
 		t.Fatalf("console exit %d", code)
 	}
@@ -52,7 +53,7 @@ func TestDemoKeepPrintsConsoleCommands(t *testing.T) {
 // URL, and removes it only when its context ends (Ctrl-C).
 func TestDemoKeepWaitsBeforeRemovingItsServer(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(testContext(t))
+	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
@@ -76,8 +77,8 @@ func TestDemoKeepWaitsBeforeRemovingItsServer(t *testing.T) {
 		t.Fatalf("no console commands (exit %v):\n%s\nstderr:\n%s", <-done, strings.Join(out, "\n"), stderr.String())
 	}
 	// The server is still up: the kept schema answers.
-	pool := poolFor(t, commands[1][1])
-	if n := queryInt64(t, pool, `select count(*) from `+commands[1][2]+`.docket_runs where status = 'done'`); n != 12 {
+	pool := testkit.PoolFor(t, commands[1][1])
+	if n := testkit.QueryInt64(t, pool, `select count(*) from `+commands[1][2]+`.docket_runs where status = 'done'`); n != 12 {
 		t.Fatalf("%d done runs in the kept schema, want 12", n)
 	}
 	pool.Close()

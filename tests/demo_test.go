@@ -8,13 +8,14 @@ import (
 
 	"github.com/docketrun/docket-go/internal/cli"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // demoRun runs "docket demo" in-process with args.
 func demoRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = cli.Run(testContext(t), append([]string{"demo"}, args...), &out, &errOut)
+	code = cli.Run(testkit.Context(t), append([]string{"demo"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -51,8 +52,8 @@ func TestDemoDrainsBothEnginesAndDropsItsSchemas(t *testing.T) {
 	if !strings.Contains(stdout, "after the drain: mode tenant_fair, cap 4 (default), admitted 0 (claimed 0, ready 0), queued 0, debt 0, unfinished 0") {
 		t.Errorf("TenantFair's after-drain inspection is not empty\n%s", stdout)
 	}
-	pool := poolFor(t, url)
-	if n := queryInt64(t, pool, `select count(*) from information_schema.schemata where schema_name like 'docket\_demo\_%'`); n != 0 {
+	pool := testkit.PoolFor(t, url)
+	if n := testkit.QueryInt64(t, pool, `select count(*) from information_schema.schemata where schema_name like 'docket\_demo\_%'`); n != 0 {
 		t.Fatalf("%d demo schemas left behind", n)
 	}
 }

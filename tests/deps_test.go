@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // What an app links when it imports docket: PostgreSQL's driver, the
@@ -12,7 +14,7 @@ import (
 // and nothing else (no other database driver, no container or test code).
 func TestDocketLinksOnlyWhatPostgreSQLNeeds(t *testing.T) {
 	t.Parallel()
-	out, err := exec.CommandContext(testContext(t), "go", "list", "-deps",
+	out, err := exec.CommandContext(testkit.Context(t), "go", "list", "-deps",
 		"-f", "{{if not .Standard}}{{with .Module}}{{.Path}}{{end}}{{end}}",
 		"github.com/docketrun/docket-go/docket").Output()
 	if err != nil {
@@ -43,7 +45,7 @@ func TestDocketLinksOnlyWhatPostgreSQLNeeds(t *testing.T) {
 	if !slices.Equal(modules, want) {
 		t.Fatalf("importing docket links modules\n%v\nwant\n%v", modules, want)
 	}
-	pkgs, err := exec.CommandContext(testContext(t), "go", "list", "-deps", "github.com/docketrun/docket-go/docket").Output()
+	pkgs, err := exec.CommandContext(testkit.Context(t), "go", "list", "-deps", "github.com/docketrun/docket-go/docket").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/oracle"
 )
 
@@ -33,24 +34,6 @@ var dfEpoch = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // dfTTL is the fixed orphan TTL of every differential claim.
 const dfTTL = time.Hour
-
-// dfCheckTB is the testing.TB given to pgtest for one rapid check: its
-// cleanups (dropping the database) run when the check ends instead of when
-// the whole test ends, so a long soak does not accumulate databases.
-type dfCheckTB struct {
-	testing.TB
-	cleanups []func()
-}
-
-// Cleanup defers f to the end of the check.
-func (c *dfCheckTB) Cleanup(f func()) { c.cleanups = append(c.cleanups, f) }
-
-// finish runs the cleanups in reverse order.
-func (c *dfCheckTB) finish() {
-	for i := len(c.cleanups) - 1; i >= 0; i-- {
-		c.cleanups[i]()
-	}
-}
 
 // dfLease is one lease handed out by a claim: the model's token, the
 // database's token and the checkpoint sequence the holder expects next.
@@ -82,17 +65,17 @@ type dfEnv struct {
 // newDfEnv draws the tenants and the default cap, creates the database and
 // opens the client. The returned function releases everything.
 func newDfEnv(t *testing.T, rt *rapid.T, parked bool) (*dfEnv, func()) {
-	tb := &dfCheckTB{TB: t}
+	tb := &testkit.DiffCheckTB{TB: t}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(tb))
 	if err != nil {
 		cancel()
-		tb.finish()
+		tb.Finish()
 		rt.Fatalf("pool: %v", err)
 	}
 	release := func() {
 		pool.Close()
-		tb.finish()
+		tb.Finish()
 		cancel()
 	}
 	e := &dfEnv{rt: rt, ctx: ctx, pool: pool, clock: dfEpoch, tokens: map[string]uuid.UUID{}, parked: parked}
@@ -107,9 +90,9 @@ func newDfEnv(t *testing.T, rt *rapid.T, parked bool) (*dfEnv, func()) {
 		release()
 		rt.Fatalf("model: %v", err)
 	}
-	cfg := tenantFairConfig(defaultCap)
+	cfg := testkit.TenantFairConfig(defaultCap)
 	if parked {
-		cfg = parkedConfig(defaultCap)
+		cfg = testkit.ParkedConfig(defaultCap)
 		e.model.SetParkDormant(true)
 	}
 	if e.client, err = docket.Open(ctx, pool, cfg); err != nil {

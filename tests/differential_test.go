@@ -1,14 +1,12 @@
 package tests
 
 import (
-	"flag"
-	"os"
-	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // dfOps are the differential operations with their weights: claims dominate
@@ -71,7 +69,7 @@ func TestDifferentialTenantFairModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the differential test needs PostgreSQL")
 	}
-	dfDefaultChecks(t, 30)
+	testkit.DiffDefaultChecks(t, 30)
 	rapid.Check(t, func(rt *rapid.T) {
 		e, release := newDfEnv(t, rt, false)
 		defer release()
@@ -83,28 +81,6 @@ func TestDifferentialTenantFairModel(t *testing.T) {
 	})
 }
 
-// dfDefaultChecks makes n the number of rapid checks of the calling test
-// unless -rapid.checks or RAPID_CHECKS chose one, keeping the default run
-// modest (rapid's own default is 100). The caller must not be parallel: then
-// no other rapid test reads the flag meanwhile, because parallel tests wait
-// until every sequential test has finished.
-func dfDefaultChecks(t *testing.T, n int) {
-	f := flag.Lookup("rapid.checks")
-	if f == nil {
-		t.Fatal("rapid registers no -rapid.checks flag")
-	}
-	chosen := false
-	flag.Visit(func(v *flag.Flag) { chosen = chosen || v.Name == f.Name })
-	if _, env := os.LookupEnv("RAPID_CHECKS"); chosen || env {
-		return
-	}
-	old := f.Value.String()
-	if err := f.Value.Set(strconv.Itoa(n)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Value.Set(old) })
-}
-
 // TestDifferentialTenantFairModelParked is TestDifferentialTenantFairModel
 // with parked partitions on in both the model and the database, plus runtime
 // switches of parking: the same operations, and additionally every park, the
@@ -113,7 +89,7 @@ func TestDifferentialTenantFairModelParked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the differential test needs PostgreSQL")
 	}
-	dfDefaultChecks(t, 30)
+	testkit.DiffDefaultChecks(t, 30)
 	rapid.Check(t, func(rt *rapid.T) {
 		e, release := newDfEnv(t, rt, true)
 		defer release()

@@ -10,6 +10,7 @@ import (
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/dockettest"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -68,9 +69,9 @@ func dtRun(runID, tenant, graph, state string) docket.NewRun {
 
 func TestDockettestRequireInserted(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t)
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(2))
+	ctx := testkit.Context(t)
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 	if _, err := client.InsertRun(ctx, dtRun("dt-1", "acme", "dt-graph", `{"a": 1, "b": [1, 2]}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +146,9 @@ func TestDockettestRequireInserted(t *testing.T) {
 // outside it they do not, and after a rollback nothing is there.
 func TestDockettestRequireInsertedTx(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t)
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(2))
+	ctx := testkit.Context(t)
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -192,9 +193,9 @@ func TestDockettestRequireInsertedTx(t *testing.T) {
 // in insert order, one to one.
 func TestDockettestRequireManyInserted(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t)
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(2))
+	ctx := testkit.Context(t)
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 	if _, err := client.InsertRuns(ctx, []docket.NewRun{
 		dtRun("dt-m-1", "acme", "g1", `{}`), dtRun("dt-m-2", "beta", "g2", `{}`), dtRun("dt-m-3", "acme", "g1", `{"x": 1}`),
 	}); err != nil {
@@ -244,12 +245,12 @@ func TestDockettestRequireManyInserted(t *testing.T) {
 // and a pool or transaction names it in Expect.Schema.
 func TestDockettestRequireInsertedInSchema(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t)
-	pool := poolFor(t, pgtest.NewEmptyDatabase(t))
+	ctx := testkit.Context(t)
+	pool := testkit.PoolFor(t, pgtest.NewEmptyDatabase(t))
 	if err := docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "docket"}); err != nil {
 		t.Fatal(err)
 	}
-	client := openClient(t, pool, docket.Config{Schema: "docket", TenantMode: docket.TenantRequired,
+	client := testkit.OpenClient(t, pool, docket.Config{Schema: "docket", TenantMode: docket.TenantRequired,
 		ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 1}})
 	if _, err := client.InsertRun(ctx, dtRun("dt-s-1", "acme", "g", `{}`)); err != nil {
 		t.Fatal(err)

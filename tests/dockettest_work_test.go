@@ -10,6 +10,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/dockettest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // dtWorkEnv is a TenantFair client of cap 2 on a fresh database.
@@ -21,7 +22,7 @@ type dtWorkEnv struct {
 
 func newDTWorkEnv(t *testing.T, defaultCap int) *dtWorkEnv {
 	t.Helper()
-	return &dtWorkEnv{t: t, ctx: testContext(t), client: openClient(t, newPool(t), tenantFairConfig(defaultCap))}
+	return &dtWorkEnv{t: t, ctx: testkit.Context(t), client: testkit.OpenClient(t, testkit.NewPool(t), testkit.TenantFairConfig(defaultCap))}
 }
 
 // insert inserts one run of tenant, due at wake (zero: now).
@@ -259,8 +260,8 @@ func TestDockettestWorkRefusals(t *testing.T) {
 // Work under Legacy, tenantless.
 func TestDockettestWorkLegacy(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t)
-	client := openClient(t, newPool(t), legacyConfig())
+	ctx := testkit.Context(t)
+	client := testkit.OpenClient(t, testkit.NewPool(t), testkit.LegacyConfig())
 	for _, id := range []string{"dt-l-1", "dt-l-2"} {
 		if _, err := client.InsertRun(ctx, docket.NewRun{RunID: id, GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)

@@ -9,16 +9,17 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // Run documents travel as text, so every pgx execution mode stores them,
 // including the ones a transaction pooler may require.
 func TestRunStateRoundTripsInEveryQueryExecMode(t *testing.T) {
 	t.Parallel()
-	for _, mode := range queryExecModes {
+	for _, mode := range testkit.QueryExecModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			ctx := testContext(t)
+			ctx := testkit.Context(t)
 			cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
 			if err != nil {
 				t.Fatal(err)
@@ -29,7 +30,7 @@ func TestRunStateRoundTripsInEveryQueryExecMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(pool.Close)
-			client := openClient(t, pool, tenantFairConfig(2))
+			client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 			scope := docket.Tenant("modes")
 			if _, err := client.InsertRun(ctx, docket.NewRun{
 				RunID: "mode-run", Scope: scope, GraphID: "g", GraphHash: "h",

@@ -17,6 +17,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/oracle"
 	"github.com/docketrun/docket-go/policy"
 )
@@ -123,13 +124,13 @@ func newFrEnv(t *testing.T, cfg frConfig) *frEnv {
 		t.Fatalf("pool: %v", err)
 	}
 	t.Cleanup(pool.Close)
-	clientCfg := tenantFairConfig(1000)
+	clientCfg := testkit.TenantFairConfig(1000)
 	if cfg.parked {
-		clientCfg = parkedConfig(1000)
+		clientCfg = testkit.ParkedConfig(1000)
 	}
-	e := &frEnv{t: t, cfg: cfg, ctx: ctx, pool: pool, client: openClient(t, pool, clientCfg),
+	e := &frEnv{t: t, cfg: cfg, ctx: ctx, pool: pool, client: testkit.OpenClient(t, pool, clientCfg),
 		rng: rand.New(rand.NewPCG(cfg.seed, 0))}
-	execSQL(t, pool, `create sequence fr_commit_order`)
+	testkit.ExecSQL(t, pool, `create sequence fr_commit_order`)
 	return e
 }
 
@@ -156,7 +157,7 @@ func (e *frEnv) seed() map[int64]string {
 				e.t.Fatalf("parking call: %v", err)
 			}
 		}
-		if n := queryInt64(e.t, e.pool, `select count(*) from docket_claim_schedule where parked_until is null and unfinished_count > 0`); n != 0 {
+		if n := testkit.QueryInt64(e.t, e.pool, `select count(*) from docket_claim_schedule where parked_until is null and unfinished_count > 0`); n != 0 {
 			e.t.Fatalf("%d dormant members are still awake", n)
 		}
 	}
@@ -286,7 +287,7 @@ func (e *frEnv) window(round int, competitors map[int64]string) {
 	}
 	if e.cfg.parked {
 		// The awake ring stayed C: every dormant member is still parked.
-		if n := queryInt64(t, e.pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != int64(e.cfg.dormants) {
+		if n := testkit.QueryInt64(t, e.pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != int64(e.cfg.dormants) {
 			t.Fatalf("round %d: %d parked partitions after the window, want the %d dormant members", round, n, e.cfg.dormants)
 		}
 	}

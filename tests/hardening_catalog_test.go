@@ -10,6 +10,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardDocketFunctions are the functions a migrated Docket schema holds.
@@ -44,7 +45,7 @@ type hardProc struct {
 // hardProcs lists the functions of schema.
 func hardProcs(t testing.TB, pool *pgxpool.Pool, schema string) []hardProc {
 	t.Helper()
-	rows, err := pool.Query(testContext(t), `select p.proname::text, p.prosecdef, coalesce(p.proconfig, '{}'), l.lanname::text, p.prosrc
+	rows, err := pool.Query(testkit.Context(t), `select p.proname::text, p.prosecdef, coalesce(p.proconfig, '{}'), l.lanname::text, p.prosrc
 		  from pg_proc p join pg_language l on l.oid = p.prolang
 		 where p.pronamespace = $1::regnamespace
 		 order by p.proname`, schema)
@@ -61,13 +62,13 @@ func hardProcs(t testing.TB, pool *pgxpool.Pool, schema string) []hardProc {
 func TestHardeningFunctionsAreInvokerWithFixedSearchPath(t *testing.T) {
 	t.Parallel()
 	custom := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, custom, docket.MigrateOptions{Schema: hardAppSchema})
+	testkit.MigrateOrFail(t, custom, docket.MigrateOptions{Schema: testkit.AppSchema})
 	domains := []struct {
 		schema string
 		pool   *pgxpool.Pool
 	}{
-		{"public", newPool(t)},
-		{hardAppSchema, poolFor(t, custom)},
+		{"public", testkit.NewPool(t)},
+		{testkit.AppSchema, testkit.PoolFor(t, custom)},
 	}
 	checked := 0
 	for _, d := range domains {

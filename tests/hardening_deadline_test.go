@@ -18,6 +18,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardCancelOnDone is the pool setting docs/operations.md recommends: when
@@ -96,15 +97,15 @@ type hardDeadlineEnv struct {
 func newHardDeadlineEnv(t testing.TB, configure func(*pgxpool.Config)) *hardDeadlineEnv {
 	t.Helper()
 	databaseURL := pgtest.NewDatabase(t)
-	env := &hardDeadlineEnv{pool: poolFor(t, databaseURL), gate: &hardDialGate{}}
-	cfg := hardPoolConfig(t, databaseURL, 1)
+	env := &hardDeadlineEnv{pool: testkit.PoolFor(t, databaseURL), gate: &hardDialGate{}}
+	cfg := testkit.PoolConfig(t, databaseURL, 1)
 	cfg.ConnConfig.DialFunc = env.gate.dial
 	if configure != nil {
 		configure(cfg)
 	}
-	env.victimPool = hardPool(t, cfg)
-	env.client = openClient(t, env.pool, tenantFairConfig(2))
-	env.victim = openClient(t, env.victimPool, tenantFairConfig(2))
+	env.victimPool = testkit.Pool(t, cfg)
+	env.client = testkit.OpenClient(t, env.pool, testkit.TenantFairConfig(2))
+	env.victim = testkit.OpenClient(t, env.victimPool, testkit.TenantFairConfig(2))
 	return env
 }
 
@@ -126,8 +127,8 @@ func hardDeadlineRuns() []docket.NewRun {
 // the gate refuses the cancel request's connection.
 func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx.Tx, time.Duration, error) {
 	t.Helper()
-	ctx := testContext(t)
-	pid := hardBackendPID(t, env.victimPool)
+	ctx := testkit.Context(t)
+	pid := testkit.BackendPID(t, env.victimPool)
 	env.victimPID = pid
 	blocker, err := env.pool.Begin(ctx)
 	if err != nil {
@@ -143,7 +144,7 @@ func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx
 		_, err := env.victim.InsertRuns(callCtx, hardDeadlineRuns())
 		done <- err
 	}()
-	if err := awaitActivity(ctx, env.pool, fmt.Sprintf(`exists (select 1 from pg_stat_activity where pid = %d and wait_event_type = 'Lock')`, pid), wkDeadline); err != nil {
+	if err := testkit.AwaitActivity(ctx, env.pool, fmt.Sprintf(`exists (select 1 from pg_stat_activity where pid = %d and wait_event_type = 'Lock')`, pid), testkit.WorkerDeadline); err != nil {
 		t.Fatalf("the insert waiting for the blocker: %v", err)
 	}
 	env.gate.closed.Store(!cancelReaches)
@@ -151,11 +152,11 @@ func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx
 	callCtx.expire()
 	select {
 	case err = <-done:
-	case <-time.After(wkDeadline):
+	case <-time.After(testkit.WorkerDeadline):
 		t.Fatalf("InsertRuns did not return after its deadline")
 	}
 	returned := time.Since(expired)
-	if n := queryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 0 {
+	if n := testkit.QueryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 0 {
 		t.Fatalf("%d runs visible while the blocker is open, want 0", n)
 	}
 	return blocker, returned, err
@@ -165,7 +166,7 @@ func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx
 // ended, whether its client is still there or not.
 func (env *hardDeadlineEnv) waitVictimStatement(t testing.TB) {
 	t.Helper()
-	if err := awaitActivity(testContext(t), env.pool, fmt.Sprintf(`not exists (select 1 from pg_stat_activity where pid = %d and state = 'active')`, env.victimPID), wkDeadline); err != nil {
+	if err := testkit.AwaitActivity(testkit.Context(t), env.pool, fmt.Sprintf(`not exists (select 1 from pg_stat_activity where pid = %d and state = 'active')`, env.victimPID), testkit.WorkerDeadline); err != nil {
 		t.Fatalf("the abandoned statement to end: %v", err)
 	}
 }
@@ -183,16 +184,16 @@ func TestHardeningInsertRunsDeadlineLandsLater(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("InsertRuns error %v, want context.DeadlineExceeded", err)
 	}
-	if err := blocker.Rollback(testContext(t)); err != nil {
+	if err := blocker.Rollback(testkit.Context(t)); err != nil {
 		t.Fatalf("rollback blocker: %v", err)
 	}
 	// Once the abandoned statement ran, the retry fails on its committed
 	// run ids: the batch landed.
 	env.waitVictimStatement(t)
-	if _, err := env.client.InsertRuns(testContext(t), hardDeadlineRuns()); !errors.Is(err, docket.ErrDuplicateRun) {
+	if _, err := env.client.InsertRuns(testkit.Context(t), hardDeadlineRuns()); !errors.Is(err, docket.ErrDuplicateRun) {
 		t.Fatalf("retry error %v, want ErrDuplicateRun", err)
 	}
-	if n := queryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 3 {
+	if n := testkit.QueryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 3 {
 		t.Fatalf("%d runs after the abandoned statement committed, want all 3", n)
 	}
 }
@@ -205,25 +206,25 @@ func TestHardeningInsertRunsDeadlineLandsLater(t *testing.T) {
 func TestHardeningInsertRunsDeadlineCancelsStatement(t *testing.T) {
 	t.Parallel()
 	env := newHardDeadlineEnv(t, hardCancelOnDone)
-	pid := hardBackendPID(t, env.victimPool)
+	pid := testkit.BackendPID(t, env.victimPool)
 	blocker, _, err := env.blockedInsert(t, true)
-	if guardSQLState(err) != hardQueryCanceled {
-		t.Fatalf("InsertRuns error %v, want SQLSTATE %s", err, hardQueryCanceled)
+	if testkit.GuardSQLState(err) != testkit.QueryCanceled {
+		t.Fatalf("InsertRuns error %v, want SQLSTATE %s", err, testkit.QueryCanceled)
 	}
 	t.Logf("InsertRuns error with the cancel handler: %v (DeadlineExceeded: %v)", err, errors.Is(err, context.DeadlineExceeded))
-	if err := blocker.Rollback(testContext(t)); err != nil {
+	if err := blocker.Rollback(testkit.Context(t)); err != nil {
 		t.Fatalf("rollback blocker: %v", err)
 	}
-	if n := queryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 0 {
+	if n := testkit.QueryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 0 {
 		t.Fatalf("%d runs after the cancelled statement, want none", n)
 	}
-	if got := hardBackendPID(t, env.victimPool); got != pid {
+	if got := testkit.BackendPID(t, env.victimPool); got != pid {
 		t.Errorf("victim backend %d after the cancel, want the same connection %d", got, pid)
 	}
-	if _, err := env.victim.InsertRuns(testContext(t), hardDeadlineRuns()); err != nil {
+	if _, err := env.victim.InsertRuns(testkit.Context(t), hardDeadlineRuns()); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	if n := queryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 3 {
+	if n := testkit.QueryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 3 {
 		t.Fatalf("%d runs after the retry, want 3", n)
 	}
 }

@@ -12,25 +12,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-)
-
-// SQLSTATEs of the claim faults.
-const (
-	// hardAdminShutdown is 57P01: the backend was ended by pg_terminate_backend.
-	hardAdminShutdown = "57P01"
-	// hardQueryCanceled is 57014: statement_timeout (or a cancel request) ended the statement.
-	hardQueryCanceled = "57014"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardClaimReq is the claim every fault test interrupts: enough demand for
 // leases in several partitions, an expired steal and a poison.
-var hardClaimReq = clReq(clBase, 8, docket.PreferNone)
+var hardClaimReq = testkit.ClaimReq(testkit.ClaimBase, 8, docket.PreferNone)
 
 // hardFaultEnv is a seeded TenantFair domain plus a victim client whose pool
 // holds exactly one connection, so the victim's backend can be found and
 // ended.
 type hardFaultEnv struct {
-	*clEnv
+	*testkit.ClaimEnv
 	victimPool *pgxpool.Pool
 	victim     *docket.Client
 	// dryRun is what hardClaimReq does on the seeded domain, measured in a
@@ -42,24 +35,24 @@ type hardFaultEnv struct {
 // steals and poisons across three partitions, and measures its dry run.
 func newHardFaultEnv(t *testing.T) *hardFaultEnv {
 	t.Helper()
-	e := newClTenantFair(t, 2)
-	e.dueMany("a", "a", 3, clBase.Add(-3*time.Hour))
-	e.claimed("b", "b-expired", clBase.Add(-2*time.Hour), true)
-	e.due("b", "b-1", clBase.Add(-time.Hour))
-	e.due("c", "c-poison", clBase.Add(-time.Hour))
-	e.setAttempts("c-poison", clMaxAttempts)
-	e.due("c", "c-1", clBase.Add(-time.Minute))
-	e.waiting("c", "c-waiting")
+	e := testkit.NewClaimTenantFair(t, 2)
+	e.DueMany("a", "a", 3, testkit.ClaimBase.Add(-3*time.Hour))
+	e.Claimed("b", "b-expired", testkit.ClaimBase.Add(-2*time.Hour), true)
+	e.Due("b", "b-1", testkit.ClaimBase.Add(-time.Hour))
+	e.Due("c", "c-poison", testkit.ClaimBase.Add(-time.Hour))
+	e.SetAttempts("c-poison", testkit.ClaimMaxAttempts)
+	e.Due("c", "c-1", testkit.ClaimBase.Add(-time.Minute))
+	e.Waiting("c", "c-waiting")
 
-	victimPool := hardPool(t, hardPoolConfig(t, e.pool.Config().ConnString(), 1))
-	env := &hardFaultEnv{clEnv: e, victimPool: victimPool, victim: openClient(t, victimPool, tenantFairConfig(2))}
+	victimPool := testkit.Pool(t, testkit.PoolConfig(t, e.Pool.Config().ConnString(), 1))
+	env := &hardFaultEnv{ClaimEnv: e, victimPool: victimPool, victim: testkit.OpenClient(t, victimPool, testkit.TenantFairConfig(2))}
 
-	ctx := testContext(t)
-	tx, err := e.pool.Begin(ctx)
+	ctx := testkit.Context(t)
+	tx, err := e.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatalf("begin dry run: %v", err)
 	}
-	tr, err := e.client.TraceClaimDueTx(ctx, tx, hardClaimReq)
+	tr, err := e.Client.TraceClaimDueTx(ctx, tx, hardClaimReq)
 	if rbErr := tx.Rollback(ctx); err == nil {
 		err = rbErr
 	}
@@ -85,7 +78,7 @@ type hardClaimSummary struct {
 
 func hardSummarize(tr docket.ClaimTrace) hardClaimSummary {
 	s := hardClaimSummary{
-		outcomes:  clOutcomeIDs(tr),
+		outcomes:  testkit.ClaimOutcomeIDs(tr),
 		positions: clPositions(tr),
 		leases:    len(tr.Result.Leases),
 		poisons:   len(tr.Result.Poisoned),
@@ -104,7 +97,7 @@ func hardSummarize(tr docket.ClaimTrace) hardClaimSummary {
 // nothing behind that could change what a fresh call does.
 func (env *hardFaultEnv) expectDryRunRepeats(t *testing.T) {
 	t.Helper()
-	tr, err := env.victim.TraceClaimDue(testContext(t), hardClaimReq)
+	tr, err := env.victim.TraceClaimDue(testkit.Context(t), hardClaimReq)
 	if err != nil {
 		t.Fatalf("claim after the fault: %v", err)
 	}
@@ -116,13 +109,13 @@ func (env *hardFaultEnv) expectDryRunRepeats(t *testing.T) {
 
 // holdPolicy locks the singleton policy row from a connection of its own.
 func (env *hardFaultEnv) holdPolicy() (release func()) {
-	return env.holdLock(`select 1 from docket_claim_policy where id = 1 for update`)
+	return env.HoldLock(`select 1 from docket_claim_policy where id = 1 for update`)
 }
 
 func TestHardeningClaimKilledWhileWaitingForPolicy(t *testing.T) {
 	t.Parallel()
 	env := newHardFaultEnv(t)
-	before := hardSnap(t, env.pool)
+	before := testkit.Snap(t, env.Pool)
 
 	// The engine caps its policy wait at 250 ms, so the kill races the lock
 	// timeout. An attempt the timeout wins must itself be a clean refusal;
@@ -134,11 +127,11 @@ func TestHardeningClaimKilledWhileWaitingForPolicy(t *testing.T) {
 		if attempt > maxAttempts {
 			t.Fatalf("the kill never landed inside the policy wait in %d attempts", maxAttempts)
 		}
-		pid := hardBackendPID(t, env.victimPool)
+		pid := testkit.BackendPID(t, env.victimPool)
 		release := env.holdPolicy()
 		done := make(chan error, 1)
 		go func() {
-			_, err := env.victim.ClaimDue(testContext(t), hardClaimReq)
+			_, err := env.victim.ClaimDue(testkit.Context(t), hardClaimReq)
 			done <- err
 		}()
 		var err error
@@ -150,19 +143,19 @@ func TestHardeningClaimKilledWhileWaitingForPolicy(t *testing.T) {
 				break wait
 			default:
 			}
-			if !terminated && hardWaitsOnLock(t, env.pool, pid) {
-				hardTerminate(t, env.pool, pid)
+			if !terminated && hardWaitsOnLock(t, env.Pool, pid) {
+				hardTerminate(t, env.Pool, pid)
 				terminated = true
 			}
 		}
 		release()
 		env.victimPool.Reset()
-		hardExpectUnchanged(t, fmt.Sprintf("attempt %d (error %v)", attempt, err), before, hardSnap(t, env.pool))
-		if guardSQLState(err) == hardAdminShutdown {
+		testkit.ExpectUnchanged(t, fmt.Sprintf("attempt %d (error %v)", attempt, err), before, testkit.Snap(t, env.Pool))
+		if testkit.GuardSQLState(err) == testkit.AdminShutdown {
 			killed = err
 			continue
 		}
-		clExpectUnavailable(t, err, "lock_contention")
+		testkit.ClaimExpectUnavailable(t, err, "lock_contention")
 		timeouts++
 	}
 	if _, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](killed); ok {
@@ -175,8 +168,8 @@ func TestHardeningClaimKilledWhileWaitingForPolicy(t *testing.T) {
 func TestHardeningClaimKilledHoldingLocks(t *testing.T) {
 	t.Parallel()
 	env := newHardFaultEnv(t)
-	before := hardSnap(t, env.pool)
-	ctx := testContext(t)
+	before := testkit.Snap(t, env.Pool)
+	ctx := testkit.Context(t)
 
 	conn, err := env.victimPool.Acquire(ctx)
 	if err != nil {
@@ -203,42 +196,42 @@ func TestHardeningClaimKilledHoldingLocks(t *testing.T) {
 	// The victim's next statement blocks, without a timeout, while it still
 	// holds the policy row, its granted partitions and every leased run.
 	const advisoryKey = 7171
-	releaseAdvisory := env.holdLock(`select pg_advisory_xact_lock($1)`, advisoryKey)
+	releaseAdvisory := env.HoldLock(`select pg_advisory_xact_lock($1)`, advisoryKey)
 	blocked := make(chan error, 1)
 	go func() {
 		_, err := tx.Exec(ctx, `select pg_advisory_xact_lock($1)`, advisoryKey)
 		blocked <- err
 	}()
-	migAwaitLockWait(t, env.pool, pid)
+	testkit.MigrationAwaitLockWait(t, env.Pool, pid)
 
 	var unlocked int64
-	err = pgx.BeginFunc(ctx, env.pool, func(probe pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, env.Pool, func(probe pgx.Tx) error {
 		return probe.QueryRow(ctx, `select count(*) from (select 1 from docket_runs
 			where run_id = any($1) for update skip locked) s`, env.dryRun.outcomes).Scan(&unlocked)
 	})
 	if err != nil || unlocked != 0 {
 		t.Fatalf("%d of the leased runs are unlocked mid-transaction (%v), want 0", unlocked, err)
 	}
-	_, err = env.client.ClaimDue(ctx, hardClaimReq)
-	clExpectUnavailable(t, err, "lock_contention")
+	_, err = env.Client.ClaimDue(ctx, hardClaimReq)
+	testkit.ClaimExpectUnavailable(t, err, "lock_contention")
 
-	hardTerminate(t, env.pool, pid)
+	hardTerminate(t, env.Pool, pid)
 	err = <-blocked
-	if guardSQLState(err) != hardAdminShutdown {
-		t.Fatalf("blocked statement after the kill: %v, want SQLSTATE %s", err, hardAdminShutdown)
+	if testkit.GuardSQLState(err) != testkit.AdminShutdown {
+		t.Fatalf("blocked statement after the kill: %v, want SQLSTATE %s", err, testkit.AdminShutdown)
 	}
 	// The dead connection goes back to the pool, which discards it.
 	conn.Release()
 	releaseAdvisory()
-	hardExpectUnchanged(t, "a claim transaction killed while holding its locks", before, hardSnap(t, env.pool))
+	testkit.ExpectUnchanged(t, "a claim transaction killed while holding its locks", before, testkit.Snap(t, env.Pool))
 	env.expectDryRunRepeats(t)
 }
 
 func TestHardeningClaimStatementTimeout(t *testing.T) {
 	t.Parallel()
 	env := newHardFaultEnv(t)
-	before := hardSnap(t, env.pool)
-	ctx := testContext(t)
+	before := testkit.Snap(t, env.Pool)
+	ctx := testkit.Context(t)
 	release := env.holdPolicy()
 
 	// Inside the caller's transaction: a statement_timeout below the
@@ -264,7 +257,7 @@ func TestHardeningClaimStatementTimeout(t *testing.T) {
 	}
 
 	release()
-	hardExpectUnchanged(t, "claims ended by statement_timeout", before, hardSnap(t, env.pool))
+	testkit.ExpectUnchanged(t, "claims ended by statement_timeout", before, testkit.Snap(t, env.Pool))
 	env.expectDryRunRepeats(t)
 }
 
@@ -273,8 +266,8 @@ func TestHardeningClaimStatementTimeout(t *testing.T) {
 // engine refusal or invalid-argument sentinel.
 func hardExpectStatementTimeout(t *testing.T, what string, err error) {
 	t.Helper()
-	if guardSQLState(err) != hardQueryCanceled {
-		t.Fatalf("%s under statement_timeout: %v, want SQLSTATE %s", what, err, hardQueryCanceled)
+	if testkit.GuardSQLState(err) != testkit.QueryCanceled {
+		t.Fatalf("%s under statement_timeout: %v, want SQLSTATE %s", what, err, testkit.QueryCanceled)
 	}
 	if _, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](err); ok || errors.Is(err, docket.ErrInvalidArgument) {
 		t.Fatalf("%s under statement_timeout reads as a refusal: %v", what, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // errHardAnswerLost is what a connection whose answer was dropped reports.
@@ -130,7 +131,7 @@ func (d *hardAnswerDropper) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQ
 // the answer arrives.
 func hardLostAnswerPool(t *testing.T, databaseURL, sql string) (*pgxpool.Pool, *hardAnswerDropper) {
 	t.Helper()
-	cfg := hardPoolConfig(t, databaseURL, 8)
+	cfg := testkit.PoolConfig(t, databaseURL, 8)
 	// The dropper reads the protocol, so the connection must be plain.
 	cfg.ConnConfig.TLSConfig, cfg.ConnConfig.Fallbacks = nil, nil
 	var dialer net.Dialer
@@ -143,7 +144,7 @@ func hardLostAnswerPool(t *testing.T, databaseURL, sql string) (*pgxpool.Pool, *
 	}
 	dropper := &hardAnswerDropper{sql: sql, armed: make(chan struct{})}
 	cfg.ConnConfig.Tracer = dropper
-	return hardPool(t, cfg), dropper
+	return testkit.Pool(t, cfg), dropper
 }
 
 // hardLostCommitEnv is a TenantFair domain with one due run, a client on a
@@ -154,9 +155,9 @@ type hardLostCommitEnv struct {
 	client  *docket.Client
 	reader  *sdkmetric.ManualReader
 	dropper *hardAnswerDropper
-	log     *wkLogRecorder
-	calls   *wkCounter
-	events  *wkEvents
+	log     *testkit.WorkerLogRecorder
+	calls   *testkit.WorkerCounter
+	events  *testkit.WorkerEvents
 }
 
 // newHardLostCommitEnv inserts run and starts a worker whose handler calls
@@ -167,32 +168,32 @@ func newHardLostCommitEnv(t *testing.T, run string, before func(ctx context.Cont
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
-	cfg := tenantFairConfig(2)
+	cfg := testkit.TenantFairConfig(2)
 	cfg.MeterProvider = provider
-	env := &hardLostCommitEnv{pool: pool, client: openClient(t, pool, cfg), reader: reader, dropper: dropper,
-		log: &wkLogRecorder{}, calls: newWkCounter(), events: newWkEvents()}
-	if _, err := env.client.InsertRun(testContext(t), docket.NewRun{RunID: run, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1",
+	env := &hardLostCommitEnv{pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader, dropper: dropper,
+		log: &testkit.WorkerLogRecorder{}, calls: testkit.NewWorkerCounter(), events: testkit.NewWorkerEvents()}
+	if _, err := env.client.InsertRun(testkit.Context(t), docket.NewRun{RunID: run, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1",
 		State: json.RawMessage(`{"n":0}`)}); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
-	w, runResult := wkStartWorker(t, env.client, docket.WorkerConfig{
-		Concurrency: 1, Logger: slog.New(env.log), OnEvent: env.events.hook,
+	w, runResult := testkit.StartWorker(t, env.client, docket.WorkerConfig{
+		Concurrency: 1, Logger: slog.New(env.log), OnEvent: env.events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			env.calls.add(job.RunID)
+			env.calls.Add(job.RunID)
 			if before != nil {
 				before(ctx, env)
 			}
 			return docket.Complete(json.RawMessage(`{"done":true}`))
 		},
 	})
-	return env, func() { wkStop(t, w, runResult) }
+	return env, func() { testkit.StopWorker(t, w, runResult) }
 }
 
 // expectRun requires the run's status, latest checkpoint type, document
 // and checkpoint sequence.
 func (env *hardLostCommitEnv) expectRun(t *testing.T, runID, status, checkpoint, state string, seq int64) {
 	t.Helper()
-	run, err := env.client.FetchRun(testContext(t), docket.Tenant("t"), runID)
+	run, err := env.client.FetchRun(testkit.Context(t), docket.Tenant("t"), runID)
 	if err != nil {
 		t.Fatalf("fetch %s: %v", runID, err)
 	}
@@ -215,29 +216,29 @@ func TestHardeningWorkerCommitAnswerLost(t *testing.T) {
 	t.Parallel()
 	env, stop := newHardLostCommitEnv(t, "lost", nil)
 	wkWaitClosed(t, "the verdict commit armed", env.dropper.armed)
-	env.events.waitWritten(t, "complete", "lost")
+	env.events.WaitWritten(t, "complete", "lost")
 	stop()
 
 	env.expectRun(t, "lost", "done", "complete", `{"done": true}`, 1)
 	if n := env.dropper.checks.Load(); n != 1 {
 		t.Errorf("%d checks of the applied commit, want 1", n)
 	}
-	env.calls.expectEach(t, []string{"lost"}, 1)
-	settled := env.log.find(hardAlreadyApplied)
+	env.calls.ExpectEach(t, []string{"lost"}, 1)
+	settled := env.log.Find(hardAlreadyApplied)
 	if len(settled) != 1 || settled[0].Level != slog.LevelDebug || settled[0].Attrs["run_id"] != "lost" || settled[0].Attrs["result"] != "complete" {
 		t.Errorf("settled records %+v, want one debug record for run lost, result complete", settled)
 	}
-	if refused := env.log.find(hardFenceRefusal); len(refused) != 0 {
+	if refused := env.log.Find(hardFenceRefusal); len(refused) != 0 {
 		t.Errorf("refusal records %+v, want none", refused)
 	}
-	wkExpectQuiet(t, env.log)
-	got := tmCollect(t, testContext(t), env.reader)
-	got.expectPoints(t, "docket.worker.fenced_commits", tmPoints{tmAttrs("reason", "already_applied"): 1})
+	testkit.WorkerExpectQuiet(t, env.log)
+	got := testkit.TelemetryCollect(t, testkit.Context(t), env.reader)
+	got.ExpectPoints(t, "docket.worker.fenced_commits", testkit.TelemetryPoints{testkit.TelemetryAttrs("reason", "already_applied"): 1})
 	// The lost answer carried the statement's report of the marker it
 	// cleared, and the retry was a stale commit: no release is counted.
-	got.expectPoints(t, "docket.admission.releases", nil)
-	if points := wtPoints(got, "docket.store.duration", "operation=commit,"); points[tmAttrs("operation", "commit", "result", "stale")] != 1 {
-		t.Errorf("commit store calls %v, want one stale retry", sortedPoints(points))
+	got.ExpectPoints(t, "docket.admission.releases", nil)
+	if points := testkit.WorkerTelemetryPoints(got, "docket.store.duration", "operation=commit,"); points[testkit.TelemetryAttrs("operation", "commit", "result", "stale")] != 1 {
+		t.Errorf("commit store calls %v, want one stale retry", testkit.SortedPoints(points))
 	}
 }
 
@@ -263,20 +264,20 @@ func TestHardeningWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
 		}
 	})
 	wkWaitClosed(t, "the verdict commit armed", env.dropper.armed)
-	env.events.waitFor(t, "the verdict refused", wkFenced("stolen", "complete"))
+	env.events.WaitFor(t, "the verdict refused", testkit.WorkerFenced("stolen", "complete"))
 	stop()
 
 	env.expectRun(t, "stolen", "done", "newer", `{"by": "newer"}`, 1)
 	if n := env.dropper.checks.Load(); n != 1 {
 		t.Errorf("%d checks of the applied commit, want 1", n)
 	}
-	if refused := env.log.find(hardFenceRefusal); len(refused) != 1 || refused[0].Level != slog.LevelInfo || refused[0].Attrs["result"] != "complete" {
+	if refused := env.log.Find(hardFenceRefusal); len(refused) != 1 || refused[0].Level != slog.LevelInfo || refused[0].Attrs["result"] != "complete" {
 		t.Errorf("refusal records %+v, want one at info level, result complete", refused)
 	}
-	if settled := env.log.find(hardAlreadyApplied); len(settled) != 0 {
+	if settled := env.log.Find(hardAlreadyApplied); len(settled) != 0 {
 		t.Errorf("settled records %+v, want none", settled)
 	}
-	wkExpectQuiet(t, env.log)
-	got := tmCollect(t, testContext(t), env.reader)
-	got.expectPoints(t, "docket.worker.fenced_commits", tmPoints{tmAttrs("reason", "newer_holder"): 1})
+	testkit.WorkerExpectQuiet(t, env.log)
+	got := testkit.TelemetryCollect(t, testkit.Context(t), env.reader)
+	got.ExpectPoints(t, "docket.worker.fenced_commits", testkit.TelemetryPoints{testkit.TelemetryAttrs("reason", "newer_holder"): 1})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardOddIdentifiers are valid identifiers that would break SQL or a
@@ -34,10 +35,10 @@ var hardOddIdentifiers = []string{
 
 func TestHardeningOddIdentifiersRoundTripLiterally(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(2))
-	ctx := testContext(t)
-	catalog := hardCatalog(t, pool)
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
+	ctx := testkit.Context(t)
+	catalog := testkit.Catalog(t, pool)
 	n := len(hardOddIdentifiers)
 	at := func(i int) string { return hardOddIdentifiers[i%n] }
 
@@ -84,12 +85,12 @@ func TestHardeningOddIdentifiersRoundTripLiterally(t *testing.T) {
 		if err != nil || inspection.Unfinished != 1 || inspection.Source != docket.CapFromOverride {
 			t.Fatalf("inspect %q: %+v, %v", at(i+1), inspection, err)
 		}
-		r := cliExpect(t, cli.ExitOK, "", "policy", "inspect", "--database-url", pool.Config().ConnString(), "--", at(i+1))
-		if !strings.Contains(r.stdout, "scope: tenant:"+at(i+1)+"\n") {
-			t.Fatalf("CLI inspect of %q printed:\n%s", at(i+1), r.stdout)
+		r := testkit.CLIExpect(t, cli.ExitOK, "", "policy", "inspect", "--database-url", pool.Config().ConnString(), "--", at(i+1))
+		if !strings.Contains(r.Stdout, "scope: tenant:"+at(i+1)+"\n") {
+			t.Fatalf("CLI inspect of %q printed:\n%s", at(i+1), r.Stdout)
 		}
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = any($1)`, hardOddIdentifiers); got != int64(n) {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = any($1)`, hardOddIdentifiers); got != int64(n) {
 		t.Fatalf("%d partitions carry the literal tenant ids, want %d", got, n)
 	}
 
@@ -111,13 +112,13 @@ func TestHardeningOddIdentifiersRoundTripLiterally(t *testing.T) {
 			t.Fatalf("commit %q: %v", l.RunID, err)
 		}
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and latest_checkpoint_type = any($1)`, hardOddIdentifiers); got != int64(n) {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and latest_checkpoint_type = any($1)`, hardOddIdentifiers); got != int64(n) {
 		t.Fatalf("%d runs done with a literal checkpoint type, want %d", got, n)
 	}
-	if after := hardCatalog(t, pool); after != catalog {
+	if after := testkit.Catalog(t, pool); after != catalog {
 		t.Fatalf("the catalog changed:\nbefore %s\nafter  %s", catalog, after)
 	}
-	hardExpectRingExact(t, pool)
+	testkit.ExpectRingExact(t, pool)
 	t.Logf("%d odd identifiers stored and returned literally by insert, fetch, list, raw SQL, override, inspect, CLI, claim and commit", n)
 }
 
@@ -136,33 +137,33 @@ func TestHardeningSQLInsertedIdentifiersStayAddressable(t *testing.T) {
 	// Plain SQL inserts keep working, and the database holds only text rules
 	// (a tenant id is non-empty). Ids the API would not create must still
 	// be claimable, readable and committable by their holder.
-	e := newClTenantFair(t, 2)
+	e := testkit.NewClaimTenantFair(t, 2)
 	tenants := []string{strings.Repeat("t", docket.MaxIdentifierBytes+50), "tab\there", "line\nbreak"}
 	for i, tenant := range tenants {
-		e.due(tenant, fmt.Sprintf("sql-%d\twith tab", i), clBase)
+		e.Due(tenant, fmt.Sprintf("sql-%d\twith tab", i), testkit.ClaimBase)
 	}
-	ctx := testContext(t)
-	res, err := e.client.ClaimDue(ctx, clReq(clBase, len(tenants), docket.PreferNone))
+	ctx := testkit.Context(t)
+	res, err := e.Client.ClaimDue(ctx, testkit.ClaimReq(testkit.ClaimBase, len(tenants), docket.PreferNone))
 	if err != nil || len(res.Leases) != len(tenants) {
 		t.Fatalf("claim: %d leases, %v; want %d", len(res.Leases), err, len(tenants))
 	}
 	for _, l := range res.Leases {
-		if _, err := e.client.RefreshClaim(ctx, l.Holder()); err != nil {
+		if _, err := e.Client.RefreshClaim(ctx, l.Holder()); err != nil {
 			t.Fatalf("refresh %q: %v", l.RunID, err)
 		}
-		if _, err := e.client.FetchRun(ctx, l.Scope, l.RunID); err != nil {
+		if _, err := e.Client.FetchRun(ctx, l.Scope, l.RunID); err != nil {
 			t.Fatalf("fetch %q: %v", l.RunID, err)
 		}
-		if page, err := e.client.ListRuns(ctx, docket.ListRunsRequest{Scope: l.Scope}); err != nil || len(page.Runs) != 1 {
+		if page, err := e.Client.ListRuns(ctx, docket.ListRunsRequest{Scope: l.Scope}); err != nil || len(page.Runs) != 1 {
 			t.Fatalf("list %s: %d runs, %v", l.Scope, len(page.Runs), err)
 		}
-		if _, err := e.client.Commit(ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq, Step: 1,
+		if _, err := e.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq, Step: 1,
 			Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 			t.Fatalf("commit %q of %s: %v", l.RunID, l.Scope, err)
 		}
 	}
-	if got := queryInt64(t, e.pool, `select count(*) from docket_runs where status = 'done'`); got != int64(len(tenants)) {
+	if got := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_runs where status = 'done'`); got != int64(len(tenants)) {
 		t.Fatalf("%d runs done, want %d", got, len(tenants))
 	}
-	hardExpectRingExact(t, e.pool)
+	testkit.ExpectRingExact(t, e.Pool)
 }

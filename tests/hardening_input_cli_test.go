@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardBadCLIArgs are command lines the docket command must refuse with exit
@@ -69,10 +70,10 @@ var hardBadCLIArgs = [][]string{
 
 func TestHardeningCLIRefusesBadArgumentsWithExitTwo(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	databaseURL := pool.Config().ConnString()
-	client := openClient(t, pool, tenantFairConfig(4))
-	if _, err := client.InsertRun(testContext(t), hardNewRun("cli-run")); err != nil {
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	if _, err := client.InsertRun(testkit.Context(t), hardNewRun("cli-run")); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 	for _, args := range hardBadCLIArgs {
@@ -80,15 +81,15 @@ func TestHardeningCLIRefusesBadArgumentsWithExitTwo(t *testing.T) {
 		if len(args) == 2 {
 			args = nil // no arguments at all
 		}
-		before := hardSnap(t, pool)
-		r := cliRun(t, args...)
-		if r.code != cli.ExitUsage {
-			t.Errorf("docket %q: exit %d, want %d\nstdout: %s\nstderr: %s", args, r.code, cli.ExitUsage, r.stdout, r.stderr)
+		before := testkit.Snap(t, pool)
+		r := testkit.CLIRun(t, args...)
+		if r.Code != cli.ExitUsage {
+			t.Errorf("docket %q: exit %d, want %d\nstdout: %s\nstderr: %s", args, r.Code, cli.ExitUsage, r.Stdout, r.Stderr)
 		}
-		if !strings.Contains(r.stderr, "docket") && !strings.Contains(r.stderr, "Usage") {
-			t.Errorf("docket %q: no message on stderr: %q", args, r.stderr)
+		if !strings.Contains(r.Stderr, "docket") && !strings.Contains(r.Stderr, "Usage") {
+			t.Errorf("docket %q: no message on stderr: %q", args, r.Stderr)
 		}
-		hardExpectUnchanged(t, strings.Join(args, " "), before, hardSnap(t, pool))
+		testkit.ExpectUnchanged(t, strings.Join(args, " "), before, testkit.Snap(t, pool))
 	}
 	t.Logf("bad command lines tried: %d; all exit %d with a message; writes: 0", len(hardBadCLIArgs), cli.ExitUsage)
 }
@@ -100,9 +101,9 @@ func TestHardeningCLIRefusesUnparsableDatabaseURLWithExitTwo(t *testing.T) {
 		{"policy", "get", "--database-url", "postgres://user@host:notaport/db"},
 		{"policy", "inspect", "acme", "--database-url", "host=127.0.0.1 port=notaport"},
 	} {
-		r := cliRun(t, args...)
-		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "invalid database URL") {
-			t.Errorf("docket %q: exit %d, stderr %q; want exit %d and an invalid-URL message", args, r.code, r.stderr, cli.ExitUsage)
+		r := testkit.CLIRun(t, args...)
+		if r.Code != cli.ExitUsage || !strings.Contains(r.Stderr, "invalid database URL") {
+			t.Errorf("docket %q: exit %d, stderr %q; want exit %d and an invalid-URL message", args, r.Code, r.Stderr, cli.ExitUsage)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -47,12 +48,12 @@ func hardConfigCases() []hardInputCase {
 		}(),
 		{name: "Open nil pool", want: []error{docket.ErrInvalidConfig}, local: true,
 			call: func(ctx context.Context, env *hardInputEnv) error {
-				_, err := docket.Open(ctx, nil, tenantFairConfig(2))
+				_, err := docket.Open(ctx, nil, testkit.TenantFairConfig(2))
 				return err
 			}},
 		{name: "Open cancelled context", want: []error{context.Canceled}, local: true, cancelled: true,
 			call: func(ctx context.Context, env *hardInputEnv) error {
-				_, err := docket.Open(ctx, env.pool, tenantFairConfig(3))
+				_, err := docket.Open(ctx, env.pool, testkit.TenantFairConfig(3))
 				return err
 			}},
 		{name: "NewAdmin tenant mode 5", want: []error{docket.ErrInvalidConfig}, local: true,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardBadSchemaNames are schema names Migrate must refuse: anything that is
@@ -30,24 +31,6 @@ line`,
 	strings.Repeat("s", 64),
 	`"quoted"`,
 	`schema.name`,
-}
-
-// hardCatalog renders every namespace and the number of relations and
-// functions outside the system schemas, so a refused migration can be shown
-// to have created nothing.
-func hardCatalog(t testing.TB, pool *pgxpool.Pool) string {
-	t.Helper()
-	var catalog string
-	err := pool.QueryRow(testContext(t), `select
-		(select string_agg(nspname, ',' order by nspname) from pg_namespace) || '|' ||
-		(select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace
-		  where n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast')) || '|' ||
-		(select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-		  where n.nspname not in ('pg_catalog', 'information_schema'))`).Scan(&catalog)
-	if err != nil {
-		t.Fatalf("catalog: %v", err)
-	}
-	return catalog
 }
 
 // hardMigrateCase is one refused Migrate or MigrateStatus call.
@@ -76,7 +59,7 @@ func hardMigrateCases(t testing.TB) []hardMigrateCase {
 		// takes the first, so a comma cannot be tried that way.
 		if !strings.Contains(name, ",") {
 			cases = append(cases, hardMigrateCase{"Migrate up with search_path " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
-				return docket.Migrate(ctx, migURLWithSearchPath(t, u, name), docket.MigrateOptions{})
+				return docket.Migrate(ctx, testkit.MigrationURLWithSearchPath(t, u, name), docket.MigrateOptions{})
 			}})
 		}
 	}
@@ -109,7 +92,7 @@ func TestHardeningMigrateRefusesBadInputAndCreatesNothing(t *testing.T) {
 	t.Parallel()
 	empty := pgtest.NewEmptyDatabase(t)
 	migrated := pgtest.NewDatabase(t)
-	emptyPool, migratedPool := poolFor(t, empty), poolFor(t, migrated)
+	emptyPool, migratedPool := testkit.PoolFor(t, empty), testkit.PoolFor(t, migrated)
 	tried := 0
 	for _, c := range hardMigrateCases(t) {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,27 +100,27 @@ func TestHardeningMigrateRefusesBadInputAndCreatesNothing(t *testing.T) {
 				url  string
 				pool *pgxpool.Pool
 			}{{empty, emptyPool}, {migrated, migratedPool}} {
-				catalog := hardCatalog(t, target.pool)
-				var before hardSnapshot
+				catalog := testkit.Catalog(t, target.pool)
+				var before testkit.Snapshot
 				if target.url == migrated {
-					before = hardSnap(t, target.pool)
+					before = testkit.Snap(t, target.pool)
 				}
-				err := c.call(testContext(t), target.url)
+				err := c.call(testkit.Context(t), target.url)
 				if !errors.Is(err, c.want) {
 					t.Fatalf("error %v, want %v", err, c.want)
 				}
-				if after := hardCatalog(t, target.pool); after != catalog {
+				if after := testkit.Catalog(t, target.pool); after != catalog {
 					t.Fatalf("catalog changed:\nbefore %s\nafter  %s", catalog, after)
 				}
 				if before != nil {
-					hardExpectUnchanged(t, c.name, before, hardSnap(t, target.pool))
+					testkit.ExpectUnchanged(t, c.name, before, testkit.Snap(t, target.pool))
 				}
 				tried++
 			}
 		})
 	}
 	// A URL that does not parse is refused before any connection.
-	if err := docket.Migrate(testContext(t), "postgres://%zz", docket.MigrateOptions{}); err == nil || errors.Is(err, docket.ErrInvalidSchemaName) {
+	if err := docket.Migrate(testkit.Context(t), "postgres://%zz", docket.MigrateOptions{}); err == nil || errors.Is(err, docket.ErrInvalidSchemaName) {
 		t.Fatalf("unparsable URL: %v, want a parse error", err)
 	}
 	tried++

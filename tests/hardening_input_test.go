@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardInputCase is one bad input to one public function.
@@ -70,18 +71,18 @@ var hardAcme = docket.Tenant("acme")
 func newHardInputEnv(t *testing.T) *hardInputEnv {
 	t.Helper()
 	databaseURL := pgtest.NewDatabase(t)
-	env := &hardInputEnv{t: t, super: poolFor(t, databaseURL), counter: &hardQueryCounter{}}
-	cfg := hardPoolConfig(t, databaseURL, 4)
+	env := &hardInputEnv{t: t, super: testkit.PoolFor(t, databaseURL), counter: &hardQueryCounter{}}
+	cfg := testkit.PoolConfig(t, databaseURL, 4)
 	cfg.ConnConfig.Tracer = env.counter
-	env.pool = hardPool(t, cfg)
-	env.client = openClient(t, env.pool, tenantFairConfig(2))
-	admin, err := docket.NewAdmin(testContext(t), env.pool, docket.AdminConfig{TenantMode: docket.TenantRequired})
+	env.pool = testkit.Pool(t, cfg)
+	env.client = testkit.OpenClient(t, env.pool, testkit.TenantFairConfig(2))
+	admin, err := docket.NewAdmin(testkit.Context(t), env.pool, docket.AdminConfig{TenantMode: docket.TenantRequired})
 	if err != nil {
 		t.Fatalf("NewAdmin: %v", err)
 	}
 	env.admin = admin
 
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	if _, err := env.client.InsertRun(ctx, hardNewRun(hardRunHeld)); err != nil {
 		t.Fatalf("insert %s: %v", hardRunHeld, err)
 	}
@@ -98,7 +99,7 @@ func newHardInputEnv(t *testing.T) *hardInputEnv {
 	if _, err := env.client.InsertRuns(ctx, []docket.NewRun{queued, other}); err != nil {
 		t.Fatalf("insert fixture runs: %v", err)
 	}
-	execSQL(t, env.super, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, poisoned_at, poison_reason, finished_at)
+	testkit.ExecSQL(t, env.super, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, poisoned_at, poison_reason, finished_at)
 		values ($1, 'acme', 'g', 'h', 'running', '{}', now(), 'max_claim_attempts_exceeded', null),
 		       ($2, 'acme', 'g', 'h', 'done', '{}', null, null, now()),
 		       ($3, 'acme', 'g', 'h', 'waiting', '{}', null, null, null)`,
@@ -132,7 +133,7 @@ func hardRunInputCases(t *testing.T, env *hardInputEnv, cases []hardInputCase) (
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			env.t = t
-			before := hardSnap(t, env.super)
+			before := testkit.Snap(t, env.super)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if c.cancelled {
@@ -149,7 +150,7 @@ func hardRunInputCases(t *testing.T, env *hardInputEnv, cases []hardInputCase) (
 			if c.local && sent != 0 {
 				t.Errorf("sent %d statement(s) before refusing, want none", sent)
 			}
-			hardExpectUnchanged(t, c.name, before, hardSnap(t, env.super))
+			testkit.ExpectUnchanged(t, c.name, before, testkit.Snap(t, env.super))
 		})
 		tried++
 		if c.local {
@@ -164,7 +165,7 @@ func hardExpectInputError(t *testing.T, c hardInputCase, err error) {
 	t.Helper()
 	switch {
 	case c.reason != "":
-		clExpectUnavailable(t, err, c.reason)
+		testkit.ClaimExpectUnavailable(t, err, c.reason)
 	case len(c.want) == 0 && err != nil:
 		t.Fatalf("error %v, want success without writes", err)
 	case len(c.want) == 0:
@@ -230,17 +231,17 @@ func TestHardeningBadInputMatrix(t *testing.T) {
 func newHardUninitializedEnv(t *testing.T) *hardInputEnv {
 	t.Helper()
 	databaseURL := pgtest.NewDatabase(t)
-	env := &hardInputEnv{t: t, super: poolFor(t, databaseURL), counter: &hardQueryCounter{}}
-	cfg := hardPoolConfig(t, databaseURL, 4)
+	env := &hardInputEnv{t: t, super: testkit.PoolFor(t, databaseURL), counter: &hardQueryCounter{}}
+	cfg := testkit.PoolConfig(t, databaseURL, 4)
 	cfg.ConnConfig.Tracer = env.counter
-	env.pool = hardPool(t, cfg)
-	env.client = openClient(t, env.pool, legacyConfig())
-	admin, err := docket.NewAdmin(testContext(t), env.pool, docket.AdminConfig{})
+	env.pool = testkit.Pool(t, cfg)
+	env.client = testkit.OpenClient(t, env.pool, testkit.LegacyConfig())
+	admin, err := docket.NewAdmin(testkit.Context(t), env.pool, docket.AdminConfig{})
 	if err != nil {
 		t.Fatalf("NewAdmin: %v", err)
 	}
 	env.admin = admin
-	if _, err := env.client.InsertRun(testContext(t), docket.NewRun{RunID: "legacy-run", GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
+	if _, err := env.client.InsertRun(testkit.Context(t), docket.NewRun{RunID: "legacy-run", GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 	return env

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The edges of PostgreSQL's timestamptz in Go: the earliest time it holds
@@ -117,7 +118,7 @@ func hardTimeCases() []hardInputCase {
 func TestHardeningTimeRangeEdges(t *testing.T) {
 	t.Parallel()
 	env := newHardInputEnv(t)
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	edges := []struct {
 		runID      string
 		wake, want time.Time
@@ -150,7 +151,7 @@ func TestHardeningTimeRangeEdges(t *testing.T) {
 	// the range checked in Go is not narrower than the server's.
 	for _, lit := range []string{"4714-11-23 23:59:59.999999+00 BC", "294277-01-01 00:00:00+00"} {
 		_, err := env.super.Exec(ctx, `select $1::text::timestamptz`, lit)
-		if code := guardSQLState(err); code != "22008" {
+		if code := testkit.GuardSQLState(err); code != "22008" {
 			t.Errorf("%s: SQLSTATE %q (%v), want 22008", lit, code, err)
 		}
 	}

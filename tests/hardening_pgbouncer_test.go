@@ -18,6 +18,7 @@ import (
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgbouncer"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardStartBouncer starts PgBouncer in transaction pooling mode in front of
@@ -25,7 +26,7 @@ import (
 // missing pgbouncer binary fails the test: CI installs it.
 func hardStartBouncer(t *testing.T, upstream string, poolSize int) *pgbouncer.Bouncer {
 	t.Helper()
-	b, err := pgbouncer.Start(testContext(t), pgbouncer.Options{Upstream: upstream, PoolSize: poolSize})
+	b, err := pgbouncer.Start(testkit.Context(t), pgbouncer.Options{Upstream: upstream, PoolSize: poolSize})
 	if err != nil {
 		t.Fatalf("PgBouncer is required by this test (Debian package pgbouncer): %v", err)
 	}
@@ -41,20 +42,20 @@ func hardStartBouncer(t *testing.T, upstream string, poolSize int) *pgbouncer.Bo
 // prescribes for transaction pooling.
 func hardBouncerPool(t *testing.T, b *pgbouncer.Bouncer, size int32) *pgxpool.Pool {
 	t.Helper()
-	cfg := hardPoolConfig(t, b.URL(), size)
+	cfg := testkit.PoolConfig(t, b.URL(), size)
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-	return hardPool(t, cfg)
+	return testkit.Pool(t, cfg)
 }
 
 func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 	t.Parallel()
 	upstream := pgtest.NewDatabase(t)
-	direct := poolFor(t, upstream)
+	direct := testkit.PoolFor(t, upstream)
 	b := hardStartBouncer(t, upstream, 2)
 	pool := hardBouncerPool(t, b, 8)
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 
-	client := openClient(t, pool, tenantFairConfig(2))
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{TenantMode: docket.TenantRequired})
 	if err != nil {
 		t.Fatalf("NewAdmin through PgBouncer: %v", err)
@@ -80,7 +81,7 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 	}
 
 	hardBouncerLifecycle(t, client, pool)
-	hardExpectRingExact(t, direct)
+	testkit.ExpectRingExact(t, direct)
 
 	// Eight claimers share two server connections and drain everything.
 	commits := hardBouncerDrain(t, client, len(ids))
@@ -89,31 +90,31 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 			t.Errorf("run %s committed done %d times, want 1", id, commits[id])
 		}
 	}
-	if got := queryInt64(t, direct, `select count(*) from docket_runs where status = 'done'`); got != int64(len(ids)) {
+	if got := testkit.QueryInt64(t, direct, `select count(*) from docket_runs where status = 'done'`); got != int64(len(ids)) {
 		t.Fatalf("%d runs done, want %d", got, len(ids))
 	}
-	if got := queryInt64(t, direct, `select count(*) from docket_runs where claim_token is not null or tenant_admitted_at is not null`); got != 0 {
+	if got := testkit.QueryInt64(t, direct, `select count(*) from docket_runs where claim_token is not null or tenant_admitted_at is not null`); got != 0 {
 		t.Fatalf("%d runs keep a claim or marker after the drain", got)
 	}
-	hardExpectRingExact(t, direct)
+	testkit.ExpectRingExact(t, direct)
 
 	// A worker behind the bouncer: its LISTEN session cannot follow a
 	// transaction pooler, so it finds work by polling.
 	more := hardBouncerInsert(t, client, 3, 5)
-	counter := newWkCounter()
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
+	counter := testkit.NewWorkerCounter()
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 4, PollInterval: 50 * time.Millisecond, ClaimTTL: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
-		OnEvent: events.hook,
+		OnEvent: events.Hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
-			counter.add(job.RunID)
+			counter.Add(job.RunID)
 			return docket.Complete(json.RawMessage(`{"worker":true}`))
 		},
 	})
-	events.waitWritten(t, "complete", more...)
-	wkStop(t, w, runResult)
-	counter.expectEach(t, more, 1)
-	hardExpectRingExact(t, direct)
+	events.WaitWritten(t, "complete", more...)
+	testkit.StopWorker(t, w, runResult)
+	counter.ExpectEach(t, more, 1)
+	testkit.ExpectRingExact(t, direct)
 	t.Logf("through PgBouncer (transaction pooling, 2 server connections): %d runs claimed and committed once each by 8 claimers, %d by a worker; lifecycle and admin work passed",
 		len(ids), len(more))
 }
@@ -122,7 +123,7 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 // one goroutine per tenant and returns their ids.
 func hardBouncerInsert(t *testing.T, client *docket.Client, tenants, perTenant int) []string {
 	t.Helper()
-	base := queryInt64(t, client.Pool(), `select count(*) from docket_runs`)
+	base := testkit.QueryInt64(t, client.Pool(), `select count(*) from docket_runs`)
 	var wg sync.WaitGroup
 	errs := make(chan error, tenants)
 	ids := make([][]string, tenants)
@@ -132,7 +133,7 @@ func hardBouncerInsert(t *testing.T, client *docket.Client, tenants, perTenant i
 			defer wg.Done()
 			for j := range perTenant {
 				run := hardAppRun(fmt.Sprintf("t%d", i), fmt.Sprintf("b%d-t%d-%d", base, i, j))
-				if _, err := client.InsertRun(testContext(t), run); err != nil {
+				if _, err := client.InsertRun(testkit.Context(t), run); err != nil {
 					errs <- err
 					return
 				}
@@ -157,7 +158,7 @@ func hardBouncerInsert(t *testing.T, client *docket.Client, tenants, perTenant i
 // and unclaimed again.
 func hardBouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Pool) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	claim := func(limit int) []docket.Lease {
 		t.Helper()
 		tr, err := client.TraceClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: limit, OrphanTTL: time.Hour, MaxClaimAttempts: 10})
@@ -203,7 +204,7 @@ func hardBouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Poo
 		check("MutateRun to "+string(status), err)
 	}
 	// A claim inside a rolled-back transaction leaves nothing behind.
-	before := hardSnap(t, pool)
+	before := testkit.Snap(t, pool)
 	rolledBack := errors.New("roll back")
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		res, err := client.ClaimDueTx(ctx, tx, docket.ClaimRequest{Now: time.Now(), Limit: 4, OrphanTTL: time.Hour, MaxClaimAttempts: 10})
@@ -218,7 +219,7 @@ func hardBouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Poo
 	if !errors.Is(err, rolledBack) {
 		t.Fatalf("ClaimDueTx through PgBouncer: %v", err)
 	}
-	hardExpectUnchanged(t, "a rolled-back ClaimDueTx through PgBouncer", before, hardSnap(t, pool))
+	testkit.ExpectUnchanged(t, "a rolled-back ClaimDueTx through PgBouncer", before, testkit.Snap(t, pool))
 	for _, l := range leases {
 		if _, err := client.FetchRun(ctx, l.Scope, l.RunID); err != nil {
 			t.Fatalf("FetchRun through PgBouncer: %v", err)
@@ -243,14 +244,14 @@ func hardBouncerDrain(t *testing.T, client *docket.Client, total int) map[string
 	var done, contention atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
-	progress := newClaimProgress()
+	progress := testkit.NewClaimProgress()
 	for g := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx := testContext(t)
+			ctx := testkit.Context(t)
 			for {
-				committed := progress.next()
+				committed := progress.Next()
 				if done.Load() >= int64(total) {
 					return
 				}
@@ -274,10 +275,10 @@ func hardBouncerDrain(t *testing.T, client *docket.Client, total int) map[string
 					commits[l.RunID]++
 					mu.Unlock()
 					done.Add(1)
-					progress.mark()
+					progress.Mark()
 				}
 				if res.Outcomes() == 0 {
-					if err := progress.wait(ctx, committed); err != nil {
+					if err := progress.Wait(ctx, committed); err != nil {
 						errs <- fmt.Errorf("claimer %d found nothing: %w", g, err)
 						return
 					}
@@ -297,7 +298,7 @@ func hardBouncerDrain(t *testing.T, client *docket.Client, total int) map[string
 func TestHardeningPgBouncerDefaultStatementCacheBreaks(t *testing.T) {
 	t.Parallel()
 	upstream := pgtest.NewDatabase(t)
-	version, err := pgbouncer.InstalledVersion(testContext(t))
+	version, err := pgbouncer.InstalledVersion(testkit.Context(t))
 	if err != nil {
 		t.Fatalf("PgBouncer is required by this test (Debian package pgbouncer): %v", err)
 	}
@@ -307,13 +308,13 @@ func TestHardeningPgBouncerDefaultStatementCacheBreaks(t *testing.T) {
 	// the statement the first one left on the shared server connection.
 	var errs []error
 	for range 2 {
-		conn, err := pgx.Connect(testContext(t), b.URL())
+		conn, err := pgx.Connect(testkit.Context(t), b.URL())
 		if err != nil {
 			t.Fatalf("connect through PgBouncer: %v", err)
 		}
 		defer conn.Close(context.Background())
 		var v int
-		errs = append(errs, conn.QueryRow(testContext(t), `select $1::int + 1`, 41).Scan(&v))
+		errs = append(errs, conn.QueryRow(testkit.Context(t), `select $1::int + 1`, 41).Scan(&v))
 	}
 	if errs[0] != nil {
 		t.Fatalf("first client: %v", errs[0])
@@ -322,7 +323,7 @@ func TestHardeningPgBouncerDefaultStatementCacheBreaks(t *testing.T) {
 		t.Logf("PgBouncer %s can track prepared statements (max_prepared_statements); second client: %v", version, errs[1])
 		return
 	}
-	if got := guardSQLState(errs[1]); got != "42P05" {
+	if got := testkit.GuardSQLState(errs[1]); got != "42P05" {
 		t.Fatalf("second client with the default statement cache through PgBouncer %s: %v, want SQLSTATE 42P05 (prepared statement already exists)", version, errs[1])
 	}
 	t.Logf("PgBouncer %s without prepared statement tracking: the default statement cache fails (%v); docs/operations.md prescribes QueryExecModeCacheDescribe", version, errs[1])
@@ -342,35 +343,35 @@ func TestHardeningPgBouncerSchemaFromRoleSettings(t *testing.T) {
 	t.Parallel()
 	const schema = "hard_bouncer_domain"
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: schema})
-	owner := poolFor(t, migURLWithSearchPath(t, databaseURL, schema))
-	role, password := hardCreateRole(t, owner)
+	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: schema})
+	owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, schema))
+	role, password := testkit.CreateRole(t, owner)
 	dbname := owner.Config().ConnConfig.Database
-	hardApplyGrants(t, owner, hardGrantsScript(t), schema, role, dbname)
+	testkit.ApplyGrants(t, owner, testkit.GrantsScript(t), schema, role, dbname)
 	// PgBouncer refuses a search_path startup parameter; the schema comes
 	// from the role's setting in this database instead.
-	execSQL(t, owner, "alter role "+pgx.Identifier{role}.Sanitize()+" in database "+pgx.Identifier{dbname}.Sanitize()+
+	testkit.ExecSQL(t, owner, "alter role "+pgx.Identifier{role}.Sanitize()+" in database "+pgx.Identifier{dbname}.Sanitize()+
 		" set search_path = "+pgx.Identifier{schema}.Sanitize())
 	b := hardStartBouncer(t, hardURLAs(t, databaseURL, role, password), 2)
 
-	cfg := hardPoolConfig(t, b.URL(), 2)
+	cfg := testkit.PoolConfig(t, b.URL(), 2)
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	refused := hardPool(t, cfg)
-	if err := refused.Ping(testContext(t)); guardSQLState(err) != "08P01" {
+	refused := testkit.Pool(t, cfg)
+	if err := refused.Ping(testkit.Context(t)); testkit.GuardSQLState(err) != "08P01" {
 		t.Fatalf("search_path as a startup parameter through PgBouncer: %v, want SQLSTATE 08P01 (unsupported startup parameter)", err)
 	}
 
 	pool := hardBouncerPool(t, b, 4)
-	client := openClient(t, pool, tenantFairConfig(2))
-	if _, err := client.InsertRun(testContext(t), hardAppRun("acme", "through-role-settings")); err != nil {
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
+	if _, err := client.InsertRun(testkit.Context(t), hardAppRun("acme", "through-role-settings")); err != nil {
 		t.Fatalf("insert through PgBouncer as %s: %v", role, err)
 	}
-	res, err := client.ClaimDue(testContext(t), docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 3})
+	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 3})
 	if err != nil || len(res.Leases) != 1 {
 		t.Fatalf("claim through PgBouncer as %s: %+v, %v", role, res, err)
 	}
-	if got := queryInt64(t, owner, `select count(*) from docket_runs where claim_token is not null`); got != 1 {
+	if got := testkit.QueryInt64(t, owner, `select count(*) from docket_runs where claim_token is not null`); got != 1 {
 		t.Fatalf("%d claimed runs in schema %s, want 1", got, schema)
 	}
 }

@@ -15,15 +15,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
-)
-
-// hardAppSchema is the Docket schema of the least-privilege test.
-const hardAppSchema = "hard_app_domain"
-
-// SQLSTATEs a refused write by the application role raises.
-const (
-	hardInsufficientPrivilege = "42501"
-	hardGeneratedAlways       = "428C9"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardForbidden is a statement the application role must not be able to run.
@@ -35,60 +27,60 @@ type hardForbidden struct {
 var hardForbiddenStatements = []hardForbidden{
 	{`update docket_claim_schedule set unfinished_count = unfinished_count + 1`, guardIntegrityViolation},
 	{`update docket_claim_schedule set unfinished_count = 0 where unfinished_count > 0`, guardIntegrityViolation},
-	{`update docket_claim_schedule set ring_position = ring_position + 1000`, hardGeneratedAlways},
+	{`update docket_claim_schedule set ring_position = ring_position + 1000`, testkit.GeneratedAlways},
 	{`update docket_claim_schedule set ring_position = default`, guardIntegrityViolation},
 	{`update docket_claim_schedule set scope_key = scope_key || '-moved'`, guardIntegrityViolation},
 	{`insert into docket_claim_schedule (scope_key) values ('acme')`, guardIntegrityViolation},
 	{`insert into docket_claim_schedule (scope_key) values ('no-partition')`, guardIntegrityViolation},
-	{`delete from docket_claim_schedule`, hardInsufficientPrivilege},
-	{`delete from docket_claim_partitions`, hardInsufficientPrivilege},
-	{`delete from docket_runs`, hardInsufficientPrivilege},
-	{`truncate docket_claim_schedule`, hardInsufficientPrivilege},
-	{`truncate docket_runs`, hardInsufficientPrivilege},
-	{`truncate docket_claim_partitions`, hardInsufficientPrivilege},
-	{`truncate docket_claim_policy`, hardInsufficientPrivilege},
-	{`alter table docket_claim_schedule disable trigger user`, hardInsufficientPrivilege},
-	{`drop trigger docket_claim_schedule_guard_trg on docket_claim_schedule`, hardInsufficientPrivilege},
-	{`set session_replication_role = replica`, hardInsufficientPrivilege},
-	{`create temporary table hard_nest (i int)`, hardInsufficientPrivilege},
-	{`create table public.hard_nest (i int)`, hardInsufficientPrivilege},
-	{`create table ` + hardAppSchema + `.hard_nest (i int)`, hardInsufficientPrivilege},
-	{`create function ` + hardAppSchema + `.hard_nest() returns int language sql as 'select 1'`, hardInsufficientPrivilege},
-	{`alter function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) security definer`, hardInsufficientPrivilege},
-	{`insert into docket_schema_migrations (version) values ('29991231000000')`, hardInsufficientPrivilege},
+	{`delete from docket_claim_schedule`, testkit.InsufficientPrivilege},
+	{`delete from docket_claim_partitions`, testkit.InsufficientPrivilege},
+	{`delete from docket_runs`, testkit.InsufficientPrivilege},
+	{`truncate docket_claim_schedule`, testkit.InsufficientPrivilege},
+	{`truncate docket_runs`, testkit.InsufficientPrivilege},
+	{`truncate docket_claim_partitions`, testkit.InsufficientPrivilege},
+	{`truncate docket_claim_policy`, testkit.InsufficientPrivilege},
+	{`alter table docket_claim_schedule disable trigger user`, testkit.InsufficientPrivilege},
+	{`drop trigger docket_claim_schedule_guard_trg on docket_claim_schedule`, testkit.InsufficientPrivilege},
+	{`set session_replication_role = replica`, testkit.InsufficientPrivilege},
+	{`create temporary table hard_nest (i int)`, testkit.InsufficientPrivilege},
+	{`create table public.hard_nest (i int)`, testkit.InsufficientPrivilege},
+	{`create table ` + testkit.AppSchema + `.hard_nest (i int)`, testkit.InsufficientPrivilege},
+	{`create function ` + testkit.AppSchema + `.hard_nest() returns int language sql as 'select 1'`, testkit.InsufficientPrivilege},
+	{`alter function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) security definer`, testkit.InsufficientPrivilege},
+	{`insert into docket_schema_migrations (version) values ('29991231000000')`, testkit.InsufficientPrivilege},
 }
 
 func TestHardeningLeastPrivilegeRole(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: hardAppSchema})
-	owner := poolFor(t, migURLWithSearchPath(t, databaseURL, hardAppSchema))
-	role, password := hardCreateRole(t, owner)
-	hardApplyGrants(t, owner, hardGrantsScript(t), hardAppSchema, role, owner.Config().ConnConfig.Database)
-	app := hardRolePool(t, databaseURL, role, password, hardAppSchema)
+	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: testkit.AppSchema})
+	owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, testkit.AppSchema))
+	role, password := testkit.CreateRole(t, owner)
+	testkit.ApplyGrants(t, owner, testkit.GrantsScript(t), testkit.AppSchema, role, owner.Config().ConnConfig.Database)
+	app := testkit.RolePool(t, databaseURL, role, password, testkit.AppSchema)
 
 	client, ops, err := hardRunEveryOperation(t, app)
 	if err != nil {
 		t.Fatalf("as the application role, %v", err)
 	}
-	hardExpectRingExact(t, owner)
-	unfinished := queryInt64(t, owner, `select sum(unfinished_count) from docket_claim_schedule`)
+	testkit.ExpectRingExact(t, owner)
+	unfinished := testkit.QueryInt64(t, owner, `select sum(unfinished_count) from docket_claim_schedule`)
 	if unfinished == 0 {
 		t.Fatalf("no unfinished work left to guard")
 	}
 
-	before := hardSnap(t, owner)
+	before := testkit.Snap(t, owner)
 	for _, f := range hardForbiddenStatements {
-		_, err := app.Exec(testContext(t), f.sql)
-		if got := guardSQLState(err); got != f.state {
+		_, err := app.Exec(testkit.Context(t), f.sql)
+		if got := testkit.GuardSQLState(err); got != f.state {
 			t.Errorf("as the application role, %s: %v (SQLSTATE %q), want SQLSTATE %s", f.sql, err, got, f.state)
 		}
 	}
-	hardExpectUnchanged(t, "refused statements of the application role", before, hardSnap(t, owner))
+	testkit.ExpectUnchanged(t, "refused statements of the application role", before, testkit.Snap(t, owner))
 
 	hardDrain(t, client)
-	hardExpectRingExact(t, owner)
-	if got := queryInt64(t, owner, `select count(*) from docket_runs where status in ('running', 'waiting')`); got != 0 {
+	testkit.ExpectRingExact(t, owner)
+	if got := testkit.QueryInt64(t, owner, `select count(*) from docket_runs where status in ('running', 'waiting')`); got != 0 {
 		t.Fatalf("%d runs unfinished after the worker drained the domain as %s", got, role)
 	}
 	t.Logf("as a role holding exactly docs/grants.sql: %d operations and a worker drain succeeded; %d forbidden statements refused with %d unfinished runs counted; nothing changed",
@@ -100,7 +92,7 @@ func TestHardeningLeastPrivilegeRole(t *testing.T) {
 // how many calls it made, or the first operation that failed.
 func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client, ops int, failure error) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	defer func() {
 		if r := recover(); r != nil {
 			f, ok := r.(*hardOpFailure)
@@ -116,7 +108,7 @@ func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Cli
 			panic(&hardOpFailure{what: what, err: err})
 		}
 	}
-	client, err := docket.Open(ctx, pool, tenantFairConfig(2))
+	client, err := docket.Open(ctx, pool, testkit.TenantFairConfig(2))
 	must("Open TenantFair", err)
 	var legacy *docket.Client
 	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{TenantMode: docket.TenantRequired})
@@ -232,11 +224,11 @@ func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Cli
 	must("RemoveSchedule", admin.RemoveSchedule(ctx, docket.Tenant("acme"), "hourly", docket.ScheduleWriteOptions{}))
 
 	// Legacy takes over and hands back: both engines and the mode switch.
-	legacy, err = docket.Open(ctx, pool, legacyConfig())
+	legacy, err = docket.Open(ctx, pool, testkit.LegacyConfig())
 	must("Open Legacy", err)
 	_, err = legacy.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 5})
 	must("Legacy ClaimDue", err)
-	client, err = docket.Open(ctx, pool, tenantFairConfig(3))
+	client, err = docket.Open(ctx, pool, testkit.TenantFairConfig(3))
 	must("Open TenantFair after Legacy", err)
 
 	return client, ops, nil
@@ -256,7 +248,7 @@ func (f *hardOpFailure) Unwrap() error { return f.err }
 // all unfinished work.
 func hardDrain(t *testing.T, client *docket.Client) {
 	t.Helper()
-	ctx, pool := testContext(t), client.Pool()
+	ctx, pool := testkit.Context(t), client.Pool()
 	rows, err := pool.Query(ctx, `select tenant_id, run_id from docket_runs where poisoned_at is not null`)
 	if err != nil {
 		t.Fatalf("list poisoned runs: %v", err)
@@ -270,22 +262,22 @@ func hardDrain(t *testing.T, client *docket.Client) {
 			t.Fatalf("retry %s: %v", p.RunID, err)
 		}
 	}
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 4, ClaimTTL: time.Second, PollInterval: 50 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler), OnEvent: events.hook,
+		Logger: slog.New(slog.DiscardHandler), OnEvent: events.Hook,
 		Handler: func(context.Context, *docket.Job) docket.Result {
 			return docket.Complete(json.RawMessage(`{"done":true}`))
 		},
 	})
 	// Checked again on each worker event: the count of unfinished runs only
 	// falls, and each commit is followed by an event of its job.
-	events.waitFor(t, "the worker to drain the domain", func([]docket.WorkerEvent) bool {
+	events.WaitFor(t, "the worker to drain the domain", func([]docket.WorkerEvent) bool {
 		var n int64
 		err := pool.QueryRow(ctx, `select count(*) from docket_runs where status in ('running', 'waiting')`).Scan(&n)
 		return err == nil && n == 0
 	})
-	wkStop(t, w, runResult)
+	testkit.StopWorker(t, w, runResult)
 }
 
 // hardAppRun is a due run of tenant.
@@ -295,19 +287,19 @@ func hardAppRun(tenant, runID string) docket.NewRun {
 
 func TestHardeningEveryDocumentedGrantIsNeeded(t *testing.T) {
 	t.Parallel()
-	variants := hardGrantVariants(hardGrantsScript(t))
+	variants := hardGrantVariants(testkit.GrantsScript(t))
 	if len(variants) < 10 {
-		t.Fatalf("found %d privileges in %s", len(variants), hardGrantsFile)
+		t.Fatalf("found %d privileges in %s", len(variants), testkit.GrantsFile)
 	}
 	for _, v := range variants {
 		t.Run("without "+v.without, func(t *testing.T) {
 			t.Parallel()
 			databaseURL := pgtest.NewEmptyDatabase(t)
-			migrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: hardAppSchema})
-			owner := poolFor(t, migURLWithSearchPath(t, databaseURL, hardAppSchema))
-			role, password := hardCreateRole(t, owner)
-			hardApplyGrants(t, owner, v.script, hardAppSchema, role, owner.Config().ConnConfig.Database)
-			_, ops, err := hardRunEveryOperation(t, hardRolePool(t, databaseURL, role, password, hardAppSchema))
+			testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: testkit.AppSchema})
+			owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, testkit.AppSchema))
+			role, password := testkit.CreateRole(t, owner)
+			testkit.ApplyGrants(t, owner, v.script, testkit.AppSchema, role, owner.Config().ConnConfig.Database)
+			_, ops, err := hardRunEveryOperation(t, testkit.RolePool(t, databaseURL, role, password, testkit.AppSchema))
 			if err == nil {
 				t.Fatalf("every operation succeeded without %s", v.without)
 			}
@@ -316,13 +308,13 @@ func TestHardeningEveryDocumentedGrantIsNeeded(t *testing.T) {
 			// the search_path.
 			if strings.HasPrefix(v.without, "usage on schema") {
 				if !errors.Is(err, docket.ErrSchemaMismatch) || ops != 1 ||
-					!strings.Contains(err.Error(), `the search_path "`+hardAppSchema+`" names no schema this role can use`) {
+					!strings.Contains(err.Error(), `the search_path "`+testkit.AppSchema+`" names no schema this role can use`) {
 					t.Fatalf("without %s, operation %d failed with %v, want Open's ErrSchemaMismatch naming the search_path", v.without, ops, err)
 				}
 				return
 			}
-			want := hardInsufficientPrivilege
-			if got := guardSQLState(err); got != want {
+			want := testkit.InsufficientPrivilege
+			if got := testkit.GuardSQLState(err); got != want {
 				t.Fatalf("without %s, operation %d failed with %v (SQLSTATE %q), want SQLSTATE %s", v.without, ops, err, got, want)
 			}
 		})

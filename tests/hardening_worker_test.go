@@ -17,6 +17,7 @@ import (
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pglocal"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // hardInvocations records every handler invocation by a unique number, so
@@ -83,10 +84,10 @@ func (g *hardGate) set(closed bool) {
 }
 
 // waitHeld waits until n handlers wait at the closed gate, failing the
-// test after wkDeadline.
+// test after testkit.WorkerDeadline.
 func (g *hardGate) waitHeld(t *testing.T, n int) {
 	t.Helper()
-	timeout := time.NewTimer(wkDeadline)
+	timeout := time.NewTimer(testkit.WorkerDeadline)
 	defer timeout.Stop()
 	for {
 		g.mu.Lock()
@@ -126,28 +127,28 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 	if err := docket.Migrate(ctx, url, docket.MigrateOptions{}); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	observer := wkPool(t, url, 2)
+	observer := testkit.WorkerPool(t, url, 2)
 	const workers = 3
 	clients := make([]*docket.Client, workers)
 	for i := range clients {
-		clients[i] = openClient(t, wkPool(t, url, 12), tenantFairConfig(3))
+		clients[i] = testkit.OpenClient(t, testkit.WorkerPool(t, url, 12), testkit.TenantFairConfig(3))
 	}
-	ids := wkInsertRuns(t, clients[0], 40, "a", "b", "c", "d", "e")
+	ids := testkit.WorkerInsertRuns(t, clients[0], 40, "a", "b", "c", "d", "e")
 
 	inv := &hardInvocations{byRun: map[string][]int64{}}
 	gate := newHardGate()
-	logs := make([]*wkLogRecorder, workers)
-	events := newWkEvents()
+	logs := make([]*testkit.WorkerLogRecorder, workers)
+	events := testkit.NewWorkerEvents()
 	type running struct {
 		w      *docket.Worker
 		result <-chan error
 	}
 	var started []running
 	for i, client := range clients {
-		logs[i] = &wkLogRecorder{}
-		w, result := wkStartWorker(t, client, docket.WorkerConfig{
+		logs[i] = &testkit.WorkerLogRecorder{}
+		w, result := testkit.StartWorker(t, client, docket.WorkerConfig{
 			Concurrency: 4, ClaimTTL: 2 * time.Second, PollInterval: 100 * time.Millisecond, Logger: slog.New(logs[i]),
-			OnEvent: events.hook,
+			OnEvent: events.Hook,
 			Handler: func(_ context.Context, job *docket.Job) docket.Result {
 				n := inv.add(job.RunID)
 				gate.pass()
@@ -161,7 +162,7 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 	// run whose handler has not returned yet.
 	const slots = workers * 4
 	for i, doneBefore := range []int{0, len(ids) / 2} {
-		events.waitDone(t, doneBefore)
+		events.WaitDone(t, doneBefore)
 		gate.set(true)
 		gate.waitHeld(t, slots)
 		if err := srv.Restart(ctx); err != nil {
@@ -169,9 +170,9 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 		}
 		gate.set(false)
 	}
-	events.waitFor(t, "every run done after two restarts", wkAllDone(observer, len(ids)))
+	events.WaitFor(t, "every run done after two restarts", wkAllDone(observer, len(ids)))
 	for _, r := range started {
-		wkStop(t, r.w, r.result)
+		testkit.StopWorker(t, r.w, r.result)
 	}
 
 	rows, err := observer.Query(ctx, `select run_id, status, checkpoint_seq, (state->>'invocation')::bigint from docket_runs`)
@@ -205,12 +206,12 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 			rehandled++
 		}
 	}
-	if got := queryInt64(t, observer, `select count(*) from docket_runs where claim_token is not null or tenant_admitted_at is not null`); got != 0 {
+	if got := testkit.QueryInt64(t, observer, `select count(*) from docket_runs where claim_token is not null or tenant_admitted_at is not null`); got != 0 {
 		t.Errorf("%d runs keep a claim or marker", got)
 	}
-	hardExpectRingExact(t, observer)
+	testkit.ExpectRingExact(t, observer)
 	for i, log := range logs {
-		if len(log.find("docket worker listener failed; reconnecting")) == 0 {
+		if len(log.Find("docket worker listener failed; reconnecting")) == 0 {
 			t.Errorf("worker %d logged no listener failure; did the restarts reach it?", i)
 		}
 	}
@@ -242,26 +243,26 @@ func TestHardeningWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
 	t.Parallel()
 	const ttl = time.Second
 	url := pgtest.NewDatabase(t)
-	observer := wkPool(t, url, 4)
-	execSQL(t, observer, hardFailHeartbeats)
-	flakyCfg := hardPoolConfig(t, url, 8)
+	observer := testkit.WorkerPool(t, url, 4)
+	testkit.ExecSQL(t, observer, hardFailHeartbeats)
+	flakyCfg := testkit.PoolConfig(t, url, 8)
 	flakyCfg.ConnConfig.RuntimeParams["application_name"] = hardFlakyApp
-	flakyClient := openClient(t, hardPool(t, flakyCfg), tenantFairConfig(1))
-	survivor := openClient(t, wkPool(t, url, 8), tenantFairConfig(1))
-	rs := &rsStore{t: t, pool: observer, client: survivor}
-	rs.insert("t", "r")
+	flakyClient := testkit.OpenClient(t, testkit.Pool(t, flakyCfg), testkit.TenantFairConfig(1))
+	survivor := testkit.OpenClient(t, testkit.WorkerPool(t, url, 8), testkit.TenantFairConfig(1))
+	rs := &testkit.RunStore{T: t, Pool: observer, Client: survivor}
+	rs.Insert("t", "r")
 
 	// The flaky worker claims the run; every heartbeat it sends fails, while
 	// its handler works on, unaware.
-	counter := newWkCounter()
+	counter := testkit.NewWorkerCounter()
 	started, cancelled, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var cause error
-	flakyLog := &wkLogRecorder{}
-	flakyEvents := newWkEvents()
-	flaky, flakyRun := wkStartWorker(t, flakyClient, docket.WorkerConfig{
-		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(flakyLog), OnEvent: flakyEvents.hook,
+	flakyLog := &testkit.WorkerLogRecorder{}
+	flakyEvents := testkit.NewWorkerEvents()
+	flaky, flakyRun := testkit.StartWorker(t, flakyClient, docket.WorkerConfig{
+		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(flakyLog), OnEvent: flakyEvents.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add("flaky")
+			counter.Add("flaky")
 			close(started)
 			<-ctx.Done()
 			cause = context.Cause(ctx)
@@ -272,7 +273,7 @@ func TestHardeningWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
 	})
 	wkWaitClosed(t, "the flaky worker to start the run", started)
 	var token uuid.UUID
-	if err := observer.QueryRow(testContext(t), `select claim_token from docket_runs where run_id = 'r'`).Scan(&token); err != nil {
+	if err := observer.QueryRow(testkit.Context(t), `select claim_token from docket_runs where run_id = 'r'`).Scan(&token); err != nil {
 		t.Fatalf("read the flaky claim: %v", err)
 	}
 	// A claim that cannot be refreshed for a ClaimTTL is given up.
@@ -280,47 +281,47 @@ func TestHardeningWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
 	if !errors.Is(cause, docket.ErrClaimLost) {
 		t.Fatalf("flaky handler's context cause %v, want ErrClaimLost", cause)
 	}
-	if len(flakyLog.find("docket worker heartbeat failed")) == 0 {
+	if len(flakyLog.Find("docket worker heartbeat failed")) == 0 {
 		t.Fatalf("the flaky worker logged no heartbeat failure")
 	}
 
 	// Another worker steals the expired claim and finishes the run.
-	survivorEvents := newWkEvents()
-	survivorWorker, survivorRun := wkStartWorker(t, survivor, docket.WorkerConfig{
-		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(slog.DiscardHandler), OnEvent: survivorEvents.hook,
+	survivorEvents := testkit.NewWorkerEvents()
+	survivorWorker, survivorRun := testkit.StartWorker(t, survivor, docket.WorkerConfig{
+		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(slog.DiscardHandler), OnEvent: survivorEvents.Hook,
 		Handler: func(context.Context, *docket.Job) docket.Result {
-			counter.add("survivor")
+			counter.Add("survivor")
 			return docket.Complete(json.RawMessage(`{"by":"survivor"}`))
 		},
 	})
-	survivorEvents.waitWritten(t, "complete", "r")
-	wkStop(t, survivorWorker, survivorRun)
+	survivorEvents.WaitWritten(t, "complete", "r")
+	testkit.StopWorker(t, survivorWorker, survivorRun)
 
 	// The flaky handler returns late: the fence refuses its commit, in the
 	// worker and through the public API alike.
 	close(release)
-	flakyEvents.waitFor(t, "the late commit to be refused", wkFenced("r", "complete"))
-	wkStop(t, flaky, flakyRun)
+	flakyEvents.WaitFor(t, "the late commit to be refused", testkit.WorkerFenced("r", "complete"))
+	testkit.StopWorker(t, flaky, flakyRun)
 	late := docket.Holder{Scope: docket.Tenant("t"), RunID: "r", Token: token}
-	before := hardSnap(t, observer)
-	_, err := flakyClient.Commit(testContext(t), docket.CommitRequest{Holder: late, ExpectedSeq: 0, Step: 1,
+	before := testkit.Snap(t, observer)
+	_, err := flakyClient.Commit(testkit.Context(t), docket.CommitRequest{Holder: late, ExpectedSeq: 0, Step: 1,
 		State: json.RawMessage(`{"by":"flaky"}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)})
 	if !errors.Is(err, docket.ErrStaleFence) {
 		t.Fatalf("late commit of the flaky holder: %v, want ErrStaleFence", err)
 	}
-	if _, err := survivor.RefreshClaim(testContext(t), late); !errors.Is(err, docket.ErrClaimLost) {
+	if _, err := survivor.RefreshClaim(testkit.Context(t), late); !errors.Is(err, docket.ErrClaimLost) {
 		t.Fatalf("refresh of the flaky claim: %v, want ErrClaimLost", err)
 	}
-	hardExpectUnchanged(t, "the flaky holder's late writes", before, hardSnap(t, observer))
+	testkit.ExpectUnchanged(t, "the flaky holder's late writes", before, testkit.Snap(t, observer))
 
-	if counter.get("flaky") != 1 || counter.get("survivor") != 1 {
-		t.Fatalf("invocations flaky=%d survivor=%d, want 1 each", counter.get("flaky"), counter.get("survivor"))
+	if counter.Get("flaky") != 1 || counter.Get("survivor") != 1 {
+		t.Fatalf("invocations flaky=%d survivor=%d, want 1 each", counter.Get("flaky"), counter.Get("survivor"))
 	}
-	r := rs.row("r")
+	r := rs.Row("r")
 	if r.Status != "done" || r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil || r.Unfinished != 0 {
 		t.Fatalf("run %+v, want done by exactly one commit, no claim, no marker", r)
 	}
-	run, err := survivor.FetchRun(testContext(t), docket.Tenant("t"), "r")
+	run, err := survivor.FetchRun(testkit.Context(t), docket.Tenant("t"), "r")
 	if err != nil || string(run.State) != `{"by": "survivor"}` {
 		t.Fatalf("state %s (%v), want the survivor's", run.State, err)
 	}

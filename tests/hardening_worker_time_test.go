@@ -10,6 +10,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // TestHardeningWorkerRetryAtOutOfRange runs a handler that asks to retry in
@@ -19,31 +20,31 @@ import (
 // and the other verdict commits as usual.
 func TestHardeningWorkerRetryAtOutOfRange(t *testing.T) {
 	t.Parallel()
-	pool := wkPool(t, pgtest.NewDatabase(t), 8)
-	client := openClient(t, pool, tenantFairConfig(4))
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	var runs []docket.NewRun
 	for _, id := range []string{"far", "near"} {
 		runs = append(runs, docket.NewRun{RunID: id, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{"n":0}`)})
 	}
-	if _, err := client.InsertRuns(testContext(t), runs); err != nil {
+	if _, err := client.InsertRuns(testkit.Context(t), runs); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
-	counter := newWkCounter()
-	log := &wkLogRecorder{}
-	events := newWkEvents()
+	counter := testkit.NewWorkerCounter()
+	log := &testkit.WorkerLogRecorder{}
+	events := testkit.NewWorkerEvents()
 	far := time.Date(300000, time.January, 1, 0, 0, 0, 0, time.UTC)
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 2, Logger: slog.New(log), OnEvent: events.hook,
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 2, Logger: slog.New(log), OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add(job.RunID)
+			counter.Add(job.RunID)
 			if job.RunID == "far" {
 				return docket.RetryAt(far)
 			}
 			return docket.Complete(json.RawMessage(`{"n":1}`))
 		},
 	})
-	events.waitVerdicts(t, map[string]string{"far": "invalid_result", "near": "complete"})
-	wkStop(t, w, runResult)
+	events.WaitVerdicts(t, map[string]string{"far": "invalid_result", "near": "complete"})
+	testkit.StopWorker(t, w, runResult)
 
 	wants := map[string]struct {
 		status, checkpoint, state string
@@ -53,7 +54,7 @@ func TestHardeningWorkerRetryAtOutOfRange(t *testing.T) {
 		"near": {"done", "complete", `{"n": 1}`, 1},
 	}
 	for id, want := range wants {
-		run, err := client.FetchRun(testContext(t), docket.Tenant("t"), id)
+		run, err := client.FetchRun(testkit.Context(t), docket.Tenant("t"), id)
 		if err != nil {
 			t.Fatalf("fetch %s: %v", id, err)
 		}
@@ -62,14 +63,14 @@ func TestHardeningWorkerRetryAtOutOfRange(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v unclaimed without a wake time", id, run, want)
 		}
 	}
-	counter.expectEach(t, []string{"far", "near"}, 1)
+	counter.ExpectEach(t, []string{"far", "near"}, 1)
 	const refused = "docket worker result refused as invalid; failing the run"
-	if got := log.find(refused); len(got) != 1 || got[0].Level != slog.LevelWarn {
+	if got := log.Find(refused); len(got) != 1 || got[0].Level != slog.LevelWarn {
 		t.Errorf("refusal records %+v, want one at warn level", got)
 	}
-	invalid := log.find("docket worker invalid result")
+	invalid := log.Find("docket worker invalid result")
 	if len(invalid) != 1 || invalid[0].Attrs["run_id"] != "far" || !strings.Contains(invalid[0].Attrs["error"], "ReleaseAt time") {
 		t.Errorf("invalid result debug records %+v, want one for run far naming the ReleaseAt time", invalid)
 	}
-	wkExpectQuiet(t, log, refused)
+	testkit.WorkerExpectQuiet(t, log, refused)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // migKeywordDSN turns a postgres URL into pgx's keyword/value form.
@@ -32,24 +33,24 @@ func TestMigrateTakesWhatPgxTakes(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
 	var log bytes.Buffer
-	if err := docket.Migrate(testContext(t), migKeywordDSN(t, databaseURL), docket.MigrateOptions{Log: &log}); err != nil {
+	if err := docket.Migrate(testkit.Context(t), migKeywordDSN(t, databaseURL), docket.MigrateOptions{Log: &log}); err != nil {
 		t.Fatalf("migrate with a keyword/value DSN: %v", err)
 	}
 	want := "applied 20261101000001_docket_v1.sql in schema public ("
 	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "applied 20261201000004_docket_v4.sql in schema public (") {
 		t.Fatalf("log %q lacks the applied migrations", log.String())
 	}
-	migExpectApplied(t, databaseURL, docket.MigrateOptions{}, migAllVersions...)
+	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
 	log.Reset()
-	if err := docket.Migrate(testContext(t), databaseURL, docket.MigrateOptions{Log: &log}); err != nil {
+	if err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Log: &log}); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.String(); got != "schema public is up to date at "+migV6Version+": nothing to apply\n" {
+	if got := log.String(); got != "schema public is up to date at "+testkit.MigrationV6Version+": nothing to apply\n" {
 		t.Fatalf("second migrate logged %q", got)
 	}
-	openClient(t, poolFor(t, databaseURL), tenantFairConfig(2))
+	testkit.OpenClient(t, testkit.PoolFor(t, databaseURL), testkit.TenantFairConfig(2))
 
-	err := docket.Migrate(testContext(t), pgtest.DatabaseURL(databaseURL, "docket_no_such_database"), docket.MigrateOptions{})
+	err := docket.Migrate(testkit.Context(t), pgtest.DatabaseURL(databaseURL, "docket_no_such_database"), docket.MigrateOptions{})
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "3D000" || !strings.Contains(err.Error(), `database "docket_no_such_database" does not exist`) {
 		t.Fatalf("migrate into a missing database: %v; want pgx's 3D000 error", err)
@@ -62,31 +63,31 @@ func TestMigrateTakesWhatPgxTakes(t *testing.T) {
 func TestMigrateWithPoolKeepsTheAppsSearchPath(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	app := poolFor(t, migURLWithSearchPath(t, databaseURL, "app,public"))
-	execSQL(t, app, `create schema app; create table app.invoices (id bigint primary key)`)
-	if err := docket.MigrateWithPool(testContext(t), app, docket.MigrateOptions{Schema: "docket"}); err != nil {
+	app := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"))
+	testkit.ExecSQL(t, app, `create schema app; create table app.invoices (id bigint primary key)`)
+	if err := docket.MigrateWithPool(testkit.Context(t), app, docket.MigrateOptions{Schema: "docket"}); err != nil {
 		t.Fatalf("migrate with the app's pool: %v", err)
 	}
 	for range 3 { // every connection the pool may hand out
 		var searchPath string
-		if err := app.QueryRow(testContext(t), `show search_path`).Scan(&searchPath); err != nil {
+		if err := app.QueryRow(testkit.Context(t), `show search_path`).Scan(&searchPath); err != nil {
 			t.Fatal(err)
 		}
 		if searchPath != "app,public" {
 			t.Fatalf("the app's search_path became %q", searchPath)
 		}
 	}
-	if got := queryInt64(t, app, `select count(*) from pg_tables where schemaname = 'docket' and tablename like 'docket\_%'`); got != 6 {
+	if got := testkit.QueryInt64(t, app, `select count(*) from pg_tables where schemaname = 'docket' and tablename like 'docket\_%'`); got != 6 {
 		t.Fatalf("schema docket holds %d Docket tables, want 6 (five and the ledger)", got)
 	}
-	if got := queryInt64(t, app, `select count(*) from pg_tables where schemaname in ('app', 'public') and tablename like 'docket\_%'`); got != 0 {
+	if got := testkit.QueryInt64(t, app, `select count(*) from pg_tables where schemaname in ('app', 'public') and tablename like 'docket\_%'`); got != 0 {
 		t.Fatalf("%d Docket tables landed in the app's schemas", got)
 	}
-	statuses, err := docket.MigrateStatusWithPool(testContext(t), app, docket.MigrateOptions{Schema: "docket"})
-	if err != nil || len(statuses) != len(migAllVersions) || slices.ContainsFunc(statuses, func(s docket.MigrationStatus) bool { return !s.Applied }) {
+	statuses, err := docket.MigrateStatusWithPool(testkit.Context(t), app, docket.MigrateOptions{Schema: "docket"})
+	if err != nil || len(statuses) != len(testkit.MigrationAllVersions) || slices.ContainsFunc(statuses, func(s docket.MigrationStatus) bool { return !s.Applied }) {
 		t.Fatalf("status through the pool: %+v, %v", statuses, err)
 	}
-	openClient(t, poolFor(t, migURLWithSearchPath(t, databaseURL, "docket,app,public")), tenantFairConfig(2))
+	testkit.OpenClient(t, testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "docket,app,public")), testkit.TenantFairConfig(2))
 }
 
 // MigrateTx applies every migration inside the caller's transaction: a
@@ -95,26 +96,26 @@ func TestMigrateWithPoolKeepsTheAppsSearchPath(t *testing.T) {
 func TestMigrateTxFollowsTheCallersTransaction(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	pool := poolFor(t, databaseURL)
+	pool := testkit.PoolFor(t, databaseURL)
 	for _, commit := range []bool{false, true} {
-		tx, err := pool.Begin(testContext(t))
+		tx, err := pool.Begin(testkit.Context(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tx.Exec(testContext(t), `set local search_path = public`); err != nil {
+		if _, err := tx.Exec(testkit.Context(t), `set local search_path = public`); err != nil {
 			t.Fatal(err)
 		}
-		if err := docket.MigrateTx(testContext(t), tx, docket.MigrateOptions{Schema: "docket"}); err != nil {
+		if err := docket.MigrateTx(testkit.Context(t), tx, docket.MigrateOptions{Schema: "docket"}); err != nil {
 			t.Fatalf("migrate in the transaction: %v", err)
 		}
 		var searchPath string
-		if err := tx.QueryRow(testContext(t), `show search_path`).Scan(&searchPath); err != nil || searchPath != "public" {
+		if err := tx.QueryRow(testkit.Context(t), `show search_path`).Scan(&searchPath); err != nil || searchPath != "public" {
 			t.Fatalf("search_path after MigrateTx = %q, %v; want public", searchPath, err)
 		}
 		if commit {
-			err = tx.Commit(testContext(t))
+			err = tx.Commit(testkit.Context(t))
 		} else {
-			err = tx.Rollback(testContext(t))
+			err = tx.Rollback(testkit.Context(t))
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -123,11 +124,11 @@ func TestMigrateTxFollowsTheCallersTransaction(t *testing.T) {
 		if commit {
 			want = 1
 		}
-		if got := queryInt64(t, pool, `select count(*) from pg_namespace where nspname = 'docket'`); got != want {
+		if got := testkit.QueryInt64(t, pool, `select count(*) from pg_namespace where nspname = 'docket'`); got != want {
 			t.Fatalf("commit=%v: %d docket schemas, want %d", commit, got, want)
 		}
 	}
-	migExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, migAllVersions...)
+	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, testkit.MigrationAllVersions...)
 }
 
 // A schema that an earlier release migrated recorded Docket's versions in
@@ -137,14 +138,14 @@ func TestMigrateTxFollowsTheCallersTransaction(t *testing.T) {
 func TestMigrateAdoptsTheEarlierLedger(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, databaseURL, docket.MigrateOptions{Target: migV2Version})
-	pool := poolFor(t, databaseURL)
-	execSQL(t, pool, `drop table docket_schema_migrations;
+	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Target: testkit.MigrationV2Version})
+	pool := testkit.PoolFor(t, databaseURL)
+	testkit.ExecSQL(t, pool, `drop table docket_schema_migrations;
 		create table schema_migrations (version varchar(128) primary key);
 		insert into schema_migrations values ('20250101000000'), ('20261101000001'), ('20261101000002')`)
-	migExpectApplied(t, databaseURL, docket.MigrateOptions{}, migV1Version, migV2Version)
+	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{}, testkit.MigrationV1Version, testkit.MigrationV2Version)
 	var log bytes.Buffer
-	if err := docket.Migrate(testContext(t), databaseURL, docket.MigrateOptions{Log: &log}); err != nil {
+	if err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Log: &log}); err != nil {
 		t.Fatalf("migrate over the earlier ledger: %v", err)
 	}
 	if !strings.Contains(log.String(), "recorded [20261101000001 20261101000002] from schema_migrations") ||
@@ -152,13 +153,13 @@ func TestMigrateAdoptsTheEarlierLedger(t *testing.T) {
 		!strings.Contains(log.String(), "applied 20261201000004_docket_v4.sql") || strings.Contains(log.String(), "applied 20261101000001") {
 		t.Fatalf("log %q", log.String())
 	}
-	if got := queryInt64(t, pool, `select count(*) from schema_migrations`); got != 3 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from schema_migrations`); got != 3 {
 		t.Fatalf("schema_migrations holds %d rows, want the 3 it had", got)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != int64(len(migAllVersions)) {
-		t.Fatalf("docket_schema_migrations holds %d rows, want %d", got, len(migAllVersions))
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != int64(len(testkit.MigrationAllVersions)) {
+		t.Fatalf("docket_schema_migrations holds %d rows, want %d", got, len(testkit.MigrationAllVersions))
 	}
-	openClient(t, pool, tenantFairConfig(2))
+	testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 }
 
 // Another tool's schema_migrations with another shape (golang-migrate keeps
@@ -166,15 +167,15 @@ func TestMigrateAdoptsTheEarlierLedger(t *testing.T) {
 func TestMigrateIgnoresAnotherToolsLedger(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	pool := poolFor(t, databaseURL)
-	execSQL(t, pool, `create table schema_migrations (version bigint not null primary key, dirty boolean not null);
+	pool := testkit.PoolFor(t, databaseURL)
+	testkit.ExecSQL(t, pool, `create table schema_migrations (version bigint not null primary key, dirty boolean not null);
 		insert into schema_migrations values (7, false)`)
-	migrateOrFail(t, databaseURL, docket.MigrateOptions{})
+	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{})
 	var rows string
-	if err := pool.QueryRow(testContext(t), `select string_agg(version::text || ':' || dirty::text, ',') from schema_migrations`).Scan(&rows); err != nil || rows != "7:false" {
+	if err := pool.QueryRow(testkit.Context(t), `select string_agg(version::text || ':' || dirty::text, ',') from schema_migrations`).Scan(&rows); err != nil || rows != "7:false" {
 		t.Fatalf("the other tool's ledger became %q (%v)", rows, err)
 	}
-	openClient(t, pool, tenantFairConfig(2))
+	testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 }
 
 // Deployments that start together each run Migrate; the schema lock makes
@@ -185,7 +186,9 @@ func TestMigrateConcurrentMigratorsApplyOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
-		wg.Go(func() { errs[i] = docket.Migrate(testContext(t), databaseURL, docket.MigrateOptions{Schema: "docket"}) })
+		wg.Go(func() {
+			errs[i] = docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: "docket"})
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -193,7 +196,7 @@ func TestMigrateConcurrentMigratorsApplyOnce(t *testing.T) {
 			t.Fatalf("migrator %d: %v", i, err)
 		}
 	}
-	migExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, migAllVersions...)
+	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, testkit.MigrationAllVersions...)
 }
 
 // A ledger holding a version this binary does not know is a newer
@@ -201,15 +204,15 @@ func TestMigrateConcurrentMigratorsApplyOnce(t *testing.T) {
 func TestMigrateRefusesANewerSchema(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewDatabase(t)
-	pool := poolFor(t, databaseURL)
-	execSQL(t, pool, `insert into docket_schema_migrations (version) values ('20991231000000')`)
+	pool := testkit.PoolFor(t, databaseURL)
+	testkit.ExecSQL(t, pool, `insert into docket_schema_migrations (version) values ('20991231000000')`)
 	for _, dir := range []docket.MigrateDirection{docket.MigrateUp, docket.MigrateDown} {
-		err := docket.Migrate(testContext(t), databaseURL, docket.MigrateOptions{Direction: dir})
+		err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Direction: dir})
 		if !errors.Is(err, docket.ErrMigrationOrder) {
 			t.Fatalf("direction %d over a newer schema: %v, want ErrMigrationOrder", dir, err)
 		}
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != int64(len(migAllVersions))+1 {
-		t.Fatalf("ledger holds %d rows, want %d", got, len(migAllVersions)+1)
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_schema_migrations`); got != int64(len(testkit.MigrationAllVersions))+1 {
+		t.Fatalf("ledger holds %d rows, want %d", got, len(testkit.MigrationAllVersions)+1)
 	}
 }

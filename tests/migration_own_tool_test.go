@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/amacneil/dbmate/v2/pkg/dbmate"
-	// Registers dbmate's PostgreSQL driver: the app's own migration tool.
 	_ "github.com/amacneil/dbmate/v2/pkg/driver/postgres"
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/cli"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // An app that runs dbmate for its own migrations writes Docket's into the
@@ -24,15 +24,15 @@ import (
 func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	r := cliExpect(t, cli.ExitOK, "", "migrate", "sql", "--format", "dbmate", "--out", dir)
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "sql", "--format", "dbmate", "--out", dir)
 	var wrote string
 	for _, name := range []string{"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql"} {
 		wrote += "wrote " + filepath.Join(dir, name) + "\n"
 	}
-	if r.stdout != wrote {
-		t.Fatalf("migrate sql printed %q", r.stdout)
+	if r.Stdout != wrote {
+		t.Fatalf("migrate sql printed %q", r.Stdout)
 	}
-	cliExpect(t, cli.ExitFailure, "exists; nothing is overwritten", "migrate", "sql", "--format", "dbmate", "--out", dir)
+	testkit.CLIExpect(t, cli.ExitFailure, "exists; nothing is overwritten", "migrate", "sql", "--format", "dbmate", "--out", dir)
 	if err := os.WriteFile(filepath.Join(dir, "20250101000000_invoices.sql"), []byte(
 		"-- migrate:up\ncreate table invoices (id bigint primary key, run_id text);\n-- migrate:down\ndrop table invoices;\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -52,16 +52,16 @@ func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	if err := mate.Migrate(); err != nil {
 		t.Fatalf("dbmate: %v", err)
 	}
-	pool := poolFor(t, databaseURL)
+	pool := testkit.PoolFor(t, databaseURL)
 	var versions string
-	if err := pool.QueryRow(testContext(t), `select string_agg(version, ',' order by version) from schema_migrations`).Scan(&versions); err != nil {
+	if err := pool.QueryRow(testkit.Context(t), `select string_agg(version, ',' order by version) from schema_migrations`).Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
-	if versions != "20250101000000,"+migV1Version+","+migV2Version+","+migV3Version+","+migV4Version+","+migV5Version+","+migV6Version {
+	if versions != "20250101000000,"+testkit.MigrationV1Version+","+testkit.MigrationV2Version+","+testkit.MigrationV3Version+","+testkit.MigrationV4Version+","+testkit.MigrationV5Version+","+testkit.MigrationV6Version {
 		t.Fatalf("dbmate recorded %s", versions)
 	}
-	openClient(t, pool, tenantFairConfig(2))
-	if got := queryInt64(t, pool, `select count(*) from pg_tables where tablename = 'docket_schema_migrations'`); got != 0 {
+	testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
+	if got := testkit.QueryInt64(t, pool, `select count(*) from pg_tables where tablename = 'docket_schema_migrations'`); got != 0 {
 		t.Fatal("Docket created its ledger in a schema another tool migrates")
 	}
 }
@@ -73,17 +73,17 @@ func TestOwnToolPsqlAppliesThePlainSQL(t *testing.T) {
 	t.Parallel()
 	psql := findPsql(t)
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	pool := poolFor(t, databaseURL)
-	execSQL(t, pool, `create schema docket`)
-	script := cliExpect(t, cli.ExitOK, "", "migrate", "sql").stdout
-	cmd := exec.CommandContext(testContext(t), psql, "--no-psqlrc", "--quiet", "-v", "ON_ERROR_STOP=1", "-d", databaseURL)
+	pool := testkit.PoolFor(t, databaseURL)
+	testkit.ExecSQL(t, pool, `create schema docket`)
+	script := testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "sql").Stdout
+	cmd := exec.CommandContext(testkit.Context(t), psql, "--no-psqlrc", "--quiet", "-v", "ON_ERROR_STOP=1", "-d", databaseURL)
 	cmd.Env = append(os.Environ(), "PGOPTIONS=-c search_path=docket")
 	cmd.Stdin = strings.NewReader(script)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("psql: %v\n%s", err, out)
 	}
-	openClient(t, poolFor(t, migURLWithSearchPath(t, databaseURL, "docket")), tenantFairConfig(2))
-	down := cliExpect(t, cli.ExitOK, "", "migrate", "sql", "--down").stdout
+	testkit.OpenClient(t, testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "docket")), testkit.TenantFairConfig(2))
+	down := testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "sql", "--down").Stdout
 	if !strings.HasPrefix(down, "-- Docket migration 20261201000006_docket_v6.down.sql\nbegin;\n") {
 		t.Fatalf("down script starts %q", down[:min(len(down), 120)])
 	}
@@ -128,7 +128,7 @@ func TestMigrationFilesAndSQL(t *testing.T) {
 	if !strings.HasPrefix(goose[0].SQL, "-- +goose Up\n-- +goose StatementBegin\n") || !strings.Contains(goose[0].SQL, "\n-- +goose Down\n") {
 		t.Errorf("goose file:\n%s", goose[0].SQL[:200])
 	}
-	up, err := docket.MigrationSQL(migV2Version, docket.MigrateUp)
+	up, err := docket.MigrationSQL(testkit.MigrationV2Version, docket.MigrateUp)
 	if err != nil || !strings.Contains(up, "create table docket_claim_policy") || strings.Contains(up, "migrate:") {
 		t.Fatalf("V2 up: %v", err)
 	}
@@ -138,7 +138,7 @@ func TestMigrationFilesAndSQL(t *testing.T) {
 	if _, err := docket.MigrationSQL("20991231000000", docket.MigrateUp); err == nil {
 		t.Fatal("an unknown version was accepted")
 	}
-	cliExpect(t, cli.ExitUsage, "pass --version or --out", "migrate", "sql", "--format", "goose")
-	cliExpect(t, cli.ExitUsage, "unknown migration", "migrate", "sql", "--version", "1")
-	cliExpect(t, cli.ExitUsage, "exclude each other", "migrate", "sql", "--up", "--down")
+	testkit.CLIExpect(t, cli.ExitUsage, "pass --version or --out", "migrate", "sql", "--format", "goose")
+	testkit.CLIExpect(t, cli.ExitUsage, "unknown migration", "migrate", "sql", "--version", "1")
+	testkit.CLIExpect(t, cli.ExitUsage, "exclude each other", "migrate", "sql", "--up", "--down")
 }

@@ -1,139 +1,18 @@
 package tests
 
 import (
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
-
-// Released migration versions; a released migration never changes.
-const (
-	migV1Version = "20261101000001"
-	migV2Version = "20261101000002"
-	migV3Version = "20261201000003"
-	migV4Version = "20261201000004"
-	migV5Version = "20261201000005"
-	migV6Version = "20261201000006"
-)
-
-// migAllVersions are every migration's version, oldest first.
-var migAllVersions = []string{migV1Version, migV2Version, migV3Version, migV4Version, migV5Version, migV6Version}
-
-// migCatalogQuery lists every object of one schema with its full definition:
-// relations (tables, sequences, indexes), columns, constraints, indexes,
-// functions (with a hash of their source) and user triggers. Two schemas
-// with equal listings have the same shape.
-const migCatalogQuery = `
-select 'relation ' || c.relname || ' kind=' || c.relkind::text
-  from pg_class c where c.relnamespace = $1::regnamespace
-union all
-select 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
-       || ' notnull=' || a.attnotnull::text || ' generated=' || a.attgenerated::text || ' identity=' || a.attidentity::text
-       || ' default=' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
-  from pg_attribute a
-  join pg_class c on c.oid = a.attrelid
-  left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
- where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p') and a.attnum > 0 and not a.attisdropped
-union all
-select 'constraint ' || c.relname || '.' || k.conname || ' ' || pg_get_constraintdef(k.oid)
-  from pg_constraint k join pg_class c on c.oid = k.conrelid
- where k.connamespace = $1::regnamespace
-union all
-select 'index ' || i.relname || ' ' || pg_get_indexdef(x.indexrelid)
-  from pg_index x join pg_class i on i.oid = x.indexrelid
- where i.relnamespace = $1::regnamespace
-union all
-select 'function ' || p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') returns '
-       || pg_get_function_result(p.oid) || ' src=' || md5(p.prosrc) || ' config=' || coalesce(array_to_string(p.proconfig, ','), '')
-  from pg_proc p where p.pronamespace = $1::regnamespace
-union all
-select 'trigger ' || c.relname || '.' || t.tgname || ' ' || pg_get_triggerdef(t.oid)
-  from pg_trigger t join pg_class c on c.oid = t.tgrelid
- where c.relnamespace = $1::regnamespace and not t.tgisinternal
-order by 1`
-
-// migCatalog returns the sorted object listing of schema.
-func migCatalog(t testing.TB, pool *pgxpool.Pool, schema string) []string {
-	t.Helper()
-	rows, err := pool.Query(testContext(t), migCatalogQuery, schema)
-	if err != nil {
-		t.Fatalf("catalog of %s: %v", schema, err)
-	}
-	objects, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatalf("catalog of %s: %v", schema, err)
-	}
-	// Definitions name their own schema; listings of two schemas compare
-	// equal when only that name differs.
-	own := strings.NewReplacer(schema+".", "SCHEMA.", "search_path="+schema, "search_path=SCHEMA")
-	for i, o := range objects {
-		objects[i] = own.Replace(o)
-	}
-	return objects
-}
-
-// migExpectSameCatalog fails with the differing entries when got != want.
-func migExpectSameCatalog(t testing.TB, what string, got, want []string) {
-	t.Helper()
-	if slices.Equal(got, want) {
-		return
-	}
-	var missing, extra []string
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			missing = append(missing, w)
-		}
-	}
-	for _, g := range got {
-		if !slices.Contains(want, g) {
-			extra = append(extra, g)
-		}
-	}
-	t.Fatalf("%s: catalog differs\nmissing:\n  %s\nextra:\n  %s", what,
-		strings.Join(missing, "\n  "), strings.Join(extra, "\n  "))
-}
-
-// migrateOrFail runs docket.Migrate and fails the test on error.
-func migrateOrFail(t testing.TB, databaseURL string, opts docket.MigrateOptions) {
-	t.Helper()
-	if err := docket.Migrate(testContext(t), databaseURL, opts); err != nil {
-		t.Fatalf("migrate %+v: %v", opts, err)
-	}
-}
-
-// migAppliedVersions lists the versions MigrateStatus reports as applied.
-func migAppliedVersions(t testing.TB, databaseURL string, opts docket.MigrateOptions) []string {
-	t.Helper()
-	statuses, err := docket.MigrateStatus(testContext(t), databaseURL, opts)
-	if err != nil {
-		t.Fatalf("migrate status: %v", err)
-	}
-	var applied []string
-	for _, s := range statuses {
-		if s.Applied {
-			version, _, _ := strings.Cut(s.Name, "_")
-			applied = append(applied, version)
-		}
-	}
-	return applied
-}
-
-// migExpectApplied fails unless exactly want is applied.
-func migExpectApplied(t testing.TB, databaseURL string, opts docket.MigrateOptions, want ...string) {
-	t.Helper()
-	if got := migAppliedVersions(t, databaseURL, opts); !slices.Equal(got, want) {
-		t.Fatalf("applied migrations = %v, want %v", got, want)
-	}
-}
 
 // migV2Objects are objects only V2 creates; each must be absent at V1.
 var migV2Objects = []string{
@@ -152,9 +31,9 @@ func migHasPrefix(objects []string, prefix string) bool {
 func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	t.Parallel()
 	v1URL := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, v1URL, docket.MigrateOptions{Target: migV1Version})
-	migExpectApplied(t, v1URL, docket.MigrateOptions{}, migV1Version)
-	v1 := migCatalog(t, poolFor(t, v1URL), "public")
+	testkit.MigrateOrFail(t, v1URL, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+	testkit.MigrationExpectApplied(t, v1URL, docket.MigrateOptions{}, testkit.MigrationV1Version)
+	v1 := testkit.MigrationCatalog(t, testkit.PoolFor(t, v1URL), "public")
 	for _, o := range migV2Objects {
 		if slices.Contains(v1, o) {
 			t.Fatalf("V1 already has %s", o)
@@ -162,10 +41,10 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	}
 
 	url := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
-	pool := poolFor(t, url)
-	v2 := migCatalog(t, pool, "public")
+	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
+	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	pool := testkit.PoolFor(t, url)
+	v2 := testkit.MigrationCatalog(t, pool, "public")
 	for _, o := range migV2Objects {
 		if !slices.Contains(v2, o) {
 			t.Fatalf("a fresh install lacks %s", o)
@@ -180,7 +59,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 			t.Fatalf("a fresh install lacks %s", prefix)
 		}
 	}
-	if got := queryInt64(t, pool, "select count(*) from docket_claim_policy where admission_mode = 'legacy' and max_active is null and policy_version = 0"); got != 1 {
+	if got := testkit.QueryInt64(t, pool, "select count(*) from docket_claim_policy where admission_mode = 'legacy' and max_active is null and policy_version = 0"); got != 1 {
 		t.Fatalf("fresh policy rows in their initial shape = %d, want 1", got)
 	}
 
@@ -188,40 +67,40 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	// below it (the down of V3 restores the full-ring walk's claim function
 	// too: its source hash is part of the listing); each migration's own
 	// objects exist above it and not below.
-	catalogs := map[string][]string{migV1Version: v1, migAllVersions[len(migAllVersions)-1]: v2}
-	for i := len(migAllVersions) - 2; i >= 1; i-- {
+	catalogs := map[string][]string{testkit.MigrationV1Version: v1, testkit.MigrationAllVersions[len(testkit.MigrationAllVersions)-1]: v2}
+	for i := len(testkit.MigrationAllVersions) - 2; i >= 1; i-- {
 		below := pgtest.NewEmptyDatabase(t)
-		migrateOrFail(t, below, docket.MigrateOptions{Target: migAllVersions[i]})
-		migExpectApplied(t, below, docket.MigrateOptions{}, migAllVersions[:i+1]...)
-		catalogs[migAllVersions[i]] = migCatalog(t, poolFor(t, below), "public")
+		testkit.MigrateOrFail(t, below, docket.MigrateOptions{Target: testkit.MigrationAllVersions[i]})
+		testkit.MigrationExpectApplied(t, below, docket.MigrateOptions{}, testkit.MigrationAllVersions[:i+1]...)
+		catalogs[testkit.MigrationAllVersions[i]] = testkit.MigrationCatalog(t, testkit.PoolFor(t, below), "public")
 	}
-	for i := 1; i < len(migAllVersions); i++ {
-		for _, o := range migObjects[migAllVersions[i]] {
-			if migHasPrefix(catalogs[migAllVersions[i-1]], o) {
-				t.Fatalf("%s already has %s", migAllVersions[i-1], o)
+	for i := 1; i < len(testkit.MigrationAllVersions); i++ {
+		for _, o := range migObjects[testkit.MigrationAllVersions[i]] {
+			if migHasPrefix(catalogs[testkit.MigrationAllVersions[i-1]], o) {
+				t.Fatalf("%s already has %s", testkit.MigrationAllVersions[i-1], o)
 			}
-			if !migHasPrefix(catalogs[migAllVersions[i]], o) {
-				t.Fatalf("%s lacks %s", migAllVersions[i], o)
+			if !migHasPrefix(catalogs[testkit.MigrationAllVersions[i]], o) {
+				t.Fatalf("%s lacks %s", testkit.MigrationAllVersions[i], o)
 			}
 		}
 	}
-	for i := len(migAllVersions) - 1; i >= 1; i-- {
-		migrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
-		migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions[:i]...)
-		migExpectSameCatalog(t, "after down to "+migAllVersions[i-1], migCatalog(t, pool, "public"), catalogs[migAllVersions[i-1]])
+	for i := len(testkit.MigrationAllVersions) - 1; i >= 1; i-- {
+		testkit.MigrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
+		testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions[:i]...)
+		testkit.MigrationExpectSameCatalog(t, "after down to "+testkit.MigrationAllVersions[i-1], testkit.MigrationCatalog(t, pool, "public"), catalogs[testkit.MigrationAllVersions[i-1]])
 	}
 
-	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
-	migExpectSameCatalog(t, "after up again", migCatalog(t, pool, "public"), catalogs[migAllVersions[len(migAllVersions)-1]])
+	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
+	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	testkit.MigrationExpectSameCatalog(t, "after up again", testkit.MigrationCatalog(t, pool, "public"), catalogs[testkit.MigrationAllVersions[len(testkit.MigrationAllVersions)-1]])
 }
 
 // migObjects are, by version, catalog entry prefixes only that migration
 // creates.
 var migObjects = map[string][]string{
-	migV2Version: migV2Objects,
-	migV3Version: migV3Objects,
-	migV4Version: {
+	testkit.MigrationV2Version: migV2Objects,
+	testkit.MigrationV3Version: migV3Objects,
+	testkit.MigrationV4Version: {
 		"column docket_runs.attempt integer notnull=true generated= identity= default=0",
 		"column docket_runs.errors jsonb notnull=true generated= identity= default='[]'::jsonb",
 		"constraint docket_runs.docket_runs_attempt_check ",
@@ -229,13 +108,13 @@ var migObjects = map[string][]string{
 		"constraint docket_runs.docket_runs_errors_bound_check ",
 		"constraint docket_runs.docket_runs_errors_entry_check ",
 	},
-	migV5Version: {
+	testkit.MigrationV5Version: {
 		"relation docket_schedules kind=r",
 		"relation docket_schedules_due_idx kind=i",
 		"constraint docket_schedules.docket_schedules_cadence_check CHECK",
 		"constraint docket_schedules.docket_schedules_scope_name_key UNIQUE (scope_key, name)",
 	},
-	migV6Version: {
+	testkit.MigrationV6Version: {
 		"column docket_runs.trace_context jsonb notnull=false",
 		"constraint docket_runs.docket_runs_trace_context_check ",
 	},
@@ -253,132 +132,65 @@ var migV3Objects = []string{
 	"trigger docket_runs.docket_runs_wake_partition_trg ",
 }
 
-// migRun is one run seeded with plain SQL in a given lifecycle shape.
-type migRun struct {
-	runID  string
-	tenant string // "" is tenantless
-	shape  string // a key of migRunShapes
-}
-
-// migRunShapes are V1 column values (status, wake_at, claim_token,
-// claimed_at, poisoned_at, poison_reason, finished_at) satisfying every row
-// check. Times are relative to the statement so rows keep their meaning.
-var migRunShapes = map[string]string{
-	"ready":     `'running', now() - interval '1 minute', null, null, null, null, null`,
-	"future":    `'running', now() + interval '1 hour', null, null, null, null, null`,
-	"claimed":   `'running', null, gen_random_uuid(), now() - interval '10 seconds', null, null, null`,
-	"waiting":   `'waiting', null, null, null, null, null, null`,
-	"poisoned":  `'running', null, null, null, now() - interval '5 seconds', 'max_claim_attempts_exceeded', null`,
-	"done":      `'done', null, null, null, null, null, now()`,
-	"failed":    `'failed', null, null, null, null, null, now()`,
-	"cancelled": `'cancelled', null, null, null, null, null, now()`,
-}
-
-// migInsertRuns inserts runs one statement each, in order, with plain SQL
-// that works on V1 and V2 alike.
-func migInsertRuns(t testing.TB, pool *pgxpool.Pool, runs ...migRun) {
-	t.Helper()
-	for _, r := range runs {
-		values, ok := migRunShapes[r.shape]
-		if !ok {
-			t.Fatalf("unknown run shape %q", r.shape)
-		}
-		var tenant *string
-		if r.tenant != "" {
-			tenant = &r.tenant
-		}
-		execSQL(t, pool, `insert into docket_runs
-			(run_id, tenant_id, graph_id, graph_hash, state,
-			 status, wake_at, claim_token, claimed_at, poisoned_at, poison_reason, finished_at)
-			values ($1, $2, 'g', 'h1', '{}', `+values+`)`, r.runID, tenant)
-	}
-}
-
-// migScheduleRow is one ring row joined with its partition.
-type migScheduleRow struct {
-	scope      string
-	position   int64
-	unfinished int64
-}
-
-// migSchedule lists the ring rows in position order.
-func migSchedule(t testing.TB, pool *pgxpool.Pool) []migScheduleRow {
-	t.Helper()
-	rows, err := pool.Query(testContext(t), `select s.scope_key, s.ring_position, s.unfinished_count
-		from docket_claim_schedule s join docket_claim_partitions p using (scope_key)
-		order by s.ring_position`)
-	if err != nil {
-		t.Fatalf("schedule: %v", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (migScheduleRow, error) {
-		var s migScheduleRow
-		return s, r.Scan(&s.scope, &s.position, &s.unfinished)
-	})
-	if err != nil {
-		t.Fatalf("schedule: %v", err)
-	}
-	return out
-}
-
 func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, url, docket.MigrateOptions{Target: migV1Version})
-	pool := poolFor(t, url)
+	testkit.MigrateOrFail(t, url, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+	pool := testkit.PoolFor(t, url)
 	// First-run order decides ring positions: beta, then alpha, then the
 	// tenantless scope, then gamma (which only has terminal runs).
-	migInsertRuns(t, pool,
-		migRun{"b-claimed", "beta", "claimed"},
-		migRun{"a-claimed-1", "alpha", "claimed"},
-		migRun{"a-claimed-2", "alpha", "claimed"},
-		migRun{"a-claimed-3", "alpha", "claimed"},
-		migRun{"a-ready-1", "alpha", "ready"},
-		migRun{"a-ready-2", "alpha", "ready"},
-		migRun{"a-waiting", "alpha", "waiting"},
-		migRun{"a-poisoned", "alpha", "poisoned"},
-		migRun{"a-done", "alpha", "done"},
-		migRun{"b-future", "beta", "future"},
-		migRun{"b-failed", "beta", "failed"},
-		migRun{"n-claimed", "", "claimed"},
-		migRun{"n-ready", "", "ready"},
-		migRun{"g-done", "gamma", "done"},
-		migRun{"g-cancelled", "gamma", "cancelled"},
+	testkit.MigrationInsertRuns(t, pool,
+		testkit.MigrationRun{RunID: "b-claimed", Tenant: "beta", Shape: "claimed"},
+		testkit.MigrationRun{RunID: "a-claimed-1", Tenant: "alpha", Shape: "claimed"},
+		testkit.MigrationRun{RunID: "a-claimed-2", Tenant: "alpha", Shape: "claimed"},
+		testkit.MigrationRun{RunID: "a-claimed-3", Tenant: "alpha", Shape: "claimed"},
+		testkit.MigrationRun{RunID: "a-ready-1", Tenant: "alpha", Shape: "ready"},
+		testkit.MigrationRun{RunID: "a-ready-2", Tenant: "alpha", Shape: "ready"},
+		testkit.MigrationRun{RunID: "a-waiting", Tenant: "alpha", Shape: "waiting"},
+		testkit.MigrationRun{RunID: "a-poisoned", Tenant: "alpha", Shape: "poisoned"},
+		testkit.MigrationRun{RunID: "a-done", Tenant: "alpha", Shape: "done"},
+		testkit.MigrationRun{RunID: "b-future", Tenant: "beta", Shape: "future"},
+		testkit.MigrationRun{RunID: "b-failed", Tenant: "beta", Shape: "failed"},
+		testkit.MigrationRun{RunID: "n-claimed", Tenant: "", Shape: "claimed"},
+		testkit.MigrationRun{RunID: "n-ready", Tenant: "", Shape: "ready"},
+		testkit.MigrationRun{RunID: "g-done", Tenant: "gamma", Shape: "done"},
+		testkit.MigrationRun{RunID: "g-cancelled", Tenant: "gamma", Shape: "cancelled"},
 	)
 	const runsSnapshot = `select string_agg(row(run_id, tenant_id, status, wake_at, claim_token, claimed_at,
 		poisoned_at, finished_at, claim_attempts, checkpoint_seq, updated_at)::text, ';' order by id) from docket_runs`
 	var before string
-	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&before); err != nil {
+	if err := pool.QueryRow(testkit.Context(t), runsSnapshot).Scan(&before); err != nil {
 		t.Fatal(err)
 	}
 
-	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
+	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
+	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
 
 	var after string
-	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&after); err != nil {
+	if err := pool.QueryRow(testkit.Context(t), runsSnapshot).Scan(&after); err != nil {
 		t.Fatal(err)
 	}
 	if after != before {
 		t.Fatalf("the upgrade changed run columns other than the marker:\nbefore %s\nafter  %s", before, after)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 5 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 5 {
 		t.Fatalf("runs with marker = claimed_at: %d, want the 5 healthy claimed runs", got)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_runs
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs
 		where (tenant_admitted_at is not null) <> (run_id in ('b-claimed', 'a-claimed-1', 'a-claimed-2', 'a-claimed-3', 'n-claimed'))`); got != 0 {
 		t.Fatalf("%d runs have a marker they should not have, or lack one", got)
 	}
 
-	want := []migScheduleRow{{"beta", 1, 2}, {"alpha", 2, 7}, {"", 3, 2}, {"gamma", 4, 0}}
-	if got := migSchedule(t, pool); !slices.Equal(got, want) {
+	want := []testkit.MigrationScheduleRow{{Scope: "beta", Position: 1, Unfinished: 2}, {Scope: "alpha", Position: 2, Unfinished: 7}, {Scope: "", Position: 3, Unfinished: 2}, {Scope: "gamma", Position: 4, Unfinished: 0}}
+	if got := testkit.MigrationSchedule(t, pool); !slices.Equal(got, want) {
 		t.Fatalf("schedule after upgrade = %+v, want %+v", got, want)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_claim_partitions
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_partitions
 		where max_active is null and partition_version = 0 and admission_epoch = 0`); got != 4 {
 		t.Fatalf("fresh partitions = %d, want 4", got)
 	}
 	var ring []int64
-	rows, err := pool.Query(testContext(t), `select ring_position from docket_claim_schedule where unfinished_count > 0 order by 1`)
+	rows, err := pool.Query(testkit.Context(t), `select ring_position from docket_claim_schedule where unfinished_count > 0 order by 1`)
 	if err == nil {
 		ring, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 	}
@@ -391,15 +203,15 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 
 	// Alpha holds three admissions; a cap of two makes one of them debt and
 	// trims nothing.
-	client := openClient(t, pool, tenantFairConfig(2))
-	got, err := client.InspectClaimPolicy(testContext(t), docket.Tenant("alpha"))
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
+	got, err := client.InspectClaimPolicy(testkit.Context(t), docket.Tenant("alpha"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Admitted != 3 || got.AdmittedClaimed != 3 || got.Debt != 1 || got.Queued != 2 || got.Unfinished != 7 {
 		t.Fatalf("alpha after upgrade and a cap of 2: %+v, want 3 admitted claimed, debt 1, 2 queued, 7 unfinished", got)
 	}
-	if n := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at is not null`); n != 5 {
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at is not null`); n != 5 {
 		t.Fatalf("markers after the first TenantFair start = %d, want 5 (nothing trimmed)", n)
 	}
 }
@@ -407,87 +219,74 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 func TestMigrationCustomSchemasAreIndependentDomains(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, url, docket.MigrateOptions{Schema: "alpha"})
-	migrateOrFail(t, migURLWithSearchPath(t, url, "beta"), docket.MigrateOptions{})
+	testkit.MigrateOrFail(t, url, docket.MigrateOptions{Schema: "alpha"})
+	testkit.MigrateOrFail(t, testkit.MigrationURLWithSearchPath(t, url, "beta"), docket.MigrateOptions{})
 	// The same physical schema named again is the same domain: nothing to do.
-	migrateOrFail(t, migURLWithSearchPath(t, url, "alpha"), docket.MigrateOptions{})
+	testkit.MigrateOrFail(t, testkit.MigrationURLWithSearchPath(t, url, "alpha"), docket.MigrateOptions{})
 	for _, schema := range []string{"alpha", "beta"} {
-		migExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, migAllVersions...)
+		testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, testkit.MigrationAllVersions...)
 	}
-	admin := poolFor(t, url)
-	if got := queryInt64(t, admin, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
+	admin := testkit.PoolFor(t, url)
+	if got := testkit.QueryInt64(t, admin, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
 		t.Fatalf("public holds %d relations, want none", got)
 	}
-	migExpectSameCatalog(t, "beta versus alpha", migCatalog(t, admin, "beta"), migCatalog(t, admin, "alpha"))
+	testkit.MigrationExpectSameCatalog(t, "beta versus alpha", testkit.MigrationCatalog(t, admin, "beta"), testkit.MigrationCatalog(t, admin, "alpha"))
 
-	alpha := poolFor(t, migURLWithSearchPath(t, url, "alpha"))
-	beta := poolFor(t, migURLWithSearchPath(t, url, "beta"))
-	migInsertRuns(t, alpha, migRun{"a1", "t1", "ready"}, migRun{"a2", "t2", "ready"})
-	migInsertRuns(t, beta, migRun{"b1", "t2", "ready"})
+	alpha := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, url, "alpha"))
+	beta := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, url, "beta"))
+	testkit.MigrationInsertRuns(t, alpha, testkit.MigrationRun{RunID: "a1", Tenant: "t1", Shape: "ready"}, testkit.MigrationRun{RunID: "a2", Tenant: "t2", Shape: "ready"})
+	testkit.MigrationInsertRuns(t, beta, testkit.MigrationRun{RunID: "b1", Tenant: "t2", Shape: "ready"})
 	// A qualified write from a session bound to beta still lands in alpha's
 	// ring: the trigger functions are bound to their own schema.
-	execSQL(t, beta, `insert into alpha.docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
+	testkit.ExecSQL(t, beta, `insert into alpha.docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
 		values ('a3', 't3', 'g', 'h1', '{}', 'running', now())`)
 
-	if got, want := migSchedule(t, alpha), []migScheduleRow{{"t1", 1, 1}, {"t2", 2, 1}, {"t3", 3, 1}}; !slices.Equal(got, want) {
+	if got, want := testkit.MigrationSchedule(t, alpha), []testkit.MigrationScheduleRow{{Scope: "t1", Position: 1, Unfinished: 1}, {Scope: "t2", Position: 2, Unfinished: 1}, {Scope: "t3", Position: 3, Unfinished: 1}}; !slices.Equal(got, want) {
 		t.Fatalf("alpha schedule = %+v, want %+v", got, want)
 	}
-	if got, want := migSchedule(t, beta), []migScheduleRow{{"t2", 1, 1}}; !slices.Equal(got, want) {
+	if got, want := testkit.MigrationSchedule(t, beta), []testkit.MigrationScheduleRow{{Scope: "t2", Position: 1, Unfinished: 1}}; !slices.Equal(got, want) {
 		t.Fatalf("beta schedule = %+v, want %+v", got, want)
 	}
 
-	openClient(t, alpha, tenantFairConfig(3))
-	openClient(t, beta, tenantFairConfig(5))
-	if got := queryInt64(t, alpha, `select max_active from docket_claim_policy`); got != 3 {
+	testkit.OpenClient(t, alpha, testkit.TenantFairConfig(3))
+	testkit.OpenClient(t, beta, testkit.TenantFairConfig(5))
+	if got := testkit.QueryInt64(t, alpha, `select max_active from docket_claim_policy`); got != 3 {
 		t.Fatalf("alpha default = %d, want 3", got)
 	}
-	if got := queryInt64(t, beta, `select max_active from docket_claim_policy`); got != 5 {
+	if got := testkit.QueryInt64(t, beta, `select max_active from docket_claim_policy`); got != 5 {
 		t.Fatalf("beta default = %d, want 5", got)
 	}
 	// One claim in alpha moves alpha's cursor only.
-	execSQL(t, alpha, `select * from docket_tenant_fair_claim(now(), now() - interval '1 minute', 1, 10, null, false)`)
-	if got := queryInt64(t, alpha, `select scan_ring_position from docket_claim_policy`); got == 0 {
+	testkit.ExecSQL(t, alpha, `select * from docket_tenant_fair_claim(now(), now() - interval '1 minute', 1, 10, null, false)`)
+	if got := testkit.QueryInt64(t, alpha, `select scan_ring_position from docket_claim_policy`); got == 0 {
 		t.Fatalf("alpha's cursor did not move")
 	}
-	if got := queryInt64(t, beta, `select scan_ring_position from docket_claim_policy`); got != 0 {
+	if got := testkit.QueryInt64(t, beta, `select scan_ring_position from docket_claim_policy`); got != 0 {
 		t.Fatalf("beta's cursor moved to %d by a claim in alpha", got)
 	}
-	if got := queryInt64(t, beta, `select count(*) from docket_runs where claim_token is not null`); got != 0 {
+	if got := testkit.QueryInt64(t, beta, `select count(*) from docket_runs where claim_token is not null`); got != 0 {
 		t.Fatalf("a claim in alpha claimed %d runs of beta", got)
 	}
-}
-
-// migURLWithSearchPath returns databaseURL with its search_path set.
-func migURLWithSearchPath(t testing.TB, databaseURL, schema string) string {
-	t.Helper()
-	u, err := url.Parse(databaseURL)
-	if err != nil {
-		t.Fatalf("parse %s: %v", databaseURL, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, url, docket.MigrateOptions{Target: migV1Version})
-	pool := poolFor(t, url)
-	migInsertRuns(t, pool, migRun{"r1", "t1", "claimed"}, migRun{"r2", "t1", "ready"}, migRun{"r3", "", "done"})
+	testkit.MigrateOrFail(t, url, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+	pool := testkit.PoolFor(t, url)
+	testkit.MigrationInsertRuns(t, pool, testkit.MigrationRun{RunID: "r1", Tenant: "t1", Shape: "claimed"}, testkit.MigrationRun{RunID: "r2", Tenant: "t1", Shape: "ready"}, testkit.MigrationRun{RunID: "r3", Tenant: "", Shape: "done"})
 	// The claim function comes after every table, trigger and backfill of V2;
 	// an object already holding its fixed identity makes V2 fail there.
-	execSQL(t, pool, `create function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)
+	testkit.ExecSQL(t, pool, `create function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)
 		returns void language sql as ''`)
-	before := migCatalog(t, pool, "public")
+	before := testkit.MigrationCatalog(t, pool, "public")
 	const runsSnapshot = `select string_agg(row(r.*)::text, ';' order by id) from docket_runs r`
 	var runsBefore string
-	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&runsBefore); err != nil {
+	if err := pool.QueryRow(testkit.Context(t), runsSnapshot).Scan(&runsBefore); err != nil {
 		t.Fatal(err)
 	}
 
-	err := docket.Migrate(testContext(t), url, docket.MigrateOptions{})
+	err := docket.Migrate(testkit.Context(t), url, docket.MigrateOptions{})
 	if err == nil {
 		t.Fatal("V2 applied over a conflicting docket_tenant_fair_claim")
 	}
@@ -495,10 +294,10 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 		t.Fatalf("V2 failed elsewhere than at the claim function: %v", err)
 	}
 
-	migExpectApplied(t, url, docket.MigrateOptions{}, migV1Version)
-	migExpectSameCatalog(t, "after the failed upgrade", migCatalog(t, pool, "public"), before)
+	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationV1Version)
+	testkit.MigrationExpectSameCatalog(t, "after the failed upgrade", testkit.MigrationCatalog(t, pool, "public"), before)
 	var runsAfter string
-	if err := pool.QueryRow(testContext(t), runsSnapshot).Scan(&runsAfter); err != nil {
+	if err := pool.QueryRow(testkit.Context(t), runsSnapshot).Scan(&runsAfter); err != nil {
 		t.Fatal(err)
 	}
 	if runsAfter != runsBefore {
@@ -506,18 +305,18 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 	}
 
 	// Removing the conflict lets the same upgrade succeed.
-	execSQL(t, pool, `drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)`)
-	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 1 {
+	testkit.ExecSQL(t, pool, `drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)`)
+	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
+	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 1 {
 		t.Fatalf("marked runs after the retried upgrade = %d, want 1", got)
 	}
 }
 
 func TestMigrationConcurrentFirstPartitionCreation(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	ctx := testkit.Context(t)
 	first, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -540,7 +339,7 @@ func TestMigrationConcurrentFirstPartitionCreation(t *testing.T) {
 		_, err := second.Exec(ctx, migInsertRunSQL, "c2", "newcomer")
 		done <- err
 	}()
-	migAwaitLockWait(t, pool, secondPID)
+	testkit.MigrationAwaitLockWait(t, pool, secondPID)
 	if err := first.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -550,18 +349,18 @@ func TestMigrationConcurrentFirstPartitionCreation(t *testing.T) {
 	if err := second.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = 'newcomer'`); got != 1 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = 'newcomer'`); got != 1 {
 		t.Fatalf("partitions of newcomer = %d, want 1", got)
 	}
-	if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = 'newcomer'`); got != 2 {
+	if got := testkit.QueryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = 'newcomer'`); got != 2 {
 		t.Fatalf("unfinished_count of newcomer = %d, want 2", got)
 	}
 }
 
 func TestMigrationRolledBackFirstRunLeavesNoPartition(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	ctx := testkit.Context(t)
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -570,7 +369,7 @@ func TestMigrationRolledBackFirstRunLeavesNoPartition(t *testing.T) {
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := queryInt64(t, pool, `select (select count(*) from docket_claim_partitions where scope_key = 'ghost')
+	if got := testkit.QueryInt64(t, pool, `select (select count(*) from docket_claim_partitions where scope_key = 'ghost')
 		+ (select count(*) from docket_claim_schedule where scope_key = 'ghost')
 		+ (select count(*) from docket_runs where tenant_id = 'ghost')`); got != 0 {
 		t.Fatalf("a rolled-back first run left %d rows behind", got)
@@ -598,7 +397,7 @@ func TestMigrationRolledBackFirstRunLeavesNoPartition(t *testing.T) {
 		_, err := second.Exec(ctx, migInsertRunSQL, "ghost-3", "ghost")
 		done <- err
 	}()
-	migAwaitLockWait(t, pool, secondPID)
+	testkit.MigrationAwaitLockWait(t, pool, secondPID)
 	if err := first.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +407,7 @@ func TestMigrationRolledBackFirstRunLeavesNoPartition(t *testing.T) {
 	if err := second.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := migSchedule(t, pool); len(got) != 1 || got[0].scope != "ghost" || got[0].unfinished != 1 {
+	if got := testkit.MigrationSchedule(t, pool); len(got) != 1 || got[0].Scope != "ghost" || got[0].Unfinished != 1 {
 		t.Fatalf("schedule = %+v, want one ghost row counting 1", got)
 	}
 }
@@ -619,28 +418,8 @@ const migInsertRunSQL = `insert into docket_runs (run_id, tenant_id, graph_id, g
 
 func migTxInsertRun(t testing.TB, tx pgx.Tx, runID, tenant string) {
 	t.Helper()
-	if _, err := tx.Exec(testContext(t), migInsertRunSQL, runID, tenant); err != nil {
+	if _, err := tx.Exec(testkit.Context(t), migInsertRunSQL, runID, tenant); err != nil {
 		t.Fatalf("insert %s: %v", runID, err)
-	}
-}
-
-// migAwaitLockWait returns once backend pid waits on a lock. It polls the
-// server's own view of the session, so it asserts nothing about time.
-func migAwaitLockWait(t testing.TB, pool *pgxpool.Pool, pid uint32) {
-	t.Helper()
-	ctx := testContext(t)
-	for {
-		var waiting bool
-		err := pool.QueryRow(ctx, `select coalesce(wait_event_type = 'Lock', false) from pg_stat_activity where pid = $1`, pid).Scan(&waiting)
-		if err != nil {
-			t.Fatalf("waiting for backend %d to block: %v", pid, err)
-		}
-		if waiting {
-			return
-		}
-		if _, err := pool.Exec(ctx, "select pg_sleep(0.01)"); err != nil {
-			t.Fatalf("waiting for backend %d to block: %v", pid, err)
-		}
 	}
 }
 
@@ -652,15 +431,15 @@ func migAwaitLockWait(t testing.TB, pool *pgxpool.Pool, pid uint32) {
 func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
-	migrateOrFail(t, url, docket.MigrateOptions{Target: migV2Version})
-	pool := poolFor(t, url)
-	migInsertRuns(t, pool,
-		migRun{"a-future", "alpha", "future"},
-		migRun{"b-waiting", "beta", "waiting"},
-		migRun{"c-ready", "gamma", "ready"},
-		migRun{"c-claimed", "gamma", "claimed"},
+	testkit.MigrateOrFail(t, url, docket.MigrateOptions{Target: testkit.MigrationV2Version})
+	pool := testkit.PoolFor(t, url)
+	testkit.MigrationInsertRuns(t, pool,
+		testkit.MigrationRun{RunID: "a-future", Tenant: "alpha", Shape: "future"},
+		testkit.MigrationRun{RunID: "b-waiting", Tenant: "beta", Shape: "waiting"},
+		testkit.MigrationRun{RunID: "c-ready", Tenant: "gamma", Shape: "ready"},
+		testkit.MigrationRun{RunID: "c-claimed", Tenant: "gamma", Shape: "claimed"},
 	)
-	execSQL(t, pool, `update docket_claim_policy set admission_mode = 'tenant_fair', max_active = 3,
+	testkit.ExecSQL(t, pool, `update docket_claim_policy set admission_mode = 'tenant_fair', max_active = 3,
 		configured_max_active = 3, policy_version = 1, initialized_at = now()`)
 	// The runs are compared without V4's and V6's columns, which the
 	// upgrade adds with their empty values (checked below).
@@ -670,40 +449,40 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 		|| (select row(p.admission_mode, p.max_active, p.configured_max_active, p.policy_version, p.scan_ring_position,
 		              p.updated_at)::text from docket_claim_policy p)`
 	var before string
-	if err := pool.QueryRow(testContext(t), snapshot).Scan(&before); err != nil {
+	if err := pool.QueryRow(testkit.Context(t), snapshot).Scan(&before); err != nil {
 		t.Fatal(err)
 	}
 
-	migrateOrFail(t, url, docket.MigrateOptions{})
-	migExpectApplied(t, url, docket.MigrateOptions{}, migAllVersions...)
+	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
+	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
 	var after string
-	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
+	if err := pool.QueryRow(testkit.Context(t), snapshot).Scan(&after); err != nil {
 		t.Fatal(err)
 	}
 	if after != before {
 		t.Fatalf("the upgrade changed existing rows:\nbefore %s\nafter  %s", before, after)
 	}
-	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
 		t.Fatalf("%d partitions parked by the upgrade", n)
 	}
-	if n := queryInt64(t, pool, `select count(*) from docket_runs where trace_context is not null`); n != 0 {
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where trace_context is not null`); n != 0 {
 		t.Fatalf("%d existing runs got a trace context from the upgrade", n)
 	}
-	if n := queryInt64(t, pool, `select count(*) from docket_runs where attempt = 0 and errors = '[]'`); n != 4 {
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where attempt = 0 and errors = '[]'`); n != 4 {
 		t.Fatalf("%d of 4 runs start V4 with no attempts and no errors", n)
 	}
-	if n := queryInt64(t, pool, `select count(*) from docket_claim_policy where not park_dormant and not configured_park_dormant`); n != 1 {
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_policy where not park_dormant and not configured_park_dormant`); n != 1 {
 		t.Fatal("the upgrade did not leave parking off")
 	}
 
-	client := openClient(t, pool, tenantFairConfig(3))
-	if err := pool.QueryRow(testContext(t), snapshot).Scan(&after); err != nil {
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(3))
+	if err := pool.QueryRow(testkit.Context(t), snapshot).Scan(&after); err != nil {
 		t.Fatal(err)
 	}
 	if after != before {
 		t.Fatalf("the first start after the upgrade wrote:\nbefore %s\nafter  %s", before, after)
 	}
-	tr, err := client.TraceClaimDue(testContext(t), docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Hour,
+	tr, err := client.TraceClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Hour,
 		MaxClaimAttempts: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -716,7 +495,7 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 			t.Fatalf("a spec-mode visit parked or swept: %+v", in)
 		}
 	}
-	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
 		t.Fatalf("%d partitions parked in full-ring mode", n)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // pkEnv is one random parked-mode scenario: a fresh database, a parked-mode
@@ -46,7 +47,7 @@ func TestParkedPropertyNoParkedPartitionHasEligibleWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the property needs PostgreSQL")
 	}
-	dfDefaultChecks(t, 20)
+	testkit.DiffDefaultChecks(t, 20)
 	rapid.Check(t, func(rt *rapid.T) {
 		e, release := newPkEnv(t, rt)
 		defer release()
@@ -68,25 +69,25 @@ func TestParkedPropertyNoParkedPartitionHasEligibleWork(t *testing.T) {
 }
 
 func newPkEnv(t *testing.T, rt *rapid.T) (*pkEnv, func()) {
-	tb := &dfCheckTB{TB: t}
+	tb := &testkit.DiffCheckTB{TB: t}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(tb))
 	if err != nil {
 		cancel()
-		tb.finish()
+		tb.Finish()
 		rt.Fatalf("pool: %v", err)
 	}
 	release := func() {
 		pool.Close()
-		tb.finish()
+		tb.Finish()
 		cancel()
 	}
-	e := &pkEnv{rt: rt, ctx: ctx, pool: pool, clock: clBase}
+	e := &pkEnv{rt: rt, ctx: ctx, pool: pool, clock: testkit.ClaimBase}
 	for i := range rapid.IntRange(2, 5).Draw(rt, "tenants") {
 		e.tenants = append(e.tenants, fmt.Sprintf("t%d", i+1))
 	}
 	capValue := rapid.IntRange(1, 3).Draw(rt, "cap")
-	if e.client, err = docket.Open(ctx, pool, parkedConfig(capValue)); err != nil {
+	if e.client, err = docket.Open(ctx, pool, testkit.ParkedConfig(capValue)); err != nil {
 		release()
 		rt.Fatalf("open: %v", err)
 	}
@@ -113,7 +114,7 @@ func (e *pkEnv) offset(label string) time.Duration {
 func (e *pkEnv) checkInvariant() {
 	e.rt.Helper()
 	var n int64
-	if err := e.pool.QueryRow(e.ctx, parkViolationsQuery).Scan(&n); err != nil {
+	if err := e.pool.QueryRow(e.ctx, testkit.ParkViolationsQuery).Scan(&n); err != nil {
 		e.fail("invariant query: %v", err)
 	}
 	if n != 0 {
@@ -156,7 +157,7 @@ func (e *pkEnv) opInsert() {
 
 func (e *pkEnv) opClaim() {
 	limit := rapid.IntRange(1, 4).Draw(e.rt, "limit")
-	tr, err := e.client.TraceClaimDue(e.ctx, docket.ClaimRequest{Now: e.clock, Limit: limit, OrphanTTL: clTTL,
+	tr, err := e.client.TraceClaimDue(e.ctx, docket.ClaimRequest{Now: e.clock, Limit: limit, OrphanTTL: testkit.ClaimTTL,
 		MaxClaimAttempts: pkMaxAttempts})
 	if err != nil {
 		e.fail("claim: %v", err)
@@ -167,7 +168,7 @@ func (e *pkEnv) opClaim() {
 			parks++
 		}
 	}
-	e.logf("claim limit %d at +%s: %d leases, %d poisoned, %d visits, %d parks", limit, e.clock.Sub(clBase),
+	e.logf("claim limit %d at +%s: %d leases, %d poisoned, %d visits, %d parks", limit, e.clock.Sub(testkit.ClaimBase),
 		len(tr.Result.Leases), len(tr.Result.Poisoned), len(tr.Inspections), parks)
 	e.leases = append(e.leases, tr.Result.Leases...)
 	var due int64

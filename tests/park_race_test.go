@@ -10,6 +10,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -34,21 +35,21 @@ type parkRaceWrite struct {
 	name string
 	// setup gives p its dormant run, eligible the id of the run the write
 	// makes eligible.
-	setup    func(e *clEnv)
+	setup    func(e *testkit.ClaimEnv)
 	eligible string
 	// write runs the write in tx, with the statement the library runs.
-	write func(ctx context.Context, e *clEnv, tx pgx.Tx) error
+	write func(ctx context.Context, e *testkit.ClaimEnv, tx pgx.Tx) error
 }
 
-// parkDue is a wake time that is due for the database clock and for clBase.
+// parkDue is a wake time that is due for the database clock and for testkit.ClaimBase.
 func parkDue() time.Time { return time.Now().Add(-time.Minute) }
 
 var parkRaceWrites = []parkRaceWrite{
 	{
 		name:     "insert",
-		setup:    func(e *clEnv) { e.due("p", "p-timer", clBase.Add(24*time.Hour)) },
+		setup:    func(e *testkit.ClaimEnv) { e.Due("p", "p-timer", testkit.ClaimBase.Add(24*time.Hour)) },
 		eligible: "p-new",
-		write: func(ctx context.Context, e *clEnv, tx pgx.Tx) error {
+		write: func(ctx context.Context, e *testkit.ClaimEnv, tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 				values ('p-new', 'p', 'g', 'h1', 'running', '{}', $1)`, parkDue())
 			return err
@@ -56,9 +57,9 @@ var parkRaceWrites = []parkRaceWrite{
 	},
 	{
 		name:     "resume",
-		setup:    func(e *clEnv) { e.waiting("p", "p-wait") },
+		setup:    func(e *testkit.ClaimEnv) { e.Waiting("p", "p-wait") },
 		eligible: "p-wait",
-		write: func(ctx context.Context, e *clEnv, tx pgx.Tx) error {
+		write: func(ctx context.Context, e *testkit.ClaimEnv, tx pgx.Tx) error {
 			_, err := gen.New(tx).ApplyRunMutation(ctx, gen.ApplyRunMutationParams{
 				Status: string(docket.StatusRunning), ID: parkRunID(ctx, tx, "p-wait")})
 			return err
@@ -66,9 +67,9 @@ var parkRaceWrites = []parkRaceWrite{
 	},
 	{
 		name:     "wake_at",
-		setup:    func(e *clEnv) { e.due("p", "p-timer", clBase.Add(24*time.Hour)) },
+		setup:    func(e *testkit.ClaimEnv) { e.Due("p", "p-timer", testkit.ClaimBase.Add(24*time.Hour)) },
 		eligible: "p-timer",
-		write: func(ctx context.Context, e *clEnv, tx pgx.Tx) error {
+		write: func(ctx context.Context, e *testkit.ClaimEnv, tx pgx.Tx) error {
 			due := parkDue()
 			_, err := gen.New(tx).ApplyRunMutation(ctx, gen.ApplyRunMutationParams{
 				Status: string(docket.StatusRunning), WakeAt: &due, ID: parkRunID(ctx, tx, "p-timer")})
@@ -77,9 +78,9 @@ var parkRaceWrites = []parkRaceWrite{
 	},
 	{
 		name:     "retry_poisoned",
-		setup:    func(e *clEnv) { e.poisoned("p", "p-poison") },
+		setup:    func(e *testkit.ClaimEnv) { e.Poisoned("p", "p-poison") },
 		eligible: "p-poison",
-		write: func(ctx context.Context, e *clEnv, tx pgx.Tx) error {
+		write: func(ctx context.Context, e *testkit.ClaimEnv, tx pgx.Tx) error {
 			_, err := gen.New(tx).RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: "p", RunID: "p-poison"})
 			return err
 		},
@@ -96,38 +97,38 @@ func parkRunID(ctx context.Context, tx pgx.Tx, runID string) int64 {
 
 // newParkRace opens a parked-mode domain with p dormant at position 1 and q,
 // with due work, at position 2.
-func newParkRace(t *testing.T, w parkRaceWrite) *clEnv {
+func newParkRace(t *testing.T, w parkRaceWrite) *testkit.ClaimEnv {
 	t.Helper()
-	e := newClParked(t, 10)
+	e := testkit.NewClaimParked(t, 10)
 	w.setup(e)
-	e.dueMany("q", "q", 3, clBase.Add(-time.Hour))
-	if e.position("p") != 1 || e.position("q") != 2 {
-		t.Fatalf("ring positions p %d, q %d; want 1 and 2", e.position("p"), e.position("q"))
+	e.DueMany("q", "q", 3, testkit.ClaimBase.Add(-time.Hour))
+	if e.Position("p") != 1 || e.Position("q") != 2 {
+		t.Fatalf("ring positions p %d, q %d; want 1 and 2", e.Position("p"), e.Position("q"))
 	}
 	return e
 }
 
 // parkExpectVisitedAwake checks a demand-one call that visited p without
 // parking it and then granted q.
-func parkExpectVisitedAwake(t *testing.T, e *clEnv, tr docket.ClaimTrace) {
+func parkExpectVisitedAwake(t *testing.T, e *testkit.ClaimEnv, tr docket.ClaimTrace) {
 	t.Helper()
 	if len(tr.Inspections) != 2 {
 		t.Fatalf("inspections %+v, want p then q", tr.Inspections)
 	}
 	parkExpectVisit(t, tr.Inspections[0], "p", policy.DispositionEmptyPage, false, nil)
 	parkExpectVisit(t, tr.Inspections[1], "q", policy.DispositionGrant, false, nil)
-	e.expectPark("p", awake)
+	e.ExpectPark("p", testkit.Awake)
 }
 
 // parkExpectServed checks that the next call, whose cursor is on q, wraps
 // to p and serves the run the write made eligible.
-func parkExpectServed(t *testing.T, e *clEnv, w parkRaceWrite) {
+func parkExpectServed(t *testing.T, e *testkit.ClaimEnv, w parkRaceWrite) {
 	t.Helper()
-	parkExpectInvariant(t, e.pool)
-	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "next call", clOutcomeIDs(tr), []string{w.eligible})
+	testkit.ParkExpectInvariant(t, e.Pool)
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "next call", testkit.ClaimOutcomeIDs(tr), []string{w.eligible})
 	parkExpectVisit(t, tr.Inspections[0], "p", policy.DispositionGrant, false, nil)
-	e.expectPark("p", awake)
+	e.ExpectPark("p", testkit.Awake)
 }
 
 func TestParkedRaceWriterHoldsScheduleRow(t *testing.T) {
@@ -136,12 +137,12 @@ func TestParkedRaceWriterHoldsScheduleRow(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel()
 			e := newParkRace(t, w)
-			writer := newParkWriter(t, e.pool)
-			if err := w.write(testContext(t), e, writer.tx); err != nil {
+			writer := newParkWriter(t, e.Pool)
+			if err := w.write(testkit.Context(t), e, writer.tx); err != nil {
 				t.Fatalf("write: %v", err)
 			}
 			// The claim neither waits for the writer nor parks p.
-			parkExpectVisitedAwake(t, e, e.trace(clReq(clBase, 1, docket.PreferNone)))
+			parkExpectVisitedAwake(t, e, e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone)))
 			writer.commit()
 			parkExpectServed(t, e, w)
 		})
@@ -154,13 +155,13 @@ func TestParkedRaceWriterWaitsForPark(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel()
 			e := newParkRace(t, w)
-			ctx := testContext(t)
-			claimTx, err := e.pool.Begin(ctx)
+			ctx := testkit.Context(t)
+			claimTx, err := e.Pool.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer claimTx.Rollback(ctx)
-			tr, err := e.client.TraceClaimDueTx(ctx, claimTx, clReq(clBase, 1, docket.PreferNone))
+			tr, err := e.Client.TraceClaimDueTx(ctx, claimTx, testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +169,7 @@ func TestParkedRaceWriterWaitsForPark(t *testing.T) {
 				t.Fatalf("claim inspections %+v, want p parked, then q", tr.Inspections)
 			}
 
-			writer := newParkWriter(t, e.pool)
+			writer := newParkWriter(t, e.Pool)
 			done := make(chan error, 1)
 			go func() { done <- w.write(ctx, e, writer.tx) }()
 			if err := parkAwaitBlocked(t, e, writer.pid, done); err != nil {
@@ -181,7 +182,7 @@ func TestParkedRaceWriterWaitsForPark(t *testing.T) {
 				t.Fatalf("write: %v", err)
 			}
 			writer.commit()
-			e.expectPark("p", awake)
+			e.ExpectPark("p", testkit.Awake)
 			parkExpectServed(t, e, w)
 		})
 	}
@@ -194,8 +195,8 @@ func TestParkedRaceWriterCommitsBeforeParkLock(t *testing.T) {
 			t.Parallel()
 			e := newParkRace(t, w)
 			pause := newParkPause(t, e, "p")
-			tr := pause.claim(clReq(clBase, 1, docket.PreferNone), func(ctx context.Context) {
-				writer := newParkWriter(t, e.pool)
+			tr := pause.claim(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone), func(ctx context.Context) {
+				writer := newParkWriter(t, e.Pool)
 				if err := w.write(ctx, e, writer.tx); err != nil {
 					t.Fatalf("write during the pause: %v", err)
 				}
@@ -217,16 +218,16 @@ type parkPause struct {
 
 // newParkPause installs the pause on tenant's partition row and opens the
 // paused client as a role with the documented grants.
-func newParkPause(t *testing.T, e *clEnv, tenant string) *parkPause {
+func newParkPause(t *testing.T, e *testkit.ClaimEnv, tenant string) *parkPause {
 	t.Helper()
 	var schema string
-	if err := e.pool.QueryRow(testContext(t), `select current_schema()`).Scan(&schema); err != nil {
+	if err := e.Pool.QueryRow(testkit.Context(t), `select current_schema()`).Scan(&schema); err != nil {
 		t.Fatal(err)
 	}
-	role, password := hardCreateRole(t, e.pool)
-	hardApplyGrants(t, e.pool, hardGrantsScript(t), schema, role, e.pool.Config().ConnConfig.Database)
+	role, password := testkit.CreateRole(t, e.Pool)
+	testkit.ApplyGrants(t, e.Pool, testkit.GrantsScript(t), schema, role, e.Pool.Config().ConnConfig.Database)
 	pause := pgx.Identifier{schema, "docket_test_pause"}.Sanitize()
-	execSQL(t, e.pool, fmt.Sprintf(`create function %s(p_scope text) returns boolean
+	testkit.ExecSQL(t, e.Pool, fmt.Sprintf(`create function %s(p_scope text) returns boolean
 		language plpgsql
 		volatile
 		set lock_timeout = '%ds'
@@ -245,13 +246,13 @@ func newParkPause(t *testing.T, e *clEnv, tenant string) *parkPause {
 			return true;
 		end;
 		$pause$`, pause, int(staleWait/time.Second), quoteLiteral(tenant), staleAdvisoryKey, staleAdvisoryKey))
-	execSQL(t, e.pool, fmt.Sprintf(`grant execute on function %s(text) to %s`, pause, pgx.Identifier{role}.Sanitize()))
+	testkit.ExecSQL(t, e.Pool, fmt.Sprintf(`grant execute on function %s(text) to %s`, pause, pgx.Identifier{role}.Sanitize()))
 	partitions := pgx.Identifier{schema, "docket_claim_partitions"}.Sanitize()
-	execSQL(t, e.pool, fmt.Sprintf(`alter table %s enable row level security`, partitions))
-	execSQL(t, e.pool, fmt.Sprintf(`create policy docket_test_pause on %s for all using (%s(scope_key)) with check (true)`,
+	testkit.ExecSQL(t, e.Pool, fmt.Sprintf(`alter table %s enable row level security`, partitions))
+	testkit.ExecSQL(t, e.Pool, fmt.Sprintf(`create policy docket_test_pause on %s for all using (%s(scope_key)) with check (true)`,
 		partitions, pause))
-	app := hardRolePool(t, e.pool.Config().ConnString(), role, password, schema)
-	return &parkPause{stalePause{t: t, env: e, role: role, claimer: openClient(t, app, parkedConfig(10))}}
+	app := testkit.RolePool(t, e.Pool.Config().ConnString(), role, password, schema)
+	return &parkPause{stalePause{t: t, env: e, role: role, claimer: testkit.OpenClient(t, app, testkit.ParkedConfig(10))}}
 }
 
 // quoteLiteral quotes a test identifier as an SQL string literal.
@@ -260,9 +261,9 @@ func quoteLiteral(s string) string { return "'" + s + "'" }
 // parkAwaitBlocked returns once the writer's backend pid waits on a lock.
 // A write that ends without waiting is a failure of the wake rule (it did
 // not write the parked schedule row): the test fails with what it returned.
-func parkAwaitBlocked(t *testing.T, e *clEnv, pid uint32, done chan error) error {
+func parkAwaitBlocked(t *testing.T, e *testkit.ClaimEnv, pid uint32, done chan error) error {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	for {
 		select {
 		case err := <-done:
@@ -270,14 +271,14 @@ func parkAwaitBlocked(t *testing.T, e *clEnv, pid uint32, done chan error) error
 		default:
 		}
 		var waiting bool
-		if err := e.pool.QueryRow(ctx, `select coalesce(wait_event_type = 'Lock', false) from pg_stat_activity where pid = $1`, pid).
+		if err := e.Pool.QueryRow(ctx, `select coalesce(wait_event_type = 'Lock', false) from pg_stat_activity where pid = $1`, pid).
 			Scan(&waiting); err != nil {
 			return err
 		}
 		if waiting {
 			return nil
 		}
-		if _, err := e.pool.Exec(ctx, "select pg_sleep(0.01)"); err != nil {
+		if _, err := e.Pool.Exec(ctx, "select pg_sleep(0.01)"); err != nil {
 			return err
 		}
 	}
@@ -291,16 +292,16 @@ func parkAwaitBlocked(t *testing.T, e *clEnv, pid uint32, done chan error) error
 // its next run makes it a ring member as usual.
 func TestParkedRaceLastRunFinishesBeforeParkLock(t *testing.T) {
 	t.Parallel()
-	e := newClParked(t, 10)
-	e.due("p", "p-run", clBase.Add(-time.Hour))
-	res, err := e.client.ClaimDue(testContext(t), clReq(clBase, 1, docket.PreferNone))
+	e := testkit.NewClaimParked(t, 10)
+	e.Due("p", "p-run", testkit.ClaimBase.Add(-time.Hour))
+	res, err := e.Client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "p-run" {
 		t.Fatalf("lease of p-run: %+v, %v", res, err)
 	}
 	lease := res.Leases[0]
 	pause := newParkPause(t, e, "p")
-	tr := pause.claim(clReq(clBase, 1, docket.PreferNone), func(ctx context.Context) {
-		if _, err := e.client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder(), ExpectedSeq: lease.CheckpointSeq,
+	tr := pause.claim(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone), func(ctx context.Context) {
+		if _, err := e.Client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder(), ExpectedSeq: lease.CheckpointSeq,
 			Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 			t.Errorf("finish p-run during the pause: %v", err)
 		}
@@ -309,9 +310,9 @@ func TestParkedRaceLastRunFinishesBeforeParkLock(t *testing.T) {
 		t.Fatalf("inspections %+v, want the one visit of p", tr.Inspections)
 	}
 	parkExpectVisit(t, tr.Inspections[0], "p", policy.DispositionEmptyPage, false, nil)
-	e.expectPark("p", awake)
-	if got := queryInt64(t, e.pool, `select unfinished_count from docket_claim_schedule where scope_key = 'p'`); got != 0 {
+	e.ExpectPark("p", testkit.Awake)
+	if got := testkit.QueryInt64(t, e.Pool, `select unfinished_count from docket_claim_schedule where scope_key = 'p'`); got != 0 {
 		t.Fatalf("p's unfinished count = %d, want 0", got)
 	}
-	parkExpectInvariant(t, e.pool)
+	testkit.ParkExpectInvariant(t, e.Pool)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/oracle"
 	"github.com/docketrun/docket-go/policy"
 )
@@ -30,14 +31,14 @@ func parkExpectVisit(t testing.TB, in docket.ClaimInspection, tenant string, d p
 // serves.
 func TestParkedDormantPartitionsParkAndLeaveTheWalk(t *testing.T) {
 	t.Parallel()
-	e := newClParked(t, 10)
-	timer := clBase.Add(time.Hour)
-	e.due("a", "a-timer", timer)
-	e.waiting("b", "b-wait")
-	e.poisoned("c", "c-poison")
-	e.dueMany("d", "d", 2, clBase.Add(-time.Hour))
+	e := testkit.NewClaimParked(t, 10)
+	timer := testkit.ClaimBase.Add(time.Hour)
+	e.Due("a", "a-timer", timer)
+	e.Waiting("b", "b-wait")
+	e.Poisoned("c", "c-poison")
+	e.DueMany("d", "d", 2, testkit.ClaimBase.Add(-time.Hour))
 
-	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	if len(tr.Inspections) != 4 {
 		t.Fatalf("inspections = %+v, want 4", tr.Inspections)
 	}
@@ -50,31 +51,31 @@ func TestParkedDormantPartitionsParkAndLeaveTheWalk(t *testing.T) {
 			t.Fatalf("inspection %+v: want no wake and an epoch only for the grant", in)
 		}
 	}
-	clExpectIDs(t, "first call", clOutcomeIDs(tr), []string{"d-1"})
+	testkit.ClaimExpectIDs(t, "first call", testkit.ClaimOutcomeIDs(tr), []string{"d-1"})
 	clExpectContiguous(t, tr, 0)
-	e.expectPark("a", parkedUntil(timer))
-	e.expectPark("b", parkedForGood)
-	e.expectPark("c", parkedForGood)
-	e.expectPark("d", awake)
-	parkExpectInvariant(t, e.pool)
+	e.ExpectPark("a", testkit.ParkedUntil(timer))
+	e.ExpectPark("b", testkit.ParkedForGood)
+	e.ExpectPark("c", testkit.ParkedForGood)
+	e.ExpectPark("d", testkit.Awake)
+	testkit.ParkExpectInvariant(t, e.Pool)
 
 	// Only d is awake: the next call visits d alone.
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "second call", clOutcomeIDs(tr), []string{"d-2"})
-	if got := clPositions(tr); !slices.Equal(got, []int64{e.position("d")}) {
-		t.Fatalf("second call visited %v, want only d at %d", got, e.position("d"))
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "second call", testkit.ClaimOutcomeIDs(tr), []string{"d-2"})
+	if got := clPositions(tr); !slices.Equal(got, []int64{e.Position("d")}) {
+		t.Fatalf("second call visited %v, want only d at %d", got, e.Position("d"))
 	}
 
 	// At the timer's time the sweep unparks a before the walk.
-	tr = e.trace(clReq(timer, 1, docket.PreferNone))
-	clExpectIDs(t, "call at the timer", clOutcomeIDs(tr), []string{"a-timer"})
+	tr = e.Trace(testkit.ClaimReq(timer, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "call at the timer", testkit.ClaimOutcomeIDs(tr), []string{"a-timer"})
 	if len(tr.Inspections) != 1 || tr.Inspections[0].Woken != 1 {
 		t.Fatalf("call at the timer: inspections %+v, want one visit after waking 1 partition", tr.Inspections)
 	}
 	parkExpectVisit(t, tr.Inspections[0], "a", policy.DispositionGrant, false, nil)
-	e.expectPark("a", awake)
-	e.expectPark("b", parkedForGood)
-	parkExpectInvariant(t, e.pool)
+	e.ExpectPark("a", testkit.Awake)
+	e.ExpectPark("b", testkit.ParkedForGood)
+	testkit.ParkExpectInvariant(t, e.Pool)
 }
 
 // btoi is 1 for true.
@@ -91,37 +92,37 @@ func btoi(b bool) int {
 // cutoff makes the old claim expired recovers it.
 func TestParkedClaimedPartitionNeverParks(t *testing.T) {
 	t.Parallel()
-	e := newClParked(t, 10)
-	e.claimed("x", "x-live", clBase.Add(-time.Minute), true)
-	e.claimed("y", "y-old", clBase.Add(-2*time.Hour), true)
-	e.claimed("z", "z-unadmitted", clBase.Add(-time.Minute), false)
-	e.due("w", "w-1", clBase.Add(-time.Hour))
+	e := testkit.NewClaimParked(t, 10)
+	e.Claimed("x", "x-live", testkit.ClaimBase.Add(-time.Minute), true)
+	e.Claimed("y", "y-old", testkit.ClaimBase.Add(-2*time.Hour), true)
+	e.Claimed("z", "z-unadmitted", testkit.ClaimBase.Add(-time.Minute), false)
+	e.Due("w", "w-1", testkit.ClaimBase.Add(-time.Hour))
 
-	req := clReq(clBase, 1, docket.PreferNone)
+	req := testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone)
 	req.OrphanTTL = 3 * time.Hour
-	tr := e.trace(req)
+	tr := e.Trace(req)
 	if len(tr.Inspections) != 4 {
 		t.Fatalf("inspections = %+v, want 4", tr.Inspections)
 	}
 	for i, tenant := range []string{"x", "y", "z"} {
 		parkExpectVisit(t, tr.Inspections[i], tenant, policy.DispositionEmptyPage, false, nil)
-		e.expectPark(tenant, awake)
+		e.ExpectPark(tenant, testkit.Awake)
 	}
 	parkExpectVisit(t, tr.Inspections[3], "w", policy.DispositionGrant, false, nil)
 
 	// With the test's one-hour TTL y's claim is expired: the walk wraps to
 	// x (still not parked) and recovers y.
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "recovery", clOutcomeIDs(tr), []string{"y-old"})
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "recovery", testkit.ClaimOutcomeIDs(tr), []string{"y-old"})
 	parkExpectVisit(t, tr.Inspections[0], "x", policy.DispositionEmptyPage, false, nil)
 	parkExpectVisit(t, tr.Inspections[1], "y", policy.DispositionGrant, false, nil)
 	if o := tr.Outcomes[0]; o.Disposition != string(policy.OutcomeExpiredRecovery) {
 		t.Fatalf("outcome %+v, want an expired recovery", o)
 	}
 	for _, tenant := range []string{"x", "y", "z", "w"} {
-		e.expectPark(tenant, awake)
+		e.ExpectPark(tenant, testkit.Awake)
 	}
-	parkExpectInvariant(t, e.pool)
+	testkit.ParkExpectInvariant(t, e.Pool)
 }
 
 // TestParkedLockedScheduleRowIsSkippedNotWaited: a park that finds the
@@ -129,27 +130,27 @@ func TestParkedClaimedPartitionNeverParks(t *testing.T) {
 // next visit, with the row free, parks it.
 func TestParkedLockedScheduleRowIsSkippedNotWaited(t *testing.T) {
 	t.Parallel()
-	e := newClParked(t, 10)
-	timer := clBase.Add(time.Hour)
-	e.due("a", "a-timer", timer)
-	e.dueMany("b", "b", 2, clBase.Add(-time.Hour))
-	release := e.holdLock(`select 1 from docket_claim_schedule where scope_key = 'a' for no key update`)
+	e := testkit.NewClaimParked(t, 10)
+	timer := testkit.ClaimBase.Add(time.Hour)
+	e.Due("a", "a-timer", timer)
+	e.DueMany("b", "b", 2, testkit.ClaimBase.Add(-time.Hour))
+	release := e.HoldLock(`select 1 from docket_claim_schedule where scope_key = 'a' for no key update`)
 
-	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	if len(tr.Inspections) != 2 {
 		t.Fatalf("inspections = %+v, want 2", tr.Inspections)
 	}
 	parkExpectVisit(t, tr.Inspections[0], "a", policy.DispositionEmptyPage, false, nil)
 	parkExpectVisit(t, tr.Inspections[1], "b", policy.DispositionGrant, false, nil)
-	e.expectPark("a", awake)
+	e.ExpectPark("a", testkit.Awake)
 	release()
 
 	// The cursor is on b; the walk wraps to a, which parks now.
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	parkExpectVisit(t, tr.Inspections[0], "a", policy.DispositionEmptyPage, true, &timer)
 	parkExpectVisit(t, tr.Inspections[1], "b", policy.DispositionGrant, false, nil)
-	e.expectPark("a", parkedUntil(timer))
-	parkExpectInvariant(t, e.pool)
+	e.ExpectPark("a", testkit.ParkedUntil(timer))
+	testkit.ParkExpectInvariant(t, e.Pool)
 }
 
 // TestParkedWakeSweepSkipsLockedRow: a partition whose wake time has come
@@ -157,46 +158,46 @@ func TestParkedLockedScheduleRowIsSkippedNotWaited(t *testing.T) {
 // visited, no wait) and unparked by the next call.
 func TestParkedWakeSweepSkipsLockedRow(t *testing.T) {
 	t.Parallel()
-	e := newClParked(t, 10)
-	timer := clBase.Add(time.Hour)
-	e.due("a", "a-timer", timer)
-	e.dueMany("b", "b", 3, clBase.Add(-time.Hour))
-	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
+	e := testkit.NewClaimParked(t, 10)
+	timer := testkit.ClaimBase.Add(time.Hour)
+	e.Due("a", "a-timer", timer)
+	e.DueMany("b", "b", 3, testkit.ClaimBase.Add(-time.Hour))
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	parkExpectVisit(t, tr.Inspections[0], "a", policy.DispositionEmptyPage, true, &timer)
-	e.expectPark("a", parkedUntil(timer))
+	e.ExpectPark("a", testkit.ParkedUntil(timer))
 
 	later := timer.Add(time.Minute)
-	release := e.holdLock(`select 1 from docket_claim_schedule where scope_key = 'a' for no key update`)
-	tr = e.trace(clReq(later, 1, docket.PreferNone))
-	if got := clPositions(tr); !slices.Equal(got, []int64{e.position("b")}) || tr.Inspections[0].Woken != 0 {
+	release := e.HoldLock(`select 1 from docket_claim_schedule where scope_key = 'a' for no key update`)
+	tr = e.Trace(testkit.ClaimReq(later, 1, docket.PreferNone))
+	if got := clPositions(tr); !slices.Equal(got, []int64{e.Position("b")}) || tr.Inspections[0].Woken != 0 {
 		t.Fatalf("call with a's row locked: inspections %+v, want one visit of b and nothing woken", tr.Inspections)
 	}
-	e.expectPark("a", parkedUntil(timer))
+	e.ExpectPark("a", testkit.ParkedUntil(timer))
 	release()
 
-	tr = e.trace(clReq(later, 1, docket.PreferNone))
-	clExpectIDs(t, "after the lock", clOutcomeIDs(tr), []string{"a-timer"})
+	tr = e.Trace(testkit.ClaimReq(later, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "after the lock", testkit.ClaimOutcomeIDs(tr), []string{"a-timer"})
 	if tr.Inspections[0].Woken != 1 {
 		t.Fatalf("inspections %+v, want 1 partition woken", tr.Inspections)
 	}
 	parkExpectVisit(t, tr.Inspections[0], "a", policy.DispositionGrant, false, nil)
-	e.expectPark("a", awake)
-	parkExpectInvariant(t, e.pool)
+	e.ExpectPark("a", testkit.Awake)
+	testkit.ParkExpectInvariant(t, e.Pool)
 }
 
 // TestParkedWakeSweepIsBounded: a call unparks at most 64 partitions whose
 // time has come, earliest first; the next call unparks the rest.
 func TestParkedWakeSweepIsBounded(t *testing.T) {
 	t.Parallel()
-	e := newClParked(t, 10)
+	e := testkit.NewClaimParked(t, 10)
 	const tenants = 70
-	execSQL(t, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+	testkit.ExecSQL(t, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 		select format('r%s', g), format('t%s', lpad(g::text, 3, '0')), 'g', 'h1', 'running', '{}',
 		       $1::timestamptz + make_interval(secs => g)
-		  from generate_series(1, $2::integer) as g`, clBase.Add(time.Hour), tenants)
+		  from generate_series(1, $2::integer) as g`, testkit.ClaimBase.Add(time.Hour), tenants)
 	// 32 parks per call, then an empty awake ring.
 	for call, want := range []int{32, 32, 6, 0} {
-		tr := e.trace(clReq(clBase, 1, docket.PreferNone))
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 		if len(tr.Inspections) != want {
 			t.Fatalf("parking call %d: %d inspections, want %d", call+1, len(tr.Inspections), want)
 		}
@@ -207,27 +208,27 @@ func TestParkedWakeSweepIsBounded(t *testing.T) {
 		}
 	}
 	parkedCount := func() int64 {
-		return queryInt64(t, e.pool, `select count(*) from docket_claim_schedule where parked_until is not null`)
+		return testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_schedule where parked_until is not null`)
 	}
 	if got := parkedCount(); got != tenants {
 		t.Fatalf("parked partitions = %d, want %d", got, tenants)
 	}
 
-	later := clBase.Add(2 * time.Hour)
-	tr := e.trace(clReq(later, 1, docket.PreferNone))
+	later := testkit.ClaimBase.Add(2 * time.Hour)
+	tr := e.Trace(testkit.ClaimReq(later, 1, docket.PreferNone))
 	if len(tr.Inspections) != 1 || tr.Inspections[0].Woken != 64 {
 		t.Fatalf("first sweep: inspections %+v, want one visit after waking 64", tr.Inspections)
 	}
 	// Earliest first: t001..t064 are awake, t065..t070 still parked.
-	if got := queryInt64(t, e.pool, `select count(*) from docket_claim_schedule
+	if got := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_schedule
 		 where parked_until is not null and scope_key between 't065' and 't070'`); got != 6 || parkedCount() != 6 {
 		t.Fatalf("after the first sweep %d partitions are parked (%d of t065..t070), want exactly those 6", parkedCount(), got)
 	}
-	tr = e.trace(clReq(later, 1, docket.PreferNone))
+	tr = e.Trace(testkit.ClaimReq(later, 1, docket.PreferNone))
 	if tr.Inspections[0].Woken != 6 || parkedCount() != 0 {
 		t.Fatalf("second sweep: woken %d, %d still parked; want 6 and 0", tr.Inspections[0].Woken, parkedCount())
 	}
-	parkExpectInvariant(t, e.pool)
+	testkit.ParkExpectInvariant(t, e.Pool)
 }
 
 // TestParkedTurningOffReturnsToTheFullRingWalk: turning parking off
@@ -235,34 +236,34 @@ func TestParkedWakeSweepIsBounded(t *testing.T) {
 // unfinished ring again without parking; turning it on again parks again.
 func TestParkedTurningOffReturnsToTheFullRingWalk(t *testing.T) {
 	t.Parallel()
-	e := newClParked(t, 10)
-	timer := clBase.Add(time.Hour)
-	e.due("a", "a-timer", timer)
-	e.dueMany("b", "b", 2, clBase.Add(-time.Hour))
-	e.trace(clReq(clBase, 1, docket.PreferNone))
-	e.expectPark("a", parkedUntil(timer))
+	e := testkit.NewClaimParked(t, 10)
+	timer := testkit.ClaimBase.Add(time.Hour)
+	e.Due("a", "a-timer", timer)
+	e.DueMany("b", "b", 2, testkit.ClaimBase.Add(-time.Hour))
+	e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	e.ExpectPark("a", testkit.ParkedUntil(timer))
 
-	ctx := testContext(t)
-	current, err := e.client.FetchClaimPolicyDefault(ctx)
+	ctx := testkit.Context(t)
+	current, err := e.Client.FetchClaimPolicyDefault(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := e.client.PutClaimPolicyParking(ctx, false, docket.ClaimPolicyWriteOptions{ExpectedVersion: &current.Version})
+	off, err := e.Client.PutClaimPolicyParking(ctx, false, docket.ClaimPolicyWriteOptions{ExpectedVersion: &current.Version})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if off.ParkDormant || !off.ConfiguredParkDormant || off.Version != current.Version+1 {
 		t.Fatalf("after turning parking off: %+v, want off, configured on, version %d", off, current.Version+1)
 	}
-	e.expectPark("a", awake)
+	e.ExpectPark("a", testkit.Awake)
 
 	// The full-ring walk: a is visited again and stays awake; the
 	// unfilled call wraps the two-position ring up to S visits.
-	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "full-ring walk", clOutcomeIDs(tr), []string{"b-2"})
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "full-ring walk", testkit.ClaimOutcomeIDs(tr), []string{"b-2"})
 	parkExpectVisit(t, tr.Inspections[0], "a", policy.DispositionEmptyPage, false, nil)
 	parkExpectVisit(t, tr.Inspections[1], "b", policy.DispositionGrant, false, nil)
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	if len(tr.Inspections) != policy.InspectionsPerCall {
 		t.Fatalf("unfilled spec call: %d inspections, want %d", len(tr.Inspections), policy.InspectionsPerCall)
 	}
@@ -271,16 +272,16 @@ func TestParkedTurningOffReturnsToTheFullRingWalk(t *testing.T) {
 			t.Fatalf("full-ring walk inspection %+v: want an empty page without park or sweep", in)
 		}
 	}
-	e.expectPark("a", awake)
+	e.ExpectPark("a", testkit.Awake)
 
-	if _, err := e.client.PutClaimPolicyParking(ctx, true, docket.ClaimPolicyWriteOptions{}); err != nil {
+	if _, err := e.Client.PutClaimPolicyParking(ctx, true, docket.ClaimPolicyWriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	if !slices.ContainsFunc(tr.Inspections, func(in docket.ClaimInspection) bool { return in.ScopeKey == "a" && in.Parked }) {
 		t.Fatalf("after turning parking on again a was not parked: %+v", tr.Inspections)
 	}
-	e.expectPark("a", parkedUntil(timer))
+	e.ExpectPark("a", testkit.ParkedUntil(timer))
 }
 
 // TestParkedPolicyWrites: ParkDormant is synchronized at startup like the
@@ -289,8 +290,8 @@ func TestParkedTurningOffReturnsToTheFullRingWalk(t *testing.T) {
 // compare-and-set on the policy version, and a switch from Legacy unparks.
 func TestParkedPolicyWrites(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	ctx := testkit.Context(t)
 	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{TenantMode: docket.TenantRequired})
 	if err != nil {
 		t.Fatal(err)
@@ -309,11 +310,11 @@ func TestParkedPolicyWrites(t *testing.T) {
 		}
 	}
 
-	openClient(t, pool, tenantFairConfig(4))
+	testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	expect("spec start", false, false, 1)
-	openClient(t, pool, parkedConfig(4))
+	testkit.OpenClient(t, pool, testkit.ParkedConfig(4))
 	expect("configured on", true, true, 2)
-	openClient(t, pool, parkedConfig(4))
+	testkit.OpenClient(t, pool, testkit.ParkedConfig(4))
 	expect("unchanged restart", true, true, 2)
 
 	stale := int64(1)
@@ -325,23 +326,23 @@ func TestParkedPolicyWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("runtime off", false, true, 3)
-	openClient(t, pool, parkedConfig(4))
+	testkit.OpenClient(t, pool, testkit.ParkedConfig(4))
 	expect("restart keeps the runtime choice", false, true, 3)
-	openClient(t, pool, tenantFairConfig(4))
+	testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	expect("configured off", false, false, 4)
-	openClient(t, pool, parkedConfig(4))
+	testkit.OpenClient(t, pool, testkit.ParkedConfig(4))
 	expect("configured on again", true, true, 5)
 
 	// A Legacy interlude: the switch back to TenantFair unparks everything.
-	execSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 		values ('r1', 'a', 'g', 'h1', 'running', '{}', now() + interval '1 day')`)
-	execSQL(t, pool, `update docket_claim_schedule set parked_until = 'infinity'`)
-	openClient(t, pool, docket.Config{TenantMode: docket.TenantNone, ClaimPolicy: policy.Legacy{}})
-	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 1 {
+	testkit.ExecSQL(t, pool, `update docket_claim_schedule set parked_until = 'infinity'`)
+	testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone, ClaimPolicy: policy.Legacy{}})
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 1 {
 		t.Fatalf("parked partitions under Legacy = %d, want 1 (Legacy leaves them)", n)
 	}
-	openClient(t, pool, parkedConfig(4))
-	if n := queryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
+	testkit.OpenClient(t, pool, testkit.ParkedConfig(4))
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
 		t.Fatalf("parked partitions after the switch to TenantFair = %d, want 0", n)
 	}
 	expect("after the Legacy interlude", true, true, 5)
@@ -353,15 +354,15 @@ func TestParkedPolicyWrites(t *testing.T) {
 	if !inspection.ParkDormant || inspection.Parked || inspection.ParkedUntil != nil {
 		t.Fatalf("inspection %+v, want parking on and a awake", inspection)
 	}
-	until := clBase.Add(time.Hour)
-	execSQL(t, pool, `update docket_claim_schedule set parked_until = $1 where scope_key = 'a'`, until)
+	until := testkit.ClaimBase.Add(time.Hour)
+	testkit.ExecSQL(t, pool, `update docket_claim_schedule set parked_until = $1 where scope_key = 'a'`, until)
 	if inspection, err = admin.InspectClaimPolicy(ctx, docket.Tenant("a")); err != nil {
 		t.Fatal(err)
 	}
 	if !inspection.Parked || inspection.ParkedUntil == nil || !inspection.ParkedUntil.Equal(until) {
 		t.Fatalf("inspection %+v, want parked until %v", inspection, until)
 	}
-	execSQL(t, pool, `update docket_claim_schedule set parked_until = 'infinity' where scope_key = 'a'`)
+	testkit.ExecSQL(t, pool, `update docket_claim_schedule set parked_until = 'infinity' where scope_key = 'a'`)
 	if inspection, err = admin.InspectClaimPolicy(ctx, docket.Tenant("a")); err != nil {
 		t.Fatal(err)
 	}
@@ -388,15 +389,15 @@ func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
 		capValue = 4
 		demand   = 8
 	)
-	e := newClParked(t, capValue)
-	execSQL(t, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+	e := testkit.NewClaimParked(t, capValue)
+	testkit.ExecSQL(t, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 		select format('t%s-%s', lpad(i::text, 4, '0'), k), format('t%s', lpad(i::text, 4, '0')), 'g', 'h1', 'running', '{}',
 		       case when i % $3 = 0 then $1::timestamptz - interval '1 hour' + make_interval(secs => k)
 		            else $1::timestamptz + interval '1 day' end
 		  from generate_series(0, $2::integer - 1) as i,
 		       lateral generate_series(1, case when i % $3 = 0 then $4::integer else 1 end) as k`,
-		clBase, tenants, every, backlog)
-	if got := e.position("t1919"); got != 1920 {
+		testkit.ClaimBase, tenants, every, backlog)
+	if got := e.Position("t1919"); got != 1920 {
 		t.Fatalf("position of t1919 = %d, want 1920 (positions in key order)", got)
 	}
 
@@ -440,7 +441,7 @@ func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
 		for i, l := range tr.Result.Leases {
 			ids[i] = l.RunID
 		}
-		e.finish(ids...)
+		e.Finish(ids...)
 	}
 
 	calls := 0
@@ -448,7 +449,7 @@ func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
 	for len(parked) < tenants-active {
 		calls++
 		want := modelCall()
-		tr := e.trace(clReq(clBase, demand, docket.PreferNone))
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, demand, docket.PreferNone))
 		events = append(events, parkEvents(tr)...)
 		if len(tr.Inspections) != len(want) {
 			t.Fatalf("call %d: %d inspections, model %d", calls, len(tr.Inspections), len(want))
@@ -468,7 +469,7 @@ func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
 		}
 	}
 	t.Logf("the first revolution parked %d partitions in %d calls", tenants-active, calls)
-	parkExpectInvariant(t, e.pool)
+	testkit.ParkExpectInvariant(t, e.Pool)
 	// The committed trace of the revolution passes the oracle's parked-mode
 	// mechanics over the whole unfinished ring, nothing parked at its start.
 	ring := map[int64]string{}
@@ -481,7 +482,7 @@ func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
 
 	served := map[string]bool{}
 	for call := 1; call <= active*capValue/demand; call++ {
-		tr := e.trace(clReq(clBase, demand, docket.PreferNone))
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, demand, docket.PreferNone))
 		if len(tr.Inspections) != demand/capValue {
 			t.Fatalf("steady call %d: inspections %+v, want %d grants", call, tr.Inspections, demand/capValue)
 		}

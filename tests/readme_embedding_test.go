@@ -8,6 +8,7 @@ import (
 
 	"github.com/docketrun/docket-go/examples/embedding"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The README's embedding example is the region of examples/embedding, byte
@@ -43,9 +44,9 @@ func TestReadmeEmbeddingIsTheExampleAndRuns(t *testing.T) {
 		t.Fatalf("README embedding example differs from examples/embedding:\n--- README\n%s\n--- example\n%s", block, dedented.String())
 	}
 
-	pool := poolFor(t, pgtest.NewDatabase(t))
-	client := openClient(t, pool, tenantFairConfig(4))
-	ctx := testContext(t)
+	pool := testkit.PoolFor(t, pgtest.NewDatabase(t))
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	ctx := testkit.Context(t)
 	for invoice := range 2 {
 		if err := embedding.Enqueue(ctx, pool, client, "acme", invoice, 2); err != nil {
 			t.Fatalf("enqueue invoice %d: %v", invoice, err)
@@ -57,10 +58,10 @@ func TestReadmeEmbeddingIsTheExampleAndRuns(t *testing.T) {
 	if err := embedding.Enqueue(ctx, pool, client, "globex", 3, 2); err != nil {
 		t.Fatalf("enqueue for another tenant: %v", err)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_id = 'acme'`); got != 2 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_id = 'acme'`); got != 2 {
 		t.Fatalf("acme has %d runs, want 2: the refused call must leave none", got)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_id = 'globex'`); got != 1 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_id = 'globex'`); got != 1 {
 		t.Fatalf("globex has %d runs, want 1", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/examples/finished"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The README's RetryRun and DeleteFinishedRuns blocks are the code of
@@ -21,9 +22,9 @@ func TestReadmeFinishedRunsAreTheExampleAndRun(t *testing.T) {
 	requireReadmeIsRegion(t, "A finished run is not a dead end:", "../examples/finished/finished.go", "retry")
 	requireReadmeIsRegion(t, "Finished runs stay until you delete them:", "../examples/finished/finished.go", "retention")
 
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(4))
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	ctx := testkit.Context(t)
 	if err := finished.Work(ctx, client); err != nil {
 		t.Fatalf("Work: %v", err)
 	}
@@ -32,7 +33,7 @@ func TestReadmeFinishedRunsAreTheExampleAndRun(t *testing.T) {
 			t.Fatalf("after Work %s is %+v (%v), want %s", runID, run, err, want)
 		}
 	}
-	execSQL(t, pool, `update docket_runs set finished_at = finished_at - interval '40 days' where finished_at is not null`)
+	testkit.ExecSQL(t, pool, `update docket_runs set finished_at = finished_at - interval '40 days' where finished_at is not null`)
 
 	var out strings.Builder
 	if err := finished.Later(ctx, client, &out); err != nil {
@@ -48,7 +49,7 @@ func TestReadmeFinishedRunsAreTheExampleAndRun(t *testing.T) {
 	if out.String() != want {
 		t.Fatalf("the example printed:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if left := rtRunIDs(t, pool); !slices.Equal(left, []string{"invoice-2"}) {
+	if left := testkit.RetryRunIDs(t, pool); !slices.Equal(left, []string{"invoice-2"}) {
 		t.Fatalf("runs left %v, want the retried invoice-2 only", left)
 	}
 }

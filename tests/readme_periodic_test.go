@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/examples/periodic"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The README's periodic-runs example is the code of examples/periodic, byte
@@ -46,8 +47,8 @@ func TestReadmePeriodicRunsIsTheExampleAndRuns(t *testing.T) {
 		t.Fatalf("README periodic runs differ from examples/periodic:\n--- README\n%s\n--- example\n%s", block, dedented.String())
 	}
 
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(4))
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	// The example's schedule, started two days ago so that a tick is due
 	// now; the example's own add then finds the name taken and goes on.
 	berlin, err := time.LoadLocation("Europe/Berlin")
@@ -63,13 +64,13 @@ func TestReadmePeriodicRunsIsTheExampleAndRuns(t *testing.T) {
 	for next := nightly.Next(latest); !next.After(time.Now()); next = nightly.Next(next) {
 		latest = next
 	}
-	scAdd(t, client, docket.NewSchedule{
+	testkit.ScheduleAdd(t, client, docket.NewSchedule{
 		Scope: docket.Tenant("acme"), Name: "nightly-report", GraphID: "send-report", GraphHash: "v1",
 		State: json.RawMessage(`{"report": "nightly"}`), Cron: "30 2 * * *", TimeZone: "Europe/Berlin", Start: start,
 	})
 	want := docket.ScheduleRunID(docket.Tenant("acme"), "nightly-report", latest)
 	var calls atomic.Int32
-	err = periodic.Run(testContext(t), client, func(_ context.Context, job *docket.Job) error {
+	err = periodic.Run(testkit.Context(t), client, func(_ context.Context, job *docket.Job) error {
 		calls.Add(1)
 		if job.RunID != want || string(job.State) != `{"report": "nightly"}` {
 			t.Errorf("handler got %s %s, want %s", job.RunID, job.State, want)
@@ -79,11 +80,11 @@ func TestReadmePeriodicRunsIsTheExampleAndRuns(t *testing.T) {
 	if err != nil || calls.Load() != 1 {
 		t.Fatalf("periodic example: %v after %d handler calls", err, calls.Load())
 	}
-	run, err := client.FetchRun(testContext(t), docket.Tenant("acme"), want)
+	run, err := client.FetchRun(testkit.Context(t), docket.Tenant("acme"), want)
 	if err != nil || run.Status != docket.StatusDone {
 		t.Fatalf("tick run %s: %+v, %v; want done", want, run, err)
 	}
-	if got := scRunIDs(t, pool); len(got) != 1 {
+	if got := testkit.ScheduleRunIDs(t, pool); len(got) != 1 {
 		t.Fatalf("tick runs %v, want the one", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/examples/quickstart"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The README's quick start is the code of examples/quickstart, byte for
@@ -44,11 +45,11 @@ func TestReadmeQuickStartIsTheExampleAndRuns(t *testing.T) {
 		t.Fatalf("README quick start differs from examples/quickstart:\n--- README\n%s\n--- example\n%s", block, dedented.String())
 	}
 
-	databaseURL := migURLWithSearchPath(t, pgtest.NewEmptyDatabase(t), "app")
-	app := poolFor(t, databaseURL)
-	execSQL(t, app, `create schema app; create table app.invoices (id bigint primary key)`)
+	databaseURL := testkit.MigrationURLWithSearchPath(t, pgtest.NewEmptyDatabase(t), "app")
+	app := testkit.PoolFor(t, databaseURL)
+	testkit.ExecSQL(t, app, `create schema app; create table app.invoices (id bigint primary key)`)
 	var calls atomic.Int32
-	err = quickstart.Run(testContext(t), databaseURL, func(_ context.Context, job *docket.Job) error {
+	err = quickstart.Run(testkit.Context(t), databaseURL, func(_ context.Context, job *docket.Job) error {
 		calls.Add(1)
 		if job.RunID != "invoice-42" || string(job.State) != `{"invoice": 42}` {
 			t.Errorf("handler got %s %s", job.RunID, job.State)
@@ -59,10 +60,10 @@ func TestReadmeQuickStartIsTheExampleAndRuns(t *testing.T) {
 		t.Fatalf("quick start: %v after %d handler calls", err, calls.Load())
 	}
 	var status string
-	if err := app.QueryRow(testContext(t), `select status from docket.docket_runs where run_id = 'invoice-42'`).Scan(&status); err != nil || status != "done" {
+	if err := app.QueryRow(testkit.Context(t), `select status from docket.docket_runs where run_id = 'invoice-42'`).Scan(&status); err != nil || status != "done" {
 		t.Fatalf("invoice-42 is %q (%v), want done", status, err)
 	}
-	if got := queryInt64(t, app, `select count(*) from invoices`); got != 1 {
+	if got := testkit.QueryInt64(t, app, `select count(*) from invoices`); got != 1 {
 		t.Fatalf("%d invoices, want the app's one", got)
 	}
 }

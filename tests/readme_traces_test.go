@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/examples/traces"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The README's traces example is the code of examples/traces, byte for byte
@@ -24,15 +25,15 @@ func TestReadmeTracesIsTheExampleAndRuns(t *testing.T) {
 		t.Fatalf("README traces output:\n%s\nwant:\n%s", shown, want)
 	}
 
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	var out strings.Builder
-	if err := traces.Run(testContext(t), pool, &out); err != nil {
+	if err := traces.Run(testkit.Context(t), pool, &out); err != nil {
 		t.Fatalf("traces example: %v", err)
 	}
 	if out.String() != want {
 		t.Fatalf("traces example printed:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where run_id = 'invoice-42' and status = 'done'`); got != 1 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where run_id = 'invoice-42' and status = 'done'`); got != 1 {
 		t.Fatalf("%d done invoice-42 runs, want 1", got)
 	}
 }

@@ -8,17 +8,15 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// rtCutoff is the retention cutoff of these tests.
-var rtCutoff = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-
 // rtFinished inserts a run of tenant and finishes it with status at
-// rtCutoff plus offset.
-func rtFinished(s *rsStore, tenant, runID, status string, offset time.Duration) {
-	s.t.Helper()
-	s.insert(tenant, runID)
-	rtFinish(s.t, s.pool, runID, status, rtCutoff.Add(offset))
+// testkit.RetentionCutoff plus offset.
+func rtFinished(s *testkit.RunStore, tenant, runID, status string, offset time.Duration) {
+	s.T.Helper()
+	s.Insert(tenant, runID)
+	testkit.RetryFinish(s.T, s.Pool, runID, status, testkit.RetentionCutoff.Add(offset))
 }
 
 // rtBatch is one OnBatch call and the runs left when it was made.
@@ -34,10 +32,10 @@ type rtBatch struct {
 // deletes that scope's runs only.
 func TestDeleteFinishedRunsDeletesExactlyTheFinishedRunsBeforeTheCutoff(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 4)
-	ctx := testContext(t)
-	s.insert("c", "c-claimed")
-	s.claim("c", "c-claimed")
+	s := testkit.NewRunStore(t, 4)
+	ctx := testkit.Context(t)
+	s.Insert("c", "c-claimed")
+	s.Claim("c", "c-claimed")
 	rtFinished(s, "a", "a-old-1", "done", -9*time.Minute)
 	rtFinished(s, "a", "a-old-2", "failed", -8*time.Minute)
 	rtFinished(s, "b", "b-old-1", "cancelled", -7*time.Minute)
@@ -48,18 +46,18 @@ func TestDeleteFinishedRunsDeletesExactlyTheFinishedRunsBeforeTheCutoff(t *testi
 	rtFinished(s, "b", "b-old-3", "failed", -time.Minute)
 	rtFinished(s, "a", "a-at-cutoff", "done", 0)
 	rtFinished(s, "d", "d-late", "done", time.Minute)
-	s.insert("a", "a-queued")
-	s.insert("b", "b-wait")
-	execSQL(t, s.pool, `update docket_runs set status = 'waiting', wake_at = null where run_id = 'b-wait'`)
-	ring := rtRing(t, s.pool)
-	rtExpectRing(t, s.pool, ring)
+	s.Insert("a", "a-queued")
+	s.Insert("b", "b-wait")
+	testkit.ExecSQL(t, s.Pool, `update docket_runs set status = 'waiting', wake_at = null where run_id = 'b-wait'`)
+	ring := testkit.RetryRing(t, s.Pool)
+	testkit.RetryExpectRing(t, s.Pool, ring)
 	kept := []string{"a-at-cutoff", "a-queued", "b-wait", "c-claimed", "d-late"}
 
 	var batches []rtBatch
-	total, err := s.client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{
-		FinishedBefore: rtCutoff, BatchSize: 3,
+	total, err := s.Client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{
+		FinishedBefore: testkit.RetentionCutoff, BatchSize: 3,
 		OnBatch: func(deleted, total int64) {
-			batches = append(batches, rtBatch{deleted, total, rtRunIDs(t, s.pool)})
+			batches = append(batches, rtBatch{deleted, total, testkit.RetryRunIDs(t, s.Pool)})
 		},
 	})
 	if err != nil || total != 8 {
@@ -78,24 +76,24 @@ func TestDeleteFinishedRunsDeletesExactlyTheFinishedRunsBeforeTheCutoff(t *testi
 			t.Fatalf("batch %d = %+v, want %+v", i+1, batches[i], want[i])
 		}
 	}
-	rtExpectRing(t, s.pool, ring)
+	testkit.RetryExpectRing(t, s.Pool, ring)
 
 	batches = nil
-	total, err = s.client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff, BatchSize: 3,
+	total, err = s.Client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff, BatchSize: 3,
 		OnBatch: func(deleted, total int64) { batches = append(batches, rtBatch{deleted: deleted, total: total}) }})
 	if err != nil || total != 0 || len(batches) != 1 || batches[0].deleted != 0 {
 		t.Fatalf("second call = %d, %v, batches %+v; want one empty batch", total, err, batches)
 	}
 
 	scope := docket.Tenant("a")
-	total, err = s.client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff.Add(time.Hour), Scope: &scope})
+	total, err = s.Client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff.Add(time.Hour), Scope: &scope})
 	if err != nil || total != 1 {
 		t.Fatalf("scoped call = %d, %v; want 1", total, err)
 	}
-	if got := rtRunIDs(t, s.pool); !slices.Equal(got, []string{"a-queued", "b-wait", "c-claimed", "d-late"}) {
+	if got := testkit.RetryRunIDs(t, s.Pool); !slices.Equal(got, []string{"a-queued", "b-wait", "c-claimed", "d-late"}) {
 		t.Fatalf("runs after the scoped call: %v", got)
 	}
-	rtExpectRing(t, s.pool, ring)
+	testkit.RetryExpectRing(t, s.Pool, ring)
 }
 
 // sortedIDs returns the union of ids and more, sorted.
@@ -110,11 +108,11 @@ func sortedIDs(ids []string, more ...string) []string {
 // already committed stay deleted and are counted.
 func TestDeleteFinishedRunsValidatesInputAndHonoursTheContext(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 4)
+	s := testkit.NewRunStore(t, 4)
 	for _, id := range []string{"f-1", "f-2", "f-3", "f-4", "f-5"} {
 		rtFinished(s, "acme", id, "done", -time.Hour)
 	}
-	all := rtRunIDs(t, s.pool)
+	all := testkit.RetryRunIDs(t, s.Pool)
 	tenantless, empty := docket.Tenantless, docket.Tenant("")
 	refusals := []struct {
 		what   string
@@ -124,38 +122,38 @@ func TestDeleteFinishedRunsValidatesInputAndHonoursTheContext(t *testing.T) {
 		{"no cutoff", docket.DeleteFinishedRunsOptions{}, docket.ErrInvalidArgument},
 		{"cutoff past timestamptz", docket.DeleteFinishedRunsOptions{FinishedBefore: time.Date(294277, 1, 1, 0, 0, 0, 0, time.UTC)}, docket.ErrInvalidArgument},
 		{"cutoff before timestamptz", docket.DeleteFinishedRunsOptions{FinishedBefore: time.Date(-4713, 11, 23, 0, 0, 0, 0, time.UTC)}, docket.ErrInvalidArgument},
-		{"negative batch", docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff, BatchSize: -1}, docket.ErrInvalidArgument},
-		{"batch over the limit", docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff, BatchSize: docket.MaxRetentionBatch + 1}, docket.ErrInvalidArgument},
-		{"empty tenant", docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff, Scope: &empty}, docket.ErrInvalidArgument},
-		{"tenantless under required tenancy", docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff, Scope: &tenantless}, docket.ErrTenantRequired},
+		{"negative batch", docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff, BatchSize: -1}, docket.ErrInvalidArgument},
+		{"batch over the limit", docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff, BatchSize: docket.MaxRetentionBatch + 1}, docket.ErrInvalidArgument},
+		{"empty tenant", docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff, Scope: &empty}, docket.ErrInvalidArgument},
+		{"tenantless under required tenancy", docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff, Scope: &tenantless}, docket.ErrTenantRequired},
 	}
 	for _, r := range refusals {
-		total, err := s.client.DeleteFinishedRuns(testContext(t), r.opts)
-		expectErrorIs(t, r.what, err, r.target)
-		if total != 0 || !slices.Equal(rtRunIDs(t, s.pool), all) {
+		total, err := s.Client.DeleteFinishedRuns(testkit.Context(t), r.opts)
+		testkit.ExpectErrorIs(t, r.what, err, r.target)
+		if total != 0 || !slices.Equal(testkit.RetryRunIDs(t, s.Pool), all) {
 			t.Fatalf("%s deleted runs (total %d)", r.what, total)
 		}
 	}
 
-	cancelled, cancel := context.WithCancel(testContext(t))
+	cancelled, cancel := context.WithCancel(testkit.Context(t))
 	cancel()
-	total, err := s.client.DeleteFinishedRuns(cancelled, docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff})
-	expectErrorIs(t, "a cancelled context", err, context.Canceled)
-	if total != 0 || !slices.Equal(rtRunIDs(t, s.pool), all) {
+	total, err := s.Client.DeleteFinishedRuns(cancelled, docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff})
+	testkit.ExpectErrorIs(t, "a cancelled context", err, context.Canceled)
+	if total != 0 || !slices.Equal(testkit.RetryRunIDs(t, s.Pool), all) {
 		t.Fatalf("a cancelled context deleted runs (total %d)", total)
 	}
 
-	ctx, cancel := context.WithCancel(testContext(t))
+	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()
-	total, err = s.client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff, BatchSize: 2,
+	total, err = s.Client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff, BatchSize: 2,
 		OnBatch: func(int64, int64) { cancel() }})
-	expectErrorIs(t, "a context cancelled after the first batch", err, context.Canceled)
-	if total != 2 || !slices.Equal(rtRunIDs(t, s.pool), []string{"f-3", "f-4", "f-5"}) {
-		t.Fatalf("after a cancel between batches: total %d, runs %v; want 2 and f-3..f-5", total, rtRunIDs(t, s.pool))
+	testkit.ExpectErrorIs(t, "a context cancelled after the first batch", err, context.Canceled)
+	if total != 2 || !slices.Equal(testkit.RetryRunIDs(t, s.Pool), []string{"f-3", "f-4", "f-5"}) {
+		t.Fatalf("after a cancel between batches: total %d, runs %v; want 2 and f-3..f-5", total, testkit.RetryRunIDs(t, s.Pool))
 	}
 
-	total, err = s.client.DeleteFinishedRuns(testContext(t), docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff})
-	if err != nil || total != 3 || len(rtRunIDs(t, s.pool)) != 0 {
+	total, err = s.Client.DeleteFinishedRuns(testkit.Context(t), docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff})
+	if err != nil || total != 3 || len(testkit.RetryRunIDs(t, s.Pool)) != 0 {
 		t.Fatalf("default batch = %d, %v; want the 3 remaining runs deleted", total, err)
 	}
 }
@@ -168,70 +166,70 @@ func TestDeleteFinishedRunsValidatesInputAndHonoursTheContext(t *testing.T) {
 // leases at once.
 func TestDeleteFinishedRunsSkipsLockedRowsAndNeverBlocksClaims(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 4)
-	ctx := testContext(t)
-	s.insert("acme", "r-1")
-	s.insert("acme", "r-2")
+	s := testkit.NewRunStore(t, 4)
+	ctx := testkit.Context(t)
+	s.Insert("acme", "r-1")
+	s.Insert("acme", "r-2")
 	for _, id := range []string{"f-1", "f-2", "f-3", "f-4"} {
 		rtFinished(s, "acme", id, "failed", -time.Hour)
 	}
 	rtFinished(s, "beta", "f-5", "cancelled", -time.Hour)
-	ring := rtRing(t, s.pool)
+	ring := testkit.RetryRing(t, s.Pool)
 
-	claimTx, err := s.pool.Begin(ctx)
+	claimTx, err := s.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = claimTx.Rollback(ctx) }()
-	res, err := s.client.ClaimDueTx(ctx, claimTx, docket.ClaimRequest{Now: s.dbNow(), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 100})
+	res, err := s.Client.ClaimDueTx(ctx, claimTx, docket.ClaimRequest{Now: s.DbNow(), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 100})
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "r-1" {
 		t.Fatalf("claim in the open transaction = %+v, %v", res, err)
 	}
-	e := &clEnv{t: t, pool: s.pool, client: s.client}
-	release := e.holdRun("f-2")
+	e := &testkit.ClaimEnv{T: t, Pool: s.Pool, Client: s.Client}
+	release := e.HoldRun("f-2")
 
 	// A retention that waited on either transaction would fail at this
 	// deadline instead of hanging.
-	bounded, cancel := context.WithTimeout(ctx, wkDeadline)
+	bounded, cancel := context.WithTimeout(ctx, testkit.WorkerDeadline)
 	defer cancel()
-	total, err := s.client.DeleteFinishedRuns(bounded, docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff, BatchSize: 2})
+	total, err := s.Client.DeleteFinishedRuns(bounded, docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff, BatchSize: 2})
 	if err != nil || total != 4 {
 		t.Fatalf("retention beside the open transactions = %d, %v; want 4", total, err)
 	}
-	if got := rtRunIDs(t, s.pool); !slices.Equal(got, []string{"f-2", "r-1", "r-2"}) {
+	if got := testkit.RetryRunIDs(t, s.Pool); !slices.Equal(got, []string{"f-2", "r-1", "r-2"}) {
 		t.Fatalf("runs after retention: %v, want the held f-2 and the running runs", got)
 	}
 	if err := claimTx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	release()
-	if total, err := s.client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{FinishedBefore: rtCutoff}); err != nil || total != 1 {
+	if total, err := s.Client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff}); err != nil || total != 1 {
 		t.Fatalf("retention after the lock was released = %d, %v; want 1", total, err)
 	}
 	// Only the grant advanced acme's epoch.
 	ring[0].Epoch++
-	rtExpectRing(t, s.pool, ring)
+	testkit.RetryExpectRing(t, s.Pool, ring)
 
 	rtFinished(s, "acme", "f-6", "done", -time.Hour)
-	retentionTx, err := s.pool.Begin(ctx)
+	retentionTx, err := s.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = retentionTx.Rollback(ctx) }()
-	deleted, err := gen.New(retentionTx).DeleteFinishedRuns(ctx, gen.DeleteFinishedRunsParams{FinishedBefore: rtCutoff, BatchSize: 10})
+	deleted, err := gen.New(retentionTx).DeleteFinishedRuns(ctx, gen.DeleteFinishedRunsParams{FinishedBefore: testkit.RetentionCutoff, BatchSize: 10})
 	if err != nil || deleted != 1 {
 		t.Fatalf("open retention batch = %d, %v; want 1", deleted, err)
 	}
-	res, err = s.client.ClaimDue(bounded, docket.ClaimRequest{Now: s.dbNow(), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 100})
+	res, err = s.Client.ClaimDue(bounded, docket.ClaimRequest{Now: s.DbNow(), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 100})
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "r-2" {
 		t.Fatalf("claim beside the open retention batch = %+v, %v", res, err)
 	}
 	if err := retentionTx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := rtRunIDs(t, s.pool); !slices.Equal(got, []string{"r-1", "r-2"}) {
+	if got := testkit.RetryRunIDs(t, s.Pool); !slices.Equal(got, []string{"r-1", "r-2"}) {
 		t.Fatalf("runs at the end: %v", got)
 	}
 	ring[0].Epoch++
-	rtExpectRing(t, s.pool, ring)
+	testkit.RetryExpectRing(t, s.Pool, ring)
 }

@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // rtFailAfterCommit claims runID, commits step 3 with a state and the
 // checkpoint type "work", then finishes it with status through a terminal
 // commit, so the run carries two checkpoints.
-func rtFailAfterCommit(s *rsStore, tenant, runID string, status docket.RunStatus) {
-	s.t.Helper()
-	lease := s.claim(tenant, runID)
-	if _, err := s.client.Commit(testContext(s.t), docket.CommitRequest{Holder: lease.holder, ExpectedSeq: lease.seq,
+func rtFailAfterCommit(s *testkit.RunStore, tenant, runID string, status docket.RunStatus) {
+	s.T.Helper()
+	lease := s.Claim(tenant, runID)
+	if _, err := s.Client.Commit(testkit.Context(s.T), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq,
 		Step: 3, State: json.RawMessage(`{"n":3}`), CheckpointType: "work", Schedule: docket.ReleaseTerminal(status)}); err != nil {
-		s.t.Fatalf("finish %s: %v", runID, err)
+		s.T.Fatalf("finish %s: %v", runID, err)
 	}
 }
 
@@ -26,52 +27,52 @@ func rtFailAfterCommit(s *rsStore, tenant, runID string, status docket.RunStatus
 // exactly one per retry and no ring position moves.
 func TestRetryRunRevivesFailedAndCancelledRuns(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 4)
-	ctx := testContext(t)
-	s.insert("acme", "failed")
+	s := testkit.NewRunStore(t, 4)
+	ctx := testkit.Context(t)
+	s.Insert("acme", "failed")
 	rtFailAfterCommit(s, "acme", "failed", docket.StatusFailed)
-	s.insert("beta", "b-1")
-	execSQL(t, s.pool, `update docket_runs set claim_attempts = 3, claim_abandons = 2 where run_id = 'failed'`)
-	s.insert("acme", "cancelled")
-	if _, err := s.client.Cancel(ctx, docket.Tenant("acme"), "cancelled"); err != nil {
+	s.Insert("beta", "b-1")
+	testkit.ExecSQL(t, s.Pool, `update docket_runs set claim_attempts = 3, claim_abandons = 2 where run_id = 'failed'`)
+	s.Insert("acme", "cancelled")
+	if _, err := s.Client.Cancel(ctx, docket.Tenant("acme"), "cancelled"); err != nil {
 		t.Fatal(err)
 	}
-	s.insert("acme", "queued")
-	ring := rtRing(t, s.pool)
-	rtExpectRing(t, s.pool, rtWithUnfinished(ring, "acme", 1))
+	s.Insert("acme", "queued")
+	ring := testkit.RetryRing(t, s.Pool)
+	testkit.RetryExpectRing(t, s.Pool, rtWithUnfinished(ring, "acme", 1))
 
-	before := s.dbNow()
-	run, err := s.client.RetryRun(ctx, docket.Tenant("acme"), "failed", docket.RetryRunOptions{})
+	before := s.DbNow()
+	run, err := s.Client.RetryRun(ctx, docket.Tenant("acme"), "failed", docket.RetryRunOptions{})
 	if err != nil {
 		t.Fatalf("retry failed run: %v", err)
 	}
-	after := s.dbNow()
+	after := s.DbNow()
 	if run.Status != docket.StatusRunning || run.Step != 3 || run.CheckpointSeq != 1 || run.LatestCheckpointType != "work" ||
 		string(run.State) != `{"n": 3}` || run.ClaimAttempts != 0 || run.ClaimAbandons != 0 ||
 		run.FinishedAt != nil || run.PoisonedAt != nil || run.ClaimedAt != nil || run.WakeAt == nil {
 		t.Fatalf("retried run = %+v", run)
 	}
-	row := s.row("failed")
+	row := s.Row("failed")
 	if row.Status != "running" || row.Token != nil || row.ClaimedAt != nil || row.AdmittedAt != nil ||
 		row.PoisonedAt != nil || row.PoisonReason != nil || row.FinishedAt != nil ||
 		row.Attempts != 0 || row.Abandons != 0 || row.Seq != 1 || row.Unfinished != 2 ||
 		row.WakeAt == nil || row.WakeAt.Before(before) || row.WakeAt.After(after) {
 		t.Fatalf("row after retry = %+v (database clock %s..%s)", row, before, after)
 	}
-	s.expectAdmission("acme", "failed", docket.AdmissionQueued)
-	rtExpectRing(t, s.pool, rtWithUnfinished(ring, "acme", 2))
+	s.ExpectAdmission("acme", "failed", docket.AdmissionQueued)
+	testkit.RetryExpectRing(t, s.Pool, rtWithUnfinished(ring, "acme", 2))
 
-	wake := s.dbNow().Add(time.Hour).Truncate(time.Microsecond)
-	run, err = s.client.RetryRun(ctx, docket.Tenant("acme"), "cancelled", docket.RetryRunOptions{WakeAt: wake})
+	wake := s.DbNow().Add(time.Hour).Truncate(time.Microsecond)
+	run, err = s.Client.RetryRun(ctx, docket.Tenant("acme"), "cancelled", docket.RetryRunOptions{WakeAt: wake})
 	if err != nil {
 		t.Fatalf("retry cancelled run: %v", err)
 	}
 	if run.Status != docket.StatusRunning || run.CheckpointSeq != 0 || run.WakeAt == nil || !run.WakeAt.Equal(wake) {
 		t.Fatalf("retried cancelled run = %+v, want running, seq 0, due at %s", run, wake)
 	}
-	expectSameTime(t, "wake_at of the cancelled run", s.row("cancelled").WakeAt, wake)
-	s.expectAdmission("acme", "cancelled", docket.AdmissionInactive)
-	rtExpectRing(t, s.pool, rtWithUnfinished(ring, "acme", 3))
+	expectSameTime(t, "wake_at of the cancelled run", s.Row("cancelled").WakeAt, wake)
+	s.ExpectAdmission("acme", "cancelled", docket.AdmissionInactive)
+	testkit.RetryExpectRing(t, s.Pool, rtWithUnfinished(ring, "acme", 3))
 }
 
 // Refusals change nothing: a done run without Force, running, waiting and
@@ -81,31 +82,31 @@ func TestRetryRunRevivesFailedAndCancelledRuns(t *testing.T) {
 // retries the done run.
 func TestRetryRunRefusalsChangeNothing(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 4)
-	ctx := testContext(t)
-	s.insert("acme", "done")
+	s := testkit.NewRunStore(t, 4)
+	ctx := testkit.Context(t)
+	s.Insert("acme", "done")
 	rtFailAfterCommit(s, "acme", "done", docket.StatusDone)
-	s.insert("acme", "claimed")
-	s.claim("acme", "claimed")
-	s.insert("acme", "waiting")
-	if _, err := s.client.MutateRun(ctx, docket.Tenant("acme"), "waiting", func(docket.Run) (docket.Mutation, error) {
+	s.Insert("acme", "claimed")
+	s.Claim("acme", "claimed")
+	s.Insert("acme", "waiting")
+	if _, err := s.Client.MutateRun(ctx, docket.Tenant("acme"), "waiting", func(docket.Run) (docket.Mutation, error) {
 		return docket.Mutation{Status: docket.StatusWaiting}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	s.insert("acme", "queued")
-	s.insert("acme", "poisoned")
-	execSQL(t, s.pool, `update docket_runs set wake_at = null, poisoned_at = now(),
+	s.Insert("acme", "queued")
+	s.Insert("acme", "poisoned")
+	testkit.ExecSQL(t, s.Pool, `update docket_runs set wake_at = null, poisoned_at = now(),
 		poison_reason = 'max_claim_attempts_exceeded' where run_id = 'poisoned'`)
-	s.insert("beta", "beta-failed")
-	rtFinish(t, s.pool, "beta-failed", "failed", s.dbNow())
+	s.Insert("beta", "beta-failed")
+	testkit.RetryFinish(t, s.Pool, "beta-failed", "failed", s.DbNow())
 
 	ids := []string{"done", "claimed", "waiting", "queued", "poisoned", "beta-failed"}
-	rows := map[string]rsRow{}
+	rows := map[string]testkit.RunRow{}
 	for _, id := range ids {
-		rows[id] = s.row(id)
+		rows[id] = s.Row(id)
 	}
-	ring, counts := rtRing(t, s.pool), s.tableCounts()
+	ring, counts := testkit.RetryRing(t, s.Pool), s.TableCounts()
 	acme := docket.Tenant("acme")
 	refusals := []struct {
 		what   string
@@ -127,22 +128,22 @@ func TestRetryRunRefusalsChangeNothing(t *testing.T) {
 		{"tenantless under required tenancy", docket.Tenantless, "done", docket.RetryRunOptions{}, docket.ErrTenantRequired},
 	}
 	for _, r := range refusals {
-		_, err := s.client.RetryRun(ctx, r.scope, r.runID, r.opts)
-		expectErrorIs(t, r.what, err, r.target)
+		_, err := s.Client.RetryRun(ctx, r.scope, r.runID, r.opts)
+		testkit.ExpectErrorIs(t, r.what, err, r.target)
 		for _, id := range ids {
-			expectRowUnchanged(t, r.what, rows[id], s.row(id))
+			expectRowUnchanged(t, r.what, rows[id], s.Row(id))
 		}
 	}
-	rtExpectRing(t, s.pool, ring)
-	if got := s.tableCounts(); got != counts {
+	testkit.RetryExpectRing(t, s.Pool, ring)
+	if got := s.TableCounts(); got != counts {
 		t.Fatalf("table counts %v, want %v", got, counts)
 	}
 
-	run, err := s.client.RetryRun(ctx, acme, "done", docket.RetryRunOptions{Force: true})
+	run, err := s.Client.RetryRun(ctx, acme, "done", docket.RetryRunOptions{Force: true})
 	if err != nil || run.Status != docket.StatusRunning || run.CheckpointSeq != 1 {
 		t.Fatalf("forced retry of a done run = %+v, %v", run, err)
 	}
-	rtExpectRing(t, s.pool, rtWithUnfinished(ring, "acme", 5))
+	testkit.RetryExpectRing(t, s.Pool, rtWithUnfinished(ring, "acme", 5))
 }
 
 // A retried run is queued under its tenant's cap: while the tenant's one
@@ -150,69 +151,69 @@ func TestRetryRunRefusalsChangeNothing(t *testing.T) {
 // it is promoted, with a first attempt since its counters were reset.
 func TestRetryRunIsClaimedAsQueuedUnderTheCap(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 1)
-	ctx := testContext(t)
-	s.insert("acme", "retried")
+	s := testkit.NewRunStore(t, 1)
+	ctx := testkit.Context(t)
+	s.Insert("acme", "retried")
 	rtFailAfterCommit(s, "acme", "retried", docket.StatusFailed)
-	execSQL(t, s.pool, `update docket_runs set claim_attempts = 7 where run_id = 'retried'`)
-	s.insert("acme", "live")
-	live := s.claim("acme", "live")
-	if _, err := s.client.RetryRun(ctx, docket.Tenant("acme"), "retried", docket.RetryRunOptions{}); err != nil {
+	testkit.ExecSQL(t, s.Pool, `update docket_runs set claim_attempts = 7 where run_id = 'retried'`)
+	s.Insert("acme", "live")
+	live := s.Claim("acme", "live")
+	if _, err := s.Client.RetryRun(ctx, docket.Tenant("acme"), "retried", docket.RetryRunOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s.insert("beta", "b-1")
+	s.Insert("beta", "b-1")
 
-	s.claim("beta", "b-1")
-	if res := s.claimDue(s.dbNow(), time.Hour, 100); len(res.Leases) != 0 || len(res.Poisoned) != 0 {
+	s.Claim("beta", "b-1")
+	if res := s.ClaimDue(s.DbNow(), time.Hour, 100); len(res.Leases) != 0 || len(res.Poisoned) != 0 {
 		t.Fatalf("a tenant at its cap was leased its retried run: %+v", res)
 	}
-	s.expectAdmission("acme", "retried", docket.AdmissionQueued)
+	s.ExpectAdmission("acme", "retried", docket.AdmissionQueued)
 
-	if _, err := s.client.Commit(ctx, docket.CommitRequest{Holder: live.holder, ExpectedSeq: live.seq,
+	if _, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: live.Holder, ExpectedSeq: live.Seq,
 		Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 		t.Fatal(err)
 	}
-	res := s.claimDue(s.dbNow(), time.Hour, 100)
+	res := s.ClaimDue(s.DbNow(), time.Hour, 100)
 	if len(res.Leases) != 1 || res.Leases[0].RunID != "retried" || res.Leases[0].Class != docket.ClassQueuedReady ||
 		res.Leases[0].Attempt != 1 || res.Leases[0].CheckpointSeq != 1 {
 		t.Fatalf("after the slot freed: %+v, want the retried run promoted on its first attempt at seq 1", res)
 	}
-	s.expectAdmission("acme", "retried", docket.AdmissionAdmittedClaimed)
+	s.ExpectAdmission("acme", "retried", docket.AdmissionAdmittedClaimed)
 }
 
 // In parked mode a retry wakes a partition parked until a write, and a retry
 // due later parks it no later than its wake time (the V3 wake trigger).
 func TestRetryRunWakesAParkedPartition(t *testing.T) {
 	t.Parallel()
-	e := newClParked(t, 10)
-	ctx := testContext(t)
-	e.waiting("p", "p-wait")
-	e.due("p", "p-failed", clBase.Add(-time.Hour))
-	e.due("p", "p-later", clBase.Add(-time.Hour))
-	rtFinish(t, e.pool, "p-failed", "failed", clBase.Add(-time.Hour))
-	rtFinish(t, e.pool, "p-later", "cancelled", clBase.Add(-time.Hour))
-	position := e.position("p")
+	e := testkit.NewClaimParked(t, 10)
+	ctx := testkit.Context(t)
+	e.Waiting("p", "p-wait")
+	e.Due("p", "p-failed", testkit.ClaimBase.Add(-time.Hour))
+	e.Due("p", "p-later", testkit.ClaimBase.Add(-time.Hour))
+	testkit.RetryFinish(t, e.Pool, "p-failed", "failed", testkit.ClaimBase.Add(-time.Hour))
+	testkit.RetryFinish(t, e.Pool, "p-later", "cancelled", testkit.ClaimBase.Add(-time.Hour))
+	position := e.Position("p")
 
-	if tr := e.trace(clReq(clBase, 1, docket.PreferNone)); len(tr.Outcomes) != 0 {
+	if tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone)); len(tr.Outcomes) != 0 {
 		t.Fatalf("a partition with only a waiting run was leased: %+v", tr)
 	}
-	e.expectPark("p", parkedForGood)
+	e.ExpectPark("p", testkit.ParkedForGood)
 
 	wake := time.Now().Add(24 * time.Hour).Truncate(time.Microsecond)
-	if _, err := e.client.RetryRun(ctx, docket.Tenant("p"), "p-later", docket.RetryRunOptions{WakeAt: wake}); err != nil {
+	if _, err := e.Client.RetryRun(ctx, docket.Tenant("p"), "p-later", docket.RetryRunOptions{WakeAt: wake}); err != nil {
 		t.Fatal(err)
 	}
-	e.expectPark("p", parkedUntil(wake))
+	e.ExpectPark("p", testkit.ParkedUntil(wake))
 
-	if _, err := e.client.RetryRun(ctx, docket.Tenant("p"), "p-failed", docket.RetryRunOptions{}); err != nil {
+	if _, err := e.Client.RetryRun(ctx, docket.Tenant("p"), "p-failed", docket.RetryRunOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.expectPark("p", awake)
-	parkExpectInvariant(t, e.pool)
-	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "claim after the retry", clOutcomeIDs(tr), []string{"p-failed"})
-	if e.position("p") != position {
-		t.Fatalf("ring position of p moved from %d to %d", position, e.position("p"))
+	e.ExpectPark("p", testkit.Awake)
+	testkit.ParkExpectInvariant(t, e.Pool)
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "claim after the retry", testkit.ClaimOutcomeIDs(tr), []string{"p-failed"})
+	if e.Position("p") != position {
+		t.Fatalf("ring position of p moved from %d to %d", position, e.Position("p"))
 	}
 }
 
@@ -220,15 +221,15 @@ func TestRetryRunWakesAParkedPartition(t *testing.T) {
 // poll interval is an hour, as an insert does.
 func TestRetryRunWakesAnIdleWorker(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(4))
-	s := &rsStore{t: t, pool: pool, client: client}
-	s.insert("t", "failed")
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	s := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	s.Insert("t", "failed")
 	rtFailAfterCommit(s, "t", "failed", docket.StatusFailed)
 
 	ran := make(chan string, 1)
-	w, runResult := wkStartIdleWorker(t, client, ran)
-	if _, err := client.RetryRun(testContext(t), docket.Tenant("t"), "failed", docket.RetryRunOptions{}); err != nil {
+	w, runResult := testkit.StartIdleWorker(t, client, ran)
+	if _, err := client.RetryRun(testkit.Context(t), docket.Tenant("t"), "failed", docket.RetryRunOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -236,8 +237,8 @@ func TestRetryRunWakesAnIdleWorker(t *testing.T) {
 		if got != "failed" {
 			t.Fatalf("the worker ran %s, want failed", got)
 		}
-	case <-time.After(wkDeadline):
+	case <-time.After(testkit.WorkerDeadline):
 		t.Fatal("the idle worker was not woken by the retry")
 	}
-	wkStop(t, w, runResult)
+	testkit.StopWorker(t, w, runResult)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 func scVersion(v int64) docket.ScheduleWriteOptions {
@@ -37,11 +38,11 @@ func scExpectSame(t *testing.T, what string, before, after docket.PeriodicSchedu
 // compare-and-set on the version; a refused one changes nothing, a paused
 // schedule takes no tick, a resume continues aligned after now.
 func TestSchedulePauseResumeRemoveCompareAndSet(t *testing.T) {
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(4))
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	ctx := testkit.Context(t)
 	acme := docket.Tenant("acme")
-	added := scAdd(t, client, scEvery(acme, "sync", 10*time.Second, ""))
+	added := testkit.ScheduleAdd(t, client, scEvery(acme, "sync", 10*time.Second, ""))
 	if added.Version != 1 || added.Paused || !added.NextTickAt.Equal(scT0.Add(10*time.Second)) || added.Every != 10*time.Second ||
 		added.TimeZone != "UTC" || added.MissedTicks != docket.MissedSkip {
 		t.Fatalf("added %+v", added)
@@ -49,7 +50,7 @@ func TestSchedulePauseResumeRemoveCompareAndSet(t *testing.T) {
 
 	_, err := client.PauseSchedule(ctx, acme, "sync", scVersion(2))
 	scExpectStale(t, "pause at version 2", err, 2, 1)
-	scExpectSame(t, "a stale pause", added, scFetch(t, client, acme, "sync"))
+	scExpectSame(t, "a stale pause", added, testkit.ScheduleFetch(t, client, acme, "sync"))
 
 	paused, err := client.PauseSchedule(ctx, acme, "sync", scVersion(1))
 	if err != nil || !paused.Paused || paused.PausedAt == nil || paused.Version != 2 {
@@ -64,7 +65,7 @@ func TestSchedulePauseResumeRemoveCompareAndSet(t *testing.T) {
 
 	_, err = client.ResumeSchedule(ctx, acme, "sync", scVersion(1))
 	scExpectStale(t, "resume at version 1", err, 1, 2)
-	scExpectSame(t, "a stale resume", paused, scFetch(t, client, acme, "sync"))
+	scExpectSame(t, "a stale resume", paused, testkit.ScheduleFetch(t, client, acme, "sync"))
 
 	before := time.Now()
 	resumed, err := client.ResumeSchedule(ctx, acme, "sync", scVersion(2))
@@ -76,13 +77,13 @@ func TestSchedulePauseResumeRemoveCompareAndSet(t *testing.T) {
 	if next := resumed.NextTickAt; !next.After(before) || next.Sub(before) > 10*time.Second || next.Sub(scT0)%(10*time.Second) != 0 {
 		t.Fatalf("next tick after resume %s: want the first ten-second tick from %s after %s", next, scT0, before)
 	}
-	if got := scRunIDs(t, pool); len(got) != 0 {
+	if got := testkit.ScheduleRunIDs(t, pool); len(got) != 0 {
 		t.Fatalf("runs %v, want none", got)
 	}
 
 	err = client.RemoveSchedule(ctx, acme, "sync", scVersion(2))
 	scExpectStale(t, "remove at version 2", err, 2, 3)
-	scExpectSame(t, "a stale remove", resumed, scFetch(t, client, acme, "sync"))
+	scExpectSame(t, "a stale remove", resumed, testkit.ScheduleFetch(t, client, acme, "sync"))
 	if err := client.RemoveSchedule(ctx, acme, "sync", scVersion(3)); err != nil {
 		t.Fatalf("remove: %v", err)
 	}
@@ -103,7 +104,7 @@ func TestSchedulePauseResumeRemoveCompareAndSet(t *testing.T) {
 		}
 	}
 	// Another scope's schedule of the same name is another schedule.
-	scAdd(t, client, scEvery(docket.Tenant("other"), "sync", time.Minute, ""))
+	testkit.ScheduleAdd(t, client, scEvery(docket.Tenant("other"), "sync", time.Minute, ""))
 	if _, err := client.FetchSchedule(ctx, acme, "sync"); !errors.Is(err, docket.ErrNotFound) {
 		t.Fatalf("fetch across scopes: %v, want ErrNotFound", err)
 	}
@@ -112,9 +113,9 @@ func TestSchedulePauseResumeRemoveCompareAndSet(t *testing.T) {
 // TestScheduleValidation: every bad definition is a typed error naming the
 // field, and writes nothing.
 func TestScheduleValidation(t *testing.T) {
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(4))
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	ctx := testkit.Context(t)
 	acme := docket.Tenant("acme")
 	valid := func(edit func(*docket.NewSchedule)) docket.NewSchedule {
 		s := scEvery(acme, "ok", time.Minute, "")
@@ -163,15 +164,15 @@ func TestScheduleValidation(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, err, tc.want)
 		}
 	}
-	if n := queryInt64(t, pool, `select count(*) from docket_schedules`); n != 0 {
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_schedules`); n != 0 {
 		t.Fatalf("%d schedules after refused adds, want 0", n)
 	}
-	first := scAdd(t, client, valid(func(*docket.NewSchedule) {}))
+	first := testkit.ScheduleAdd(t, client, valid(func(*docket.NewSchedule) {}))
 	if _, err := client.AddSchedule(ctx, valid(func(s *docket.NewSchedule) { s.Every = time.Hour })); !errors.Is(err, docket.ErrDuplicateSchedule) {
 		t.Fatalf("duplicate name: %v, want ErrDuplicateSchedule", err)
 	}
-	scExpectSame(t, "a duplicate add", first, scFetch(t, client, acme, "ok"))
-	if n := queryInt64(t, pool, `select count(*) from docket_schedules`); n != 1 {
+	scExpectSame(t, "a duplicate add", first, testkit.ScheduleFetch(t, client, acme, "ok"))
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_schedules`); n != 1 {
 		t.Fatalf("%d schedules, want 1", n)
 	}
 	// The longest name that leaves room for the tick run ids is accepted.
@@ -189,14 +190,14 @@ func TestScheduleValidation(t *testing.T) {
 // TestScheduleListPages pages through the schedules of every scope and of
 // one scope in (scope, name) order.
 func TestScheduleListPages(t *testing.T) {
-	pool := newPool(t)
-	client := openClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
+	ctx := testkit.Context(t)
 	for _, s := range []struct {
 		scope docket.Scope
 		name  string
 	}{{docket.Tenant("b"), "x"}, {docket.Tenantless, "z"}, {docket.Tenant("a"), "y"}, {docket.Tenant("a"), "w"}} {
-		scAdd(t, client, scEvery(s.scope, s.name, time.Minute, ""))
+		testkit.ScheduleAdd(t, client, scEvery(s.scope, s.name, time.Minute, ""))
 	}
 	var got []string
 	var after *docket.ScheduleCursor

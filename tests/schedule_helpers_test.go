@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // scT0 is the start of every schedule test: a whole minute, so interval and
@@ -73,20 +74,10 @@ func scEvery(scope docket.Scope, name string, every time.Duration, missed docket
 	}
 }
 
-// scAdd adds s and fails the test on error.
-func scAdd(t *testing.T, client *docket.Client, s docket.NewSchedule) docket.PeriodicSchedule {
-	t.Helper()
-	added, err := client.AddSchedule(testContext(t), s)
-	if err != nil {
-		t.Fatalf("add schedule %q: %v", s.Name, err)
-	}
-	return added
-}
-
 // scTake takes the ticks due at now in a committed transaction of its own.
 func scTake(t *testing.T, client *docket.Client, pool *pgxpool.Pool, now time.Time) []docket.ScheduleTick {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -111,30 +102,8 @@ func scTickIDs(ticks []docket.ScheduleTick) []string {
 	return ids
 }
 
-// scRunIDs are the run ids of the tick runs in the database, sorted.
-func scRunIDs(t *testing.T, pool *pgxpool.Pool) []string {
-	t.Helper()
-	rows, err := pool.Query(testContext(t), `select run_id from docket_runs where run_id like 'schedule:%' order by run_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return ids
-}
-
 // scIntervalIDs are the run ids of ticks k = from..to of an interval schedule
-// of scope started at scT0, sorted as scRunIDs sorts.
+// of scope started at scT0, sorted as testkit.ScheduleRunIDs sorts.
 func scIntervalIDs(scope docket.Scope, name string, every time.Duration, from, to int) []string {
 	var ids []string
 	for k := from; k <= to; k++ {
@@ -142,14 +111,4 @@ func scIntervalIDs(scope docket.Scope, name string, every time.Duration, from, t
 	}
 	sort.Strings(ids)
 	return ids
-}
-
-// scFetch reads a schedule and fails the test on error.
-func scFetch(t *testing.T, client *docket.Client, scope docket.Scope, name string) docket.PeriodicSchedule {
-	t.Helper()
-	s, err := client.FetchSchedule(testContext(t), scope, name)
-	if err != nil {
-		t.Fatalf("fetch schedule %q: %v", name, err)
-	}
-	return s
 }

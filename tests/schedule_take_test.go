@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // TestScheduleRollbackLeavesTickToNextTaker: a taker whose transaction rolls
@@ -15,11 +16,11 @@ import (
 // another taker skips it, and the next taker after the rollback inserts the
 // tick's run exactly once.
 func TestScheduleRollbackLeavesTickToNextTaker(t *testing.T) {
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(4))
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	acme := docket.Tenant("acme")
-	scAdd(t, client, scEvery(acme, "nightly", time.Second, docket.MissedSkip))
-	ctx := testContext(t)
+	testkit.ScheduleAdd(t, client, scEvery(acme, "nightly", time.Second, docket.MissedSkip))
+	ctx := testkit.Context(t)
 	now := scT0.Add(time.Second)
 	want := "schedule:acme/nightly@2026-12-01T10:00:01Z"
 
@@ -41,10 +42,10 @@ func TestScheduleRollbackLeavesTickToNextTaker(t *testing.T) {
 	if err := crashed.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := scRunIDs(t, pool); len(got) != 0 {
+	if got := testkit.ScheduleRunIDs(t, pool); len(got) != 0 {
 		t.Fatalf("after the rollback: runs %v, want none", got)
 	}
-	if s := scFetch(t, client, acme, "nightly"); !s.NextTickAt.Equal(now) || s.LastTickAt != nil {
+	if s := testkit.ScheduleFetch(t, client, acme, "nightly"); !s.NextTickAt.Equal(now) || s.LastTickAt != nil {
 		t.Fatalf("after the rollback: next %s last %v, want next %s and no last tick", s.NextTickAt, s.LastTickAt, now)
 	}
 
@@ -55,10 +56,10 @@ func TestScheduleRollbackLeavesTickToNextTaker(t *testing.T) {
 	if again := scTake(t, client, pool, now); len(again) != 0 {
 		t.Fatalf("taker after the commit took %v, want nothing", scTickIDs(again))
 	}
-	if got := scRunIDs(t, pool); !slices.Equal(got, []string{want}) {
+	if got := testkit.ScheduleRunIDs(t, pool); !slices.Equal(got, []string{want}) {
 		t.Fatalf("runs %v, want [%s]", got, want)
 	}
-	s := scFetch(t, client, acme, "nightly")
+	s := testkit.ScheduleFetch(t, client, acme, "nightly")
 	if !s.NextTickAt.Equal(now.Add(time.Second)) || s.LastTickAt == nil || !s.LastTickAt.Equal(now) || s.Version != 1 {
 		t.Fatalf("after the tick: next %s last %v version %d, want next %s, last %s, version 1",
 			s.NextTickAt, s.LastTickAt, s.Version, now.Add(time.Second), now)
@@ -69,15 +70,15 @@ func TestScheduleRollbackLeavesTickToNextTaker(t *testing.T) {
 // outage: skip inserts the most recent due tick, all every due tick up to
 // MaxMissedTicks; both continue from the first tick after the taker's clock.
 func TestScheduleMissedTickPolicies(t *testing.T) {
-	pool := newPool(t)
-	client := openClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
 	scope := docket.Tenantless
-	scAdd(t, client, scEvery(scope, "skip", time.Minute, ""))
-	scAdd(t, client, scEvery(scope, "all", time.Minute, docket.MissedAll))
-	scAdd(t, client, scEvery(scope, "capped", time.Second, docket.MissedAll))
+	testkit.ScheduleAdd(t, client, scEvery(scope, "skip", time.Minute, ""))
+	testkit.ScheduleAdd(t, client, scEvery(scope, "all", time.Minute, docket.MissedAll))
+	testkit.ScheduleAdd(t, client, scEvery(scope, "capped", time.Second, docket.MissedAll))
 	cron := scEvery(scope, "cron", 0, docket.MissedSkip)
 	cron.Every, cron.Cron, cron.TimeZone = 0, "*/15 * * * *", "Europe/Berlin"
-	scAdd(t, client, cron)
+	testkit.ScheduleAdd(t, client, cron)
 
 	now := scT0.Add(5*time.Minute + 30*time.Second)
 	ticks := scTake(t, client, pool, now)
@@ -87,7 +88,7 @@ func TestScheduleMissedTickPolicies(t *testing.T) {
 	want = append(want, scIntervalIDs(scope, "capped", time.Second, 1, docket.MaxMissedTicks)...)
 	// The cron schedule's first tick after scT0 is 10:15 UTC, not yet due.
 	slices.Sort(want)
-	got := scRunIDs(t, pool)
+	got := testkit.ScheduleRunIDs(t, pool)
 	if !slices.Equal(got, want) {
 		t.Fatalf("runs after the outage:\n got %v\nwant %v", got, want)
 	}
@@ -100,27 +101,27 @@ func TestScheduleMissedTickPolicies(t *testing.T) {
 		"capped": scT0.Add(5*time.Minute + 31*time.Second),
 		"cron":   scT0.Add(15 * time.Minute),
 	} {
-		if s := scFetch(t, client, scope, name); !s.NextTickAt.Equal(next) {
+		if s := testkit.ScheduleFetch(t, client, scope, name); !s.NextTickAt.Equal(next) {
 			t.Errorf("%s: next tick %s, want %s", name, s.NextTickAt, next)
 		}
 	}
-	if s := scFetch(t, client, scope, "capped"); s.LastTickAt == nil || !s.LastTickAt.Equal(scT0.Add(100*time.Second)) {
+	if s := testkit.ScheduleFetch(t, client, scope, "capped"); s.LastTickAt == nil || !s.LastTickAt.Equal(scT0.Add(100*time.Second)) {
 		t.Errorf("capped: last tick %v, want the 100th, %s", s.LastTickAt, scT0.Add(100*time.Second))
 	}
 
 	// Two days later the cron schedule's skip policy inserts only its most
 	// recent quarter hour.
 	later := time.Date(2026, 12, 3, 10, 20, 0, 0, time.UTC)
-	before := len(scRunIDs(t, pool))
+	before := len(testkit.ScheduleRunIDs(t, pool))
 	scTake(t, client, pool, later)
-	if !slices.Contains(scRunIDs(t, pool), "schedule:cron@2026-12-03T10:15:00Z") {
-		t.Fatalf("cron skip: no run for 10:15 on 12-03 in %v", scRunIDs(t, pool))
+	if !slices.Contains(testkit.ScheduleRunIDs(t, pool), "schedule:cron@2026-12-03T10:15:00Z") {
+		t.Fatalf("cron skip: no run for 10:15 on 12-03 in %v", testkit.ScheduleRunIDs(t, pool))
 	}
 	// skip, all (capped at 100 of 2880 due minutes), capped (100) and cron (1).
-	if got := len(scRunIDs(t, pool)) - before; got != 1+100+100+1 {
+	if got := len(testkit.ScheduleRunIDs(t, pool)) - before; got != 1+100+100+1 {
 		t.Fatalf("second take inserted %d runs, want %d", got, 1+100+100+1)
 	}
-	if s := scFetch(t, client, scope, "cron"); !s.NextTickAt.Equal(time.Date(2026, 12, 3, 10, 30, 0, 0, time.UTC)) {
+	if s := testkit.ScheduleFetch(t, client, scope, "cron"); !s.NextTickAt.Equal(time.Date(2026, 12, 3, 10, 30, 0, 0, time.UTC)) {
 		t.Fatalf("cron: next tick %s, want 10:30 UTC", s.NextTickAt)
 	}
 }
@@ -128,22 +129,22 @@ func TestScheduleMissedTickPolicies(t *testing.T) {
 // TestScheduleTickRunQueuesUnderCap: a tick's run goes through admission
 // like any run, so a tenant at its cap gets it queued, not leased.
 func TestScheduleTickRunQueuesUnderCap(t *testing.T) {
-	s := newRSStore(t, 1)
-	s.insert("acme", "busy")
-	s.claim("acme", "busy")
+	s := testkit.NewRunStore(t, 1)
+	s.Insert("acme", "busy")
+	s.Claim("acme", "busy")
 	acme := docket.Tenant("acme")
-	scAdd(t, s.client, scEvery(acme, "hourly", time.Hour, ""))
-	ticks := scTake(t, s.client, s.pool, scT0.Add(time.Hour))
+	testkit.ScheduleAdd(t, s.Client, scEvery(acme, "hourly", time.Hour, ""))
+	ticks := scTake(t, s.Client, s.Pool, scT0.Add(time.Hour))
 	want := "schedule:acme/hourly@2026-12-01T11:00:00Z"
 	if got := scTickIDs(ticks); !slices.Equal(got, []string{want}) {
 		t.Fatalf("ticks %v, want [%s]", got, want)
 	}
-	s.expectAdmission("acme", want, docket.AdmissionQueued)
-	res := s.claimDue(s.dbNow(), time.Hour, 100)
+	s.ExpectAdmission("acme", want, docket.AdmissionQueued)
+	res := s.ClaimDue(s.DbNow(), time.Hour, 100)
 	if len(res.Leases) != 0 {
 		t.Fatalf("claim at the cap leased %+v, want nothing", res.Leases)
 	}
-	run, err := s.client.FetchRun(testContext(t), acme, want)
+	run, err := s.Client.FetchRun(testkit.Context(t), acme, want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +158,11 @@ func TestScheduleTickRunQueuesUnderCap(t *testing.T) {
 // the tick insert nothing, reported as ErrDuplicateRun, and the schedule
 // still advances.
 func TestScheduleExistingRunIDTakesTheTicksPlace(t *testing.T) {
-	pool := newPool(t)
-	client := openClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
-	scAdd(t, client, scEvery(docket.Tenantless, "daily", 24*time.Hour, ""))
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
+	testkit.ScheduleAdd(t, client, scEvery(docket.Tenantless, "daily", 24*time.Hour, ""))
 	id := docket.ScheduleRunID(docket.Tenantless, "daily", scT0.Add(24*time.Hour))
-	if _, err := client.InsertRun(testContext(t), docket.NewRun{
+	if _, err := client.InsertRun(testkit.Context(t), docket.NewRun{
 		RunID: id, GraphID: "manual", GraphHash: "v0", State: json.RawMessage(`{}`),
 	}); err != nil {
 		t.Fatal(err)
@@ -170,11 +171,11 @@ func TestScheduleExistingRunIDTakesTheTicksPlace(t *testing.T) {
 	if len(ticks) != 1 || ticks[0].RunID != id || !errors.Is(ticks[0].Err, docket.ErrDuplicateRun) {
 		t.Fatalf("ticks %+v, want one for %s with ErrDuplicateRun", ticks, id)
 	}
-	run, err := client.FetchRun(testContext(t), docket.Tenantless, id)
+	run, err := client.FetchRun(testkit.Context(t), docket.Tenantless, id)
 	if err != nil || run.GraphID != "manual" {
 		t.Fatalf("run %s: %+v, %v; want the manual run untouched", id, run, err)
 	}
-	if s := scFetch(t, client, docket.Tenantless, "daily"); !s.NextTickAt.Equal(scT0.Add(48 * time.Hour)) {
+	if s := testkit.ScheduleFetch(t, client, docket.Tenantless, "daily"); !s.NextTickAt.Equal(scT0.Add(48 * time.Hour)) {
 		t.Fatalf("next tick %s, want %s", s.NextTickAt, scT0.Add(48*time.Hour))
 	}
 }
@@ -184,13 +185,13 @@ func TestScheduleExistingRunIDTakesTheTicksPlace(t *testing.T) {
 // tenantless schedule taken by a client under TenantRequired advances
 // without a run; the other due schedules of the batch still tick.
 func TestScheduleTakeReportsRowsItCannotServe(t *testing.T) {
-	pool := newPool(t)
-	none := openClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
-	scAdd(t, none, scEvery(docket.Tenantless, "tenantless", time.Minute, ""))
-	scAdd(t, none, scEvery(docket.Tenant("acme"), "fine", time.Minute, ""))
-	execSQL(t, pool, `insert into docket_schedules (tenant_id, name, graph_id, graph_hash, state, cron_expr, next_tick_at)
+	pool := testkit.NewPool(t)
+	none := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
+	testkit.ScheduleAdd(t, none, scEvery(docket.Tenantless, "tenantless", time.Minute, ""))
+	testkit.ScheduleAdd(t, none, scEvery(docket.Tenant("acme"), "fine", time.Minute, ""))
+	testkit.ExecSQL(t, pool, `insert into docket_schedules (tenant_id, name, graph_id, graph_hash, state, cron_expr, next_tick_at)
 		values ('acme', 'broken', 'g', 'h', '{}', '61 * * * *', $1)`, scT0)
-	required := openClient(t, pool, tenantFairConfig(4))
+	required := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	now := scT0.Add(time.Minute)
 	ticks := scTake(t, required, pool, now)
 	got := map[string]docket.ScheduleTick{}
@@ -202,13 +203,13 @@ func TestScheduleTakeReportsRowsItCannotServe(t *testing.T) {
 		got["fine"].Err != nil || got["fine"].RunID != "schedule:acme/fine@2026-12-01T10:01:00Z" {
 		t.Fatalf("ticks %+v", ticks)
 	}
-	if ids := scRunIDs(t, pool); !slices.Equal(ids, []string{"schedule:acme/fine@2026-12-01T10:01:00Z"}) {
+	if ids := testkit.ScheduleRunIDs(t, pool); !slices.Equal(ids, []string{"schedule:acme/fine@2026-12-01T10:01:00Z"}) {
 		t.Fatalf("runs %v, want only the fine one", ids)
 	}
-	if s := scFetch(t, none, docket.Tenant("acme"), "broken"); !s.NextTickAt.Equal(scT0) || s.LastTickAt != nil {
+	if s := testkit.ScheduleFetch(t, none, docket.Tenant("acme"), "broken"); !s.NextTickAt.Equal(scT0) || s.LastTickAt != nil {
 		t.Fatalf("broken schedule changed: %+v", s)
 	}
-	if s := scFetch(t, none, docket.Tenantless, "tenantless"); !s.NextTickAt.Equal(now.Add(time.Minute)) {
+	if s := testkit.ScheduleFetch(t, none, docket.Tenantless, "tenantless"); !s.NextTickAt.Equal(now.Add(time.Minute)) {
 		t.Fatalf("tenantless schedule did not advance: %+v", s)
 	}
 }

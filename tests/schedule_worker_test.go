@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // scTickEvents returns the EventScheduleTick events of events.
@@ -35,11 +36,11 @@ func scHasTicks(events []docket.WorkerEvent, ids []string) bool {
 	return true
 }
 
-func scWorkerConfig(events *wkEvents, clock *scClock) docket.WorkerConfig {
+func scWorkerConfig(events *testkit.WorkerEvents, clock *scClock) docket.WorkerConfig {
 	return docket.WorkerConfig{
 		Concurrency:   2,
 		Handler:       func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) },
-		OnEvent:       events.hook,
+		OnEvent:       events.Hook,
 		Schedules:     true,
 		ScheduleClock: clock,
 	}
@@ -50,39 +51,39 @@ func scWorkerConfig(events *wkEvents, clock *scClock) docket.WorkerConfig {
 // them and inserts exactly one run, one tick per second stepped and every
 // missed tick of a jump (MissedAll).
 func TestScheduleWorkersRaceExactlyOnce(t *testing.T) {
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(100))
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(100))
 	acme := docket.Tenant("acme")
 	clock := newSCClock(scT0)
-	events := newWkEvents()
+	events := testkit.NewWorkerEvents()
 	type started struct {
 		w    *docket.Worker
 		done <-chan error
 	}
 	var workers []started
 	for range 3 {
-		w, done := wkStartWorker(t, client, scWorkerConfig(events, clock))
+		w, done := testkit.StartWorker(t, client, scWorkerConfig(events, clock))
 		workers = append(workers, started{w, done})
 	}
-	scAdd(t, client, scEvery(acme, "pulse", time.Second, docket.MissedAll))
+	testkit.ScheduleAdd(t, client, scEvery(acme, "pulse", time.Second, docket.MissedAll))
 
 	const stepped = 30
 	for k := 1; k <= stepped; k++ {
 		clock.set(scT0.Add(time.Duration(k) * time.Second))
 		ids := scIntervalIDs(acme, "pulse", time.Second, k, k)
-		events.waitFor(t, fmt.Sprintf("tick %d", k), func(ev []docket.WorkerEvent) bool { return scHasTicks(ev, ids) })
+		events.WaitFor(t, fmt.Sprintf("tick %d", k), func(ev []docket.WorkerEvent) bool { return scHasTicks(ev, ids) })
 	}
 	// A jump of ten seconds: ten missed ticks, all inserted by one take.
 	const total = stepped + 10
 	clock.set(scT0.Add(total * time.Second))
 	want := scIntervalIDs(acme, "pulse", time.Second, 1, total)
-	events.waitFor(t, "the jump's ticks", func(ev []docket.WorkerEvent) bool { return scHasTicks(ev, want) })
+	events.WaitFor(t, "the jump's ticks", func(ev []docket.WorkerEvent) bool { return scHasTicks(ev, want) })
 	for _, w := range workers {
-		wkStop(t, w.w, w.done)
+		testkit.StopWorker(t, w.w, w.done)
 	}
 
 	var tickIDs []string
-	for _, e := range scTickEvents(events.all()) {
+	for _, e := range scTickEvents(events.All()) {
 		if e.Err != nil || e.Scope != acme || e.Schedule != "pulse" {
 			t.Fatalf("tick event %+v, want a clean tick of acme/pulse", e)
 		}
@@ -92,15 +93,15 @@ func TestScheduleWorkersRaceExactlyOnce(t *testing.T) {
 	if !slices.Equal(tickIDs, want) {
 		t.Fatalf("tick events:\n got %v\nwant %v", tickIDs, want)
 	}
-	for _, e := range events.all() {
+	for _, e := range events.All() {
 		if e.Kind == docket.EventSchedulePass && e.Err != nil {
 			t.Fatalf("a schedule pass failed: %v", e.Err)
 		}
 	}
-	if got := scRunIDs(t, pool); !slices.Equal(got, want) {
+	if got := testkit.ScheduleRunIDs(t, pool); !slices.Equal(got, want) {
 		t.Fatalf("runs:\n got %v\nwant %v", got, want)
 	}
-	s := scFetch(t, client, acme, "pulse")
+	s := testkit.ScheduleFetch(t, client, acme, "pulse")
 	if !s.NextTickAt.Equal(scT0.Add((total+1)*time.Second)) || !s.LastTickAt.Equal(scT0.Add(total*time.Second)) {
 		t.Fatalf("next %s last %v, want next %s last %s", s.NextTickAt, s.LastTickAt,
 			scT0.Add((total+1)*time.Second), scT0.Add(total*time.Second))
@@ -111,23 +112,23 @@ func TestScheduleWorkersRaceExactlyOnce(t *testing.T) {
 // taken at once on AddSchedule's notification, though the Worker's clock
 // never moves and its poll interval is an hour.
 func TestScheduleWorkerWakesOnAdd(t *testing.T) {
-	pool := newPool(t)
-	client := openClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
 	clock := newSCClock(scT0)
-	events := newWkEvents()
+	events := testkit.NewWorkerEvents()
 	cfg := scWorkerConfig(events, clock)
 	cfg.PollInterval = time.Hour
-	wkStartWorker(t, client, cfg)
-	events.waitFor(t, "the first schedule pass", func(ev []docket.WorkerEvent) bool {
+	testkit.StartWorker(t, client, cfg)
+	events.WaitFor(t, "the first schedule pass", func(ev []docket.WorkerEvent) bool {
 		return slices.ContainsFunc(ev, func(e docket.WorkerEvent) bool { return e.Kind == docket.EventSchedulePass })
 	})
 	due := scEvery(docket.Tenantless, "due", time.Minute, "")
 	due.Start = scT0.Add(-time.Minute)
-	scAdd(t, client, due)
+	testkit.ScheduleAdd(t, client, due)
 	want := "schedule:due@2026-12-01T10:00:00Z"
-	events.waitFor(t, "the due tick", func(ev []docket.WorkerEvent) bool { return scHasTicks(ev, []string{want}) })
-	events.waitWritten(t, "complete", want)
-	run, err := client.FetchRun(testContext(t), docket.Tenantless, want)
+	events.WaitFor(t, "the due tick", func(ev []docket.WorkerEvent) bool { return scHasTicks(ev, []string{want}) })
+	events.WaitWritten(t, "complete", want)
+	run, err := client.FetchRun(testkit.Context(t), docket.Tenantless, want)
 	if err != nil || run.Status != docket.StatusDone {
 		t.Fatalf("tick run: %+v, %v; want done", run, err)
 	}

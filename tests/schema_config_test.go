@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // scAppPool is an app's pool whose search_path names only its own schemas,
@@ -20,9 +21,9 @@ import (
 func scAppPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	app := poolFor(t, migURLWithSearchPath(t, databaseURL, "app,public"))
-	execSQL(t, app, `create schema app; create table app.invoices (id bigint primary key, run_id text not null)`)
-	if err := docket.MigrateWithPool(testContext(t), app, docket.MigrateOptions{Schema: "docket"}); err != nil {
+	app := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"))
+	testkit.ExecSQL(t, app, `create schema app; create table app.invoices (id bigint primary key, run_id text not null)`)
+	if err := docket.MigrateWithPool(testkit.Context(t), app, docket.MigrateOptions{Schema: "docket"}); err != nil {
 		t.Fatal(err)
 	}
 	return app
@@ -35,69 +36,69 @@ func scAppPool(t *testing.T) *pgxpool.Pool {
 func TestConfigSchemaLeavesTheAppsSearchPathAlone(t *testing.T) {
 	t.Parallel()
 	app := scAppPool(t)
-	if _, err := docket.Open(testContext(t), app, tenantFairConfig(2)); !errors.Is(err, docket.ErrSchemaMismatch) ||
+	if _, err := docket.Open(testkit.Context(t), app, testkit.TenantFairConfig(2)); !errors.Is(err, docket.ErrSchemaMismatch) ||
 		!strings.Contains(err.Error(), `no Docket tables in schema "app" (search_path "app,public")`) {
 		t.Fatalf("Open without Schema = %v; want a mismatch naming the schema it looked in", err)
 	}
-	cfg := tenantFairConfig(2)
+	cfg := testkit.TenantFairConfig(2)
 	cfg.Schema = "docket"
-	client := openClient(t, app, cfg)
+	client := testkit.OpenClient(t, app, cfg)
 
-	tx, err := app.Begin(testContext(t))
+	tx, err := app.Begin(testkit.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = tx.Rollback(testContext(t)) }()
-	if _, err := tx.Exec(testContext(t), `insert into invoices (id, run_id) values (1, 'inv-1')`); err != nil {
+	defer func() { _ = tx.Rollback(testkit.Context(t)) }()
+	if _, err := tx.Exec(testkit.Context(t), `insert into invoices (id, run_id) values (1, 'inv-1')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.InsertRunTx(testContext(t), tx, docket.NewRun{RunID: "inv-1", Scope: docket.Tenant("acme"),
+	if _, err := client.InsertRunTx(testkit.Context(t), tx, docket.NewRun{RunID: "inv-1", Scope: docket.Tenant("acme"),
 		GraphID: "send-invoice", GraphHash: "v1", State: json.RawMessage(`{"invoice": 1}`)}); err != nil {
 		t.Fatalf("InsertRunTx in the app's transaction: %v", err)
 	}
 	var path string
-	if err := tx.QueryRow(testContext(t), `show search_path`).Scan(&path); err != nil || path != "app,public" {
+	if err := tx.QueryRow(testkit.Context(t), `show search_path`).Scan(&path); err != nil || path != "app,public" {
 		t.Fatalf("the app's transaction search_path after InsertRunTx = %q, %v", path, err)
 	}
-	if _, err := tx.Exec(testContext(t), `insert into invoices (id, run_id) values (2, 'inv-2')`); err != nil {
+	if _, err := tx.Exec(testkit.Context(t), `insert into invoices (id, run_id) values (2, 'inv-2')`); err != nil {
 		t.Fatalf("the app's next unqualified write: %v", err)
 	}
-	if err := tx.Commit(testContext(t)); err != nil {
+	if err := tx.Commit(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 
-	res, err := client.ClaimDue(testContext(t), docket.ClaimRequest{Now: time.Now(), Limit: 4, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 4, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
 	if err != nil || len(res.Leases) != 1 {
 		t.Fatalf("ClaimDue: %+v, %v", res, err)
 	}
-	if _, err := client.Commit(testContext(t), docket.CommitRequest{Holder: res.Leases[0].Holder(), ExpectedSeq: res.Leases[0].CheckpointSeq,
+	if _, err := client.Commit(testkit.Context(t), docket.CommitRequest{Holder: res.Leases[0].Holder(), ExpectedSeq: res.Leases[0].CheckpointSeq,
 		Step: 1, State: json.RawMessage(`{"sent": true}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
-	run, err := client.FetchRun(testContext(t), docket.Tenant("acme"), "inv-1")
+	run, err := client.FetchRun(testkit.Context(t), docket.Tenant("acme"), "inv-1")
 	if err != nil || run.Status != docket.StatusDone {
 		t.Fatalf("FetchRun: %+v, %v", run, err)
 	}
-	if _, err := client.PutClaimPolicyOverride(testContext(t), docket.Tenant("acme"), 3, docket.ClaimPolicyWriteOptions{}); err != nil {
+	if _, err := client.PutClaimPolicyOverride(testkit.Context(t), docket.Tenant("acme"), 3, docket.ClaimPolicyWriteOptions{}); err != nil {
 		t.Fatalf("PutClaimPolicyOverride: %v", err)
 	}
-	admin, err := docket.NewAdmin(testContext(t), app, docket.AdminConfig{TenantMode: docket.TenantRequired, Schema: "docket"})
+	admin, err := docket.NewAdmin(testkit.Context(t), app, docket.AdminConfig{TenantMode: docket.TenantRequired, Schema: "docket"})
 	if err != nil {
 		t.Fatalf("NewAdmin with Schema: %v", err)
 	}
-	if inspected, err := admin.InspectClaimPolicy(testContext(t), docket.Tenant("acme")); err != nil || inspected.EffectiveMaxActiveRuns != 3 {
+	if inspected, err := admin.InspectClaimPolicy(testkit.Context(t), docket.Tenant("acme")); err != nil || inspected.EffectiveMaxActiveRuns != 3 {
 		t.Fatalf("InspectClaimPolicy: %+v, %v", inspected, err)
 	}
 
 	done := make(chan string, 8)
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 2, PollInterval: time.Hour, OnEvent: events.hook,
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 2, PollInterval: time.Hour, OnEvent: events.Hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			done <- job.RunID
 			return docket.Complete(nil)
 		}})
-	events.waitFor(t, "the worker to listen", wkListening)
-	if _, err := client.InsertRun(testContext(t), docket.NewRun{RunID: "inv-2", Scope: docket.Tenant("acme"),
+	events.WaitFor(t, "the worker to listen", testkit.WorkerListening)
+	if _, err := client.InsertRun(testkit.Context(t), docket.NewRun{RunID: "inv-2", Scope: docket.Tenant("acme"),
 		GraphID: "send-invoice", GraphHash: "v1", State: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,12 +107,12 @@ func TestConfigSchemaLeavesTheAppsSearchPathAlone(t *testing.T) {
 		if id != "inv-2" {
 			t.Fatalf("the worker ran %s", id)
 		}
-	case <-time.After(wkDeadline):
+	case <-time.After(testkit.WorkerDeadline):
 		t.Fatal("the worker was not woken by the insert's notification")
 	}
-	wkStop(t, w, runResult)
+	testkit.StopWorker(t, w, runResult)
 	for range 4 {
-		if err := app.QueryRow(testContext(t), `show search_path`).Scan(&path); err != nil || path != "app,public" {
+		if err := app.QueryRow(testkit.Context(t), `show search_path`).Scan(&path); err != nil || path != "app,public" {
 			t.Fatalf("a pooled session's search_path became %q, %v", path, err)
 		}
 	}
@@ -122,7 +123,7 @@ func TestConfigSchemaLeavesTheAppsSearchPathAlone(t *testing.T) {
 // Worker's claim batch all reach schema docket.
 func TestConfigSchemaInEveryQueryExecMode(t *testing.T) {
 	t.Parallel()
-	for _, mode := range queryExecModes {
+	for _, mode := range testkit.QueryExecModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
 			app := scAppPool(t)
@@ -131,29 +132,29 @@ func TestConfigSchemaInEveryQueryExecMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.ConnConfig.DefaultQueryExecMode = mode
-			pool, err := pgxpool.NewWithConfig(testContext(t), cfg)
+			pool, err := pgxpool.NewWithConfig(testkit.Context(t), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(pool.Close)
-			dcfg := tenantFairConfig(4)
+			dcfg := testkit.TenantFairConfig(4)
 			dcfg.Schema = "docket"
-			client := openClient(t, pool, dcfg)
-			tx, err := pool.Begin(testContext(t))
+			client := testkit.OpenClient(t, pool, dcfg)
+			tx, err := pool.Begin(testkit.Context(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range []string{"a", "b", "c"} {
-				if _, err := client.InsertRunTx(testContext(t), tx, docket.NewRun{RunID: id, Scope: docket.Tenant("t"),
+				if _, err := client.InsertRunTx(testkit.Context(t), tx, docket.NewRun{RunID: id, Scope: docket.Tenant("t"),
 					GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
 					t.Fatalf("InsertRunTx: %v", err)
 				}
 			}
-			if err := tx.Commit(testContext(t)); err != nil {
+			if err := tx.Commit(testkit.Context(t)); err != nil {
 				t.Fatal(err)
 			}
 			done := make(chan string, 3)
-			w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 3, PollInterval: time.Hour,
+			w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 3, PollInterval: time.Hour,
 				Handler: func(_ context.Context, job *docket.Job) docket.Result {
 					done <- job.RunID
 					return docket.Complete(nil)
@@ -163,13 +164,13 @@ func TestConfigSchemaInEveryQueryExecMode(t *testing.T) {
 				select {
 				case id := <-done:
 					seen[id] = true
-				case <-time.After(wkDeadline):
+				case <-time.After(testkit.WorkerDeadline):
 					t.Fatalf("the worker ran only %v", seen)
 				}
 			}
-			wkStop(t, w, runResult)
+			testkit.StopWorker(t, w, runResult)
 			for _, id := range []string{"a", "b", "c"} {
-				run, err := client.FetchRun(testContext(t), docket.Tenant("t"), id)
+				run, err := client.FetchRun(testkit.Context(t), docket.Tenant("t"), id)
 				if err != nil || run.Status != docket.StatusDone {
 					t.Fatalf("%s: %+v, %v", id, run, err)
 				}
@@ -187,44 +188,44 @@ func TestConfigSchemaBehindPgBouncer(t *testing.T) {
 	app := scAppPool(t)
 	// Behind a pooler the app's search_path comes from the server's
 	// settings, not from the connection string.
-	execSQL(t, app, fmt.Sprintf(`alter database %s set search_path = app, public`, app.Config().ConnConfig.Database))
+	testkit.ExecSQL(t, app, fmt.Sprintf(`alter database %s set search_path = app, public`, app.Config().ConnConfig.Database))
 	b := hardStartBouncer(t, app.Config().ConnString(), 2)
 	pool := hardBouncerPool(t, b, 6)
-	cfg := tenantFairConfig(3)
+	cfg := testkit.TenantFairConfig(3)
 	cfg.Schema = "docket"
-	client := openClient(t, pool, cfg)
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 3, OnEvent: events.hook,
+	client := testkit.OpenClient(t, pool, cfg)
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 3, OnEvent: events.Hook,
 		Handler: func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) }})
 	var ids []string
 	for i := range 12 {
 		id := fmt.Sprintf("pb-%02d", i)
 		ids = append(ids, id)
-		tx, err := pool.Begin(testContext(t))
+		tx, err := pool.Begin(testkit.Context(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer func() { _ = tx.Rollback(context.Background()) }()
-		if _, err := tx.Exec(testContext(t), `insert into invoices (id, run_id) values ($1, $2)`, i, id); err != nil {
+		if _, err := tx.Exec(testkit.Context(t), `insert into invoices (id, run_id) values ($1, $2)`, i, id); err != nil {
 			t.Fatalf("the app's unqualified write through PgBouncer: %v", err)
 		}
-		if _, err := client.InsertRunTx(testContext(t), tx, docket.NewRun{RunID: id, Scope: docket.Tenant(fmt.Sprintf("t%d", i%3)),
+		if _, err := client.InsertRunTx(testkit.Context(t), tx, docket.NewRun{RunID: id, Scope: docket.Tenant(fmt.Sprintf("t%d", i%3)),
 			GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
 			t.Fatalf("InsertRunTx through PgBouncer: %v", err)
 		}
-		if err := tx.Commit(testContext(t)); err != nil {
+		if err := tx.Commit(testkit.Context(t)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	events.waitWritten(t, "complete", ids...)
-	wkStop(t, w, runResult)
+	events.WaitWritten(t, "complete", ids...)
+	testkit.StopWorker(t, w, runResult)
 	for range 6 {
 		var path string
-		if err := pool.QueryRow(testContext(t), `select current_setting('search_path')`).Scan(&path); err != nil || path != "app, public" && path != "app,public" {
+		if err := pool.QueryRow(testkit.Context(t), `select current_setting('search_path')`).Scan(&path); err != nil || path != "app, public" && path != "app,public" {
 			t.Fatalf("a server connection's search_path is %q (%v) after Docket's statements", path, err)
 		}
 	}
-	if got := queryInt64(t, app, `select count(*) from docket.docket_runs where status = 'done'`); got != int64(len(ids)) {
+	if got := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs where status = 'done'`); got != int64(len(ids)) {
 		t.Fatalf("%d runs done, want %d", got, len(ids))
 	}
 }

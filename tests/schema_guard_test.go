@@ -1,64 +1,41 @@
 package tests
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"pgregory.net/rapid"
+
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // guardIntegrityViolation is SQLSTATE 23000, raised by every ring guard.
 const guardIntegrityViolation = "23000"
 
-// guardState renders the partitions, the schedule and the runs, so a refused
-// statement can be shown to have changed nothing.
-func guardState(t testing.TB, pool *pgxpool.Pool) string {
-	t.Helper()
-	var state string
-	err := pool.QueryRow(testContext(t), `select
-		coalesce((select string_agg(row(p.*)::text, ';' order by scope_key) from docket_claim_partitions p), '') || '|' ||
-		coalesce((select string_agg(row(s.*)::text, ';' order by scope_key) from docket_claim_schedule s), '') || '|' ||
-		coalesce((select string_agg(row(r.*)::text, ';' order by id) from docket_runs r), '')`).Scan(&state)
-	if err != nil {
-		t.Fatalf("guard state: %v", err)
-	}
-	return state
-}
-
 // guardExpectRefused runs sql and requires SQLSTATE 23000 with no change.
 func guardExpectRefused(t testing.TB, pool *pgxpool.Pool, sql string) {
 	t.Helper()
-	before := guardState(t, pool)
-	_, err := pool.Exec(testContext(t), sql)
-	if code := guardSQLState(err); code != guardIntegrityViolation {
+	before := testkit.GuardState(t, pool)
+	_, err := pool.Exec(testkit.Context(t), sql)
+	if code := testkit.GuardSQLState(err); code != guardIntegrityViolation {
 		t.Fatalf("%s: error %v (SQLSTATE %q), want SQLSTATE %s", sql, err, code, guardIntegrityViolation)
 	}
-	if after := guardState(t, pool); after != before {
+	if after := testkit.GuardState(t, pool); after != before {
 		t.Fatalf("%s was refused but changed state:\nbefore %s\nafter  %s", sql, before, after)
 	}
 }
 
-// guardSQLState returns the SQLSTATE of err, or "" when it has none.
-func guardSQLState(err error) string {
-	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
-		return pgErr.Code
-	}
-	return ""
-}
-
 func TestSchemaGuardsRefuseAndChangeNothing(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	migInsertRuns(t, pool,
-		migRun{"g1", "guarded", "ready"},
-		migRun{"g2", "guarded", "waiting"},
-		migRun{"g3", "guarded", "done"},
-		migRun{"f1", "finished", "done"},
+	pool := testkit.NewPool(t)
+	testkit.MigrationInsertRuns(t, pool,
+		testkit.MigrationRun{RunID: "g1", Tenant: "guarded", Shape: "ready"},
+		testkit.MigrationRun{RunID: "g2", Tenant: "guarded", Shape: "waiting"},
+		testkit.MigrationRun{RunID: "g3", Tenant: "guarded", Shape: "done"},
+		testkit.MigrationRun{RunID: "f1", Tenant: "finished", Shape: "done"},
 	)
 	for _, sql := range []string{
 		`update docket_claim_schedule set unfinished_count = 5 where scope_key = 'guarded'`,
@@ -81,15 +58,15 @@ func TestSchemaGuardsRefuseAndChangeNothing(t *testing.T) {
 	} {
 		guardExpectRefused(t, pool, sql)
 	}
-	if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = 'guarded'`); got != 2 {
+	if got := testkit.QueryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = 'guarded'`); got != 2 {
 		t.Fatalf("unfinished_count of guarded = %d, want 2", got)
 	}
 
 	// The guards are not blanket refusals: a partition that owns no runs at
 	// all goes away with its zero-count schedule row.
-	execSQL(t, pool, `insert into docket_claim_partitions (scope_key) values ('unused')`)
-	execSQL(t, pool, `delete from docket_claim_partitions where scope_key = 'unused'`)
-	if got := queryInt64(t, pool, `select count(*) from docket_claim_schedule where scope_key = 'unused'`); got != 0 {
+	testkit.ExecSQL(t, pool, `insert into docket_claim_partitions (scope_key) values ('unused')`)
+	testkit.ExecSQL(t, pool, `delete from docket_claim_partitions where scope_key = 'unused'`)
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_schedule where scope_key = 'unused'`); got != 0 {
 		t.Fatalf("schedule rows of a deleted empty partition = %d, want 0", got)
 	}
 }
@@ -100,9 +77,9 @@ func TestSchemaGuardsRefuseAndChangeNothing(t *testing.T) {
 // zero instead of hiding the damage.
 func TestSchemaGuardRefusesUnderflowOnTheTriggerPath(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	migInsertRuns(t, pool, migRun{"seen", "drifted", "done"})
-	ctx := testContext(t)
+	pool := testkit.NewPool(t)
+	testkit.MigrationInsertRuns(t, pool, testkit.MigrationRun{RunID: "seen", Tenant: "drifted", Shape: "done"})
+	ctx := testkit.Context(t)
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +92,7 @@ func TestSchemaGuardRefusesUnderflowOnTheTriggerPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := queryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = 'drifted'`); got != 0 {
+	if got := testkit.QueryInt64(t, pool, `select unfinished_count from docket_claim_schedule where scope_key = 'drifted'`); got != 0 {
 		t.Fatalf("setup: unfinished_count = %d, want the uncounted 0", got)
 	}
 	guardExpectRefused(t, pool, `delete from docket_runs where run_id = 'unseen'`)
@@ -151,8 +128,8 @@ select (select count(*) from truth t join docket_claim_schedule s using (scope_k
 func guardRingIndexed(t testing.TB, pool *pgxpool.Pool) []int64 {
 	t.Helper()
 	var ring []int64
-	err := pgx.BeginFunc(testContext(t), pool, func(tx pgx.Tx) error {
-		ctx := testContext(t)
+	err := pgx.BeginFunc(testkit.Context(t), pool, func(tx pgx.Tx) error {
+		ctx := testkit.Context(t)
 		if _, err := tx.Exec(ctx, `set local enable_seqscan = off; set local enable_bitmapscan = off`); err != nil {
 			return err
 		}
@@ -199,13 +176,13 @@ var guardStatusUpdates = map[string]string{
 // is exact and the partial ring index holds exactly the positive rows.
 func TestSchemaRingCounterProperty(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	scopes := []string{"p1", "p2", "p3", "p4", ""}
 	shapes := []string{"ready", "future", "claimed", "waiting", "poisoned", "done", "failed", "cancelled"}
 	statuses := []string{"running", "claimed", "waiting", "done", "failed", "cancelled"}
 	serial := 0
 	rapid.Check(t, func(rt *rapid.T) {
-		ctx := testContext(t)
+		ctx := testkit.Context(t)
 		tx, err := pool.Begin(ctx)
 		if err != nil {
 			rt.Fatal(err)
@@ -226,7 +203,7 @@ func TestSchemaRingCounterProperty(t *testing.T) {
 				serial++
 				sql = `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state,
 					status, wake_at, claim_token, claimed_at, poisoned_at, poison_reason, finished_at)
-					select 'prop-' || $1::int || '-' || i, $2, 'g', 'h1', '{}', ` + migRunShapes[shape] +
+					select 'prop-' || $1::int || '-' || i, $2, 'g', 'h1', '{}', ` + testkit.MigrationRunShapes[shape] +
 					` from generate_series(1, $3::int) i`
 				args = []any{serial, tenant, n}
 			case 2, 3:
@@ -258,21 +235,21 @@ func TestSchemaRingCounterProperty(t *testing.T) {
 		} else if err := tx.Rollback(ctx); err != nil {
 			rt.Fatalf("rollback: %v", err)
 		}
-		if n := queryInt64(t, pool, guardRingMismatches); n != 0 {
-			rt.Fatalf("%d ring mismatches after this transaction; schedule %+v", n, migSchedule(t, pool))
+		if n := testkit.QueryInt64(t, pool, guardRingMismatches); n != 0 {
+			rt.Fatalf("%d ring mismatches after this transaction; schedule %+v", n, testkit.MigrationSchedule(t, pool))
 		}
 		indexed := guardRingIndexed(t, pool)
 		var positive []int64
-		for _, s := range migSchedule(t, pool) {
-			if s.unfinished > 0 {
-				positive = append(positive, s.position)
+		for _, s := range testkit.MigrationSchedule(t, pool) {
+			if s.Unfinished > 0 {
+				positive = append(positive, s.Position)
 			}
 		}
 		if fmt.Sprint(indexed) != fmt.Sprint(positive) {
 			rt.Fatalf("ring through the index %v, positive rows %v", indexed, positive)
 		}
 	})
-	if got := queryInt64(t, pool, `select count(*) from docket_runs`); got == 0 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs`); got == 0 {
 		t.Fatal("the property run committed no runs at all")
 	}
 }

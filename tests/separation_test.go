@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/oracle"
 )
 
@@ -32,11 +33,11 @@ func TestSeparationModelEqualsDatabase(t *testing.T) {
 			if want.LegacyBypass != n {
 				t.Fatalf("model Legacy bypass = %d, want exactly %d", want.LegacyBypass, n)
 			}
-			legacy, _, _ := sepRun(t, legacyConfig(), n)
+			legacy, _, _ := sepRun(t, testkit.LegacyConfig(), n)
 			if legacy != n {
 				t.Fatalf("database Legacy bypass = %d, want exactly %d", legacy, n)
 			}
-			bypass, grants, events := sepRun(t, tenantFairConfig(n+1), n)
+			bypass, grants, events := sepRun(t, testkit.TenantFairConfig(n+1), n)
 			if bypass != want.TenantFairBypass || grants != want.TenantFairGrants {
 				t.Fatalf("database TenantFair bypass %d with %d hot grants, model %d with %d",
 					bypass, grants, want.TenantFairBypass, want.TenantFairGrants)
@@ -62,8 +63,8 @@ func TestSeparationModelEqualsDatabase(t *testing.T) {
 // the call of the target grant.
 func sepRun(t *testing.T, cfg docket.Config, n int) (bypass, grants int, events []oracle.Event) {
 	t.Helper()
-	ctx := testContext(t)
-	client := openClient(t, newPool(t), cfg)
+	ctx := testkit.Context(t)
+	client := testkit.OpenClient(t, testkit.NewPool(t), cfg)
 	insert := func(tenant, runID string, wake time.Time) {
 		_, err := client.InsertRun(ctx, docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant), GraphID: "g",
 			GraphHash: "h1", State: []byte(`{}`), WakeAt: wake})

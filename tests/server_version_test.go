@@ -4,6 +4,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // A matrix leg must really run on the major version it names: the harness
@@ -11,8 +13,8 @@ import (
 // local default would make the leg prove nothing.
 func TestServerIsTheRequestedMajorVersion(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	major := queryInt64(t, pool, "select current_setting('server_version_num')::int / 10000")
+	pool := testkit.NewPool(t)
+	major := testkit.QueryInt64(t, pool, "select current_setting('server_version_num')::int / 10000")
 	t.Logf("PostgreSQL major version %d", major)
 	want := os.Getenv("DOCKET_TEST_PG_VERSION")
 	if want == "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // A Docket function whose installed body is not the one the binary embeds
@@ -27,9 +28,9 @@ func TestStartupRejectsChangedFunctionBody(t *testing.T) {
 	for _, fn := range functions {
 		t.Run(fn.Name, func(t *testing.T) {
 			t.Parallel()
-			pool := newPool(t)
+			pool := testkit.NewPool(t)
 			var def string
-			if err := pool.QueryRow(testContext(t),
+			if err := pool.QueryRow(testkit.Context(t),
 				`select pg_get_functiondef(p.oid) from pg_proc p
 				  where p.proname = $1 and p.pronamespace = current_schema()::regnamespace`, fn.Name).Scan(&def); err != nil {
 				t.Fatal(err)
@@ -40,9 +41,9 @@ func TestStartupRejectsChangedFunctionBody(t *testing.T) {
 			if at < 0 {
 				t.Fatalf("unexpected definition of %s:\n%s", fn.Name, def)
 			}
-			execSQL(t, pool, def[:at]+"\n-- edited by hand"+def[at:])
+			testkit.ExecSQL(t, pool, def[:at]+"\n-- edited by hand"+def[at:])
 			startupExpectMismatch(t, pool, true)
-			_, err := docket.Open(testContext(t), pool, tenantFairConfig(4))
+			_, err := docket.Open(testkit.Context(t), pool, testkit.TenantFairConfig(4))
 			want := "function " + fn.Name + " differs from " + fn.File + " (installed body md5 "
 			if !errors.Is(err, docket.ErrSchemaMismatch) || !strings.Contains(err.Error(), want) {
 				t.Fatalf("Open = %v; want ErrSchemaMismatch containing %q", err, want)

@@ -10,14 +10,15 @@ import (
 
 	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The columns Open requires are exactly those of a migrated schema, table
 // by table in column order, so the list cannot drift from the migrations.
 func TestStartupRequiredColumnsAreTheMigratedOnes(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	rows, err := pool.Query(testContext(t), `
+	pool := testkit.NewPool(t)
+	rows, err := pool.Query(testkit.Context(t), `
 		select c.table_name::text, c.column_name::text
 		  from information_schema.columns c
 		 where c.table_schema = current_schema() and c.table_name in
@@ -43,9 +44,9 @@ func TestStartupRequiredColumnsAreTheMigratedOnes(t *testing.T) {
 // missing columns and the schema Open looked in.
 func TestStartupNamesMissingColumns(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	execSQL(t, pool, `drop table docket_schema_migrations; alter table docket_claim_partitions drop column admission_epoch`)
-	_, err := docket.Open(testContext(t), pool, tenantFairConfig(2))
+	pool := testkit.NewPool(t)
+	testkit.ExecSQL(t, pool, `drop table docket_schema_migrations; alter table docket_claim_partitions drop column admission_epoch`)
+	_, err := docket.Open(testkit.Context(t), pool, testkit.TenantFairConfig(2))
 	if !errors.Is(err, docket.ErrSchemaMismatch) || !strings.Contains(err.Error(), `missing in schema "public" (search_path `) ||
 		!strings.HasSuffix(err.Error(), "): docket_claim_partitions.admission_epoch") {
 		t.Fatalf("Open = %v; want ErrSchemaMismatch naming schema public and the one missing column", err)

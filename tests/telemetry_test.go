@@ -7,16 +7,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -44,114 +42,16 @@ type tmEnv struct {
 	tokens []string
 }
 
-// tmPoints maps the attributes of data points (k=v, sorted by key and
-// comma-joined) to their value: a counter's sum or a histogram's count.
-type tmPoints map[string]int64
-
-// tmAttrs builds the key of a data point from k, v pairs.
-func tmAttrs(kv ...string) string {
-	pairs := make([]string, 0, len(kv)/2)
-	for i := 0; i+1 < len(kv); i += 2 {
-		pairs = append(pairs, kv[i]+"="+kv[i+1])
-	}
-	slices.Sort(pairs)
-	return strings.Join(pairs, ",")
-}
-
-// tmCollected is what the reader holds: per instrument its kind and unit,
-// its points, and every attribute value seen.
-type tmCollected struct {
-	shape  map[string]string // name -> "kind unit"
-	points map[string]tmPoints
-	sums   map[string]tmPoints // sums of the integer histograms
-	values []string
-	keys   map[string]bool
-}
-
-// tmCollect reads every metric of reader.
-func tmCollect(t *testing.T, ctx context.Context, reader *sdkmetric.ManualReader) tmCollected {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		t.Fatalf("collect: %v", err)
-	}
-	c := tmCollected{shape: map[string]string{}, points: map[string]tmPoints{}, sums: map[string]tmPoints{}, keys: map[string]bool{}}
-	record := func(name string, set attribute.Set, v int64) string {
-		var pairs []string
-		for _, kv := range set.ToSlice() {
-			c.keys[string(kv.Key)] = true
-			value := kv.Value.String()
-			c.values = append(c.values, value)
-			pairs = append(pairs, string(kv.Key)+"="+value)
-		}
-		if c.points[name] == nil {
-			c.points[name] = tmPoints{}
-		}
-		key := strings.Join(pairs, ",")
-		c.points[name][key] += v
-		return key
-	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			switch data := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				if !data.IsMonotonic {
-					t.Errorf("%s: not a monotonic counter", m.Name)
-				}
-				c.shape[m.Name] = "counter " + m.Unit
-				for _, dp := range data.DataPoints {
-					record(m.Name, dp.Attributes, dp.Value)
-				}
-			case metricdata.Histogram[float64]:
-				c.shape[m.Name] = "histogram " + m.Unit
-				for _, dp := range data.DataPoints {
-					record(m.Name, dp.Attributes, int64(dp.Count))
-				}
-			case metricdata.Histogram[int64]:
-				c.shape[m.Name] = "histogram " + m.Unit
-				if c.sums[m.Name] == nil {
-					c.sums[m.Name] = tmPoints{}
-				}
-				for _, dp := range data.DataPoints {
-					key := record(m.Name, dp.Attributes, int64(dp.Count))
-					c.sums[m.Name][key] += dp.Sum
-				}
-			default:
-				t.Errorf("%s: unexpected aggregation %T", m.Name, m.Data)
-			}
-		}
-	}
-	return c
-}
-
-// expectPoints fails unless the collected points of name are exactly want.
-func (c tmCollected) expectPoints(t *testing.T, name string, want tmPoints) {
-	t.Helper()
-	got := c.points[name]
-	if !maps.Equal(got, want) {
-		t.Errorf("%s:\n got  %v\n want %v", name, sortedPoints(got), sortedPoints(want))
-	}
-}
-
-func sortedPoints(p tmPoints) []string {
-	out := make([]string, 0, len(p))
-	for k, v := range p {
-		out = append(out, fmt.Sprintf("{%s}=%d", k, v))
-	}
-	slices.Sort(out)
-	return out
-}
-
 // newTMEnv opens a TenantFair client (cap 2) with a manual-reader provider.
 func newTMEnv(t *testing.T) *tmEnv {
 	t.Helper()
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
-	cfg := tenantFairConfig(2)
+	cfg := testkit.TenantFairConfig(2)
 	cfg.MeterProvider = provider
-	return &tmEnv{t: t, ctx: testContext(t), pool: pool, client: openClient(t, pool, cfg), reader: reader}
+	return &tmEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader}
 }
 
 // insert adds a run of tenant due at wake.
@@ -244,7 +144,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 	e.insert(tmTenantB, "tm-run-b1", tmBase.Add(-2*time.Minute))
 	e.insert(tmTenantB, "tm-run-b2", tmBase.Add(-1*time.Minute))
 	_, err := e.client.InsertRun(ctx, docket.NewRun{RunID: "tm-run-x", GraphID: tmGraph, GraphHash: tmHash, State: json.RawMessage(`{}`)})
-	expectErrorIs(t, "tenantless insert", err, docket.ErrTenantRequired)
+	testkit.ExpectErrorIs(t, "tenantless insert", err, docket.ErrTenantRequired)
 
 	// Claim 1: cap 2 promotes the two FIFO heads of each tenant.
 	l1 := e.claim(tmBase, 10, docket.PreferNone, 1000,
@@ -262,7 +162,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 	b2 := l1["tm-run-b2"]
 	e.commit(b2.Holder(), b2.CheckpointSeq, docket.ReleaseTerminal(docket.StatusDone))
 	_, err = e.client.Commit(ctx, docket.CommitRequest{Holder: b2.Holder(), ExpectedSeq: b2.CheckpointSeq, Schedule: docket.RetainClaim()})
-	expectErrorIs(t, "stale commit", err, docket.ErrStaleFence)
+	testkit.ExpectErrorIs(t, "stale commit", err, docket.ErrStaleFence)
 
 	// Claim 2: demand one prefers expired work, finds none and falls back
 	// to reacquiring admitted-ready a1.
@@ -276,7 +176,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 		t.Fatalf("refresh: %v", err)
 	}
 	_, err = e.client.RefreshClaim(ctx, a1r.Holder())
-	expectErrorIs(t, "refresh of the stolen claim", err, docket.ErrClaimLost)
+	testkit.ExpectErrorIs(t, "refresh of the stolen claim", err, docket.ErrClaimLost)
 	if released, err := e.client.ReleaseClaim(ctx, a1.Holder()); err != nil || released {
 		t.Fatalf("stale release: released %t, error %v", released, err)
 	}
@@ -330,7 +230,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 	_, err = e.client.MutateRun(ctx, b, "tm-run-b2", func(docket.Run) (docket.Mutation, error) {
 		return docket.Mutation{Status: docket.StatusRunning}, nil
 	})
-	expectErrorIs(t, "mutate a finished run", err, docket.ErrInvalidTransition)
+	testkit.ExpectErrorIs(t, "mutate a finished run", err, docket.ErrInvalidTransition)
 	if _, err := e.client.RetryPoisonedRun(ctx, a, "tm-run-a1"); err != nil {
 		t.Fatalf("retry poisoned: %v", err)
 	}
@@ -340,7 +240,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 		t.Fatalf("fetch: %v", err)
 	}
 	_, err = e.client.FetchRun(ctx, a, tmMissing)
-	expectErrorIs(t, "fetch missing", err, docket.ErrNotFound)
+	testkit.ExpectErrorIs(t, "fetch missing", err, docket.ErrNotFound)
 	if _, err := e.client.ListRuns(ctx, docket.ListRunsRequest{Scope: a}); err != nil {
 		t.Fatalf("list: %v", err)
 	}
@@ -354,15 +254,15 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 		t.Fatalf("put override: %v", err)
 	}
 	_, err = e.client.PutClaimPolicyOverride(ctx, b, 0, docket.ClaimPolicyWriteOptions{})
-	expectErrorIs(t, "override cap 0", err, docket.ErrInvalidCap)
+	testkit.ExpectErrorIs(t, "override cap 0", err, docket.ErrInvalidCap)
 	stale := int64(99)
 	_, err = e.client.ResetClaimPolicyOverride(ctx, b, docket.ClaimPolicyWriteOptions{ExpectedVersion: &stale})
-	expectErrorIs(t, "stale reset", err, docket.ErrStale)
+	testkit.ExpectErrorIs(t, "stale reset", err, docket.ErrStale)
 	if _, err := e.client.FetchClaimPolicyDefault(ctx); err != nil {
 		t.Fatalf("fetch default: %v", err)
 	}
 
-	got := tmCollect(t, ctx, e.reader)
+	got := testkit.TelemetryCollect(t, ctx, e.reader)
 	tmExpectScenario(t, got)
 	tmExpectNoIdentity(t, got, append([]string{
 		tmTenantA, tmTenantB, tmGraph, tmHash, tmMissing, "tm-run-x",
@@ -371,7 +271,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 }
 
 // tmExpectScenario checks every instrument of the scripted scenario.
-func tmExpectScenario(t *testing.T, got tmCollected) {
+func tmExpectScenario(t *testing.T, got testkit.TelemetryCollected) {
 	t.Helper()
 	wantShape := map[string]string{
 		"docket.claim.duration":        "histogram s",
@@ -388,14 +288,16 @@ func tmExpectScenario(t *testing.T, got tmCollected) {
 		"docket.poison":                "counter {run}",
 		"docket.store.duration":        "histogram s",
 	}
-	if !maps.Equal(got.shape, wantShape) {
-		t.Errorf("instruments:\n got  %v\n want %v", got.shape, wantShape)
+	if !maps.Equal(got.Shape, wantShape) {
+		t.Errorf("instruments:\n got  %v\n want %v", got.Shape, wantShape)
 	}
-	tf := func(kv ...string) string { return tmAttrs(append([]string{"policy", "tenant_fair"}, kv...)...) }
+	tf := func(kv ...string) string {
+		return testkit.TelemetryAttrs(append([]string{"policy", "tenant_fair"}, kv...)...)
+	}
 	call := func(result, reason, pref, fallback string) string {
 		return tf("result", result, "reason", reason, "preference", pref, "fallback", fallback)
 	}
-	got.expectPoints(t, "docket.claim.calls", tmPoints{
+	got.ExpectPoints(t, "docket.claim.calls", testkit.TelemetryPoints{
 		call("claimed", "none", "none", "false"):                6,
 		call("claimed", "none", "expired", "true"):              1,
 		call("claimed", "none", "expired", "false"):             1,
@@ -404,36 +306,36 @@ func tmExpectScenario(t *testing.T, got tmCollected) {
 	dur := func(result, pref, fallback string) string {
 		return tf("result", result, "preference", pref, "fallback", fallback)
 	}
-	got.expectPoints(t, "docket.claim.duration", tmPoints{
+	got.ExpectPoints(t, "docket.claim.duration", testkit.TelemetryPoints{
 		dur("claimed", "none", "false"):     6,
 		dur("claimed", "expired", "true"):   1,
 		dur("claimed", "expired", "false"):  1,
 		dur("unavailable", "none", "false"): 1,
 	})
-	got.expectPoints(t, "docket.claim.demand", tmPoints{tf(): 9})
-	if sum := got.sums["docket.claim.demand"][tf()]; sum != 18 {
+	got.ExpectPoints(t, "docket.claim.demand", testkit.TelemetryPoints{tf(): 9})
+	if sum := got.Sums["docket.claim.demand"][tf()]; sum != 18 {
 		t.Errorf("docket.claim.demand sum = %d, want 18", sum)
 	}
-	got.expectPoints(t, "docket.claim.outcomes", tmPoints{
+	got.ExpectPoints(t, "docket.claim.outcomes", testkit.TelemetryPoints{
 		tf("class", "queued_ready", "kind", "lease"):   8,
 		tf("class", "admitted_ready", "kind", "lease"): 1,
 		tf("class", "expired", "kind", "lease"):        1,
 		tf("class", "expired", "kind", "poison"):       1,
 	})
-	got.expectPoints(t, "docket.claim.steals", tmPoints{tf(): 1})
-	got.expectPoints(t, "docket.claim.reacquisitions", tmPoints{tf(): 1})
-	got.expectPoints(t, "docket.claim.promotions", tmPoints{tf(): 8})
-	got.expectPoints(t, "docket.claim.attempts", tmPoints{
+	got.ExpectPoints(t, "docket.claim.steals", testkit.TelemetryPoints{tf(): 1})
+	got.ExpectPoints(t, "docket.claim.reacquisitions", testkit.TelemetryPoints{tf(): 1})
+	got.ExpectPoints(t, "docket.claim.promotions", testkit.TelemetryPoints{tf(): 8})
+	got.ExpectPoints(t, "docket.claim.attempts", testkit.TelemetryPoints{
 		tf("kind", "acquired"):   8,
 		tf("kind", "reacquired"): 2,
 	})
-	got.expectPoints(t, "docket.admission.duration", tmPoints{
+	got.ExpectPoints(t, "docket.admission.duration", testkit.TelemetryPoints{
 		tf("contention_phase", "none"):          8,
 		tf("contention_phase", "policy_cursor"): 1,
 	})
-	got.expectPoints(t, "docket.admission.contentions", tmPoints{tf("contention_phase", "policy_cursor"): 1})
-	reason := func(r string) string { return tmAttrs("reason", r) }
-	got.expectPoints(t, "docket.admission.releases", tmPoints{
+	got.ExpectPoints(t, "docket.admission.contentions", testkit.TelemetryPoints{tf("contention_phase", "policy_cursor"): 1})
+	reason := func(r string) string { return testkit.TelemetryAttrs("reason", r) }
+	got.ExpectPoints(t, "docket.admission.releases", testkit.TelemetryPoints{
 		reason("future"):            1,
 		reason("external"):          1,
 		reason("terminal"):          1,
@@ -442,12 +344,14 @@ func tmExpectScenario(t *testing.T, got tmCollected) {
 		reason("host_incompatible"): 1,
 		reason("signal"):            1,
 	})
-	got.expectPoints(t, "docket.poison", tmPoints{
+	got.ExpectPoints(t, "docket.poison", testkit.TelemetryPoints{
 		reason("max_claim_attempts_exceeded"): 1,
 		reason("max_claim_abandons_exceeded"): 1,
 	})
-	op := func(operation, result string) string { return tmAttrs("operation", operation, "result", result) }
-	got.expectPoints(t, "docket.store.duration", tmPoints{
+	op := func(operation, result string) string {
+		return testkit.TelemetryAttrs("operation", operation, "result", result)
+	}
+	got.ExpectPoints(t, "docket.store.duration", testkit.TelemetryPoints{
 		op("insert_run", "ok"):                     5,
 		op("insert_run", "invalid"):                1,
 		op("commit", "ok"):                         5,
@@ -475,18 +379,18 @@ func tmExpectScenario(t *testing.T, got tmCollected) {
 
 // tmExpectNoIdentity fails if any attribute value equals an identity of the
 // scenario, or any attribute key is outside the bounded set.
-func tmExpectNoIdentity(t *testing.T, got tmCollected, identities []string) {
+func tmExpectNoIdentity(t *testing.T, got testkit.TelemetryCollected, identities []string) {
 	t.Helper()
-	if len(got.values) == 0 {
+	if len(got.Values) == 0 {
 		t.Fatal("no attribute values collected")
 	}
-	for _, v := range got.values {
+	for _, v := range got.Values {
 		if slices.Contains(identities, v) {
 			t.Errorf("attribute value %q is an identity of the scenario", v)
 		}
 	}
 	allowed := []string{"policy", "result", "reason", "preference", "fallback", "class", "kind", "operation", "contention_phase"}
-	for k := range got.keys {
+	for k := range got.Keys {
 		if !slices.Contains(allowed, k) {
 			t.Errorf("attribute key %q is outside the bounded set", k)
 		}
@@ -498,13 +402,13 @@ func tmExpectNoIdentity(t *testing.T, got tmCollected, identities []string) {
 // reacquired attempt, an unmarked poison clears no marker, and an empty
 // call is counted as such.
 func TestTelemetryLegacyClaims(t *testing.T) {
-	pool := newPool(t)
+	pool := testkit.NewPool(t)
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
-	cfg := legacyConfig()
+	cfg := testkit.LegacyConfig()
 	cfg.MeterProvider = provider
-	e := &tmEnv{t: t, ctx: testContext(t), pool: pool, client: openClient(t, pool, cfg), reader: reader}
+	e := &tmEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader}
 	for i, runID := range []string{"tm-legacy-1", "tm-legacy-2"} {
 		if _, err := e.client.InsertRun(e.ctx, docket.NewRun{
 			RunID: runID, GraphID: tmGraph, GraphHash: tmHash, State: json.RawMessage(`{}`),
@@ -519,42 +423,44 @@ func TestTelemetryLegacyClaims(t *testing.T) {
 	e.claim(tmBase.Add(2*time.Hour+time.Second), 1, docket.PreferNone, 1, tmOutcome{"tm-legacy-2", ex, true})
 	e.claim(tmBase.Add(2*time.Hour+2*time.Second), 3, docket.PreferNone, 1000)
 
-	got := tmCollect(t, e.ctx, reader)
-	lg := func(kv ...string) string { return tmAttrs(append([]string{"policy", "legacy"}, kv...)...) }
+	got := testkit.TelemetryCollect(t, e.ctx, reader)
+	lg := func(kv ...string) string {
+		return testkit.TelemetryAttrs(append([]string{"policy", "legacy"}, kv...)...)
+	}
 	call := func(result, pref, fallback string) string {
 		return lg("result", result, "reason", "none", "preference", pref, "fallback", fallback)
 	}
-	got.expectPoints(t, "docket.claim.calls", tmPoints{
+	got.ExpectPoints(t, "docket.claim.calls", testkit.TelemetryPoints{
 		call("claimed", "none", "false"): 2,
 		call("claimed", "ready", "true"): 1,
 		call("empty", "none", "false"):   1,
 	})
-	got.expectPoints(t, "docket.claim.demand", tmPoints{lg(): 4})
-	if sum := got.sums["docket.claim.demand"][lg()]; sum != 7 {
+	got.ExpectPoints(t, "docket.claim.demand", testkit.TelemetryPoints{lg(): 4})
+	if sum := got.Sums["docket.claim.demand"][lg()]; sum != 7 {
 		t.Errorf("docket.claim.demand sum = %d, want 7", sum)
 	}
-	got.expectPoints(t, "docket.claim.outcomes", tmPoints{
+	got.ExpectPoints(t, "docket.claim.outcomes", testkit.TelemetryPoints{
 		lg("class", "queued_ready", "kind", "lease"): 2,
 		lg("class", "expired", "kind", "lease"):      1,
 		lg("class", "expired", "kind", "poison"):     1,
 	})
-	got.expectPoints(t, "docket.claim.steals", tmPoints{lg(): 1})
-	got.expectPoints(t, "docket.claim.reacquisitions", nil)
-	got.expectPoints(t, "docket.claim.promotions", nil)
-	got.expectPoints(t, "docket.claim.attempts", tmPoints{lg("kind", "acquired"): 2, lg("kind", "reacquired"): 1})
-	got.expectPoints(t, "docket.admission.duration", tmPoints{lg("contention_phase", "none"): 4})
-	got.expectPoints(t, "docket.admission.contentions", nil)
-	got.expectPoints(t, "docket.admission.releases", nil)
-	got.expectPoints(t, "docket.poison", tmPoints{tmAttrs("reason", "max_claim_attempts_exceeded"): 1})
-	got.expectPoints(t, "docket.store.duration", tmPoints{tmAttrs("operation", "insert_run", "result", "ok"): 2})
+	got.ExpectPoints(t, "docket.claim.steals", testkit.TelemetryPoints{lg(): 1})
+	got.ExpectPoints(t, "docket.claim.reacquisitions", nil)
+	got.ExpectPoints(t, "docket.claim.promotions", nil)
+	got.ExpectPoints(t, "docket.claim.attempts", testkit.TelemetryPoints{lg("kind", "acquired"): 2, lg("kind", "reacquired"): 1})
+	got.ExpectPoints(t, "docket.admission.duration", testkit.TelemetryPoints{lg("contention_phase", "none"): 4})
+	got.ExpectPoints(t, "docket.admission.contentions", nil)
+	got.ExpectPoints(t, "docket.admission.releases", nil)
+	got.ExpectPoints(t, "docket.poison", testkit.TelemetryPoints{testkit.TelemetryAttrs("reason", "max_claim_attempts_exceeded"): 1})
+	got.ExpectPoints(t, "docket.store.duration", testkit.TelemetryPoints{testkit.TelemetryAttrs("operation", "insert_run", "result", "ok"): 2})
 	tmExpectNoIdentity(t, got, append([]string{tmGraph, tmHash, "tm-legacy-1", "tm-legacy-2"}, e.tokens...))
 }
 
 // TestTelemetryAdmin checks that NewAdmin records its calls on its own
 // MeterProvider and nothing else.
 func TestTelemetryAdmin(t *testing.T) {
-	ctx := testContext(t)
-	pool := newPool(t)
+	ctx := testkit.Context(t)
+	pool := testkit.NewPool(t)
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
@@ -567,7 +473,7 @@ func TestTelemetryAdmin(t *testing.T) {
 		t.Fatalf("fetch default: %v", err)
 	}
 	_, err = admin.PutClaimPolicyDefault(ctx, 3, docket.ClaimPolicyWriteOptions{})
-	expectErrorIs(t, "default before initialization", err, docket.ErrNotInitialized)
+	testkit.ExpectErrorIs(t, "default before initialization", err, docket.ErrNotInitialized)
 	if _, err := admin.PutClaimPolicyOverride(ctx, tenant, 5, docket.ClaimPolicyWriteOptions{}); err != nil {
 		t.Fatalf("put override: %v", err)
 	}
@@ -575,14 +481,16 @@ func TestTelemetryAdmin(t *testing.T) {
 		t.Fatalf("inspect: %v", err)
 	}
 	_, err = admin.InspectClaimPolicy(ctx, docket.Tenantless)
-	expectErrorIs(t, "tenantless inspect", err, docket.ErrTenantRequired)
+	testkit.ExpectErrorIs(t, "tenantless inspect", err, docket.ErrTenantRequired)
 
-	got := tmCollect(t, ctx, reader)
-	if want := map[string]string{"docket.store.duration": "histogram s"}; !maps.Equal(got.shape, want) {
-		t.Errorf("instruments: got %v, want %v", got.shape, want)
+	got := testkit.TelemetryCollect(t, ctx, reader)
+	if want := map[string]string{"docket.store.duration": "histogram s"}; !maps.Equal(got.Shape, want) {
+		t.Errorf("instruments: got %v, want %v", got.Shape, want)
 	}
-	op := func(operation, result string) string { return tmAttrs("operation", operation, "result", result) }
-	got.expectPoints(t, "docket.store.duration", tmPoints{
+	op := func(operation, result string) string {
+		return testkit.TelemetryAttrs("operation", operation, "result", result)
+	}
+	got.ExpectPoints(t, "docket.store.duration", testkit.TelemetryPoints{
 		op("fetch_claim_policy_default", "ok"):    1,
 		op("put_claim_policy_default", "invalid"): 1,
 		op("put_claim_policy_override", "ok"):     1,

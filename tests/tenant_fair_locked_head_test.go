@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -56,10 +57,10 @@ func lhExpectClasses(t *testing.T, tr docket.ClaimTrace, want []docket.WorkClass
 }
 
 // lhExpectUntouched checks that the runs kept their claim state.
-func lhExpectUntouched(t *testing.T, e *clEnv, want map[string]clRunState) {
+func lhExpectUntouched(t *testing.T, e *testkit.ClaimEnv, want map[string]testkit.ClaimRunState) {
 	t.Helper()
 	for id, w := range want {
-		if got := e.state(id); got != w {
+		if got := e.State(id); got != w {
 			t.Errorf("%s = %+v, want %+v", id, got, w)
 		}
 	}
@@ -71,21 +72,21 @@ func lhExpectUntouched(t *testing.T, e *clEnv, want map[string]clRunState) {
 // back to the ready row (fallback is only for a preferred class the visit
 // can take nothing of).
 func TestTenantFairLockedExpiredHeadPreferenceServesNextExpired(t *testing.T) {
-	e := newClTenantFair(t, 10)
-	e.due("a", "a-ready", clBase.Add(-3*time.Hour))
-	e.markAdmitted("a-ready")
-	e.claimed("a", "a-exp-old", clBase.Add(-5*time.Hour), true)
-	e.claimed("a", "a-exp-new", clBase.Add(-4*time.Hour), true)
-	e.holdRun("a-exp-old")
+	e := testkit.NewClaimTenantFair(t, 10)
+	e.Due("a", "a-ready", testkit.ClaimBase.Add(-3*time.Hour))
+	e.MarkAdmitted("a-ready")
+	e.Claimed("a", "a-exp-old", testkit.ClaimBase.Add(-5*time.Hour), true)
+	e.Claimed("a", "a-exp-new", testkit.ClaimBase.Add(-4*time.Hour), true)
+	e.HoldRun("a-exp-old")
 
-	tr := e.trace(clReq(clBase, 1, docket.PreferExpired))
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"a-exp-new"})
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferExpired))
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"a-exp-new"})
 	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassExpired})
 	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 1}})
 	if o := tr.Outcomes[0]; o.Disposition != string(policy.OutcomeExpiredRecovery) || o.Visit != 1 || o.Ordinal != 1 {
 		t.Fatalf("outcome = %+v, want expired_recovery, visit 1, ordinal 1", o)
 	}
-	lhExpectUntouched(t, e, map[string]clRunState{
+	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{
 		"a-ready":   {Marked: true},
 		"a-exp-old": {Claimed: true, Marked: true, Attempts: 1},
 		"a-exp-new": {Claimed: true, Marked: true, Attempts: 2},
@@ -97,17 +98,17 @@ func TestTenantFairLockedExpiredHeadPreferenceServesNextExpired(t *testing.T) {
 // next one heads the ready class and is served, not the (older) expired
 // claim.
 func TestTenantFairLockedReadyHeadPreferenceServesNextReady(t *testing.T) {
-	e := newClTenantFair(t, 10)
-	ids := e.dueMany("a", "a-ready", 3, clBase.Add(-3*time.Hour))
-	e.markAdmitted(ids...)
-	e.claimed("a", "a-exp", clBase.Add(-5*time.Hour), true)
-	e.holdRun(ids[0])
+	e := testkit.NewClaimTenantFair(t, 10)
+	ids := e.DueMany("a", "a-ready", 3, testkit.ClaimBase.Add(-3*time.Hour))
+	e.MarkAdmitted(ids...)
+	e.Claimed("a", "a-exp", testkit.ClaimBase.Add(-5*time.Hour), true)
+	e.HoldRun(ids[0])
 
-	tr := e.trace(clReq(clBase, 1, docket.PreferReady))
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{ids[1]})
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferReady))
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{ids[1]})
 	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady})
 	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 1}})
-	lhExpectUntouched(t, e, map[string]clRunState{
+	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{
 		ids[0]:  {Marked: true},
 		ids[2]:  {Marked: true},
 		"a-exp": {Claimed: true, Marked: true, Attempts: 1},
@@ -122,32 +123,32 @@ func TestTenantFairLockedReadyHeadPreferenceServesNextReady(t *testing.T) {
 // more ready rows) and b's visit promotes its row with the last slot: one
 // grant each, and no visit is denied.
 func TestTenantFairLockedExpiredHeadServedInTheSameGrant(t *testing.T) {
-	e := newClTenantFair(t, 20)
-	ready := e.dueMany("a", "a-ready", 9, clBase.Add(-4*time.Hour))
-	e.markAdmitted(ready...)
-	e.claimed("a", "a-exp-old", clBase.Add(-5*time.Hour), true)
-	e.claimed("a", "a-exp-new", clBase.Add(-3*time.Hour), true)
-	e.due("b", "b-queued", clBase.Add(-time.Hour))
-	if e.position("a") != 1 || e.position("b") != 2 {
-		t.Fatalf("ring positions a=%d b=%d, want 1 and 2", e.position("a"), e.position("b"))
+	e := testkit.NewClaimTenantFair(t, 20)
+	ready := e.DueMany("a", "a-ready", 9, testkit.ClaimBase.Add(-4*time.Hour))
+	e.MarkAdmitted(ready...)
+	e.Claimed("a", "a-exp-old", testkit.ClaimBase.Add(-5*time.Hour), true)
+	e.Claimed("a", "a-exp-new", testkit.ClaimBase.Add(-3*time.Hour), true)
+	e.Due("b", "b-queued", testkit.ClaimBase.Add(-time.Hour))
+	if e.Position("a") != 1 || e.Position("b") != 2 {
+		t.Fatalf("ring positions a=%d b=%d, want 1 and 2", e.Position("a"), e.Position("b"))
 	}
-	e.holdRun("a-exp-old")
-	before := e.epochs()
+	e.HoldRun("a-exp-old")
+	before := e.Epochs()
 
-	tr := e.trace(clReq(clBase, 9, docket.PreferNone))
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 9, docket.PreferNone))
 	want := append([]string{ready[0], "a-exp-new"}, ready[1:7]...)
 	want = append(want, "b-queued")
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), want)
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), want)
 	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassExpired,
 		docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassAdmittedReady,
 		docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassAdmittedReady,
 		docket.ClassQueuedReady})
 	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 8}, {"b", policy.DispositionGrant, 1}})
-	after := e.epochs()
+	after := e.Epochs()
 	if after["a"] != before["a"]+1 || after["b"] != before["b"]+1 {
 		t.Fatalf("epochs %v -> %v, want a and b one grant each", before, after)
 	}
-	lhExpectUntouched(t, e, map[string]clRunState{
+	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{
 		ready[7]:    {Marked: true},
 		ready[8]:    {Marked: true},
 		"a-exp-old": {Claimed: true, Marked: true, Attempts: 1},
@@ -160,18 +161,18 @@ func TestTenantFairLockedExpiredHeadServedInTheSameGrant(t *testing.T) {
 // ready class and keeps the last slot for the expired class, which b's
 // expired claim then takes in the next grant.
 func TestTenantFairLockedExpiredHeadReservationCarriesAcrossGrants(t *testing.T) {
-	e := newClTenantFair(t, 10)
-	ready := e.dueMany("a", "a-ready", 3, clBase.Add(-3*time.Hour))
-	e.markAdmitted(ready...)
-	e.claimed("a", "a-exp", clBase.Add(-5*time.Hour), true)
-	e.claimed("b", "b-exp", clBase.Add(-2*time.Hour), true)
-	e.holdRun("a-exp")
+	e := testkit.NewClaimTenantFair(t, 10)
+	ready := e.DueMany("a", "a-ready", 3, testkit.ClaimBase.Add(-3*time.Hour))
+	e.MarkAdmitted(ready...)
+	e.Claimed("a", "a-exp", testkit.ClaimBase.Add(-5*time.Hour), true)
+	e.Claimed("b", "b-exp", testkit.ClaimBase.Add(-2*time.Hour), true)
+	e.HoldRun("a-exp")
 
-	tr := e.trace(clReq(clBase, 3, docket.PreferNone))
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{ready[0], ready[1], "b-exp"})
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 3, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{ready[0], ready[1], "b-exp"})
 	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassExpired})
 	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 2}, {"b", policy.DispositionGrant, 1}})
-	lhExpectUntouched(t, e, map[string]clRunState{
+	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{
 		ready[2]: {Marked: true},
 		"a-exp":  {Claimed: true, Marked: true, Attempts: 1},
 	})
@@ -183,23 +184,23 @@ func TestTenantFairLockedExpiredHeadReservationCarriesAcrossGrants(t *testing.T)
 // demand 1 (one frozen queued row) as with demand 4 (four).
 func TestTenantFairLockedQueuedHeadBlocksPromotion(t *testing.T) {
 	for _, demand := range []int{1, 4} {
-		e := newClTenantFair(t, 10)
-		ids := e.dueMany("a", "a-q", 4, clBase.Add(-time.Hour))
-		release := e.holdRun(ids[0])
+		e := testkit.NewClaimTenantFair(t, 10)
+		ids := e.DueMany("a", "a-q", 4, testkit.ClaimBase.Add(-time.Hour))
+		release := e.HoldRun(ids[0])
 
-		tr := e.trace(clReq(clBase, demand, docket.PreferReady))
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, demand, docket.PreferReady))
 		if len(tr.Outcomes) != 0 {
-			t.Fatalf("demand %d: outcomes %v, want none", demand, clOutcomeIDs(tr))
+			t.Fatalf("demand %d: outcomes %v, want none", demand, testkit.ClaimOutcomeIDs(tr))
 		}
 		want := clRepeat(lhVisit{"a", policy.DispositionLockMiss, 0}, policy.InspectionsPerCall)
 		lhExpectVisits(t, tr, want)
 		for _, id := range ids {
-			lhExpectUntouched(t, e, map[string]clRunState{id: {}})
+			lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{id: {}})
 		}
 
 		release()
-		tr = e.trace(clReq(clBase, demand, docket.PreferReady))
-		clExpectIDs(t, "after the head is free", clOutcomeIDs(tr), ids[:demand])
+		tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, demand, docket.PreferReady))
+		testkit.ClaimExpectIDs(t, "after the head is free", testkit.ClaimOutcomeIDs(tr), ids[:demand])
 	}
 }
 
@@ -209,19 +210,19 @@ func TestTenantFairLockedQueuedHeadBlocksPromotion(t *testing.T) {
 // first slot, a (cap 1, its slot held by a live claim) cannot promote, and
 // c's expired claim takes the slot kept for its class.
 func TestTenantFairDispositionCapDebtBeforeReservation(t *testing.T) {
-	e := newClTenantFair(t, 10)
-	e.due("b", "b-ready", clBase.Add(-2*time.Hour))
-	e.markAdmitted("b-ready")
-	e.claimed("a", "a-live", clBase.Add(-time.Minute), true)
-	e.claimed("c", "c-exp", clBase.Add(-3*time.Hour), true)
-	e.due("a", "a-queued", clBase.Add(-2*time.Hour))
-	e.setOverride("a", 1)
+	e := testkit.NewClaimTenantFair(t, 10)
+	e.Due("b", "b-ready", testkit.ClaimBase.Add(-2*time.Hour))
+	e.MarkAdmitted("b-ready")
+	e.Claimed("a", "a-live", testkit.ClaimBase.Add(-time.Minute), true)
+	e.Claimed("c", "c-exp", testkit.ClaimBase.Add(-3*time.Hour), true)
+	e.Due("a", "a-queued", testkit.ClaimBase.Add(-2*time.Hour))
+	e.SetOverride("a", 1)
 
-	tr := e.trace(clReq(clBase, 2, docket.PreferNone))
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"b-ready", "c-exp"})
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"b-ready", "c-exp"})
 	lhExpectVisits(t, tr, []lhVisit{{"b", policy.DispositionGrant, 1},
 		{"a", policy.DispositionCapDebtDenial, 0}, {"c", policy.DispositionGrant, 1}})
-	lhExpectUntouched(t, e, map[string]clRunState{"a-queued": {}})
+	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{"a-queued": {}})
 }
 
 // TestTenantFairDispositionDeniedByReservation: a visit whose lead rows are
@@ -230,17 +231,17 @@ func TestTenantFairDispositionCapDebtBeforeReservation(t *testing.T) {
 // the first slot, y's ready row is withheld for the expired class (y's
 // other ready row is held), and z's expired claim takes the last slot.
 func TestTenantFairDispositionDeniedByReservation(t *testing.T) {
-	e := newClTenantFair(t, 10)
-	e.due("x", "x-ready", clBase.Add(-2*time.Hour))
-	e.due("y", "y-held", clBase.Add(-2*time.Hour))
-	e.due("y", "y-ready", clBase.Add(-time.Hour))
-	e.claimed("z", "z-exp", clBase.Add(-3*time.Hour), true)
-	e.markAdmitted("x-ready", "y-held", "y-ready")
-	e.holdRun("y-held")
+	e := testkit.NewClaimTenantFair(t, 10)
+	e.Due("x", "x-ready", testkit.ClaimBase.Add(-2*time.Hour))
+	e.Due("y", "y-held", testkit.ClaimBase.Add(-2*time.Hour))
+	e.Due("y", "y-ready", testkit.ClaimBase.Add(-time.Hour))
+	e.Claimed("z", "z-exp", testkit.ClaimBase.Add(-3*time.Hour), true)
+	e.MarkAdmitted("x-ready", "y-held", "y-ready")
+	e.HoldRun("y-held")
 
-	tr := e.trace(clReq(clBase, 2, docket.PreferNone))
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"x-ready", "z-exp"})
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"x-ready", "z-exp"})
 	lhExpectVisits(t, tr, []lhVisit{{"x", policy.DispositionGrant, 1},
 		{"y", policy.DispositionDenied, 0}, {"z", policy.DispositionGrant, 1}})
-	lhExpectUntouched(t, e, map[string]clRunState{"y-ready": {Marked: true}, "y-held": {Marked: true}})
+	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{"y-ready": {Marked: true}, "y-held": {Marked: true}})
 }

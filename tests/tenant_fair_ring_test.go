@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -19,30 +20,30 @@ import (
 // g both miss the lock of their FIFO head, g with a due row behind it that
 // the held head blocks.
 func TestTenantFairRingCursorThroughEveryDisposition(t *testing.T) {
-	e := newClTenantFair(t, 100)
-	early := clBase.Add(-time.Hour)
+	e := testkit.NewClaimTenantFair(t, 100)
+	early := testkit.ClaimBase.Add(-time.Hour)
 	// One run per tenant first, so the ring positions are 1..7 in this order.
-	e.due("a", "a-1", early)
-	e.due("b", "b-1", early)
-	e.claimed("c", "c-held", clBase.Add(-time.Minute), true)
-	e.due("d", "d-later", clBase.Add(time.Hour))
-	e.waiting("e", "e-parked")
-	e.due("f", "f-1", early)
-	e.due("g", "g-1", early)
-	e.due("a", "a-2", early.Add(time.Second))
-	e.due("a", "a-3", early.Add(2*time.Second))
-	e.due("c", "c-queued", early)
-	e.due("g", "g-2", early.Add(time.Second))
-	e.setOverride("c", 1)
+	e.Due("a", "a-1", early)
+	e.Due("b", "b-1", early)
+	e.Claimed("c", "c-held", testkit.ClaimBase.Add(-time.Minute), true)
+	e.Due("d", "d-later", testkit.ClaimBase.Add(time.Hour))
+	e.Waiting("e", "e-parked")
+	e.Due("f", "f-1", early)
+	e.Due("g", "g-1", early)
+	e.Due("a", "a-2", early.Add(time.Second))
+	e.Due("a", "a-3", early.Add(2*time.Second))
+	e.Due("c", "c-queued", early)
+	e.Due("g", "g-2", early.Add(time.Second))
+	e.SetOverride("c", 1)
 	for i, tenant := range []string{"a", "b", "c", "d", "e", "f", "g"} {
-		if got := e.position(tenant); got != int64(i+1) {
+		if got := e.Position(tenant); got != int64(i+1) {
 			t.Fatalf("ring position of %s = %d, want %d", tenant, got, i+1)
 		}
 	}
-	releasePartition := e.holdPartition("b")
-	releaseRuns := e.holdRun("f-1", "g-1")
+	releasePartition := e.HoldPartition("b")
+	releaseRuns := e.HoldRun("f-1", "g-1")
 
-	tr := e.trace(clReq(clBase, 100, docket.PreferNone))
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 100, docket.PreferNone))
 
 	var wantPositions []int64
 	var wantDispositions []policy.Disposition
@@ -73,17 +74,17 @@ func TestTenantFairRingCursorThroughEveryDisposition(t *testing.T) {
 			t.Fatalf("inspection %+v: want %d outcomes, epoch delta %d, demand 100", in, wantOutcomes, wantDelta)
 		}
 	}
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"a-1", "a-2", "a-3"})
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"a-1", "a-2", "a-3"})
 	for i, o := range tr.Outcomes {
 		if o.Visit != 1 || o.Ordinal != i+1 || o.Class != docket.ClassQueuedReady ||
 			o.Disposition != string(policy.OutcomeQueuedPromotion) || o.Poisoned {
 			t.Fatalf("outcome %d = %+v", i, o)
 		}
 	}
-	if got := e.cursor(); got != 4 {
+	if got := e.Cursor(); got != 4 {
 		t.Fatalf("cursor = %d, want 4 (the 32nd visit)", got)
 	}
-	if got := e.epochs(); got["a"] != 1 || got["b"]+got["c"]+got["d"]+got["e"]+got["f"]+got["g"] != 0 {
+	if got := e.Epochs(); got["a"] != 1 || got["b"]+got["c"]+got["d"]+got["e"]+got["f"]+got["g"] != 0 {
 		t.Fatalf("epochs = %v, want only a at 1", got)
 	}
 
@@ -91,7 +92,7 @@ func TestTenantFairRingCursorThroughEveryDisposition(t *testing.T) {
 	// soon as its demand is filled.
 	releasePartition()
 	releaseRuns()
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	if got := clPositions(tr); !slices.Equal(got, []int64{5, 6}) {
 		t.Fatalf("positions of the filled call = %v, want [5 6]", got)
 	}
@@ -99,8 +100,8 @@ func TestTenantFairRingCursorThroughEveryDisposition(t *testing.T) {
 		t.Fatalf("dispositions of the filled call = %v", got)
 	}
 	clExpectContiguous(t, tr, 4)
-	clExpectIDs(t, "outcomes of the filled call", clOutcomeIDs(tr), []string{"f-1"})
-	if got := e.cursor(); got != 6 {
+	testkit.ClaimExpectIDs(t, "outcomes of the filled call", testkit.ClaimOutcomeIDs(tr), []string{"f-1"})
+	if got := e.Cursor(); got != 6 {
 		t.Fatalf("cursor = %d, want 6", got)
 	}
 }
@@ -108,25 +109,25 @@ func TestTenantFairRingCursorThroughEveryDisposition(t *testing.T) {
 // TestTenantFairRingEmptyRingLeavesCursor: with no unfinished partition there
 // is no inspection and the cursor does not move.
 func TestTenantFairRingEmptyRingLeavesCursor(t *testing.T) {
-	e := newClTenantFair(t, 5)
-	tr := e.trace(clReq(clBase, 10, docket.PreferNone))
-	if len(tr.Inspections) != 0 || len(tr.Outcomes) != 0 || e.cursor() != 0 {
+	e := testkit.NewClaimTenantFair(t, 5)
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 10, docket.PreferNone))
+	if len(tr.Inspections) != 0 || len(tr.Outcomes) != 0 || e.Cursor() != 0 {
 		t.Fatalf("fresh domain: %d inspections, %d outcomes, cursor %d; want none and 0",
-			len(tr.Inspections), len(tr.Outcomes), e.cursor())
+			len(tr.Inspections), len(tr.Outcomes), e.Cursor())
 	}
 
-	e.due("x", "x-1", clBase)
-	e.due("y", "y-1", clBase)
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"x-1"})
-	e.trace(clReq(clBase, 1, docket.PreferNone))
-	if got := e.cursor(); got != 2 {
+	e.Due("x", "x-1", testkit.ClaimBase)
+	e.Due("y", "y-1", testkit.ClaimBase)
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"x-1"})
+	e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	if got := e.Cursor(); got != 2 {
 		t.Fatalf("cursor = %d, want 2", got)
 	}
-	e.finish("x-1", "y-1")
-	tr = e.trace(clReq(clBase, 10, docket.PreferNone))
-	if len(tr.Inspections) != 0 || e.cursor() != 2 {
-		t.Fatalf("empty ring: %d inspections, cursor %d; want none and 2", len(tr.Inspections), e.cursor())
+	e.Finish("x-1", "y-1")
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 10, docket.PreferNone))
+	if len(tr.Inspections) != 0 || e.Cursor() != 2 {
+		t.Fatalf("empty ring: %d inspections, cursor %d; want none and 2", len(tr.Inspections), e.Cursor())
 	}
 }
 
@@ -134,25 +135,25 @@ func TestTenantFairRingEmptyRingLeavesCursor(t *testing.T) {
 // fills its demand; unentered visits do not move the cursor; the next call
 // wraps past the largest position.
 func TestTenantFairRingFilledCallStopsAtOnce(t *testing.T) {
-	e := newClTenantFair(t, 10)
-	e.dueMany("p", "p", 2, clBase.Add(-time.Hour))
-	e.dueMany("q", "q", 2, clBase.Add(-time.Hour))
-	e.dueMany("r", "r", 2, clBase.Add(-time.Hour))
+	e := testkit.NewClaimTenantFair(t, 10)
+	e.DueMany("p", "p", 2, testkit.ClaimBase.Add(-time.Hour))
+	e.DueMany("q", "q", 2, testkit.ClaimBase.Add(-time.Hour))
+	e.DueMany("r", "r", 2, testkit.ClaimBase.Add(-time.Hour))
 
-	tr := e.trace(clReq(clBase, 2, docket.PreferNone))
-	if got := clPositions(tr); !slices.Equal(got, []int64{1}) || e.cursor() != 1 {
-		t.Fatalf("positions %v, cursor %d; want [1] and 1", got, e.cursor())
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	if got := clPositions(tr); !slices.Equal(got, []int64{1}) || e.Cursor() != 1 {
+		t.Fatalf("positions %v, cursor %d; want [1] and 1", got, e.Cursor())
 	}
-	clExpectIDs(t, "first call", clOutcomeIDs(tr), []string{"p-1", "p-2"})
+	testkit.ClaimExpectIDs(t, "first call", testkit.ClaimOutcomeIDs(tr), []string{"p-1", "p-2"})
 
-	tr = e.trace(clReq(clBase, 3, docket.PreferNone))
-	if got := clPositions(tr); !slices.Equal(got, []int64{2, 3}) || e.cursor() != 3 {
-		t.Fatalf("positions %v, cursor %d; want [2 3] and 3", got, e.cursor())
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 3, docket.PreferNone))
+	if got := clPositions(tr); !slices.Equal(got, []int64{2, 3}) || e.Cursor() != 3 {
+		t.Fatalf("positions %v, cursor %d; want [2 3] and 3", got, e.Cursor())
 	}
 	clExpectContiguous(t, tr, 1)
-	clExpectIDs(t, "second call", clOutcomeIDs(tr), []string{"q-1", "q-2", "r-1"})
+	testkit.ClaimExpectIDs(t, "second call", testkit.ClaimOutcomeIDs(tr), []string{"q-1", "q-2", "r-1"})
 
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	clExpectContiguous(t, tr, 3)
 	if got := clPositions(tr); !slices.Equal(got, []int64{1, 2, 3}) {
 		t.Fatalf("wrapped positions = %v, want [1 2 3]", got)
@@ -161,16 +162,16 @@ func TestTenantFairRingFilledCallStopsAtOnce(t *testing.T) {
 		policy.DispositionEmptyPage, policy.DispositionEmptyPage, policy.DispositionGrant}) {
 		t.Fatalf("wrapped dispositions = %v", got)
 	}
-	clExpectIDs(t, "third call", clOutcomeIDs(tr), []string{"r-2"})
+	testkit.ClaimExpectIDs(t, "third call", testkit.ClaimOutcomeIDs(tr), []string{"r-2"})
 }
 
 // TestTenantFairRingSinglePositionRepeatsUntilS: a one-position ring is
 // revisited S times; each grant commits at most Q outcomes and one epoch.
 func TestTenantFairRingSinglePositionRepeatsUntilS(t *testing.T) {
-	e := newClTenantFair(t, 100)
-	ids := e.dueMany("solo", "s", 10, clBase.Add(-time.Hour))
+	e := testkit.NewClaimTenantFair(t, 100)
+	ids := e.DueMany("solo", "s", 10, testkit.ClaimBase.Add(-time.Hour))
 
-	tr := e.trace(clReq(clBase, 100, docket.PreferNone))
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 100, docket.PreferNone))
 	if got := clPositions(tr); !slices.Equal(got, clRepeat(int64(1), policy.InspectionsPerCall)) {
 		t.Fatalf("positions = %v, want 32 visits of position 1", got)
 	}
@@ -183,7 +184,7 @@ func TestTenantFairRingSinglePositionRepeatsUntilS(t *testing.T) {
 		t.Fatalf("grant sizes %d and %d, want 8 and 2", tr.Inspections[0].Outcomes, tr.Inspections[1].Outcomes)
 	}
 	clExpectContiguous(t, tr, 0)
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), ids)
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), ids)
 	for i, o := range tr.Outcomes {
 		wantVisit := 1
 		if i >= policy.OutcomesPerGrant {
@@ -193,7 +194,7 @@ func TestTenantFairRingSinglePositionRepeatsUntilS(t *testing.T) {
 			t.Fatalf("outcome %d: visit %d ordinal %d, want visit %d ordinal %d", i, o.Visit, o.Ordinal, wantVisit, i+1)
 		}
 	}
-	if got := e.epochs()["solo"]; got != 2 {
+	if got := e.Epochs()["solo"]; got != 2 {
 		t.Fatalf("epoch = %d, want 2 (one per grant)", got)
 	}
 }
@@ -201,22 +202,22 @@ func TestTenantFairRingSinglePositionRepeatsUntilS(t *testing.T) {
 // TestTenantFairRingFrozenSetIsNotSubstituted: when the K oldest candidates
 // are locked elsewhere, row K+1 is never locked in their place.
 func TestTenantFairRingFrozenSetIsNotSubstituted(t *testing.T) {
-	e := newClTenantFair(t, 100)
-	ids := e.dueMany("k", "k", policy.FrozenPerVisit+1, clBase.Add(-time.Hour))
-	e.markAdmitted(ids...)
-	release := e.holdRun(ids[:policy.FrozenPerVisit]...)
+	e := testkit.NewClaimTenantFair(t, 100)
+	ids := e.DueMany("k", "k", policy.FrozenPerVisit+1, testkit.ClaimBase.Add(-time.Hour))
+	e.MarkAdmitted(ids...)
+	release := e.HoldRun(ids[:policy.FrozenPerVisit]...)
 
-	tr := e.trace(clReq(clBase, 1, docket.PreferNone))
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	if got := clDispositions(tr); !slices.Equal(got, clRepeat(policy.DispositionLockMiss, policy.InspectionsPerCall)) {
 		t.Fatalf("dispositions = %v, want 32 lock misses", got)
 	}
-	if len(tr.Outcomes) != 0 || e.state(ids[policy.FrozenPerVisit]).Claimed || e.epochs()["k"] != 0 {
-		t.Fatalf("row K+1 was taken: outcomes %v", clOutcomeIDs(tr))
+	if len(tr.Outcomes) != 0 || e.State(ids[policy.FrozenPerVisit]).Claimed || e.Epochs()["k"] != 0 {
+		t.Fatalf("row K+1 was taken: outcomes %v", testkit.ClaimOutcomeIDs(tr))
 	}
 
 	release()
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "after the locks end", clOutcomeIDs(tr), ids[:1])
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "after the locks end", testkit.ClaimOutcomeIDs(tr), ids[:1])
 	if tr.Outcomes[0].Class != docket.ClassAdmittedReady || tr.Outcomes[0].Disposition != string(policy.OutcomeAdmittedReacquisition) {
 		t.Fatalf("outcome = %+v, want an admitted reacquisition", tr.Outcomes[0])
 	}
@@ -226,11 +227,11 @@ func TestTenantFairRingFrozenSetIsNotSubstituted(t *testing.T) {
 // class and falls back to the other; without a preference the older
 // eligible time wins.
 func TestTenantFairClassDemandOnePreference(t *testing.T) {
-	setup := func(t *testing.T) *clEnv {
-		e := newClTenantFair(t, 10)
-		e.due("x", "x-ready", clBase.Add(-30*time.Minute))
-		e.markAdmitted("x-ready")
-		e.claimed("x", "x-expired", clBase.Add(-2*time.Hour), true)
+	setup := func(t *testing.T) *testkit.ClaimEnv {
+		e := testkit.NewClaimTenantFair(t, 10)
+		e.Due("x", "x-ready", testkit.ClaimBase.Add(-30*time.Minute))
+		e.MarkAdmitted("x-ready")
+		e.Claimed("x", "x-expired", testkit.ClaimBase.Add(-2*time.Hour), true)
 		return e
 	}
 	cases := []struct {
@@ -247,12 +248,12 @@ func TestTenantFairClassDemandOnePreference(t *testing.T) {
 			e := setup(t)
 			var got []string
 			for range 2 {
-				tr := e.trace(clReq(clBase, 1, tc.pref))
-				got = append(got, clOutcomeIDs(tr)...)
+				tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, tc.pref))
+				got = append(got, testkit.ClaimOutcomeIDs(tr)...)
 			}
-			clExpectIDs(t, "outcomes", got, tc.want)
-			if e.epochs()["x"] != 2 {
-				t.Fatalf("epoch = %d, want 2", e.epochs()["x"])
+			testkit.ClaimExpectIDs(t, "outcomes", got, tc.want)
+			if e.Epochs()["x"] != 2 {
+				t.Fatalf("epoch = %d, want 2", e.Epochs()["x"])
 			}
 		})
 	}
@@ -262,11 +263,11 @@ func TestTenantFairClassDemandOnePreference(t *testing.T) {
 // outcome for the nonempty class that is still unserved, across partitions.
 func TestTenantFairClassReservationAcrossPartitions(t *testing.T) {
 	t.Run("reserved outcome served by the next partition", func(t *testing.T) {
-		e := newClTenantFair(t, 10)
-		e.dueMany("a", "a", 3, clBase.Add(-time.Hour))
-		e.claimed("b", "b-expired", clBase.Add(-2*time.Hour), true)
-		tr := e.trace(clReq(clBase, 2, docket.PreferNone))
-		clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"a-1", "b-expired"})
+		e := testkit.NewClaimTenantFair(t, 10)
+		e.DueMany("a", "a", 3, testkit.ClaimBase.Add(-time.Hour))
+		e.Claimed("b", "b-expired", testkit.ClaimBase.Add(-2*time.Hour), true)
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+		testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"a-1", "b-expired"})
 		if got := clDispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionGrant, policy.DispositionGrant}) {
 			t.Fatalf("dispositions = %v", got)
 		}
@@ -275,26 +276,26 @@ func TestTenantFairClassReservationAcrossPartitions(t *testing.T) {
 		}
 	})
 	t.Run("without expired work the first partition fills the demand", func(t *testing.T) {
-		e := newClTenantFair(t, 10)
-		e.dueMany("a", "a", 3, clBase.Add(-time.Hour))
-		e.claimed("b", "b-live", clBase.Add(-time.Minute), true)
-		tr := e.trace(clReq(clBase, 2, docket.PreferNone))
-		clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"a-1", "a-2"})
+		e := testkit.NewClaimTenantFair(t, 10)
+		e.DueMany("a", "a", 3, testkit.ClaimBase.Add(-time.Hour))
+		e.Claimed("b", "b-live", testkit.ClaimBase.Add(-time.Minute), true)
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+		testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"a-1", "a-2"})
 	})
 	t.Run("both classes in one grant", func(t *testing.T) {
-		e := newClTenantFair(t, 10)
-		e.dueMany("x", "x", 3, clBase.Add(-time.Hour))
-		e.claimed("x", "x-expired", clBase.Add(-2*time.Hour), true)
-		tr := e.trace(clReq(clBase, 3, docket.PreferNone))
-		clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"x-expired", "x-1", "x-2"})
+		e := testkit.NewClaimTenantFair(t, 10)
+		e.DueMany("x", "x", 3, testkit.ClaimBase.Add(-time.Hour))
+		e.Claimed("x", "x-expired", testkit.ClaimBase.Add(-2*time.Hour), true)
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 3, docket.PreferNone))
+		testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"x-expired", "x-1", "x-2"})
 	})
 	t.Run("last slot withheld while the other class is unreachable", func(t *testing.T) {
-		e := newClTenantFair(t, 10)
-		e.dueMany("a", "a", 3, clBase.Add(-time.Hour))
-		e.claimed("b", "b-expired", clBase.Add(-2*time.Hour), true)
-		e.holdPartition("b")
-		tr := e.trace(clReq(clBase, 2, docket.PreferNone))
-		clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{"a-1"})
+		e := testkit.NewClaimTenantFair(t, 10)
+		e.DueMany("a", "a", 3, testkit.ClaimBase.Add(-time.Hour))
+		e.Claimed("b", "b-expired", testkit.ClaimBase.Add(-2*time.Hour), true)
+		e.HoldPartition("b")
+		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+		testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"a-1"})
 		want := []policy.Disposition{policy.DispositionGrant, policy.DispositionPartitionLockSkip}
 		for len(want) < policy.InspectionsPerCall {
 			want = append(want, policy.DispositionDenied, policy.DispositionPartitionLockSkip)

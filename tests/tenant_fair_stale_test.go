@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -41,7 +42,7 @@ const stalePausedRead = 2
 // stalePause is a claim client that pauses when its page read meets one run.
 type stalePause struct {
 	t       *testing.T
-	env     *clEnv
+	env     *testkit.ClaimEnv
 	role    string
 	claimer *docket.Client
 }
@@ -49,22 +50,22 @@ type stalePause struct {
 // newStalePause installs the pause on targetRunID in e's database and opens a
 // TenantFair client at defaultCap (the cap of e's own client) as a role with
 // the documented grants, to which the pause applies.
-func newStalePause(t *testing.T, e *clEnv, targetRunID string, defaultCap int) *stalePause {
+func newStalePause(t *testing.T, e *testkit.ClaimEnv, targetRunID string, defaultCap int) *stalePause {
 	t.Helper()
 	var schema string
-	if err := e.pool.QueryRow(testContext(t), `select n.nspname from pg_class c
+	if err := e.Pool.QueryRow(testkit.Context(t), `select n.nspname from pg_class c
 		  join pg_namespace n on n.oid = c.relnamespace
 		 where c.relname = 'docket_runs' and c.relkind = 'r'`).Scan(&schema); err != nil {
 		t.Fatalf("schema of docket_runs: %v", err)
 	}
-	role, password := hardCreateRole(t, e.pool)
-	hardApplyGrants(t, e.pool, hardGrantsScript(t), schema, role, e.pool.Config().ConnConfig.Database)
+	role, password := testkit.CreateRole(t, e.Pool)
+	testkit.ApplyGrants(t, e.Pool, testkit.GrantsScript(t), schema, role, e.Pool.Config().ConnConfig.Database)
 
 	// The wait runs under the claim function's 250 ms lock_timeout unless
 	// the pause sets its own, which the SET clause restores on return.
-	target := queryInt64(t, e.pool, `select id from docket_runs where run_id = $1`, targetRunID)
+	target := testkit.QueryInt64(t, e.Pool, `select id from docket_runs where run_id = $1`, targetRunID)
 	pause := pgx.Identifier{schema, "docket_test_pause"}.Sanitize()
-	execSQL(t, e.pool, fmt.Sprintf(`create function %s(p_id bigint) returns boolean
+	testkit.ExecSQL(t, e.Pool, fmt.Sprintf(`create function %s(p_id bigint) returns boolean
 		language plpgsql
 		volatile
 		set lock_timeout = '%ds'
@@ -83,13 +84,13 @@ func newStalePause(t *testing.T, e *clEnv, targetRunID string, defaultCap int) *
 			return true;
 		end;
 		$pause$`, pause, int(staleWait/time.Second), target, stalePausedRead, staleAdvisoryKey, staleAdvisoryKey))
-	execSQL(t, e.pool, fmt.Sprintf(`grant execute on function %s(bigint) to %s`, pause, pgx.Identifier{role}.Sanitize()))
+	testkit.ExecSQL(t, e.Pool, fmt.Sprintf(`grant execute on function %s(bigint) to %s`, pause, pgx.Identifier{role}.Sanitize()))
 	runs := pgx.Identifier{schema, "docket_runs"}.Sanitize()
-	execSQL(t, e.pool, fmt.Sprintf(`alter table %s enable row level security`, runs))
-	execSQL(t, e.pool, fmt.Sprintf(`create policy docket_test_pause on %s for all using (%s(id)) with check (true)`, runs, pause))
+	testkit.ExecSQL(t, e.Pool, fmt.Sprintf(`alter table %s enable row level security`, runs))
+	testkit.ExecSQL(t, e.Pool, fmt.Sprintf(`create policy docket_test_pause on %s for all using (%s(id)) with check (true)`, runs, pause))
 
-	app := hardRolePool(t, e.pool.Config().ConnString(), role, password, schema)
-	return &stalePause{t: t, env: e, role: role, claimer: openClient(t, app, tenantFairConfig(defaultCap))}
+	app := testkit.RolePool(t, e.Pool.Config().ConnString(), role, password, schema)
+	return &stalePause{t: t, env: e, role: role, claimer: testkit.OpenClient(t, app, testkit.TenantFairConfig(defaultCap))}
 }
 
 // claim runs a traced claim as the paused role while the test holds the
@@ -97,8 +98,8 @@ func newStalePause(t *testing.T, e *clEnv, targetRunID string, defaultCap int) *
 // owner), releases the lock and returns the claim's trace.
 func (s *stalePause) claim(req docket.ClaimRequest, change func(ctx context.Context)) docket.ClaimTrace {
 	s.t.Helper()
-	ctx := testContext(s.t)
-	holder, err := pgx.ConnectConfig(ctx, s.env.pool.Config().ConnConfig.Copy())
+	ctx := testkit.Context(s.t)
+	holder, err := pgx.ConnectConfig(ctx, s.env.Pool.Config().ConnConfig.Copy())
 	if err != nil {
 		s.t.Fatalf("connect lock holder: %v", err)
 	}
@@ -121,7 +122,7 @@ func (s *stalePause) claim(req docket.ClaimRequest, change func(ctx context.Cont
 
 	paused := make(chan error, 1)
 	go func() {
-		paused <- awaitActivity(ctx, s.env.pool, fmt.Sprintf(`exists (
+		paused <- testkit.AwaitActivity(ctx, s.env.Pool, fmt.Sprintf(`exists (
 				select 1
 				  from pg_locks l
 				  join pg_stat_activity a on a.pid = l.pid
@@ -160,10 +161,10 @@ func (s *stalePause) claim(req docket.ClaimRequest, change func(ctx context.Cont
 
 // staleExpectStaleThenGrant checks the trace of a demand-one call that found
 // staleTenant's visit stale and then granted grantRunID of grantTenant.
-func staleExpectStaleThenGrant(t *testing.T, e *clEnv, tr docket.ClaimTrace, cursorBefore int64,
+func staleExpectStaleThenGrant(t *testing.T, e *testkit.ClaimEnv, tr docket.ClaimTrace, cursorBefore int64,
 	staleTenant, grantTenant, grantRunID string) {
 	t.Helper()
-	stalePos, grantPos := e.position(staleTenant), e.position(grantTenant)
+	stalePos, grantPos := e.Position(staleTenant), e.Position(grantTenant)
 	wantDispositions := []policy.Disposition{policy.DispositionStale, policy.DispositionGrant}
 	if got := clDispositions(tr); !slices.Equal(got, wantDispositions) {
 		t.Fatalf("dispositions = %v, want %v", got, wantDispositions)
@@ -183,7 +184,7 @@ func staleExpectStaleThenGrant(t *testing.T, e *clEnv, tr docket.ClaimTrace, cur
 				i, in, want.scope, want.outcomes, want.epochDelta)
 		}
 	}
-	clExpectIDs(t, "outcomes", clOutcomeIDs(tr), []string{grantRunID})
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{grantRunID})
 	if o := tr.Outcomes[0]; o.Visit != 2 || o.Ordinal != 1 || o.Class != docket.ClassQueuedReady ||
 		o.Disposition != string(policy.OutcomeQueuedPromotion) || o.Poisoned {
 		t.Fatalf("outcome = %+v, want a queued promotion of visit 2", o)
@@ -191,19 +192,19 @@ func staleExpectStaleThenGrant(t *testing.T, e *clEnv, tr docket.ClaimTrace, cur
 	if len(tr.Result.Leases) != 1 || len(tr.Result.Poisoned) != 0 {
 		t.Fatalf("result: %d leases, %d poisoned; want 1 and 0", len(tr.Result.Leases), len(tr.Result.Poisoned))
 	}
-	if got := e.cursor(); got != grantPos {
+	if got := e.Cursor(); got != grantPos {
 		t.Fatalf("cursor = %d, want %d (the granting visit)", got, grantPos)
 	}
-	if got := e.state(grantRunID); got != (clRunState{Claimed: true, Marked: true, Attempts: 1}) {
+	if got := e.State(grantRunID); got != (testkit.ClaimRunState{Claimed: true, Marked: true, Attempts: 1}) {
 		t.Fatalf("%s = %+v, want claimed and admitted at attempt 1", grantRunID, got)
 	}
-	if e.admitted(staleTenant) != 0 || e.liveClaims(staleTenant) != 0 {
-		t.Fatalf("%s: admitted %d, live %d; want none", staleTenant, e.admitted(staleTenant), e.liveClaims(staleTenant))
+	if e.Admitted(staleTenant) != 0 || e.LiveClaims(staleTenant) != 0 {
+		t.Fatalf("%s: admitted %d, live %d; want none", staleTenant, e.Admitted(staleTenant), e.LiveClaims(staleTenant))
 	}
-	if e.admitted(grantTenant) != 1 || e.liveClaims(grantTenant) != 1 {
-		t.Fatalf("%s: admitted %d, live %d; want 1 and 1", grantTenant, e.admitted(grantTenant), e.liveClaims(grantTenant))
+	if e.Admitted(grantTenant) != 1 || e.LiveClaims(grantTenant) != 1 {
+		t.Fatalf("%s: admitted %d, live %d; want 1 and 1", grantTenant, e.Admitted(grantTenant), e.LiveClaims(grantTenant))
 	}
-	hardExpectRingExact(t, e.pool)
+	testkit.ExpectRingExact(t, e.Pool)
 }
 
 // TestTenantFairStaleCandidateCancelledAfterPageRead: tenant a's only due run
@@ -213,32 +214,32 @@ func staleExpectStaleThenGrant(t *testing.T, e *clEnv, tr docket.ClaimTrace, cur
 // epoch. The cursor moves on through a's position to b, whose run is granted.
 func TestTenantFairStaleCandidateCancelledAfterPageRead(t *testing.T) {
 	const defaultCap = 10
-	e := newClTenantFair(t, defaultCap)
-	early := clBase.Add(-time.Hour)
-	e.due("a", "a-target", early)
-	e.due("b", "b-1", early)
-	if e.position("a") != 1 || e.position("b") != 2 {
-		t.Fatalf("ring positions a %d, b %d; want 1 and 2", e.position("a"), e.position("b"))
+	e := testkit.NewClaimTenantFair(t, defaultCap)
+	early := testkit.ClaimBase.Add(-time.Hour)
+	e.Due("a", "a-target", early)
+	e.Due("b", "b-1", early)
+	if e.Position("a") != 1 || e.Position("b") != 2 {
+		t.Fatalf("ring positions a %d, b %d; want 1 and 2", e.Position("a"), e.Position("b"))
 	}
-	cursorBefore, epochsBefore := e.cursor(), e.epochs()
+	cursorBefore, epochsBefore := e.Cursor(), e.Epochs()
 	pause := newStalePause(t, e, "a-target", defaultCap)
 
-	tr := pause.claim(clReq(clBase, 1, docket.PreferNone), func(ctx context.Context) {
-		res, err := e.client.Cancel(ctx, docket.Tenant("a"), "a-target")
+	tr := pause.claim(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone), func(ctx context.Context) {
+		res, err := e.Client.Cancel(ctx, docket.Tenant("a"), "a-target")
 		if err != nil || !res.Changed {
 			t.Fatalf("cancel a-target during the pause: changed %v, err %v", res.Changed, err)
 		}
 	})
 
 	staleExpectStaleThenGrant(t, e, tr, cursorBefore, "a", "b", "b-1")
-	if got := e.epochs(); got["a"] != epochsBefore["a"] || got["b"] != epochsBefore["b"]+1 {
+	if got := e.Epochs(); got["a"] != epochsBefore["a"] || got["b"] != epochsBefore["b"]+1 {
 		t.Fatalf("epochs = %v, were %v; want a unchanged and b +1", got, epochsBefore)
 	}
-	if got := e.state("a-target"); got != (clRunState{}) {
+	if got := e.State("a-target"); got != (testkit.ClaimRunState{}) {
 		t.Fatalf("a-target = %+v, want no claim, marker, poison or attempt", got)
 	}
 	var status string
-	if err := e.pool.QueryRow(testContext(t), `select status from docket_runs where run_id = 'a-target'`).Scan(&status); err != nil || status != "cancelled" {
+	if err := e.Pool.QueryRow(testkit.Context(t), `select status from docket_runs where run_id = 'a-target'`).Scan(&status); err != nil || status != "cancelled" {
 		t.Fatalf("a-target status = %q (err %v), want cancelled", status, err)
 	}
 }
@@ -251,20 +252,20 @@ func TestTenantFairStaleCandidateCancelledAfterPageRead(t *testing.T) {
 // is granted instead, and the next call promotes a-2, the true FIFO head.
 func TestTenantFairStaleFIFORecheckRefusesMovedHead(t *testing.T) {
 	const defaultCap = 10
-	e := newClTenantFair(t, defaultCap)
-	early := clBase.Add(-time.Hour)
-	e.due("a", "a-1", early)
-	e.due("a", "a-2", early.Add(time.Second))
-	e.due("b", "b-1", early)
-	if e.position("a") != 1 || e.position("b") != 2 {
-		t.Fatalf("ring positions a %d, b %d; want 1 and 2", e.position("a"), e.position("b"))
+	e := testkit.NewClaimTenantFair(t, defaultCap)
+	early := testkit.ClaimBase.Add(-time.Hour)
+	e.Due("a", "a-1", early)
+	e.Due("a", "a-2", early.Add(time.Second))
+	e.Due("b", "b-1", early)
+	if e.Position("a") != 1 || e.Position("b") != 2 {
+		t.Fatalf("ring positions a %d, b %d; want 1 and 2", e.Position("a"), e.Position("b"))
 	}
-	cursorBefore, epochsBefore := e.cursor(), e.epochs()
+	cursorBefore, epochsBefore := e.Cursor(), e.Epochs()
 	pause := newStalePause(t, e, "a-1", defaultCap)
 	moved := early.Add(2 * time.Second)
 
-	tr := pause.claim(clReq(clBase, 1, docket.PreferNone), func(ctx context.Context) {
-		res, err := e.client.MutateRun(ctx, docket.Tenant("a"), "a-1", func(docket.Run) (docket.Mutation, error) {
+	tr := pause.claim(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone), func(ctx context.Context) {
+		res, err := e.Client.MutateRun(ctx, docket.Tenant("a"), "a-1", func(docket.Run) (docket.Mutation, error) {
 			return docket.Mutation{Status: docket.StatusRunning, WakeAt: moved}, nil
 		})
 		if err != nil || !res.Changed {
@@ -273,26 +274,26 @@ func TestTenantFairStaleFIFORecheckRefusesMovedHead(t *testing.T) {
 	})
 
 	staleExpectStaleThenGrant(t, e, tr, cursorBefore, "a", "b", "b-1")
-	if got := e.epochs(); got["a"] != epochsBefore["a"] || got["b"] != epochsBefore["b"]+1 {
+	if got := e.Epochs(); got["a"] != epochsBefore["a"] || got["b"] != epochsBefore["b"]+1 {
 		t.Fatalf("epochs = %v, were %v; want a unchanged and b +1", got, epochsBefore)
 	}
 	for _, id := range []string{"a-1", "a-2"} {
-		if got := e.state(id); got != (clRunState{}) {
+		if got := e.State(id); got != (testkit.ClaimRunState{}) {
 			t.Fatalf("%s = %+v, want no claim, marker, poison or attempt", id, got)
 		}
 	}
 	// a-1 is still a fresh queued run, due at its new time: only the FIFO
 	// re-check can have refused it.
 	var wake time.Time
-	if err := e.pool.QueryRow(testContext(t), `select wake_at from docket_runs
+	if err := e.Pool.QueryRow(testkit.Context(t), `select wake_at from docket_runs
 		 where run_id = 'a-1' and status = 'running' and claim_token is null and tenant_admitted_at is null`).Scan(&wake); err != nil || !wake.Equal(moved) {
 		t.Fatalf("a-1 wake_at = %v (err %v), want a queued run due at %v", wake, err, moved)
 	}
 
-	tr = e.trace(clReq(clBase, 1, docket.PreferNone))
-	clExpectIDs(t, "next call", clOutcomeIDs(tr), []string{"a-2"})
+	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "next call", testkit.ClaimOutcomeIDs(tr), []string{"a-2"})
 	if got := clDispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionGrant}) {
 		t.Fatalf("next call dispositions = %v, want one grant", got)
 	}
-	clExpectContiguous(t, tr, e.position("b"))
+	clExpectContiguous(t, tr, e.Position("b"))
 }

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // trEnv is a client whose spans go to a recorder, and the app's own tracer
@@ -40,8 +41,8 @@ func newTREnv(t *testing.T, cfg docket.Config, traced bool) *trEnv {
 	if traced {
 		cfg.TracerProvider = tp
 	}
-	pool := newPool(t)
-	return &trEnv{t: t, ctx: testContext(t), pool: pool, client: openClient(t, pool, cfg), recorder: recorder, app: tp.Tracer("app")}
+	pool := testkit.NewPool(t)
+	return &trEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), recorder: recorder, app: tp.Tracer("app")}
 }
 
 // insert inserts one due run of scope in ctx.
@@ -151,7 +152,7 @@ func trRemoteParent(t *testing.T) context.Context {
 // the span of the handler's context, and the commit span is its child.
 func TestTraceInsertToCommit(t *testing.T) {
 	t.Parallel()
-	e := newTREnv(t, tenantFairConfig(2), true)
+	e := newTREnv(t, testkit.TenantFairConfig(2), true)
 	reqCtx, request := e.app.Start(trRemoteParent(t), "app.request")
 	e.insert(reqCtx, docket.Tenant("tr-acme"), "tr-run-1")
 	request.End()
@@ -168,18 +169,18 @@ func TestTraceInsertToCommit(t *testing.T) {
 		t.Fatalf("stored trace context %v, want the insert span's %v", stored, want)
 	}
 
-	events := newWkEvents()
+	events := testkit.NewWorkerEvents()
 	handlerSpan := make(chan trace.SpanContext, 1)
-	w, done := wkStartWorker(t, e.client, docket.WorkerConfig{
+	w, done := testkit.StartWorker(t, e.client, docket.WorkerConfig{
 		Concurrency: 1,
-		OnEvent:     events.hook,
+		OnEvent:     events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			handlerSpan <- trace.SpanContextFromContext(ctx)
 			return docket.Complete(json.RawMessage(`{"done": true}`))
 		},
 	})
-	events.waitWritten(t, "complete", "tr-run-1")
-	wkStop(t, w, done)
+	events.WaitWritten(t, "complete", "tr-run-1")
+	testkit.StopWorker(t, w, done)
 
 	handler := e.one("docket.handler", "tr-run-1")
 	if got := <-handlerSpan; got.SpanID() != handler.SpanContext().SpanID() {
@@ -209,7 +210,7 @@ func TestTraceInsertToCommit(t *testing.T) {
 		"docket.commit.fenced": "false", "docket.commit.batch_size": "1"})
 
 	claims := e.spans("docket.claim")
-	calls := wkCountEvents(events.all(), func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventClaimed })
+	calls := testkit.WorkerCountEvents(events.All(), func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventClaimed })
 	if len(claims) != calls || calls == 0 {
 		t.Fatalf("%d docket.claim spans for %d claim calls", len(claims), calls)
 	}
@@ -234,14 +235,14 @@ func TestTraceInsertToCommit(t *testing.T) {
 // error recorded; a fenced-out verdict is an answer, not an error.
 func TestTraceFailedAndPanickingHandlers(t *testing.T) {
 	t.Parallel()
-	e := newTREnv(t, tenantFairConfig(4), true)
+	e := newTREnv(t, testkit.TenantFairConfig(4), true)
 	for _, id := range []string{"tr-fail", "tr-panic", "tr-zero", "tr-fail-nil"} {
 		e.insert(e.ctx, docket.Tenant("tr-acme"), id)
 	}
-	events := newWkEvents()
-	w, done := wkStartWorker(t, e.client, docket.WorkerConfig{
+	events := testkit.NewWorkerEvents()
+	w, done := testkit.StartWorker(t, e.client, docket.WorkerConfig{
 		Concurrency: 4,
-		OnEvent:     events.hook,
+		OnEvent:     events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			switch job.RunID {
 			case "tr-fail":
@@ -254,8 +255,8 @@ func TestTraceFailedAndPanickingHandlers(t *testing.T) {
 			return docket.Result{}
 		},
 	})
-	events.waitVerdicts(t, map[string]string{"tr-fail": "fail", "tr-panic": "panic", "tr-zero": "no_result", "tr-fail-nil": "fail"})
-	wkStop(t, w, done)
+	events.WaitVerdicts(t, map[string]string{"tr-fail": "fail", "tr-panic": "panic", "tr-zero": "no_result", "tr-fail-nil": "fail"})
+	testkit.StopWorker(t, w, done)
 
 	for _, c := range []struct{ run, verdict, status, recorded string }{
 		{"tr-fail", "fail", "docket: the handler failed the run (fail)", "boom"},
@@ -293,7 +294,7 @@ func TestTraceFailedAndPanickingHandlers(t *testing.T) {
 // inside the caller's transaction.
 func TestTraceInsertRunsTx(t *testing.T) {
 	t.Parallel()
-	e := newTREnv(t, tenantFairConfig(2), true)
+	e := newTREnv(t, testkit.TenantFairConfig(2), true)
 	ctx, request := e.app.Start(e.ctx, "app.request")
 	tx, err := e.pool.Begin(ctx)
 	if err != nil {
@@ -343,7 +344,7 @@ func TestTraceInsertRunsTx(t *testing.T) {
 // of the caller's span; a request refused before any SQL records none.
 func TestTraceClaimDueSpans(t *testing.T) {
 	t.Parallel()
-	e := newTREnv(t, tenantFairConfig(1), true)
+	e := newTREnv(t, testkit.TenantFairConfig(1), true)
 	e.insert(e.ctx, docket.Tenant("tr-a"), "tr-c-1")
 	e.insert(e.ctx, docket.Tenant("tr-a"), "tr-c-2")
 	e.recorder.Reset()
@@ -385,7 +386,7 @@ func TestTraceClaimDueSpans(t *testing.T) {
 // the Worker's context unchanged.
 func TestTraceNilProvider(t *testing.T) {
 	t.Parallel()
-	e := newTREnv(t, legacyConfig(), false)
+	e := newTREnv(t, testkit.LegacyConfig(), false)
 	e.insert(e.ctx, docket.Tenantless, "tr-n-empty")
 	if got := e.stored("tr-n-empty"); got != nil {
 		t.Fatalf("an insert without a span stored %v", got)
@@ -397,18 +398,18 @@ func TestTraceNilProvider(t *testing.T) {
 		t.Fatalf("an insert inside the caller's span stored %s, want %s", got, want)
 	}
 
-	events := newWkEvents()
+	events := testkit.NewWorkerEvents()
 	spanless := make(chan bool, 2)
-	w, done := wkStartWorker(t, e.client, docket.WorkerConfig{
+	w, done := testkit.StartWorker(t, e.client, docket.WorkerConfig{
 		Concurrency: 2,
-		OnEvent:     events.hook,
+		OnEvent:     events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			spanless <- !trace.SpanContextFromContext(ctx).IsValid()
 			return docket.Complete(nil)
 		},
 	})
-	events.waitWritten(t, "complete", "tr-n-empty", "tr-n-caller")
-	wkStop(t, w, done)
+	events.WaitWritten(t, "complete", "tr-n-empty", "tr-n-caller")
+	testkit.StopWorker(t, w, done)
 	for range 2 {
 		if !<-spanless {
 			t.Fatal("a handler's context carried a span without a TracerProvider")
@@ -422,18 +423,18 @@ func TestTraceNilProvider(t *testing.T) {
 // A tenantless run's spans carry no tenant attribute.
 func TestTraceTenantlessAttributes(t *testing.T) {
 	t.Parallel()
-	e := newTREnv(t, legacyConfig(), true)
+	e := newTREnv(t, testkit.LegacyConfig(), true)
 	e.insert(e.ctx, docket.Tenantless, "tr-l-1")
-	events := newWkEvents()
-	w, done := wkStartWorker(t, e.client, docket.WorkerConfig{
+	events := testkit.NewWorkerEvents()
+	w, done := testkit.StartWorker(t, e.client, docket.WorkerConfig{
 		Concurrency: 1,
-		OnEvent:     events.hook,
+		OnEvent:     events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			return docket.WaitExternal(nil)
 		},
 	})
-	events.waitWritten(t, "wait", "tr-l-1")
-	wkStop(t, w, done)
+	events.WaitWritten(t, "wait", "tr-l-1")
+	testkit.StopWorker(t, w, done)
 	trExpectAttrs(t, e.one("docket.insert", "tr-l-1"), map[string]string{
 		"docket.runs.count": "1", "docket.run_id": "tr-l-1", "docket.graph_id": "tr-graph"})
 	h := e.one("docket.handler", "tr-l-1")
@@ -450,12 +451,12 @@ func TestTraceTenantlessAttributes(t *testing.T) {
 // spans children of that span; the handler span still links to the insert.
 func TestTraceWorkerContextParent(t *testing.T) {
 	t.Parallel()
-	e := newTREnv(t, tenantFairConfig(2), true)
+	e := newTREnv(t, testkit.TenantFairConfig(2), true)
 	e.insert(e.ctx, docket.Tenant("tr-acme"), "tr-p-1")
-	events := newWkEvents()
+	events := testkit.NewWorkerEvents()
 	w, err := docket.NewWorker(e.client, docket.WorkerConfig{
 		Concurrency: 1,
-		OnEvent:     events.hook,
+		OnEvent:     events.Hook,
 		Handler:     func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) },
 	})
 	if err != nil {
@@ -464,8 +465,8 @@ func TestTraceWorkerContextParent(t *testing.T) {
 	runCtx, service := e.app.Start(context.Background(), "app.worker")
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
-	events.waitWritten(t, "complete", "tr-p-1")
-	wkStop(t, w, done)
+	events.WaitWritten(t, "complete", "tr-p-1")
+	testkit.StopWorker(t, w, done)
 	service.End()
 
 	parent := service.SpanContext()

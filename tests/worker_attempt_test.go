@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // Job.Attempt is the persisted handler-attempt number: a run retried with
@@ -16,14 +17,14 @@ import (
 // the run's Attempt counter restarts at 0 with the Complete verdict.
 func TestWorkerAttemptCountsRetriedHandlerAttempts(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	client := openClient(t, pool, tenantFairConfig(2))
-	rs := &rsStore{t: t, pool: pool, client: client}
-	rs.insert("t", "flaky")
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	rs.Insert("t", "flaky")
 	var mu sync.Mutex
 	var attempts, tries []int
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.hook,
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook,
 		PollInterval: 10 * time.Millisecond,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			var state struct {
@@ -43,15 +44,15 @@ func TestWorkerAttemptCountsRetriedHandlerAttempts(t *testing.T) {
 			}
 			return docket.RetryAt(time.Now())
 		}})
-	events.waitWritten(t, "complete", "flaky")
-	wkStop(t, w, runResult)
+	events.WaitWritten(t, "complete", "flaky")
+	testkit.StopWorker(t, w, runResult)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(attempts) != 3 || attempts[0] != 1 || attempts[1] != 2 || attempts[2] != 3 ||
 		tries[0] != 1 || tries[1] != 2 || tries[2] != 3 {
 		t.Fatalf("Attempt per try %v, counted tries %v; want [1 2 3] and [1 2 3]", attempts, tries)
 	}
-	run, err := client.FetchRun(testContext(t), docket.Tenant("t"), "flaky")
+	run, err := client.FetchRun(testkit.Context(t), docket.Tenant("t"), "flaky")
 	if err != nil {
 		t.Fatal(err)
 	}

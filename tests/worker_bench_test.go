@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// Worker drain shape: no-op runs over benchTenants tenants, handled by one
+// Worker drain shape: no-op runs over testkit.BenchTenants tenants, handled by one
 // Worker of wbConcurrency, whose pool has room for its claims, reads,
 // commits and LISTEN session. TenantFair's cap does not bind in aggregate.
 const (
@@ -23,9 +24,9 @@ const (
 // reports every run's verdict written. Compare engines only within one run,
 // as ratios.
 func BenchmarkWorkerDrain(b *testing.B) {
-	for _, eng := range benchEngines {
-		b.Run(eng.name, func(b *testing.B) {
-			benchWorkerDrain(b, eng.open(b, wbCap, wbPoolConns), benchBacklogDue)
+	for _, eng := range testkit.BenchEngines {
+		b.Run(eng.Name, func(b *testing.B) {
+			benchWorkerDrain(b, eng.Open(b, wbCap, wbPoolConns), benchBacklogDue)
 		})
 	}
 }
@@ -43,8 +44,8 @@ const (
 // per minute in this shape, far past the test deadline (see
 // docs/fairness-parked.md for the figures).
 func BenchmarkWorkerDrainAmongDormant(b *testing.B) {
-	pool := clPoolWithSize(b, wbPoolConns)
-	benchWorkerDrain(b, &clEnv{t: b, pool: pool, client: openClient(b, pool, parkedConfig(wbCap))}, benchBacklogAmongDormant)
+	pool := testkit.ClaimPoolWithSize(b, wbPoolConns)
+	benchWorkerDrain(b, &testkit.ClaimEnv{T: b, Pool: pool, Client: testkit.OpenClient(b, pool, testkit.ParkedConfig(wbCap))}, benchBacklogAmongDormant)
 }
 
 // benchBacklogAmongDormant gives each of wbActive+wbDormant interleaved
@@ -53,39 +54,39 @@ func BenchmarkWorkerDrainAmongDormant(b *testing.B) {
 // parked mode: the steady state of a domain whose dormant tenants were
 // parked long ago). Then it inserts runs due now over the active tenants,
 // which wakes them, and vacuums and analyzes.
-func benchBacklogAmongDormant(b *testing.B, e *clEnv, runs int) {
+func benchBacklogAmongDormant(b *testing.B, e *testkit.ClaimEnv, runs int) {
 	const every = (wbActive + wbDormant) / wbActive
-	execSQL(b, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+	testkit.ExecSQL(b, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 		select format('d-%s', i), format('t%s', lpad(i::text, 5, '0')), 'g', 'h1',
 		       case when i % $1 = 0 then 'waiting' else 'running' end, '{}',
 		       case when i % $1 <> 0 then now() + interval '1 day' end
 		  from generate_series(0, $2::integer - 1) as i`, every, wbActive+wbDormant)
-	ctx := testContext(b)
-	for calls := 0; queryInt64(b, e.pool, `select count(*) from docket_claim_schedule
+	ctx := testkit.Context(b)
+	for calls := 0; testkit.QueryInt64(b, e.Pool, `select count(*) from docket_claim_schedule
 			 where unfinished_count > 0 and parked_until is null
 			   and exists (select 1 from docket_claim_policy where park_dormant)`) > 0; calls++ {
 		if calls > wbActive+wbDormant {
 			b.Fatal("the dormant partitions were never all parked")
 		}
-		if _, err := e.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: wbConcurrency, OrphanTTL: time.Hour,
+		if _, err := e.Client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: wbConcurrency, OrphanTTL: time.Hour,
 			MaxClaimAttempts: 10}); err != nil {
 			b.Fatalf("parking call: %v", err)
 		}
 	}
-	execSQL(b, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+	testkit.ExecSQL(b, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 		select format('w-%s', g), format('t%s', lpad(((g % $2::integer) * $3::integer)::text, 5, '0')), 'g', 'h1',
 		       'running', '{}', now() - make_interval(secs => $1::integer - g)
 		  from generate_series(1, $1::integer) g`, runs, wbActive, every)
-	execSQL(b, e.pool, `vacuum analyze docket_runs`)
+	testkit.ExecSQL(b, e.Pool, `vacuum analyze docket_runs`)
 }
 
-func benchWorkerDrain(b *testing.B, e *clEnv, load func(b *testing.B, e *clEnv, runs int)) {
+func benchWorkerDrain(b *testing.B, e *testkit.ClaimEnv, load func(b *testing.B, e *testkit.ClaimEnv, runs int)) {
 	runs := max(b.N, wbConcurrency)
 	load(b, e, runs)
-	ctx := testContext(b)
+	ctx := testkit.Context(b)
 	var started, written atomic.Int64
 	all := make(chan struct{})
-	w, err := docket.NewWorker(e.client, docket.WorkerConfig{
+	w, err := docket.NewWorker(e.Client, docket.WorkerConfig{
 		Concurrency: wbConcurrency,
 		Handler: func(context.Context, *docket.Job) docket.Result {
 			started.Add(1)
@@ -118,18 +119,18 @@ func benchWorkerDrain(b *testing.B, e *clEnv, load func(b *testing.B, e *clEnv, 
 	if got := started.Load(); got != int64(runs) {
 		b.Fatalf("%d handler invocations, want %d", got, runs)
 	}
-	if got := queryInt64(b, e.pool, `select count(*) from docket_runs where status = 'done'`); got != int64(runs) {
+	if got := testkit.QueryInt64(b, e.Pool, `select count(*) from docket_runs where status = 'done'`); got != int64(runs) {
 		b.Fatalf("%d runs done, want %d", got, runs)
 	}
 	b.ReportMetric(float64(runs)/b.Elapsed().Seconds(), "runs/s")
 }
 
-// benchBacklogDue inserts runs due now spread over benchTenants, and
+// benchBacklogDue inserts runs due now spread over testkit.BenchTenants, and
 // vacuums and analyzes them.
-func benchBacklogDue(b *testing.B, e *clEnv, runs int) {
-	execSQL(b, e.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+func benchBacklogDue(b *testing.B, e *testkit.ClaimEnv, runs int) {
+	testkit.ExecSQL(b, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 		select format('w-%s', g), format('t%s', lpad((g % $2::integer)::text, 3, '0')), 'g', 'h1', 'running',
 		       '{}', now() - make_interval(secs => $1::integer - g)
-		  from generate_series(1, $1::integer) g`, runs, benchTenants)
-	execSQL(b, e.pool, `vacuum analyze docket_runs`)
+		  from generate_series(1, $1::integer) g`, runs, testkit.BenchTenants)
+	testkit.ExecSQL(b, e.Pool, `vacuum analyze docket_runs`)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The read of the Worker's claim batch is a statement of its own, after the
@@ -43,9 +44,9 @@ func TestClaimBatchReadsRunsCommittedWhileTheClaimWaited(t *testing.T) {
 // false when the claim timed out waiting for the policy row.
 func crWaitedClaimReads(t *testing.T) bool {
 	t.Helper()
-	ctx := testContext(t)
-	pool := poolFor(t, pgtest.NewDatabase(t))
-	client := openClient(t, pool, tenantFairConfig(4))
+	ctx := testkit.Context(t)
+	pool := testkit.PoolFor(t, pgtest.NewDatabase(t))
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	insert := func(runID, tenant, state string) {
 		t.Helper()
 		if _, err := client.InsertRun(ctx, docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant),
@@ -65,16 +66,16 @@ func crWaitedClaimReads(t *testing.T) bool {
 	// Due: the runs inserted below take wake_at = now() at their insert.
 	now := time.Now().Add(time.Minute)
 	batch := &pgx.Batch{}
-	batch.Queue(gen.TenantFairClaimNoted, now, now.Add(-clTTL), int32(10), int32(clMaxAttempts), nil)
+	batch.Queue(gen.TenantFairClaimNoted, now, now.Add(-testkit.ClaimTTL), int32(10), int32(testkit.ClaimMaxAttempts), nil)
 	batch.Queue(gen.LeasedRuns)
 	results := pool.SendBatch(ctx, batch)
 	defer func() { _ = results.Close() }()
-	if err := awaitActivity(ctx, pool, `exists (select 1 from pg_stat_activity
+	if err := testkit.AwaitActivity(ctx, pool, `exists (select 1 from pg_stat_activity
 			where wait_event_type = 'Lock' and query like '%TenantFairClaimNoted%')`, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	insert("new", "b", `{"v": 2}`)
-	execSQL(t, pool, `update docket_runs set state = '{"v": 3}' where run_id = 'old'`)
+	testkit.ExecSQL(t, pool, `update docket_runs set state = '{"v": 3}' where run_id = 'old'`)
 	if err := holder.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func crWaitedClaimReads(t *testing.T) bool {
 // execTx runs sql in tx, failing the test on an error.
 func execTx(t testing.TB, tx pgx.Tx, sql string) {
 	t.Helper()
-	if _, err := tx.Exec(testContext(t), sql); err != nil {
+	if _, err := tx.Exec(testkit.Context(t), sql); err != nil {
 		t.Fatal(fmt.Errorf("%s: %w", sql, err))
 	}
 }

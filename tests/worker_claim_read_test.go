@@ -18,6 +18,7 @@ import (
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The Worker sends its claim statement and the read of the runs it leased as
@@ -37,25 +38,25 @@ type crLease struct {
 // crEngine is one engine whose noted claim statement is under test.
 type crEngine struct {
 	name  string
-	env   func(t testing.TB) *clEnv
+	env   func(t testing.TB) *testkit.ClaimEnv
 	claim crNoted
 }
 
 // crEngines are both engines with their noted claim statements.
 var crEngines = []crEngine{
-	{"tenant_fair", func(t testing.TB) *clEnv { return newClTenantFair(t, 10) },
+	{"tenant_fair", func(t testing.TB) *testkit.ClaimEnv { return testkit.NewClaimTenantFair(t, 10) },
 		func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]crLease, []string) {
-			rows, err := q.TenantFairClaimNoted(testContext(t), gen.TenantFairClaimNotedParams{
-				Now: now, Cutoff: now.Add(-clTTL), Demand: demand, MaxAttempts: clMaxAttempts})
+			rows, err := q.TenantFairClaimNoted(testkit.Context(t), gen.TenantFairClaimNotedParams{
+				Now: now, Cutoff: now.Add(-testkit.ClaimTTL), Demand: demand, MaxAttempts: testkit.ClaimMaxAttempts})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
 			return crOutcomes(t, rows, func(r gen.TenantFairClaimNotedRow) gen.LegacyClaimNotedRow { return gen.LegacyClaimNotedRow(r) })
 		}},
-	{"legacy", newClLegacy,
+	{"legacy", testkit.NewClaimLegacy,
 		func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]crLease, []string) {
-			rows, err := q.LegacyClaimNoted(testContext(t), gen.LegacyClaimNotedParams{
-				Now: now, Cutoff: now.Add(-clTTL), Demand: demand, MaxAttempts: clMaxAttempts})
+			rows, err := q.LegacyClaimNoted(testkit.Context(t), gen.LegacyClaimNotedParams{
+				Now: now, Cutoff: now.Add(-testkit.ClaimTTL), Demand: demand, MaxAttempts: testkit.ClaimMaxAttempts})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
@@ -93,21 +94,21 @@ func TestClaimNotedReadsExactlyItsLeases(t *testing.T) {
 		t.Run(eng.name, func(t *testing.T) {
 			t.Parallel()
 			e := eng.env(t)
-			e.dueMany("a", "a", 3, clBase.Add(-time.Hour))
-			e.due("b", "b-poison", clBase.Add(-time.Hour))
-			e.setAttempts("b-poison", clMaxAttempts)
-			e.claimed("b", "b-expired", clBase.Add(-2*clTTL), true)
-			e.due("c", "c-later", clBase.Add(time.Hour))
-			execSQL(t, e.pool, `update docket_runs set state = jsonb_build_object('run', run_id), step = 3`)
+			e.DueMany("a", "a", 3, testkit.ClaimBase.Add(-time.Hour))
+			e.Due("b", "b-poison", testkit.ClaimBase.Add(-time.Hour))
+			e.SetAttempts("b-poison", testkit.ClaimMaxAttempts)
+			e.Claimed("b", "b-expired", testkit.ClaimBase.Add(-2*testkit.ClaimTTL), true)
+			e.Due("c", "c-later", testkit.ClaimBase.Add(time.Hour))
+			testkit.ExecSQL(t, e.Pool, `update docket_runs set state = jsonb_build_object('run', run_id), step = 3`)
 
-			ctx := testContext(t)
-			tx, err := e.pool.Begin(ctx)
+			ctx := testkit.Context(t)
+			tx, err := e.Pool.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = tx.Rollback(ctx) }()
 			q := gen.New(tx)
-			leases, poisoned := eng.claim(t, q, clBase, 10)
+			leases, poisoned := eng.claim(t, q, testkit.ClaimBase, 10)
 			wantLeased := []string{"a-1", "a-2", "a-3", "b-expired"}
 			if got := slices.Sorted(func(yield func(string) bool) {
 				for id := range leases {
@@ -137,7 +138,7 @@ func TestClaimNotedReadsExactlyItsLeases(t *testing.T) {
 				t.Fatalf("LeasedRuns read %v, want %v", readIDs, wantLeased)
 			}
 
-			if again, poisonedAgain := eng.claim(t, q, clBase, 10); len(again) != 0 || len(poisonedAgain) != 0 {
+			if again, poisonedAgain := eng.claim(t, q, testkit.ClaimBase, 10); len(again) != 0 || len(poisonedAgain) != 0 {
 				t.Fatalf("second claim took %v and poisoned %v, want nothing left", again, poisonedAgain)
 			}
 			if read, err := q.LeasedRuns(ctx); err != nil || len(read) != 0 {
@@ -146,10 +147,10 @@ func TestClaimNotedReadsExactlyItsLeases(t *testing.T) {
 			if err := tx.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if read, err := gen.New(e.pool).LeasedRuns(ctx); err != nil || len(read) != 0 {
+			if read, err := gen.New(e.Pool).LeasedRuns(ctx); err != nil || len(read) != 0 {
 				t.Fatalf("LeasedRuns outside the claim's transaction: %d rows, %v; want none", len(read), err)
 			}
-			if got := queryInt64(t, e.pool, `select count(*) from docket_runs where claim_token is not null`); got != 4 {
+			if got := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_runs where claim_token is not null`); got != 4 {
 				t.Fatalf("%d runs hold a claim after commit, want the 4 leases", got)
 			}
 		})
@@ -196,7 +197,7 @@ func (r *crBatchRecorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBat
 // statements, and the sessions keep their synchronous_commit.
 func TestWorkerClaimBatchInEveryQueryExecMode(t *testing.T) {
 	t.Parallel()
-	for _, mode := range queryExecModes {
+	for _, mode := range testkit.QueryExecModes {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", mode, async), func(t *testing.T) {
 				t.Parallel()
@@ -215,22 +216,22 @@ func crDrainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 	}
 	cfg.MaxConns = 4
 	cfg.ConnConfig.DefaultQueryExecMode = mode
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = acSessionSetting
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = testkit.SessionSetting
 	cfg.ConnConfig.Tracer = rec
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	clientCfg := tenantFairConfig(2)
+	clientCfg := testkit.TenantFairConfig(2)
 	clientCfg.AsyncClaimCommit = async
-	client := openClient(t, pool, clientCfg)
-	ids := wkInsertRuns(t, client, 3, "cr-a", "cr-b")
-	execSQL(t, pool, `update docket_runs set state = jsonb_build_object('run', run_id, 'text', 'ä"''')`)
+	client := testkit.OpenClient(t, pool, clientCfg)
+	ids := testkit.WorkerInsertRuns(t, client, 3, "cr-a", "cr-b")
+	testkit.ExecSQL(t, pool, `update docket_runs set state = jsonb_build_object('run', run_id, 'text', 'ä"''')`)
 	stored := map[string]string{}
 	for _, id := range ids {
 		var state string
-		if err := pool.QueryRow(testContext(t), `select state::text from docket_runs where run_id = $1`, id).Scan(&state); err != nil {
+		if err := pool.QueryRow(testkit.Context(t), `select state::text from docket_runs where run_id = $1`, id).Scan(&state); err != nil {
 			t.Fatal(err)
 		}
 		stored[id] = state
@@ -238,10 +239,10 @@ func crDrainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 
 	var mu sync.Mutex
 	seen := map[string]string{}
-	log := &wkLogRecorder{}
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 3, Logger: slog.New(log), OnEvent: events.hook,
+	log := &testkit.WorkerLogRecorder{}
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 3, Logger: slog.New(log), OnEvent: events.Hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			mu.Lock()
 			seen[job.RunID] = string(job.State)
@@ -249,9 +250,9 @@ func crDrainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 			return docket.Complete(nil)
 		},
 	})
-	events.waitWritten(t, "complete", ids...)
-	wkStop(t, w, runResult)
-	wkExpectQuiet(t, log)
+	events.WaitWritten(t, "complete", ids...)
+	testkit.StopWorker(t, w, runResult)
+	testkit.WorkerExpectQuiet(t, log)
 
 	if !maps.Equal(seen, stored) {
 		t.Errorf("handlers saw the states %v, want the stored %v", seen, stored)
@@ -275,10 +276,10 @@ func crDrainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 }
 
 // crExpectSessionSetting requires every connection the pool opened to still
-// run with acSessionSetting.
+// run with testkit.SessionSetting.
 func crExpectSessionSetting(t *testing.T, pool *pgxpool.Pool, size int) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testkit.Context(t)
 	var held []*pgxpool.Conn
 	defer func() {
 		for _, c := range held {
@@ -295,8 +296,8 @@ func crExpectSessionSetting(t *testing.T, pool *pgxpool.Pool, size int) {
 		if err := c.QueryRow(ctx, "show synchronous_commit").Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-		if got != acSessionSetting {
-			t.Errorf("a session's synchronous_commit is %q after the drain, want %q", got, acSessionSetting)
+		if got != testkit.SessionSetting {
+			t.Errorf("a session's synchronous_commit is %q after the drain, want %q", got, testkit.SessionSetting)
 		}
 	}
 }

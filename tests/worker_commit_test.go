@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // wcCase is one commit of the set-based commit comparison.
@@ -39,13 +40,13 @@ type wcOutcome struct {
 
 // wcRead reads the outcome of runID; wakeAt is reported only for the
 // ReleaseAt case, whose wake time the commit chose.
-func wcRead(t *testing.T, s *rsStore, runID string, token uuid.UUID, keepWake bool) wcOutcome {
+func wcRead(t *testing.T, s *testkit.RunStore, runID string, token uuid.UUID, keepWake bool) wcOutcome {
 	t.Helper()
 	var o wcOutcome
 	var checkpointType *string
 	var claim *uuid.UUID
 	var wake, admitted, finished *time.Time
-	if err := s.pool.QueryRow(testContext(t), `
+	if err := s.Pool.QueryRow(testkit.Context(t), `
 		select status, state::text, latest_checkpoint_type, step, checkpoint_seq, claim_token,
 		       wake_at, tenant_admitted_at, finished_at, claim_attempts, claim_abandons
 		  from docket_runs where run_id = $1`, runID).Scan(
@@ -71,9 +72,9 @@ func wcRead(t *testing.T, s *rsStore, runID string, token uuid.UUID, keepWake bo
 // counts.
 func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 20)
-	q := gen.New(s.pool)
-	ctx := testContext(t)
+	s := testkit.NewRunStore(t, 20)
+	q := gen.New(s.Pool)
+	ctx := testkit.Context(t)
 	retryAt := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 	cases := []wcCase{
 		{name: "done", schedule: "terminal", status: "done", state: `{"r": 1}`, checkpointType: "complete", step: 3},
@@ -88,12 +89,12 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 	tenants := []string{"per-run", "batch"}
 	for _, tenant := range tenants {
 		for _, c := range cases {
-			s.insert(tenant, tenant+"-"+c.name)
+			s.Insert(tenant, tenant+"-"+c.name)
 		}
 	}
 	leases := map[string]docket.Lease{}
 	for len(leases) < len(tenants)*len(cases) {
-		res := s.claimDue(s.dbNow(), time.Hour, math.MaxInt32)
+		res := s.ClaimDue(s.DbNow(), time.Hour, math.MaxInt32)
 		if len(res.Leases) == 0 {
 			t.Fatalf("claimed %d of %d runs, then nothing", len(leases), len(tenants)*len(cases))
 		}
@@ -214,7 +215,7 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 		}
 	}
 	unfinished := func(scope string) int64 {
-		return queryInt64(t, s.pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope)
+		return testkit.QueryInt64(t, s.Pool, `select unfinished_count from docket_claim_schedule where scope_key = $1`, scope)
 	}
 	// Of the eight runs, done and failed finished; the waiting run still
 	// counts as unfinished.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // A handler writes its verdict with Job.CommitTx in the transaction of its
@@ -18,18 +19,18 @@ import (
 // back, the Worker writes the returned Result, fenced on the same claim.
 func TestWorkerHandlerCommitsInItsOwnTransaction(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t)
-	execSQL(t, pool, `create table sent (run_id text primary key)`)
-	client := openClient(t, pool, tenantFairConfig(4))
-	rs := &rsStore{t: t, pool: pool, client: client}
-	rs.insert("t", "commits")
-	rs.insert("t", "rolls-back")
-	counter := newWkCounter()
-	events := newWkEvents()
+	pool := testkit.NewPool(t)
+	testkit.ExecSQL(t, pool, `create table sent (run_id text primary key)`)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	rs.Insert("t", "commits")
+	rs.Insert("t", "rolls-back")
+	counter := testkit.NewWorkerCounter()
+	events := testkit.NewWorkerEvents()
 	var secondCall error
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 2, OnEvent: events.hook,
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 2, OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add(job.RunID)
+			counter.Add(job.RunID)
 			err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 				if _, err := tx.Exec(ctx, `insert into sent values ($1)`, job.RunID); err != nil {
 					return err
@@ -48,29 +49,29 @@ func TestWorkerHandlerCommitsInItsOwnTransaction(t *testing.T) {
 			}
 			return docket.Fail(errors.New("ignored: the transaction committed"))
 		}})
-	events.waitVerdicts(t, map[string]string{"commits": "complete", "rolls-back": "retry"})
-	wkStop(t, w, runResult)
+	events.WaitVerdicts(t, map[string]string{"commits": "complete", "rolls-back": "retry"})
+	testkit.StopWorker(t, w, runResult)
 	if !errors.Is(secondCall, docket.ErrInvalidArgument) {
 		t.Fatalf("a second CommitTx: %v, want ErrInvalidArgument", secondCall)
 	}
-	commits, err := client.FetchRun(testContext(t), docket.Tenant("t"), "commits")
+	commits, err := client.FetchRun(testkit.Context(t), docket.Tenant("t"), "commits")
 	if err != nil || commits.Status != docket.StatusDone || string(commits.State) != `{"sent": true}` || commits.CheckpointSeq != 1 {
 		t.Fatalf("commits: %+v, %v; want done with the transaction's verdict at seq 1", commits, err)
 	}
-	back, err := client.FetchRun(testContext(t), docket.Tenant("t"), "rolls-back")
+	back, err := client.FetchRun(testkit.Context(t), docket.Tenant("t"), "rolls-back")
 	if err != nil || back.Status != docket.StatusRunning || back.LatestCheckpointType != "retry" || back.CheckpointSeq != 1 ||
-		string(back.State) == `{"sent": true}` || counter.get("rolls-back") != 1 {
-		t.Fatalf("rolls-back: %+v, %v after %d calls; want the returned retry written once at seq 1", back, err, counter.get("rolls-back"))
+		string(back.State) == `{"sent": true}` || counter.Get("rolls-back") != 1 {
+		t.Fatalf("rolls-back: %+v, %v after %d calls; want the returned retry written once at seq 1", back, err, counter.Get("rolls-back"))
 	}
-	if got := queryInt64(t, pool, `select count(*) from sent where run_id = 'rolls-back'`); got != 0 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from sent where run_id = 'rolls-back'`); got != 0 {
 		t.Fatalf("the rolled-back write landed: %d rows", got)
 	}
-	if got := queryInt64(t, pool, `select count(*) from sent where run_id = 'commits'`); got != 1 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from sent where run_id = 'commits'`); got != 1 {
 		t.Fatalf("commits' own write: %d rows", got)
 	}
-	if got := wkCountEvents(events.all(), func(ev docket.WorkerEvent) bool {
+	if got := testkit.WorkerCountEvents(events.All(), func(ev docket.WorkerEvent) bool {
 		return ev.Kind == docket.EventVerdict && ev.RunID == "commits"
-	}); got != 1 || counter.get("commits") != 1 {
-		t.Fatalf("commits: %d verdict events, %d handler calls; want exactly one of each", got, counter.get("commits"))
+	}); got != 1 || counter.Get("commits") != 1 {
+		t.Fatalf("commits: %d verdict events, %d handler calls; want exactly one of each", got, counter.Get("commits"))
 	}
 }

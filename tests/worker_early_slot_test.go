@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // wkQuietWindow is how long a test watches for something that must not
@@ -26,22 +27,22 @@ const wkQuietWindow = 300 * time.Millisecond
 // every run is handled and committed exactly once.
 func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 	t.Parallel()
-	pool := wkPool(t, pgtest.NewDatabase(t), 8)
-	client := openClient(t, pool, tenantFairConfig(4))
-	rs := &rsStore{t: t, pool: pool, client: client}
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
 	for _, id := range []string{"a", "b", "c"} {
-		rs.insert("t", id)
+		rs.Insert("t", id)
 	}
 
 	var mu sync.Mutex
 	locks := map[string]pgx.Tx{}
 	started := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
-	counter := newWkCounter()
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 1, PollInterval: time.Minute, OnEvent: events.hook,
+	counter := testkit.NewWorkerCounter()
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 1, PollInterval: time.Minute, OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add(job.RunID)
+			counter.Add(job.RunID)
 			if job.RunID != "c" {
 				// Hold a share lock on the run's row until the test lets
 				// go: the verdict's commit statement waits for it.
@@ -74,7 +75,7 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 		mu.Lock()
 		tx := locks[id]
 		mu.Unlock()
-		if err := tx.Commit(testContext(t)); err != nil {
+		if err := tx.Commit(testkit.Context(t)); err != nil {
 			t.Fatalf("release lock of %s: %v", id, err)
 		}
 	}
@@ -85,7 +86,7 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 			t.Fatalf("%s: c started, want it unclaimed while b holds the only slot", when)
 		case <-time.After(wkQuietWindow):
 		}
-		if r := rs.row("c"); r.Token != nil || r.Status != "running" {
+		if r := rs.Row("c"); r.Token != nil || r.Status != "running" {
 			t.Fatalf("%s: c is %+v, want unclaimed", when, r)
 		}
 	}
@@ -93,22 +94,22 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 	wkWaitClosed(t, "a to start", started["a"])
 	// a's verdict waits for its lock, yet b is claimed into the freed slot.
 	wkWaitClosed(t, "b to start while a's commit waits", started["b"])
-	if r := rs.row("a"); r.Status != "running" || r.Token == nil {
+	if r := rs.Row("a"); r.Status != "running" || r.Token == nil {
 		t.Fatalf("a is %+v, want still claimed while its commit waits", r)
 	}
 	// b's verdict waits too; the committing token is a's, so b keeps the slot.
 	expectNotStarted("a and b committing")
 	unlock("a")
-	events.waitWritten(t, "complete", "a")
+	events.WaitWritten(t, "complete", "a")
 	expectNotStarted("b committing")
 	unlock("b")
 	wkWaitClosed(t, "c to start once b is written", started["c"])
-	events.waitWritten(t, "complete", "c")
-	wkStop(t, w, runResult)
+	events.WaitWritten(t, "complete", "c")
+	testkit.StopWorker(t, w, runResult)
 
-	counter.expectEach(t, []string{"a", "b", "c"}, 1)
+	counter.ExpectEach(t, []string{"a", "b", "c"}, 1)
 	for _, id := range []string{"a", "b", "c"} {
-		if r := rs.row(id); r.Status != "done" || r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil {
+		if r := rs.Row(id); r.Status != "done" || r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil {
 			t.Errorf("%s: %+v, want done by one commit, no claim, no marker", id, r)
 		}
 	}
@@ -121,20 +122,20 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 // not at the next poll a minute later, and the second run is handled.
 func TestWorkerClaimsAgainOnceAnEarlyVerdictIsWritten(t *testing.T) {
 	t.Parallel()
-	pool := wkPool(t, pgtest.NewDatabase(t), 8)
-	client := openClient(t, pool, tenantFairConfig(1))
-	rs := &rsStore{t: t, pool: pool, client: client}
-	rs.insert("t", "first")
-	rs.insert("t", "second")
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(1))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	rs.Insert("t", "first")
+	rs.Insert("t", "second")
 
 	lockTaken := make(chan pgx.Tx, 1)
 	secondStarted := make(chan struct{})
-	counter := newWkCounter()
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 2, PollInterval: time.Minute, OnEvent: events.hook,
+	counter := testkit.NewWorkerCounter()
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 2, PollInterval: time.Minute, OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add(job.RunID)
+			counter.Add(job.RunID)
 			if job.RunID == "second" {
 				close(secondStarted)
 				return docket.Complete(nil)
@@ -153,7 +154,7 @@ func TestWorkerClaimsAgainOnceAnEarlyVerdictIsWritten(t *testing.T) {
 	var lock pgx.Tx
 	select {
 	case lock = <-lockTaken:
-	case <-time.After(wkDeadline):
+	case <-time.After(testkit.WorkerDeadline):
 		t.Fatal("first never started")
 	}
 	t.Cleanup(func() { _ = lock.Rollback(context.Background()) })
@@ -162,11 +163,11 @@ func TestWorkerClaimsAgainOnceAnEarlyVerdictIsWritten(t *testing.T) {
 		t.Fatal("second started while first still held the tenant's only admission")
 	case <-time.After(wkQuietWindow):
 	}
-	if err := lock.Commit(testContext(t)); err != nil {
+	if err := lock.Commit(testkit.Context(t)); err != nil {
 		t.Fatalf("release first's lock: %v", err)
 	}
 	wkWaitClosed(t, "second to start once first's verdict is written", secondStarted)
-	events.waitWritten(t, "complete", "second")
-	wkStop(t, w, runResult)
-	counter.expectEach(t, []string{"first", "second"}, 1)
+	events.WaitWritten(t, "complete", "second")
+	testkit.StopWorker(t, w, runResult)
+	counter.ExpectEach(t, []string{"first", "second"}, 1)
 }

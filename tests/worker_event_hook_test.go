@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // TestWorkerReportsEachEventToOnEvent requires, per run, exactly the events
@@ -19,12 +20,12 @@ import (
 // handed its claim back first.
 func TestWorkerReportsEachEventToOnEvent(t *testing.T) {
 	t.Parallel()
-	pool := wkPool(t, pgtest.NewDatabase(t), 8)
-	client := openClient(t, pool, tenantFairConfig(4))
-	rs := &rsStore{t: t, pool: pool, client: client}
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 3, PollInterval: time.Minute, OnEvent: events.hook,
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 3, PollInterval: time.Minute, OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			switch job.RunID {
 			case "invalid":
@@ -35,19 +36,19 @@ func TestWorkerReportsEachEventToOnEvent(t *testing.T) {
 			return docket.Complete(nil)
 		},
 	})
-	events.waitFor(t, "the worker to listen", func(evs []docket.WorkerEvent) bool {
-		return wkCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventListening }) == 1
+	events.WaitFor(t, "the worker to listen", func(evs []docket.WorkerEvent) bool {
+		return testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventListening }) == 1
 	})
-	if _, err := client.InsertRuns(testContext(t), []docket.NewRun{
+	if _, err := client.InsertRuns(testkit.Context(t), []docket.NewRun{
 		{RunID: "done", Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{}`)},
 		{RunID: "invalid", Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{}`)},
 		{RunID: "slow", Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{}`)},
 	}); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
-	events.waitFor(t, "done and invalid settled, slow started", func(evs []docket.WorkerEvent) bool {
-		return wkWritten(evs, "done", "complete") && wkWritten(evs, "invalid", "invalid_result") &&
-			wkCountEvents(evs, func(ev docket.WorkerEvent) bool {
+	events.WaitFor(t, "done and invalid settled, slow started", func(evs []docket.WorkerEvent) bool {
+		return testkit.WorkerWritten(evs, "done", "complete") && testkit.WorkerWritten(evs, "invalid", "invalid_result") &&
+			testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool {
 				return ev.Kind == docket.EventHandlerStarted && ev.RunID == "slow"
 			}) == 1
 	})
@@ -61,15 +62,15 @@ func TestWorkerReportsEachEventToOnEvent(t *testing.T) {
 	if err := <-runResult; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	events.waitFor(t, "slow's verdict dropped", func(evs []docket.WorkerEvent) bool {
-		return wkCountEvents(evs, func(ev docket.WorkerEvent) bool {
+	events.WaitFor(t, "slow's verdict dropped", func(evs []docket.WorkerEvent) bool {
+		return testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool {
 			return ev.Kind == docket.EventVerdict && ev.RunID == "slow" && ev.Outcome == docket.VerdictDropped
 		}) == 1
 	})
 
 	perRun := map[string][]string{}
 	leases := 0
-	for _, ev := range events.all() {
+	for _, ev := range events.All() {
 		switch ev.Kind {
 		case docket.EventClaimed:
 			if ev.Err != nil || ev.Poisoned != 0 {
@@ -112,7 +113,7 @@ func TestWorkerReportsEachEventToOnEvent(t *testing.T) {
 	if len(perRun) != len(want) {
 		t.Errorf("events of runs %v, want only %v", perRun, want)
 	}
-	if r := rs.row("slow"); r.Status != "running" || r.Token != nil || r.Seq != 1 {
+	if r := rs.Row("slow"); r.Status != "running" || r.Token != nil || r.Seq != 1 {
 		t.Errorf("slow: %+v, want handed back at stop", r)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // The worker's shared read and set-based commit pass arrays, so every pgx
@@ -20,7 +21,7 @@ import (
 // ends with each run written exactly as its verdict says.
 func TestWorkerDrainsInEveryQueryExecMode(t *testing.T) {
 	t.Parallel()
-	for _, mode := range queryExecModes {
+	for _, mode := range testkit.QueryExecModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
 			cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
@@ -34,19 +35,19 @@ func TestWorkerDrainsInEveryQueryExecMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(pool.Close)
-			client := openClient(t, pool, tenantFairConfig(8))
+			client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(8))
 			names := []string{"complete", "fail", "retry", "wait", "continue"}
-			rs := &rsStore{t: t, pool: pool, client: client}
+			rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
 			for _, id := range names {
-				rs.insert("modes", id)
+				rs.Insert("modes", id)
 			}
-			counter := newWkCounter()
-			log := &wkLogRecorder{}
-			events := newWkEvents()
-			w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-				Concurrency: len(names), Logger: slog.New(log), OnEvent: events.hook,
+			counter := testkit.NewWorkerCounter()
+			log := &testkit.WorkerLogRecorder{}
+			events := testkit.NewWorkerEvents()
+			w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+				Concurrency: len(names), Logger: slog.New(log), OnEvent: events.Hook,
 				Handler: func(_ context.Context, job *docket.Job) docket.Result {
-					n := counter.add(job.RunID)
+					n := counter.Add(job.RunID)
 					switch job.RunID {
 					case "complete":
 						return docket.Complete(json.RawMessage(`{"by": "complete", "text": "ä\"'"}`))
@@ -69,10 +70,10 @@ func TestWorkerDrainsInEveryQueryExecMode(t *testing.T) {
 			// which is later than the now() of a poll whose transaction
 			// started first yet sees the yield, so "wake_at > now()" holds
 			// while the run still waits for its second claim.
-			events.waitVerdicts(t, map[string]string{
+			events.WaitVerdicts(t, map[string]string{
 				"complete": "complete", "fail": "fail", "retry": "retry", "wait": "wait", "continue": "complete",
 			})
-			wkStop(t, w, runResult)
+			testkit.StopWorker(t, w, runResult)
 
 			want := map[string]struct {
 				status, checkpoint, state string
@@ -85,7 +86,7 @@ func TestWorkerDrainsInEveryQueryExecMode(t *testing.T) {
 				"continue": {"done", "complete", `{"by": "continue"}`, 2},
 			}
 			for _, id := range names {
-				run, err := client.FetchRun(testContext(t), docket.Tenant("modes"), id)
+				run, err := client.FetchRun(testkit.Context(t), docket.Tenant("modes"), id)
 				if err != nil {
 					t.Fatalf("fetch %s: %v", id, err)
 				}
@@ -95,10 +96,10 @@ func TestWorkerDrainsInEveryQueryExecMode(t *testing.T) {
 					t.Errorf("%s: got %+v, want %+v", id, got, want[id])
 				}
 			}
-			if r := rs.row("retry"); r.WakeAt == nil || r.AdmittedAt != nil {
+			if r := rs.Row("retry"); r.WakeAt == nil || r.AdmittedAt != nil {
 				t.Errorf("retry: %+v, want a wake time and no admission", r)
 			}
-			wkExpectQuiet(t, log)
+			testkit.WorkerExpectQuiet(t, log)
 			wmBatchCommitRoundTrips(t, rs)
 		})
 	}
@@ -107,13 +108,13 @@ func TestWorkerDrainsInEveryQueryExecMode(t *testing.T) {
 // wmBatchCommitRoundTrips claims two runs and commits both in one
 // CommitRuns statement, so a mode whose arrays fail the statement fails
 // here instead of being hidden by the worker's fallback to Commit.
-func wmBatchCommitRoundTrips(t *testing.T, rs *rsStore) {
+func wmBatchCommitRoundTrips(t *testing.T, rs *testkit.RunStore) {
 	t.Helper()
-	rs.insert("modes", "batch-done")
-	rs.insert("modes", "batch-later")
+	rs.Insert("modes", "batch-done")
+	rs.Insert("modes", "batch-later")
 	leases := []docket.Lease{}
 	for range 2 {
-		res := rs.claimDue(rs.dbNow(), time.Hour, 10)
+		res := rs.ClaimDue(rs.DbNow(), time.Hour, 10)
 		if len(res.Leases) != 1 {
 			t.Fatalf("claimed %+v, want one of the batch runs", res)
 		}
@@ -137,14 +138,14 @@ func wmBatchCommitRoundTrips(t *testing.T, rs *rsStore) {
 		params.Schedules = append(params.Schedules, schedule)
 		params.WakeAts = append(params.WakeAts, later)
 	}
-	rows, err := gen.New(rs.pool).CommitRuns(testContext(t), params)
+	rows, err := gen.New(rs.Pool).CommitRuns(testkit.Context(t), params)
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("batch commit: %d rows, %v; want 2", len(rows), err)
 	}
-	if r := rs.row("batch-done"); r.Status != "done" || r.Seq != 1 {
+	if r := rs.Row("batch-done"); r.Status != "done" || r.Seq != 1 {
 		t.Errorf("batch-done: %+v, want done at seq 1", r)
 	}
-	if r := rs.row("batch-later"); r.Status != "running" || r.WakeAt == nil || !r.WakeAt.Equal(later) || r.Seq != 1 {
+	if r := rs.Row("batch-later"); r.Status != "running" || r.WakeAt == nil || !r.WakeAt.Equal(later) || r.Seq != 1 {
 		t.Errorf("batch-later: %+v, want due at %v at seq 1", r, later)
 	}
 }

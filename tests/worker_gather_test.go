@@ -9,6 +9,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // TestWorkerClaimsIntoFreeSlotsWhileOthersStayBusy holds one slot of a
@@ -20,19 +21,19 @@ import (
 func TestWorkerClaimsIntoFreeSlotsWhileOthersStayBusy(t *testing.T) {
 	t.Parallel()
 	const quick = 5
-	pool := wkPool(t, pgtest.NewDatabase(t), 8)
-	client := openClient(t, pool, tenantFairConfig(4))
-	rs := &rsStore{t: t, pool: pool, client: client}
-	rs.insert("t", "blocker")
-	rs.insert("t", "quick-0")
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	rs.Insert("t", "blocker")
+	rs.Insert("t", "quick-0")
 
-	counter := newWkCounter()
+	counter := testkit.NewWorkerCounter()
 	blocked := make(chan struct{})
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 2, PollInterval: time.Minute, OnEvent: events.hook,
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 2, PollInterval: time.Minute, OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add(job.RunID)
+			counter.Add(job.RunID)
 			if job.RunID == "blocker" {
 				close(blocked)
 				<-ctx.Done()
@@ -42,11 +43,11 @@ func TestWorkerClaimsIntoFreeSlotsWhileOthersStayBusy(t *testing.T) {
 		},
 	})
 	wkWaitClosed(t, "the blocker to start", blocked)
-	events.waitWritten(t, "complete", "quick-0")
+	events.WaitWritten(t, "complete", "quick-0")
 	for i := 1; i < quick; i++ {
 		id := fmt.Sprintf("quick-%d", i)
-		rs.insert("t", id)
-		events.waitWritten(t, "complete", id)
+		rs.Insert("t", id)
+		events.WaitWritten(t, "complete", id)
 	}
 	// A stop whose drain window is already over hands the blocker back at once.
 	stopCtx, endDrain := context.WithCancel(context.Background())
@@ -60,17 +61,17 @@ func TestWorkerClaimsIntoFreeSlotsWhileOthersStayBusy(t *testing.T) {
 
 	for i := range quick {
 		id := fmt.Sprintf("quick-%d", i)
-		if got := counter.get(id); got != 1 {
+		if got := counter.Get(id); got != 1 {
 			t.Errorf("%s: %d invocations, want 1", id, got)
 		}
-		if r := rs.row(id); r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil {
+		if r := rs.Row(id); r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil {
 			t.Errorf("%s: %+v, want done by one commit, no claim, no marker", id, r)
 		}
 	}
-	if got := counter.get("blocker"); got != 1 {
+	if got := counter.Get("blocker"); got != 1 {
 		t.Errorf("blocker: %d invocations, want 1", got)
 	}
-	if r := rs.row("blocker"); r.Status != "running" || r.Token != nil || r.AdmittedAt == nil || r.Seq != 1 {
+	if r := rs.Row("blocker"); r.Status != "running" || r.Token != nil || r.AdmittedAt == nil || r.Seq != 1 {
 		t.Errorf("blocker: %+v, want handed back at stop with its admission", r)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pglocal"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // wkCountTolerant returns the number of done runs, or -1 while the server
@@ -47,35 +48,35 @@ func TestWorkerSurvivesAPostgreSQLRestart(t *testing.T) {
 	if err := docket.Migrate(ctx, url, docket.MigrateOptions{}); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	pool := wkPool(t, url, 16)
-	client := openClient(t, pool, tenantFairConfig(4))
-	ids := wkInsertRuns(t, client, 50, "a", "b", "c", "d")
+	pool := testkit.WorkerPool(t, url, 16)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	ids := testkit.WorkerInsertRuns(t, client, 50, "a", "b", "c", "d")
 
-	counter := newWkCounter()
-	log := &wkLogRecorder{}
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
+	counter := testkit.NewWorkerCounter()
+	log := &testkit.WorkerLogRecorder{}
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 8, ClaimTTL: 2 * time.Second, PollInterval: 200 * time.Millisecond, Logger: slog.New(log),
-		OnEvent: events.hook,
+		OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add(job.RunID)
+			counter.Add(job.RunID)
 			time.Sleep(2 * time.Millisecond) // simulated handler work, so the restart meets handlers in flight
 			return docket.Complete(json.RawMessage(`{"n":1}`))
 		},
 	})
-	events.waitDone(t, len(ids)/4)
+	events.WaitDone(t, len(ids)/4)
 	if err := srv.Restart(ctx); err != nil {
 		t.Fatalf("restart PostgreSQL: %v", err)
 	}
-	events.waitFor(t, "every run done after the restart", wkAllDone(pool, len(ids)))
-	wkStop(t, w, runResult)
+	events.WaitFor(t, "every run done after the restart", wkAllDone(pool, len(ids)))
+	testkit.StopWorker(t, w, runResult)
 
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and checkpoint_seq = 1 and state = '{"n":1}'`); got != int64(len(ids)) {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and checkpoint_seq = 1 and state = '{"n":1}'`); got != int64(len(ids)) {
 		t.Fatalf("%d runs committed exactly once as done, want %d", got, len(ids))
 	}
 	redone := 0
 	for _, id := range ids {
-		switch n := counter.get(id); {
+		switch n := counter.Get(id); {
 		case n == 0:
 			t.Errorf("run %s done without a handler invocation", id)
 		case n > 1:
@@ -83,7 +84,7 @@ func TestWorkerSurvivesAPostgreSQLRestart(t *testing.T) {
 		}
 	}
 	// The restart ends the LISTEN session, so the worker must have met it.
-	if got := len(log.find("docket worker listener failed; reconnecting")); got == 0 {
+	if got := len(log.Find("docket worker listener failed; reconnecting")); got == 0 {
 		t.Errorf("the worker logged no listener failure; did the restart reach it?")
 	}
 	t.Logf("restarted after %d of %d runs; %d runs handled twice because their claim outlived a failed commit",

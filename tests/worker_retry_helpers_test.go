@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // Helpers of the retry-policy tests.
@@ -38,10 +39,10 @@ func (a *rpAttempts) expect(t *testing.T, runID string, want ...int) {
 }
 
 // rpWaitWritten waits until n verdicts named verdict were written for runID.
-func rpWaitWritten(t *testing.T, events *wkEvents, runID, verdict string, n int) {
+func rpWaitWritten(t *testing.T, events *testkit.WorkerEvents, runID, verdict string, n int) {
 	t.Helper()
-	events.waitFor(t, fmt.Sprintf("%d %s verdicts of %s written", n, verdict, runID), func(evs []docket.WorkerEvent) bool {
-		return wkCountEvents(evs, func(ev docket.WorkerEvent) bool {
+	events.WaitFor(t, fmt.Sprintf("%d %s verdicts of %s written", n, verdict, runID), func(evs []docket.WorkerEvent) bool {
+		return testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool {
 			return ev.Kind == docket.EventVerdict && ev.RunID == runID && ev.Verdict == verdict && ev.Outcome == docket.VerdictWritten
 		}) >= n
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // A failed attempt with attempts left is released until exactly the
@@ -19,12 +20,12 @@ import (
 // each retried run due at once with plain SQL instead of waiting for it.
 func TestWorkerRetryPolicyBacksOffExactlyThenFails(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 2)
+	s := testkit.NewRunStore(t, 2)
 	acme := docket.Tenant("acme")
-	s.insert("acme", "flaky")
+	s.Insert("acme", "flaky")
 	attempts := newRPAttempts()
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, s.client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.hook,
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook,
 		PollInterval: 10 * time.Millisecond,
 		Retry: docket.RetryPolicy{MaxAttempts: 4, Backoff: time.Hour, MaxBackoff: 3 * time.Hour, Multiplier: 2,
 			Jitter: 0.5, Random: rpFixed(0.5)},
@@ -36,17 +37,17 @@ func TestWorkerRetryPolicyBacksOffExactlyThenFails(t *testing.T) {
 	// 3h become 45m, 90m and 135m.
 	for n, want := range []time.Duration{45 * time.Minute, 90 * time.Minute, 135 * time.Minute} {
 		rpWaitWritten(t, events, "flaky", "backoff", n+1)
-		run := reExpect(t, s.pool, s.client, acme, "flaky", n+1, reErrors(1, "error", reTexts("attempt %d failed", 1, n+1)...)...)
+		run := testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "flaky", n+1, testkit.RunErrors(1, "error", testkit.RunErrorTexts("attempt %d failed", 1, n+1)...)...)
 		if run.Status != docket.StatusRunning || run.WakeAt == nil || run.WakeAt.Sub(run.UpdatedAt) != want ||
 			run.LatestCheckpointType != "backoff" || !run.Errors[n].At.Equal(run.UpdatedAt) {
 			t.Fatalf("after failed attempt %d: %+v, want running, due %v after its commit", n+1, run, want)
 		}
-		s.expectAdmission("acme", "flaky", docket.AdmissionInactive)
-		execSQL(t, s.pool, `update docket_runs set wake_at = now() where run_id = 'flaky' and claim_token is null`)
+		s.ExpectAdmission("acme", "flaky", docket.AdmissionInactive)
+		testkit.ExecSQL(t, s.Pool, `update docket_runs set wake_at = now() where run_id = 'flaky' and claim_token is null`)
 	}
 	rpWaitWritten(t, events, "flaky", "fail", 1)
-	wkStop(t, w, runResult)
-	run := reExpect(t, s.pool, s.client, acme, "flaky", 4, reErrors(1, "error", reTexts("attempt %d failed", 1, 4)...)...)
+	testkit.StopWorker(t, w, runResult)
+	run := testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "flaky", 4, testkit.RunErrors(1, "error", testkit.RunErrorTexts("attempt %d failed", 1, 4)...)...)
 	if run.Status != docket.StatusFailed || run.LatestCheckpointType != "fail" || !run.Errors[3].At.Equal(run.UpdatedAt) {
 		t.Fatalf("after the last attempt: %+v, want failed by a fail verdict", run)
 	}
@@ -59,12 +60,12 @@ func TestWorkerRetryPolicyBacksOffExactlyThenFails(t *testing.T) {
 // an error text.
 func TestWorkerRetryPolicyRetriesPanicsAndTheZeroResult(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 2)
-	s.insert("acme", "shaky")
+	s := testkit.NewRunStore(t, 2)
+	s.Insert("acme", "shaky")
 	attempts := newRPAttempts()
-	events := newWkEvents()
-	log := &wkLogRecorder{}
-	w, runResult := wkStartWorker(t, s.client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.hook, Logger: slog.New(log),
+	events := testkit.NewWorkerEvents()
+	log := &testkit.WorkerLogRecorder{}
+	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook, Logger: slog.New(log),
 		PollInterval: 10 * time.Millisecond,
 		Retry:        docket.RetryPolicy{MaxAttempts: 5, Backoff: time.Microsecond, MaxBackoff: time.Microsecond},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
@@ -79,22 +80,22 @@ func TestWorkerRetryPolicyRetriesPanicsAndTheZeroResult(t *testing.T) {
 			return docket.Complete(nil)
 		}})
 	rpWaitWritten(t, events, "shaky", "complete", 1)
-	wkStop(t, w, runResult)
-	run := reExpect(t, s.pool, s.client, docket.Tenant("acme"), "shaky", 0,
-		reEntry{1, "panic", "kaput: secret-panic-text"},
-		reEntry{2, "no_result", "handler returned the zero Result"},
-		reEntry{3, "error", "boom: secret-error-text"})
+	testkit.StopWorker(t, w, runResult)
+	run := testkit.RunErrorExpect(t, s.Pool, s.Client, docket.Tenant("acme"), "shaky", 0,
+		testkit.RunErrorEntry{Attempt: 1, Kind: "panic", Error: "kaput: secret-panic-text"},
+		testkit.RunErrorEntry{Attempt: 2, Kind: "no_result", Error: "handler returned the zero Result"},
+		testkit.RunErrorEntry{Attempt: 3, Kind: "error", Error: "boom: secret-error-text"})
 	if run.Status != docket.StatusDone {
 		t.Fatalf("run %+v, want done", run)
 	}
 	attempts.expect(t, "shaky", 1, 2, 3, 4)
-	if n := wkCountEvents(events.all(), func(ev docket.WorkerEvent) bool {
+	if n := testkit.WorkerCountEvents(events.All(), func(ev docket.WorkerEvent) bool {
 		return ev.Kind == docket.EventVerdict && ev.Verdict == "backoff" && ev.Outcome == docket.VerdictWritten
 	}); n != 3 {
 		t.Fatalf("%d backoff verdicts written, want 3", n)
 	}
 	wkExpectNoIdentities(t, log, "secret-panic-text", "secret-error-text", "shaky")
-	if got := log.find("docket worker handler panicked"); len(got) != 1 || got[0].Level != slog.LevelError || got[0].Attrs["result"] != "backoff" {
+	if got := log.Find("docket worker handler panicked"); len(got) != 1 || got[0].Level != slog.LevelError || got[0].Attrs["result"] != "backoff" {
 		t.Fatalf("panic records %+v, want one error record naming the backoff", got)
 	}
 }
@@ -103,13 +104,13 @@ func TestWorkerRetryPolicyRetriesPanicsAndTheZeroResult(t *testing.T) {
 // now with its error recorded.
 func TestWorkerRetryDefaultPolicyFailsAtOnce(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 4)
+	s := testkit.NewRunStore(t, 4)
 	acme := docket.Tenant("acme")
-	s.insert("acme", "fails")
-	s.insert("acme", "panics")
+	s.Insert("acme", "fails")
+	s.Insert("acme", "panics")
 	attempts := newRPAttempts()
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, s.client, docket.WorkerConfig{Concurrency: 2, OnEvent: events.hook,
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 2, OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			attempts.add(job)
 			if job.RunID == "panics" {
@@ -117,10 +118,10 @@ func TestWorkerRetryDefaultPolicyFailsAtOnce(t *testing.T) {
 			}
 			return docket.Fail(errors.New("no such invoice"))
 		}})
-	events.waitVerdicts(t, map[string]string{"fails": "fail", "panics": "panic"})
-	wkStop(t, w, runResult)
-	for id, entry := range map[string]reEntry{"fails": {1, "error", "no such invoice"}, "panics": {1, "panic", "nil map"}} {
-		if run := reExpect(t, s.pool, s.client, acme, id, 1, entry); run.Status != docket.StatusFailed {
+	events.WaitVerdicts(t, map[string]string{"fails": "fail", "panics": "panic"})
+	testkit.StopWorker(t, w, runResult)
+	for id, entry := range map[string]testkit.RunErrorEntry{"fails": {Attempt: 1, Kind: "error", Error: "no such invoice"}, "panics": {Attempt: 1, Kind: "panic", Error: "nil map"}} {
+		if run := testkit.RunErrorExpect(t, s.Pool, s.Client, acme, id, 1, entry); run.Status != docket.StatusFailed {
 			t.Fatalf("%s: %+v, want failed", id, run)
 		}
 		attempts.expect(t, id, 1)
@@ -133,15 +134,15 @@ func TestWorkerRetryDefaultPolicyFailsAtOnce(t *testing.T) {
 // RetryAtError; all of them count the attempt.
 func TestWorkerRetryPolicyPerResultOverrides(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 8)
+	s := testkit.NewRunStore(t, 8)
 	acme := docket.Tenant("acme")
 	ids := []string{"fail-now", "retry-after", "retry-after-error", "retry-at-error"}
 	for _, id := range ids {
-		s.insert("acme", id)
+		s.Insert("acme", id)
 	}
 	at := time.Date(2030, 1, 2, 3, 4, 5, 123456000, time.UTC)
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, s.client, docket.WorkerConfig{Concurrency: 4, OnEvent: events.hook,
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 4, OnEvent: events.Hook,
 		Retry: docket.RetryPolicy{MaxAttempts: 5, Backoff: time.Hour},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			switch job.RunID {
@@ -154,25 +155,25 @@ func TestWorkerRetryPolicyPerResultOverrides(t *testing.T) {
 			}
 			return docket.RetryAtError(errors.New("maintenance"), at)
 		}})
-	events.waitVerdicts(t, map[string]string{"fail-now": "fail", "retry-after": "retry", "retry-after-error": "retry", "retry-at-error": "retry"})
-	wkStop(t, w, runResult)
+	events.WaitVerdicts(t, map[string]string{"fail-now": "fail", "retry-after": "retry", "retry-after-error": "retry", "retry-at-error": "retry"})
+	testkit.StopWorker(t, w, runResult)
 
-	if run := reExpect(t, s.pool, s.client, acme, "fail-now", 1, reEntry{1, "error", "fatal"}); run.Status != docket.StatusFailed {
+	if run := testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "fail-now", 1, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "fatal"}); run.Status != docket.StatusFailed {
 		t.Fatalf("fail-now: %+v, want failed", run)
 	}
 	for id, want := range map[string]struct {
 		delay   time.Duration
-		entries []reEntry
+		entries []testkit.RunErrorEntry
 	}{
 		"retry-after":       {7 * time.Minute, nil},
-		"retry-after-error": {3 * time.Minute, []reEntry{{1, "error", "rate limited"}}},
+		"retry-after-error": {3 * time.Minute, []testkit.RunErrorEntry{{Attempt: 1, Kind: "error", Error: "rate limited"}}},
 	} {
-		run := reExpect(t, s.pool, s.client, acme, id, 1, want.entries...)
+		run := testkit.RunErrorExpect(t, s.Pool, s.Client, acme, id, 1, want.entries...)
 		if run.Status != docket.StatusRunning || run.WakeAt == nil || run.WakeAt.Sub(run.UpdatedAt) != want.delay {
 			t.Fatalf("%s: %+v, want running, due %v after its commit", id, run, want.delay)
 		}
 	}
-	run := reExpect(t, s.pool, s.client, acme, "retry-at-error", 1, reEntry{1, "error", "maintenance"})
+	run := testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "retry-at-error", 1, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "maintenance"})
 	if run.WakeAt == nil || !run.WakeAt.Equal(at) {
 		t.Fatalf("retry-at-error due %v, want %v", run.WakeAt, at)
 	}
@@ -182,11 +183,11 @@ func TestWorkerRetryPolicyPerResultOverrides(t *testing.T) {
 // the history's attempt numbers follow the counter.
 func TestWorkerRetryPolicyCountsSinceTheLastStep(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 2)
-	s.insert("acme", "steps")
+	s := testkit.NewRunStore(t, 2)
+	s.Insert("acme", "steps")
 	attempts := newRPAttempts()
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, s.client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.hook,
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook,
 		PollInterval: 10 * time.Millisecond,
 		Retry:        docket.RetryPolicy{MaxAttempts: 3, Backoff: time.Microsecond, MaxBackoff: time.Microsecond},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
@@ -203,10 +204,10 @@ func TestWorkerRetryPolicyCountsSinceTheLastStep(t *testing.T) {
 			}
 		}})
 	rpWaitWritten(t, events, "steps", "fail", 1)
-	wkStop(t, w, runResult)
+	testkit.StopWorker(t, w, runResult)
 	attempts.expect(t, "steps", 1, 2, 2, 1, 2, 3)
-	run := reExpect(t, s.pool, s.client, docket.Tenant("acme"), "steps", 3,
-		reEntry{1, "error", "call 1"}, reEntry{1, "error", "call 4"}, reEntry{2, "error", "call 5"}, reEntry{3, "error", "call 6"})
+	run := testkit.RunErrorExpect(t, s.Pool, s.Client, docket.Tenant("acme"), "steps", 3,
+		testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "call 1"}, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "call 4"}, testkit.RunErrorEntry{Attempt: 2, Kind: "error", Error: "call 5"}, testkit.RunErrorEntry{Attempt: 3, Kind: "error", Error: "call 6"})
 	if run.Status != docket.StatusFailed || run.Step != 1 || string(run.State) != `{"n": 2}` {
 		t.Fatalf("run %+v, want failed at step 1 with the checkpointed state", run)
 	}
@@ -217,13 +218,13 @@ func TestWorkerRetryPolicyCountsSinceTheLastStep(t *testing.T) {
 // new worker goes on from the persisted count to the last attempt.
 func TestWorkerRetryPolicySurvivesAWorkerStop(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 2)
+	s := testkit.NewRunStore(t, 2)
 	acme := docket.Tenant("acme")
-	s.insert("acme", "durable")
+	s.Insert("acme", "durable")
 	policy := docket.RetryPolicy{MaxAttempts: 3, Backoff: time.Microsecond, MaxBackoff: time.Microsecond}
 	first, second := newRPAttempts(), newRPAttempts()
-	firstEvents := newWkEvents()
-	wa, runA := wkStartWorker(t, s.client, docket.WorkerConfig{Concurrency: 1, OnEvent: firstEvents.hook,
+	firstEvents := testkit.NewWorkerEvents()
+	wa, runA := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 1, OnEvent: firstEvents.Hook,
 		PollInterval: 10 * time.Millisecond, Retry: policy,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			if first.add(job) == 1 {
@@ -232,8 +233,8 @@ func TestWorkerRetryPolicySurvivesAWorkerStop(t *testing.T) {
 			<-ctx.Done()
 			return docket.Fail(errors.New("first worker, interrupted"))
 		}})
-	firstEvents.waitFor(t, "the second handler call", func(evs []docket.WorkerEvent) bool {
-		return wkCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventHandlerStarted }) == 2
+	firstEvents.WaitFor(t, "the second handler call", func(evs []docket.WorkerEvent) bool {
+		return testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventHandlerStarted }) == 2
 	})
 	// A stop whose drain window is over hands the run back at once; the
 	// interrupted handler's verdict is then dropped.
@@ -245,29 +246,29 @@ func TestWorkerRetryPolicySurvivesAWorkerStop(t *testing.T) {
 	if err := <-runA; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	firstEvents.waitFor(t, "the interrupted verdict dropped", func(evs []docket.WorkerEvent) bool {
-		return wkCountEvents(evs, func(ev docket.WorkerEvent) bool {
+	firstEvents.WaitFor(t, "the interrupted verdict dropped", func(evs []docket.WorkerEvent) bool {
+		return testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool {
 			return ev.Kind == docket.EventVerdict && ev.Verdict == "backoff" && ev.Outcome == docket.VerdictDropped
 		}) == 1
 	})
-	run := reExpect(t, s.pool, s.client, acme, "durable", 1, reEntry{1, "error", "first worker, attempt 1"})
+	run := testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "durable", 1, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "first worker, attempt 1"})
 	if run.Status != docket.StatusRunning || run.LatestCheckpointType != "stop" {
 		t.Fatalf("after the stop: %+v, want running, handed back", run)
 	}
 	first.expect(t, "durable", 1, 2)
 
-	secondEvents := newWkEvents()
-	wb, runB := wkStartWorker(t, s.client, docket.WorkerConfig{Concurrency: 1, OnEvent: secondEvents.hook,
+	secondEvents := testkit.NewWorkerEvents()
+	wb, runB := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 1, OnEvent: secondEvents.Hook,
 		PollInterval: 10 * time.Millisecond, Retry: policy,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			second.add(job)
 			return docket.Fail(fmt.Errorf("second worker, attempt %d", job.Attempt))
 		}})
 	rpWaitWritten(t, secondEvents, "durable", "fail", 1)
-	wkStop(t, wb, runB)
+	testkit.StopWorker(t, wb, runB)
 	second.expect(t, "durable", 2, 3)
-	run = reExpect(t, s.pool, s.client, acme, "durable", 3, reEntry{1, "error", "first worker, attempt 1"},
-		reEntry{2, "error", "second worker, attempt 2"}, reEntry{3, "error", "second worker, attempt 3"})
+	run = testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "durable", 3, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "first worker, attempt 1"},
+		testkit.RunErrorEntry{Attempt: 2, Kind: "error", Error: "second worker, attempt 2"}, testkit.RunErrorEntry{Attempt: 3, Kind: "error", Error: "second worker, attempt 3"})
 	if run.Status != docket.StatusFailed {
 		t.Fatalf("run %+v, want failed", run)
 	}
@@ -278,12 +279,12 @@ func TestWorkerRetryPolicySurvivesAWorkerStop(t *testing.T) {
 // the history, which the new attempts extend.
 func TestWorkerRetryRunRestartsTheAttemptsAndKeepsTheErrors(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 2)
+	s := testkit.NewRunStore(t, 2)
 	acme := docket.Tenant("acme")
-	s.insert("acme", "revived")
+	s.Insert("acme", "revived")
 	attempts := newRPAttempts()
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, s.client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.hook,
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook,
 		PollInterval: 10 * time.Millisecond,
 		Retry:        docket.RetryPolicy{MaxAttempts: 2, Backoff: time.Microsecond, MaxBackoff: time.Microsecond},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
@@ -291,8 +292,8 @@ func TestWorkerRetryRunRestartsTheAttemptsAndKeepsTheErrors(t *testing.T) {
 			return docket.Fail(fmt.Errorf("try %d", job.Attempt))
 		}})
 	rpWaitWritten(t, events, "revived", "fail", 1)
-	reExpect(t, s.pool, s.client, acme, "revived", 2, reErrors(1, "error", "try 1", "try 2")...)
-	retried, err := s.client.RetryRun(testContext(t), acme, "revived", docket.RetryRunOptions{})
+	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "revived", 2, testkit.RunErrors(1, "error", "try 1", "try 2")...)
+	retried, err := s.Client.RetryRun(testkit.Context(t), acme, "revived", docket.RetryRunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,9 +301,9 @@ func TestWorkerRetryRunRestartsTheAttemptsAndKeepsTheErrors(t *testing.T) {
 		t.Fatalf("retried run %+v, want running with attempt 0 and both errors", retried)
 	}
 	rpWaitWritten(t, events, "revived", "fail", 2)
-	wkStop(t, w, runResult)
+	testkit.StopWorker(t, w, runResult)
 	attempts.expect(t, "revived", 1, 2, 1, 2)
-	reExpect(t, s.pool, s.client, acme, "revived", 2, append(reErrors(1, "error", "try 1", "try 2"), reErrors(1, "error", "try 1", "try 2")...)...)
+	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "revived", 2, append(testkit.RunErrors(1, "error", "try 1", "try 2"), testkit.RunErrors(1, "error", "try 1", "try 2")...)...)
 }
 
 // NewWorker refuses an invalid policy with a *RetryPolicyError naming the
@@ -310,8 +311,8 @@ func TestWorkerRetryRunRestartsTheAttemptsAndKeepsTheErrors(t *testing.T) {
 // never claimed.
 func TestWorkerRetryPolicyValidation(t *testing.T) {
 	t.Parallel()
-	s := newRSStore(t, 2)
-	s.insert("acme", "untouched")
+	s := testkit.NewRunStore(t, 2)
+	s.Insert("acme", "untouched")
 	handler := func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) }
 	for field, policy := range map[string]docket.RetryPolicy{
 		"MaxAttempts": {MaxAttempts: -1},
@@ -320,7 +321,7 @@ func TestWorkerRetryPolicyValidation(t *testing.T) {
 		"Multiplier":  {Multiplier: 0.5},
 		"Jitter":      {Jitter: 1.5},
 	} {
-		w, err := docket.NewWorker(s.client, docket.WorkerConfig{Concurrency: 1, Handler: handler, Retry: policy})
+		w, err := docket.NewWorker(s.Client, docket.WorkerConfig{Concurrency: 1, Handler: handler, Retry: policy})
 		var perr *docket.RetryPolicyError
 		if w != nil || !errors.Is(err, docket.ErrInvalidConfig) || !errors.As(err, &perr) || perr.Field != field {
 			t.Errorf("policy %+v: worker %v, error %v; want a RetryPolicyError on %s", policy, w, err, field)
@@ -334,12 +335,12 @@ func TestWorkerRetryPolicyValidation(t *testing.T) {
 		"max below backoff":      {Backoff: time.Minute, MaxBackoff: time.Second},
 		"max attempts too large": {MaxAttempts: math.MaxInt32 + 1},
 	} {
-		if w, err := docket.NewWorker(s.client, docket.WorkerConfig{Concurrency: 1, Handler: handler, Retry: policy}); w != nil ||
+		if w, err := docket.NewWorker(s.Client, docket.WorkerConfig{Concurrency: 1, Handler: handler, Retry: policy}); w != nil ||
 			!errors.Is(err, docket.ErrInvalidConfig) || !errors.As(err, new(*docket.RetryPolicyError)) {
 			t.Errorf("%s: worker %v, error %v; want a RetryPolicyError", name, w, err)
 		}
 	}
-	if r := s.row("untouched"); r.Token != nil || r.Attempts != 0 || r.Seq != 0 {
+	if r := s.Row("untouched"); r.Token != nil || r.Attempts != 0 || r.Seq != 0 {
 		t.Fatalf("a refused worker touched the run: %+v", r)
 	}
 }

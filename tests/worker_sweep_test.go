@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -36,7 +37,7 @@ func wsInsertDormant(t *testing.T, client *docket.Client, n int) {
 			GraphID: "graph", GraphHash: "v1", State: json.RawMessage(`{}`), WakeAt: tomorrow,
 		}
 	}
-	if _, err := client.InsertRuns(testContext(t), runs); err != nil {
+	if _, err := client.InsertRuns(testkit.Context(t), runs); err != nil {
 		t.Fatalf("insert dormant runs: %v", err)
 	}
 }
@@ -45,13 +46,13 @@ func wsInsertDormant(t *testing.T, client *docket.Client, n int) {
 // collects.
 func wsClient(t *testing.T) (*docket.Client, *sdkmetric.ManualReader) {
 	t.Helper()
-	pool := wkPool(t, pgtest.NewDatabase(t), 16)
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 16)
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
-	cfg := tenantFairConfig(2)
+	cfg := testkit.TenantFairConfig(2)
 	cfg.MeterProvider = provider
-	return openClient(t, pool, cfg), reader
+	return testkit.OpenClient(t, pool, cfg), reader
 }
 
 // TestWorkerSweepDrainsBehindDormantTenants puts two tenants with a backlog
@@ -64,26 +65,26 @@ func TestWorkerSweepDrainsBehindDormantTenants(t *testing.T) {
 	const perTenant = 20
 	client, reader := wsClient(t)
 	wsInsertDormant(t, client, 300)
-	ids := wkInsertRuns(t, client, perTenant, "ws-a", "ws-b")
+	ids := testkit.WorkerInsertRuns(t, client, perTenant, "ws-a", "ws-b")
 
-	handled := newWkCounter()
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 4, PollInterval: wsHour, OnEvent: events.hook,
+	handled := testkit.NewWorkerCounter()
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 4, PollInterval: wsHour, OnEvent: events.Hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
-			handled.add(job.RunID)
+			handled.Add(job.RunID)
 			return docket.Complete(nil)
 		},
 	})
-	events.waitDone(t, len(ids))
-	wkStop(t, w, runResult)
-	handled.expectEach(t, ids, 1)
+	events.WaitDone(t, len(ids))
+	testkit.StopWorker(t, w, runResult)
+	handled.ExpectEach(t, ids, 1)
 
-	got := tmCollect(t, testContext(t), reader)
-	if claimed := got.points["docket.worker.sweep_calls"][tmAttrs("result", "claimed")]; claimed < 1 {
-		t.Errorf("sweep calls that claimed = %d, want at least 1 (points %v)", claimed, sortedPoints(got.points["docket.worker.sweep_calls"]))
+	got := testkit.TelemetryCollect(t, testkit.Context(t), reader)
+	if claimed := got.Points["docket.worker.sweep_calls"][testkit.TelemetryAttrs("result", "claimed")]; claimed < 1 {
+		t.Errorf("sweep calls that claimed = %d, want at least 1 (points %v)", claimed, testkit.SortedPoints(got.Points["docket.worker.sweep_calls"]))
 	}
-	if n := queryInt64(t, client.Pool(), `select count(*) from docket_runs where status = 'running'`); n != 300 {
+	if n := testkit.QueryInt64(t, client.Pool(), `select count(*) from docket_runs where status = 'running'`); n != 300 {
 		t.Errorf("running runs = %d, want the 300 dormant ones", n)
 	}
 }
@@ -109,10 +110,10 @@ func TestWorkerSweepIsOneRevolutionOnAnIdleDomain(t *testing.T) {
 			t.Parallel()
 			client, reader := wsClient(t)
 			wsInsertDormant(t, client, tc.positions)
-			log := &wkLogRecorder{}
-			events := newWkEvents()
-			w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-				Concurrency: 2, PollInterval: wsHour, Logger: slog.New(log), OnEvent: events.hook,
+			log := &testkit.WorkerLogRecorder{}
+			events := testkit.NewWorkerEvents()
+			w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+				Concurrency: 2, PollInterval: wsHour, Logger: slog.New(log), OnEvent: events.Hook,
 				Handler: func(context.Context, *docket.Job) docket.Result {
 					t.Error("a dormant run was handled")
 					return docket.Complete(nil)
@@ -121,12 +122,12 @@ func TestWorkerSweepIsOneRevolutionOnAnIdleDomain(t *testing.T) {
 			const wakes = 2
 			// Both sweeps are over once their calls returned; Stop then
 			// waits for the claim loop, so the sweep ends are logged.
-			events.waitFor(t, "the calls of both sweeps", func(evs []docket.WorkerEvent) bool {
-				return wkCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventClaimed }) >= wakes*tc.calls
+			events.WaitFor(t, "the calls of both sweeps", func(evs []docket.WorkerEvent) bool {
+				return testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventClaimed }) >= wakes*tc.calls
 			})
-			wkStop(t, w, runResult)
+			testkit.StopWorker(t, w, runResult)
 
-			swept := log.find(wsSwept)
+			swept := log.Find(wsSwept)
 			if len(swept) != wakes {
 				t.Fatalf("%d sweep ends logged, want %d", len(swept), wakes)
 			}
@@ -138,18 +139,18 @@ func TestWorkerSweepIsOneRevolutionOnAnIdleDomain(t *testing.T) {
 					}
 				}
 			}
-			got := tmCollect(t, testContext(t), reader)
-			got.expectPoints(t, "docket.claim.calls", tmPoints{
-				tmAttrs("policy", "tenant_fair", "result", "empty", "reason", "none", "preference", "none", "fallback", "false"): int64(wakes * tc.calls),
+			got := testkit.TelemetryCollect(t, testkit.Context(t), reader)
+			got.ExpectPoints(t, "docket.claim.calls", testkit.TelemetryPoints{
+				testkit.TelemetryAttrs("policy", "tenant_fair", "result", "empty", "reason", "none", "preference", "none", "fallback", "false"): int64(wakes * tc.calls),
 			})
-			wantSweeps := tmPoints{}
+			wantSweeps := testkit.TelemetryPoints{}
 			if tc.calls > 1 {
-				wantSweeps[tmAttrs("result", "empty")] = int64(wakes * (tc.calls - 1))
-				if shape := got.shape["docket.worker.sweep_calls"]; shape != "counter {call}" {
+				wantSweeps[testkit.TelemetryAttrs("result", "empty")] = int64(wakes * (tc.calls - 1))
+				if shape := got.Shape["docket.worker.sweep_calls"]; shape != "counter {call}" {
 					t.Errorf("docket.worker.sweep_calls is a %q, want a counter {call}", shape)
 				}
 			}
-			got.expectPoints(t, "docket.worker.sweep_calls", wantSweeps)
+			got.ExpectPoints(t, "docket.worker.sweep_calls", wantSweeps)
 		})
 	}
 }

@@ -16,25 +16,8 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
-
-// wkPool opens a pool of size connections on databaseURL, closed when the
-// test ends. A worker needs room for its LISTEN session, its claims and one
-// refresh or commit per handled run.
-func wkPool(t *testing.T, databaseURL string, size int32) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(databaseURL)
-	if err != nil {
-		t.Fatalf("pool config: %v", err)
-	}
-	cfg.MaxConns = size
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("pool: %v", err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
-}
 
 // wkCapSample is what the sampler saw over a drain.
 type wkCapSample struct {
@@ -99,29 +82,29 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 	t.Parallel()
 	const capPerTenant, perTenant = 3, 50
 	url := pgtest.NewDatabase(t)
-	pool := wkPool(t, url, 16)
-	client := openClient(t, pool, tenantFairConfig(capPerTenant))
+	pool := testkit.WorkerPool(t, url, 16)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(capPerTenant))
 	var tenants []string
 	for i := range 10 {
 		tenants = append(tenants, fmt.Sprintf("tenant-%02d", i))
 	}
-	ids := wkInsertRuns(t, client, perTenant, tenants...)
+	ids := testkit.WorkerInsertRuns(t, client, perTenant, tenants...)
 
 	samplerCtx, stopSampler := context.WithCancel(context.Background())
 	sampled := make(chan wkCapSample, 1)
-	samplerPool := wkPool(t, url, 1)
+	samplerPool := testkit.WorkerPool(t, url, 1)
 	// Every claim call that leased runs asks for a snapshot; one that
 	// arrives while the sampler is busy folds into the pending one.
 	tick := make(chan struct{}, 1)
 	go func() { sampled <- wkSampleCaps(samplerCtx, samplerPool, capPerTenant, tick) }()
 
-	counter := newWkCounter()
-	log := &wkLogRecorder{}
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
+	counter := testkit.NewWorkerCounter()
+	log := &testkit.WorkerLogRecorder{}
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 8, PollInterval: 100 * time.Millisecond, Logger: slog.New(log),
 		OnEvent: func(ev docket.WorkerEvent) {
-			events.hook(ev)
+			events.Hook(ev)
 			if ev.Kind == docket.EventClaimed && ev.Leases > 0 {
 				select {
 				case tick <- struct{}{}:
@@ -130,15 +113,15 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 			}
 		},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add(job.RunID)
+			counter.Add(job.RunID)
 			time.Sleep(time.Millisecond) // simulated handler work, so claims overlap
 			return docket.Complete(json.RawMessage(`{"n":1}`))
 		},
 	})
-	events.waitDone(t, len(ids))
+	events.WaitDone(t, len(ids))
 	stopSampler()
 	sample := <-sampled
-	wkStop(t, w, runResult)
+	testkit.StopWorker(t, w, runResult)
 
 	if sample.err != nil {
 		t.Fatalf("sampler: %v", sample.err)
@@ -150,43 +133,43 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 		t.Fatalf("%d of %d snapshots broke a cap, first: %s", len(sample.violations), sample.samples, sample.violations[0])
 	}
 	t.Logf("%d snapshots, highest admitted count of a tenant %d (cap %d)", sample.samples, sample.maxAdmitted, capPerTenant)
-	counter.expectEach(t, ids, 1)
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and checkpoint_seq = 1 and state = '{"n":1}'`); got != int64(len(ids)) {
+	counter.ExpectEach(t, ids, 1)
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and checkpoint_seq = 1 and state = '{"n":1}'`); got != int64(len(ids)) {
 		t.Fatalf("%d runs committed exactly once as done, want %d", got, len(ids))
 	}
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at is not null or claim_token is not null`); got != 0 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at is not null or claim_token is not null`); got != 0 {
 		t.Fatalf("%d runs still hold a marker or claim", got)
 	}
-	if got := queryInt64(t, pool, `select coalesce(sum(unfinished_count), 0) from docket_claim_schedule`); got != 0 {
+	if got := testkit.QueryInt64(t, pool, `select coalesce(sum(unfinished_count), 0) from docket_claim_schedule`); got != 0 {
 		t.Fatalf("unfinished count %d after the drain, want 0", got)
 	}
-	wkExpectQuiet(t, log)
+	testkit.WorkerExpectQuiet(t, log)
 	wkExpectNoIdentities(t, log, append(tenants, "tenant-00-0")...)
 }
 
 func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
-	pool := wkPool(t, url, 12)
-	client := openClient(t, pool, tenantFairConfig(10))
+	pool := testkit.WorkerPool(t, url, 12)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(10))
 	slow := []string{"slow-0", "slow-1", "slow-2"}
 	var runs []docket.NewRun
 	for _, id := range append([]string{"quick", "finisher"}, slow...) {
 		runs = append(runs, docket.NewRun{RunID: id, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1",
 			State: json.RawMessage(`{"n":0}`)})
 	}
-	if _, err := client.InsertRuns(testContext(t), runs); err != nil {
+	if _, err := client.InsertRuns(testkit.Context(t), runs); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 
-	counter := newWkCounter()
+	counter := testkit.NewWorkerCounter()
 	stopping := make(chan struct{})
 	var started sync.WaitGroup
 	started.Add(len(runs))
 	var causesMu sync.Mutex
 	var causes []error
 	handler := func(ctx context.Context, job *docket.Job) docket.Result {
-		if counter.add(job.RunID) > 1 {
+		if counter.Add(job.RunID) > 1 {
 			return docket.Complete(nil) // the second worker finishes everything
 		}
 		started.Done()
@@ -203,8 +186,8 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 		causesMu.Unlock()
 		return docket.Complete(json.RawMessage(`{"n":"too late"}`))
 	}
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: len(runs), Handler: handler, OnEvent: events.hook})
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: len(runs), Handler: handler, OnEvent: events.Hook})
 	allStarted := make(chan struct{})
 	go func() { started.Wait(); close(allStarted) }()
 	wkWaitClosed(t, "every handler to start", allStarted)
@@ -215,15 +198,15 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 	stopResult := make(chan error, 1)
 	go func() { stopResult <- w.Stop(stopCtx) }()
 	close(stopping)
-	rs := &rsStore{t: t, pool: pool, client: client}
-	events.waitWritten(t, "complete", "finisher")
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	events.WaitWritten(t, "complete", "finisher")
 	endDrain()
 	select {
 	case err := <-stopResult:
 		if err != nil {
 			t.Fatalf("stop: %v", err)
 		}
-	case <-time.After(wkDeadline):
+	case <-time.After(testkit.WorkerDeadline):
 		t.Fatalf("stop did not return")
 	}
 	if err := <-runResult; err != nil {
@@ -231,16 +214,16 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 	}
 
 	for _, id := range []string{"quick", "finisher"} {
-		if r := rs.row(id); r.Status != "done" || r.Seq != 1 {
+		if r := rs.Row(id); r.Status != "done" || r.Seq != 1 {
 			t.Errorf("%s: status %s seq %d, want done at seq 1", id, r.Status, r.Seq)
 		}
 	}
 	for _, id := range slow {
-		r := rs.row(id)
+		r := rs.Row(id)
 		if r.Status != "running" || r.Token != nil || r.ClaimedAt != nil || r.WakeAt == nil || r.AdmittedAt == nil || r.Seq != 1 {
 			t.Errorf("%s: %+v, want running, unclaimed, due, admission kept, seq 1", id, r)
 		}
-		run, err := client.FetchRun(testContext(t), docket.Tenant("t"), id)
+		run, err := client.FetchRun(testkit.Context(t), docket.Tenant("t"), id)
 		if err != nil {
 			t.Fatalf("fetch %s: %v", id, err)
 		}
@@ -248,7 +231,7 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 			t.Errorf("%s: checkpoint %q state %s step %d, want the stop hand-back with the document unchanged",
 				id, run.LatestCheckpointType, run.State, run.Step)
 		}
-		inspection, err := client.InspectRun(testContext(t), docket.Tenant("t"), id)
+		inspection, err := client.InspectRun(testkit.Context(t), docket.Tenant("t"), id)
 		if err != nil {
 			t.Fatalf("inspect %s: %v", id, err)
 		}
@@ -266,25 +249,25 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 		}
 	}
 	causesMu.Unlock()
-	if got := queryInt64(t, pool, `select count(*) from docket_runs where claim_token is not null`); got != 0 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where claim_token is not null`); got != 0 {
 		t.Fatalf("%d runs still claimed after stop", got)
 	}
 
 	// Nothing was lost: a second worker finishes the handed-back runs.
-	events2 := newWkEvents()
-	w2, run2 := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 2, Handler: handler, OnEvent: events2.hook})
-	events2.waitWritten(t, "complete", slow...)
-	wkStop(t, w2, run2)
+	events2 := testkit.NewWorkerEvents()
+	w2, run2 := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 2, Handler: handler, OnEvent: events2.Hook})
+	events2.WaitWritten(t, "complete", slow...)
+	testkit.StopWorker(t, w2, run2)
 	for _, id := range []string{"quick", "finisher"} {
-		if got := counter.get(id); got != 1 {
+		if got := counter.Get(id); got != 1 {
 			t.Errorf("%s: %d invocations, want 1", id, got)
 		}
 	}
 	for _, id := range slow {
-		if got := counter.get(id); got != 2 {
+		if got := counter.Get(id); got != 2 {
 			t.Errorf("%s: %d invocations, want 2 (stopped once, finished once)", id, got)
 		}
-		if r := rs.row(id); r.Seq != 2 {
+		if r := rs.Row(id); r.Seq != 2 {
 			t.Errorf("%s: seq %d, want 2 (hand-back, completion)", id, r.Seq)
 		}
 	}
@@ -328,24 +311,24 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	const ttl = time.Second
 	const crashedApp = "wk_crashed_worker"
 	url := pgtest.NewDatabase(t)
-	observer := wkPool(t, url, 4)
+	observer := testkit.WorkerPool(t, url, 4)
 	crashedPool, severed := wkSeverablePool(t, url, crashedApp)
-	crashedClient := openClient(t, crashedPool, tenantFairConfig(1))
-	survivor := openClient(t, wkPool(t, url, 8), tenantFairConfig(1))
-	rs := &rsStore{t: t, pool: observer, client: survivor}
-	rs.insert("acme", "run-crash-1")
+	crashedClient := testkit.OpenClient(t, crashedPool, testkit.TenantFairConfig(1))
+	survivor := testkit.OpenClient(t, testkit.WorkerPool(t, url, 8), testkit.TenantFairConfig(1))
+	rs := &testkit.RunStore{T: t, Pool: observer, Client: survivor}
+	rs.Insert("acme", "run-crash-1")
 
 	// The first worker claims the run, then its process "dies": its
 	// sessions are terminated and it can reach the database no more.
-	counter := newWkCounter()
+	counter := testkit.NewWorkerCounter()
 	crashedStarted, crashedCancelled, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var crashedCause error
-	crashedLog := &wkLogRecorder{}
-	crashedEvents := newWkEvents()
-	crashed, crashedRun := wkStartWorker(t, crashedClient, docket.WorkerConfig{
-		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(crashedLog), OnEvent: crashedEvents.hook,
+	crashedLog := &testkit.WorkerLogRecorder{}
+	crashedEvents := testkit.NewWorkerEvents()
+	crashed, crashedRun := testkit.StartWorker(t, crashedClient, docket.WorkerConfig{
+		Concurrency: 1, ClaimTTL: ttl, Logger: slog.New(crashedLog), OnEvent: crashedEvents.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add("crashed")
+			counter.Add("crashed")
 			close(crashedStarted)
 			<-ctx.Done()
 			crashedCause = context.Cause(ctx)
@@ -356,7 +339,7 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	})
 	wkWaitClosed(t, "the first worker to start the run", crashedStarted)
 	severed.Store(true)
-	execSQL(t, observer, `select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1`, crashedApp)
+	testkit.ExecSQL(t, observer, `select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1`, crashedApp)
 
 	// A second worker steals the claim once it expired and completes it.
 	type stolenJob struct {
@@ -366,19 +349,19 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	}
 	var stolen stolenJob
 	var stolenMu sync.Mutex
-	survivorEvents := newWkEvents()
-	survivorWorker, survivorRun := wkStartWorker(t, survivor, docket.WorkerConfig{
-		Concurrency: 2, ClaimTTL: ttl, OnEvent: survivorEvents.hook,
+	survivorEvents := testkit.NewWorkerEvents()
+	survivorWorker, survivorRun := testkit.StartWorker(t, survivor, docket.WorkerConfig{
+		Concurrency: 2, ClaimTTL: ttl, OnEvent: survivorEvents.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			counter.add("survivor")
+			counter.Add("survivor")
 			stolenMu.Lock()
 			stolen = stolenJob{job.Class, job.Attempt, job.CheckpointSeq}
 			stolenMu.Unlock()
 			return docket.Complete(json.RawMessage(`{"by":"survivor"}`))
 		},
 	})
-	survivorEvents.waitWritten(t, "complete", "run-crash-1")
-	wkStop(t, survivorWorker, survivorRun)
+	survivorEvents.WaitWritten(t, "complete", "run-crash-1")
+	testkit.StopWorker(t, survivorWorker, survivorRun)
 
 	// The first worker comes back to life: its handler finally returns and
 	// its commit is refused by the fence.
@@ -386,17 +369,17 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	severed.Store(false)
 	close(release)
 	const refusal = "docket worker commit refused by the claim fence; a newer holder owns the run"
-	crashedEvents.waitFor(t, "the stale commit to be refused", wkFenced("run-crash-1", "complete"))
-	wkStop(t, crashed, crashedRun)
+	crashedEvents.WaitFor(t, "the stale commit to be refused", testkit.WorkerFenced("run-crash-1", "complete"))
+	testkit.StopWorker(t, crashed, crashedRun)
 
 	if !errors.Is(crashedCause, docket.ErrClaimLost) {
 		t.Errorf("first handler's context cause %v, want ErrClaimLost", crashedCause)
 	}
-	if got := crashedLog.find(refusal)[0].Attrs["result"]; got != "complete" {
+	if got := crashedLog.Find(refusal)[0].Attrs["result"]; got != "complete" {
 		t.Errorf("refused commit result %q, want complete", got)
 	}
-	if counter.get("crashed") != 1 || counter.get("survivor") != 1 {
-		t.Errorf("invocations crashed=%d survivor=%d, want 1 each", counter.get("crashed"), counter.get("survivor"))
+	if counter.Get("crashed") != 1 || counter.Get("survivor") != 1 {
+		t.Errorf("invocations crashed=%d survivor=%d, want 1 each", counter.Get("crashed"), counter.Get("survivor"))
 	}
 	stolenMu.Lock()
 	// The crashed holder's attempt ended without a verdict, so it does not
@@ -405,11 +388,11 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 		t.Errorf("stolen job %+v, want class expired, attempt 1, seq 0", stolen)
 	}
 	stolenMu.Unlock()
-	r := rs.row("run-crash-1")
+	r := rs.Row("run-crash-1")
 	if r.Status != "done" || r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil || r.Unfinished != 0 {
 		t.Fatalf("run %+v, want done by exactly one commit, no claim, no marker", r)
 	}
-	run, err := survivor.FetchRun(testContext(t), docket.Tenant("acme"), "run-crash-1")
+	run, err := survivor.FetchRun(testkit.Context(t), docket.Tenant("acme"), "run-crash-1")
 	if err != nil {
 		t.Fatalf("fetch: %v", err)
 	}
@@ -421,57 +404,57 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 
 func TestWorkerWakesOnNotifyWithoutWaitingForAPoll(t *testing.T) {
 	t.Parallel()
-	pool := wkPool(t, pgtest.NewDatabase(t), 8)
-	client := openClient(t, pool, tenantFairConfig(4))
-	events := newWkEvents()
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	events := testkit.NewWorkerEvents()
 	started := map[string]chan struct{}{"plain": make(chan struct{}), "in-tx": make(chan struct{})}
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 2, PollInterval: time.Minute, OnEvent: events.hook,
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 2, PollInterval: time.Minute, OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			close(started[job.RunID])
 			return docket.Complete(nil)
 		},
 	})
-	events.waitFor(t, "the worker to listen", wkListening)
+	events.WaitFor(t, "the worker to listen", testkit.WorkerListening)
 
 	// With a one-minute poll interval, only the notification can start the
 	// run within the deadline.
-	if _, err := client.InsertRun(testContext(t), docket.NewRun{RunID: "plain", Scope: docket.Tenant("t"),
+	if _, err := client.InsertRun(testkit.Context(t), docket.NewRun{RunID: "plain", Scope: docket.Tenant("t"),
 		GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{}`)}); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 	wkWaitClosed(t, "the notified run to start", started["plain"])
 
-	tx, err := pool.Begin(testContext(t))
+	tx, err := pool.Begin(testkit.Context(t))
 	if err != nil {
 		t.Fatalf("begin: %v", err)
 	}
-	if _, err := client.InsertRunTx(testContext(t), tx, docket.NewRun{RunID: "in-tx", Scope: docket.Tenant("t"),
+	if _, err := client.InsertRunTx(testkit.Context(t), tx, docket.NewRun{RunID: "in-tx", Scope: docket.Tenant("t"),
 		GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{}`)}); err != nil {
 		t.Fatalf("insert in tx: %v", err)
 	}
-	if err := tx.Commit(testContext(t)); err != nil {
+	if err := tx.Commit(testkit.Context(t)); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
 	wkWaitClosed(t, "the run inserted in a transaction to start", started["in-tx"])
-	events.waitWritten(t, "complete", "plain", "in-tx")
-	wkStop(t, w, runResult)
+	events.WaitWritten(t, "complete", "plain", "in-tx")
+	testkit.StopWorker(t, w, runResult)
 }
 
 func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 	t.Parallel()
-	pool := wkPool(t, pgtest.NewDatabase(t), 16)
-	client := openClient(t, pool, tenantFairConfig(20))
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 16)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(20))
 	names := []string{"complete", "fail", "panic", "retry", "wait", "continue", "yield", "checkpoint", "zero", "invalid"}
 	var runs []docket.NewRun
 	for _, id := range names {
 		runs = append(runs, docket.NewRun{RunID: id, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1",
 			State: json.RawMessage(`{"n":0}`)})
 	}
-	if _, err := client.InsertRuns(testContext(t), runs); err != nil {
+	if _, err := client.InsertRuns(testkit.Context(t), runs); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
-	counter := newWkCounter()
+	counter := testkit.NewWorkerCounter()
 	var problemsMu sync.Mutex
 	var problems []string
 	problem := func(format string, args ...any) {
@@ -480,7 +463,7 @@ func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 		problems = append(problems, fmt.Sprintf(format, args...))
 	}
 	handler := func(ctx context.Context, job *docket.Job) docket.Result {
-		n := counter.add(job.RunID)
+		n := counter.Add(job.RunID)
 		switch job.RunID {
 		case "complete":
 			return docket.Complete(json.RawMessage(`{"r":"complete"}`))
@@ -518,15 +501,15 @@ func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 		}
 		return docket.Result{}
 	}
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{Concurrency: 4, Handler: handler, OnEvent: events.hook})
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 4, Handler: handler, OnEvent: events.Hook})
 	// Each run's last verdict written; a poll of the table would take the
 	// yielded continue and yield runs for settled (see the exec mode test).
-	events.waitVerdicts(t, map[string]string{
+	events.WaitVerdicts(t, map[string]string{
 		"complete": "complete", "fail": "fail", "panic": "panic", "retry": "retry", "wait": "wait",
 		"continue": "complete", "yield": "complete", "checkpoint": "complete", "zero": "no_result", "invalid": "invalid_result",
 	})
-	wkStop(t, w, runResult)
+	testkit.StopWorker(t, w, runResult)
 
 	type want struct {
 		status, checkpoint, state string
@@ -546,7 +529,7 @@ func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 		"invalid":    {"failed", "invalid_result", `{"n": 0}`, 1, 0},
 	}
 	for _, id := range names {
-		run, err := client.FetchRun(testContext(t), docket.Tenant("t"), id)
+		run, err := client.FetchRun(testkit.Context(t), docket.Tenant("t"), id)
 		if err != nil {
 			t.Fatalf("fetch %s: %v", id, err)
 		}
@@ -555,7 +538,7 @@ func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", id, got, wants[id])
 		}
 	}
-	retry := (&rsStore{t: t, pool: pool, client: client}).row("retry")
+	retry := (&testkit.RunStore{T: t, Pool: pool, Client: client}).Row("retry")
 	if retry.AdmittedAt != nil || retry.WakeAt == nil || time.Until(*retry.WakeAt) < 30*time.Minute {
 		t.Errorf("retry: %+v, want no admission and a wake time about an hour ahead", retry)
 	}
@@ -564,7 +547,7 @@ func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 		if id == "continue" || id == "yield" {
 			wantCalls = 2
 		}
-		if got := counter.get(id); got != wantCalls {
+		if got := counter.Get(id); got != wantCalls {
 			t.Errorf("%s: %d invocations, want %d", id, got, wantCalls)
 		}
 	}
@@ -577,102 +560,102 @@ func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 
 func TestWorkerStoppedBeforeRunNeverStartsAndRunsOnce(t *testing.T) {
 	t.Parallel()
-	client := openClient(t, newPool(t), tenantFairConfig(1))
+	client := testkit.OpenClient(t, testkit.NewPool(t), testkit.TenantFairConfig(1))
 	w, err := docket.NewWorker(client, docket.WorkerConfig{Concurrency: 1,
 		Handler: func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) }})
 	if err != nil {
 		t.Fatalf("new worker: %v", err)
 	}
-	if err := w.Stop(testContext(t)); err != nil {
+	if err := w.Stop(testkit.Context(t)); err != nil {
 		t.Fatalf("stop before run: %v", err)
 	}
-	if err := w.Run(testContext(t)); err != nil {
+	if err := w.Run(testkit.Context(t)); err != nil {
 		t.Fatalf("run after stop: %v", err)
 	}
-	if err := w.Run(testContext(t)); !errors.Is(err, docket.ErrWorkerStarted) {
+	if err := w.Run(testkit.Context(t)); !errors.Is(err, docket.ErrWorkerStarted) {
 		t.Fatalf("second run: %v, want ErrWorkerStarted", err)
 	}
 }
 
 func TestWorkerBacksOffOnLockContentionWithoutReportingFailure(t *testing.T) {
 	t.Parallel()
-	pool := wkPool(t, pgtest.NewDatabase(t), 8)
-	client := openClient(t, pool, tenantFairConfig(2))
-	rs := &rsStore{t: t, pool: pool, client: client}
-	rs.insert("t", "r")
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	rs.Insert("t", "r")
 
 	// Another session holds the policy row, so every claim call times out
 	// on its lock and is refused with lock_contention.
-	holder, err := pool.Begin(testContext(t))
+	holder, err := pool.Begin(testkit.Context(t))
 	if err != nil {
 		t.Fatalf("begin: %v", err)
 	}
 	defer func() { _ = holder.Rollback(context.Background()) }()
-	if _, err := holder.Exec(testContext(t), `select 1 from docket_claim_policy for update`); err != nil {
+	if _, err := holder.Exec(testkit.Context(t), `select 1 from docket_claim_policy for update`); err != nil {
 		t.Fatalf("lock the policy row: %v", err)
 	}
 
-	log := &wkLogRecorder{}
-	events := newWkEvents()
+	log := &testkit.WorkerLogRecorder{}
+	events := testkit.NewWorkerEvents()
 	handled := make(chan struct{})
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 1, Logger: slog.New(log), OnEvent: events.hook,
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 1, Logger: slog.New(log), OnEvent: events.Hook,
 		Handler: func(context.Context, *docket.Job) docket.Result {
 			close(handled)
 			return docket.Complete(nil)
 		},
 	})
-	events.waitFor(t, "repeated lock contention", func(evs []docket.WorkerEvent) bool {
-		return wkCountEvents(evs, func(ev docket.WorkerEvent) bool {
+	events.WaitFor(t, "repeated lock contention", func(evs []docket.WorkerEvent) bool {
+		return testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool {
 			unavailable, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](ev.Err)
 			return ev.Kind == docket.EventClaimed && ok && unavailable.Reason == "lock_contention"
 		}) >= 3
 	})
-	if err := holder.Rollback(testContext(t)); err != nil {
+	if err := holder.Rollback(testkit.Context(t)); err != nil {
 		t.Fatalf("release the policy row: %v", err)
 	}
 	wkWaitClosed(t, "the run to be handled once the lock is free", handled)
-	events.waitWritten(t, "complete", "r")
-	wkStop(t, w, runResult)
-	wkExpectQuiet(t, log)
+	events.WaitWritten(t, "complete", "r")
+	testkit.StopWorker(t, w, runResult)
+	testkit.WorkerExpectQuiet(t, log)
 }
 
 func TestWorkerPoisonsRunsOverMaxClaimAttemptsWithoutHandlingThem(t *testing.T) {
 	t.Parallel()
-	pool := wkPool(t, pgtest.NewDatabase(t), 8)
-	client := openClient(t, pool, tenantFairConfig(4))
-	rs := &rsStore{t: t, pool: pool, client: client}
-	rs.insert("t", "worn")
-	rs.insert("t", "fresh")
-	execSQL(t, pool, `update docket_runs set claim_attempts = 3 where run_id = 'worn'`)
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	rs.Insert("t", "worn")
+	rs.Insert("t", "fresh")
+	testkit.ExecSQL(t, pool, `update docket_runs set claim_attempts = 3 where run_id = 'worn'`)
 
-	counter := newWkCounter()
-	log := &wkLogRecorder{}
-	events := newWkEvents()
-	w, runResult := wkStartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 1, MaxClaimAttempts: 3, Logger: slog.New(log), OnEvent: events.hook,
+	counter := testkit.NewWorkerCounter()
+	log := &testkit.WorkerLogRecorder{}
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 1, MaxClaimAttempts: 3, Logger: slog.New(log), OnEvent: events.Hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
-			counter.add(job.RunID)
+			counter.Add(job.RunID)
 			return docket.Complete(nil)
 		},
 	})
-	events.waitFor(t, "the worn run poisoned and the fresh run done", func(evs []docket.WorkerEvent) bool {
-		return wkWritten(evs, "fresh", "complete") &&
-			wkCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventClaimed && ev.Poisoned > 0 }) > 0
+	events.WaitFor(t, "the worn run poisoned and the fresh run done", func(evs []docket.WorkerEvent) bool {
+		return testkit.WorkerWritten(evs, "fresh", "complete") &&
+			testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventClaimed && ev.Poisoned > 0 }) > 0
 	})
-	wkStop(t, w, runResult)
+	testkit.StopWorker(t, w, runResult)
 
-	worn := rs.row("worn")
+	worn := rs.Row("worn")
 	if worn.Status != "running" || worn.PoisonedAt == nil || worn.PoisonReason == nil ||
 		*worn.PoisonReason != "max_claim_attempts_exceeded" || worn.Token != nil || worn.AdmittedAt != nil {
 		t.Fatalf("worn run %+v, want poisoned for max_claim_attempts_exceeded without claim or marker", worn)
 	}
-	if counter.get("worn") != 0 || counter.get("fresh") != 1 {
-		t.Fatalf("invocations worn=%d fresh=%d, want 0 and 1", counter.get("worn"), counter.get("fresh"))
+	if counter.Get("worn") != 0 || counter.Get("fresh") != 1 {
+		t.Fatalf("invocations worn=%d fresh=%d, want 0 and 1", counter.Get("worn"), counter.Get("fresh"))
 	}
-	poisoned := log.find("docket worker claim poisoned runs over MaxClaimAttempts")
+	poisoned := log.Find("docket worker claim poisoned runs over MaxClaimAttempts")
 	if len(poisoned) != 1 || poisoned[0].Attrs["count"] != "1" {
 		t.Fatalf("poison records %+v, want one with count 1", poisoned)
 	}
-	wkExpectQuiet(t, log)
+	testkit.WorkerExpectQuiet(t, log)
 }
