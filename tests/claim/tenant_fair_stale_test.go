@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"context"
@@ -166,13 +166,13 @@ func staleExpectStaleThenGrant(t *testing.T, e *testkit.ClaimEnv, tr docket.Clai
 	t.Helper()
 	stalePos, grantPos := e.Position(staleTenant), e.Position(grantTenant)
 	wantDispositions := []policy.Disposition{policy.DispositionStale, policy.DispositionGrant}
-	if got := clDispositions(tr); !slices.Equal(got, wantDispositions) {
+	if got := dispositions(tr); !slices.Equal(got, wantDispositions) {
 		t.Fatalf("dispositions = %v, want %v", got, wantDispositions)
 	}
-	if got := clPositions(tr); !slices.Equal(got, []int64{stalePos, grantPos}) {
+	if got := positions(tr); !slices.Equal(got, []int64{stalePos, grantPos}) {
 		t.Fatalf("positions = %v, want [%d %d]", got, stalePos, grantPos)
 	}
-	clExpectContiguous(t, tr, cursorBefore)
+	expectContiguous(t, tr, cursorBefore)
 	for i, want := range []struct {
 		scope      string
 		outcomes   int
@@ -292,8 +292,8 @@ func TestTenantFairStaleFIFORecheckRefusesMovedHead(t *testing.T) {
 
 	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "next call", testkit.ClaimOutcomeIDs(tr), []string{"a-2"})
-	if got := clDispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionGrant}) {
+	if got := dispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionGrant}) {
 		t.Fatalf("next call dispositions = %v, want one grant", got)
 	}
-	clExpectContiguous(t, tr, e.Position("b"))
+	expectContiguous(t, tr, e.Position("b"))
 }

@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"context"
@@ -25,25 +25,25 @@ import (
 // setting alone, and never reach ClaimDueTx or the trace calls, in every pgx
 // execution mode.
 
-// acSetConfig is what the statement queued before the asynchronous claim
+// setConfig is what the statement queued before the asynchronous claim
 // contains and no statement of any other claim call may.
-const acSetConfig = "set_config('synchronous_commit', 'off', true)"
+const setConfig = "set_config('synchronous_commit', 'off', true)"
 
-// acClaimSQL recognizes a statement that calls a claim function.
-var acClaimSQL = regexp.MustCompile(`docket_(tenant_fair|legacy)_claim\(`)
+// claimSQL recognizes a statement that calls a claim function.
+var claimSQL = regexp.MustCompile(`docket_(tenant_fair|legacy)_claim\(`)
 
-// acEngine is one engine under test: its configuration and a backlog that
+// engine is one engine under test: its configuration and a backlog that
 // exercises every class it has.
-type acEngine struct {
+type engine struct {
 	name    string
 	config  docket.Config
 	backlog func(e *testkit.ClaimEnv)
 }
 
-// acEngines are both engines. Their backlogs make the calls mix ready and
+// engines are both engines. Their backlogs make the calls mix ready and
 // expired leases and a poison; the TenantFair caps (3) bind, so it also
 // mixes reacquisitions and promotions and ends with runs no call can take.
-var acEngines = []acEngine{
+var engines = []engine{
 	{"legacy", testkit.LegacyConfig(), func(e *testkit.ClaimEnv) {
 		e.DueMany("a", "a", 5, testkit.ClaimBase.Add(-time.Hour))
 		e.DueMany("b", "b", 3, testkit.ClaimBase.Add(-50*time.Minute))
@@ -65,30 +65,30 @@ var acEngines = []acEngine{
 	}},
 }
 
-// acStatement is one statement a pool sent.
-type acStatement struct {
+// statement is one statement a pool sent.
+type statement struct {
 	sql  string
 	args []any
 }
 
-// acTrip is one round trip a pool sent that calls a claim function: a
+// trip is one round trip a pool sent that calls a claim function: a
 // statement of its own, or every statement of a batch in queue order.
-type acTrip struct {
+type trip struct {
 	batch bool
-	stmts []acStatement
+	stmts []statement
 }
 
-// acRecorder is a pgx tracer that keeps the round trips of its pool that
+// recorder is a pgx tracer that keeps the round trips of its pool that
 // call a claim function.
-type acRecorder struct {
+type recorder struct {
 	mu    sync.Mutex
-	trips []acTrip
+	trips []trip
 }
 
 // keep records trip when one of its statements calls a claim function.
-func (r *acRecorder) keep(trip acTrip) {
+func (r *recorder) keep(trip trip) {
 	for _, st := range trip.stmts {
-		if acClaimSQL.MatchString(st.sql) {
+		if claimSQL.MatchString(st.sql) {
 			r.mu.Lock()
 			r.trips = append(r.trips, trip)
 			r.mu.Unlock()
@@ -98,32 +98,32 @@ func (r *acRecorder) keep(trip acTrip) {
 }
 
 // TraceQueryStart records a claim statement sent on its own.
-func (r *acRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	r.keep(acTrip{stmts: []acStatement{{sql: data.SQL, args: slices.Clone(data.Args)}}})
+func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	r.keep(trip{stmts: []statement{{sql: data.SQL, args: slices.Clone(data.Args)}}})
 	return ctx
 }
 
 // TraceQueryEnd does nothing.
-func (r *acRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // TraceBatchStart records a batch that calls a claim function.
-func (r *acRecorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
-	trip := acTrip{batch: true}
+func (r *recorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	trip := trip{batch: true}
 	for _, q := range data.Batch.QueuedQueries {
-		trip.stmts = append(trip.stmts, acStatement{sql: q.SQL, args: slices.Clone(q.Arguments)})
+		trip.stmts = append(trip.stmts, statement{sql: q.SQL, args: slices.Clone(q.Arguments)})
 	}
 	r.keep(trip)
 	return ctx
 }
 
 // TraceBatchQuery does nothing.
-func (r *acRecorder) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *recorder) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 
 // TraceBatchEnd does nothing.
-func (r *acRecorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+func (r *recorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // take returns the round trips recorded since the last take.
-func (r *acRecorder) take() []acTrip {
+func (r *recorder) take() []trip {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := r.trips
@@ -131,12 +131,12 @@ func (r *acRecorder) take() []acTrip {
 	return out
 }
 
-// acOne returns the only round trip of a call, failing the test unless
+// one returns the only round trip of a call, failing the test unless
 // there is exactly one, it holds exactly one claim statement, which is a
 // single statement without the set_config, and either (async) it is a batch
 // whose claim statement comes right after the local set_config, or none of
 // its statements sets synchronous_commit.
-func acOne(t testing.TB, what string, trips []acTrip, async bool) acTrip {
+func one(t testing.TB, what string, trips []trip, async bool) trip {
 	t.Helper()
 	if len(trips) != 1 {
 		t.Fatalf("%s sent %d round trips that claim, want 1", what, len(trips))
@@ -144,39 +144,39 @@ func acOne(t testing.TB, what string, trips []acTrip, async bool) acTrip {
 	trip := trips[0]
 	claim := -1
 	for i, st := range trip.stmts {
-		if !acClaimSQL.MatchString(st.sql) {
+		if !claimSQL.MatchString(st.sql) {
 			continue
 		}
 		if claim >= 0 {
 			t.Fatalf("%s: the round trip calls a claim function twice: %+v", what, trip.stmts)
 		}
 		claim = i
-		if strings.Contains(st.sql, acSetConfig) || strings.Contains(st.sql, ";") {
+		if strings.Contains(st.sql, setConfig) || strings.Contains(st.sql, ";") {
 			t.Fatalf("%s: the claim statement is not a single statement without the set_config:\n%s", what, st.sql)
 		}
 	}
 	if !async {
 		for _, st := range trip.stmts {
-			if strings.Contains(st.sql, acSetConfig) {
+			if strings.Contains(st.sql, setConfig) {
 				t.Fatalf("%s: the round trip sets synchronous_commit: %+v", what, trip.stmts)
 			}
 		}
 		return trip
 	}
-	if !trip.batch || claim < 1 || !strings.Contains(trip.stmts[claim-1].sql, acSetConfig) {
-		t.Fatalf("%s: not a batch that queues %s right before the claim: %+v", what, acSetConfig, trip.stmts)
+	if !trip.batch || claim < 1 || !strings.Contains(trip.stmts[claim-1].sql, setConfig) {
+		t.Fatalf("%s: not a batch that queues %s right before the claim: %+v", what, setConfig, trip.stmts)
 	}
 	for i, st := range trip.stmts {
-		if i != claim-1 && strings.Contains(st.sql, acSetConfig) {
+		if i != claim-1 && strings.Contains(st.sql, setConfig) {
 			t.Fatalf("%s: the batch sets synchronous_commit more than once: %+v", what, trip.stmts)
 		}
 	}
 	return trip
 }
 
-// acPool opens a pool of one connection in mode whose sessions run with
+// pool opens a pool of one connection in mode whose sessions run with
 // testkit.SessionSetting and whose claim statements rec records.
-func acPool(t testing.TB, databaseURL string, mode pgx.QueryExecMode, rec *acRecorder) *pgxpool.Pool {
+func pool(t testing.TB, databaseURL string, mode pgx.QueryExecMode, rec *recorder) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
@@ -194,15 +194,15 @@ func acPool(t testing.TB, databaseURL string, mode pgx.QueryExecMode, rec *acRec
 	return pool
 }
 
-// acAsync is cfg with AsyncClaimCommit on.
-func acAsync(cfg docket.Config) docket.Config {
+// async is cfg with AsyncClaimCommit on.
+func async(cfg docket.Config) docket.Config {
 	cfg.AsyncClaimCommit = true
 	return cfg
 }
 
-// acOutcomes renders a result without its claim tokens, which are random:
+// outcomes renders a result without its claim tokens, which are random:
 // the leases, then the poisons, in commit order.
-func acOutcomes(res docket.ClaimResult) string {
+func outcomes(res docket.ClaimResult) string {
 	var b strings.Builder
 	for _, l := range res.Leases {
 		fmt.Fprintf(&b, "lease %s scope=%v class=%s attempt=%d seq=%d claimed=%s eligible=%s graph=%s/%s; ",
@@ -217,9 +217,9 @@ func acOutcomes(res docket.ClaimResult) string {
 	return fmt.Sprintf("%d leases, %d poisons: %s", len(res.Leases), len(res.Poisoned), b.String())
 }
 
-// acState is the claim-relevant state of a database without its random
+// state is the claim-relevant state of a database without its random
 // tokens or wall-clock stamps: every run, the cursor and the epochs.
-func acState(e *testkit.ClaimEnv) string {
+func state(e *testkit.ClaimEnv) string {
 	e.T.Helper()
 	var runs string
 	err := e.Pool.QueryRow(testkit.Context(e.T), `select coalesce(string_agg(format('%s|%s|%s|%s|%s|%s|%s',
@@ -248,13 +248,13 @@ func TestAsyncCommitClaimsTheSameOutcomes(t *testing.T) {
 		testkit.ClaimReq(testkit.ClaimBase.Add(2*time.Hour), 16, docket.PreferNone),
 		testkit.ClaimReq(testkit.ClaimBase.Add(2*time.Hour), 16, docket.PreferNone),
 	}
-	for _, engine := range acEngines {
+	for _, engine := range engines {
 		t.Run(engine.name, func(t *testing.T) {
 			t.Parallel()
-			rec := &acRecorder{}
+			rec := &recorder{}
 			envs := make([]*testkit.ClaimEnv, 2)
-			for i, cfg := range []docket.Config{engine.config, acAsync(engine.config)} {
-				pool := acPool(t, pgtest.NewDatabase(t), pgx.QueryExecModeCacheStatement, rec)
+			for i, cfg := range []docket.Config{engine.config, async(engine.config)} {
+				pool := pool(t, pgtest.NewDatabase(t), pgx.QueryExecModeCacheStatement, rec)
 				envs[i] = &testkit.ClaimEnv{T: t, Pool: pool, Client: testkit.OpenClient(t, pool, cfg)}
 				engine.backlog(envs[i])
 			}
@@ -267,8 +267,8 @@ func TestAsyncCommitClaimsTheSameOutcomes(t *testing.T) {
 					if err != nil {
 						t.Fatalf("call %d (async %v): %v", n, i == 1, err)
 					}
-					acOne(t, fmt.Sprintf("call %d (async %v)", n, i == 1), rec.take(), i == 1)
-					got[i] = acOutcomes(res)
+					one(t, fmt.Sprintf("call %d (async %v)", n, i == 1), rec.take(), i == 1)
+					got[i] = outcomes(res)
 					if i == 0 {
 						total += res.Outcomes()
 						empty = empty || res.Outcomes() == 0
@@ -281,7 +281,7 @@ func TestAsyncCommitClaimsTheSameOutcomes(t *testing.T) {
 			if total < 10 || !empty {
 				t.Fatalf("the calls made %d outcomes (empty call: %v); the backlog no longer exercises the engine", total, empty)
 			}
-			if def, async := acState(envs[0]), acState(envs[1]); def != async {
+			if def, async := state(envs[0]), state(envs[1]); def != async {
 				t.Fatalf("final state differs:\ndefault      %s\nasynchronous %s", def, async)
 			}
 		})
@@ -295,23 +295,23 @@ func TestAsyncCommitClaimsTheSameOutcomes(t *testing.T) {
 // transaction setting alone) and its trace calls send no set_config.
 func TestAsyncCommitIsLocalToTheClaimInEveryExecMode(t *testing.T) {
 	t.Parallel()
-	for _, engine := range acEngines {
+	for _, engine := range engines {
 		for _, mode := range testkit.QueryExecModes {
 			t.Run(engine.name+"/"+mode.String(), func(t *testing.T) {
 				t.Parallel()
-				acCheckLocal(t, engine, mode)
+				checkLocal(t, engine, mode)
 			})
 		}
 	}
 }
 
-// acCheckLocal is one engine and mode of
+// checkLocal is one engine and mode of
 // TestAsyncCommitIsLocalToTheClaimInEveryExecMode.
-func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
+func checkLocal(t *testing.T, engine engine, mode pgx.QueryExecMode) {
 	ctx := testkit.Context(t)
-	rec := &acRecorder{}
-	pool := acPool(t, pgtest.NewDatabase(t), mode, rec)
-	async := testkit.OpenClient(t, pool, acAsync(engine.config))
+	rec := &recorder{}
+	pool := pool(t, pgtest.NewDatabase(t), mode, rec)
+	async := testkit.OpenClient(t, pool, async(engine.config))
 	def := testkit.OpenClient(t, pool, engine.config)
 	e := &testkit.ClaimEnv{T: t, Pool: pool, Client: async}
 	// Twelve runs in six tenants: a TenantFair cap of 2 never binds.
@@ -329,13 +329,13 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 			t.Fatalf("synchronous_commit %s = %q, want the session's %q", what, got, testkit.SessionSetting)
 		}
 	}
-	claim := func(what string, client *docket.Client, asyncSQL bool, limit int) (docket.ClaimResult, acTrip) {
+	claim := func(what string, client *docket.Client, asyncSQL bool, limit int) (docket.ClaimResult, trip) {
 		t.Helper()
 		res, err := client.ClaimDue(ctx, testkit.ClaimReq(testkit.ClaimBase, limit, docket.PreferNone))
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		return res, acOne(t, what, rec.take(), asyncSQL)
+		return res, one(t, what, rec.take(), asyncSQL)
 	}
 
 	session("before the asynchronous claim")
@@ -375,12 +375,12 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 	if err != nil || res.Outcomes() != 2 {
 		t.Fatalf("asynchronous client's ClaimDueTx: %d outcomes, %v", res.Outcomes(), err)
 	}
-	acOne(t, "asynchronous client's ClaimDueTx", rec.take(), false)
+	one(t, "asynchronous client's ClaimDueTx", rec.take(), false)
 	inTx("in the caller's transaction after ClaimDueTx")
 	if _, err := async.TraceClaimDueTx(ctx, tx, testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone)); err != nil {
 		t.Fatalf("asynchronous client's TraceClaimDueTx: %v", err)
 	}
-	acOne(t, "asynchronous client's TraceClaimDueTx", rec.take(), false)
+	one(t, "asynchronous client's TraceClaimDueTx", rec.take(), false)
 	inTx("in the caller's transaction after TraceClaimDueTx")
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatalf("commit: %v", err)
@@ -390,7 +390,7 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 	if _, err := async.TraceClaimDue(ctx, testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone)); err != nil {
 		t.Fatalf("asynchronous client's TraceClaimDue: %v", err)
 	}
-	acOne(t, "asynchronous client's TraceClaimDue", rec.take(), false)
+	one(t, "asynchronous client's TraceClaimDue", rec.take(), false)
 	session("after the asynchronous client's trace")
 
 	// Drain what is left, then a call that claims nothing.
@@ -410,17 +410,17 @@ func acCheckLocal(t *testing.T, engine acEngine, mode pgx.QueryExecMode) {
 	// The recorded batch, sent again with a read of the setting appended,
 	// shows synchronous_commit off after the claim in the batch's implicit
 	// transaction, so at its commit, whether the call claims nothing or not.
-	acSetConfigRuns(t, pool, "claiming nothing", empty, 0)
+	setConfigRuns(t, pool, "claiming nothing", empty, 0)
 	e.Due("g", "g-late", testkit.ClaimBase.Add(-time.Minute))
-	acSetConfigRuns(t, pool, "claiming one run", empty, 1)
+	setConfigRuns(t, pool, "claiming one run", empty, 1)
 	session("after the batches sent again")
 }
 
-// acSetConfigRuns sends the recorded asynchronous claim batch again on pool,
+// setConfigRuns sends the recorded asynchronous claim batch again on pool,
 // with a read of synchronous_commit appended, and checks that the claim
 // returned outcomes rows and that the setting is off after it, in the
 // batch's one implicit transaction, whose commit is the claim's.
-func acSetConfigRuns(t *testing.T, pool *pgxpool.Pool, what string, trip acTrip, outcomes int) {
+func setConfigRuns(t *testing.T, pool *pgxpool.Pool, what string, trip trip, outcomes int) {
 	t.Helper()
 	ctx := testkit.Context(t)
 	batch := &pgx.Batch{}
@@ -432,7 +432,7 @@ func acSetConfigRuns(t *testing.T, pool *pgxpool.Pool, what string, trip acTrip,
 	defer func() { _ = results.Close() }()
 	n := 0
 	for _, st := range trip.stmts {
-		if !acClaimSQL.MatchString(st.sql) {
+		if !claimSQL.MatchString(st.sql) {
 			if _, err := results.Exec(); err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}

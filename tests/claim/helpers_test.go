@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"testing"
@@ -7,8 +7,8 @@ import (
 	"github.com/docketrun/docket-go/policy"
 )
 
-// clDispositions lists the inspection dispositions of a trace.
-func clDispositions(tr docket.ClaimTrace) []policy.Disposition {
+// dispositions lists the inspection dispositions of a trace.
+func dispositions(tr docket.ClaimTrace) []policy.Disposition {
 	out := make([]policy.Disposition, len(tr.Inspections))
 	for i, in := range tr.Inspections {
 		out[i] = in.Disposition
@@ -16,8 +16,8 @@ func clDispositions(tr docket.ClaimTrace) []policy.Disposition {
 	return out
 }
 
-// clPositions lists the visited ring positions of a trace.
-func clPositions(tr docket.ClaimTrace) []int64 {
+// positions lists the visited ring positions of a trace.
+func positions(tr docket.ClaimTrace) []int64 {
 	out := make([]int64, len(tr.Inspections))
 	for i, in := range tr.Inspections {
 		out[i] = in.RingPosition
@@ -28,7 +28,7 @@ func clPositions(tr docket.ClaimTrace) []int64 {
 // expectContiguous checks the cursor contract of one call: visit ordinals
 // 1..n, each visit starts where the previous ended (the first at start), and
 // cursor_after is the visited position.
-func clExpectContiguous(t testing.TB, tr docket.ClaimTrace, start int64) {
+func expectContiguous(t testing.TB, tr docket.ClaimTrace, start int64) {
 	t.Helper()
 	prev := start
 	for i, in := range tr.Inspections {
@@ -39,8 +39,8 @@ func clExpectContiguous(t testing.TB, tr docket.ClaimTrace, start int64) {
 	}
 }
 
-// clRepeat returns n copies of v.
-func clRepeat[T any](v T, n int) []T {
+// repeat returns n copies of v.
+func repeat[T any](v T, n int) []T {
 	out := make([]T, n)
 	for i := range out {
 		out[i] = v

@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"errors"
@@ -52,7 +52,7 @@ func TestParkedDormantPartitionsParkAndLeaveTheWalk(t *testing.T) {
 		}
 	}
 	testkit.ClaimExpectIDs(t, "first call", testkit.ClaimOutcomeIDs(tr), []string{"d-1"})
-	clExpectContiguous(t, tr, 0)
+	expectContiguous(t, tr, 0)
 	e.ExpectPark("a", testkit.ParkedUntil(timer))
 	e.ExpectPark("b", testkit.ParkedForGood)
 	e.ExpectPark("c", testkit.ParkedForGood)
@@ -62,7 +62,7 @@ func TestParkedDormantPartitionsParkAndLeaveTheWalk(t *testing.T) {
 	// Only d is awake: the next call visits d alone.
 	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "second call", testkit.ClaimOutcomeIDs(tr), []string{"d-2"})
-	if got := clPositions(tr); !slices.Equal(got, []int64{e.Position("d")}) {
+	if got := positions(tr); !slices.Equal(got, []int64{e.Position("d")}) {
 		t.Fatalf("second call visited %v, want only d at %d", got, e.Position("d"))
 	}
 
@@ -169,7 +169,7 @@ func TestParkedWakeSweepSkipsLockedRow(t *testing.T) {
 	later := timer.Add(time.Minute)
 	release := e.HoldLock(`select 1 from docket_claim_schedule where scope_key = 'a' for no key update`)
 	tr = e.Trace(testkit.ClaimReq(later, 1, docket.PreferNone))
-	if got := clPositions(tr); !slices.Equal(got, []int64{e.Position("b")}) || tr.Inspections[0].Woken != 0 {
+	if got := positions(tr); !slices.Equal(got, []int64{e.Position("b")}) || tr.Inspections[0].Woken != 0 {
 		t.Fatalf("call with a's row locked: inspections %+v, want one visit of b and nothing woken", tr.Inspections)
 	}
 	e.ExpectPark("a", testkit.ParkedUntil(timer))

@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"slices"
@@ -58,13 +58,13 @@ func TestTenantFairRingCursorThroughEveryDisposition(t *testing.T) {
 		}
 		wantDispositions = append(wantDispositions, d)
 	}
-	if got := clPositions(tr); !slices.Equal(got, wantPositions) {
+	if got := positions(tr); !slices.Equal(got, wantPositions) {
 		t.Fatalf("positions = %v, want %v", got, wantPositions)
 	}
-	if got := clDispositions(tr); !slices.Equal(got, wantDispositions) {
+	if got := dispositions(tr); !slices.Equal(got, wantDispositions) {
 		t.Fatalf("dispositions = %v, want %v", got, wantDispositions)
 	}
-	clExpectContiguous(t, tr, 0)
+	expectContiguous(t, tr, 0)
 	for _, in := range tr.Inspections {
 		wantOutcomes, wantDelta := 0, 0
 		if in.Disposition == policy.DispositionGrant {
@@ -93,13 +93,13 @@ func TestTenantFairRingCursorThroughEveryDisposition(t *testing.T) {
 	releasePartition()
 	releaseRuns()
 	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
-	if got := clPositions(tr); !slices.Equal(got, []int64{5, 6}) {
+	if got := positions(tr); !slices.Equal(got, []int64{5, 6}) {
 		t.Fatalf("positions of the filled call = %v, want [5 6]", got)
 	}
-	if got := clDispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionEmptyPage, policy.DispositionGrant}) {
+	if got := dispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionEmptyPage, policy.DispositionGrant}) {
 		t.Fatalf("dispositions of the filled call = %v", got)
 	}
-	clExpectContiguous(t, tr, 4)
+	expectContiguous(t, tr, 4)
 	testkit.ClaimExpectIDs(t, "outcomes of the filled call", testkit.ClaimOutcomeIDs(tr), []string{"f-1"})
 	if got := e.Cursor(); got != 6 {
 		t.Fatalf("cursor = %d, want 6", got)
@@ -141,24 +141,24 @@ func TestTenantFairRingFilledCallStopsAtOnce(t *testing.T) {
 	e.DueMany("r", "r", 2, testkit.ClaimBase.Add(-time.Hour))
 
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
-	if got := clPositions(tr); !slices.Equal(got, []int64{1}) || e.Cursor() != 1 {
+	if got := positions(tr); !slices.Equal(got, []int64{1}) || e.Cursor() != 1 {
 		t.Fatalf("positions %v, cursor %d; want [1] and 1", got, e.Cursor())
 	}
 	testkit.ClaimExpectIDs(t, "first call", testkit.ClaimOutcomeIDs(tr), []string{"p-1", "p-2"})
 
 	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 3, docket.PreferNone))
-	if got := clPositions(tr); !slices.Equal(got, []int64{2, 3}) || e.Cursor() != 3 {
+	if got := positions(tr); !slices.Equal(got, []int64{2, 3}) || e.Cursor() != 3 {
 		t.Fatalf("positions %v, cursor %d; want [2 3] and 3", got, e.Cursor())
 	}
-	clExpectContiguous(t, tr, 1)
+	expectContiguous(t, tr, 1)
 	testkit.ClaimExpectIDs(t, "second call", testkit.ClaimOutcomeIDs(tr), []string{"q-1", "q-2", "r-1"})
 
 	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
-	clExpectContiguous(t, tr, 3)
-	if got := clPositions(tr); !slices.Equal(got, []int64{1, 2, 3}) {
+	expectContiguous(t, tr, 3)
+	if got := positions(tr); !slices.Equal(got, []int64{1, 2, 3}) {
 		t.Fatalf("wrapped positions = %v, want [1 2 3]", got)
 	}
-	if got := clDispositions(tr); !slices.Equal(got, []policy.Disposition{
+	if got := dispositions(tr); !slices.Equal(got, []policy.Disposition{
 		policy.DispositionEmptyPage, policy.DispositionEmptyPage, policy.DispositionGrant}) {
 		t.Fatalf("wrapped dispositions = %v", got)
 	}
@@ -172,18 +172,18 @@ func TestTenantFairRingSinglePositionRepeatsUntilS(t *testing.T) {
 	ids := e.DueMany("solo", "s", 10, testkit.ClaimBase.Add(-time.Hour))
 
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 100, docket.PreferNone))
-	if got := clPositions(tr); !slices.Equal(got, clRepeat(int64(1), policy.InspectionsPerCall)) {
+	if got := positions(tr); !slices.Equal(got, repeat(int64(1), policy.InspectionsPerCall)) {
 		t.Fatalf("positions = %v, want 32 visits of position 1", got)
 	}
 	want := append([]policy.Disposition{policy.DispositionGrant, policy.DispositionGrant},
-		clRepeat(policy.DispositionEmptyPage, policy.InspectionsPerCall-2)...)
-	if got := clDispositions(tr); !slices.Equal(got, want) {
+		repeat(policy.DispositionEmptyPage, policy.InspectionsPerCall-2)...)
+	if got := dispositions(tr); !slices.Equal(got, want) {
 		t.Fatalf("dispositions = %v", got)
 	}
 	if tr.Inspections[0].Outcomes != policy.OutcomesPerGrant || tr.Inspections[1].Outcomes != 2 {
 		t.Fatalf("grant sizes %d and %d, want 8 and 2", tr.Inspections[0].Outcomes, tr.Inspections[1].Outcomes)
 	}
-	clExpectContiguous(t, tr, 0)
+	expectContiguous(t, tr, 0)
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), ids)
 	for i, o := range tr.Outcomes {
 		wantVisit := 1
@@ -208,7 +208,7 @@ func TestTenantFairRingFrozenSetIsNotSubstituted(t *testing.T) {
 	release := e.HoldRun(ids[:policy.FrozenPerVisit]...)
 
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
-	if got := clDispositions(tr); !slices.Equal(got, clRepeat(policy.DispositionLockMiss, policy.InspectionsPerCall)) {
+	if got := dispositions(tr); !slices.Equal(got, repeat(policy.DispositionLockMiss, policy.InspectionsPerCall)) {
 		t.Fatalf("dispositions = %v, want 32 lock misses", got)
 	}
 	if len(tr.Outcomes) != 0 || e.State(ids[policy.FrozenPerVisit]).Claimed || e.Epochs()["k"] != 0 {
@@ -268,7 +268,7 @@ func TestTenantFairClassReservationAcrossPartitions(t *testing.T) {
 		e.Claimed("b", "b-expired", testkit.ClaimBase.Add(-2*time.Hour), true)
 		tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
 		testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"a-1", "b-expired"})
-		if got := clDispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionGrant, policy.DispositionGrant}) {
+		if got := dispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionGrant, policy.DispositionGrant}) {
 			t.Fatalf("dispositions = %v", got)
 		}
 		if tr.Inspections[0].Outcomes != 1 || tr.Outcomes[1].Class != docket.ClassExpired {
@@ -300,7 +300,7 @@ func TestTenantFairClassReservationAcrossPartitions(t *testing.T) {
 		for len(want) < policy.InspectionsPerCall {
 			want = append(want, policy.DispositionDenied, policy.DispositionPartitionLockSkip)
 		}
-		if got := clDispositions(tr); !slices.Equal(got, want) {
+		if got := dispositions(tr); !slices.Equal(got, want) {
 			t.Fatalf("dispositions = %v, want %v", got, want)
 		}
 	})

@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// pkEnv is one random parked-mode scenario: a fresh database, a parked-mode
+// env is one random parked-mode scenario: a fresh database, a parked-mode
 // client, the logical clock, the leases handed out and the operation log.
-type pkEnv struct {
+type env struct {
 	rt      *rapid.T
 	ctx     context.Context
 	pool    *pgxpool.Pool
@@ -31,9 +31,9 @@ type pkEnv struct {
 	log     []string
 }
 
-// pkMaxAttempts poisons a run on its third claim without a commit in
+// maxAttempts poisons a run on its third claim without a commit in
 // between, so retries of poisoned runs come up.
-const pkMaxAttempts = 2
+const maxAttempts = 2
 
 // TestParkedPropertyNoParkedPartitionHasEligibleWork: after every step of a
 // random mix of inserts (due, later, waiting), claims, commits of every
@@ -68,7 +68,7 @@ func TestParkedPropertyNoParkedPartitionHasEligibleWork(t *testing.T) {
 	})
 }
 
-func newPkEnv(t *testing.T, rt *rapid.T) (*pkEnv, func()) {
+func newPkEnv(t *testing.T, rt *rapid.T) (*env, func()) {
 	tb := &testkit.DiffCheckTB{TB: t}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(tb))
@@ -82,7 +82,7 @@ func newPkEnv(t *testing.T, rt *rapid.T) (*pkEnv, func()) {
 		tb.Finish()
 		cancel()
 	}
-	e := &pkEnv{rt: rt, ctx: ctx, pool: pool, clock: testkit.ClaimBase}
+	e := &env{rt: rt, ctx: ctx, pool: pool, clock: testkit.ClaimBase}
 	for i := range rapid.IntRange(2, 5).Draw(rt, "tenants") {
 		e.tenants = append(e.tenants, fmt.Sprintf("t%d", i+1))
 	}
@@ -95,23 +95,23 @@ func newPkEnv(t *testing.T, rt *rapid.T) (*pkEnv, func()) {
 	return e, release
 }
 
-func (e *pkEnv) logf(format string, args ...any) {
+func (e *env) logf(format string, args ...any) {
 	e.log = append(e.log, fmt.Sprintf("%3d  ", len(e.log))+fmt.Sprintf(format, args...))
 }
 
-func (e *pkEnv) fail(format string, args ...any) {
+func (e *env) fail(format string, args ...any) {
 	e.rt.Helper()
 	e.rt.Log("scenario:\n" + strings.Join(e.log, "\n"))
 	e.rt.Fatalf(format, args...)
 }
 
 // offset draws a duration around the clock: due (negative), now or later.
-func (e *pkEnv) offset(label string) time.Duration {
+func (e *env) offset(label string) time.Duration {
 	return rapid.SampledFrom([]time.Duration{-time.Minute, 0, time.Minute, 20 * time.Minute, 2 * time.Hour}).Draw(e.rt, label)
 }
 
 // checkInvariant is the park invariant, checked after every step.
-func (e *pkEnv) checkInvariant() {
+func (e *env) checkInvariant() {
 	e.rt.Helper()
 	var n int64
 	if err := e.pool.QueryRow(e.ctx, testkit.ParkViolationsQuery).Scan(&n); err != nil {
@@ -123,7 +123,7 @@ func (e *pkEnv) checkInvariant() {
 }
 
 // schedule renders the schedule rows and runs for a failure message.
-func (e *pkEnv) schedule() string {
+func (e *env) schedule() string {
 	var s string
 	_ = e.pool.QueryRow(e.ctx, `select string_agg(format('%s parked_until=%s count=%s', scope_key, parked_until, unfinished_count), E'\n')
 		  from docket_claim_schedule`).Scan(&s)
@@ -133,7 +133,7 @@ func (e *pkEnv) schedule() string {
 	return s + "\n" + r
 }
 
-func (e *pkEnv) opInsert() {
+func (e *env) opInsert() {
 	tenant := rapid.SampledFrom(e.tenants).Draw(e.rt, "tenant")
 	e.seq++
 	runID := fmt.Sprintf("r%d", e.seq)
@@ -155,10 +155,10 @@ func (e *pkEnv) opInsert() {
 	}
 }
 
-func (e *pkEnv) opClaim() {
+func (e *env) opClaim() {
 	limit := rapid.IntRange(1, 4).Draw(e.rt, "limit")
 	tr, err := e.client.TraceClaimDue(e.ctx, docket.ClaimRequest{Now: e.clock, Limit: limit, OrphanTTL: testkit.ClaimTTL,
-		MaxClaimAttempts: pkMaxAttempts})
+		MaxClaimAttempts: maxAttempts})
 	if err != nil {
 		e.fail("claim: %v", err)
 	}
@@ -182,7 +182,7 @@ func (e *pkEnv) opClaim() {
 }
 
 // drawLease removes and returns a lease, if any.
-func (e *pkEnv) drawLease() (docket.Lease, bool) {
+func (e *env) drawLease() (docket.Lease, bool) {
 	if len(e.leases) == 0 {
 		return docket.Lease{}, false
 	}
@@ -192,7 +192,7 @@ func (e *pkEnv) drawLease() (docket.Lease, bool) {
 	return l, true
 }
 
-func (e *pkEnv) opCommit() {
+func (e *env) opCommit() {
 	l, ok := e.drawLease()
 	if !ok {
 		return
@@ -217,7 +217,7 @@ func (e *pkEnv) opCommit() {
 	}
 }
 
-func (e *pkEnv) opRelease() {
+func (e *env) opRelease() {
 	l, ok := e.drawLease()
 	if !ok {
 		return
@@ -230,7 +230,7 @@ func (e *pkEnv) opRelease() {
 }
 
 // drawRun draws a run matching the SQL predicate, if any.
-func (e *pkEnv) drawRun(label, predicate string) (tenant, runID string, ok bool) {
+func (e *env) drawRun(label, predicate string) (tenant, runID string, ok bool) {
 	rows, err := e.pool.Query(e.ctx, `select scope_key, run_id from docket_runs where `+predicate+` order by id`)
 	if err != nil {
 		e.fail("%s: %v", label, err)
@@ -251,7 +251,7 @@ func (e *pkEnv) drawRun(label, predicate string) (tenant, runID string, ok bool)
 }
 
 // opMutate makes a drawn run running, due at a drawn time (zero: now).
-func (e *pkEnv) opMutate(name, predicate string) {
+func (e *env) opMutate(name, predicate string) {
 	tenant, runID, ok := e.drawRun(name, predicate)
 	if !ok {
 		return
@@ -270,7 +270,7 @@ func (e *pkEnv) opMutate(name, predicate string) {
 	}
 }
 
-func (e *pkEnv) opRetry() {
+func (e *env) opRetry() {
 	tenant, runID, ok := e.drawRun("retry", `poisoned_at is not null`)
 	if !ok {
 		return
@@ -282,14 +282,14 @@ func (e *pkEnv) opRetry() {
 	}
 }
 
-func (e *pkEnv) opTick() {
+func (e *env) opTick() {
 	d := rapid.SampledFrom([]time.Duration{time.Second, 10 * time.Minute, 90 * time.Minute}).Draw(e.rt, "tick")
 	e.clock = e.clock.Add(d)
 	e.logf("tick %s", d)
 }
 
 // opParkSwitch turns parking off or on at runtime now and then.
-func (e *pkEnv) opParkSwitch() {
+func (e *env) opParkSwitch() {
 	if rapid.IntRange(0, 4).Draw(e.rt, "switch") != 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"slices"
@@ -16,21 +16,21 @@ import (
 // it. Each test holds the row lock from another connection for the whole
 // call (the claim never waits on a run row, so no test waits at all).
 
-// lhVisit is the expected shape of one inspection: partition, disposition
+// visit is the expected shape of one inspection: partition, disposition
 // and outcome count.
-type lhVisit struct {
+type visit struct {
 	scope    string
 	disp     policy.Disposition
 	outcomes int
 }
 
-// lhExpectVisits checks every inspection's partition, disposition, outcome
+// expectVisits checks every inspection's partition, disposition, outcome
 // count and epoch delta.
-func lhExpectVisits(t *testing.T, tr docket.ClaimTrace, want []lhVisit) {
+func expectVisits(t *testing.T, tr docket.ClaimTrace, want []visit) {
 	t.Helper()
-	var got []lhVisit
+	var got []visit
 	for _, in := range tr.Inspections {
-		got = append(got, lhVisit{in.ScopeKey, in.Disposition, in.Outcomes})
+		got = append(got, visit{in.ScopeKey, in.Disposition, in.Outcomes})
 		wantDelta := 0
 		if in.Disposition == policy.DispositionGrant {
 			wantDelta = 1
@@ -44,8 +44,8 @@ func lhExpectVisits(t *testing.T, tr docket.ClaimTrace, want []lhVisit) {
 	}
 }
 
-// lhExpectClasses checks the outcome classes in commit order.
-func lhExpectClasses(t *testing.T, tr docket.ClaimTrace, want []docket.WorkClass) {
+// expectClasses checks the outcome classes in commit order.
+func expectClasses(t *testing.T, tr docket.ClaimTrace, want []docket.WorkClass) {
 	t.Helper()
 	var got []docket.WorkClass
 	for _, o := range tr.Outcomes {
@@ -56,8 +56,8 @@ func lhExpectClasses(t *testing.T, tr docket.ClaimTrace, want []docket.WorkClass
 	}
 }
 
-// lhExpectUntouched checks that the runs kept their claim state.
-func lhExpectUntouched(t *testing.T, e *testkit.ClaimEnv, want map[string]testkit.ClaimRunState) {
+// expectUntouched checks that the runs kept their claim state.
+func expectUntouched(t *testing.T, e *testkit.ClaimEnv, want map[string]testkit.ClaimRunState) {
 	t.Helper()
 	for id, w := range want {
 		if got := e.State(id); got != w {
@@ -81,12 +81,12 @@ func TestTenantFairLockedExpiredHeadPreferenceServesNextExpired(t *testing.T) {
 
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferExpired))
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"a-exp-new"})
-	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassExpired})
-	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 1}})
+	expectClasses(t, tr, []docket.WorkClass{docket.ClassExpired})
+	expectVisits(t, tr, []visit{{"a", policy.DispositionGrant, 1}})
 	if o := tr.Outcomes[0]; o.Disposition != string(policy.OutcomeExpiredRecovery) || o.Visit != 1 || o.Ordinal != 1 {
 		t.Fatalf("outcome = %+v, want expired_recovery, visit 1, ordinal 1", o)
 	}
-	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{
+	expectUntouched(t, e, map[string]testkit.ClaimRunState{
 		"a-ready":   {Marked: true},
 		"a-exp-old": {Claimed: true, Marked: true, Attempts: 1},
 		"a-exp-new": {Claimed: true, Marked: true, Attempts: 2},
@@ -106,9 +106,9 @@ func TestTenantFairLockedReadyHeadPreferenceServesNextReady(t *testing.T) {
 
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferReady))
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{ids[1]})
-	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady})
-	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 1}})
-	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{
+	expectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady})
+	expectVisits(t, tr, []visit{{"a", policy.DispositionGrant, 1}})
+	expectUntouched(t, e, map[string]testkit.ClaimRunState{
 		ids[0]:  {Marked: true},
 		ids[2]:  {Marked: true},
 		"a-exp": {Claimed: true, Marked: true, Attempts: 1},
@@ -139,16 +139,16 @@ func TestTenantFairLockedExpiredHeadServedInTheSameGrant(t *testing.T) {
 	want := append([]string{ready[0], "a-exp-new"}, ready[1:7]...)
 	want = append(want, "b-queued")
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), want)
-	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassExpired,
+	expectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassExpired,
 		docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassAdmittedReady,
 		docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassAdmittedReady,
 		docket.ClassQueuedReady})
-	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 8}, {"b", policy.DispositionGrant, 1}})
+	expectVisits(t, tr, []visit{{"a", policy.DispositionGrant, 8}, {"b", policy.DispositionGrant, 1}})
 	after := e.Epochs()
 	if after["a"] != before["a"]+1 || after["b"] != before["b"]+1 {
 		t.Fatalf("epochs %v -> %v, want a and b one grant each", before, after)
 	}
-	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{
+	expectUntouched(t, e, map[string]testkit.ClaimRunState{
 		ready[7]:    {Marked: true},
 		ready[8]:    {Marked: true},
 		"a-exp-old": {Claimed: true, Marked: true, Attempts: 1},
@@ -170,9 +170,9 @@ func TestTenantFairLockedExpiredHeadReservationCarriesAcrossGrants(t *testing.T)
 
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 3, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{ready[0], ready[1], "b-exp"})
-	lhExpectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassExpired})
-	lhExpectVisits(t, tr, []lhVisit{{"a", policy.DispositionGrant, 2}, {"b", policy.DispositionGrant, 1}})
-	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{
+	expectClasses(t, tr, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassAdmittedReady, docket.ClassExpired})
+	expectVisits(t, tr, []visit{{"a", policy.DispositionGrant, 2}, {"b", policy.DispositionGrant, 1}})
+	expectUntouched(t, e, map[string]testkit.ClaimRunState{
 		ready[2]: {Marked: true},
 		"a-exp":  {Claimed: true, Marked: true, Attempts: 1},
 	})
@@ -192,10 +192,10 @@ func TestTenantFairLockedQueuedHeadBlocksPromotion(t *testing.T) {
 		if len(tr.Outcomes) != 0 {
 			t.Fatalf("demand %d: outcomes %v, want none", demand, testkit.ClaimOutcomeIDs(tr))
 		}
-		want := clRepeat(lhVisit{"a", policy.DispositionLockMiss, 0}, policy.InspectionsPerCall)
-		lhExpectVisits(t, tr, want)
+		want := repeat(visit{"a", policy.DispositionLockMiss, 0}, policy.InspectionsPerCall)
+		expectVisits(t, tr, want)
 		for _, id := range ids {
-			lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{id: {}})
+			expectUntouched(t, e, map[string]testkit.ClaimRunState{id: {}})
 		}
 
 		release()
@@ -220,9 +220,9 @@ func TestTenantFairDispositionCapDebtBeforeReservation(t *testing.T) {
 
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"b-ready", "c-exp"})
-	lhExpectVisits(t, tr, []lhVisit{{"b", policy.DispositionGrant, 1},
+	expectVisits(t, tr, []visit{{"b", policy.DispositionGrant, 1},
 		{"a", policy.DispositionCapDebtDenial, 0}, {"c", policy.DispositionGrant, 1}})
-	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{"a-queued": {}})
+	expectUntouched(t, e, map[string]testkit.ClaimRunState{"a-queued": {}})
 }
 
 // TestTenantFairDispositionDeniedByReservation: a visit whose lead rows are
@@ -241,7 +241,7 @@ func TestTenantFairDispositionDeniedByReservation(t *testing.T) {
 
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"x-ready", "z-exp"})
-	lhExpectVisits(t, tr, []lhVisit{{"x", policy.DispositionGrant, 1},
+	expectVisits(t, tr, []visit{{"x", policy.DispositionGrant, 1},
 		{"y", policy.DispositionDenied, 0}, {"z", policy.DispositionGrant, 1}})
-	lhExpectUntouched(t, e, map[string]testkit.ClaimRunState{"y-ready": {Marked: true}, "y-held": {Marked: true}})
+	expectUntouched(t, e, map[string]testkit.ClaimRunState{"y-ready": {Marked: true}, "y-held": {Marked: true}})
 }

@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"errors"
@@ -110,7 +110,7 @@ func TestLegacyClaimMarkersStealAndPoison(t *testing.T) {
 	tr := e.Trace(req)
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"marked", "stale-claim", "worn", "plain"})
 	wantClasses := []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassExpired, docket.ClassAdmittedReady, docket.ClassQueuedReady}
-	if got := clClasses(tr); !slices.Equal(got, wantClasses) {
+	if got := classes(tr); !slices.Equal(got, wantClasses) {
 		t.Fatalf("classes = %v", got)
 	}
 	if tr.Outcomes[1].Disposition != string(policy.OutcomeExpiredRecovery) || !tr.Outcomes[2].Poisoned {
@@ -176,7 +176,7 @@ func TestClaimCallCeilings(t *testing.T) {
 func TestLegacyFailsClosed(t *testing.T) {
 	e := testkit.NewClaimLegacy(t)
 	e.DueMany("t", "t", 3, testkit.ClaimBase.Add(-time.Hour))
-	for _, m := range clTxModes {
+	for _, m := range txModes {
 		t.Run(m.name, func(t *testing.T) {
 			e.T = t
 			e.ExpectRefusedInTx(m.opts, m.reason)
@@ -327,7 +327,7 @@ func TestClaimFunctionShape(t *testing.T) {
 		if !slices.Equal(ins, wantIns) {
 			t.Fatalf("%s arguments = %v", fn, ins)
 		}
-		if want := clDeclaredShape(t, string(declared), fn); !slices.Equal(outs, want) {
+		if want := declaredShape(t, string(declared), fn); !slices.Equal(outs, want) {
 			t.Fatalf("%s result columns = %v\nsqlc declaration = %v", fn, outs, want)
 		}
 		if language != "plpgsql" || volatility != "v" || definer ||
@@ -337,9 +337,9 @@ func TestClaimFunctionShape(t *testing.T) {
 	}
 }
 
-// clDeclaredShape extracts the OUT columns of fn from the sqlc declaration,
+// declaredShape extracts the OUT columns of fn from the sqlc declaration,
 // spelled as format_type spells them.
-func clDeclaredShape(t *testing.T, declared, fn string) []string {
+func declaredShape(t *testing.T, declared, fn string) []string {
 	t.Helper()
 	start := strings.Index(declared, "create function "+fn+"(")
 	if start < 0 {

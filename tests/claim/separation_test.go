@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 	"github.com/docketrun/docket-go/oracle"
 )
 
-// sepBase is the base time of the separation control, the same as the
-// model's: hot-1..hot-N are due at sepBase + 0..N-1 s, the target at
-// sepBase + N s, and call k claims at sepBase + N + k s.
-var sepBase = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+// base is the base time of the separation control, the same as the
+// model's: hot-1..hot-N are due at base + 0..N-1 s, the target at
+// base + N s, and call k claims at base + N + k s.
+var base = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // TestSeparationModelEqualsDatabase runs the deterministic Legacy separation
 // control (docs/claim-algorithm.md, "The bounds") for N = 2, 5 and 50 on the
@@ -33,11 +33,11 @@ func TestSeparationModelEqualsDatabase(t *testing.T) {
 			if want.LegacyBypass != n {
 				t.Fatalf("model Legacy bypass = %d, want exactly %d", want.LegacyBypass, n)
 			}
-			legacy, _, _ := sepRun(t, testkit.LegacyConfig(), n)
+			legacy, _, _ := run(t, testkit.LegacyConfig(), n)
 			if legacy != n {
 				t.Fatalf("database Legacy bypass = %d, want exactly %d", legacy, n)
 			}
-			bypass, grants, events := sepRun(t, testkit.TenantFairConfig(n+1), n)
+			bypass, grants, events := run(t, testkit.TenantFairConfig(n+1), n)
 			if bypass != want.TenantFairBypass || grants != want.TenantFairGrants {
 				t.Fatalf("database TenantFair bypass %d with %d hot grants, model %d with %d",
 					bypass, grants, want.TenantFairBypass, want.TenantFairGrants)
@@ -56,12 +56,12 @@ func TestSeparationModelEqualsDatabase(t *testing.T) {
 	}
 }
 
-// sepRun seeds the control on a fresh database with the engine of cfg and
+// run seeds the control on a fresh database with the engine of cfg and
 // claims with demand one, completing every outcome before the next call,
 // until the target's first outcome. It returns the hot outcomes and hot
 // grants before it and the TenantFair trace (calls numbered from 1) through
 // the call of the target grant.
-func sepRun(t *testing.T, cfg docket.Config, n int) (bypass, grants int, events []oracle.Event) {
+func run(t *testing.T, cfg docket.Config, n int) (bypass, grants int, events []oracle.Event) {
 	t.Helper()
 	ctx := testkit.Context(t)
 	client := testkit.OpenClient(t, testkit.NewPool(t), cfg)
@@ -73,11 +73,11 @@ func sepRun(t *testing.T, cfg docket.Config, n int) (bypass, grants int, events 
 		}
 	}
 	for i := range n {
-		insert("hot", fmt.Sprintf("hot-%d", i+1), sepBase.Add(time.Duration(i)*time.Second))
+		insert("hot", fmt.Sprintf("hot-%d", i+1), base.Add(time.Duration(i)*time.Second))
 	}
-	insert("target", "target-1", sepBase.Add(time.Duration(n)*time.Second))
+	insert("target", "target-1", base.Add(time.Duration(n)*time.Second))
 
-	now := sepBase.Add(time.Duration(n+1) * time.Second)
+	now := base.Add(time.Duration(n+1) * time.Second)
 	for call := 1; call <= 2*n+2; call++ {
 		tr, err := client.TraceClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, MaxClaimAttempts: 1 << 30})
 		if err != nil {

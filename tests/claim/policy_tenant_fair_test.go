@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 // Cap identities, FIFO promotion, debt, steal, poison, engine interlock,
 // transaction modes, rollback and the Legacy separation trace of TenantFair.
 
-// clClasses lists the work classes of a trace's outcomes.
-func clClasses(tr docket.ClaimTrace) []docket.WorkClass {
+// classes lists the work classes of a trace's outcomes.
+func classes(tr docket.ClaimTrace) []docket.WorkClass {
 	out := make([]docket.WorkClass, len(tr.Outcomes))
 	for i, o := range tr.Outcomes {
 		out[i] = o.Class
@@ -35,8 +35,8 @@ func TestTenantFairCapTwo(t *testing.T) {
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 10, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "promotions", testkit.ClaimOutcomeIDs(tr), []string{"t-1", "t-2"})
 	wantDisp := append([]policy.Disposition{policy.DispositionGrant},
-		clRepeat(policy.DispositionCapDebtDenial, policy.InspectionsPerCall-1)...)
-	if got := clDispositions(tr); !slices.Equal(got, wantDisp) {
+		repeat(policy.DispositionCapDebtDenial, policy.InspectionsPerCall-1)...)
+	if got := dispositions(tr); !slices.Equal(got, wantDisp) {
 		t.Fatalf("dispositions = %v", got)
 	}
 	if e.Admitted("t") != 2 || e.LiveClaims("t") != 2 {
@@ -44,8 +44,8 @@ func TestTenantFairCapTwo(t *testing.T) {
 	}
 
 	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 10, docket.PreferNone))
-	if len(tr.Outcomes) != 0 || !slices.Equal(clDispositions(tr), clRepeat(policy.DispositionCapDebtDenial, policy.InspectionsPerCall)) {
-		t.Fatalf("at the cap: outcomes %v, dispositions %v", testkit.ClaimOutcomeIDs(tr), clDispositions(tr))
+	if len(tr.Outcomes) != 0 || !slices.Equal(dispositions(tr), repeat(policy.DispositionCapDebtDenial, policy.InspectionsPerCall)) {
+		t.Fatalf("at the cap: outcomes %v, dispositions %v", testkit.ClaimOutcomeIDs(tr), dispositions(tr))
 	}
 
 	// A released admission is reacquired at the cap without a promotion.
@@ -85,8 +85,8 @@ func TestTenantFairCapTen(t *testing.T) {
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 25, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "promotions", testkit.ClaimOutcomeIDs(tr), ids[:10])
 	want := append([]policy.Disposition{policy.DispositionGrant, policy.DispositionGrant},
-		clRepeat(policy.DispositionCapDebtDenial, policy.InspectionsPerCall-2)...)
-	if got := clDispositions(tr); !slices.Equal(got, want) {
+		repeat(policy.DispositionCapDebtDenial, policy.InspectionsPerCall-2)...)
+	if got := dispositions(tr); !slices.Equal(got, want) {
 		t.Fatalf("dispositions = %v", got)
 	}
 	if tr.Inspections[0].Outcomes != 8 || tr.Inspections[1].Outcomes != 2 {
@@ -101,7 +101,7 @@ func TestTenantFairCapTen(t *testing.T) {
 	e.Release(ids[0], testkit.ClaimBase)
 	later := testkit.ClaimBase.Add(2 * time.Hour)
 	tr = e.Trace(testkit.ClaimReq(later, 3, docket.PreferNone))
-	if got := clClasses(tr); !slices.Equal(got, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassExpired, docket.ClassExpired}) {
+	if got := classes(tr); !slices.Equal(got, []docket.WorkClass{docket.ClassAdmittedReady, docket.ClassExpired, docket.ClassExpired}) {
 		t.Fatalf("classes at the cap = %v (outcomes %v)", got, testkit.ClaimOutcomeIDs(tr))
 	}
 	testkit.ClaimExpectIDs(t, "work at the cap", testkit.ClaimOutcomeIDs(tr), ids[:3])
@@ -180,8 +180,8 @@ func TestTenantFairFIFOHeadLockedBlocksPromotion(t *testing.T) {
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 4, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"q-admitted"})
 	want := append([]policy.Disposition{policy.DispositionGrant},
-		clRepeat(policy.DispositionLockMiss, policy.InspectionsPerCall-1)...)
-	if got := clDispositions(tr); !slices.Equal(got, want) {
+		repeat(policy.DispositionLockMiss, policy.InspectionsPerCall-1)...)
+	if got := dispositions(tr); !slices.Equal(got, want) {
 		t.Fatalf("dispositions = %v", got)
 	}
 	for _, id := range ids {
@@ -195,8 +195,8 @@ func TestTenantFairFIFOHeadLockedBlocksPromotion(t *testing.T) {
 	testkit.ClaimExpectIDs(t, "after the head is free", testkit.ClaimOutcomeIDs(tr), ids)
 }
 
-// clPoisonReq is a claim request whose attempt limit is maxAttempts.
-func clPoisonReq(limit, maxAttempts int) docket.ClaimRequest {
+// poisonReq is a claim request whose attempt limit is maxAttempts.
+func poisonReq(limit, maxAttempts int) docket.ClaimRequest {
 	req := testkit.ClaimReq(testkit.ClaimBase, limit, docket.PreferNone)
 	req.MaxClaimAttempts = maxAttempts
 	return req
@@ -212,7 +212,7 @@ func TestTenantFairPoisonAdmittedReleasesMarker(t *testing.T) {
 	e.SetAttempts("p-admitted", 3)
 	e.Due("t", "p-queued", testkit.ClaimBase.Add(-time.Minute))
 
-	tr := e.Trace(clPoisonReq(2, 3))
+	tr := e.Trace(poisonReq(2, 3))
 	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"p-admitted", "p-queued"})
 	if len(tr.Inspections) != 1 || tr.Inspections[0].Outcomes != 2 || e.Epochs()["t"] != 1 {
 		t.Fatalf("inspections %+v, epoch %d; want one grant of 2", tr.Inspections, e.Epochs()["t"])
@@ -245,12 +245,12 @@ func TestTenantFairPoisonQueuedOnlyAsHeadWithSlot(t *testing.T) {
 		e.SetAttempts("q-1", 3)
 		e.Due("t", "q-2", testkit.ClaimBase.Add(-30*time.Minute))
 
-		tr := e.Trace(clPoisonReq(2, 3))
+		tr := e.Trace(poisonReq(2, 3))
 		if len(tr.Outcomes) != 0 || tr.Inspections[0].Disposition != policy.DispositionCapDebtDenial || e.State("q-1").Poisoned {
 			t.Fatalf("without a slot: outcomes %v, disposition %s, q-1 %+v", testkit.ClaimOutcomeIDs(tr), tr.Inspections[0].Disposition, e.State("q-1"))
 		}
 		e.Finish("x-held")
-		tr = e.Trace(clPoisonReq(2, 3))
+		tr = e.Trace(poisonReq(2, 3))
 		testkit.ClaimExpectIDs(t, "with a slot", testkit.ClaimOutcomeIDs(tr), []string{"q-1", "q-2"})
 		if !tr.Outcomes[0].Poisoned || tr.Outcomes[0].Disposition != string(policy.OutcomeQueuedPromotion) || tr.Outcomes[1].Poisoned {
 			t.Fatalf("outcomes = %+v", tr.Outcomes)
@@ -264,17 +264,17 @@ func TestTenantFairPoisonQueuedOnlyAsHeadWithSlot(t *testing.T) {
 		e.DueMany("t", "q", 2, testkit.ClaimBase.Add(-time.Hour))
 		e.SetAttempts("q-2", 3)
 		release := e.HoldRun("q-1")
-		tr := e.Trace(clPoisonReq(1, 3))
+		tr := e.Trace(poisonReq(1, 3))
 		if len(tr.Outcomes) != 0 || e.State("q-2").Poisoned {
 			t.Fatalf("behind a locked head: outcomes %v, q-2 %+v", testkit.ClaimOutcomeIDs(tr), e.State("q-2"))
 		}
 		release()
-		tr = e.Trace(clPoisonReq(1, 3))
+		tr = e.Trace(poisonReq(1, 3))
 		testkit.ClaimExpectIDs(t, "head first", testkit.ClaimOutcomeIDs(tr), []string{"q-1"})
 		if e.State("q-2").Poisoned {
 			t.Fatal("q-2 was poisoned before it became the head")
 		}
-		tr = e.Trace(clPoisonReq(1, 3))
+		tr = e.Trace(poisonReq(1, 3))
 		if testkit.ClaimExpectIDs(t, "then the new head", testkit.ClaimOutcomeIDs(tr), []string{"q-2"}); !tr.Outcomes[0].Poisoned {
 			t.Fatalf("q-2 outcome = %+v, want poison", tr.Outcomes[0])
 		}
@@ -330,8 +330,8 @@ func TestTenantFairEngineInterlock(t *testing.T) {
 	})
 }
 
-// clTxModes are the transaction modes both engines must refuse.
-var clTxModes = []struct {
+// txModes are the transaction modes both engines must refuse.
+var txModes = []struct {
 	name   string
 	opts   pgx.TxOptions
 	reason string
@@ -344,7 +344,7 @@ var clTxModes = []struct {
 func TestTenantFairFailsClosedInUnsupportedTransactions(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 2)
 	e.DueMany("t", "t", 3, testkit.ClaimBase.Add(-time.Hour))
-	for _, m := range clTxModes {
+	for _, m := range txModes {
 		t.Run(m.name, func(t *testing.T) {
 			e.T = t
 			e.ExpectRefusedInTx(m.opts, m.reason)
@@ -499,10 +499,10 @@ func TestTenantFairConcurrentClaimersRespectCaps(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	results := make(chan clClaimerResult, claimers)
+	results := make(chan claimerResult, claimers)
 	progress := testkit.NewClaimProgress()
 	for range claimers {
-		go func() { results <- clClaimer(ctx, client, pool, runs, progress) }()
+		go func() { results <- claimer(ctx, client, pool, runs, progress) }()
 	}
 	leased := map[string]int{}
 	contended := 0
@@ -530,16 +530,16 @@ func TestTenantFairConcurrentClaimersRespectCaps(t *testing.T) {
 	t.Logf("%d lock_contention refusals retried", contended)
 }
 
-// clClaimerResult is what one concurrent claimer saw.
-type clClaimerResult struct {
+// claimerResult is what one concurrent claimer saw.
+type claimerResult struct {
 	runIDs    []string
 	contended int
 	err       error
 }
 
-// clCapViolations counts tenants above their cap or with more live claims
+// capViolations counts tenants above their cap or with more live claims
 // than admissions.
-const clCapViolations = `
+const capViolations = `
 select count(*)
   from (select r.scope_key,
                count(*) filter (where r.tenant_admitted_at is not null) as admitted,
@@ -551,11 +551,11 @@ select count(*)
  cross join docket_claim_policy pol
  where s.admitted > coalesce(p.max_active, pol.max_active) or s.live > s.admitted`
 
-// clClaimer claims and completes runs until all runs are done. A call that
+// claimer claims and completes runs until all runs are done. A call that
 // leases nothing waits for another claimer's commit, which alone can free
 // work at the claimers' fixed clock.
-func clClaimer(ctx context.Context, client *docket.Client, pool *pgxpool.Pool, runs int, progress *testkit.ClaimProgress) clClaimerResult {
-	var r clClaimerResult
+func claimer(ctx context.Context, client *docket.Client, pool *pgxpool.Pool, runs int, progress *testkit.ClaimProgress) claimerResult {
+	var r claimerResult
 	for {
 		committed := progress.Next()
 		var done int
@@ -576,7 +576,7 @@ func clClaimer(ctx context.Context, client *docket.Client, pool *pgxpool.Pool, r
 			return r
 		}
 		var violations int
-		if err := pool.QueryRow(ctx, clCapViolations).Scan(&violations); err != nil || violations != 0 {
+		if err := pool.QueryRow(ctx, capViolations).Scan(&violations); err != nil || violations != 0 {
 			r.err = fmt.Errorf("cap invariant: %d violating tenants (%v)", violations, err)
 			return r
 		}

@@ -1,4 +1,4 @@
-package tests
+package claim
 
 import (
 	"context"
@@ -15,25 +15,25 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// hardClaimReq is the claim every fault test interrupts: enough demand for
+// claimReq is the claim every fault test interrupts: enough demand for
 // leases in several partitions, an expired steal and a poison.
-var hardClaimReq = testkit.ClaimReq(testkit.ClaimBase, 8, docket.PreferNone)
+var claimReq = testkit.ClaimReq(testkit.ClaimBase, 8, docket.PreferNone)
 
-// hardFaultEnv is a seeded TenantFair domain plus a victim client whose pool
+// faultEnv is a seeded TenantFair domain plus a victim client whose pool
 // holds exactly one connection, so the victim's backend can be found and
 // ended.
-type hardFaultEnv struct {
+type faultEnv struct {
 	*testkit.ClaimEnv
 	victimPool *pgxpool.Pool
 	victim     *docket.Client
-	// dryRun is what hardClaimReq does on the seeded domain, measured in a
+	// dryRun is what claimReq does on the seeded domain, measured in a
 	// transaction that was rolled back.
-	dryRun hardClaimSummary
+	dryRun claimSummary
 }
 
-// newHardFaultEnv seeds a domain where hardClaimReq promotes, reacquires,
+// newHardFaultEnv seeds a domain where claimReq promotes, reacquires,
 // steals and poisons across three partitions, and measures its dry run.
-func newHardFaultEnv(t *testing.T) *hardFaultEnv {
+func newHardFaultEnv(t *testing.T) *faultEnv {
 	t.Helper()
 	e := testkit.NewClaimTenantFair(t, 2)
 	e.DueMany("a", "a", 3, testkit.ClaimBase.Add(-3*time.Hour))
@@ -45,29 +45,29 @@ func newHardFaultEnv(t *testing.T) *hardFaultEnv {
 	e.Waiting("c", "c-waiting")
 
 	victimPool := testkit.Pool(t, testkit.PoolConfig(t, e.Pool.Config().ConnString(), 1))
-	env := &hardFaultEnv{ClaimEnv: e, victimPool: victimPool, victim: testkit.OpenClient(t, victimPool, testkit.TenantFairConfig(2))}
+	env := &faultEnv{ClaimEnv: e, victimPool: victimPool, victim: testkit.OpenClient(t, victimPool, testkit.TenantFairConfig(2))}
 
 	ctx := testkit.Context(t)
 	tx, err := e.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatalf("begin dry run: %v", err)
 	}
-	tr, err := e.Client.TraceClaimDueTx(ctx, tx, hardClaimReq)
+	tr, err := e.Client.TraceClaimDueTx(ctx, tx, claimReq)
 	if rbErr := tx.Rollback(ctx); err == nil {
 		err = rbErr
 	}
 	if err != nil {
 		t.Fatalf("dry run: %v", err)
 	}
-	env.dryRun = hardSummarize(tr)
+	env.dryRun = summarize(tr)
 	if env.dryRun.leases == 0 || env.dryRun.poisons != 1 || !slices.Contains(env.dryRun.outcomes, "b-expired") {
 		t.Fatalf("dry run %+v: want leases, one poison and the expired steal", env.dryRun)
 	}
 	return env
 }
 
-// hardClaimSummary is the token-free essence of one claim call.
-type hardClaimSummary struct {
+// claimSummary is the token-free essence of one claim call.
+type claimSummary struct {
 	outcomes     []string
 	dispositions []string
 	positions    []int64
@@ -76,14 +76,14 @@ type hardClaimSummary struct {
 	poisons      int
 }
 
-func hardSummarize(tr docket.ClaimTrace) hardClaimSummary {
-	s := hardClaimSummary{
+func summarize(tr docket.ClaimTrace) claimSummary {
+	s := claimSummary{
 		outcomes:  testkit.ClaimOutcomeIDs(tr),
-		positions: clPositions(tr),
+		positions: positions(tr),
 		leases:    len(tr.Result.Leases),
 		poisons:   len(tr.Result.Poisoned),
 	}
-	for _, d := range clDispositions(tr) {
+	for _, d := range dispositions(tr) {
 		s.dispositions = append(s.dispositions, string(d))
 	}
 	if len(tr.Inspections) > 0 {
@@ -92,23 +92,23 @@ func hardSummarize(tr docket.ClaimTrace) hardClaimSummary {
 	return s
 }
 
-// expectDryRunRepeats runs hardClaimReq for real and requires exactly the
+// expectDryRunRepeats runs claimReq for real and requires exactly the
 // dry run's outcomes, visits and starting cursor: the interrupted call left
 // nothing behind that could change what a fresh call does.
-func (env *hardFaultEnv) expectDryRunRepeats(t *testing.T) {
+func (env *faultEnv) expectDryRunRepeats(t *testing.T) {
 	t.Helper()
-	tr, err := env.victim.TraceClaimDue(testkit.Context(t), hardClaimReq)
+	tr, err := env.victim.TraceClaimDue(testkit.Context(t), claimReq)
 	if err != nil {
 		t.Fatalf("claim after the fault: %v", err)
 	}
-	got := hardSummarize(tr)
+	got := summarize(tr)
 	if fmt.Sprint(got) != fmt.Sprint(env.dryRun) {
 		t.Fatalf("claim after the fault = %+v, want the dry run %+v", got, env.dryRun)
 	}
 }
 
 // holdPolicy locks the singleton policy row from a connection of its own.
-func (env *hardFaultEnv) holdPolicy() (release func()) {
+func (env *faultEnv) holdPolicy() (release func()) {
 	return env.HoldLock(`select 1 from docket_claim_policy where id = 1 for update`)
 }
 
@@ -131,7 +131,7 @@ func TestHardeningClaimKilledWhileWaitingForPolicy(t *testing.T) {
 		release := env.holdPolicy()
 		done := make(chan error, 1)
 		go func() {
-			_, err := env.victim.ClaimDue(testkit.Context(t), hardClaimReq)
+			_, err := env.victim.ClaimDue(testkit.Context(t), claimReq)
 			done <- err
 		}()
 		var err error
@@ -143,8 +143,8 @@ func TestHardeningClaimKilledWhileWaitingForPolicy(t *testing.T) {
 				break wait
 			default:
 			}
-			if !terminated && hardWaitsOnLock(t, env.Pool, pid) {
-				hardTerminate(t, env.Pool, pid)
+			if !terminated && waitsOnLock(t, env.Pool, pid) {
+				terminate(t, env.Pool, pid)
 				terminated = true
 			}
 		}
@@ -181,11 +181,11 @@ func TestHardeningClaimKilledHoldingLocks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("begin: %v", err)
 	}
-	tr, err := env.victim.TraceClaimDueTx(ctx, tx, hardClaimReq)
+	tr, err := env.victim.TraceClaimDueTx(ctx, tx, claimReq)
 	if err != nil {
 		t.Fatalf("claim in the victim's transaction: %v", err)
 	}
-	if got := hardSummarize(tr); fmt.Sprint(got) != fmt.Sprint(env.dryRun) {
+	if got := summarize(tr); fmt.Sprint(got) != fmt.Sprint(env.dryRun) {
 		t.Fatalf("victim's claim = %+v, want the dry run %+v", got, env.dryRun)
 	}
 	var lockTimeout string
@@ -212,10 +212,10 @@ func TestHardeningClaimKilledHoldingLocks(t *testing.T) {
 	if err != nil || unlocked != 0 {
 		t.Fatalf("%d of the leased runs are unlocked mid-transaction (%v), want 0", unlocked, err)
 	}
-	_, err = env.Client.ClaimDue(ctx, hardClaimReq)
+	_, err = env.Client.ClaimDue(ctx, claimReq)
 	testkit.ClaimExpectUnavailable(t, err, "lock_contention")
 
-	hardTerminate(t, env.Pool, pid)
+	terminate(t, env.Pool, pid)
 	err = <-blocked
 	if testkit.GuardSQLState(err) != testkit.AdminShutdown {
 		t.Fatalf("blocked statement after the kill: %v, want SQLSTATE %s", err, testkit.AdminShutdown)
@@ -240,18 +240,18 @@ func TestHardeningClaimStatementTimeout(t *testing.T) {
 		if _, err := tx.Exec(ctx, `set local statement_timeout = '50ms'`); err != nil {
 			return fmt.Errorf("set statement_timeout: %w", err)
 		}
-		_, err := env.victim.ClaimDueTx(ctx, tx, hardClaimReq)
+		_, err := env.victim.ClaimDueTx(ctx, tx, claimReq)
 		return err
 	})
-	hardExpectStatementTimeout(t, "ClaimDueTx", err)
+	expectStatementTimeout(t, "ClaimDueTx", err)
 
 	// Without a transaction: a session statement_timeout on the client's
 	// connection.
 	if _, err := env.victimPool.Exec(ctx, `set statement_timeout = '50ms'`); err != nil {
 		t.Fatalf("set statement_timeout: %v", err)
 	}
-	_, err = env.victim.ClaimDue(ctx, hardClaimReq)
-	hardExpectStatementTimeout(t, "ClaimDue", err)
+	_, err = env.victim.ClaimDue(ctx, claimReq)
+	expectStatementTimeout(t, "ClaimDue", err)
 	if _, err := env.victimPool.Exec(ctx, `reset statement_timeout`); err != nil {
 		t.Fatalf("reset statement_timeout: %v", err)
 	}
@@ -261,10 +261,10 @@ func TestHardeningClaimStatementTimeout(t *testing.T) {
 	env.expectDryRunRepeats(t)
 }
 
-// hardExpectStatementTimeout requires the documented shape of a claim ended
+// expectStatementTimeout requires the documented shape of a claim ended
 // by statement_timeout: the server's error, SQLSTATE 57014, wrapped, and no
 // engine refusal or invalid-argument sentinel.
-func hardExpectStatementTimeout(t *testing.T, what string, err error) {
+func expectStatementTimeout(t *testing.T, what string, err error) {
 	t.Helper()
 	if testkit.GuardSQLState(err) != testkit.QueryCanceled {
 		t.Fatalf("%s under statement_timeout: %v, want SQLSTATE %s", what, err, testkit.QueryCanceled)
