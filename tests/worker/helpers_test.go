@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"log/slog"
@@ -9,8 +9,8 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// wkWaitClosed waits for ch to be closed, failing the test after testkit.WorkerDeadline.
-func wkWaitClosed(t *testing.T, what string, ch <-chan struct{}) {
+// waitClosed waits for ch to be closed, failing the test after testkit.WorkerDeadline.
+func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-ch:
@@ -19,9 +19,9 @@ func wkWaitClosed(t *testing.T, what string, ch <-chan struct{}) {
 	}
 }
 
-// wkExpectNoIdentities fails for every record at info level or above that
+// expectNoIdentities fails for every record at info level or above that
 // carries one of identities as an attribute value or inside its message.
-func wkExpectNoIdentities(t *testing.T, r *testkit.WorkerLogRecorder, identities ...string) {
+func expectNoIdentities(t *testing.T, r *testkit.WorkerLogRecorder, identities ...string) {
 	t.Helper()
 	for _, rec := range r.All() {
 		if rec.Level < slog.LevelInfo {

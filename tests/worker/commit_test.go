@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"errors"
@@ -26,9 +26,9 @@ type wcCase struct {
 	staleToken, staleSeq bool
 }
 
-// wcOutcome is what a commit left in a row, with the claim, wake and
+// outcome is what a commit left in a row, with the claim, wake and
 // marker columns reduced to what a schedule decides about them.
-type wcOutcome struct {
+type outcome struct {
 	Status, State, CheckpointType string
 	Step                          int32
 	Seq                           int64
@@ -38,11 +38,11 @@ type wcOutcome struct {
 	Attempts, Abandons            int32
 }
 
-// wcRead reads the outcome of runID; wakeAt is reported only for the
+// read reads the outcome of runID; wakeAt is reported only for the
 // ReleaseAt case, whose wake time the commit chose.
-func wcRead(t *testing.T, s *testkit.RunStore, runID string, token uuid.UUID, keepWake bool) wcOutcome {
+func read(t *testing.T, s *testkit.RunStore, runID string, token uuid.UUID, keepWake bool) outcome {
 	t.Helper()
-	var o wcOutcome
+	var o outcome
 	var checkpointType *string
 	var claim *uuid.UUID
 	var wake, admitted, finished *time.Time
@@ -184,8 +184,8 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 				single.DocketRun.CheckpointSeq, single.DocketRun.Step, single.MarkerCleared)
 		}
 		keepWake := c.schedule == "at"
-		got := wcRead(t, s, "batch-"+c.name, batchLease.ClaimToken, keepWake)
-		want := wcRead(t, s, "per-run-"+c.name, perRunLease.ClaimToken, keepWake)
+		got := read(t, s, "batch-"+c.name, batchLease.ClaimToken, keepWake)
+		want := read(t, s, "per-run-"+c.name, perRunLease.ClaimToken, keepWake)
 		if got.WakeAt != nil && want.WakeAt != nil && got.WakeAt.Equal(*want.WakeAt) {
 			got.WakeAt = want.WakeAt
 		}
@@ -202,14 +202,14 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 			t.Errorf("%s: seq %d marker cleared %v, want seq 1 and %v", name, row.CheckpointSeq, row.MarkerCleared, cleared)
 		}
 	}
-	if r := wcRead(t, s, "batch-retry", leases["batch-retry"].ClaimToken, true); r.WakeAt == nil || !r.WakeAt.Equal(retryAt) {
+	if r := read(t, s, "batch-retry", leases["batch-retry"].ClaimToken, true); r.WakeAt == nil || !r.WakeAt.Equal(retryAt) {
 		t.Errorf("retry: wake %v, want %v", r.WakeAt, retryAt)
 	}
-	if r := wcRead(t, s, "batch-keep", leases["batch-keep"].ClaimToken, false); !r.ClaimKept || !r.Admitted || r.State != `{"k": 1}` {
+	if r := read(t, s, "batch-keep", leases["batch-keep"].ClaimToken, false); !r.ClaimKept || !r.Admitted || r.State != `{"k": 1}` {
 		t.Errorf("keep: %+v, want the claim and the marker kept with the new document", r)
 	}
 	for _, name := range []string{"stale-token", "stale-seq"} {
-		r := wcRead(t, s, "batch-"+name, leases["batch-"+name].ClaimToken, false)
+		r := read(t, s, "batch-"+name, leases["batch-"+name].ClaimToken, false)
 		if r.Status != "running" || r.Seq != 0 || !r.ClaimKept || !r.Admitted {
 			t.Errorf("%s: %+v, want the claim untouched", name, r)
 		}
@@ -222,7 +222,7 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 	if got, want := unfinished("batch"), unfinished("per-run"); got != want || got != int64(len(cases)-2) {
 		t.Errorf("unfinished count batch %d, per-run %d, want %d", got, want, len(cases)-2)
 	}
-	if got := wcRead(t, s, "batch-done", leases["batch-done"].ClaimToken, false).State; got != `{"r": 1}` {
+	if got := read(t, s, "batch-done", leases["batch-done"].ClaimToken, false).State; got != `{"r": 1}` {
 		t.Errorf("done: state %s", got)
 	}
 }

@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -33,16 +33,16 @@ func TestClaimBatchReadsRunsCommittedWhileTheClaimWaited(t *testing.T) {
 		if attempt > maxAttempts {
 			t.Fatalf("the claim never waited out the policy lock in %d attempts", maxAttempts)
 		}
-		if crWaitedClaimReads(t) {
+		if waitedClaimReads(t) {
 			return
 		}
 	}
 }
 
-// crWaitedClaimReads runs the scenario of
+// waitedClaimReads runs the scenario of
 // TestClaimBatchReadsRunsCommittedWhileTheClaimWaited once and reports
 // false when the claim timed out waiting for the policy row.
-func crWaitedClaimReads(t *testing.T) bool {
+func waitedClaimReads(t *testing.T) bool {
 	t.Helper()
 	ctx := testkit.Context(t)
 	pool := testkit.PoolFor(t, pgtest.NewDatabase(t))

@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -25,12 +25,12 @@ import (
 // errHardAnswerLost is what a connection whose answer was dropped reports.
 var errHardAnswerLost = errors.New("connection lost before the answer arrived")
 
-// hardLostAnswerConn is a client connection that, once armed, passes the
+// lostAnswerConn is a client connection that, once armed, passes the
 // server's answer to the next executed statement through up to its
 // ReadyForQuery, which the server sends only after the statement's implicit
 // transaction committed, then drops it and closes: the statement is
 // committed and the client never learns that it was.
-type hardLostAnswerConn struct {
+type lostAnswerConn struct {
 	net.Conn
 	armed atomic.Bool
 	// The fields below belong to the goroutine that reads the connection.
@@ -43,7 +43,7 @@ type hardLostAnswerConn struct {
 // Read passes data through until armed; then it passes the answer up to
 // the ReadyForQuery that follows a CommandComplete (a prepare round trip
 // ends in ReadyForQuery without one) and fails from there on.
-func (c *hardLostAnswerConn) Read(p []byte) (int, error) {
+func (c *lostAnswerConn) Read(p []byte) (int, error) {
 	if !c.armed.Load() {
 		return c.Conn.Read(p)
 	}
@@ -68,7 +68,7 @@ func (c *hardLostAnswerConn) Read(p []byte) (int, error) {
 // split walks the backend messages in data and returns the bytes to pass
 // on, holding back an incomplete header, and whether the committed answer's
 // ReadyForQuery was reached (it and everything after it are dropped).
-func (c *hardLostAnswerConn) split(data []byte) (pass []byte, lost bool) {
+func (c *lostAnswerConn) split(data []byte) (pass []byte, lost bool) {
 	c.held = nil
 	for i := 0; i < len(data); {
 		if c.skip > 0 {
@@ -94,10 +94,10 @@ func (c *hardLostAnswerConn) split(data []byte) (pass []byte, lost bool) {
 	return data, false
 }
 
-// hardAnswerDropper arms the connection that sends the first statement
+// answerDropper arms the connection that sends the first statement
 // whose text is sql, once: that statement commits and its answer is lost.
 // It also counts the Worker's checks of whether a commit was applied.
-type hardAnswerDropper struct {
+type answerDropper struct {
 	sql  string
 	once sync.Once
 	// armed is closed when a connection was armed.
@@ -107,7 +107,7 @@ type hardAnswerDropper struct {
 }
 
 // TraceQueryStart arms conn's connection when the statement is sql.
-func (d *hardAnswerDropper) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+func (d *answerDropper) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	if data.SQL == gen.CommitApplied {
 		d.checks.Add(1)
 	}
@@ -115,7 +115,7 @@ func (d *hardAnswerDropper) TraceQueryStart(ctx context.Context, conn *pgx.Conn,
 		return ctx
 	}
 	d.once.Do(func() {
-		if lost, ok := conn.PgConn().Conn().(*hardLostAnswerConn); ok {
+		if lost, ok := conn.PgConn().Conn().(*lostAnswerConn); ok {
 			lost.armed.Store(true)
 			close(d.armed)
 		}
@@ -124,12 +124,12 @@ func (d *hardAnswerDropper) TraceQueryStart(ctx context.Context, conn *pgx.Conn,
 }
 
 // TraceQueryEnd does nothing.
-func (d *hardAnswerDropper) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (d *answerDropper) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// hardLostAnswerPool is a pool whose connections can lose an answer: the
+// lostAnswerPool is a pool whose connections can lose an answer: the
 // first statement whose text is sql commits and its connection dies before
 // the answer arrives.
-func hardLostAnswerPool(t *testing.T, databaseURL, sql string) (*pgxpool.Pool, *hardAnswerDropper) {
+func lostAnswerPool(t *testing.T, databaseURL, sql string) (*pgxpool.Pool, *answerDropper) {
 	t.Helper()
 	cfg := testkit.PoolConfig(t, databaseURL, 8)
 	// The dropper reads the protocol, so the connection must be plain.
@@ -140,21 +140,21 @@ func hardLostAnswerPool(t *testing.T, databaseURL, sql string) (*pgxpool.Pool, *
 		if err != nil {
 			return nil, err
 		}
-		return &hardLostAnswerConn{Conn: conn}, nil
+		return &lostAnswerConn{Conn: conn}, nil
 	}
-	dropper := &hardAnswerDropper{sql: sql, armed: make(chan struct{})}
+	dropper := &answerDropper{sql: sql, armed: make(chan struct{})}
 	cfg.ConnConfig.Tracer = dropper
 	return testkit.Pool(t, cfg), dropper
 }
 
-// hardLostCommitEnv is a TenantFair domain with one due run, a client on a
+// lostCommitEnv is a TenantFair domain with one due run, a client on a
 // pool that loses the answer of the Worker's first batch commit, and a
 // worker logging to log.
-type hardLostCommitEnv struct {
+type lostCommitEnv struct {
 	pool    *pgxpool.Pool
 	client  *docket.Client
 	reader  *sdkmetric.ManualReader
-	dropper *hardAnswerDropper
+	dropper *answerDropper
 	log     *testkit.WorkerLogRecorder
 	calls   *testkit.WorkerCounter
 	events  *testkit.WorkerEvents
@@ -162,15 +162,15 @@ type hardLostCommitEnv struct {
 
 // newHardLostCommitEnv inserts run and starts a worker whose handler calls
 // before and then completes the run with {"done": true}.
-func newHardLostCommitEnv(t *testing.T, run string, before func(ctx context.Context, env *hardLostCommitEnv)) (*hardLostCommitEnv, func()) {
+func newHardLostCommitEnv(t *testing.T, run string, before func(ctx context.Context, env *lostCommitEnv)) (*lostCommitEnv, func()) {
 	t.Helper()
-	pool, dropper := hardLostAnswerPool(t, pgtest.NewDatabase(t), gen.CommitRuns)
+	pool, dropper := lostAnswerPool(t, pgtest.NewDatabase(t), gen.CommitRuns)
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
 	cfg := testkit.TenantFairConfig(2)
 	cfg.MeterProvider = provider
-	env := &hardLostCommitEnv{pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader, dropper: dropper,
+	env := &lostCommitEnv{pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader, dropper: dropper,
 		log: &testkit.WorkerLogRecorder{}, calls: testkit.NewWorkerCounter(), events: testkit.NewWorkerEvents()}
 	if _, err := env.client.InsertRun(testkit.Context(t), docket.NewRun{RunID: run, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1",
 		State: json.RawMessage(`{"n":0}`)}); err != nil {
@@ -191,7 +191,7 @@ func newHardLostCommitEnv(t *testing.T, run string, before func(ctx context.Cont
 
 // expectRun requires the run's status, latest checkpoint type, document
 // and checkpoint sequence.
-func (env *hardLostCommitEnv) expectRun(t *testing.T, runID, status, checkpoint, state string, seq int64) {
+func (env *lostCommitEnv) expectRun(t *testing.T, runID, status, checkpoint, state string, seq int64) {
 	t.Helper()
 	run, err := env.client.FetchRun(testkit.Context(t), docket.Tenant("t"), runID)
 	if err != nil {
@@ -204,8 +204,8 @@ func (env *hardLostCommitEnv) expectRun(t *testing.T, runID, status, checkpoint,
 
 // The worker's log lines for a verdict commit that met its fence.
 const (
-	hardAlreadyApplied = "docket worker run settled; its commit was already applied"
-	hardFenceRefusal   = "docket worker commit refused by the claim fence; a newer holder owns the run"
+	alreadyApplied = "docket worker run settled; its commit was already applied"
+	fenceRefusal   = "docket worker commit refused by the claim fence; a newer holder owns the run"
 )
 
 // TestHardeningWorkerCommitAnswerLost loses the answer of a Worker's verdict
@@ -215,7 +215,7 @@ const (
 func TestHardeningWorkerCommitAnswerLost(t *testing.T) {
 	t.Parallel()
 	env, stop := newHardLostCommitEnv(t, "lost", nil)
-	wkWaitClosed(t, "the verdict commit armed", env.dropper.armed)
+	waitClosed(t, "the verdict commit armed", env.dropper.armed)
 	env.events.WaitWritten(t, "complete", "lost")
 	stop()
 
@@ -224,11 +224,11 @@ func TestHardeningWorkerCommitAnswerLost(t *testing.T) {
 		t.Errorf("%d checks of the applied commit, want 1", n)
 	}
 	env.calls.ExpectEach(t, []string{"lost"}, 1)
-	settled := env.log.Find(hardAlreadyApplied)
+	settled := env.log.Find(alreadyApplied)
 	if len(settled) != 1 || settled[0].Level != slog.LevelDebug || settled[0].Attrs["run_id"] != "lost" || settled[0].Attrs["result"] != "complete" {
 		t.Errorf("settled records %+v, want one debug record for run lost, result complete", settled)
 	}
-	if refused := env.log.Find(hardFenceRefusal); len(refused) != 0 {
+	if refused := env.log.Find(fenceRefusal); len(refused) != 0 {
 		t.Errorf("refusal records %+v, want none", refused)
 	}
 	testkit.WorkerExpectQuiet(t, env.log)
@@ -249,7 +249,7 @@ func TestHardeningWorkerCommitAnswerLost(t *testing.T) {
 // and counted.
 func TestHardeningWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
 	t.Parallel()
-	env, stop := newHardLostCommitEnv(t, "stolen", func(ctx context.Context, env *hardLostCommitEnv) {
+	env, stop := newHardLostCommitEnv(t, "stolen", func(ctx context.Context, env *lostCommitEnv) {
 		// The newer holder: a claim an hour on steals the worker's claim,
 		// and its commit finishes the run with another verdict.
 		res, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Hour), Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 10})
@@ -263,7 +263,7 @@ func TestHardeningWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
 			t.Errorf("newer holder's commit: %v", err)
 		}
 	})
-	wkWaitClosed(t, "the verdict commit armed", env.dropper.armed)
+	waitClosed(t, "the verdict commit armed", env.dropper.armed)
 	env.events.WaitFor(t, "the verdict refused", testkit.WorkerFenced("stolen", "complete"))
 	stop()
 
@@ -271,10 +271,10 @@ func TestHardeningWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
 	if n := env.dropper.checks.Load(); n != 1 {
 		t.Errorf("%d checks of the applied commit, want 1", n)
 	}
-	if refused := env.log.Find(hardFenceRefusal); len(refused) != 1 || refused[0].Level != slog.LevelInfo || refused[0].Attrs["result"] != "complete" {
+	if refused := env.log.Find(fenceRefusal); len(refused) != 1 || refused[0].Level != slog.LevelInfo || refused[0].Attrs["result"] != "complete" {
 		t.Errorf("refusal records %+v, want one at info level, result complete", refused)
 	}
-	if settled := env.log.Find(hardAlreadyApplied); len(settled) != 0 {
+	if settled := env.log.Find(alreadyApplied); len(settled) != 0 {
 		t.Errorf("settled records %+v, want none", settled)
 	}
 	testkit.WorkerExpectQuiet(t, env.log)

@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"fmt"
@@ -12,16 +12,16 @@ import (
 
 // Helpers of the retry-policy tests.
 
-// rpAttempts records the Job.Attempt of every handler call, per run.
-type rpAttempts struct {
+// attempts records the Job.Attempt of every handler call, per run.
+type attempts struct {
 	mu   sync.Mutex
 	seen map[string][]int
 }
 
-func newRPAttempts() *rpAttempts { return &rpAttempts{seen: map[string][]int{}} }
+func newRPAttempts() *attempts { return &attempts{seen: map[string][]int{}} }
 
 // add records job's attempt and returns how many calls the run had so far.
-func (a *rpAttempts) add(job *docket.Job) int {
+func (a *attempts) add(job *docket.Job) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.seen[job.RunID] = append(a.seen[job.RunID], job.Attempt)
@@ -29,7 +29,7 @@ func (a *rpAttempts) add(job *docket.Job) int {
 }
 
 // expect fails unless runID's handler calls saw exactly want.
-func (a *rpAttempts) expect(t *testing.T, runID string, want ...int) {
+func (a *attempts) expect(t *testing.T, runID string, want ...int) {
 	t.Helper()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -38,8 +38,8 @@ func (a *rpAttempts) expect(t *testing.T, runID string, want ...int) {
 	}
 }
 
-// rpWaitWritten waits until n verdicts named verdict were written for runID.
-func rpWaitWritten(t *testing.T, events *testkit.WorkerEvents, runID, verdict string, n int) {
+// waitWritten waits until n verdicts named verdict were written for runID.
+func waitWritten(t *testing.T, events *testkit.WorkerEvents, runID, verdict string, n int) {
 	t.Helper()
 	events.WaitFor(t, fmt.Sprintf("%d %s verdicts of %s written", n, verdict, runID), func(evs []docket.WorkerEvent) bool {
 		return testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool {
@@ -48,5 +48,5 @@ func rpWaitWritten(t *testing.T, events *testkit.WorkerEvents, runID, verdict st
 	})
 }
 
-// rpFixed is a jitter source that always draws r.
-func rpFixed(r float64) func() float64 { return func() float64 { return r } }
+// fixed is a jitter source that always draws r.
+func fixed(r float64) func() float64 { return func() float64 { return r } }

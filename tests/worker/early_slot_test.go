@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// wkQuietWindow is how long a test watches for something that must not
+// quietWindow is how long a test watches for something that must not
 // happen; it bounds the check, it asserts no latency.
-const wkQuietWindow = 300 * time.Millisecond
+const quietWindow = 300 * time.Millisecond
 
 // TestWorkerFreesSlotWhileVerdictIsWritten stalls verdict commits of a
 // one-slot worker behind row locks the test holds. The first stalled commit
@@ -84,16 +84,16 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 		select {
 		case <-started["c"]:
 			t.Fatalf("%s: c started, want it unclaimed while b holds the only slot", when)
-		case <-time.After(wkQuietWindow):
+		case <-time.After(quietWindow):
 		}
 		if r := rs.Row("c"); r.Token != nil || r.Status != "running" {
 			t.Fatalf("%s: c is %+v, want unclaimed", when, r)
 		}
 	}
 
-	wkWaitClosed(t, "a to start", started["a"])
+	waitClosed(t, "a to start", started["a"])
 	// a's verdict waits for its lock, yet b is claimed into the freed slot.
-	wkWaitClosed(t, "b to start while a's commit waits", started["b"])
+	waitClosed(t, "b to start while a's commit waits", started["b"])
 	if r := rs.Row("a"); r.Status != "running" || r.Token == nil {
 		t.Fatalf("a is %+v, want still claimed while its commit waits", r)
 	}
@@ -103,7 +103,7 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 	events.WaitWritten(t, "complete", "a")
 	expectNotStarted("b committing")
 	unlock("b")
-	wkWaitClosed(t, "c to start once b is written", started["c"])
+	waitClosed(t, "c to start once b is written", started["c"])
 	events.WaitWritten(t, "complete", "c")
 	testkit.StopWorker(t, w, runResult)
 
@@ -161,12 +161,12 @@ func TestWorkerClaimsAgainOnceAnEarlyVerdictIsWritten(t *testing.T) {
 	select {
 	case <-secondStarted:
 		t.Fatal("second started while first still held the tenant's only admission")
-	case <-time.After(wkQuietWindow):
+	case <-time.After(quietWindow):
 	}
 	if err := lock.Commit(testkit.Context(t)); err != nil {
 		t.Fatalf("release first's lock: %v", err)
 	}
-	wkWaitClosed(t, "second to start once first's verdict is written", secondStarted)
+	waitClosed(t, "second to start once first's verdict is written", secondStarted)
 	events.WaitWritten(t, "complete", "second")
 	testkit.StopWorker(t, w, runResult)
 	counter.ExpectEach(t, []string{"first", "second"}, 1)

@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func TestWorkerClaimsIntoFreeSlotsWhileOthersStayBusy(t *testing.T) {
 			return docket.Complete(json.RawMessage(`{"quick":true}`))
 		},
 	})
-	wkWaitClosed(t, "the blocker to start", blocked)
+	waitClosed(t, "the blocker to start", blocked)
 	events.WaitWritten(t, "complete", "quick-0")
 	for i := 1; i < quick; i++ {
 		id := fmt.Sprintf("quick-%d", i)

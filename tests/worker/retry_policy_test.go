@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func TestWorkerRetryPolicyBacksOffExactlyThenFails(t *testing.T) {
 	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook,
 		PollInterval: 10 * time.Millisecond,
 		Retry: docket.RetryPolicy{MaxAttempts: 4, Backoff: time.Hour, MaxBackoff: 3 * time.Hour, Multiplier: 2,
-			Jitter: 0.5, Random: rpFixed(0.5)},
+			Jitter: 0.5, Random: fixed(0.5)},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			attempts.add(job)
 			return docket.Fail(fmt.Errorf("attempt %d failed", job.Attempt))
@@ -36,7 +36,7 @@ func TestWorkerRetryPolicyBacksOffExactlyThenFails(t *testing.T) {
 	// Jitter 0.5 drawn at 0.5 takes a quarter off: 1h, 2h and 4h capped at
 	// 3h become 45m, 90m and 135m.
 	for n, want := range []time.Duration{45 * time.Minute, 90 * time.Minute, 135 * time.Minute} {
-		rpWaitWritten(t, events, "flaky", "backoff", n+1)
+		waitWritten(t, events, "flaky", "backoff", n+1)
 		run := testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "flaky", n+1, testkit.RunErrors(1, "error", testkit.RunErrorTexts("attempt %d failed", 1, n+1)...)...)
 		if run.Status != docket.StatusRunning || run.WakeAt == nil || run.WakeAt.Sub(run.UpdatedAt) != want ||
 			run.LatestCheckpointType != "backoff" || !run.Errors[n].At.Equal(run.UpdatedAt) {
@@ -45,7 +45,7 @@ func TestWorkerRetryPolicyBacksOffExactlyThenFails(t *testing.T) {
 		s.ExpectAdmission("acme", "flaky", docket.AdmissionInactive)
 		testkit.ExecSQL(t, s.Pool, `update docket_runs set wake_at = now() where run_id = 'flaky' and claim_token is null`)
 	}
-	rpWaitWritten(t, events, "flaky", "fail", 1)
+	waitWritten(t, events, "flaky", "fail", 1)
 	testkit.StopWorker(t, w, runResult)
 	run := testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "flaky", 4, testkit.RunErrors(1, "error", testkit.RunErrorTexts("attempt %d failed", 1, 4)...)...)
 	if run.Status != docket.StatusFailed || run.LatestCheckpointType != "fail" || !run.Errors[3].At.Equal(run.UpdatedAt) {
@@ -79,7 +79,7 @@ func TestWorkerRetryPolicyRetriesPanicsAndTheZeroResult(t *testing.T) {
 			}
 			return docket.Complete(nil)
 		}})
-	rpWaitWritten(t, events, "shaky", "complete", 1)
+	waitWritten(t, events, "shaky", "complete", 1)
 	testkit.StopWorker(t, w, runResult)
 	run := testkit.RunErrorExpect(t, s.Pool, s.Client, docket.Tenant("acme"), "shaky", 0,
 		testkit.RunErrorEntry{Attempt: 1, Kind: "panic", Error: "kaput: secret-panic-text"},
@@ -94,7 +94,7 @@ func TestWorkerRetryPolicyRetriesPanicsAndTheZeroResult(t *testing.T) {
 	}); n != 3 {
 		t.Fatalf("%d backoff verdicts written, want 3", n)
 	}
-	wkExpectNoIdentities(t, log, "secret-panic-text", "secret-error-text", "shaky")
+	expectNoIdentities(t, log, "secret-panic-text", "secret-error-text", "shaky")
 	if got := log.Find("docket worker handler panicked"); len(got) != 1 || got[0].Level != slog.LevelError || got[0].Attrs["result"] != "backoff" {
 		t.Fatalf("panic records %+v, want one error record naming the backoff", got)
 	}
@@ -203,7 +203,7 @@ func TestWorkerRetryPolicyCountsSinceTheLastStep(t *testing.T) {
 				return docket.Fail(fmt.Errorf("call %d", call))
 			}
 		}})
-	rpWaitWritten(t, events, "steps", "fail", 1)
+	waitWritten(t, events, "steps", "fail", 1)
 	testkit.StopWorker(t, w, runResult)
 	attempts.expect(t, "steps", 1, 2, 2, 1, 2, 3)
 	run := testkit.RunErrorExpect(t, s.Pool, s.Client, docket.Tenant("acme"), "steps", 3,
@@ -264,7 +264,7 @@ func TestWorkerRetryPolicySurvivesAWorkerStop(t *testing.T) {
 			second.add(job)
 			return docket.Fail(fmt.Errorf("second worker, attempt %d", job.Attempt))
 		}})
-	rpWaitWritten(t, secondEvents, "durable", "fail", 1)
+	waitWritten(t, secondEvents, "durable", "fail", 1)
 	testkit.StopWorker(t, wb, runB)
 	second.expect(t, "durable", 2, 3)
 	run = testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "durable", 3, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "first worker, attempt 1"},
@@ -291,7 +291,7 @@ func TestWorkerRetryRunRestartsTheAttemptsAndKeepsTheErrors(t *testing.T) {
 			attempts.add(job)
 			return docket.Fail(fmt.Errorf("try %d", job.Attempt))
 		}})
-	rpWaitWritten(t, events, "revived", "fail", 1)
+	waitWritten(t, events, "revived", "fail", 1)
 	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "revived", 2, testkit.RunErrors(1, "error", "try 1", "try 2")...)
 	retried, err := s.Client.RetryRun(testkit.Context(t), acme, "revived", docket.RetryRunOptions{})
 	if err != nil {
@@ -300,7 +300,7 @@ func TestWorkerRetryRunRestartsTheAttemptsAndKeepsTheErrors(t *testing.T) {
 	if retried.Status != docket.StatusRunning || retried.Attempt != 0 || len(retried.Errors) != 2 {
 		t.Fatalf("retried run %+v, want running with attempt 0 and both errors", retried)
 	}
-	rpWaitWritten(t, events, "revived", "fail", 2)
+	waitWritten(t, events, "revived", "fail", 2)
 	testkit.StopWorker(t, w, runResult)
 	attempts.expect(t, "revived", 1, 2, 1, 2)
 	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "revived", 2, append(testkit.RunErrors(1, "error", "try 1", "try 2"), testkit.RunErrors(1, "error", "try 1", "try 2")...)...)

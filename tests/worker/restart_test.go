@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// wkCountTolerant returns the number of done runs, or -1 while the server
+// countTolerant returns the number of done runs, or -1 while the server
 // cannot answer.
-func wkCountTolerant(pool *pgxpool.Pool) int64 {
+func countTolerant(pool *pgxpool.Pool) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var n int64
@@ -68,7 +68,7 @@ func TestWorkerSurvivesAPostgreSQLRestart(t *testing.T) {
 	if err := srv.Restart(ctx); err != nil {
 		t.Fatalf("restart PostgreSQL: %v", err)
 	}
-	events.WaitFor(t, "every run done after the restart", wkAllDone(pool, len(ids)))
+	events.WaitFor(t, "every run done after the restart", allDone(pool, len(ids)))
 	testkit.StopWorker(t, w, runResult)
 
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and checkpoint_seq = 1 and state = '{"n":1}'`); got != int64(len(ids)) {
@@ -91,11 +91,11 @@ func TestWorkerSurvivesAPostgreSQLRestart(t *testing.T) {
 		len(ids)/4, len(ids), redone)
 }
 
-// wkAllDone is the condition that n runs are done, read from the database
+// allDone is the condition that n runs are done, read from the database
 // on each worker event. Across a server restart the events alone cannot
 // tell: a commit whose reply the restart cut off is written yet reported
 // fenced or failed when retried. The count of done runs only grows, and
 // every commit is followed by an event of its job, so the last one is seen.
-func wkAllDone(pool *pgxpool.Pool, n int) func([]docket.WorkerEvent) bool {
-	return func([]docket.WorkerEvent) bool { return wkCountTolerant(pool) == int64(n) }
+func allDone(pool *pgxpool.Pool, n int) func([]docket.WorkerEvent) bool {
+	return func([]docket.WorkerEvent) bool { return countTolerant(pool) == int64(n) }
 }

@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -17,17 +17,17 @@ import (
 	"github.com/docketrun/docket-go/policy"
 )
 
-// wsSwept is the debug record the Worker writes when a ring sweep ends.
-const wsSwept = "docket worker swept the ring"
+// swept is the debug record the Worker writes when a ring sweep ends.
+const swept = "docket worker swept the ring"
 
-// wsHour is a poll interval no test outlasts: whatever a test waits for
+// hour is a poll interval no test outlasts: whatever a test waits for
 // comes from the claim calls of a sweep, never from a poll.
-const wsHour = time.Hour
+const hour = time.Hour
 
-// wsInsertDormant inserts one run due tomorrow for each of n tenants
+// insertDormant inserts one run due tomorrow for each of n tenants
 // ws-d000, ws-d001, ... in one batch, so they take the first n ring
 // positions in that order.
-func wsInsertDormant(t *testing.T, client *docket.Client, n int) {
+func insertDormant(t *testing.T, client *docket.Client, n int) {
 	t.Helper()
 	tomorrow := time.Now().Add(24 * time.Hour)
 	runs := make([]docket.NewRun, n)
@@ -42,9 +42,9 @@ func wsInsertDormant(t *testing.T, client *docket.Client, n int) {
 	}
 }
 
-// wsClient opens a TenantFair client (cap 2) whose metrics a manual reader
+// client opens a TenantFair client (cap 2) whose metrics a manual reader
 // collects.
-func wsClient(t *testing.T) (*docket.Client, *sdkmetric.ManualReader) {
+func client(t *testing.T) (*docket.Client, *sdkmetric.ManualReader) {
 	t.Helper()
 	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 16)
 	reader := sdkmetric.NewManualReader()
@@ -63,14 +63,14 @@ func wsClient(t *testing.T) (*docket.Client, *sdkmetric.ManualReader) {
 func TestWorkerSweepDrainsBehindDormantTenants(t *testing.T) {
 	t.Parallel()
 	const perTenant = 20
-	client, reader := wsClient(t)
-	wsInsertDormant(t, client, 300)
+	client, reader := client(t)
+	insertDormant(t, client, 300)
 	ids := testkit.WorkerInsertRuns(t, client, perTenant, "ws-a", "ws-b")
 
 	handled := testkit.NewWorkerCounter()
 	events := testkit.NewWorkerEvents()
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 4, PollInterval: wsHour, OnEvent: events.Hook,
+		Concurrency: 4, PollInterval: hour, OnEvent: events.Hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			handled.Add(job.RunID)
 			return docket.Complete(nil)
@@ -108,12 +108,12 @@ func TestWorkerSweepIsOneRevolutionOnAnIdleDomain(t *testing.T) {
 	} {
 		t.Run(strconv.Itoa(tc.positions), func(t *testing.T) {
 			t.Parallel()
-			client, reader := wsClient(t)
-			wsInsertDormant(t, client, tc.positions)
+			client, reader := client(t)
+			insertDormant(t, client, tc.positions)
 			log := &testkit.WorkerLogRecorder{}
 			events := testkit.NewWorkerEvents()
 			w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
-				Concurrency: 2, PollInterval: wsHour, Logger: slog.New(log), OnEvent: events.Hook,
+				Concurrency: 2, PollInterval: hour, Logger: slog.New(log), OnEvent: events.Hook,
 				Handler: func(context.Context, *docket.Job) docket.Result {
 					t.Error("a dormant run was handled")
 					return docket.Complete(nil)
@@ -127,7 +127,7 @@ func TestWorkerSweepIsOneRevolutionOnAnIdleDomain(t *testing.T) {
 			})
 			testkit.StopWorker(t, w, runResult)
 
-			swept := log.Find(wsSwept)
+			swept := log.Find(swept)
 			if len(swept) != wakes {
 				t.Fatalf("%d sweep ends logged, want %d", len(swept), wakes)
 			}

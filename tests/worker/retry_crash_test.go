@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func TestWorkerRetryPolicySurvivesACrashedWorker(t *testing.T) {
 	const crashedApp = "wk_retry_crashed_worker"
 	url := pgtest.NewDatabase(t)
 	observer := testkit.WorkerPool(t, url, 4)
-	crashedPool, severed := wkSeverablePool(t, url, crashedApp)
+	crashedPool, severed := severablePool(t, url, crashedApp)
 	crashedClient := testkit.OpenClient(t, crashedPool, testkit.TenantFairConfig(1))
 	survivor := testkit.OpenClient(t, testkit.WorkerPool(t, url, 8), testkit.TenantFairConfig(1))
 	rs := &testkit.RunStore{T: t, Pool: observer, Client: survivor}
@@ -46,7 +46,7 @@ func TestWorkerRetryPolicySurvivesACrashedWorker(t *testing.T) {
 			return docket.Fail(errors.New("crashed worker, late"))
 		},
 	})
-	wkWaitClosed(t, "the crashed worker's second attempt to start", secondStarted)
+	waitClosed(t, "the crashed worker's second attempt to start", secondStarted)
 	severed.Store(true)
 	testkit.ExecSQL(t, observer, `select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1`, crashedApp)
 	testkit.RunErrorExpect(t, observer, survivor, docket.Tenant("acme"), "crash-retry", 1, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "crashed worker, attempt 1"})
@@ -59,10 +59,10 @@ func TestWorkerRetryPolicySurvivesACrashedWorker(t *testing.T) {
 			return docket.Fail(fmt.Errorf("survivor, attempt %d", job.Attempt))
 		},
 	})
-	rpWaitWritten(t, survivorEvents, "crash-retry", "fail", 1)
+	waitWritten(t, survivorEvents, "crash-retry", "fail", 1)
 	testkit.StopWorker(t, survivorWorker, survivorRun)
 
-	wkWaitClosed(t, "the crashed worker to give up its claim", crashedCancelled)
+	waitClosed(t, "the crashed worker to give up its claim", crashedCancelled)
 	severed.Store(false)
 	close(release)
 	crashedEvents.WaitFor(t, "the late verdict to be refused", testkit.WorkerFenced("crash-retry", "backoff"))

@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -19,20 +19,20 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// wkCapSample is what the sampler saw over a drain.
-type wkCapSample struct {
+// capSample is what the sampler saw over a drain.
+type capSample struct {
 	samples     int
 	violations  []string
 	maxAdmitted int64
 	err         error
 }
 
-// wkSampleCaps reads every scope's admitted count and live claims in one
+// sampleCaps reads every scope's admitted count and live claims in one
 // statement each time tick fires, right after a claim call, until ctx ends,
 // and records every snapshot in which a scope is over capPerScope, holds
 // more claims than admissions, or holds a claim without an admission.
-func wkSampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64, tick <-chan struct{}) wkCapSample {
-	var out wkCapSample
+func sampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64, tick <-chan struct{}) capSample {
+	var out capSample
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,12 +91,12 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 	ids := testkit.WorkerInsertRuns(t, client, perTenant, tenants...)
 
 	samplerCtx, stopSampler := context.WithCancel(context.Background())
-	sampled := make(chan wkCapSample, 1)
+	sampled := make(chan capSample, 1)
 	samplerPool := testkit.WorkerPool(t, url, 1)
 	// Every claim call that leased runs asks for a snapshot; one that
 	// arrives while the sampler is busy folds into the pending one.
 	tick := make(chan struct{}, 1)
-	go func() { sampled <- wkSampleCaps(samplerCtx, samplerPool, capPerTenant, tick) }()
+	go func() { sampled <- sampleCaps(samplerCtx, samplerPool, capPerTenant, tick) }()
 
 	counter := testkit.NewWorkerCounter()
 	log := &testkit.WorkerLogRecorder{}
@@ -144,7 +144,7 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 		t.Fatalf("unfinished count %d after the drain, want 0", got)
 	}
 	testkit.WorkerExpectQuiet(t, log)
-	wkExpectNoIdentities(t, log, append(tenants, "tenant-00-0")...)
+	expectNoIdentities(t, log, append(tenants, "tenant-00-0")...)
 }
 
 func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
@@ -190,7 +190,7 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: len(runs), Handler: handler, OnEvent: events.Hook})
 	allStarted := make(chan struct{})
 	go func() { started.Wait(); close(allStarted) }()
-	wkWaitClosed(t, "every handler to start", allStarted)
+	waitClosed(t, "every handler to start", allStarted)
 
 	// Stop with a drain window that the test closes only once the finisher
 	// has committed, so what finishes and what is handed back is exact.
@@ -273,10 +273,10 @@ func TestWorkerStopLetsHandlersFinishThenHandsBackTheRest(t *testing.T) {
 	}
 }
 
-// wkSeverablePool opens a pool whose connections carry appName and that the
+// severablePool opens a pool whose connections carry appName and that the
 // test can cut off from the database, as if its process had died: once
 // severed is set, it opens and hands out no connection.
-func wkSeverablePool(t *testing.T, databaseURL, appName string) (*pgxpool.Pool, *atomic.Bool) {
+func severablePool(t *testing.T, databaseURL, appName string) (*pgxpool.Pool, *atomic.Bool) {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
@@ -312,7 +312,7 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	const crashedApp = "wk_crashed_worker"
 	url := pgtest.NewDatabase(t)
 	observer := testkit.WorkerPool(t, url, 4)
-	crashedPool, severed := wkSeverablePool(t, url, crashedApp)
+	crashedPool, severed := severablePool(t, url, crashedApp)
 	crashedClient := testkit.OpenClient(t, crashedPool, testkit.TenantFairConfig(1))
 	survivor := testkit.OpenClient(t, testkit.WorkerPool(t, url, 8), testkit.TenantFairConfig(1))
 	rs := &testkit.RunStore{T: t, Pool: observer, Client: survivor}
@@ -337,7 +337,7 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 			return docket.Complete(json.RawMessage(`{"by":"crashed"}`))
 		},
 	})
-	wkWaitClosed(t, "the first worker to start the run", crashedStarted)
+	waitClosed(t, "the first worker to start the run", crashedStarted)
 	severed.Store(true)
 	testkit.ExecSQL(t, observer, `select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1`, crashedApp)
 
@@ -365,7 +365,7 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 
 	// The first worker comes back to life: its handler finally returns and
 	// its commit is refused by the fence.
-	wkWaitClosed(t, "the first worker to give up its claim", crashedCancelled)
+	waitClosed(t, "the first worker to give up its claim", crashedCancelled)
 	severed.Store(false)
 	close(release)
 	const refusal = "docket worker commit refused by the claim fence; a newer holder owns the run"
@@ -399,7 +399,7 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	if string(run.State) != `{"by": "survivor"}` {
 		t.Fatalf("state %s, want the survivor's", run.State)
 	}
-	wkExpectNoIdentities(t, crashedLog, "acme", "run-crash-1")
+	expectNoIdentities(t, crashedLog, "acme", "run-crash-1")
 }
 
 func TestWorkerWakesOnNotifyWithoutWaitingForAPoll(t *testing.T) {
@@ -423,7 +423,7 @@ func TestWorkerWakesOnNotifyWithoutWaitingForAPoll(t *testing.T) {
 		GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{}`)}); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
-	wkWaitClosed(t, "the notified run to start", started["plain"])
+	waitClosed(t, "the notified run to start", started["plain"])
 
 	tx, err := pool.Begin(testkit.Context(t))
 	if err != nil {
@@ -436,7 +436,7 @@ func TestWorkerWakesOnNotifyWithoutWaitingForAPoll(t *testing.T) {
 	if err := tx.Commit(testkit.Context(t)); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
-	wkWaitClosed(t, "the run inserted in a transaction to start", started["in-tx"])
+	waitClosed(t, "the run inserted in a transaction to start", started["in-tx"])
 	events.WaitWritten(t, "complete", "plain", "in-tx")
 	testkit.StopWorker(t, w, runResult)
 }
@@ -614,7 +614,7 @@ func TestWorkerBacksOffOnLockContentionWithoutReportingFailure(t *testing.T) {
 	if err := holder.Rollback(testkit.Context(t)); err != nil {
 		t.Fatalf("release the policy row: %v", err)
 	}
-	wkWaitClosed(t, "the run to be handled once the lock is free", handled)
+	waitClosed(t, "the run to be handled once the lock is free", handled)
 	events.WaitWritten(t, "complete", "r")
 	testkit.StopWorker(t, w, runResult)
 	testkit.WorkerExpectQuiet(t, log)

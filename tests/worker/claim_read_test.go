@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -25,49 +25,49 @@ import (
 // one batch, which PostgreSQL runs as one implicit transaction: the claim
 // notes its leases in a transaction-local setting and LeasedRuns reads them.
 
-// crNoted runs one engine's noted claim statement on q and returns its
+// noted runs one engine's noted claim statement on q and returns its
 // leases (run id -> claim token and checkpoint_seq) and its poisoned run ids.
-type crNoted func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]crLease, []string)
+type noted func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]lease, []string)
 
-// crLease is what a noted claim returned for one leased run.
-type crLease struct {
+// lease is what a noted claim returned for one leased run.
+type lease struct {
 	token uuid.UUID
 	seq   int64
 }
 
-// crEngine is one engine whose noted claim statement is under test.
-type crEngine struct {
+// engine is one engine whose noted claim statement is under test.
+type engine struct {
 	name  string
 	env   func(t testing.TB) *testkit.ClaimEnv
-	claim crNoted
+	claim noted
 }
 
-// crEngines are both engines with their noted claim statements.
-var crEngines = []crEngine{
+// engines are both engines with their noted claim statements.
+var engines = []engine{
 	{"tenant_fair", func(t testing.TB) *testkit.ClaimEnv { return testkit.NewClaimTenantFair(t, 10) },
-		func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]crLease, []string) {
+		func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]lease, []string) {
 			rows, err := q.TenantFairClaimNoted(testkit.Context(t), gen.TenantFairClaimNotedParams{
 				Now: now, Cutoff: now.Add(-testkit.ClaimTTL), Demand: demand, MaxAttempts: testkit.ClaimMaxAttempts})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
-			return crOutcomes(t, rows, func(r gen.TenantFairClaimNotedRow) gen.LegacyClaimNotedRow { return gen.LegacyClaimNotedRow(r) })
+			return outcomes(t, rows, func(r gen.TenantFairClaimNotedRow) gen.LegacyClaimNotedRow { return gen.LegacyClaimNotedRow(r) })
 		}},
 	{"legacy", testkit.NewClaimLegacy,
-		func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]crLease, []string) {
+		func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]lease, []string) {
 			rows, err := q.LegacyClaimNoted(testkit.Context(t), gen.LegacyClaimNotedParams{
 				Now: now, Cutoff: now.Add(-testkit.ClaimTTL), Demand: demand, MaxAttempts: testkit.ClaimMaxAttempts})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
-			return crOutcomes(t, rows, func(r gen.LegacyClaimNotedRow) gen.LegacyClaimNotedRow { return r })
+			return outcomes(t, rows, func(r gen.LegacyClaimNotedRow) gen.LegacyClaimNotedRow { return r })
 		}},
 }
 
-// crOutcomes splits outcome rows into leases and poisoned run ids.
-func crOutcomes[R any](t testing.TB, rows []R, convert func(R) gen.LegacyClaimNotedRow) (map[string]crLease, []string) {
+// outcomes splits outcome rows into leases and poisoned run ids.
+func outcomes[R any](t testing.TB, rows []R, convert func(R) gen.LegacyClaimNotedRow) (map[string]lease, []string) {
 	t.Helper()
-	leases := map[string]crLease{}
+	leases := map[string]lease{}
 	var poisoned []string
 	for _, r := range rows {
 		row := convert(r)
@@ -78,7 +78,7 @@ func crOutcomes[R any](t testing.TB, rows []R, convert func(R) gen.LegacyClaimNo
 			poisoned = append(poisoned, *row.RunID)
 			continue
 		}
-		leases[*row.RunID] = crLease{token: *row.ClaimToken, seq: *row.CheckpointSeq}
+		leases[*row.RunID] = lease{token: *row.ClaimToken, seq: *row.CheckpointSeq}
 	}
 	return leases, poisoned
 }
@@ -90,7 +90,7 @@ func crOutcomes[R any](t testing.TB, rows []R, convert func(R) gen.LegacyClaimNo
 // nothing to be read once the transaction ended.
 func TestClaimNotedReadsExactlyItsLeases(t *testing.T) {
 	t.Parallel()
-	for _, eng := range crEngines {
+	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
 			t.Parallel()
 			e := eng.env(t)
@@ -157,23 +157,23 @@ func TestClaimNotedReadsExactlyItsLeases(t *testing.T) {
 	}
 }
 
-// crBatchRecorder is a pgx tracer that keeps the statements of every batch
+// batchRecorder is a pgx tracer that keeps the statements of every batch
 // its pool sends, by the name sqlc gave each query.
-type crBatchRecorder struct {
+type batchRecorder struct {
 	mu      sync.Mutex
 	batches [][]string
 }
 
 // TraceQueryStart does nothing: the Worker's claims are batches.
-func (r *crBatchRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (r *batchRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	return ctx
 }
 
 // TraceQueryEnd does nothing.
-func (r *crBatchRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *batchRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // TraceBatchStart records the names of the batch's queries.
-func (r *crBatchRecorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+func (r *batchRecorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
 	var names []string
 	for _, q := range data.Batch.QueuedQueries {
 		name, _, _ := strings.Cut(strings.TrimPrefix(q.SQL, "-- name: "), " ")
@@ -186,10 +186,10 @@ func (r *crBatchRecorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data
 }
 
 // TraceBatchQuery does nothing.
-func (r *crBatchRecorder) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *batchRecorder) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 
 // TraceBatchEnd does nothing.
-func (r *crBatchRecorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+func (r *batchRecorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // TestWorkerClaimBatchInEveryQueryExecMode drains runs with the Worker in
 // every pgx execution mode, with and without AsyncClaimCommit: each handler
@@ -201,15 +201,15 @@ func TestWorkerClaimBatchInEveryQueryExecMode(t *testing.T) {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", mode, async), func(t *testing.T) {
 				t.Parallel()
-				crDrainAndCheck(t, mode, async)
+				drainAndCheck(t, mode, async)
 			})
 		}
 	}
 }
 
-// crDrainAndCheck is one case of TestWorkerClaimBatchInEveryQueryExecMode.
-func crDrainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
-	rec := &crBatchRecorder{}
+// drainAndCheck is one case of TestWorkerClaimBatchInEveryQueryExecMode.
+func drainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
+	rec := &batchRecorder{}
 	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
@@ -272,12 +272,12 @@ func crDrainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 			t.Errorf("batch %v, want every batch to be the claim batch %v", b, wantBatch)
 		}
 	}
-	crExpectSessionSetting(t, pool, int(cfg.MaxConns))
+	expectSessionSetting(t, pool, int(cfg.MaxConns))
 }
 
-// crExpectSessionSetting requires every connection the pool opened to still
+// expectSessionSetting requires every connection the pool opened to still
 // run with testkit.SessionSetting.
-func crExpectSessionSetting(t *testing.T, pool *pgxpool.Pool, size int) {
+func expectSessionSetting(t *testing.T, pool *pgxpool.Pool, size int) {
 	t.Helper()
 	ctx := testkit.Context(t)
 	var held []*pgxpool.Conn

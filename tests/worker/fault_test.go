@@ -1,4 +1,4 @@
-package tests
+package worker
 
 import (
 	"context"
@@ -20,17 +20,17 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// hardInvocations records every handler invocation by a unique number, so
+// invocations records every handler invocation by a unique number, so
 // the committed state of a run can be traced to the one invocation whose
 // completion was committed.
-type hardInvocations struct {
+type invocations struct {
 	next  atomic.Int64
 	mu    sync.Mutex
 	byRun map[string][]int64
 }
 
 // add records an invocation of runID and returns its number.
-func (h *hardInvocations) add(runID string) int64 {
+func (h *invocations) add(runID string) int64 {
 	n := h.next.Add(1)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -39,15 +39,15 @@ func (h *hardInvocations) add(runID string) int64 {
 }
 
 // of returns the invocation numbers of runID.
-func (h *hardInvocations) of(runID string) []int64 {
+func (h *invocations) of(runID string) []int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]int64(nil), h.byRun[runID]...)
 }
 
-// hardGate holds handlers until it opens, so a test can restart the server
+// gate holds handlers until it opens, so a test can restart the server
 // while every worker slot is busy.
-type hardGate struct {
+type gate struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	closed  bool
@@ -56,14 +56,14 @@ type hardGate struct {
 	arrived chan struct{}
 }
 
-func newHardGate() *hardGate {
-	g := &hardGate{closed: true, arrived: make(chan struct{})}
+func newHardGate() *gate {
+	g := &gate{closed: true, arrived: make(chan struct{})}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
 
 // pass blocks while the gate is closed.
-func (g *hardGate) pass() {
+func (g *gate) pass() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.waiting++
@@ -76,7 +76,7 @@ func (g *hardGate) pass() {
 }
 
 // set opens or closes the gate.
-func (g *hardGate) set(closed bool) {
+func (g *gate) set(closed bool) {
 	g.mu.Lock()
 	g.closed = closed
 	g.mu.Unlock()
@@ -85,7 +85,7 @@ func (g *hardGate) set(closed bool) {
 
 // waitHeld waits until n handlers wait at the closed gate, failing the
 // test after testkit.WorkerDeadline.
-func (g *hardGate) waitHeld(t *testing.T, n int) {
+func (g *gate) waitHeld(t *testing.T, n int) {
 	t.Helper()
 	timeout := time.NewTimer(testkit.WorkerDeadline)
 	defer timeout.Stop()
@@ -135,7 +135,7 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 	}
 	ids := testkit.WorkerInsertRuns(t, clients[0], 40, "a", "b", "c", "d", "e")
 
-	inv := &hardInvocations{byRun: map[string][]int64{}}
+	inv := &invocations{byRun: map[string][]int64{}}
 	gate := newHardGate()
 	logs := make([]*testkit.WorkerLogRecorder, workers)
 	events := testkit.NewWorkerEvents()
@@ -170,7 +170,7 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 		}
 		gate.set(false)
 	}
-	events.WaitFor(t, "every run done after two restarts", wkAllDone(observer, len(ids)))
+	events.WaitFor(t, "every run done after two restarts", allDone(observer, len(ids)))
 	for _, r := range started {
 		testkit.StopWorker(t, r.w, r.result)
 	}
@@ -219,16 +219,16 @@ func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
 		workers, slots, len(ids), lost, rehandled, inv.next.Load())
 }
 
-// hardFlakyApp is the application_name of the worker whose heartbeats fail.
-const hardFlakyApp = "hard_flaky_heartbeats"
+// flakyApp is the application_name of the worker whose heartbeats fail.
+const flakyApp = "hard_flaky_heartbeats"
 
-// hardFailHeartbeats installs a trigger that refuses every claim refresh
+// failHeartbeats installs a trigger that refuses every claim refresh
 // (an update that keeps the claim token, status and checkpoint) of sessions
-// named hardFlakyApp, and nothing else.
-const hardFailHeartbeats = `
+// named flakyApp, and nothing else.
+const failHeartbeats = `
 create function hard_fail_heartbeat() returns trigger language plpgsql as $$
 begin
-    if current_setting('application_name') = '` + hardFlakyApp + `'
+    if current_setting('application_name') = '` + flakyApp + `'
             and old.claim_token is not null and new.claim_token = old.claim_token
             and new.status = old.status and new.checkpoint_seq = old.checkpoint_seq then
         raise exception 'injected heartbeat failure';
@@ -244,9 +244,9 @@ func TestHardeningWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
 	const ttl = time.Second
 	url := pgtest.NewDatabase(t)
 	observer := testkit.WorkerPool(t, url, 4)
-	testkit.ExecSQL(t, observer, hardFailHeartbeats)
+	testkit.ExecSQL(t, observer, failHeartbeats)
 	flakyCfg := testkit.PoolConfig(t, url, 8)
-	flakyCfg.ConnConfig.RuntimeParams["application_name"] = hardFlakyApp
+	flakyCfg.ConnConfig.RuntimeParams["application_name"] = flakyApp
 	flakyClient := testkit.OpenClient(t, testkit.Pool(t, flakyCfg), testkit.TenantFairConfig(1))
 	survivor := testkit.OpenClient(t, testkit.WorkerPool(t, url, 8), testkit.TenantFairConfig(1))
 	rs := &testkit.RunStore{T: t, Pool: observer, Client: survivor}
@@ -271,13 +271,13 @@ func TestHardeningWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
 			return docket.Complete(json.RawMessage(`{"by":"flaky"}`))
 		},
 	})
-	wkWaitClosed(t, "the flaky worker to start the run", started)
+	waitClosed(t, "the flaky worker to start the run", started)
 	var token uuid.UUID
 	if err := observer.QueryRow(testkit.Context(t), `select claim_token from docket_runs where run_id = 'r'`).Scan(&token); err != nil {
 		t.Fatalf("read the flaky claim: %v", err)
 	}
 	// A claim that cannot be refreshed for a ClaimTTL is given up.
-	wkWaitClosed(t, "the flaky worker to give up its claim", cancelled)
+	waitClosed(t, "the flaky worker to give up its claim", cancelled)
 	if !errors.Is(cause, docket.ErrClaimLost) {
 		t.Fatalf("flaky handler's context cause %v, want ErrClaimLost", cause)
 	}
