@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"context"
@@ -11,16 +11,16 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// rtFinished inserts a run of tenant and finishes it with status at
+// finished inserts a run of tenant and finishes it with status at
 // testkit.RetentionCutoff plus offset.
-func rtFinished(s *testkit.RunStore, tenant, runID, status string, offset time.Duration) {
+func finished(s *testkit.RunStore, tenant, runID, status string, offset time.Duration) {
 	s.T.Helper()
 	s.Insert(tenant, runID)
 	testkit.RetryFinish(s.T, s.Pool, runID, status, testkit.RetentionCutoff.Add(offset))
 }
 
-// rtBatch is one OnBatch call and the runs left when it was made.
-type rtBatch struct {
+// batch is one OnBatch call and the runs left when it was made.
+type batch struct {
 	deleted, total int64
 	left           []string
 }
@@ -36,16 +36,16 @@ func TestDeleteFinishedRunsDeletesExactlyTheFinishedRunsBeforeTheCutoff(t *testi
 	ctx := testkit.Context(t)
 	s.Insert("c", "c-claimed")
 	s.Claim("c", "c-claimed")
-	rtFinished(s, "a", "a-old-1", "done", -9*time.Minute)
-	rtFinished(s, "a", "a-old-2", "failed", -8*time.Minute)
-	rtFinished(s, "b", "b-old-1", "cancelled", -7*time.Minute)
-	rtFinished(s, "b", "b-old-2", "cancelled", -6*time.Minute)
-	rtFinished(s, "a", "a-old-3", "done", -5*time.Minute)
-	rtFinished(s, "gone", "g-old-1", "done", -4*time.Minute)
-	rtFinished(s, "gone", "g-old-2", "failed", -3*time.Minute)
-	rtFinished(s, "b", "b-old-3", "failed", -time.Minute)
-	rtFinished(s, "a", "a-at-cutoff", "done", 0)
-	rtFinished(s, "d", "d-late", "done", time.Minute)
+	finished(s, "a", "a-old-1", "done", -9*time.Minute)
+	finished(s, "a", "a-old-2", "failed", -8*time.Minute)
+	finished(s, "b", "b-old-1", "cancelled", -7*time.Minute)
+	finished(s, "b", "b-old-2", "cancelled", -6*time.Minute)
+	finished(s, "a", "a-old-3", "done", -5*time.Minute)
+	finished(s, "gone", "g-old-1", "done", -4*time.Minute)
+	finished(s, "gone", "g-old-2", "failed", -3*time.Minute)
+	finished(s, "b", "b-old-3", "failed", -time.Minute)
+	finished(s, "a", "a-at-cutoff", "done", 0)
+	finished(s, "d", "d-late", "done", time.Minute)
 	s.Insert("a", "a-queued")
 	s.Insert("b", "b-wait")
 	testkit.ExecSQL(t, s.Pool, `update docket_runs set status = 'waiting', wake_at = null where run_id = 'b-wait'`)
@@ -53,17 +53,17 @@ func TestDeleteFinishedRunsDeletesExactlyTheFinishedRunsBeforeTheCutoff(t *testi
 	testkit.RetryExpectRing(t, s.Pool, ring)
 	kept := []string{"a-at-cutoff", "a-queued", "b-wait", "c-claimed", "d-late"}
 
-	var batches []rtBatch
+	var batches []batch
 	total, err := s.Client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{
 		FinishedBefore: testkit.RetentionCutoff, BatchSize: 3,
 		OnBatch: func(deleted, total int64) {
-			batches = append(batches, rtBatch{deleted, total, testkit.RetryRunIDs(t, s.Pool)})
+			batches = append(batches, batch{deleted, total, testkit.RetryRunIDs(t, s.Pool)})
 		},
 	})
 	if err != nil || total != 8 {
 		t.Fatalf("DeleteFinishedRuns = %d, %v; want 8", total, err)
 	}
-	want := []rtBatch{
+	want := []batch{
 		{3, 3, sortedIDs(kept, "a-old-3", "b-old-2", "b-old-3", "g-old-1", "g-old-2")},
 		{3, 6, sortedIDs(kept, "b-old-3", "g-old-2")},
 		{2, 8, sortedIDs(kept)},
@@ -80,7 +80,7 @@ func TestDeleteFinishedRunsDeletesExactlyTheFinishedRunsBeforeTheCutoff(t *testi
 
 	batches = nil
 	total, err = s.Client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{FinishedBefore: testkit.RetentionCutoff, BatchSize: 3,
-		OnBatch: func(deleted, total int64) { batches = append(batches, rtBatch{deleted: deleted, total: total}) }})
+		OnBatch: func(deleted, total int64) { batches = append(batches, batch{deleted: deleted, total: total}) }})
 	if err != nil || total != 0 || len(batches) != 1 || batches[0].deleted != 0 {
 		t.Fatalf("second call = %d, %v, batches %+v; want one empty batch", total, err, batches)
 	}
@@ -110,7 +110,7 @@ func TestDeleteFinishedRunsValidatesInputAndHonoursTheContext(t *testing.T) {
 	t.Parallel()
 	s := testkit.NewRunStore(t, 4)
 	for _, id := range []string{"f-1", "f-2", "f-3", "f-4", "f-5"} {
-		rtFinished(s, "acme", id, "done", -time.Hour)
+		finished(s, "acme", id, "done", -time.Hour)
 	}
 	all := testkit.RetryRunIDs(t, s.Pool)
 	tenantless, empty := docket.Tenantless, docket.Tenant("")
@@ -171,9 +171,9 @@ func TestDeleteFinishedRunsSkipsLockedRowsAndNeverBlocksClaims(t *testing.T) {
 	s.Insert("acme", "r-1")
 	s.Insert("acme", "r-2")
 	for _, id := range []string{"f-1", "f-2", "f-3", "f-4"} {
-		rtFinished(s, "acme", id, "failed", -time.Hour)
+		finished(s, "acme", id, "failed", -time.Hour)
 	}
-	rtFinished(s, "beta", "f-5", "cancelled", -time.Hour)
+	finished(s, "beta", "f-5", "cancelled", -time.Hour)
 	ring := testkit.RetryRing(t, s.Pool)
 
 	claimTx, err := s.Pool.Begin(ctx)
@@ -210,7 +210,7 @@ func TestDeleteFinishedRunsSkipsLockedRowsAndNeverBlocksClaims(t *testing.T) {
 	ring[0].Epoch++
 	testkit.RetryExpectRing(t, s.Pool, ring)
 
-	rtFinished(s, "acme", "f-6", "done", -time.Hour)
+	finished(s, "acme", "f-6", "done", -time.Hour)
 	retentionTx, err := s.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

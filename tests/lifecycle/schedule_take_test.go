@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"encoding/json"
@@ -19,9 +19,9 @@ func TestScheduleRollbackLeavesTickToNextTaker(t *testing.T) {
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	acme := docket.Tenant("acme")
-	testkit.ScheduleAdd(t, client, scEvery(acme, "nightly", time.Second, docket.MissedSkip))
+	testkit.ScheduleAdd(t, client, every(acme, "nightly", time.Second, docket.MissedSkip))
 	ctx := testkit.Context(t)
-	now := scT0.Add(time.Second)
+	now := t0.Add(time.Second)
 	want := "schedule:acme/nightly@2026-12-01T10:00:01Z"
 
 	crashed, err := pool.Begin(ctx)
@@ -32,12 +32,12 @@ func TestScheduleRollbackLeavesTickToNextTaker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := scTickIDs(ticks); !slices.Equal(got, []string{want}) || ticks[0].Err != nil {
+	if got := tickIDs(ticks); !slices.Equal(got, []string{want}) || ticks[0].Err != nil {
 		t.Fatalf("first taker: ticks %v (err %v), want [%s]", got, ticks[0].Err, want)
 	}
 	// The row is held: a concurrent taker finds nothing due.
-	if ticks := scTake(t, client, pool, now); len(ticks) != 0 {
-		t.Fatalf("concurrent taker took %v, want nothing", scTickIDs(ticks))
+	if ticks := take(t, client, pool, now); len(ticks) != 0 {
+		t.Fatalf("concurrent taker took %v, want nothing", tickIDs(ticks))
 	}
 	if err := crashed.Rollback(ctx); err != nil {
 		t.Fatal(err)
@@ -49,12 +49,12 @@ func TestScheduleRollbackLeavesTickToNextTaker(t *testing.T) {
 		t.Fatalf("after the rollback: next %s last %v, want next %s and no last tick", s.NextTickAt, s.LastTickAt, now)
 	}
 
-	ticks = scTake(t, client, pool, now)
-	if got := scTickIDs(ticks); !slices.Equal(got, []string{want}) || ticks[0].Err != nil {
+	ticks = take(t, client, pool, now)
+	if got := tickIDs(ticks); !slices.Equal(got, []string{want}) || ticks[0].Err != nil {
 		t.Fatalf("next taker: ticks %v, want [%s]", got, want)
 	}
-	if again := scTake(t, client, pool, now); len(again) != 0 {
-		t.Fatalf("taker after the commit took %v, want nothing", scTickIDs(again))
+	if again := take(t, client, pool, now); len(again) != 0 {
+		t.Fatalf("taker after the commit took %v, want nothing", tickIDs(again))
 	}
 	if got := testkit.ScheduleRunIDs(t, pool); !slices.Equal(got, []string{want}) {
 		t.Fatalf("runs %v, want [%s]", got, want)
@@ -73,20 +73,20 @@ func TestScheduleMissedTickPolicies(t *testing.T) {
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
 	scope := docket.Tenantless
-	testkit.ScheduleAdd(t, client, scEvery(scope, "skip", time.Minute, ""))
-	testkit.ScheduleAdd(t, client, scEvery(scope, "all", time.Minute, docket.MissedAll))
-	testkit.ScheduleAdd(t, client, scEvery(scope, "capped", time.Second, docket.MissedAll))
-	cron := scEvery(scope, "cron", 0, docket.MissedSkip)
+	testkit.ScheduleAdd(t, client, every(scope, "skip", time.Minute, ""))
+	testkit.ScheduleAdd(t, client, every(scope, "all", time.Minute, docket.MissedAll))
+	testkit.ScheduleAdd(t, client, every(scope, "capped", time.Second, docket.MissedAll))
+	cron := every(scope, "cron", 0, docket.MissedSkip)
 	cron.Every, cron.Cron, cron.TimeZone = 0, "*/15 * * * *", "Europe/Berlin"
 	testkit.ScheduleAdd(t, client, cron)
 
-	now := scT0.Add(5*time.Minute + 30*time.Second)
-	ticks := scTake(t, client, pool, now)
+	now := t0.Add(5*time.Minute + 30*time.Second)
+	ticks := take(t, client, pool, now)
 	var want []string
-	want = append(want, scIntervalIDs(scope, "skip", time.Minute, 5, 5)...)
-	want = append(want, scIntervalIDs(scope, "all", time.Minute, 1, 5)...)
-	want = append(want, scIntervalIDs(scope, "capped", time.Second, 1, docket.MaxMissedTicks)...)
-	// The cron schedule's first tick after scT0 is 10:15 UTC, not yet due.
+	want = append(want, intervalIDs(scope, "skip", time.Minute, 5, 5)...)
+	want = append(want, intervalIDs(scope, "all", time.Minute, 1, 5)...)
+	want = append(want, intervalIDs(scope, "capped", time.Second, 1, docket.MaxMissedTicks)...)
+	// The cron schedule's first tick after t0 is 10:15 UTC, not yet due.
 	slices.Sort(want)
 	got := testkit.ScheduleRunIDs(t, pool)
 	if !slices.Equal(got, want) {
@@ -96,24 +96,24 @@ func TestScheduleMissedTickPolicies(t *testing.T) {
 		t.Fatalf("take reported %d ticks, want %d", len(ticks), len(want))
 	}
 	for name, next := range map[string]time.Time{
-		"skip":   scT0.Add(6 * time.Minute),
-		"all":    scT0.Add(6 * time.Minute),
-		"capped": scT0.Add(5*time.Minute + 31*time.Second),
-		"cron":   scT0.Add(15 * time.Minute),
+		"skip":   t0.Add(6 * time.Minute),
+		"all":    t0.Add(6 * time.Minute),
+		"capped": t0.Add(5*time.Minute + 31*time.Second),
+		"cron":   t0.Add(15 * time.Minute),
 	} {
 		if s := testkit.ScheduleFetch(t, client, scope, name); !s.NextTickAt.Equal(next) {
 			t.Errorf("%s: next tick %s, want %s", name, s.NextTickAt, next)
 		}
 	}
-	if s := testkit.ScheduleFetch(t, client, scope, "capped"); s.LastTickAt == nil || !s.LastTickAt.Equal(scT0.Add(100*time.Second)) {
-		t.Errorf("capped: last tick %v, want the 100th, %s", s.LastTickAt, scT0.Add(100*time.Second))
+	if s := testkit.ScheduleFetch(t, client, scope, "capped"); s.LastTickAt == nil || !s.LastTickAt.Equal(t0.Add(100*time.Second)) {
+		t.Errorf("capped: last tick %v, want the 100th, %s", s.LastTickAt, t0.Add(100*time.Second))
 	}
 
 	// Two days later the cron schedule's skip policy inserts only its most
 	// recent quarter hour.
 	later := time.Date(2026, 12, 3, 10, 20, 0, 0, time.UTC)
 	before := len(testkit.ScheduleRunIDs(t, pool))
-	scTake(t, client, pool, later)
+	take(t, client, pool, later)
 	if !slices.Contains(testkit.ScheduleRunIDs(t, pool), "schedule:cron@2026-12-03T10:15:00Z") {
 		t.Fatalf("cron skip: no run for 10:15 on 12-03 in %v", testkit.ScheduleRunIDs(t, pool))
 	}
@@ -133,10 +133,10 @@ func TestScheduleTickRunQueuesUnderCap(t *testing.T) {
 	s.Insert("acme", "busy")
 	s.Claim("acme", "busy")
 	acme := docket.Tenant("acme")
-	testkit.ScheduleAdd(t, s.Client, scEvery(acme, "hourly", time.Hour, ""))
-	ticks := scTake(t, s.Client, s.Pool, scT0.Add(time.Hour))
+	testkit.ScheduleAdd(t, s.Client, every(acme, "hourly", time.Hour, ""))
+	ticks := take(t, s.Client, s.Pool, t0.Add(time.Hour))
 	want := "schedule:acme/hourly@2026-12-01T11:00:00Z"
-	if got := scTickIDs(ticks); !slices.Equal(got, []string{want}) {
+	if got := tickIDs(ticks); !slices.Equal(got, []string{want}) {
 		t.Fatalf("ticks %v, want [%s]", got, want)
 	}
 	s.ExpectAdmission("acme", want, docket.AdmissionQueued)
@@ -160,14 +160,14 @@ func TestScheduleTickRunQueuesUnderCap(t *testing.T) {
 func TestScheduleExistingRunIDTakesTheTicksPlace(t *testing.T) {
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
-	testkit.ScheduleAdd(t, client, scEvery(docket.Tenantless, "daily", 24*time.Hour, ""))
-	id := docket.ScheduleRunID(docket.Tenantless, "daily", scT0.Add(24*time.Hour))
+	testkit.ScheduleAdd(t, client, every(docket.Tenantless, "daily", 24*time.Hour, ""))
+	id := docket.ScheduleRunID(docket.Tenantless, "daily", t0.Add(24*time.Hour))
 	if _, err := client.InsertRun(testkit.Context(t), docket.NewRun{
 		RunID: id, GraphID: "manual", GraphHash: "v0", State: json.RawMessage(`{}`),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ticks := scTake(t, client, pool, scT0.Add(24*time.Hour))
+	ticks := take(t, client, pool, t0.Add(24*time.Hour))
 	if len(ticks) != 1 || ticks[0].RunID != id || !errors.Is(ticks[0].Err, docket.ErrDuplicateRun) {
 		t.Fatalf("ticks %+v, want one for %s with ErrDuplicateRun", ticks, id)
 	}
@@ -175,8 +175,8 @@ func TestScheduleExistingRunIDTakesTheTicksPlace(t *testing.T) {
 	if err != nil || run.GraphID != "manual" {
 		t.Fatalf("run %s: %+v, %v; want the manual run untouched", id, run, err)
 	}
-	if s := testkit.ScheduleFetch(t, client, docket.Tenantless, "daily"); !s.NextTickAt.Equal(scT0.Add(48 * time.Hour)) {
-		t.Fatalf("next tick %s, want %s", s.NextTickAt, scT0.Add(48*time.Hour))
+	if s := testkit.ScheduleFetch(t, client, docket.Tenantless, "daily"); !s.NextTickAt.Equal(t0.Add(48 * time.Hour)) {
+		t.Fatalf("next tick %s, want %s", s.NextTickAt, t0.Add(48*time.Hour))
 	}
 }
 
@@ -187,13 +187,13 @@ func TestScheduleExistingRunIDTakesTheTicksPlace(t *testing.T) {
 func TestScheduleTakeReportsRowsItCannotServe(t *testing.T) {
 	pool := testkit.NewPool(t)
 	none := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
-	testkit.ScheduleAdd(t, none, scEvery(docket.Tenantless, "tenantless", time.Minute, ""))
-	testkit.ScheduleAdd(t, none, scEvery(docket.Tenant("acme"), "fine", time.Minute, ""))
+	testkit.ScheduleAdd(t, none, every(docket.Tenantless, "tenantless", time.Minute, ""))
+	testkit.ScheduleAdd(t, none, every(docket.Tenant("acme"), "fine", time.Minute, ""))
 	testkit.ExecSQL(t, pool, `insert into docket_schedules (tenant_id, name, graph_id, graph_hash, state, cron_expr, next_tick_at)
-		values ('acme', 'broken', 'g', 'h', '{}', '61 * * * *', $1)`, scT0)
+		values ('acme', 'broken', 'g', 'h', '{}', '61 * * * *', $1)`, t0)
 	required := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
-	now := scT0.Add(time.Minute)
-	ticks := scTake(t, required, pool, now)
+	now := t0.Add(time.Minute)
+	ticks := take(t, required, pool, now)
 	got := map[string]docket.ScheduleTick{}
 	for _, tk := range ticks {
 		got[tk.Schedule] = tk
@@ -206,7 +206,7 @@ func TestScheduleTakeReportsRowsItCannotServe(t *testing.T) {
 	if ids := testkit.ScheduleRunIDs(t, pool); !slices.Equal(ids, []string{"schedule:acme/fine@2026-12-01T10:01:00Z"}) {
 		t.Fatalf("runs %v, want only the fine one", ids)
 	}
-	if s := testkit.ScheduleFetch(t, none, docket.Tenant("acme"), "broken"); !s.NextTickAt.Equal(scT0) || s.LastTickAt != nil {
+	if s := testkit.ScheduleFetch(t, none, docket.Tenant("acme"), "broken"); !s.NextTickAt.Equal(t0) || s.LastTickAt != nil {
 		t.Fatalf("broken schedule changed: %+v", s)
 	}
 	if s := testkit.ScheduleFetch(t, none, docket.Tenantless, "tenantless"); !s.NextTickAt.Equal(now.Add(time.Minute)) {

@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"context"
@@ -8,15 +8,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// hardDeadlineHandlers are the two context watcher handlers compared: pgx's
+// deadlineHandlers are the two context watcher handlers compared: pgx's
 // default, which closes the connection when the context ends, and the
 // recommended one, which cancels the server statement first.
-var hardDeadlineHandlers = []struct {
+var deadlineHandlers = []struct {
 	name      string
 	configure func(*pgxpool.Config)
 }{
 	{"close_connection", nil},
-	{"cancel_request", hardCancelOnDone},
+	{"cancel_request", cancelOnDone},
 }
 
 // BenchmarkInsertRunsDeadline measures, per handler, how long InsertRuns
@@ -25,7 +25,7 @@ var hardDeadlineHandlers = []struct {
 // clearing it). Outside the measured span the blocker rolls back and the
 // runs are deleted.
 func BenchmarkInsertRunsDeadline(b *testing.B) {
-	for _, h := range hardDeadlineHandlers {
+	for _, h := range deadlineHandlers {
 		b.Run(h.name, func(b *testing.B) {
 			env := newHardDeadlineEnv(b, h.configure)
 			ctx := context.Background()
@@ -50,7 +50,7 @@ func BenchmarkInsertRunsDeadline(b *testing.B) {
 // live deadline that never passes, per handler: what the recommended
 // handler costs a call that is not cancelled.
 func BenchmarkInsertRunsHandler(b *testing.B) {
-	for _, h := range hardDeadlineHandlers {
+	for _, h := range deadlineHandlers {
 		b.Run(h.name, func(b *testing.B) {
 			env := newHardDeadlineEnv(b, h.configure)
 			for b.Loop() {
@@ -60,7 +60,7 @@ func BenchmarkInsertRunsHandler(b *testing.B) {
 					b.Fatalf("clear: %v", err)
 				}
 				b.StartTimer()
-				if _, err := env.victim.InsertRuns(ctx, hardDeadlineRuns()); err != nil {
+				if _, err := env.victim.InsertRuns(ctx, deadlineRuns()); err != nil {
 					b.Fatalf("insert: %v", err)
 				}
 				cancel()

@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"testing"
@@ -46,12 +46,12 @@ func expectSameTime(t *testing.T, what string, got *time.Time, want time.Time) {
 // expectRowUnchanged fails unless the row is exactly as before.
 func expectRowUnchanged(t *testing.T, what string, before, after testkit.RunRow) {
 	t.Helper()
-	if !rsRowsEqual(before, after) {
+	if !rowsEqual(before, after) {
 		t.Fatalf("%s changed the run:\nbefore %+v\nafter  %+v", what, before, after)
 	}
 }
 
-func rsRowsEqual(a, b testkit.RunRow) bool {
+func rowsEqual(a, b testkit.RunRow) bool {
 	return a.Status == b.Status && eqStr(a.Token, b.Token) && eqTime(a.ClaimedAt, b.ClaimedAt) &&
 		eqTime(a.WakeAt, b.WakeAt) && eqTime(a.AdmittedAt, b.AdmittedAt) &&
 		eqTime(a.PoisonedAt, b.PoisonedAt) && eqStr(a.PoisonReason, b.PoisonReason) &&

@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"slices"
@@ -8,8 +8,8 @@ import (
 
 // Helpers of the retry and retention tests.
 
-// rtWithUnfinished returns ring with scope's unfinished count set to n.
-func rtWithUnfinished(ring []testkit.RetryRingRow, scope string, n int64) []testkit.RetryRingRow {
+// withUnfinished returns ring with scope's unfinished count set to n.
+func withUnfinished(ring []testkit.RetryRingRow, scope string, n int64) []testkit.RetryRingRow {
 	out := slices.Clone(ring)
 	for i := range out {
 		if out[i].Scope == scope {

@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"encoding/json"
@@ -13,32 +13,32 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// scT0 is the start of every schedule test: a whole minute, so interval and
+// t0 is the start of every schedule test: a whole minute, so interval and
 // cron ticks line up with readable times.
-var scT0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
-// scClock is a docket.ScheduleClock that only moves when the test sets it;
+// clock is a docket.ScheduleClock that only moves when the test sets it;
 // waiters whose time has come are released by the set itself.
-type scClock struct {
+type clock struct {
 	mu      sync.Mutex
 	now     time.Time
-	waiters []scWaiter
+	waiters []waiter
 }
 
-type scWaiter struct {
+type waiter struct {
 	at time.Time
 	ch chan time.Time
 }
 
-func newSCClock(now time.Time) *scClock { return &scClock{now: now} }
+func newSCClock(now time.Time) *clock { return &clock{now: now} }
 
-func (c *scClock) Now() time.Time {
+func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *scClock) At(t time.Time) <-chan time.Time {
+func (c *clock) At(t time.Time) <-chan time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch := make(chan time.Time, 1)
@@ -46,12 +46,12 @@ func (c *scClock) At(t time.Time) <-chan time.Time {
 		ch <- c.now
 		return ch
 	}
-	c.waiters = append(c.waiters, scWaiter{at: t, ch: ch})
+	c.waiters = append(c.waiters, waiter{at: t, ch: ch})
 	return ch
 }
 
 // set moves the clock to now and releases every waiter due by then.
-func (c *scClock) set(now time.Time) {
+func (c *clock) set(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = now
@@ -66,16 +66,16 @@ func (c *scClock) set(now time.Time) {
 	c.waiters = kept
 }
 
-// scEvery is an interval schedule of scope starting at scT0.
-func scEvery(scope docket.Scope, name string, every time.Duration, missed docket.MissedTicks) docket.NewSchedule {
+// every is an interval schedule of scope starting at t0.
+func every(scope docket.Scope, name string, every time.Duration, missed docket.MissedTicks) docket.NewSchedule {
 	return docket.NewSchedule{
 		Scope: scope, Name: name, GraphID: "report", GraphHash: "v1",
-		State: json.RawMessage(`{"kind": "report"}`), Every: every, MissedTicks: missed, Start: scT0,
+		State: json.RawMessage(`{"kind": "report"}`), Every: every, MissedTicks: missed, Start: t0,
 	}
 }
 
-// scTake takes the ticks due at now in a committed transaction of its own.
-func scTake(t *testing.T, client *docket.Client, pool *pgxpool.Pool, now time.Time) []docket.ScheduleTick {
+// take takes the ticks due at now in a committed transaction of its own.
+func take(t *testing.T, client *docket.Client, pool *pgxpool.Pool, now time.Time) []docket.ScheduleTick {
 	t.Helper()
 	ctx := testkit.Context(t)
 	tx, err := pool.Begin(ctx)
@@ -93,8 +93,8 @@ func scTake(t *testing.T, client *docket.Client, pool *pgxpool.Pool, now time.Ti
 	return ticks
 }
 
-// scTickIDs are the run ids of ticks, in order.
-func scTickIDs(ticks []docket.ScheduleTick) []string {
+// tickIDs are the run ids of ticks, in order.
+func tickIDs(ticks []docket.ScheduleTick) []string {
 	ids := make([]string, len(ticks))
 	for i, tk := range ticks {
 		ids[i] = tk.RunID
@@ -102,12 +102,12 @@ func scTickIDs(ticks []docket.ScheduleTick) []string {
 	return ids
 }
 
-// scIntervalIDs are the run ids of ticks k = from..to of an interval schedule
-// of scope started at scT0, sorted as testkit.ScheduleRunIDs sorts.
-func scIntervalIDs(scope docket.Scope, name string, every time.Duration, from, to int) []string {
+// intervalIDs are the run ids of ticks k = from..to of an interval schedule
+// of scope started at t0, sorted as testkit.ScheduleRunIDs sorts.
+func intervalIDs(scope docket.Scope, name string, every time.Duration, from, to int) []string {
 	var ids []string
 	for k := from; k <= to; k++ {
-		ids = append(ids, docket.ScheduleRunID(scope, name, scT0.Add(time.Duration(k)*every)))
+		ids = append(ids, docket.ScheduleRunID(scope, name, t0.Add(time.Duration(k)*every)))
 	}
 	sort.Strings(ids)
 	return ids

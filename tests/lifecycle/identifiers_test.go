@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"encoding/json"
@@ -12,10 +12,10 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// hardOddIdentifiers are valid identifiers that would break SQL or a
+// oddIdentifiers are valid identifiers that would break SQL or a
 // shell if anything spliced them into text: quotes, semicolons, comment and
 // placeholder syntax, backslashes and non-ASCII text. All are unique.
-var hardOddIdentifiers = []string{
+var oddIdentifiers = []string{
 	`o'brien`,
 	`"; drop table docket_runs; --`,
 	`Robert'); DROP TABLE docket_claim_schedule;--`,
@@ -39,13 +39,13 @@ func TestHardeningOddIdentifiersRoundTripLiterally(t *testing.T) {
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 	ctx := testkit.Context(t)
 	catalog := testkit.Catalog(t, pool)
-	n := len(hardOddIdentifiers)
-	at := func(i int) string { return hardOddIdentifiers[i%n] }
+	n := len(oddIdentifiers)
+	at := func(i int) string { return oddIdentifiers[i%n] }
 
 	runs := make([]docket.NewRun, n)
 	for i := range runs {
 		runs[i] = docket.NewRun{RunID: at(i), Scope: docket.Tenant(at(i + 1)), GraphID: at(i + 2), GraphHash: at(i + 3),
-			State: json.RawMessage(`{"id":` + string(hardJSONString(t, at(i))) + `}`)}
+			State: json.RawMessage(`{"id":` + string(jsonString(t, at(i))) + `}`)}
 	}
 	if _, err := client.InsertRuns(ctx, runs[1:]); err != nil {
 		t.Fatalf("insert runs: %v", err)
@@ -90,7 +90,7 @@ func TestHardeningOddIdentifiersRoundTripLiterally(t *testing.T) {
 			t.Fatalf("CLI inspect of %q printed:\n%s", at(i+1), r.Stdout)
 		}
 	}
-	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = any($1)`, hardOddIdentifiers); got != int64(n) {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = any($1)`, oddIdentifiers); got != int64(n) {
 		t.Fatalf("%d partitions carry the literal tenant ids, want %d", got, n)
 	}
 
@@ -112,7 +112,7 @@ func TestHardeningOddIdentifiersRoundTripLiterally(t *testing.T) {
 			t.Fatalf("commit %q: %v", l.RunID, err)
 		}
 	}
-	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and latest_checkpoint_type = any($1)`, hardOddIdentifiers); got != int64(n) {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where status = 'done' and latest_checkpoint_type = any($1)`, oddIdentifiers); got != int64(n) {
 		t.Fatalf("%d runs done with a literal checkpoint type, want %d", got, n)
 	}
 	if after := testkit.Catalog(t, pool); after != catalog {
@@ -122,8 +122,8 @@ func TestHardeningOddIdentifiersRoundTripLiterally(t *testing.T) {
 	t.Logf("%d odd identifiers stored and returned literally by insert, fetch, list, raw SQL, override, inspect, CLI, claim and commit", n)
 }
 
-// hardJSONString encodes s as a JSON string.
-func hardJSONString(t testing.TB, s string) []byte {
+// jsonString encodes s as a JSON string.
+func jsonString(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := json.Marshal(s)
 	if err != nil {

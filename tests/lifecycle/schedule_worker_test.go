@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// scTickEvents returns the EventScheduleTick events of events.
-func scTickEvents(events []docket.WorkerEvent) []docket.WorkerEvent {
+// tickEvents returns the EventScheduleTick events of events.
+func tickEvents(events []docket.WorkerEvent) []docket.WorkerEvent {
 	var ticks []docket.WorkerEvent
 	for _, e := range events {
 		if e.Kind == docket.EventScheduleTick {
@@ -22,10 +22,10 @@ func scTickEvents(events []docket.WorkerEvent) []docket.WorkerEvent {
 	return ticks
 }
 
-// scHasTicks reports whether every run id of ids has a tick event.
-func scHasTicks(events []docket.WorkerEvent, ids []string) bool {
+// hasTicks reports whether every run id of ids has a tick event.
+func hasTicks(events []docket.WorkerEvent, ids []string) bool {
 	seen := map[string]bool{}
-	for _, e := range scTickEvents(events) {
+	for _, e := range tickEvents(events) {
 		seen[e.RunID] = true
 	}
 	for _, id := range ids {
@@ -36,7 +36,7 @@ func scHasTicks(events []docket.WorkerEvent, ids []string) bool {
 	return true
 }
 
-func scWorkerConfig(events *testkit.WorkerEvents, clock *scClock) docket.WorkerConfig {
+func workerConfig(events *testkit.WorkerEvents, clock *clock) docket.WorkerConfig {
 	return docket.WorkerConfig{
 		Concurrency:   2,
 		Handler:       func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) },
@@ -54,7 +54,7 @@ func TestScheduleWorkersRaceExactlyOnce(t *testing.T) {
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(100))
 	acme := docket.Tenant("acme")
-	clock := newSCClock(scT0)
+	clock := newSCClock(t0)
 	events := testkit.NewWorkerEvents()
 	type started struct {
 		w    *docket.Worker
@@ -62,28 +62,28 @@ func TestScheduleWorkersRaceExactlyOnce(t *testing.T) {
 	}
 	var workers []started
 	for range 3 {
-		w, done := testkit.StartWorker(t, client, scWorkerConfig(events, clock))
+		w, done := testkit.StartWorker(t, client, workerConfig(events, clock))
 		workers = append(workers, started{w, done})
 	}
-	testkit.ScheduleAdd(t, client, scEvery(acme, "pulse", time.Second, docket.MissedAll))
+	testkit.ScheduleAdd(t, client, every(acme, "pulse", time.Second, docket.MissedAll))
 
 	const stepped = 30
 	for k := 1; k <= stepped; k++ {
-		clock.set(scT0.Add(time.Duration(k) * time.Second))
-		ids := scIntervalIDs(acme, "pulse", time.Second, k, k)
-		events.WaitFor(t, fmt.Sprintf("tick %d", k), func(ev []docket.WorkerEvent) bool { return scHasTicks(ev, ids) })
+		clock.set(t0.Add(time.Duration(k) * time.Second))
+		ids := intervalIDs(acme, "pulse", time.Second, k, k)
+		events.WaitFor(t, fmt.Sprintf("tick %d", k), func(ev []docket.WorkerEvent) bool { return hasTicks(ev, ids) })
 	}
 	// A jump of ten seconds: ten missed ticks, all inserted by one take.
 	const total = stepped + 10
-	clock.set(scT0.Add(total * time.Second))
-	want := scIntervalIDs(acme, "pulse", time.Second, 1, total)
-	events.WaitFor(t, "the jump's ticks", func(ev []docket.WorkerEvent) bool { return scHasTicks(ev, want) })
+	clock.set(t0.Add(total * time.Second))
+	want := intervalIDs(acme, "pulse", time.Second, 1, total)
+	events.WaitFor(t, "the jump's ticks", func(ev []docket.WorkerEvent) bool { return hasTicks(ev, want) })
 	for _, w := range workers {
 		testkit.StopWorker(t, w.w, w.done)
 	}
 
 	var tickIDs []string
-	for _, e := range scTickEvents(events.All()) {
+	for _, e := range tickEvents(events.All()) {
 		if e.Err != nil || e.Scope != acme || e.Schedule != "pulse" {
 			t.Fatalf("tick event %+v, want a clean tick of acme/pulse", e)
 		}
@@ -102,9 +102,9 @@ func TestScheduleWorkersRaceExactlyOnce(t *testing.T) {
 		t.Fatalf("runs:\n got %v\nwant %v", got, want)
 	}
 	s := testkit.ScheduleFetch(t, client, acme, "pulse")
-	if !s.NextTickAt.Equal(scT0.Add((total+1)*time.Second)) || !s.LastTickAt.Equal(scT0.Add(total*time.Second)) {
+	if !s.NextTickAt.Equal(t0.Add((total+1)*time.Second)) || !s.LastTickAt.Equal(t0.Add(total*time.Second)) {
 		t.Fatalf("next %s last %v, want next %s last %s", s.NextTickAt, s.LastTickAt,
-			scT0.Add((total+1)*time.Second), scT0.Add(total*time.Second))
+			t0.Add((total+1)*time.Second), t0.Add(total*time.Second))
 	}
 }
 
@@ -114,19 +114,19 @@ func TestScheduleWorkersRaceExactlyOnce(t *testing.T) {
 func TestScheduleWorkerWakesOnAdd(t *testing.T) {
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
-	clock := newSCClock(scT0)
+	clock := newSCClock(t0)
 	events := testkit.NewWorkerEvents()
-	cfg := scWorkerConfig(events, clock)
+	cfg := workerConfig(events, clock)
 	cfg.PollInterval = time.Hour
 	testkit.StartWorker(t, client, cfg)
 	events.WaitFor(t, "the first schedule pass", func(ev []docket.WorkerEvent) bool {
 		return slices.ContainsFunc(ev, func(e docket.WorkerEvent) bool { return e.Kind == docket.EventSchedulePass })
 	})
-	due := scEvery(docket.Tenantless, "due", time.Minute, "")
-	due.Start = scT0.Add(-time.Minute)
+	due := every(docket.Tenantless, "due", time.Minute, "")
+	due.Start = t0.Add(-time.Minute)
 	testkit.ScheduleAdd(t, client, due)
 	want := "schedule:due@2026-12-01T10:00:00Z"
-	events.WaitFor(t, "the due tick", func(ev []docket.WorkerEvent) bool { return scHasTicks(ev, []string{want}) })
+	events.WaitFor(t, "the due tick", func(ev []docket.WorkerEvent) bool { return hasTicks(ev, []string{want}) })
 	events.WaitWritten(t, "complete", want)
 	run, err := client.FetchRun(testkit.Context(t), docket.Tenantless, want)
 	if err != nil || run.Status != docket.StatusDone {

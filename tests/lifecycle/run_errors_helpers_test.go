@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"errors"
@@ -12,8 +12,8 @@ import (
 
 // Helpers of the error-history and retry-policy tests.
 
-// reViolates reports whether sql fails on the named check constraint.
-func reViolates(t testing.TB, pool *pgxpool.Pool, constraint, sql string, args ...any) bool {
+// violates reports whether sql fails on the named check constraint.
+func violates(t testing.TB, pool *pgxpool.Pool, constraint, sql string, args ...any) bool {
 	t.Helper()
 	_, err := pool.Exec(testkit.Context(t), sql, args...)
 	pgErr, ok := errors.AsType[*pgconn.PgError](err)

@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"errors"
@@ -173,7 +173,7 @@ func TestRunErrorsSchemaChecks(t *testing.T) {
 		"docket_runs_errors_entry_check": `update docket_runs set errors = '[{"attempt": 1, "at": "2026-01-01T00:00:00Z", "kind": "timeout", "error": "x"}]'`,
 		"docket_runs_attempt_check":      `update docket_runs set attempt = -1`,
 	} {
-		if !reViolates(t, s.Pool, constraint, update) {
+		if !violates(t, s.Pool, constraint, update) {
 			t.Errorf("%s: want a violation of %s", update, constraint)
 		}
 	}
@@ -185,7 +185,7 @@ func TestRunErrorsSchemaChecks(t *testing.T) {
 		`[{"attempt": 1, "at": "2026-01-01T00:00:00Z", "kind": "error", "error": 7}]`,
 		`["x"]`,
 	} {
-		if !reViolates(t, s.Pool, "docket_runs_errors_entry_check", `update docket_runs set errors = $1::jsonb`, bad) {
+		if !violates(t, s.Pool, "docket_runs_errors_entry_check", `update docket_runs set errors = $1::jsonb`, bad) {
 			t.Errorf("errors %s: want a violation of docket_runs_errors_entry_check", bad)
 		}
 	}

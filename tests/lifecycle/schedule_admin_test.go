@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"encoding/json"
@@ -13,12 +13,12 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-func scVersion(v int64) docket.ScheduleWriteOptions {
+func version(v int64) docket.ScheduleWriteOptions {
 	return docket.ScheduleWriteOptions{ExpectedVersion: &v}
 }
 
-// scExpectStale fails unless err is a *StaleVersionError with the versions.
-func scExpectStale(t *testing.T, what string, err error, expected, current int64) {
+// expectStale fails unless err is a *StaleVersionError with the versions.
+func expectStale(t *testing.T, what string, err error, expected, current int64) {
 	t.Helper()
 	stale, ok := errors.AsType[*docket.StaleVersionError](err)
 	if !ok || !errors.Is(err, docket.ErrStale) || stale.Expected != expected || stale.Current != current {
@@ -26,8 +26,8 @@ func scExpectStale(t *testing.T, what string, err error, expected, current int64
 	}
 }
 
-// scExpectSame fails unless the schedule is exactly as before.
-func scExpectSame(t *testing.T, what string, before, after docket.PeriodicSchedule) {
+// expectSame fails unless the schedule is exactly as before.
+func expectSame(t *testing.T, what string, before, after docket.PeriodicSchedule) {
 	t.Helper()
 	if !reflect.DeepEqual(before, after) {
 		t.Fatalf("%s changed the schedule:\nbefore %+v\n after %+v", what, before, after)
@@ -42,49 +42,49 @@ func TestSchedulePauseResumeRemoveCompareAndSet(t *testing.T) {
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	ctx := testkit.Context(t)
 	acme := docket.Tenant("acme")
-	added := testkit.ScheduleAdd(t, client, scEvery(acme, "sync", 10*time.Second, ""))
-	if added.Version != 1 || added.Paused || !added.NextTickAt.Equal(scT0.Add(10*time.Second)) || added.Every != 10*time.Second ||
+	added := testkit.ScheduleAdd(t, client, every(acme, "sync", 10*time.Second, ""))
+	if added.Version != 1 || added.Paused || !added.NextTickAt.Equal(t0.Add(10*time.Second)) || added.Every != 10*time.Second ||
 		added.TimeZone != "UTC" || added.MissedTicks != docket.MissedSkip {
 		t.Fatalf("added %+v", added)
 	}
 
-	_, err := client.PauseSchedule(ctx, acme, "sync", scVersion(2))
-	scExpectStale(t, "pause at version 2", err, 2, 1)
-	scExpectSame(t, "a stale pause", added, testkit.ScheduleFetch(t, client, acme, "sync"))
+	_, err := client.PauseSchedule(ctx, acme, "sync", version(2))
+	expectStale(t, "pause at version 2", err, 2, 1)
+	expectSame(t, "a stale pause", added, testkit.ScheduleFetch(t, client, acme, "sync"))
 
-	paused, err := client.PauseSchedule(ctx, acme, "sync", scVersion(1))
+	paused, err := client.PauseSchedule(ctx, acme, "sync", version(1))
 	if err != nil || !paused.Paused || paused.PausedAt == nil || paused.Version != 2 {
 		t.Fatalf("pause: %+v, %v", paused, err)
 	}
 	if again, err := client.PauseSchedule(ctx, acme, "sync", docket.ScheduleWriteOptions{}); err != nil || !reflect.DeepEqual(again, paused) {
 		t.Fatalf("second pause: %+v, %v; want it unchanged", again, err)
 	}
-	if ticks := scTake(t, client, pool, scT0.Add(time.Hour)); len(ticks) != 0 {
-		t.Fatalf("a paused schedule ticked: %v", scTickIDs(ticks))
+	if ticks := take(t, client, pool, t0.Add(time.Hour)); len(ticks) != 0 {
+		t.Fatalf("a paused schedule ticked: %v", tickIDs(ticks))
 	}
 
-	_, err = client.ResumeSchedule(ctx, acme, "sync", scVersion(1))
-	scExpectStale(t, "resume at version 1", err, 1, 2)
-	scExpectSame(t, "a stale resume", paused, testkit.ScheduleFetch(t, client, acme, "sync"))
+	_, err = client.ResumeSchedule(ctx, acme, "sync", version(1))
+	expectStale(t, "resume at version 1", err, 1, 2)
+	expectSame(t, "a stale resume", paused, testkit.ScheduleFetch(t, client, acme, "sync"))
 
 	before := time.Now()
-	resumed, err := client.ResumeSchedule(ctx, acme, "sync", scVersion(2))
+	resumed, err := client.ResumeSchedule(ctx, acme, "sync", version(2))
 	if err != nil || resumed.Paused || resumed.PausedAt != nil || resumed.Version != 3 {
 		t.Fatalf("resume: %+v, %v", resumed, err)
 	}
 	// The next tick is the schedule's first after the resume, still on the
-	// ten-second grid from scT0: the paused time inserts nothing.
-	if next := resumed.NextTickAt; !next.After(before) || next.Sub(before) > 10*time.Second || next.Sub(scT0)%(10*time.Second) != 0 {
-		t.Fatalf("next tick after resume %s: want the first ten-second tick from %s after %s", next, scT0, before)
+	// ten-second grid from t0: the paused time inserts nothing.
+	if next := resumed.NextTickAt; !next.After(before) || next.Sub(before) > 10*time.Second || next.Sub(t0)%(10*time.Second) != 0 {
+		t.Fatalf("next tick after resume %s: want the first ten-second tick from %s after %s", next, t0, before)
 	}
 	if got := testkit.ScheduleRunIDs(t, pool); len(got) != 0 {
 		t.Fatalf("runs %v, want none", got)
 	}
 
-	err = client.RemoveSchedule(ctx, acme, "sync", scVersion(2))
-	scExpectStale(t, "remove at version 2", err, 2, 3)
-	scExpectSame(t, "a stale remove", resumed, testkit.ScheduleFetch(t, client, acme, "sync"))
-	if err := client.RemoveSchedule(ctx, acme, "sync", scVersion(3)); err != nil {
+	err = client.RemoveSchedule(ctx, acme, "sync", version(2))
+	expectStale(t, "remove at version 2", err, 2, 3)
+	expectSame(t, "a stale remove", resumed, testkit.ScheduleFetch(t, client, acme, "sync"))
+	if err := client.RemoveSchedule(ctx, acme, "sync", version(3)); err != nil {
 		t.Fatalf("remove: %v", err)
 	}
 	for what, err := range map[string]error{
@@ -104,7 +104,7 @@ func TestSchedulePauseResumeRemoveCompareAndSet(t *testing.T) {
 		}
 	}
 	// Another scope's schedule of the same name is another schedule.
-	testkit.ScheduleAdd(t, client, scEvery(docket.Tenant("other"), "sync", time.Minute, ""))
+	testkit.ScheduleAdd(t, client, every(docket.Tenant("other"), "sync", time.Minute, ""))
 	if _, err := client.FetchSchedule(ctx, acme, "sync"); !errors.Is(err, docket.ErrNotFound) {
 		t.Fatalf("fetch across scopes: %v, want ErrNotFound", err)
 	}
@@ -118,7 +118,7 @@ func TestScheduleValidation(t *testing.T) {
 	ctx := testkit.Context(t)
 	acme := docket.Tenant("acme")
 	valid := func(edit func(*docket.NewSchedule)) docket.NewSchedule {
-		s := scEvery(acme, "ok", time.Minute, "")
+		s := every(acme, "ok", time.Minute, "")
 		edit(&s)
 		return s
 	}
@@ -171,7 +171,7 @@ func TestScheduleValidation(t *testing.T) {
 	if _, err := client.AddSchedule(ctx, valid(func(s *docket.NewSchedule) { s.Every = time.Hour })); !errors.Is(err, docket.ErrDuplicateSchedule) {
 		t.Fatalf("duplicate name: %v, want ErrDuplicateSchedule", err)
 	}
-	scExpectSame(t, "a duplicate add", first, testkit.ScheduleFetch(t, client, acme, "ok"))
+	expectSame(t, "a duplicate add", first, testkit.ScheduleFetch(t, client, acme, "ok"))
 	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_schedules`); n != 1 {
 		t.Fatalf("%d schedules, want 1", n)
 	}
@@ -182,7 +182,7 @@ func TestScheduleValidation(t *testing.T) {
 	if _, err := client.AddSchedule(ctx, longest); err != nil {
 		t.Fatalf("longest name: %v", err)
 	}
-	if id := docket.ScheduleRunID(longest.Scope, longest.Name, scT0); len(id) != docket.MaxIdentifierBytes {
+	if id := docket.ScheduleRunID(longest.Scope, longest.Name, t0); len(id) != docket.MaxIdentifierBytes {
 		t.Fatalf("longest run id is %d bytes, want %d", len(id), docket.MaxIdentifierBytes)
 	}
 }
@@ -197,7 +197,7 @@ func TestScheduleListPages(t *testing.T) {
 		scope docket.Scope
 		name  string
 	}{{docket.Tenant("b"), "x"}, {docket.Tenantless, "z"}, {docket.Tenant("a"), "y"}, {docket.Tenant("a"), "w"}} {
-		testkit.ScheduleAdd(t, client, scEvery(s.scope, s.name, time.Minute, ""))
+		testkit.ScheduleAdd(t, client, every(s.scope, s.name, time.Minute, ""))
 	}
 	var got []string
 	var after *docket.ScheduleCursor

@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"context"
@@ -21,37 +21,37 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// hardCancelOnDone is the pool setting docs/operations.md recommends: when
+// cancelOnDone is the pool setting docs/operations.md recommends: when
 // a call's context ends, pgx sends the server a cancel request for the
 // running statement, and waits up to five seconds for the server's answer
 // before it closes the connection.
-func hardCancelOnDone(cfg *pgxpool.Config) {
+func cancelOnDone(cfg *pgxpool.Config) {
 	cfg.ConnConfig.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: 5 * time.Second}
 	}
 }
 
-// hardExpiringContext is a context whose deadline passes when the test says
+// expiringContext is a context whose deadline passes when the test says
 // so: Done closes and Err is context.DeadlineExceeded, exactly as when a
 // real deadline passes, but at a point the test chose.
-type hardExpiringContext struct {
+type expiringContext struct {
 	context.Context
 	done chan struct{}
 	once sync.Once
 }
 
-func newHardExpiringContext() *hardExpiringContext {
-	return &hardExpiringContext{Context: context.Background(), done: make(chan struct{})}
+func newHardExpiringContext() *expiringContext {
+	return &expiringContext{Context: context.Background(), done: make(chan struct{})}
 }
 
 // Deadline reports a deadline, so callers see a context that has one.
-func (c *hardExpiringContext) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+func (c *expiringContext) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
 
 // Done is closed once the test expired the context.
-func (c *hardExpiringContext) Done() <-chan struct{} { return c.done }
+func (c *expiringContext) Done() <-chan struct{} { return c.done }
 
 // Err is context.DeadlineExceeded once expired.
-func (c *hardExpiringContext) Err() error {
+func (c *expiringContext) Err() error {
 	select {
 	case <-c.done:
 		return context.DeadlineExceeded
@@ -61,13 +61,13 @@ func (c *hardExpiringContext) Err() error {
 }
 
 // expire lets the deadline pass.
-func (c *hardExpiringContext) expire() { c.once.Do(func() { close(c.done) }) }
+func (c *expiringContext) expire() { c.once.Do(func() { close(c.done) }) }
 
-// hardDialGate refuses new connections while closed: pgx opens one for
+// dialGate refuses new connections while closed: pgx opens one for
 // each cancel request, so a closed gate is a cancel request that cannot
 // reach the server (a partition, a proxy that drops it, or simply a cancel
 // that arrives after the statement finished).
-type hardDialGate struct {
+type dialGate struct {
 	closed atomic.Bool
 	dialer net.Dialer
 }
@@ -76,28 +76,28 @@ type hardDialGate struct {
 var errHardDialRefused = errors.New("dial refused by the test")
 
 // dial connects unless the gate is closed.
-func (g *hardDialGate) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (g *dialGate) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if g.closed.Load() {
 		return nil, errHardDialRefused
 	}
 	return g.dialer.DialContext(ctx, network, addr)
 }
 
-// hardDeadlineEnv is a domain with a client whose pool has one connection
+// deadlineEnv is a domain with a client whose pool has one connection
 // (built by configure, dialled through gate), and a second client that
 // blocks it.
-type hardDeadlineEnv struct {
+type deadlineEnv struct {
 	pool, victimPool *pgxpool.Pool
 	client, victim   *docket.Client
-	gate             *hardDialGate
+	gate             *dialGate
 	// victimPID is the backend of the victim's latest blocked insert.
 	victimPID uint32
 }
 
-func newHardDeadlineEnv(t testing.TB, configure func(*pgxpool.Config)) *hardDeadlineEnv {
+func newHardDeadlineEnv(t testing.TB, configure func(*pgxpool.Config)) *deadlineEnv {
 	t.Helper()
 	databaseURL := pgtest.NewDatabase(t)
-	env := &hardDeadlineEnv{pool: testkit.PoolFor(t, databaseURL), gate: &hardDialGate{}}
+	env := &deadlineEnv{pool: testkit.PoolFor(t, databaseURL), gate: &dialGate{}}
 	cfg := testkit.PoolConfig(t, databaseURL, 1)
 	cfg.ConnConfig.DialFunc = env.gate.dial
 	if configure != nil {
@@ -109,9 +109,9 @@ func newHardDeadlineEnv(t testing.TB, configure func(*pgxpool.Config)) *hardDead
 	return env
 }
 
-// hardDeadlineRuns are the batch the tests insert, with ids of their own so
+// deadlineRuns are the batch the tests insert, with ids of their own so
 // a retry can tell whether it landed.
-func hardDeadlineRuns() []docket.NewRun {
+func deadlineRuns() []docket.NewRun {
 	var runs []docket.NewRun
 	for _, id := range []string{"dl-1", "dl-2", "dl-3"} {
 		runs = append(runs, docket.NewRun{RunID: id, Scope: docket.Tenant("t"), GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{}`)})
@@ -119,13 +119,13 @@ func hardDeadlineRuns() []docket.NewRun {
 	return runs
 }
 
-// blockedInsert starts InsertRuns of hardDeadlineRuns on the victim while
+// blockedInsert starts InsertRuns of deadlineRuns on the victim while
 // another transaction holds the first run id uncommitted, waits until the
 // victim's statement waits for that transaction, lets the call's deadline
 // pass and returns the blocker, still open, how long the call took to
 // return after its deadline, and the call's error. Unless cancelReaches,
 // the gate refuses the cancel request's connection.
-func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx.Tx, time.Duration, error) {
+func (env *deadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx.Tx, time.Duration, error) {
 	t.Helper()
 	ctx := testkit.Context(t)
 	pid := testkit.BackendPID(t, env.victimPool)
@@ -135,13 +135,13 @@ func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx
 		t.Fatalf("begin blocker: %v", err)
 	}
 	t.Cleanup(func() { _ = blocker.Rollback(context.Background()) })
-	if _, err := env.client.InsertRunTx(ctx, blocker, hardDeadlineRuns()[0]); err != nil {
+	if _, err := env.client.InsertRunTx(ctx, blocker, deadlineRuns()[0]); err != nil {
 		t.Fatalf("blocker insert: %v", err)
 	}
 	callCtx := newHardExpiringContext()
 	done := make(chan error, 1)
 	go func() {
-		_, err := env.victim.InsertRuns(callCtx, hardDeadlineRuns())
+		_, err := env.victim.InsertRuns(callCtx, deadlineRuns())
 		done <- err
 	}()
 	if err := testkit.AwaitActivity(ctx, env.pool, fmt.Sprintf(`exists (select 1 from pg_stat_activity where pid = %d and wait_event_type = 'Lock')`, pid), testkit.WorkerDeadline); err != nil {
@@ -164,7 +164,7 @@ func (env *hardDeadlineEnv) blockedInsert(t testing.TB, cancelReaches bool) (pgx
 
 // waitVictimStatement waits until the victim backend's blocked statement
 // ended, whether its client is still there or not.
-func (env *hardDeadlineEnv) waitVictimStatement(t testing.TB) {
+func (env *deadlineEnv) waitVictimStatement(t testing.TB) {
 	t.Helper()
 	if err := testkit.AwaitActivity(testkit.Context(t), env.pool, fmt.Sprintf(`not exists (select 1 from pg_stat_activity where pid = %d and state = 'active')`, env.victimPID), testkit.WorkerDeadline); err != nil {
 		t.Fatalf("the abandoned statement to end: %v", err)
@@ -190,7 +190,7 @@ func TestHardeningInsertRunsDeadlineLandsLater(t *testing.T) {
 	// Once the abandoned statement ran, the retry fails on its committed
 	// run ids: the batch landed.
 	env.waitVictimStatement(t)
-	if _, err := env.client.InsertRuns(testkit.Context(t), hardDeadlineRuns()); !errors.Is(err, docket.ErrDuplicateRun) {
+	if _, err := env.client.InsertRuns(testkit.Context(t), deadlineRuns()); !errors.Is(err, docket.ErrDuplicateRun) {
 		t.Fatalf("retry error %v, want ErrDuplicateRun", err)
 	}
 	if n := testkit.QueryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 3 {
@@ -199,13 +199,13 @@ func TestHardeningInsertRunsDeadlineLandsLater(t *testing.T) {
 }
 
 // TestHardeningInsertRunsDeadlineCancelsStatement shows the recommended
-// pool (hardCancelOnDone): the deadline cancels the server statement, the
+// pool (cancelOnDone): the deadline cancels the server statement, the
 // call returns the server's cancellation together with
 // context.DeadlineExceeded, nothing lands, the connection survives, and a
 // retry with the same run ids inserts the batch.
 func TestHardeningInsertRunsDeadlineCancelsStatement(t *testing.T) {
 	t.Parallel()
-	env := newHardDeadlineEnv(t, hardCancelOnDone)
+	env := newHardDeadlineEnv(t, cancelOnDone)
 	pid := testkit.BackendPID(t, env.victimPool)
 	blocker, _, err := env.blockedInsert(t, true)
 	if testkit.GuardSQLState(err) != testkit.QueryCanceled {
@@ -221,7 +221,7 @@ func TestHardeningInsertRunsDeadlineCancelsStatement(t *testing.T) {
 	if got := testkit.BackendPID(t, env.victimPool); got != pid {
 		t.Errorf("victim backend %d after the cancel, want the same connection %d", got, pid)
 	}
-	if _, err := env.victim.InsertRuns(testkit.Context(t), hardDeadlineRuns()); err != nil {
+	if _, err := env.victim.InsertRuns(testkit.Context(t), deadlineRuns()); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
 	if n := testkit.QueryInt64(t, env.pool, `select count(*) from docket_runs where run_id like 'dl-%'`); n != 3 {

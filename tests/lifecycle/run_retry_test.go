@@ -1,4 +1,4 @@
-package tests
+package lifecycle
 
 import (
 	"encoding/json"
@@ -9,10 +9,10 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// rtFailAfterCommit claims runID, commits step 3 with a state and the
+// failAfterCommit claims runID, commits step 3 with a state and the
 // checkpoint type "work", then finishes it with status through a terminal
 // commit, so the run carries two checkpoints.
-func rtFailAfterCommit(s *testkit.RunStore, tenant, runID string, status docket.RunStatus) {
+func failAfterCommit(s *testkit.RunStore, tenant, runID string, status docket.RunStatus) {
 	s.T.Helper()
 	lease := s.Claim(tenant, runID)
 	if _, err := s.Client.Commit(testkit.Context(s.T), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq,
@@ -30,7 +30,7 @@ func TestRetryRunRevivesFailedAndCancelledRuns(t *testing.T) {
 	s := testkit.NewRunStore(t, 4)
 	ctx := testkit.Context(t)
 	s.Insert("acme", "failed")
-	rtFailAfterCommit(s, "acme", "failed", docket.StatusFailed)
+	failAfterCommit(s, "acme", "failed", docket.StatusFailed)
 	s.Insert("beta", "b-1")
 	testkit.ExecSQL(t, s.Pool, `update docket_runs set claim_attempts = 3, claim_abandons = 2 where run_id = 'failed'`)
 	s.Insert("acme", "cancelled")
@@ -39,7 +39,7 @@ func TestRetryRunRevivesFailedAndCancelledRuns(t *testing.T) {
 	}
 	s.Insert("acme", "queued")
 	ring := testkit.RetryRing(t, s.Pool)
-	testkit.RetryExpectRing(t, s.Pool, rtWithUnfinished(ring, "acme", 1))
+	testkit.RetryExpectRing(t, s.Pool, withUnfinished(ring, "acme", 1))
 
 	before := s.DbNow()
 	run, err := s.Client.RetryRun(ctx, docket.Tenant("acme"), "failed", docket.RetryRunOptions{})
@@ -60,7 +60,7 @@ func TestRetryRunRevivesFailedAndCancelledRuns(t *testing.T) {
 		t.Fatalf("row after retry = %+v (database clock %s..%s)", row, before, after)
 	}
 	s.ExpectAdmission("acme", "failed", docket.AdmissionQueued)
-	testkit.RetryExpectRing(t, s.Pool, rtWithUnfinished(ring, "acme", 2))
+	testkit.RetryExpectRing(t, s.Pool, withUnfinished(ring, "acme", 2))
 
 	wake := s.DbNow().Add(time.Hour).Truncate(time.Microsecond)
 	run, err = s.Client.RetryRun(ctx, docket.Tenant("acme"), "cancelled", docket.RetryRunOptions{WakeAt: wake})
@@ -72,7 +72,7 @@ func TestRetryRunRevivesFailedAndCancelledRuns(t *testing.T) {
 	}
 	expectSameTime(t, "wake_at of the cancelled run", s.Row("cancelled").WakeAt, wake)
 	s.ExpectAdmission("acme", "cancelled", docket.AdmissionInactive)
-	testkit.RetryExpectRing(t, s.Pool, rtWithUnfinished(ring, "acme", 3))
+	testkit.RetryExpectRing(t, s.Pool, withUnfinished(ring, "acme", 3))
 }
 
 // Refusals change nothing: a done run without Force, running, waiting and
@@ -85,7 +85,7 @@ func TestRetryRunRefusalsChangeNothing(t *testing.T) {
 	s := testkit.NewRunStore(t, 4)
 	ctx := testkit.Context(t)
 	s.Insert("acme", "done")
-	rtFailAfterCommit(s, "acme", "done", docket.StatusDone)
+	failAfterCommit(s, "acme", "done", docket.StatusDone)
 	s.Insert("acme", "claimed")
 	s.Claim("acme", "claimed")
 	s.Insert("acme", "waiting")
@@ -143,7 +143,7 @@ func TestRetryRunRefusalsChangeNothing(t *testing.T) {
 	if err != nil || run.Status != docket.StatusRunning || run.CheckpointSeq != 1 {
 		t.Fatalf("forced retry of a done run = %+v, %v", run, err)
 	}
-	testkit.RetryExpectRing(t, s.Pool, rtWithUnfinished(ring, "acme", 5))
+	testkit.RetryExpectRing(t, s.Pool, withUnfinished(ring, "acme", 5))
 }
 
 // A retried run is queued under its tenant's cap: while the tenant's one
@@ -154,7 +154,7 @@ func TestRetryRunIsClaimedAsQueuedUnderTheCap(t *testing.T) {
 	s := testkit.NewRunStore(t, 1)
 	ctx := testkit.Context(t)
 	s.Insert("acme", "retried")
-	rtFailAfterCommit(s, "acme", "retried", docket.StatusFailed)
+	failAfterCommit(s, "acme", "retried", docket.StatusFailed)
 	testkit.ExecSQL(t, s.Pool, `update docket_runs set claim_attempts = 7 where run_id = 'retried'`)
 	s.Insert("acme", "live")
 	live := s.Claim("acme", "live")
@@ -225,7 +225,7 @@ func TestRetryRunWakesAnIdleWorker(t *testing.T) {
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	s := &testkit.RunStore{T: t, Pool: pool, Client: client}
 	s.Insert("t", "failed")
-	rtFailAfterCommit(s, "t", "failed", docket.StatusFailed)
+	failAfterCommit(s, "t", "failed", docket.StatusFailed)
 
 	ran := make(chan string, 1)
 	w, runResult := testkit.StartIdleWorker(t, client, ran)
