@@ -1,4 +1,4 @@
-package tests
+package admin
 
 import (
 	"encoding/json"
@@ -11,21 +11,21 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// cliSeedRow is one run of the listing domain, with fixed times so output
+// seedRow is one run of the listing domain, with fixed times so output
 // lines can be compared exactly.
-type cliSeedRow struct {
+type seedRow struct {
 	runID, tenant, graph, values string
 	startedAt                    string
 }
 
-// cliSeedColumns are the columns cliSeedRow.values fills, after run_id,
+// seedColumns are the columns seedRow.values fills, after run_id,
 // tenant_id and graph_id.
-const cliSeedColumns = `status, step, checkpoint_seq, wake_at, claim_token, claimed_at,
+const seedColumns = `status, step, checkpoint_seq, wake_at, claim_token, claimed_at,
 	poisoned_at, poison_reason, finished_at, claim_attempts`
 
-// cliSeedRuns is a small domain: two tenants and the tenantless scope, one
+// seedRuns is a small domain: two tenants and the tenantless scope, one
 // run of every shape the listing shows, started one second apart.
-var cliSeedRuns = []cliSeedRow{
+var seedRuns = []seedRow{
 	{"r1", "acme", "g1", `'running', 0, 0, '2026-01-01T00:00:00Z', null, null, null, null, null, 0`, "2026-01-01T00:00:01Z"},
 	{"r2", "acme", "g2", `'waiting', 1, 1, null, null, null, null, null, null, 0`, "2026-01-01T00:00:02Z"},
 	{"r3", "beta", "g1", `'running', 2, 3, null, gen_random_uuid(), '2026-01-01T00:01:00Z', null, null, null, 1`, "2026-01-01T00:00:03Z"},
@@ -33,16 +33,16 @@ var cliSeedRuns = []cliSeedRow{
 	{"r5", "beta", "g1", `'running', 0, 0, null, null, null, '2026-01-01T00:03:00Z', 'max_claim_attempts_exceeded', null, 7`, "2026-01-01T00:00:05Z"},
 }
 
-// cliSeed inserts cliSeedRuns, each updated at its start time, and returns
+// seed inserts seedRuns, each updated at its start time, and returns
 // the database URL.
-func cliSeed(t *testing.T, pool *pgxpool.Pool) string {
+func seed(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()
-	for _, r := range cliSeedRuns {
+	for _, r := range seedRuns {
 		var tenant *string
 		if r.tenant != "" {
 			tenant = &r.tenant
 		}
-		testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, `+cliSeedColumns+`,
+		testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, `+seedColumns+`,
 			started_at, updated_at) values ($1, $2, $3, 'h1', '{"n": 1}', `+r.values+`, $4, $4)`,
 			r.runID, tenant, r.graph, r.startedAt)
 	}
@@ -54,10 +54,10 @@ func cliLines(s string) []string {
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
-// cliWantLines requires output to be want, line by line and cell by cell:
+// wantLines requires output to be want, line by line and cell by cell:
 // a table's column widths follow its widest cell, so runs of spaces compare
 // as one.
-func cliWantLines(t *testing.T, what, got string, want ...string) {
+func wantLines(t *testing.T, what, got string, want ...string) {
 	t.Helper()
 	cells := func(lines []string) string {
 		out := make([]string, len(lines))
@@ -73,12 +73,12 @@ func cliWantLines(t *testing.T, what, got string, want ...string) {
 
 // The listing table's header and the seeded runs' rows.
 const (
-	cliListHeader = "RUN_ID  SCOPE        GRAPH  STATUS   STEP  SEQ  CLAIMED  WAKE_AT               UPDATED_AT"
-	cliListR5     = "r5      tenant:beta  g1     running  0     0    no       -                     2026-01-01T00:00:05Z"
-	cliListR4     = "r4      tenantless   g1     done     4     5    no       -                     2026-01-01T00:00:04Z"
-	cliListR3     = "r3      tenant:beta  g1     running  2     3    yes      -                     2026-01-01T00:00:03Z"
-	cliListR2     = "r2      tenant:acme  g2     waiting  1     1    no       -                     2026-01-01T00:00:02Z"
-	cliListR1     = "r1      tenant:acme  g1     running  0     0    no       2026-01-01T00:00:00Z  2026-01-01T00:00:01Z"
+	listHeader = "RUN_ID  SCOPE        GRAPH  STATUS   STEP  SEQ  CLAIMED  WAKE_AT               UPDATED_AT"
+	listR5     = "r5      tenant:beta  g1     running  0     0    no       -                     2026-01-01T00:00:05Z"
+	listR4     = "r4      tenantless   g1     done     4     5    no       -                     2026-01-01T00:00:04Z"
+	listR3     = "r3      tenant:beta  g1     running  2     3    yes      -                     2026-01-01T00:00:03Z"
+	listR2     = "r2      tenant:acme  g2     waiting  1     1    no       -                     2026-01-01T00:00:02Z"
+	listR1     = "r1      tenant:acme  g1     running  0     0    no       2026-01-01T00:00:00Z  2026-01-01T00:00:01Z"
 )
 
 // "docket runs list" lists every scope newest first as a table that shows
@@ -86,17 +86,17 @@ const (
 func TestCLIRunsListTable(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
-	url := cliSeed(t, pool)
+	url := seed(t, pool)
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--database-url", url)
-	cliWantLines(t, "runs list", r.Stdout, cliListHeader, cliListR5, cliListR4, cliListR3, cliListR2, cliListR1)
-	token := cliQueryText(t, pool, `select claim_token::text from docket_runs where run_id = 'r3'`)
+	wantLines(t, "runs list", r.Stdout, listHeader, listR5, listR4, listR3, listR2, listR1)
+	token := queryText(t, pool, `select claim_token::text from docket_runs where run_id = 'r3'`)
 	if strings.Contains(r.Stdout, token) || r.Stderr != "" {
 		t.Fatalf("runs list leaked the claim token or wrote stderr: %q %q", r.Stdout, r.Stderr)
 	}
 }
 
-// cliQueryText returns the single text value sql selects.
-func cliQueryText(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) string {
+// queryText returns the single text value sql selects.
+func queryText(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) string {
 	t.Helper()
 	var v string
 	if err := pool.QueryRow(testkit.Context(t), sql, args...).Scan(&v); err != nil {
@@ -105,8 +105,8 @@ func cliQueryText(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) str
 	return v
 }
 
-// cliNextCursor returns the cursor of a table's "next: " line, or "".
-func cliNextCursor(t *testing.T, stdout string) string {
+// nextCursor returns the cursor of a table's "next: " line, or "".
+func nextCursor(t *testing.T, stdout string) string {
 	t.Helper()
 	lines := cliLines(stdout)
 	cursor, ok := strings.CutPrefix(lines[len(lines)-1], "next: ")
@@ -122,42 +122,42 @@ func cliNextCursor(t *testing.T, stdout string) string {
 func TestCLIRunsListPages(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
-	url := cliSeed(t, pool)
+	url := seed(t, pool)
 	first := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "3", "--database-url", url)
-	cliWantLines(t, "page 1", first.Stdout, cliListHeader, cliListR5, cliListR4, cliListR3,
+	wantLines(t, "page 1", first.Stdout, listHeader, listR5, listR4, listR3,
 		"next: 2026-01-01T00:00:03Z/r3")
-	second := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "3", "--after", cliNextCursor(t, first.Stdout), "--database-url", url)
-	cliWantLines(t, "page 2", second.Stdout, cliListHeader, cliListR2, cliListR1)
+	second := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "3", "--after", nextCursor(t, first.Stdout), "--database-url", url)
+	wantLines(t, "page 2", second.Stdout, listHeader, listR2, listR1)
 
 	// A page that ends exactly at the last run still prints no cursor.
 	exact := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "2", "--after", "2026-01-01T00:00:03Z/r3", "--database-url", url)
-	cliWantLines(t, "exact last page", exact.Stdout, cliListHeader, cliListR2, cliListR1)
+	wantLines(t, "exact last page", exact.Stdout, listHeader, listR2, listR1)
 
 	scoped := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--database-url", url)
-	cliWantLines(t, "scoped page 1", scoped.Stdout, cliListHeader, cliListR2, "next: 2026-01-01T00:00:02Z/r2")
-	scoped = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--after", cliNextCursor(t, scoped.Stdout), "--database-url", url)
-	cliWantLines(t, "scoped page 2", scoped.Stdout, cliListHeader, cliListR1)
+	wantLines(t, "scoped page 1", scoped.Stdout, listHeader, listR2, "next: 2026-01-01T00:00:02Z/r2")
+	scoped = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--after", nextCursor(t, scoped.Stdout), "--database-url", url)
+	wantLines(t, "scoped page 2", scoped.Stdout, listHeader, listR1)
 }
 
 // --tenant, --tenantless, --status and --graph filter, alone and together.
 func TestCLIRunsListFilters(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
-	url := cliSeed(t, pool)
+	url := seed(t, pool)
 	for _, c := range []struct {
 		args []string
 		want []string
 	}{
-		{[]string{"--tenant", "acme"}, []string{cliListR2, cliListR1}},
-		{[]string{"--tenantless"}, []string{cliListR4}},
-		{[]string{"--status", "running"}, []string{cliListR5, cliListR3, cliListR1}},
-		{[]string{"--graph", "g2"}, []string{cliListR2}},
-		{[]string{"--tenant", "beta", "--status", "running", "--graph", "g1"}, []string{cliListR5, cliListR3}},
+		{[]string{"--tenant", "acme"}, []string{listR2, listR1}},
+		{[]string{"--tenantless"}, []string{listR4}},
+		{[]string{"--status", "running"}, []string{listR5, listR3, listR1}},
+		{[]string{"--graph", "g2"}, []string{listR2}},
+		{[]string{"--tenant", "beta", "--status", "running", "--graph", "g1"}, []string{listR5, listR3}},
 		{[]string{"--tenant", "acme", "--status", "done"}, nil},
 		{[]string{"--tenant", "nobody"}, nil},
 	} {
 		r := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"runs", "list"}, c.args...), "--database-url", url)...)
-		cliWantLines(t, "runs list "+strings.Join(c.args, " "), r.Stdout, append([]string{cliListHeader}, c.want...)...)
+		wantLines(t, "runs list "+strings.Join(c.args, " "), r.Stdout, append([]string{listHeader}, c.want...)...)
 	}
 }
 
@@ -166,7 +166,7 @@ func TestCLIRunsListFilters(t *testing.T) {
 func TestCLIRunsListJSON(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
-	url := cliSeed(t, pool)
+	url := seed(t, pool)
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--limit", "3", "--database-url", url)
 	lines := cliLines(r.Stdout)
 	if len(lines) != 4 {

@@ -1,4 +1,4 @@
-package tests
+package admin
 
 import (
 	"encoding/json"
@@ -15,13 +15,13 @@ import (
 func TestCLIRunsShow(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
-	url := cliSeed(t, pool)
+	url := seed(t, pool)
 	testkit.ExecSQL(t, pool, `update docket_runs set latest_checkpoint_type = 'step', claim_abandons = 2, attempt = 2,
 		errors = '[{"attempt": 1, "at": "2026-01-01T00:00:01.5+00:00", "kind": "panic", "error": "nil map"},
 		           {"attempt": 2, "at": "2026-01-01T00:00:02+00:00", "kind": "error", "error": "line one\nline \"two\""}]'
 		 where run_id = 'r3'`)
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r3", "--database-url", url)
-	cliWantLines(t, "runs show beta r3", r.Stdout,
+	wantLines(t, "runs show beta r3", r.Stdout,
 		"scope: tenant:beta",
 		"run_id: r3",
 		"graph_id: g1",
@@ -108,7 +108,7 @@ func TestCLIRunsShow(t *testing.T) {
 func TestCLIRunsSignals(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
-	url := cliSeed(t, pool)
+	url := seed(t, pool)
 	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status)
 		values ('w2', 'acme', 'g1', 'h1', '{}', 'waiting')`)
 
@@ -116,11 +116,11 @@ func TestCLIRunsSignals(t *testing.T) {
 	if len(cliLines(r.Stdout)) != 6 || cliLines(r.Stdout)[2] != "status: running" || cliLines(r.Stdout)[0] != "scope: tenant:acme" {
 		t.Fatalf("runs resume printed %q", r.Stdout)
 	}
-	if got := cliQueryText(t, pool, `select status || ' ' || (wake_at is not null)::text from docket_runs where run_id = 'r2'`); got != "running true" {
+	if got := queryText(t, pool, `select status || ' ' || (wake_at is not null)::text from docket_runs where run_id = 'r2'`); got != "running true" {
 		t.Fatalf("r2 after resume: %s", got)
 	}
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "cancel", "beta", "r3", "--database-url", url)
-	cliWantLines(t, "runs cancel beta r3", r.Stdout, "scope: tenant:beta", "run_id: r3", "status: cancelled", "step: 2", "checkpoint_seq: 3")
+	wantLines(t, "runs cancel beta r3", r.Stdout, "scope: tenant:beta", "run_id: r3", "status: cancelled", "step: 2", "checkpoint_seq: 3")
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where run_id = 'r3' and claim_token is null and finished_at is not null`); got != 1 {
 		t.Fatal("cancel left r3 claimed or unfinished")
 	}

@@ -1,4 +1,4 @@
-package tests
+package admin
 
 import (
 	"strconv"
@@ -11,9 +11,9 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// cliScheduleLines are the "name: value" lines of a schedule as add, pause
+// scheduleLines are the "name: value" lines of a schedule as add, pause
 // and resume print them.
-func cliScheduleLines(scope, name, graph, cadence, zone, missed, paused, next, last string, version int) []string {
+func scheduleLines(scope, name, graph, cadence, zone, missed, paused, next, last string, version int) []string {
 	return []string{
 		"scope: " + scope, "name: " + name, "graph_id: " + graph, "graph_hash: v1", "cadence: " + cadence,
 		"time_zone: " + zone, "missed_ticks: " + missed, "paused: " + paused, "next_tick_at: " + next,
@@ -31,11 +31,11 @@ func TestCLISchedules(t *testing.T) {
 
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "nightly", "--cron", "30 2 * * *", "--time-zone", "Europe/Berlin",
 		"--graph", "report", "--graph-hash", "v1", "--start", "2026-12-01T10:00:00Z", "--database-url", url)
-	cliWantLines(t, "add nightly", r.Stdout, cliScheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
+	wantLines(t, "add nightly", r.Stdout, scheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
 		"skip", "no", "2026-12-02T01:30:00Z", "none", 1)...)
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "--tenantless", "pulse", "--every", "90s", "--missed-ticks", "all",
 		"--graph", "ping", "--graph-hash", "v1", "--state", `{"n": 1}`, "--start", "2026-12-01T10:00:00Z", "--database-url", url)
-	cliWantLines(t, "add pulse", r.Stdout, cliScheduleLines("tenantless", "pulse", "ping", "every 90s", "UTC",
+	wantLines(t, "add pulse", r.Stdout, scheduleLines("tenantless", "pulse", "ping", "every 90s", "UTC",
 		"all", "no", "2026-12-01T10:01:30Z", "none", 1)...)
 	testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "hourly", "--every", "1h", "--graph", "report", "--graph-hash", "v1",
 		"--start", "2026-12-01T10:00:00Z", "--database-url", url)
@@ -45,13 +45,13 @@ func TestCLISchedules(t *testing.T) {
 	hourly := "tenant:acme hourly every 1h UTC skip no 2026-12-01T11:00:00Z none 1"
 	nightly := "tenant:acme nightly 30 2 * * * Europe/Berlin skip no 2026-12-02T01:30:00Z none 1"
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url)
-	cliWantLines(t, "list", r.Stdout, header, pulse, hourly, nightly)
+	wantLines(t, "list", r.Stdout, header, pulse, hourly, nightly)
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--limit", "2", "--database-url", url)
-	cliWantLines(t, "list page 1", r.Stdout, header, pulse, hourly, "next: tenant:acme/hourly")
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--limit", "2", "--after", cliNextCursor(t, r.Stdout), "--database-url", url)
-	cliWantLines(t, "list page 2", r.Stdout, header, nightly)
+	wantLines(t, "list page 1", r.Stdout, header, pulse, hourly, "next: tenant:acme/hourly")
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--limit", "2", "--after", nextCursor(t, r.Stdout), "--database-url", url)
+	wantLines(t, "list page 2", r.Stdout, header, nightly)
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--tenant", "acme", "--limit", "1", "--database-url", url)
-	cliWantLines(t, "list acme", r.Stdout, header, hourly, "next: tenant:acme/hourly")
+	wantLines(t, "list acme", r.Stdout, header, hourly, "next: tenant:acme/hourly")
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--tenantless", "--json", "--database-url", url)
 	if want := `{"scope":"tenantless","name":"pulse","graph_id":"ping","graph_hash":"v1","state":{"n":1},"cron":null,` +
 		`"every_seconds":90,"time_zone":"UTC","missed_ticks":"all","paused":false,"paused_at":null,` +
@@ -96,17 +96,17 @@ func TestCLISchedules(t *testing.T) {
 
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "pause", "acme", "nightly", "--expected-version", "1", "--database-url", url)
 	paused := testkit.ScheduleFetch(t, client, docket.Tenant("acme"), "nightly")
-	cliWantLines(t, "pause", r.Stdout, cliScheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
+	wantLines(t, "pause", r.Stdout, scheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
 		"skip", "since "+paused.PausedAt.UTC().Format(time.RFC3339Nano), "2026-12-02T01:30:00Z", "none", 2)...)
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "resume", "acme", "nightly", "--database-url", url)
 	resumed := testkit.ScheduleFetch(t, client, docket.Tenant("acme"), "nightly")
-	cliWantLines(t, "resume", r.Stdout, cliScheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
+	wantLines(t, "resume", r.Stdout, scheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
 		"skip", "no", resumed.NextTickAt.UTC().Format(time.RFC3339Nano), "none", 3)...)
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "remove", "acme", "nightly", "--expected-version", "3", "--database-url", url)
-	cliWantLines(t, "remove", r.Stdout, "scope: tenant:acme", "name: nightly", "removed: yes")
+	wantLines(t, "remove", r.Stdout, "scope: tenant:acme", "name: nightly", "removed: yes")
 	testkit.CLIExpect(t, cli.ExitFailure, `not found: schedule "nightly" in tenant:acme`, "schedules", "remove", "acme", "nightly", "--database-url", url)
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "list", "--database-url", url)
-	cliWantLines(t, "list after remove", r.Stdout, header, pulse, hourly)
+	wantLines(t, "list after remove", r.Stdout, header, pulse, hourly)
 }
 
 // --help on "docket schedules" and each of its actions prints only that

@@ -1,4 +1,4 @@
-package tests
+package admin
 
 import (
 	"encoding/json"
@@ -14,19 +14,19 @@ import (
 // The tenants table's header and the seeded scopes' rows (cap 4 by default,
 // beta overridden to 1 and holding two admissions: one claimed, one ready).
 const (
-	cliTenantsHeader = "SCOPE        CAP  SOURCE    ADMITTED  CLAIMED  READY  QUEUED  DEBT  UNFINISHED  EPOCH  PARKED"
-	cliTenantsNone   = "tenantless   4    default   0         0        0      0       0     0           0      no"
-	cliTenantsAcme   = "tenant:acme  4    default   0         0        0      1       0     2           0      no"
-	cliTenantsBeta   = "tenant:beta  1    override  2         1        1      0       1     3           5      until 2031-01-02T03:04:05Z"
+	tenantsHeader = "SCOPE        CAP  SOURCE    ADMITTED  CLAIMED  READY  QUEUED  DEBT  UNFINISHED  EPOCH  PARKED"
+	tenantsNone   = "tenantless   4    default   0         0        0      0       0     0           0      no"
+	tenantsAcme   = "tenant:acme  4    default   0         0        0      1       0     2           0      no"
+	tenantsBeta   = "tenant:beta  1    override  2         1        1      0       1     3           5      until 2031-01-02T03:04:05Z"
 )
 
-// cliTenantsSeed seeds the listing domain under TenantFair at cap 4 and gives
+// tenantsSeed seeds the listing domain under TenantFair at cap 4 and gives
 // beta an override, admissions over it, an epoch and a parked partition.
-func cliTenantsSeed(t *testing.T) (string, func() string) {
+func tenantsSeed(t *testing.T) (string, func() string) {
 	t.Helper()
 	pool := testkit.NewPool(t)
 	testkit.OpenClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 4}})
-	url := cliSeed(t, pool)
+	url := seed(t, pool)
 	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at, tenant_admitted_at)
 		values ('r6', 'beta', 'g1', 'h1', '{}', 'running', now() - interval '1 minute', now())`)
 	testkit.ExecSQL(t, pool, `update docket_runs set tenant_admitted_at = now() where run_id = 'r3'`)
@@ -40,16 +40,16 @@ func cliTenantsSeed(t *testing.T) (string, func() string) {
 // effective cap, source and admission counts, a page at a time.
 func TestCLITenantsList(t *testing.T) {
 	t.Parallel()
-	url, _ := cliTenantsSeed(t)
+	url, _ := tenantsSeed(t)
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--database-url", url)
-	cliWantLines(t, "tenants list", r.Stdout, cliTenantsHeader, cliTenantsNone, cliTenantsAcme, cliTenantsBeta)
+	wantLines(t, "tenants list", r.Stdout, tenantsHeader, tenantsNone, tenantsAcme, tenantsBeta)
 
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--database-url", url)
-	cliWantLines(t, "tenants page 1", r.Stdout, cliTenantsHeader, cliTenantsNone, cliTenantsAcme, "next: tenant:acme")
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--after", cliNextCursor(t, r.Stdout), "--database-url", url)
-	cliWantLines(t, "tenants page 2", r.Stdout, cliTenantsHeader, cliTenantsBeta)
+	wantLines(t, "tenants page 1", r.Stdout, tenantsHeader, tenantsNone, tenantsAcme, "next: tenant:acme")
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--after", nextCursor(t, r.Stdout), "--database-url", url)
+	wantLines(t, "tenants page 2", r.Stdout, tenantsHeader, tenantsBeta)
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--after", "tenantless", "--limit", "1", "--database-url", url)
-	cliWantLines(t, "tenants after tenantless", r.Stdout, cliTenantsHeader, cliTenantsAcme, "next: tenant:acme")
+	wantLines(t, "tenants after tenantless", r.Stdout, tenantsHeader, tenantsAcme, "next: tenant:acme")
 
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--json", "--limit", "2", "--after", "tenantless", "--database-url", url)
 	lines := cliLines(r.Stdout)
@@ -82,7 +82,7 @@ func TestCLITenantsList(t *testing.T) {
 // "docket tenants show" prints exactly what "docket policy inspect" does.
 func TestCLITenantsShow(t *testing.T) {
 	t.Parallel()
-	url, state := cliTenantsSeed(t)
+	url, state := tenantsSeed(t)
 	for _, scope := range [][]string{{"beta"}, {"acme"}, {"--tenantless"}, {"never-seen"}} {
 		show := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"tenants", "show"}, scope...), "--database-url", url)...)
 		inspect := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"policy", "inspect"}, scope...), "--database-url", url)...)
@@ -127,7 +127,7 @@ func TestCLITenantsShow(t *testing.T) {
 func TestCLITenantsNotInitialized(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
-	url := cliSeed(t, pool)
+	url := seed(t, pool)
 	for _, args := range [][]string{{"tenants", "list"}, {"tenants", "show", "acme"}} {
 		r := testkit.CLIExpect(t, cli.ExitFailure, "not initialized", append(args, "--database-url", url)...)
 		if !strings.Contains(r.Stderr, "start the application once") || r.Stdout != "" {

@@ -1,4 +1,4 @@
-package tests
+package admin
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ func TestAdminListDomainRunsAndTenants(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
 	testkit.OpenClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
-	cliSeed(t, pool)
+	seed(t, pool)
 	ctx := testkit.Context(t)
 	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{})
 	if err != nil {

@@ -1,4 +1,4 @@
-package tests
+package admin
 
 import (
 	"errors"
@@ -13,13 +13,13 @@ import (
 	"github.com/docketrun/docket-go/policy"
 )
 
-// admVersion returns a pointer for ClaimPolicyWriteOptions.ExpectedVersion.
-func admVersion(v int64) docket.ClaimPolicyWriteOptions {
+// version returns a pointer for ClaimPolicyWriteOptions.ExpectedVersion.
+func version(v int64) docket.ClaimPolicyWriteOptions {
 	return docket.ClaimPolicyWriteOptions{ExpectedVersion: &v}
 }
 
-// admNoCAS writes unconditionally.
-var admNoCAS = docket.ClaimPolicyWriteOptions{}
+// noCAS writes unconditionally.
+var noCAS = docket.ClaimPolicyWriteOptions{}
 
 // admState is everything an admin write could change: the policy row and
 // the partitions, schedule and runs.
@@ -29,9 +29,9 @@ func admState(t testing.TB, pool *pgxpool.Pool) string {
 	return p.Mode + "|" + p.UpdatedAt + "|" + p.RowVersion + "|" + testkit.GuardState(t, pool)
 }
 
-// admExpectRefused runs write and requires an error matching want with no
+// expectRefused runs write and requires an error matching want with no
 // change to the database.
-func admExpectRefused(t testing.TB, pool *pgxpool.Pool, what string, want error, write func() error) {
+func expectRefused(t testing.TB, pool *pgxpool.Pool, what string, want error, write func() error) {
 	t.Helper()
 	before := admState(t, pool)
 	if err := write(); !errors.Is(err, want) {
@@ -42,8 +42,8 @@ func admExpectRefused(t testing.TB, pool *pgxpool.Pool, what string, want error,
 	}
 }
 
-// admNewAdmin returns an Admin on pool under mode.
-func admNewAdmin(t testing.TB, pool *pgxpool.Pool, mode docket.TenantMode) *docket.Admin {
+// newAdmin returns an Admin on pool under mode.
+func newAdmin(t testing.TB, pool *pgxpool.Pool, mode docket.TenantMode) *docket.Admin {
 	t.Helper()
 	admin, err := docket.NewAdmin(testkit.Context(t), pool, docket.AdminConfig{TenantMode: mode})
 	if err != nil {
@@ -56,7 +56,7 @@ func TestClaimPolicyAdminDefault(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
 	ctx := testkit.Context(t)
-	admin := admNewAdmin(t, pool, docket.TenantNone)
+	admin := newAdmin(t, pool, docket.TenantNone)
 
 	got, err := admin.FetchClaimPolicyDefault(ctx)
 	if err != nil {
@@ -65,8 +65,8 @@ func TestClaimPolicyAdminDefault(t *testing.T) {
 	if got.Initialized || got.MaxActiveRuns != 0 || got.ConfiguredMaxActiveRuns != 0 || got.Version != 0 || got.AdmissionMode != "legacy" {
 		t.Fatalf("fresh default = %+v, want uninitialized legacy at version 0", got)
 	}
-	admExpectRefused(t, pool, "default before initialization", docket.ErrNotInitialized, func() error {
-		_, err := admin.PutClaimPolicyDefault(ctx, 5, admNoCAS)
+	expectRefused(t, pool, "default before initialization", docket.ErrNotInitialized, func() error {
+		_, err := admin.PutClaimPolicyDefault(ctx, 5, noCAS)
 		return err
 	})
 
@@ -79,7 +79,7 @@ func TestClaimPolicyAdminDefault(t *testing.T) {
 		t.Fatalf("default after the first start = %+v, want 4 at version 1", got)
 	}
 
-	written, err := admin.PutClaimPolicyDefault(ctx, 6, admVersion(1))
+	written, err := admin.PutClaimPolicyDefault(ctx, 6, version(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +90,8 @@ func TestClaimPolicyAdminDefault(t *testing.T) {
 		t.Fatalf("fetch after write = %+v, %v; want %+v", fetched, err, written)
 	}
 
-	admExpectRefused(t, pool, "stale default write", docket.ErrStale, func() error {
-		_, err := admin.PutClaimPolicyDefault(ctx, 8, admVersion(1))
+	expectRefused(t, pool, "stale default write", docket.ErrStale, func() error {
+		_, err := admin.PutClaimPolicyDefault(ctx, 8, version(1))
 		var stale *docket.StaleVersionError
 		if !errors.As(err, &stale) || stale.Expected != 1 || stale.Current != 2 {
 			t.Fatalf("stale error = %v, want expected 1 and current 2", err)
@@ -99,20 +99,20 @@ func TestClaimPolicyAdminDefault(t *testing.T) {
 		return err
 	})
 	for _, capValue := range []int{0, -1, docket.MaxCap + 1} {
-		admExpectRefused(t, pool, "invalid default cap", docket.ErrInvalidCap, func() error {
-			_, err := admin.PutClaimPolicyDefault(ctx, capValue, admVersion(2))
+		expectRefused(t, pool, "invalid default cap", docket.ErrInvalidCap, func() error {
+			_, err := admin.PutClaimPolicyDefault(ctx, capValue, version(2))
 			return err
 		})
 	}
-	admExpectRefused(t, pool, "negative expected version", docket.ErrInvalidArgument, func() error {
-		_, err := admin.PutClaimPolicyDefault(ctx, 3, admVersion(-1))
+	expectRefused(t, pool, "negative expected version", docket.ErrInvalidArgument, func() error {
+		_, err := admin.PutClaimPolicyDefault(ctx, 3, version(-1))
 		return err
 	})
 
-	if written, err = admin.PutClaimPolicyDefault(ctx, docket.MaxCap, admNoCAS); err != nil || written.Version != 3 || written.MaxActiveRuns != docket.MaxCap {
+	if written, err = admin.PutClaimPolicyDefault(ctx, docket.MaxCap, noCAS); err != nil || written.Version != 3 || written.MaxActiveRuns != docket.MaxCap {
 		t.Fatalf("unconditional write = %+v, %v; want the largest cap at version 3", written, err)
 	}
-	if written, err = admin.PutClaimPolicyDefault(ctx, 1, admVersion(3)); err != nil || written.Version != 4 || written.MaxActiveRuns != 1 {
+	if written, err = admin.PutClaimPolicyDefault(ctx, 1, version(3)); err != nil || written.Version != 4 || written.MaxActiveRuns != 1 {
 		t.Fatalf("CAS write = %+v, %v; want 1 at version 4", written, err)
 	}
 }
@@ -123,7 +123,7 @@ func TestClaimPolicyAdminOverride(t *testing.T) {
 	ctx := testkit.Context(t)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 
-	written, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 3, admVersion(0))
+	written, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 3, version(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,40 +134,40 @@ func TestClaimPolicyAdminOverride(t *testing.T) {
 		t.Fatalf("schedule after the first override = %+v, want one zero-count acme row", got)
 	}
 
-	admExpectRefused(t, pool, "stale override", docket.ErrStale, func() error {
-		_, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 5, admVersion(0))
+	expectRefused(t, pool, "stale override", docket.ErrStale, func() error {
+		_, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 5, version(0))
 		return err
 	})
-	admExpectRefused(t, pool, "stale override of a new scope", docket.ErrStale, func() error {
-		_, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("newco"), 2, admVersion(4))
+	expectRefused(t, pool, "stale override of a new scope", docket.ErrStale, func() error {
+		_, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("newco"), 2, version(4))
 		return err
 	})
-	if written, err = client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 5, admVersion(1)); err != nil || written.Version != 2 || written.MaxActiveRuns != 5 {
+	if written, err = client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), 5, version(1)); err != nil || written.Version != 2 || written.MaxActiveRuns != 5 {
 		t.Fatalf("second override = %+v, %v; want 5 at version 2", written, err)
 	}
 
-	admExpectRefused(t, pool, "stale reset", docket.ErrStale, func() error {
-		_, err := client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), admVersion(1))
+	expectRefused(t, pool, "stale reset", docket.ErrStale, func() error {
+		_, err := client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), version(1))
 		return err
 	})
-	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), admVersion(2)); err != nil || written.Version != 3 || written.MaxActiveRuns != 0 {
+	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), version(2)); err != nil || written.Version != 3 || written.MaxActiveRuns != 0 {
 		t.Fatalf("reset = %+v, %v; want no override at version 3", written, err)
 	}
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_partitions where scope_key = 'acme' and max_active is null and partition_version = 3`); got != 1 {
 		t.Fatalf("acme partition after reset: %d matching rows, want 1", got)
 	}
-	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("fresh"), admNoCAS); err != nil || written.Version != 1 || written.MaxActiveRuns != 0 {
+	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("fresh"), noCAS); err != nil || written.Version != 1 || written.MaxActiveRuns != 0 {
 		t.Fatalf("reset of a scope without partition = %+v, %v; want version 1", written, err)
 	}
 
 	for _, capValue := range []int{0, -7, docket.MaxCap + 1} {
-		admExpectRefused(t, pool, "invalid override cap", docket.ErrInvalidCap, func() error {
-			_, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), capValue, admVersion(3))
+		expectRefused(t, pool, "invalid override cap", docket.ErrInvalidCap, func() error {
+			_, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("acme"), capValue, version(3))
 			return err
 		})
 	}
-	admExpectRefused(t, pool, "negative expected partition version", docket.ErrInvalidArgument, func() error {
-		_, err := client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), admVersion(-3))
+	expectRefused(t, pool, "negative expected partition version", docket.ErrInvalidArgument, func() error {
+		_, err := client.ResetClaimPolicyOverride(ctx, docket.Tenant("acme"), version(-3))
 		return err
 	})
 
@@ -180,12 +180,12 @@ func TestClaimPolicyAdminOverride(t *testing.T) {
 		docket.Tenant("bad\xffutf8"),
 	}
 	for _, scope := range invalid {
-		admExpectRefused(t, pool, "override of "+scope.String(), docket.ErrInvalidArgument, func() error {
-			_, err := client.PutClaimPolicyOverride(ctx, scope, 2, admNoCAS)
+		expectRefused(t, pool, "override of "+scope.String(), docket.ErrInvalidArgument, func() error {
+			_, err := client.PutClaimPolicyOverride(ctx, scope, 2, noCAS)
 			return err
 		})
-		admExpectRefused(t, pool, "reset of "+scope.String(), docket.ErrInvalidArgument, func() error {
-			_, err := client.ResetClaimPolicyOverride(ctx, scope, admNoCAS)
+		expectRefused(t, pool, "reset of "+scope.String(), docket.ErrInvalidArgument, func() error {
+			_, err := client.ResetClaimPolicyOverride(ctx, scope, noCAS)
 			return err
 		})
 		if _, err := client.InspectClaimPolicy(ctx, scope); !errors.Is(err, docket.ErrInvalidArgument) {
@@ -193,24 +193,24 @@ func TestClaimPolicyAdminOverride(t *testing.T) {
 		}
 	}
 	longest := docket.Tenant(strings.Repeat("y", docket.MaxIdentifierBytes))
-	if written, err = client.PutClaimPolicyOverride(ctx, longest, 2, admVersion(0)); err != nil || written.Version != 1 {
+	if written, err = client.PutClaimPolicyOverride(ctx, longest, 2, version(0)); err != nil || written.Version != 1 {
 		t.Fatalf("override of the longest tenant id = %+v, %v; want version 1", written, err)
 	}
 
-	admExpectRefused(t, pool, "tenantless override under required tenancy", docket.ErrTenantRequired, func() error {
-		_, err := client.PutClaimPolicyOverride(ctx, docket.Tenantless, 2, admNoCAS)
+	expectRefused(t, pool, "tenantless override under required tenancy", docket.ErrTenantRequired, func() error {
+		_, err := client.PutClaimPolicyOverride(ctx, docket.Tenantless, 2, noCAS)
 		return err
 	})
-	admExpectRefused(t, pool, "tenantless reset under required tenancy", docket.ErrTenantRequired, func() error {
-		_, err := client.ResetClaimPolicyOverride(ctx, docket.Tenantless, admNoCAS)
+	expectRefused(t, pool, "tenantless reset under required tenancy", docket.ErrTenantRequired, func() error {
+		_, err := client.ResetClaimPolicyOverride(ctx, docket.Tenantless, noCAS)
 		return err
 	})
 	if _, err := client.InspectClaimPolicy(ctx, docket.Tenantless); !errors.Is(err, docket.ErrTenantRequired) {
 		t.Fatalf("tenantless inspect under required tenancy: %v, want ErrTenantRequired", err)
 	}
-	required := admNewAdmin(t, pool, docket.TenantRequired)
-	admExpectRefused(t, pool, "tenantless override through a required-tenancy Admin", docket.ErrTenantRequired, func() error {
-		_, err := required.PutClaimPolicyOverride(ctx, docket.Tenantless, 2, admNoCAS)
+	required := newAdmin(t, pool, docket.TenantRequired)
+	expectRefused(t, pool, "tenantless override through a required-tenancy Admin", docket.ErrTenantRequired, func() error {
+		_, err := required.PutClaimPolicyOverride(ctx, docket.Tenantless, 2, noCAS)
 		return err
 	})
 }
@@ -220,16 +220,16 @@ func TestClaimPolicyAdminConcurrentWritersOneWins(t *testing.T) {
 	pool := testkit.NewPool(t)
 	testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	admins := []*docket.Admin{
-		admNewAdmin(t, testkit.PoolFor(t, pool.Config().ConnString()), docket.TenantRequired),
-		admNewAdmin(t, testkit.PoolFor(t, pool.Config().ConnString()), docket.TenantRequired),
+		newAdmin(t, testkit.PoolFor(t, pool.Config().ConnString()), docket.TenantRequired),
+		newAdmin(t, testkit.PoolFor(t, pool.Config().ConnString()), docket.TenantRequired),
 	}
 	writes := map[string]func(a *docket.Admin, capValue int) error{
 		"default": func(a *docket.Admin, capValue int) error {
-			_, err := a.PutClaimPolicyDefault(testkit.Context(t), capValue, admVersion(1))
+			_, err := a.PutClaimPolicyDefault(testkit.Context(t), capValue, version(1))
 			return err
 		},
 		"override": func(a *docket.Admin, capValue int) error {
-			_, err := a.PutClaimPolicyOverride(testkit.Context(t), docket.Tenant("race"), capValue, admVersion(0))
+			_, err := a.PutClaimPolicyOverride(testkit.Context(t), docket.Tenant("race"), capValue, version(0))
 			return err
 		},
 	}
@@ -268,9 +268,9 @@ func TestClaimPolicyAdminConcurrentWritersOneWins(t *testing.T) {
 	}
 }
 
-// admMark gives runs an admission marker: claimed runs at their claim time,
+// mark gives runs an admission marker: claimed runs at their claim time,
 // unclaimed ones a minute ago.
-func admMark(t testing.TB, pool *pgxpool.Pool, runIDs ...string) {
+func mark(t testing.TB, pool *pgxpool.Pool, runIDs ...string) {
 	t.Helper()
 	testkit.ExecSQL(t, pool, `update docket_runs set tenant_admitted_at = coalesce(claimed_at, now() - interval '1 minute')
 		where run_id = any($1)`, runIDs)
@@ -297,10 +297,10 @@ func TestClaimPolicyAdminInspectCounts(t *testing.T) {
 		testkit.MigrationRun{RunID: "n1", Tenant: "noise", Shape: "ready"},
 		testkit.MigrationRun{RunID: "n2", Tenant: "noise", Shape: "claimed"},
 	)
-	admMark(t, pool, "ar1", "ar2", "ac1", "ac2", "ac3", "n2")
+	mark(t, pool, "ar1", "ar2", "ac1", "ac2", "ac3", "n2")
 	testkit.ExecSQL(t, pool, `update docket_claim_partitions set admission_epoch = 3 where scope_key = 'seeded'`)
 	position := testkit.QueryInt64(t, pool, `select ring_position from docket_claim_schedule where scope_key = 'seeded'`)
-	if _, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("seeded"), 4, admVersion(0)); err != nil {
+	if _, err := client.PutClaimPolicyOverride(ctx, docket.Tenant("seeded"), 4, version(0)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -320,22 +320,22 @@ func TestClaimPolicyAdminInspectCounts(t *testing.T) {
 		Admitted:               5,
 		Debt:                   1,
 	}
-	admExpectInspection(t, client, want)
+	expectInspection(t, client, want)
 
-	if _, err := client.ResetClaimPolicyOverride(ctx, docket.Tenant("seeded"), admVersion(1)); err != nil {
+	if _, err := client.ResetClaimPolicyOverride(ctx, docket.Tenant("seeded"), version(1)); err != nil {
 		t.Fatal(err)
 	}
 	want.EffectiveMaxActiveRuns, want.Source, want.PartitionVersion, want.Debt = 10, docket.CapFromDefault, 2, 0
-	admExpectInspection(t, client, want)
+	expectInspection(t, client, want)
 
-	if _, err := client.PutClaimPolicyDefault(ctx, 2, admVersion(1)); err != nil {
+	if _, err := client.PutClaimPolicyDefault(ctx, 2, version(1)); err != nil {
 		t.Fatal(err)
 	}
 	want.EffectiveMaxActiveRuns, want.PolicyVersion, want.Debt = 2, 2, 3
-	admExpectInspection(t, client, want)
+	expectInspection(t, client, want)
 
 	before := admState(t, pool)
-	admExpectInspection(t, client, docket.ClaimPolicyInspection{
+	expectInspection(t, client, docket.ClaimPolicyInspection{
 		Scope:                  docket.Tenant("nobody"),
 		AdmissionMode:          "tenant_fair",
 		EffectiveMaxActiveRuns: 2,
@@ -347,7 +347,7 @@ func TestClaimPolicyAdminInspectCounts(t *testing.T) {
 	}
 }
 
-func admExpectInspection(t testing.TB, client *docket.Client, want docket.ClaimPolicyInspection) {
+func expectInspection(t testing.TB, client *docket.Client, want docket.ClaimPolicyInspection) {
 	t.Helper()
 	got, err := client.InspectClaimPolicy(testkit.Context(t), want.Scope)
 	if err != nil {
@@ -364,10 +364,10 @@ func TestClaimPolicyAdminTenantlessScope(t *testing.T) {
 	ctx := testkit.Context(t)
 	client := testkit.OpenClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 3}})
 	testkit.MigrationInsertRuns(t, pool, testkit.MigrationRun{RunID: "t1", Tenant: "", Shape: "ready"}, testkit.MigrationRun{RunID: "t2", Tenant: "", Shape: "ready"}, testkit.MigrationRun{RunID: "t3", Tenant: "", Shape: "claimed"})
-	admMark(t, pool, "t3")
+	mark(t, pool, "t3")
 	position := testkit.QueryInt64(t, pool, `select ring_position from docket_claim_schedule where scope_key = ''`)
 
-	written, err := client.PutClaimPolicyOverride(ctx, docket.Tenantless, 1, admVersion(0))
+	written, err := client.PutClaimPolicyOverride(ctx, docket.Tenantless, 1, version(0))
 	if err != nil || written.Version != 1 || written.Scope != docket.Tenantless {
 		t.Fatalf("tenantless override = %+v, %v; want version 1", written, err)
 	}
@@ -387,24 +387,24 @@ func TestClaimPolicyAdminTenantlessScope(t *testing.T) {
 		AdmittedClaimed:        1,
 		Admitted:               1,
 	}
-	admExpectInspection(t, client, want)
-	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenantless, admVersion(1)); err != nil || written.Version != 2 {
+	expectInspection(t, client, want)
+	if written, err = client.ResetClaimPolicyOverride(ctx, docket.Tenantless, version(1)); err != nil || written.Version != 2 {
 		t.Fatalf("tenantless reset = %+v, %v; want version 2", written, err)
 	}
 	want.EffectiveMaxActiveRuns, want.Source, want.PartitionVersion = 3, docket.CapFromDefault, 2
-	admExpectInspection(t, client, want)
+	expectInspection(t, client, want)
 }
 
 func TestClaimPolicyAdminBeforeInitialization(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
 	ctx := testkit.Context(t)
-	admin := admNewAdmin(t, pool, docket.TenantNone)
+	admin := newAdmin(t, pool, docket.TenantNone)
 	if _, err := admin.InspectClaimPolicy(ctx, docket.Tenant("early")); !errors.Is(err, docket.ErrNotInitialized) {
 		t.Fatalf("inspect without default or override: %v, want ErrNotInitialized", err)
 	}
 	// Overrides are runtime state of their own and may precede the first start.
-	if _, err := admin.PutClaimPolicyOverride(ctx, docket.Tenant("early"), 2, admVersion(0)); err != nil {
+	if _, err := admin.PutClaimPolicyOverride(ctx, docket.Tenant("early"), 2, version(0)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := admin.InspectClaimPolicy(ctx, docket.Tenant("early"))

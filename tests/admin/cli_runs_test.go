@@ -1,4 +1,4 @@
-package tests
+package admin
 
 import (
 	"strings"
@@ -9,9 +9,9 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// cliRunsInsert inserts a run of tenant (nil for tenantless) with status,
+// runsInsert inserts a run of tenant (nil for tenantless) with status,
 // finished at finishedAt when the status is terminal.
-func cliRunsInsert(t *testing.T, url, runID string, tenant any, status string, finishedAt *time.Time) {
+func runsInsert(t *testing.T, url, runID string, tenant any, status string, finishedAt *time.Time) {
 	t.Helper()
 	pool := testkit.PoolFor(t, url)
 	var wake any
@@ -44,10 +44,10 @@ func TestCLIRunsRetry(t *testing.T) {
 	pool := testkit.NewPool(t)
 	url := pool.Config().ConnString()
 	now := time.Now()
-	cliRunsInsert(t, url, "failed", "acme", "failed", &now)
-	cliRunsInsert(t, url, "done", "acme", "done", &now)
-	cliRunsInsert(t, url, "queued", "acme", "running", nil)
-	cliRunsInsert(t, url, "loose", nil, "cancelled", &now)
+	runsInsert(t, url, "failed", "acme", "failed", &now)
+	runsInsert(t, url, "done", "acme", "done", &now)
+	runsInsert(t, url, "queued", "acme", "running", nil)
+	runsInsert(t, url, "loose", nil, "cancelled", &now)
 
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "retry", "acme", "failed", "--database-url", url)
 	for _, line := range []string{"scope: tenant:acme", "run_id: failed", "status: running", "checkpoint_seq: 0"} {
@@ -89,10 +89,10 @@ func TestCLIRunsPrune(t *testing.T) {
 	url := pool.Config().ConnString()
 	old, recent := time.Now().Add(-2*time.Hour), time.Now().Add(-10*time.Minute)
 	for _, id := range []string{"old-1", "old-2", "old-3"} {
-		cliRunsInsert(t, url, id, "acme", "done", &old)
+		runsInsert(t, url, id, "acme", "done", &old)
 	}
-	cliRunsInsert(t, url, "recent", "acme", "failed", &recent)
-	cliRunsInsert(t, url, "queued", "acme", "running", nil)
+	runsInsert(t, url, "recent", "acme", "failed", &recent)
+	runsInsert(t, url, "queued", "acme", "running", nil)
 
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "prune", "--finished-before", "1h", "--batch", "2", "--database-url", url)
 	if !strings.HasPrefix(r.Stdout, "batch 1: deleted 2 (total 2)\nbatch 2: deleted 1 (total 3)\nfinished_before: ") ||
