@@ -1,4 +1,4 @@
-package tests
+package migration
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// hardForbidden is a statement the application role must not be able to run.
-type hardForbidden struct {
+// forbidden is a statement the application role must not be able to run.
+type forbidden struct {
 	sql   string
 	state string // the SQLSTATE it must raise
 }
 
-var hardForbiddenStatements = []hardForbidden{
+var forbiddenStatements = []forbidden{
 	{`update docket_claim_schedule set unfinished_count = unfinished_count + 1`, guardIntegrityViolation},
 	{`update docket_claim_schedule set unfinished_count = 0 where unfinished_count > 0`, guardIntegrityViolation},
 	{`update docket_claim_schedule set ring_position = ring_position + 1000`, testkit.GeneratedAlways},
@@ -59,7 +59,7 @@ func TestHardeningLeastPrivilegeRole(t *testing.T) {
 	testkit.ApplyGrants(t, owner, testkit.GrantsScript(t), testkit.AppSchema, role, owner.Config().ConnConfig.Database)
 	app := testkit.RolePool(t, databaseURL, role, password, testkit.AppSchema)
 
-	client, ops, err := hardRunEveryOperation(t, app)
+	client, ops, err := runEveryOperation(t, app)
 	if err != nil {
 		t.Fatalf("as the application role, %v", err)
 	}
@@ -70,7 +70,7 @@ func TestHardeningLeastPrivilegeRole(t *testing.T) {
 	}
 
 	before := testkit.Snap(t, owner)
-	for _, f := range hardForbiddenStatements {
+	for _, f := range forbiddenStatements {
 		_, err := app.Exec(testkit.Context(t), f.sql)
 		if got := testkit.GuardSQLState(err); got != f.state {
 			t.Errorf("as the application role, %s: %v (SQLSTATE %q), want SQLSTATE %s", f.sql, err, got, f.state)
@@ -78,24 +78,24 @@ func TestHardeningLeastPrivilegeRole(t *testing.T) {
 	}
 	testkit.ExpectUnchanged(t, "refused statements of the application role", before, testkit.Snap(t, owner))
 
-	hardDrain(t, client)
+	drain(t, client)
 	testkit.ExpectRingExact(t, owner)
 	if got := testkit.QueryInt64(t, owner, `select count(*) from docket_runs where status in ('running', 'waiting')`); got != 0 {
 		t.Fatalf("%d runs unfinished after the worker drained the domain as %s", got, role)
 	}
 	t.Logf("as a role holding exactly docs/grants.sql: %d operations and a worker drain succeeded; %d forbidden statements refused with %d unfinished runs counted; nothing changed",
-		ops, len(hardForbiddenStatements), unfinished)
+		ops, len(forbiddenStatements), unfinished)
 }
 
-// hardRunEveryOperation drives every client and admin operation through
+// runEveryOperation drives every client and admin operation through
 // pool, leaving unfinished work behind, and returns the TenantFair client and
 // how many calls it made, or the first operation that failed.
-func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client, ops int, failure error) {
+func runEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client, ops int, failure error) {
 	t.Helper()
 	ctx := testkit.Context(t)
 	defer func() {
 		if r := recover(); r != nil {
-			f, ok := r.(*hardOpFailure)
+			f, ok := r.(*opFailure)
 			if !ok {
 				panic(r)
 			}
@@ -105,7 +105,7 @@ func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Cli
 	must := func(what string, err error) {
 		ops++
 		if err != nil {
-			panic(&hardOpFailure{what: what, err: err})
+			panic(&opFailure{what: what, err: err})
 		}
 	}
 	client, err := docket.Open(ctx, pool, testkit.TenantFairConfig(2))
@@ -114,18 +114,18 @@ func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Cli
 	admin, err := docket.NewAdmin(ctx, pool, docket.AdminConfig{TenantMode: docket.TenantRequired})
 	must("NewAdmin", err)
 
-	_, err = client.InsertRun(ctx, hardAppRun("acme", "a-1"))
+	_, err = client.InsertRun(ctx, appRun("acme", "a-1"))
 	must("InsertRun", err)
-	_, err = client.InsertRuns(ctx, []docket.NewRun{hardAppRun("acme", "a-2"), hardAppRun("acme", "a-3"),
-		hardAppRun("globex", "g-1"), hardAppRun("globex", "g-2"), hardAppRun("globex", "g-3")})
+	_, err = client.InsertRuns(ctx, []docket.NewRun{appRun("acme", "a-2"), appRun("acme", "a-3"),
+		appRun("globex", "g-1"), appRun("globex", "g-2"), appRun("globex", "g-3")})
 	must("InsertRuns", err)
 	must("InsertRunTx committed", pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		_, err := client.InsertRunTx(ctx, tx, hardAppRun("initech", "i-1"))
+		_, err := client.InsertRunTx(ctx, tx, appRun("initech", "i-1"))
 		return err
 	}))
 	rolledBack := errors.New("roll back")
 	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := client.InsertRunsTx(ctx, tx, []docket.NewRun{hardAppRun("umbrella", "u-1")}); err != nil {
+		if _, err := client.InsertRunsTx(ctx, tx, []docket.NewRun{appRun("umbrella", "u-1")}); err != nil {
 			return err
 		}
 		return rolledBack
@@ -234,19 +234,19 @@ func hardRunEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Cli
 	return client, ops, nil
 }
 
-// hardOpFailure is the first operation hardRunEveryOperation saw fail.
-type hardOpFailure struct {
+// opFailure is the first operation runEveryOperation saw fail.
+type opFailure struct {
 	what string
 	err  error
 }
 
-func (f *hardOpFailure) Error() string { return f.what + ": " + f.err.Error() }
+func (f *opFailure) Error() string { return f.what + ": " + f.err.Error() }
 
-func (f *hardOpFailure) Unwrap() error { return f.err }
+func (f *opFailure) Unwrap() error { return f.err }
 
-// hardDrain retries every poisoned run and lets a worker of client finish
+// drain retries every poisoned run and lets a worker of client finish
 // all unfinished work.
-func hardDrain(t *testing.T, client *docket.Client) {
+func drain(t *testing.T, client *docket.Client) {
 	t.Helper()
 	ctx, pool := testkit.Context(t), client.Pool()
 	rows, err := pool.Query(ctx, `select tenant_id, run_id from docket_runs where poisoned_at is not null`)
@@ -280,14 +280,14 @@ func hardDrain(t *testing.T, client *docket.Client) {
 	testkit.StopWorker(t, w, runResult)
 }
 
-// hardAppRun is a due run of tenant.
-func hardAppRun(tenant, runID string) docket.NewRun {
+// appRun is a due run of tenant.
+func appRun(tenant, runID string) docket.NewRun {
 	return docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant), GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}
 }
 
 func TestHardeningEveryDocumentedGrantIsNeeded(t *testing.T) {
 	t.Parallel()
-	variants := hardGrantVariants(testkit.GrantsScript(t))
+	variants := grantVariants(testkit.GrantsScript(t))
 	if len(variants) < 10 {
 		t.Fatalf("found %d privileges in %s", len(variants), testkit.GrantsFile)
 	}
@@ -299,7 +299,7 @@ func TestHardeningEveryDocumentedGrantIsNeeded(t *testing.T) {
 			owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, testkit.AppSchema))
 			role, password := testkit.CreateRole(t, owner)
 			testkit.ApplyGrants(t, owner, v.script, testkit.AppSchema, role, owner.Config().ConnConfig.Database)
-			_, ops, err := hardRunEveryOperation(t, testkit.RolePool(t, databaseURL, role, password, testkit.AppSchema))
+			_, ops, err := runEveryOperation(t, testkit.RolePool(t, databaseURL, role, password, testkit.AppSchema))
 			if err == nil {
 				t.Fatalf("every operation succeeded without %s", v.without)
 			}

@@ -1,4 +1,4 @@
-package tests
+package migration
 
 import (
 	"slices"
@@ -14,8 +14,8 @@ import (
 	"github.com/docketrun/docket-go/policy"
 )
 
-// migV2Objects are objects only V2 creates; each must be absent at V1.
-var migV2Objects = []string{
+// v2Objects are objects only V2 creates; each must be absent at V1.
+var v2Objects = []string{
 	"relation docket_claim_policy kind=r",
 	"relation docket_claim_partitions kind=r",
 	"relation docket_claim_schedule kind=r",
@@ -23,8 +23,8 @@ var migV2Objects = []string{
 	"relation docket_runs_admitted_idx kind=i",
 }
 
-// migHasPrefix reports whether any catalog entry starts with prefix.
-func migHasPrefix(objects []string, prefix string) bool {
+// hasPrefix reports whether any catalog entry starts with prefix.
+func hasPrefix(objects []string, prefix string) bool {
 	return slices.ContainsFunc(objects, func(o string) bool { return strings.HasPrefix(o, prefix) })
 }
 
@@ -34,7 +34,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	testkit.MigrateOrFail(t, v1URL, docket.MigrateOptions{Target: testkit.MigrationV1Version})
 	testkit.MigrationExpectApplied(t, v1URL, docket.MigrateOptions{}, testkit.MigrationV1Version)
 	v1 := testkit.MigrationCatalog(t, testkit.PoolFor(t, v1URL), "public")
-	for _, o := range migV2Objects {
+	for _, o := range v2Objects {
 		if slices.Contains(v1, o) {
 			t.Fatalf("V1 already has %s", o)
 		}
@@ -45,7 +45,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
 	pool := testkit.PoolFor(t, url)
 	v2 := testkit.MigrationCatalog(t, pool, "public")
-	for _, o := range migV2Objects {
+	for _, o := range v2Objects {
 		if !slices.Contains(v2, o) {
 			t.Fatalf("a fresh install lacks %s", o)
 		}
@@ -55,7 +55,7 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		"function docket_tenant_fair_claim(p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text, p_trace boolean)",
 		"trigger docket_runs.docket_runs_track_insert_trg ",
 	} {
-		if !migHasPrefix(v2, prefix) {
+		if !hasPrefix(v2, prefix) {
 			t.Fatalf("a fresh install lacks %s", prefix)
 		}
 	}
@@ -75,11 +75,11 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		catalogs[testkit.MigrationAllVersions[i]] = testkit.MigrationCatalog(t, testkit.PoolFor(t, below), "public")
 	}
 	for i := 1; i < len(testkit.MigrationAllVersions); i++ {
-		for _, o := range migObjects[testkit.MigrationAllVersions[i]] {
-			if migHasPrefix(catalogs[testkit.MigrationAllVersions[i-1]], o) {
+		for _, o := range objects[testkit.MigrationAllVersions[i]] {
+			if hasPrefix(catalogs[testkit.MigrationAllVersions[i-1]], o) {
 				t.Fatalf("%s already has %s", testkit.MigrationAllVersions[i-1], o)
 			}
-			if !migHasPrefix(catalogs[testkit.MigrationAllVersions[i]], o) {
+			if !hasPrefix(catalogs[testkit.MigrationAllVersions[i]], o) {
 				t.Fatalf("%s lacks %s", testkit.MigrationAllVersions[i], o)
 			}
 		}
@@ -95,11 +95,11 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	testkit.MigrationExpectSameCatalog(t, "after up again", testkit.MigrationCatalog(t, pool, "public"), catalogs[testkit.MigrationAllVersions[len(testkit.MigrationAllVersions)-1]])
 }
 
-// migObjects are, by version, catalog entry prefixes only that migration
+// objects are, by version, catalog entry prefixes only that migration
 // creates.
-var migObjects = map[string][]string{
-	testkit.MigrationV2Version: migV2Objects,
-	testkit.MigrationV3Version: migV3Objects,
+var objects = map[string][]string{
+	testkit.MigrationV2Version: v2Objects,
+	testkit.MigrationV3Version: v3Objects,
 	testkit.MigrationV4Version: {
 		"column docket_runs.attempt integer notnull=true generated= identity= default=0",
 		"column docket_runs.errors jsonb notnull=true generated= identity= default='[]'::jsonb",
@@ -120,8 +120,8 @@ var migObjects = map[string][]string{
 	},
 }
 
-// migV3Objects are catalog entry prefixes only V3 creates.
-var migV3Objects = []string{
+// v3Objects are catalog entry prefixes only V3 creates.
+var v3Objects = []string{
 	"column docket_claim_schedule.parked_until timestamp with time zone notnull=false",
 	"column docket_claim_policy.park_dormant boolean notnull=true",
 	"column docket_claim_policy.configured_park_dormant boolean notnull=true",
@@ -327,7 +327,7 @@ func TestMigrationConcurrentFirstPartitionCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer second.Rollback(ctx)
-	migTxInsertRun(t, first, "c1", "newcomer")
+	txInsertRun(t, first, "c1", "newcomer")
 	var secondPID uint32
 	if err := second.QueryRow(ctx, "select pg_backend_pid()").Scan(&secondPID); err != nil {
 		t.Fatal(err)
@@ -336,7 +336,7 @@ func TestMigrationConcurrentFirstPartitionCreation(t *testing.T) {
 	// The second insert must wait for the first transaction's partition.
 	done := make(chan error, 1)
 	go func() {
-		_, err := second.Exec(ctx, migInsertRunSQL, "c2", "newcomer")
+		_, err := second.Exec(ctx, insertRunSQL, "c2", "newcomer")
 		done <- err
 	}()
 	testkit.MigrationAwaitLockWait(t, pool, secondPID)
@@ -365,7 +365,7 @@ func TestMigrationRolledBackFirstRunLeavesNoPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	migTxInsertRun(t, tx, "ghost-1", "ghost")
+	txInsertRun(t, tx, "ghost-1", "ghost")
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -387,14 +387,14 @@ func TestMigrationRolledBackFirstRunLeavesNoPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer second.Rollback(ctx)
-	migTxInsertRun(t, first, "ghost-2", "ghost")
+	txInsertRun(t, first, "ghost-2", "ghost")
 	var secondPID uint32
 	if err := second.QueryRow(ctx, "select pg_backend_pid()").Scan(&secondPID); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := second.Exec(ctx, migInsertRunSQL, "ghost-3", "ghost")
+		_, err := second.Exec(ctx, insertRunSQL, "ghost-3", "ghost")
 		done <- err
 	}()
 	testkit.MigrationAwaitLockWait(t, pool, secondPID)
@@ -412,13 +412,13 @@ func TestMigrationRolledBackFirstRunLeavesNoPartition(t *testing.T) {
 	}
 }
 
-// migInsertRunSQL inserts one ready run of a tenant.
-const migInsertRunSQL = `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
+// insertRunSQL inserts one ready run of a tenant.
+const insertRunSQL = `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at)
 	values ($1, $2, 'g', 'h1', '{}', 'running', now())`
 
-func migTxInsertRun(t testing.TB, tx pgx.Tx, runID, tenant string) {
+func txInsertRun(t testing.TB, tx pgx.Tx, runID, tenant string) {
 	t.Helper()
-	if _, err := tx.Exec(testkit.Context(t), migInsertRunSQL, runID, tenant); err != nil {
+	if _, err := tx.Exec(testkit.Context(t), insertRunSQL, runID, tenant); err != nil {
 		t.Fatalf("insert %s: %v", runID, err)
 	}
 }

@@ -1,4 +1,4 @@
-package tests
+package migration
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// scAppPool is an app's pool whose search_path names only its own schemas,
+// appPool is an app's pool whose search_path names only its own schemas,
 // on a database where Docket lives in schema docket.
-func scAppPool(t *testing.T) *pgxpool.Pool {
+func appPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	databaseURL := pgtest.NewEmptyDatabase(t)
 	app := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"))
@@ -35,7 +35,7 @@ func scAppPool(t *testing.T) *pgxpool.Pool {
 // administer, and drain with a Worker (whose LISTEN channel is the schema's).
 func TestConfigSchemaLeavesTheAppsSearchPathAlone(t *testing.T) {
 	t.Parallel()
-	app := scAppPool(t)
+	app := appPool(t)
 	if _, err := docket.Open(testkit.Context(t), app, testkit.TenantFairConfig(2)); !errors.Is(err, docket.ErrSchemaMismatch) ||
 		!strings.Contains(err.Error(), `no Docket tables in schema "app" (search_path "app,public")`) {
 		t.Fatalf("Open without Schema = %v; want a mismatch naming the schema it looked in", err)
@@ -126,7 +126,7 @@ func TestConfigSchemaInEveryQueryExecMode(t *testing.T) {
 	for _, mode := range testkit.QueryExecModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			app := scAppPool(t)
+			app := appPool(t)
 			cfg, err := pgxpool.ParseConfig(app.Config().ConnString())
 			if err != nil {
 				t.Fatal(err)
@@ -185,12 +185,12 @@ func TestConfigSchemaInEveryQueryExecMode(t *testing.T) {
 // search_path, and the app's unqualified statements keep working.
 func TestConfigSchemaBehindPgBouncer(t *testing.T) {
 	t.Parallel()
-	app := scAppPool(t)
+	app := appPool(t)
 	// Behind a pooler the app's search_path comes from the server's
 	// settings, not from the connection string.
 	testkit.ExecSQL(t, app, fmt.Sprintf(`alter database %s set search_path = app, public`, app.Config().ConnConfig.Database))
-	b := hardStartBouncer(t, app.Config().ConnString(), 2)
-	pool := hardBouncerPool(t, b, 6)
+	b := startBouncer(t, app.Config().ConnString(), 2)
+	pool := bouncerPool(t, b, 6)
 	cfg := testkit.TenantFairConfig(3)
 	cfg.Schema = "docket"
 	client := testkit.OpenClient(t, pool, cfg)

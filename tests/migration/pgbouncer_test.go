@@ -1,4 +1,4 @@
-package tests
+package migration
 
 import (
 	"context"
@@ -21,10 +21,10 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// hardStartBouncer starts PgBouncer in transaction pooling mode in front of
+// startBouncer starts PgBouncer in transaction pooling mode in front of
 // upstream with poolSize server connections, stopped when the test ends. A
 // missing pgbouncer binary fails the test: CI installs it.
-func hardStartBouncer(t *testing.T, upstream string, poolSize int) *pgbouncer.Bouncer {
+func startBouncer(t *testing.T, upstream string, poolSize int) *pgbouncer.Bouncer {
 	t.Helper()
 	b, err := pgbouncer.Start(testkit.Context(t), pgbouncer.Options{Upstream: upstream, PoolSize: poolSize})
 	if err != nil {
@@ -38,9 +38,9 @@ func hardStartBouncer(t *testing.T, upstream string, poolSize int) *pgbouncer.Bo
 	return b
 }
 
-// hardBouncerPool opens a pool through b with the setting docs/operations.md
+// bouncerPool opens a pool through b with the setting docs/operations.md
 // prescribes for transaction pooling.
-func hardBouncerPool(t *testing.T, b *pgbouncer.Bouncer, size int32) *pgxpool.Pool {
+func bouncerPool(t *testing.T, b *pgbouncer.Bouncer, size int32) *pgxpool.Pool {
 	t.Helper()
 	cfg := testkit.PoolConfig(t, b.URL(), size)
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
@@ -51,8 +51,8 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 	t.Parallel()
 	upstream := pgtest.NewDatabase(t)
 	direct := testkit.PoolFor(t, upstream)
-	b := hardStartBouncer(t, upstream, 2)
-	pool := hardBouncerPool(t, b, 8)
+	b := startBouncer(t, upstream, 2)
+	pool := bouncerPool(t, b, 8)
 	ctx := testkit.Context(t)
 
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
@@ -60,7 +60,7 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewAdmin through PgBouncer: %v", err)
 	}
-	ids := hardBouncerInsert(t, client, 6, 6)
+	ids := bouncerInsert(t, client, 6, 6)
 
 	// Admin work through the bouncer, compare-and-set included.
 	def, err := admin.FetchClaimPolicyDefault(ctx)
@@ -80,11 +80,11 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 		t.Fatalf("admin through PgBouncer: %v", err)
 	}
 
-	hardBouncerLifecycle(t, client, pool)
+	bouncerLifecycle(t, client, pool)
 	testkit.ExpectRingExact(t, direct)
 
 	// Eight claimers share two server connections and drain everything.
-	commits := hardBouncerDrain(t, client, len(ids))
+	commits := bouncerDrain(t, client, len(ids))
 	for _, id := range ids {
 		if commits[id] != 1 {
 			t.Errorf("run %s committed done %d times, want 1", id, commits[id])
@@ -100,7 +100,7 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 
 	// A worker behind the bouncer: its LISTEN session cannot follow a
 	// transaction pooler, so it finds work by polling.
-	more := hardBouncerInsert(t, client, 3, 5)
+	more := bouncerInsert(t, client, 3, 5)
 	counter := testkit.NewWorkerCounter()
 	events := testkit.NewWorkerEvents()
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
@@ -119,9 +119,9 @@ func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
 		len(ids), len(more))
 }
 
-// hardBouncerInsert inserts perTenant runs for each of tenants tenants from
+// bouncerInsert inserts perTenant runs for each of tenants tenants from
 // one goroutine per tenant and returns their ids.
-func hardBouncerInsert(t *testing.T, client *docket.Client, tenants, perTenant int) []string {
+func bouncerInsert(t *testing.T, client *docket.Client, tenants, perTenant int) []string {
 	t.Helper()
 	base := testkit.QueryInt64(t, client.Pool(), `select count(*) from docket_runs`)
 	var wg sync.WaitGroup
@@ -132,7 +132,7 @@ func hardBouncerInsert(t *testing.T, client *docket.Client, tenants, perTenant i
 		go func() {
 			defer wg.Done()
 			for j := range perTenant {
-				run := hardAppRun(fmt.Sprintf("t%d", i), fmt.Sprintf("b%d-t%d-%d", base, i, j))
+				run := appRun(fmt.Sprintf("t%d", i), fmt.Sprintf("b%d-t%d-%d", base, i, j))
 				if _, err := client.InsertRun(testkit.Context(t), run); err != nil {
 					errs <- err
 					return
@@ -153,10 +153,10 @@ func hardBouncerInsert(t *testing.T, client *docket.Client, tenants, perTenant i
 	return all
 }
 
-// hardBouncerLifecycle runs every holder write, a rolled-back ClaimDueTx and
+// bouncerLifecycle runs every holder write, a rolled-back ClaimDueTx and
 // the unclaimed transitions through the bouncer, and leaves every run due
 // and unclaimed again.
-func hardBouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Pool) {
+func bouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Pool) {
 	t.Helper()
 	ctx := testkit.Context(t)
 	claim := func(limit int) []docket.Lease {
@@ -233,11 +233,11 @@ func hardBouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Poo
 	}
 }
 
-// hardBouncerDrain lets eight goroutines claim and finish runs until total
+// bouncerDrain lets eight goroutines claim and finish runs until total
 // runs are done, and returns how many done commits each run got. Lock
 // contention on the policy row is an expected refusal and is retried; a
 // call that leases nothing waits for another goroutine's commit.
-func hardBouncerDrain(t *testing.T, client *docket.Client, total int) map[string]int {
+func bouncerDrain(t *testing.T, client *docket.Client, total int) map[string]int {
 	t.Helper()
 	var mu sync.Mutex
 	commits := map[string]int{}
@@ -302,7 +302,7 @@ func TestHardeningPgBouncerDefaultStatementCacheBreaks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PgBouncer is required by this test (Debian package pgbouncer): %v", err)
 	}
-	b := hardStartBouncer(t, upstream, 1)
+	b := startBouncer(t, upstream, 1)
 	// Two clients, one server connection: pgx's default mode prepares a
 	// named statement per connection, and the second client's Parse meets
 	// the statement the first one left on the shared server connection.
@@ -329,8 +329,8 @@ func TestHardeningPgBouncerDefaultStatementCacheBreaks(t *testing.T) {
 	t.Logf("PgBouncer %s without prepared statement tracking: the default statement cache fails (%v); docs/operations.md prescribes QueryExecModeCacheDescribe", version, errs[1])
 }
 
-// hardURLAs returns databaseURL logging in as user with password.
-func hardURLAs(t testing.TB, databaseURL, user, password string) string {
+// urlAs returns databaseURL logging in as user with password.
+func urlAs(t testing.TB, databaseURL, user, password string) string {
 	t.Helper()
 	if u, err := url.Parse(databaseURL); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
 		u.User = url.UserPassword(user, password)
@@ -352,7 +352,7 @@ func TestHardeningPgBouncerSchemaFromRoleSettings(t *testing.T) {
 	// from the role's setting in this database instead.
 	testkit.ExecSQL(t, owner, "alter role "+pgx.Identifier{role}.Sanitize()+" in database "+pgx.Identifier{dbname}.Sanitize()+
 		" set search_path = "+pgx.Identifier{schema}.Sanitize())
-	b := hardStartBouncer(t, hardURLAs(t, databaseURL, role, password), 2)
+	b := startBouncer(t, urlAs(t, databaseURL, role, password), 2)
 
 	cfg := testkit.PoolConfig(t, b.URL(), 2)
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
@@ -362,9 +362,9 @@ func TestHardeningPgBouncerSchemaFromRoleSettings(t *testing.T) {
 		t.Fatalf("search_path as a startup parameter through PgBouncer: %v, want SQLSTATE 08P01 (unsupported startup parameter)", err)
 	}
 
-	pool := hardBouncerPool(t, b, 4)
+	pool := bouncerPool(t, b, 4)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
-	if _, err := client.InsertRun(testkit.Context(t), hardAppRun("acme", "through-role-settings")); err != nil {
+	if _, err := client.InsertRun(testkit.Context(t), appRun("acme", "through-role-settings")); err != nil {
 		t.Fatalf("insert through PgBouncer as %s: %v", role, err)
 	}
 	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 3})

@@ -1,4 +1,4 @@
-package tests
+package migration
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// migKeywordDSN turns a postgres URL into pgx's keyword/value form.
-func migKeywordDSN(t *testing.T, databaseURL string) string {
+// keywordDSN turns a postgres URL into pgx's keyword/value form.
+func keywordDSN(t *testing.T, databaseURL string) string {
 	t.Helper()
 	cfg, err := pgconn.ParseConfig(databaseURL)
 	if err != nil {
@@ -33,7 +33,7 @@ func TestMigrateTakesWhatPgxTakes(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
 	var log bytes.Buffer
-	if err := docket.Migrate(testkit.Context(t), migKeywordDSN(t, databaseURL), docket.MigrateOptions{Log: &log}); err != nil {
+	if err := docket.Migrate(testkit.Context(t), keywordDSN(t, databaseURL), docket.MigrateOptions{Log: &log}); err != nil {
 		t.Fatalf("migrate with a keyword/value DSN: %v", err)
 	}
 	want := "applied 20261101000001_docket_v1.sql in schema public ("

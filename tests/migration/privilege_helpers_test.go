@@ -1,24 +1,24 @@
-package tests
+package migration
 
 import (
 	"regexp"
 	"strings"
 )
 
-// hardGrantPattern is one GRANT line of the grants script.
-var hardGrantPattern = regexp.MustCompile(`(?m)^grant (.+) on (.+) to :"role";$`)
+// grantPattern is one GRANT line of the grants script.
+var grantPattern = regexp.MustCompile(`(?m)^grant (.+) on (.+) to :"role";$`)
 
-// hardGrantVariant is the grants script without one privilege.
-type hardGrantVariant struct {
+// grantVariant is the grants script without one privilege.
+type grantVariant struct {
 	without string
 	script  string
 }
 
-// hardGrantVariants returns, for every privilege the script grants, the
+// grantVariants returns, for every privilege the script grants, the
 // script without it.
-func hardGrantVariants(script string) []hardGrantVariant {
-	var out []hardGrantVariant
-	for _, m := range hardGrantPattern.FindAllStringSubmatchIndex(script, -1) {
+func grantVariants(script string) []grantVariant {
+	var out []grantVariant
+	for _, m := range grantPattern.FindAllStringSubmatchIndex(script, -1) {
 		line := script[m[0]:m[1]]
 		privileges := strings.Split(script[m[2]:m[3]], ", ")
 		object := script[m[4]:m[5]]
@@ -28,7 +28,7 @@ func hardGrantVariants(script string) []hardGrantVariant {
 			if len(rest) > 0 {
 				replacement = "grant " + strings.Join(rest, ", ") + " on " + object + ` to :"role";`
 			}
-			out = append(out, hardGrantVariant{
+			out = append(out, grantVariant{
 				without: p + " on " + strings.NewReplacer(` :"schema".`, " ", `:"schema".`, "", ` :"schema"`, "").Replace(object),
 				script:  strings.Replace(script, line, replacement, 1),
 			})
