@@ -1,4 +1,4 @@
-package tests
+package telemetry
 
 import (
 	"context"
@@ -21,15 +21,15 @@ import (
 // The identities of the telemetry scenario. None of them may appear as an
 // attribute value.
 const (
-	tmTenantA = "tm-tenant-a"
-	tmTenantB = "tm-tenant-b"
-	tmGraph   = "tm-graph"
-	tmHash    = "tm-hash-v1"
-	tmMissing = "tm-run-missing"
+	tenantA = "tm-tenant-a"
+	tenantB = "tm-tenant-b"
+	graph   = "tm-graph"
+	hash    = "tm-hash-v1"
+	missing = "tm-run-missing"
 )
 
-// tmBase is the scenario's claim clock; runs are due shortly before it.
-var tmBase = time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)
+// base is the scenario's claim clock; runs are due shortly before it.
+var base = time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)
 
 // tmEnv is a TenantFair client whose metrics go to a manual reader.
 type tmEnv struct {
@@ -58,15 +58,15 @@ func newTMEnv(t *testing.T) *tmEnv {
 func (e *tmEnv) insert(tenant, runID string, wake time.Time) {
 	e.t.Helper()
 	if _, err := e.client.InsertRun(e.ctx, docket.NewRun{
-		RunID: runID, Scope: docket.Tenant(tenant), GraphID: tmGraph, GraphHash: tmHash,
+		RunID: runID, Scope: docket.Tenant(tenant), GraphID: graph, GraphHash: hash,
 		State: json.RawMessage(`{}`), WakeAt: wake,
 	}); err != nil {
 		e.t.Fatalf("insert %s: %v", runID, err)
 	}
 }
 
-// tmOutcome is an expected claim outcome.
-type tmOutcome struct {
+// outcome is an expected claim outcome.
+type outcome struct {
 	runID    string
 	class    docket.WorkClass
 	poisoned bool
@@ -74,7 +74,7 @@ type tmOutcome struct {
 
 // claim runs one claim call and fails unless its outcomes are exactly want
 // (in any order); it returns the leases by run id.
-func (e *tmEnv) claim(now time.Time, limit int, pref docket.Preference, maxAttempts int, want ...tmOutcome) map[string]docket.Lease {
+func (e *tmEnv) claim(now time.Time, limit int, pref docket.Preference, maxAttempts int, want ...outcome) map[string]docket.Lease {
 	e.t.Helper()
 	res, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{
 		Now: now, Limit: limit, OrphanTTL: time.Hour, MaxClaimAttempts: maxAttempts, Preference: pref,
@@ -82,17 +82,17 @@ func (e *tmEnv) claim(now time.Time, limit int, pref docket.Preference, maxAttem
 	if err != nil {
 		e.t.Fatalf("claim at %s: %v", now, err)
 	}
-	var got []tmOutcome
+	var got []outcome
 	leases := map[string]docket.Lease{}
 	for _, l := range res.Leases {
-		got = append(got, tmOutcome{l.RunID, l.Class, false})
+		got = append(got, outcome{l.RunID, l.Class, false})
 		leases[l.RunID] = l
 		e.tokens = append(e.tokens, l.ClaimToken.String())
 	}
 	for _, p := range res.Poisoned {
-		got = append(got, tmOutcome{p.RunID, p.Class, true})
+		got = append(got, outcome{p.RunID, p.Class, true})
 	}
-	key := func(o tmOutcome) string { return fmt.Sprintf("%s/%s/%t", o.runID, o.class, o.poisoned) }
+	key := func(o outcome) string { return fmt.Sprintf("%s/%s/%t", o.runID, o.class, o.poisoned) }
 	gotKeys, wantKeys := make([]string, len(got)), make([]string, len(want))
 	for i, o := range got {
 		gotKeys[i] = key(o)
@@ -134,29 +134,29 @@ func (e *tmEnv) abandon(req docket.AbandonRequest, want docket.AbandonOutcome) {
 func TestTelemetryScriptedScenario(t *testing.T) {
 	e := newTMEnv(t)
 	ctx := e.ctx
-	a, b := docket.Tenant(tmTenantA), docket.Tenant(tmTenantB)
+	a, b := docket.Tenant(tenantA), docket.Tenant(tenantB)
 	qr, ex := docket.ClassQueuedReady, docket.ClassExpired
 
 	// Five runs; one tenantless insert refused under required tenancy.
-	e.insert(tmTenantA, "tm-run-a1", tmBase.Add(-5*time.Minute))
-	e.insert(tmTenantA, "tm-run-a2", tmBase.Add(-4*time.Minute))
-	e.insert(tmTenantA, "tm-run-a3", tmBase.Add(-3*time.Minute))
-	e.insert(tmTenantB, "tm-run-b1", tmBase.Add(-2*time.Minute))
-	e.insert(tmTenantB, "tm-run-b2", tmBase.Add(-1*time.Minute))
-	_, err := e.client.InsertRun(ctx, docket.NewRun{RunID: "tm-run-x", GraphID: tmGraph, GraphHash: tmHash, State: json.RawMessage(`{}`)})
+	e.insert(tenantA, "tm-run-a1", base.Add(-5*time.Minute))
+	e.insert(tenantA, "tm-run-a2", base.Add(-4*time.Minute))
+	e.insert(tenantA, "tm-run-a3", base.Add(-3*time.Minute))
+	e.insert(tenantB, "tm-run-b1", base.Add(-2*time.Minute))
+	e.insert(tenantB, "tm-run-b2", base.Add(-1*time.Minute))
+	_, err := e.client.InsertRun(ctx, docket.NewRun{RunID: "tm-run-x", GraphID: graph, GraphHash: hash, State: json.RawMessage(`{}`)})
 	testkit.ExpectErrorIs(t, "tenantless insert", err, docket.ErrTenantRequired)
 
 	// Claim 1: cap 2 promotes the two FIFO heads of each tenant.
-	l1 := e.claim(tmBase, 10, docket.PreferNone, 1000,
-		tmOutcome{"tm-run-a1", qr, false}, tmOutcome{"tm-run-a2", qr, false},
-		tmOutcome{"tm-run-b1", qr, false}, tmOutcome{"tm-run-b2", qr, false})
+	l1 := e.claim(base, 10, docket.PreferNone, 1000,
+		outcome{"tm-run-a1", qr, false}, outcome{"tm-run-a2", qr, false},
+		outcome{"tm-run-b1", qr, false}, outcome{"tm-run-b2", qr, false})
 
 	// Commits of every schedule; retain and yield keep a1's marker.
 	a1 := l1["tm-run-a1"]
 	seq := e.commit(a1.Holder(), a1.CheckpointSeq, docket.RetainClaim())
 	e.commit(a1.Holder(), seq, docket.ReleaseImmediate())
 	a2 := l1["tm-run-a2"]
-	e.commit(a2.Holder(), a2.CheckpointSeq, docket.ReleaseAt(tmBase.Add(time.Hour)))
+	e.commit(a2.Holder(), a2.CheckpointSeq, docket.ReleaseAt(base.Add(time.Hour)))
 	b1 := l1["tm-run-b1"]
 	e.commit(b1.Holder(), b1.CheckpointSeq, docket.ReleaseExternal())
 	b2 := l1["tm-run-b2"]
@@ -166,12 +166,12 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 
 	// Claim 2: demand one prefers expired work, finds none and falls back
 	// to reacquiring admitted-ready a1.
-	a1r := e.claim(tmBase.Add(time.Second), 1, docket.PreferExpired, 1000,
-		tmOutcome{"tm-run-a1", docket.ClassAdmittedReady, false})["tm-run-a1"]
+	a1r := e.claim(base.Add(time.Second), 1, docket.PreferExpired, 1000,
+		outcome{"tm-run-a1", docket.ClassAdmittedReady, false})["tm-run-a1"]
 
 	// Claim 3: a1's claim expired; it is stolen, keeping its admission.
-	a1s := e.claim(tmBase.Add(2*time.Hour), 1, docket.PreferExpired, 1000,
-		tmOutcome{"tm-run-a1", ex, false})["tm-run-a1"]
+	a1s := e.claim(base.Add(2*time.Hour), 1, docket.PreferExpired, 1000,
+		outcome{"tm-run-a1", ex, false})["tm-run-a1"]
 	if _, err := e.client.RefreshClaim(ctx, a1s.Holder()); err != nil {
 		t.Fatalf("refresh: %v", err)
 	}
@@ -183,7 +183,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 
 	// Claim 4: the admitted expired a1 reached MaxClaimAttempts: poison,
 	// which releases its marker.
-	e.claim(tmBase.Add(4*time.Hour), 1, docket.PreferNone, 2, tmOutcome{"tm-run-a1", ex, true})
+	e.claim(base.Add(4*time.Hour), 1, docket.PreferNone, 2, outcome{"tm-run-a1", ex, true})
 
 	// A contended policy cursor: lock_contention, nothing changed.
 	holder, err := e.pool.Begin(ctx)
@@ -193,7 +193,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 	if _, err := holder.Exec(ctx, `select 1 from docket_claim_policy where id = 1 for update`); err != nil {
 		t.Fatalf("lock policy row: %v", err)
 	}
-	_, err = e.client.ClaimDue(ctx, docket.ClaimRequest{Now: tmBase.Add(4 * time.Hour), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 1000})
+	_, err = e.client.ClaimDue(ctx, docket.ClaimRequest{Now: base.Add(4 * time.Hour), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 1000})
 	var unavailable *docket.ClaimPolicyUnavailableError
 	if !errors.As(err, &unavailable) || unavailable.Reason != policy.ReasonLockContention {
 		t.Fatalf("contended claim: want lock_contention, got %v", err)
@@ -205,17 +205,17 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 	// Claims 5-7: a3, then a3 again, then a2 are promoted and abandoned:
 	// backoff, explicit retry time, abandon limit (poison); then a stale
 	// abandon.
-	a3 := e.claim(tmBase.Add(5*time.Hour), 1, docket.PreferNone, 1000, tmOutcome{"tm-run-a3", qr, false})["tm-run-a3"]
+	a3 := e.claim(base.Add(5*time.Hour), 1, docket.PreferNone, 1000, outcome{"tm-run-a3", qr, false})["tm-run-a3"]
 	e.abandon(docket.AbandonRequest{Holder: a3.Holder(), ExpectedSeq: a3.CheckpointSeq}, docket.AbandonRescheduled)
-	a3 = e.claim(tmBase.Add(6*time.Hour), 1, docket.PreferNone, 1000, tmOutcome{"tm-run-a3", qr, false})["tm-run-a3"]
-	e.abandon(docket.AbandonRequest{Holder: a3.Holder(), ExpectedSeq: a3.CheckpointSeq, RetryAt: tmBase.Add(10 * time.Hour)}, docket.AbandonRescheduled)
-	a2 = e.claim(tmBase.Add(7*time.Hour), 1, docket.PreferNone, 1000, tmOutcome{"tm-run-a2", qr, false})["tm-run-a2"]
+	a3 = e.claim(base.Add(6*time.Hour), 1, docket.PreferNone, 1000, outcome{"tm-run-a3", qr, false})["tm-run-a3"]
+	e.abandon(docket.AbandonRequest{Holder: a3.Holder(), ExpectedSeq: a3.CheckpointSeq, RetryAt: base.Add(10 * time.Hour)}, docket.AbandonRescheduled)
+	a2 = e.claim(base.Add(7*time.Hour), 1, docket.PreferNone, 1000, outcome{"tm-run-a2", qr, false})["tm-run-a2"]
 	e.abandon(docket.AbandonRequest{Holder: a2.Holder(), ExpectedSeq: a2.CheckpointSeq, MaxAbandons: 1}, docket.AbandonPoisoned)
 	e.abandon(docket.AbandonRequest{Holder: a2.Holder(), ExpectedSeq: a2.CheckpointSeq, MaxAbandons: 1}, docket.AbandonStale)
 
 	// Claim 8: a3 is promoted, released (marker kept) and cancelled (a
 	// signal that clears the marker); cancelling waiting b1 clears none.
-	a3 = e.claim(tmBase.Add(11*time.Hour), 1, docket.PreferNone, 1000, tmOutcome{"tm-run-a3", qr, false})["tm-run-a3"]
+	a3 = e.claim(base.Add(11*time.Hour), 1, docket.PreferNone, 1000, outcome{"tm-run-a3", qr, false})["tm-run-a3"]
 	if released, err := e.client.ReleaseClaim(ctx, a3.Holder()); err != nil || !released {
 		t.Fatalf("release: released %t, error %v", released, err)
 	}
@@ -239,7 +239,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 	if _, err := e.client.FetchRun(ctx, a, "tm-run-a1"); err != nil {
 		t.Fatalf("fetch: %v", err)
 	}
-	_, err = e.client.FetchRun(ctx, a, tmMissing)
+	_, err = e.client.FetchRun(ctx, a, missing)
 	testkit.ExpectErrorIs(t, "fetch missing", err, docket.ErrNotFound)
 	if _, err := e.client.ListRuns(ctx, docket.ListRunsRequest{Scope: a}); err != nil {
 		t.Fatalf("list: %v", err)
@@ -263,15 +263,15 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 	}
 
 	got := testkit.TelemetryCollect(t, ctx, e.reader)
-	tmExpectScenario(t, got)
-	tmExpectNoIdentity(t, got, append([]string{
-		tmTenantA, tmTenantB, tmGraph, tmHash, tmMissing, "tm-run-x",
+	expectScenario(t, got)
+	expectNoIdentity(t, got, append([]string{
+		tenantA, tenantB, graph, hash, missing, "tm-run-x",
 		"tm-run-a1", "tm-run-a2", "tm-run-a3", "tm-run-b1", "tm-run-b2",
 	}, e.tokens...))
 }
 
-// tmExpectScenario checks every instrument of the scripted scenario.
-func tmExpectScenario(t *testing.T, got testkit.TelemetryCollected) {
+// expectScenario checks every instrument of the scripted scenario.
+func expectScenario(t *testing.T, got testkit.TelemetryCollected) {
 	t.Helper()
 	wantShape := map[string]string{
 		"docket.claim.duration":        "histogram s",
@@ -377,9 +377,9 @@ func tmExpectScenario(t *testing.T, got testkit.TelemetryCollected) {
 	})
 }
 
-// tmExpectNoIdentity fails if any attribute value equals an identity of the
+// expectNoIdentity fails if any attribute value equals an identity of the
 // scenario, or any attribute key is outside the bounded set.
-func tmExpectNoIdentity(t *testing.T, got testkit.TelemetryCollected, identities []string) {
+func expectNoIdentity(t *testing.T, got testkit.TelemetryCollected, identities []string) {
 	t.Helper()
 	if len(got.Values) == 0 {
 		t.Fatal("no attribute values collected")
@@ -411,17 +411,17 @@ func TestTelemetryLegacyClaims(t *testing.T) {
 	e := &tmEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader}
 	for i, runID := range []string{"tm-legacy-1", "tm-legacy-2"} {
 		if _, err := e.client.InsertRun(e.ctx, docket.NewRun{
-			RunID: runID, GraphID: tmGraph, GraphHash: tmHash, State: json.RawMessage(`{}`),
-			WakeAt: tmBase.Add(time.Duration(i-2) * time.Minute),
+			RunID: runID, GraphID: graph, GraphHash: hash, State: json.RawMessage(`{}`),
+			WakeAt: base.Add(time.Duration(i-2) * time.Minute),
 		}); err != nil {
 			t.Fatalf("insert %s: %v", runID, err)
 		}
 	}
 	qr, ex := docket.ClassQueuedReady, docket.ClassExpired
-	e.claim(tmBase, 2, docket.PreferNone, 1000, tmOutcome{"tm-legacy-1", qr, false}, tmOutcome{"tm-legacy-2", qr, false})
-	e.claim(tmBase.Add(2*time.Hour), 1, docket.PreferReady, 1000, tmOutcome{"tm-legacy-1", ex, false})
-	e.claim(tmBase.Add(2*time.Hour+time.Second), 1, docket.PreferNone, 1, tmOutcome{"tm-legacy-2", ex, true})
-	e.claim(tmBase.Add(2*time.Hour+2*time.Second), 3, docket.PreferNone, 1000)
+	e.claim(base, 2, docket.PreferNone, 1000, outcome{"tm-legacy-1", qr, false}, outcome{"tm-legacy-2", qr, false})
+	e.claim(base.Add(2*time.Hour), 1, docket.PreferReady, 1000, outcome{"tm-legacy-1", ex, false})
+	e.claim(base.Add(2*time.Hour+time.Second), 1, docket.PreferNone, 1, outcome{"tm-legacy-2", ex, true})
+	e.claim(base.Add(2*time.Hour+2*time.Second), 3, docket.PreferNone, 1000)
 
 	got := testkit.TelemetryCollect(t, e.ctx, reader)
 	lg := func(kv ...string) string {
@@ -453,7 +453,7 @@ func TestTelemetryLegacyClaims(t *testing.T) {
 	got.ExpectPoints(t, "docket.admission.releases", nil)
 	got.ExpectPoints(t, "docket.poison", testkit.TelemetryPoints{testkit.TelemetryAttrs("reason", "max_claim_attempts_exceeded"): 1})
 	got.ExpectPoints(t, "docket.store.duration", testkit.TelemetryPoints{testkit.TelemetryAttrs("operation", "insert_run", "result", "ok"): 2})
-	tmExpectNoIdentity(t, got, append([]string{tmGraph, tmHash, "tm-legacy-1", "tm-legacy-2"}, e.tokens...))
+	expectNoIdentity(t, got, append([]string{graph, hash, "tm-legacy-1", "tm-legacy-2"}, e.tokens...))
 }
 
 // TestTelemetryAdmin checks that NewAdmin records its calls on its own
@@ -468,7 +468,7 @@ func TestTelemetryAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("new admin: %v", err)
 	}
-	tenant := docket.Tenant(tmTenantA)
+	tenant := docket.Tenant(tenantA)
 	if _, err := admin.FetchClaimPolicyDefault(ctx); err != nil {
 		t.Fatalf("fetch default: %v", err)
 	}
@@ -497,5 +497,5 @@ func TestTelemetryAdmin(t *testing.T) {
 		op("inspect_claim_policy", "ok"):          1,
 		op("inspect_claim_policy", "invalid"):     1,
 	})
-	tmExpectNoIdentity(t, got, []string{tmTenantA})
+	expectNoIdentity(t, got, []string{tenantA})
 }

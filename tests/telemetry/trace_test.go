@@ -1,4 +1,4 @@
-package tests
+package telemetry
 
 import (
 	"context"
@@ -95,7 +95,7 @@ func (e *trEnv) one(name, runID string) sdktrace.ReadOnlySpan {
 	e.t.Helper()
 	var found []sdktrace.ReadOnlySpan
 	for _, s := range e.spans(name) {
-		if trAttrs(s)["docket.run_id"] == runID {
+		if attrs(s)["docket.run_id"] == runID {
 			found = append(found, s)
 		}
 	}
@@ -105,8 +105,8 @@ func (e *trEnv) one(name, runID string) sdktrace.ReadOnlySpan {
 	return found[0]
 }
 
-// trAttrs renders a span's attributes as strings.
-func trAttrs(s sdktrace.ReadOnlySpan) map[string]string {
+// attrs renders a span's attributes as strings.
+func attrs(s sdktrace.ReadOnlySpan) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.Attributes() {
 		out[string(kv.Key)] = kv.Value.String()
@@ -114,23 +114,23 @@ func trAttrs(s sdktrace.ReadOnlySpan) map[string]string {
 	return out
 }
 
-// trExpectAttrs fails unless s has exactly the attributes want.
-func trExpectAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]string) {
+// expectAttrs fails unless s has exactly the attributes want.
+func expectAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]string) {
 	t.Helper()
-	got := trAttrs(s)
+	got := attrs(s)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("%s attributes:\n got  %v\n want %v", s.Name(), got, want)
 	}
 }
 
-// trTraceparent is the W3C traceparent of sc.
-func trTraceparent(sc trace.SpanContext) string {
+// traceparent is the W3C traceparent of sc.
+func traceparent(sc trace.SpanContext) string {
 	return fmt.Sprintf("00-%s-%s-%s", sc.TraceID(), sc.SpanID(), sc.TraceFlags())
 }
 
-// trRemoteParent is a context whose span is a sampled remote parent with a
+// remoteParent is a context whose span is a sampled remote parent with a
 // tracestate, as an incoming request would carry.
-func trRemoteParent(t *testing.T) context.Context {
+func remoteParent(t *testing.T) context.Context {
 	t.Helper()
 	state, err := trace.ParseTraceState("vendor=abc")
 	if err != nil {
@@ -153,7 +153,7 @@ func trRemoteParent(t *testing.T) context.Context {
 func TestTraceInsertToCommit(t *testing.T) {
 	t.Parallel()
 	e := newTREnv(t, testkit.TenantFairConfig(2), true)
-	reqCtx, request := e.app.Start(trRemoteParent(t), "app.request")
+	reqCtx, request := e.app.Start(remoteParent(t), "app.request")
 	e.insert(reqCtx, docket.Tenant("tr-acme"), "tr-run-1")
 	request.End()
 
@@ -161,10 +161,10 @@ func TestTraceInsertToCommit(t *testing.T) {
 	if insert.Parent().SpanID() != request.SpanContext().SpanID() || insert.SpanKind() != trace.SpanKindProducer {
 		t.Fatalf("insert span parent %v kind %v, want the request span %v and producer", insert.Parent().SpanID(), insert.SpanKind(), request.SpanContext().SpanID())
 	}
-	trExpectAttrs(t, insert, map[string]string{
+	expectAttrs(t, insert, map[string]string{
 		"docket.runs.count": "1", "docket.run_id": "tr-run-1", "docket.tenant_id": "tr-acme", "docket.graph_id": "tr-graph"})
 	stored := e.stored("tr-run-1")
-	want := map[string]string{"traceparent": trTraceparent(insert.SpanContext()), "tracestate": "vendor=abc"}
+	want := map[string]string{"traceparent": traceparent(insert.SpanContext()), "tracestate": "vendor=abc"}
 	if fmt.Sprint(stored) != fmt.Sprint(want) {
 		t.Fatalf("stored trace context %v, want the insert span's %v", stored, want)
 	}
@@ -190,11 +190,11 @@ func TestTraceInsertToCommit(t *testing.T) {
 		t.Fatalf("handler span parent %v kind %v, want a root consumer span", handler.Parent(), handler.SpanKind())
 	}
 	links := handler.Links()
-	if len(links) != 1 || trTraceparent(links[0].SpanContext) != stored["traceparent"] ||
+	if len(links) != 1 || traceparent(links[0].SpanContext) != stored["traceparent"] ||
 		links[0].SpanContext.TraceState().String() != "vendor=abc" {
 		t.Fatalf("handler span links %+v, want one link to the stored %v", links, stored)
 	}
-	trExpectAttrs(t, handler, map[string]string{
+	expectAttrs(t, handler, map[string]string{
 		"docket.run_id": "tr-run-1", "docket.tenant_id": "tr-acme", "docket.graph_id": "tr-graph",
 		"docket.step": "0", "docket.attempt": "1", "docket.verdict": "complete"})
 	if handler.Status().Code != codes.Unset {
@@ -205,7 +205,7 @@ func TestTraceInsertToCommit(t *testing.T) {
 	if commit.Parent().SpanID() != handler.SpanContext().SpanID() || commit.SpanContext().TraceID() != handler.SpanContext().TraceID() {
 		t.Fatalf("commit span parent %v, want the handler span %v", commit.Parent().SpanID(), handler.SpanContext().SpanID())
 	}
-	trExpectAttrs(t, commit, map[string]string{
+	expectAttrs(t, commit, map[string]string{
 		"docket.run_id": "tr-run-1", "docket.verdict": "complete", "docket.commit.outcome": "written",
 		"docket.commit.fenced": "false", "docket.commit.batch_size": "1"})
 
@@ -216,13 +216,13 @@ func TestTraceInsertToCommit(t *testing.T) {
 	}
 	leased := 0
 	for _, c := range claims {
-		a := trAttrs(c)
+		a := attrs(c)
 		if a["docket.claim.engine"] != "tenant_fair" || a["docket.claim.demand"] != "1" || c.SpanKind() != trace.SpanKindClient || c.Parent().IsValid() {
 			t.Fatalf("claim span %v kind %v parent %v", a, c.SpanKind(), c.Parent())
 		}
 		if a["docket.claim.leases"] == "1" {
 			leased++
-			trExpectAttrs(t, c, map[string]string{"docket.claim.engine": "tenant_fair", "docket.claim.demand": "1",
+			expectAttrs(t, c, map[string]string{"docket.claim.engine": "tenant_fair", "docket.claim.demand": "1",
 				"docket.claim.outcomes": "1", "docket.claim.leases": "1", "docket.claim.poisoned": "0"})
 		}
 	}
@@ -279,11 +279,11 @@ func TestTraceFailedAndPanickingHandlers(t *testing.T) {
 		if want := slices.DeleteFunc([]string{c.recorded}, func(s string) bool { return s == "" }); !slices.Equal(recorded, want) {
 			t.Errorf("%s: recorded errors %q, want %q", c.run, recorded, want)
 		}
-		if got := trAttrs(h)["docket.verdict"]; got != c.verdict {
+		if got := attrs(h)["docket.verdict"]; got != c.verdict {
 			t.Errorf("%s: handler verdict %q, want %q", c.run, got, c.verdict)
 		}
 		commit := e.one("docket.commit", c.run)
-		if a := trAttrs(commit); a["docket.commit.outcome"] != "written" || a["docket.verdict"] != c.verdict || commit.Status().Code != codes.Unset {
+		if a := attrs(commit); a["docket.commit.outcome"] != "written" || a["docket.verdict"] != c.verdict || commit.Status().Code != codes.Unset {
 			t.Errorf("%s: commit span %v status %v", c.run, a, commit.Status())
 		}
 	}
@@ -317,11 +317,11 @@ func TestTraceInsertRunsTx(t *testing.T) {
 	if len(inserts) != 1 {
 		t.Fatalf("%d docket.insert spans, want 1", len(inserts))
 	}
-	trExpectAttrs(t, inserts[0], map[string]string{"docket.runs.count": "3"})
+	expectAttrs(t, inserts[0], map[string]string{"docket.runs.count": "3"})
 	if inserts[0].Parent().SpanID() != request.SpanContext().SpanID() {
 		t.Fatalf("insert span parent %v, want the request span", inserts[0].Parent())
 	}
-	want := fmt.Sprint(map[string]string{"traceparent": trTraceparent(inserts[0].SpanContext())})
+	want := fmt.Sprint(map[string]string{"traceparent": traceparent(inserts[0].SpanContext())})
 	for _, r := range runs {
 		if got := fmt.Sprint(e.stored(r.RunID)); got != want {
 			t.Errorf("%s stored %s, want %s", r.RunID, got, want)
@@ -375,7 +375,7 @@ func TestTraceClaimDueSpans(t *testing.T) {
 		if c.Parent().SpanID() != caller.SpanContext().SpanID() {
 			t.Errorf("claim span %d parent %v, want the caller's span", i, c.Parent())
 		}
-		trExpectAttrs(t, c, map[string]string{"docket.claim.engine": "tenant_fair", "docket.claim.demand": "5",
+		expectAttrs(t, c, map[string]string{"docket.claim.engine": "tenant_fair", "docket.claim.demand": "5",
 			"docket.claim.outcomes": wantLeases, "docket.claim.leases": wantLeases, "docket.claim.poisoned": "0"})
 	}
 }
@@ -394,7 +394,7 @@ func TestTraceNilProvider(t *testing.T) {
 	ctx, caller := e.app.Start(e.ctx, "app.request")
 	e.insert(ctx, docket.Tenantless, "tr-n-caller")
 	caller.End()
-	if got, want := fmt.Sprint(e.stored("tr-n-caller")), fmt.Sprint(map[string]string{"traceparent": trTraceparent(caller.SpanContext())}); got != want {
+	if got, want := fmt.Sprint(e.stored("tr-n-caller")), fmt.Sprint(map[string]string{"traceparent": traceparent(caller.SpanContext())}); got != want {
 		t.Fatalf("an insert inside the caller's span stored %s, want %s", got, want)
 	}
 
@@ -435,13 +435,13 @@ func TestTraceTenantlessAttributes(t *testing.T) {
 	})
 	events.WaitWritten(t, "wait", "tr-l-1")
 	testkit.StopWorker(t, w, done)
-	trExpectAttrs(t, e.one("docket.insert", "tr-l-1"), map[string]string{
+	expectAttrs(t, e.one("docket.insert", "tr-l-1"), map[string]string{
 		"docket.runs.count": "1", "docket.run_id": "tr-l-1", "docket.graph_id": "tr-graph"})
 	h := e.one("docket.handler", "tr-l-1")
-	trExpectAttrs(t, h, map[string]string{
+	expectAttrs(t, h, map[string]string{
 		"docket.run_id": "tr-l-1", "docket.graph_id": "tr-graph", "docket.step": "0", "docket.attempt": "1", "docket.verdict": "wait"})
 	for _, c := range e.spans("docket.claim") {
-		if got := trAttrs(c)["docket.claim.engine"]; got != "legacy" {
+		if got := attrs(c)["docket.claim.engine"]; got != "legacy" {
 			t.Fatalf("claim span engine %q", got)
 		}
 	}
