@@ -1,4 +1,4 @@
-package tests
+package oracle
 
 import (
 	"context"
@@ -37,15 +37,15 @@ import (
 // and a sequence value too, so no call is in progress while the target's
 // work commits and the window opens at the first call numbered after it.
 
-// frNow is the claim time of every call: backlog runs are due before it,
+// now is the claim time of every call: backlog runs are due before it,
 // dormant runs long after it, and no claim ever expires.
-var frNow = time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+var now = time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// frPollers is the number of concurrent pollers.
-const frPollers = 4
+// pollers is the number of concurrent pollers.
+const pollers = 4
 
-// frConfig is one fixed-window configuration.
-type frConfig struct {
+// config is one fixed-window configuration.
+type config struct {
 	name    string
 	seed    uint64
 	hot     int // competitors, each with a backlog
@@ -67,8 +67,8 @@ type frConfig struct {
 	dormants int
 }
 
-// frCall is one committed claim call and its commit sequence number.
-type frCall struct {
+// call is one committed claim call and its commit sequence number.
+type call struct {
 	seq   int64
 	trace docket.ClaimTrace
 }
@@ -76,7 +76,7 @@ type frCall struct {
 // frEnv is the database of one configuration.
 type frEnv struct {
 	t      *testing.T
-	cfg    frConfig
+	cfg    config
 	ctx    context.Context
 	pool   *pgxpool.Pool
 	client *docket.Client
@@ -87,7 +87,7 @@ type frEnv struct {
 // competitors and a low-volume target, several windows each, and checks every
 // window's committed trace with oracle.Check and oracle.Bounds.
 func TestFairRotationFixedWindowOracle(t *testing.T) {
-	configs := []frConfig{
+	configs := []config{
 		{name: "five hot competitors, target last", seed: 1, hot: 5, backlog: 600, targetRuns: 1, maxDemand: 4, rounds: 8},
 		{name: "capped and dormant competitors, target first", seed: 2, hot: 5, backlog: 600, capped: 2, hold: 60 * time.Millisecond,
 			dormant: true, targetFirst: true, targetRuns: 2, maxDemand: 4, rounds: 8},
@@ -111,14 +111,14 @@ func TestFairRotationFixedWindowOracle(t *testing.T) {
 
 // newFrEnv opens a fresh database with room for the pollers and a TenantFair
 // client whose default cap never binds.
-func newFrEnv(t *testing.T, cfg frConfig) *frEnv {
+func newFrEnv(t *testing.T, cfg config) *frEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	pcfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
 	if err != nil {
 		t.Fatalf("pool config: %v", err)
 	}
-	pcfg.MaxConns = frPollers + 2
+	pcfg.MaxConns = pollers + 2
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		t.Fatalf("pool: %v", err)
@@ -140,7 +140,7 @@ func (e *frEnv) seed() map[int64]string {
 	if e.cfg.targetFirst {
 		// A cancelled run leaves the target's partition in place with no
 		// unfinished work: a ring position that is not in the ring.
-		e.insert("target", "target-seed", frNow)
+		e.insert("target", "target-seed", now)
 		if _, err := e.client.Cancel(e.ctx, docket.Tenant("target"), "target-seed"); err != nil {
 			e.t.Fatalf("cancel: %v", err)
 		}
@@ -149,10 +149,10 @@ func (e *frEnv) seed() map[int64]string {
 		// The dormant members come next and are parked by claim calls that
 		// find nothing else: the steady state of a parked domain.
 		for d := 1; d <= e.cfg.dormants; d++ {
-			e.insert(fmt.Sprintf("dormant%02d", d), fmt.Sprintf("dormant%02d-1", d), frNow.Add(1000*time.Hour))
+			e.insert(fmt.Sprintf("dormant%02d", d), fmt.Sprintf("dormant%02d-1", d), now.Add(1000*time.Hour))
 		}
 		for range (e.cfg.dormants + policy.InspectionsPerCall - 1) / policy.InspectionsPerCall {
-			if _, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{Now: frNow, Limit: 1, OrphanTTL: time.Hour,
+			if _, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Hour,
 				MaxClaimAttempts: 1000}); err != nil {
 				e.t.Fatalf("parking call: %v", err)
 			}
@@ -166,7 +166,7 @@ func (e *frEnv) seed() map[int64]string {
 		runs := make([]docket.NewRun, e.cfg.backlog)
 		for i := range runs {
 			runs[i] = docket.NewRun{RunID: fmt.Sprintf("%s-%d", tenant, i), Scope: docket.Tenant(tenant), GraphID: "g",
-				GraphHash: "h1", State: []byte(`{}`), WakeAt: frNow.Add(-time.Duration(e.cfg.backlog-i) * time.Second)}
+				GraphHash: "h1", State: []byte(`{}`), WakeAt: now.Add(-time.Duration(e.cfg.backlog-i) * time.Second)}
 		}
 		if _, err := e.client.InsertRuns(e.ctx, runs); err != nil {
 			e.t.Fatalf("backlog of %s: %v", tenant, err)
@@ -178,7 +178,7 @@ func (e *frEnv) seed() map[int64]string {
 		}
 	}
 	if e.cfg.dormant {
-		e.insert("dormant", "dormant-1", frNow.Add(1000*time.Hour))
+		e.insert("dormant", "dormant-1", now.Add(1000*time.Hour))
 	}
 	return e.ring()
 }
@@ -224,7 +224,7 @@ func (e *frEnv) window(round int, competitors map[int64]string) {
 	t := e.t
 	var (
 		mu       sync.Mutex
-		calls    []frCall
+		calls    []call
 		stop     atomic.Bool
 		served   atomic.Int64
 		firstErr error
@@ -239,8 +239,8 @@ func (e *frEnv) window(round int, competitors map[int64]string) {
 		}
 		stop.Store(true)
 	}
-	for p := range frPollers {
-		rng := rand.New(rand.NewPCG(e.cfg.seed, uint64(round*frPollers+p)))
+	for p := range pollers {
+		rng := rand.New(rand.NewPCG(e.cfg.seed, uint64(round*pollers+p)))
 		wg.Go(func() {
 			for !stop.Load() {
 				call, err := e.poll(rng)
@@ -291,7 +291,7 @@ func (e *frEnv) window(round int, competitors map[int64]string) {
 			t.Fatalf("round %d: %d parked partitions after the window, want the %d dormant members", round, n, e.cfg.dormants)
 		}
 	}
-	slices.SortFunc(calls, func(a, b frCall) int { return int(a.seq - b.seq) })
+	slices.SortFunc(calls, func(a, b call) int { return int(a.seq - b.seq) })
 	e.checkWindow(round, opening, ring, calls)
 }
 
@@ -323,13 +323,13 @@ func mapsEqual(a, b map[int64]string) bool {
 // poll runs one traced claim in its own transaction and records its commit
 // sequence number. A call refused for policy lock contention rolls back and
 // returns nil: it is no qualifying call.
-func (e *frEnv) poll(rng *rand.Rand) (*frCall, error) {
+func (e *frEnv) poll(rng *rand.Rand) (*call, error) {
 	tx, err := e.pool.Begin(e.ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback(e.ctx) }()
-	req := docket.ClaimRequest{Now: frNow, Limit: 1 + rng.IntN(e.cfg.maxDemand), OrphanTTL: time.Hour, MaxClaimAttempts: 1000}
+	req := docket.ClaimRequest{Now: now, Limit: 1 + rng.IntN(e.cfg.maxDemand), OrphanTTL: time.Hour, MaxClaimAttempts: 1000}
 	tr, err := e.client.TraceClaimDueTx(e.ctx, tx, req)
 	if unavailable, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](err); ok && unavailable.Reason == policy.ReasonLockContention {
 		return nil, nil
@@ -337,7 +337,7 @@ func (e *frEnv) poll(rng *rand.Rand) (*frCall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
-	call := &frCall{trace: tr}
+	call := &call{trace: tr}
 	if err := tx.QueryRow(e.ctx, `select nextval('fr_commit_order')`).Scan(&call.seq); err != nil {
 		return nil, err
 	}
@@ -366,7 +366,7 @@ func (e *frEnv) openWindow(round int) (int64, map[int64]string) {
 	}
 	for i := range e.cfg.targetRuns {
 		_, err := e.client.InsertRunTx(e.ctx, tx, docket.NewRun{RunID: fmt.Sprintf("target-%d-%d", round, i),
-			Scope: docket.Tenant("target"), GraphID: "g", GraphHash: "h1", State: []byte(`{}`), WakeAt: frNow.Add(-time.Second)})
+			Scope: docket.Tenant("target"), GraphID: "g", GraphHash: "h1", State: []byte(`{}`), WakeAt: now.Add(-time.Second)})
 		if err != nil {
 			t.Fatalf("insert target run: %v", err)
 		}
@@ -402,7 +402,7 @@ func (e *frEnv) openWindow(round int) (int64, map[int64]string) {
 // checkWindow converts the calls committed after the opening, through the
 // call with the target's first grant, into oracle events, derives the cohort
 // P and L from them and checks the trace and the bounds.
-func (e *frEnv) checkWindow(round int, opening int64, ring map[int64]string, calls []frCall) {
+func (e *frEnv) checkWindow(round int, opening int64, ring map[int64]string, calls []call) {
 	t := e.t
 	var events []oracle.Event
 	granted := false

@@ -1,4 +1,4 @@
-package tests
+package oracle
 
 import (
 	"context"
@@ -20,24 +20,24 @@ import (
 // The differential test drives the reference model and a real database with
 // the same operations.
 //
-// Clocks: every claim passes the logical clock dfEpoch + elapsed as Now, and
+// Clocks: every claim passes the logical clock epoch + elapsed as Now, and
 // the clock only moves forward. Several lifecycle writes (ReleaseClaim, the
 // cooperative yield, RetryPoisonedRun, a MutateRun without a wake time, the
 // retained claim refresh, abandon poison) take their time from the database
-// clock now() instead. dfEpoch lies far beyond any real date, so such a
+// clock now() instead. epoch lies far beyond any real date, so such a
 // database time is always earlier than every logical time: a run it makes due
 // is due for every later claim, and a refresh never moves a logical
 // claimed_at. The model is handed the exact time the database wrote (read
 // back from the written row), so FIFO order among those runs is compared
 // exactly too.
-var dfEpoch = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+var epoch = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// dfTTL is the fixed orphan TTL of every differential claim.
-const dfTTL = time.Hour
+// ttl is the fixed orphan TTL of every differential claim.
+const ttl = time.Hour
 
-// dfLease is one lease handed out by a claim: the model's token, the
+// lease is one lease handed out by a claim: the model's token, the
 // database's token and the checkpoint sequence the holder expects next.
-type dfLease struct {
+type lease struct {
 	runID, tenant string
 	modelToken    string
 	dbToken       uuid.UUID
@@ -54,7 +54,7 @@ type dfEnv struct {
 	model   *oracle.Model
 	clock   time.Time
 	tenants []string
-	leases  []*dfLease
+	leases  []*lease
 	tokens  map[string]uuid.UUID // model token -> database token
 	log     []string
 	serial  int
@@ -78,14 +78,14 @@ func newDfEnv(t *testing.T, rt *rapid.T, parked bool) (*dfEnv, func()) {
 		tb.Finish()
 		cancel()
 	}
-	e := &dfEnv{rt: rt, ctx: ctx, pool: pool, clock: dfEpoch, tokens: map[string]uuid.UUID{}, parked: parked}
+	e := &dfEnv{rt: rt, ctx: ctx, pool: pool, clock: epoch, tokens: map[string]uuid.UUID{}, parked: parked}
 	n := rapid.IntRange(3, 6).Draw(rt, "tenants")
 	for i := range n {
 		e.tenants = append(e.tenants, fmt.Sprintf("t%d", i+1))
 	}
 	defaultCap := rapid.SampledFrom([]int{1, 2, 3, 4, 50}).Draw(rt, "default cap")
 	e.logf("start: tenants %v, default cap %d, logical clock %s, orphan TTL %s, parked %v",
-		e.tenants, defaultCap, dfEpoch.Format(time.RFC3339), dfTTL, parked)
+		e.tenants, defaultCap, epoch.Format(time.RFC3339), ttl, parked)
 	if e.model, err = oracle.NewModel(defaultCap); err != nil {
 		release()
 		rt.Fatalf("model: %v", err)
@@ -100,7 +100,7 @@ func newDfEnv(t *testing.T, rt *rapid.T, parked bool) (*dfEnv, func()) {
 		rt.Fatalf("open: %v", err)
 	}
 	var before bool
-	if err := pool.QueryRow(ctx, `select now() < $1`, dfEpoch).Scan(&before); err != nil || !before {
+	if err := pool.QueryRow(ctx, `select now() < $1`, epoch).Scan(&before); err != nil || !before {
 		release()
 		rt.Fatalf("the database clock must be before the logical epoch (%v, %v)", before, err)
 	}
@@ -123,18 +123,18 @@ func (e *dfEnv) fail(format string, args ...any) {
 // at renders a time: logical times as offsets from the logical epoch, times
 // the database clock wrote as "db:" plus the time of day.
 func (e *dfEnv) at(t time.Time) string {
-	if t.Before(dfEpoch.AddDate(-1, 0, 0)) {
+	if t.Before(epoch.AddDate(-1, 0, 0)) {
 		return "db:" + t.UTC().Format("15:04:05.000000")
 	}
-	if d := t.Sub(dfEpoch); d < 0 {
+	if d := t.Sub(epoch); d < 0 {
 		return d.String()
 	}
-	return "+" + t.Sub(dfEpoch).String()
+	return "+" + t.Sub(epoch).String()
 }
 
 // live lists the leases whose token still holds the claim in the model.
-func (e *dfEnv) live() []*dfLease {
-	var out []*dfLease
+func (e *dfEnv) live() []*lease {
+	var out []*lease
 	for _, l := range e.leases {
 		if r, ok := e.model.Run(l.runID); ok && r.Token == l.modelToken {
 			out = append(out, l)
@@ -144,8 +144,8 @@ func (e *dfEnv) live() []*dfLease {
 }
 
 // stale lists the leases whose token no longer holds the claim.
-func (e *dfEnv) stale() []*dfLease {
-	var out []*dfLease
+func (e *dfEnv) stale() []*lease {
+	var out []*lease
 	for _, l := range e.leases {
 		if r, ok := e.model.Run(l.runID); ok && r.Token != l.modelToken {
 			out = append(out, l)
@@ -154,40 +154,40 @@ func (e *dfEnv) stale() []*dfLease {
 	return out
 }
 
-// dfHolder is the holder a lifecycle operation acts as, possibly stale.
-type dfHolder struct {
-	lease *dfLease
+// holder is the holder a lifecycle operation acts as, possibly stale.
+type holder struct {
+	lease *lease
 	seq   int64  // the checkpoint sequence it claims to expect
 	kind  string // "live", "stale token" or "stale seq"
 }
 
 // holder returns the docket holder identity.
-func (h dfHolder) holder() docket.Holder {
+func (h holder) holder() docket.Holder {
 	return docket.Holder{Scope: docket.Tenant(h.lease.tenant), RunID: h.lease.runID, Token: h.lease.dbToken}
 }
 
 // String renders the holder for the log.
-func (h dfHolder) String() string {
+func (h holder) String() string {
 	return fmt.Sprintf("%s (%s, seq %d)", h.lease.runID, h.kind, h.seq)
 }
 
 // drawHolder draws the holder of a lifecycle operation: mostly a live one,
 // sometimes a holder whose token was replaced or whose sequence is outdated,
 // which both implementations must refuse without a change.
-func (e *dfEnv) drawHolder() (dfHolder, bool) {
+func (e *dfEnv) drawHolder() (holder, bool) {
 	live, stale := e.live(), e.stale()
 	switch kind := rapid.IntRange(0, 5).Draw(e.rt, "holder kind"); {
 	case kind <= 3 && len(live) > 0:
 		l := live[rapid.IntRange(0, len(live)-1).Draw(e.rt, "live holder")]
-		return dfHolder{lease: l, seq: l.seq, kind: "live"}, true
+		return holder{lease: l, seq: l.seq, kind: "live"}, true
 	case kind == 4 && len(stale) > 0:
 		l := stale[rapid.IntRange(0, len(stale)-1).Draw(e.rt, "stale holder")]
-		return dfHolder{lease: l, seq: l.seq, kind: "stale token"}, true
+		return holder{lease: l, seq: l.seq, kind: "stale token"}, true
 	case kind == 5 && len(live) > 0:
 		l := live[rapid.IntRange(0, len(live)-1).Draw(e.rt, "outdated holder")]
-		return dfHolder{lease: l, seq: l.seq + 1, kind: "stale seq"}, true
+		return holder{lease: l, seq: l.seq + 1, kind: "stale seq"}, true
 	}
-	return dfHolder{}, false
+	return holder{}, false
 }
 
 // drawRun draws a run id, preferring runs that satisfy want.

@@ -1,4 +1,4 @@
-package tests
+package oracle
 
 import (
 	"testing"
@@ -9,11 +9,11 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// dfOps are the differential operations with their weights: claims dominate
+// ops are the differential operations with their weights: claims dominate
 // (some while another transaction holds row locks), then inserts, clock movement and completions; every other lifecycle and
 // administration write appears regularly. The first entry is what rapid
 // shrinks a step towards.
-var dfOps = []struct {
+var ops = []struct {
 	weight int
 	apply  func(*dfEnv)
 }{
@@ -41,11 +41,11 @@ var dfOps = []struct {
 // step draws one weighted operation and applies it to both sides.
 func (e *dfEnv) step() {
 	total := 0
-	for _, op := range dfOps {
+	for _, op := range ops {
 		total += op.weight
 	}
 	pick := rapid.IntRange(0, total-1).Draw(e.rt, "op")
-	for _, op := range dfOps {
+	for _, op := range ops {
 		if pick < op.weight {
 			op.apply(e)
 			return

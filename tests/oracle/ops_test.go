@@ -1,4 +1,4 @@
-package tests
+package oracle
 
 import (
 	"fmt"
@@ -58,11 +58,11 @@ func (e *dfEnv) opClaim() {
 	maxAttempts := rapid.SampledFrom([]int{1000, 2, 3}).Draw(e.rt, "max attempts")
 	e.logf("claim demand=%d preference=%q max-attempts=%d at %s", demand, pref, maxAttempts, e.at(e.clock))
 
-	want, err := e.model.Claim(e.clock, e.clock.Add(-dfTTL), demand, maxAttempts, oracle.Preference(pref))
+	want, err := e.model.Claim(e.clock, e.clock.Add(-ttl), demand, maxAttempts, oracle.Preference(pref))
 	if err != nil {
 		e.fail("model claim: %v", err)
 	}
-	tr, err := e.client.TraceClaimDue(e.ctx, docket.ClaimRequest{Now: e.clock, Limit: demand, OrphanTTL: dfTTL,
+	tr, err := e.client.TraceClaimDue(e.ctx, docket.ClaimRequest{Now: e.clock, Limit: demand, OrphanTTL: ttl,
 		MaxClaimAttempts: maxAttempts, Preference: pref})
 	if err != nil {
 		e.fail("database claim: %v", err)
@@ -70,7 +70,7 @@ func (e *dfEnv) opClaim() {
 	got := e.dbCallLines(tr, demand)
 	wantLines := modelCallLines(want)
 	if !slices.Equal(wantLines, got) {
-		e.fail("claim call differs:\n%s", dfDiff(wantLines, got))
+		e.fail("claim call differs:\n%s", diff(wantLines, got))
 	}
 	e.checkCallIdentity(tr)
 
@@ -88,7 +88,7 @@ func (e *dfEnv) opClaim() {
 		l := leases[0]
 		leases = leases[1:]
 		e.tokens[o.Token] = l.ClaimToken
-		e.leases = append(e.leases, &dfLease{runID: o.RunID, tenant: o.Scope, modelToken: o.Token,
+		e.leases = append(e.leases, &lease{runID: o.RunID, tenant: o.Scope, modelToken: o.Token,
 			dbToken: l.ClaimToken, seq: l.CheckpointSeq})
 		summary = append(summary, fmt.Sprintf("%s %s", o.RunID, o.Class))
 	}
@@ -120,7 +120,7 @@ func (e *dfEnv) dbCallLines(tr docket.ClaimTrace, demand int) []string {
 			leases = leases[1:]
 			attempt, eligible, seq = l.Attempt, l.EligibleAt, l.CheckpointSeq
 		}
-		out = append(out, dfOutcomeLine(o.Visit, o.Ordinal, o.RunID, tenant, string(o.Class), o.Disposition,
+		out = append(out, outcomeLine(o.Visit, o.Ordinal, o.RunID, tenant, string(o.Class), o.Disposition,
 			o.Poisoned, attempt, eligible, seq))
 	}
 	for _, in := range tr.Inspections {
@@ -128,7 +128,7 @@ func (e *dfEnv) dbCallLines(tr docket.ClaimTrace, demand int) []string {
 		if in.ParkedUntil != nil {
 			until = *in.ParkedUntil
 		}
-		out = append(out, dfInspectionLine(in.Visit, in.Demand, in.CursorBefore, in.CursorAfter, in.RingPosition,
+		out = append(out, inspectionLine(in.Visit, in.Demand, in.CursorBefore, in.CursorAfter, in.RingPosition,
 			in.ScopeKey, string(in.Disposition), in.Outcomes, int64(in.EpochDelta), in.Parked, until, in.Woken))
 	}
 	if in := len(tr.Inspections); in > 0 && tr.Inspections[0].Demand != demand {
@@ -207,7 +207,7 @@ func (e *dfEnv) insert(n int, tenants []string) {
 // expires every claim taken before it.
 func (e *dfEnv) opTick() {
 	d := rapid.SampledFrom([]time.Duration{time.Second, 30 * time.Second, 5 * time.Minute, 30 * time.Minute,
-		dfTTL + time.Minute, 3 * time.Hour}).Draw(e.rt, "tick")
+		ttl + time.Minute, 3 * time.Hour}).Draw(e.rt, "tick")
 	e.clock = e.clock.Add(d)
 	e.logf("tick %s -> %s", d, e.at(e.clock))
 }

@@ -1,4 +1,4 @@
-package tests
+package oracle
 
 import (
 	"fmt"
@@ -25,30 +25,30 @@ func dfTime(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// dfOpt returns &t when set, else nil.
-func dfOpt(set bool, t time.Time) *time.Time {
+// opt returns &t when set, else nil.
+func opt(set bool, t time.Time) *time.Time {
 	if !set {
 		return nil
 	}
 	return &t
 }
 
-// dfRunLine renders one run.
-func dfRunLine(runID, scope, status string, wake *time.Time, token string, claimedAt *time.Time,
+// runLine renders one run.
+func runLine(runID, scope, status string, wake *time.Time, token string, claimedAt *time.Time,
 	attempts, abandons int, seq int64, poisonedAt *time.Time, reason string, admittedAt *time.Time) string {
 	return fmt.Sprintf("run %s scope=%s status=%s wake=%s claim=%s@%s attempts=%d abandons=%d seq=%d poison=%s/%s admitted=%s",
 		runID, scope, status, dfTime(wake), token, dfTime(claimedAt), attempts, abandons, seq,
 		dfTime(poisonedAt), reason, dfTime(admittedAt))
 }
 
-// dfPartitionLine renders one partition; parked is "-" (awake), "write"
+// partitionLine renders one partition; parked is "-" (awake), "write"
 // (parked until a write) or the time it is parked until.
-func dfPartitionLine(scope string, position int64, override int, epoch int64, unfinished, admitted, claims int, parked string) string {
+func partitionLine(scope string, position int64, override int, epoch int64, unfinished, admitted, claims int, parked string) string {
 	return fmt.Sprintf("partition %s position=%d override=%d epoch=%d unfinished=%d admitted=%d claims=%d parked=%s",
 		scope, position, override, epoch, unfinished, admitted, claims, parked)
 }
 
-// dfParked renders a park state for dfPartitionLine.
+// dfParked renders a park state for partitionLine.
 func dfParked(parked bool, until time.Time) string {
 	switch {
 	case !parked:
@@ -64,7 +64,7 @@ func (e *dfEnv) modelState() []string {
 	out := []string{fmt.Sprintf("policy default=%d cursor=%d", e.model.DefaultCap(), e.model.Cursor())}
 	for _, p := range e.model.Partitions() {
 		c := e.model.Counts(p.Scope, e.clock)
-		out = append(out, dfPartitionLine(p.Scope, p.Position, p.Override, p.Epoch, p.Unfinished, c.Admitted, c.LiveClaims,
+		out = append(out, partitionLine(p.Scope, p.Position, p.Override, p.Epoch, p.Unfinished, c.Admitted, c.LiveClaims,
 			dfParked(p.Parked, p.ParkedUntil)))
 	}
 	for _, r := range e.model.Runs() {
@@ -75,9 +75,9 @@ func (e *dfEnv) modelState() []string {
 				token = db.String()
 			}
 		}
-		out = append(out, dfRunLine(r.RunID, r.Scope, string(r.Status), dfOpt(r.HasWake, r.WakeAt), token,
-			dfOpt(r.Claimed(), r.ClaimedAt), r.Attempts, r.Abandons, r.CheckpointSeq,
-			dfOpt(r.Poisoned, r.PoisonedAt), r.PoisonReason, dfOpt(r.Admitted, r.AdmittedAt)))
+		out = append(out, runLine(r.RunID, r.Scope, string(r.Status), opt(r.HasWake, r.WakeAt), token,
+			opt(r.Claimed(), r.ClaimedAt), r.Attempts, r.Abandons, r.CheckpointSeq,
+			opt(r.Poisoned, r.PoisonedAt), r.PoisonReason, opt(r.Admitted, r.AdmittedAt)))
 	}
 	return out
 }
@@ -111,7 +111,7 @@ func (e *dfEnv) dbState() []string {
 		if until != nil && !forGood {
 			at = *until
 		}
-		return dfPartitionLine(scope, position, override, epoch, unfinished, admitted, claims, dfParked(parked, at)), err
+		return partitionLine(scope, position, override, epoch, unfinished, admitted, claims, dfParked(parked, at)), err
 	})
 	if err != nil {
 		e.fail("read partitions: %v", err)
@@ -127,7 +127,7 @@ func (e *dfEnv) dbState() []string {
 		var seq int64
 		err := row.Scan(&runID, &scope, &status, &wake, &token, &claimedAt, &attempts, &abandons, &seq,
 			&poisonedAt, &reason, &admittedAt)
-		return dfRunLine(runID, scope, status, wake, token, claimedAt, attempts, abandons, seq, poisonedAt, reason, admittedAt), err
+		return runLine(runID, scope, status, wake, token, claimedAt, attempts, abandons, seq, poisonedAt, reason, admittedAt), err
 	})
 	if err != nil {
 		e.fail("read runs: %v", err)
@@ -142,13 +142,13 @@ func (e *dfEnv) compareState() {
 	if slices.Equal(want, got) {
 		return
 	}
-	e.fail("state differs after the last operation:\n%s", dfDiff(want, got))
+	e.fail("state differs after the last operation:\n%s", diff(want, got))
 }
 
-// dfDiff renders a line diff of the model's and the database's lines: "-"
+// diff renders a line diff of the model's and the database's lines: "-"
 // lines only the model has, "+" lines only the database has, based on a
 // longest common subsequence.
-func dfDiff(model, db []string) string {
+func diff(model, db []string) string {
 	// lcs[i][j] is the LCS length of model[i:] and db[j:].
 	lcs := make([][]int, len(model)+1)
 	for i := range lcs {
@@ -181,15 +181,15 @@ func dfDiff(model, db []string) string {
 	return b.String()
 }
 
-// dfOutcomeLine renders one outcome of a claim call.
-func dfOutcomeLine(visit, ordinal int, runID, scope, class, disposition string, poison bool,
+// outcomeLine renders one outcome of a claim call.
+func outcomeLine(visit, ordinal int, runID, scope, class, disposition string, poison bool,
 	attempt int, eligible time.Time, seq int64) string {
 	return fmt.Sprintf("outcome v%d #%d %s scope=%s class=%s disposition=%s poison=%t attempt=%d eligible=%s seq=%d",
 		visit, ordinal, runID, scope, class, disposition, poison, attempt, eligible.UTC().Format(time.RFC3339Nano), seq)
 }
 
-// dfInspectionLine renders one inspection of a claim call.
-func dfInspectionLine(visit, demand int, before, after, position int64, scope, disposition string, outcomes int, epoch int64,
+// inspectionLine renders one inspection of a claim call.
+func inspectionLine(visit, demand int, before, after, position int64, scope, disposition string, outcomes int, epoch int64,
 	parked bool, until time.Time, woken int) string {
 	return fmt.Sprintf("visit %d demand=%d cursor %d->%d position=%d scope=%s %s outcomes=%d epoch+%d parked=%s woken=%d",
 		visit, demand, before, after, position, scope, disposition, outcomes, epoch, dfParked(parked, until), woken)
@@ -199,11 +199,11 @@ func dfInspectionLine(visit, demand int, before, after, position int64, scope, d
 func modelCallLines(res oracle.ClaimResult) []string {
 	var out []string
 	for _, o := range res.Outcomes {
-		out = append(out, dfOutcomeLine(o.Visit, o.Ordinal, o.RunID, o.Scope, string(o.Class), string(o.Disposition),
+		out = append(out, outcomeLine(o.Visit, o.Ordinal, o.RunID, o.Scope, string(o.Class), string(o.Disposition),
 			o.Poison, o.ClaimAttempt, o.EligibleAt, o.CheckpointSeq))
 	}
 	for _, in := range res.Inspections {
-		out = append(out, dfInspectionLine(in.Visit, res.Demand, in.CursorBefore, in.CursorAfter, in.Position,
+		out = append(out, inspectionLine(in.Visit, res.Demand, in.CursorBefore, in.CursorAfter, in.Position,
 			in.Scope, string(in.Disposition), in.Outcomes, in.EpochDelta, in.Parked, in.ParkedUntil, in.Woken))
 	}
 	return out

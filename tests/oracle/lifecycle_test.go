@@ -1,4 +1,4 @@
-package tests
+package oracle
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 )
 
 // Differential lifecycle operations. Each applies one write to the database
-// first, takes the time the database wrote (see dfEpoch) and applies the
+// first, takes the time the database wrote (see epoch) and applies the
 // same write to the model; both must accept it or both must refuse it.
 
 // expectSame fails when exactly one side refused the write.
@@ -36,8 +36,8 @@ func (e *dfEnv) expectRefusal(op string, err error, refusals ...error) {
 	e.fail("%s: unexpected error %v", op, err)
 }
 
-// dfOutcome renders an accepted or refused write for the log.
-func dfOutcome(err error) string {
+// outcome renders an accepted or refused write for the log.
+func outcome(err error) string {
 	if err != nil {
 		return "refused"
 	}
@@ -60,7 +60,7 @@ func (e *dfEnv) opCommit(name string, db docket.Schedule, model oracle.Schedule)
 	}
 	modelErr := e.model.Commit(h.lease.runID, h.lease.modelToken, h.seq, model, now)
 	e.expectRefusal(name+" (model)", modelErr, oracle.ErrStaleFence, oracle.ErrClaimLost)
-	e.logf("%s as %s: %s", name, h, dfOutcome(dbErr))
+	e.logf("%s as %s: %s", name, h, outcome(dbErr))
 	e.expectSame(name, dbErr, modelErr)
 	if dbErr == nil {
 		h.lease.seq = run.CheckpointSeq
@@ -142,7 +142,7 @@ func (e *dfEnv) opRefresh() {
 	}
 	modelErr := e.model.RefreshClaim(h.lease.runID, h.lease.modelToken, now)
 	e.expectRefusal("refresh (model)", modelErr, oracle.ErrClaimLost)
-	e.logf("refresh as %s: %s", h, dfOutcome(dbErr))
+	e.logf("refresh as %s: %s", h, outcome(dbErr))
 	e.expectSame("refresh", dbErr, modelErr)
 }
 
@@ -206,7 +206,7 @@ func (e *dfEnv) opMutate(name string, want func(oracle.Run) bool, statuses []doc
 	}
 	modelErr := e.model.MutateRun(r.RunID, oracle.Status(m.Status), wake, now)
 	e.expectRefusal(name+" (model)", modelErr, oracle.ErrInvalidState)
-	e.logf("%s %s -> %s wake %s: %s", name, r.RunID, m.Status, e.wakeLabel(m.WakeAt), dfOutcome(dbErr))
+	e.logf("%s %s -> %s wake %s: %s", name, r.RunID, m.Status, e.wakeLabel(m.WakeAt), outcome(dbErr))
 	e.expectSame(name, dbErr, modelErr)
 }
 
@@ -246,6 +246,6 @@ func (e *dfEnv) opRetryPoisoned() {
 	}
 	modelErr := e.model.RetryPoisonedRun(r.RunID, now)
 	e.expectRefusal("retry poisoned (model)", modelErr, oracle.ErrInvalidState)
-	e.logf("retry poisoned %s: %s", r.RunID, dfOutcome(dbErr))
+	e.logf("retry poisoned %s: %s", r.RunID, outcome(dbErr))
 	e.expectSame("retry poisoned", dbErr, modelErr)
 }
