@@ -1,4 +1,4 @@
-package tests
+package input
 
 import (
 	"context"
@@ -8,15 +8,15 @@ import (
 	"github.com/docketrun/docket-go/docket"
 )
 
-// hardGoodCommit is a valid commit of the fixture lease that would finish it.
-func hardGoodCommit(env *hardInputEnv) docket.CommitRequest {
+// goodCommit is a valid commit of the fixture lease that would finish it.
+func goodCommit(env *inputEnv) docket.CommitRequest {
 	return docket.CommitRequest{
 		Holder: env.lease.Holder(), ExpectedSeq: env.lease.CheckpointSeq, Step: 1,
 		State: json.RawMessage(`{"n":2}`), CheckpointType: "step", Schedule: docket.ReleaseTerminal(docket.StatusDone),
 	}
 }
 
-func hardCommitCases() []hardInputCase {
+func commitCases() []inputCase {
 	bad := []struct {
 		name   string
 		want   error
@@ -30,46 +30,46 @@ func hardCommitCases() []hardInputCase {
 		{"ReleaseTerminal bogus", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Schedule = docket.ReleaseTerminal("bogus") }},
 		{"negative ExpectedSeq", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.ExpectedSeq = -1 }},
 		{"negative Step", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Step = -1 }},
-		{"Step 2147483648", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Step = hardOverflow }},
+		{"Step 2147483648", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Step = overflow }},
 		{"empty non-nil State", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.State = json.RawMessage{} }},
 		{"invalid JSON State", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.State = json.RawMessage(`[1,`) }},
-		{"oversized State", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.State = hardHugeState }},
+		{"oversized State", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.State = hugeState }},
 		{"State with NUL escape", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.State = json.RawMessage(`"\u0000"`) }},
 		{"CheckpointType with newline", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.CheckpointType = "step\n2" }},
-		{"oversized CheckpointType", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.CheckpointType = hardLongID }},
-		{"CheckpointType not UTF-8", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.CheckpointType = hardBadUTF8 }},
+		{"oversized CheckpointType", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.CheckpointType = longID }},
+		{"CheckpointType not UTF-8", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.CheckpointType = badUTF8 }},
 		{"nil token", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Holder.Token = [16]byte{} }},
 		{"tenantless scope", docket.ErrTenantRequired, true, func(r *docket.CommitRequest) { r.Holder.Scope = docket.Tenantless }},
 		{"run id with NUL", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Holder.RunID = "\x00" }},
 		{"stale ExpectedSeq", docket.ErrStaleFence, false, func(r *docket.CommitRequest) { r.ExpectedSeq++ }},
 		{"wrong token", docket.ErrStaleFence, false, func(r *docket.CommitRequest) { r.Holder.Token[0] ^= 0xff }},
-		{"lease token on a finished run", docket.ErrStaleFence, false, func(r *docket.CommitRequest) { r.Holder.RunID = hardRunFinished }},
-		{"unknown run", docket.ErrNotFound, false, func(r *docket.CommitRequest) { r.Holder.RunID = hardUnknownRun }},
+		{"lease token on a finished run", docket.ErrStaleFence, false, func(r *docket.CommitRequest) { r.Holder.RunID = runFinished }},
+		{"unknown run", docket.ErrNotFound, false, func(r *docket.CommitRequest) { r.Holder.RunID = unknownRun }},
 		{"another tenant's scope", docket.ErrNotFound, false, func(r *docket.CommitRequest) { r.Holder.Scope = docket.Tenant("globex") }},
 	}
-	var cases []hardInputCase
+	var cases []inputCase
 	for _, b := range bad {
-		cases = append(cases, hardInputCase{name: "Commit " + b.name, want: []error{b.want}, local: b.local,
-			call: func(ctx context.Context, env *hardInputEnv) error {
-				req := hardGoodCommit(env)
+		cases = append(cases, inputCase{name: "Commit " + b.name, want: []error{b.want}, local: b.local,
+			call: func(ctx context.Context, env *inputEnv) error {
+				req := goodCommit(env)
 				b.mutate(&req)
 				_, err := env.client.Commit(ctx, req)
 				return err
 			}})
 	}
-	return append(cases, hardInputCase{name: "Commit cancelled context", want: []error{context.Canceled}, local: true, cancelled: true,
-		call: func(ctx context.Context, env *hardInputEnv) error {
-			_, err := env.client.Commit(ctx, hardGoodCommit(env))
+	return append(cases, inputCase{name: "Commit cancelled context", want: []error{context.Canceled}, local: true, cancelled: true,
+		call: func(ctx context.Context, env *inputEnv) error {
+			_, err := env.client.Commit(ctx, goodCommit(env))
 			return err
 		}})
 }
 
-// hardGoodAbandon is a valid abandon of the fixture lease.
-func hardGoodAbandon(env *hardInputEnv) docket.AbandonRequest {
+// goodAbandon is a valid abandon of the fixture lease.
+func goodAbandon(env *inputEnv) docket.AbandonRequest {
 	return docket.AbandonRequest{Holder: env.lease.Holder(), ExpectedSeq: env.lease.CheckpointSeq}
 }
 
-func hardAbandonCases() []hardInputCase {
+func abandonCases() []inputCase {
 	bad := []struct {
 		name   string
 		want   error
@@ -82,20 +82,20 @@ func hardAbandonCases() []hardInputCase {
 			r.BackoffBase, r.BackoffCap = time.Hour, time.Second
 		}},
 		{"negative MaxAbandons", docket.ErrInvalidArgument, true, func(r *docket.AbandonRequest) { r.MaxAbandons = -1 }},
-		{"MaxAbandons 2147483648", docket.ErrInvalidArgument, true, func(r *docket.AbandonRequest) { r.MaxAbandons = hardOverflow }},
+		{"MaxAbandons 2147483648", docket.ErrInvalidArgument, true, func(r *docket.AbandonRequest) { r.MaxAbandons = overflow }},
 		{"negative ExpectedSeq", docket.ErrInvalidArgument, true, func(r *docket.AbandonRequest) { r.ExpectedSeq = -1 }},
 		{"nil token", docket.ErrInvalidArgument, true, func(r *docket.AbandonRequest) { r.Holder.Token = [16]byte{} }},
 		{"empty tenant", docket.ErrInvalidArgument, true, func(r *docket.AbandonRequest) { r.Holder.Scope = docket.Tenant("") }},
-		{"unknown run", docket.ErrNotFound, false, func(r *docket.AbandonRequest) { r.Holder.RunID = hardUnknownRun }},
+		{"unknown run", docket.ErrNotFound, false, func(r *docket.AbandonRequest) { r.Holder.RunID = unknownRun }},
 		// A stale holder gets AbandonStale without an error.
 		{"stale ExpectedSeq", nil, false, func(r *docket.AbandonRequest) { r.ExpectedSeq++ }},
 		{"wrong token", nil, false, func(r *docket.AbandonRequest) { r.Holder.Token[15] ^= 0xff }},
 	}
-	var cases []hardInputCase
+	var cases []inputCase
 	for _, b := range bad {
-		cases = append(cases, hardInputCase{name: "AbandonClaim " + b.name, want: hardWants(b.want), local: b.local,
-			call: func(ctx context.Context, env *hardInputEnv) error {
-				req := hardGoodAbandon(env)
+		cases = append(cases, inputCase{name: "AbandonClaim " + b.name, want: wants(b.want), local: b.local,
+			call: func(ctx context.Context, env *inputEnv) error {
+				req := goodAbandon(env)
 				b.mutate(&req)
 				res, err := env.client.AbandonClaim(ctx, req)
 				if err == nil && res.Outcome != docket.AbandonStale {
@@ -104,9 +104,9 @@ func hardAbandonCases() []hardInputCase {
 				return err
 			}})
 	}
-	return append(cases, hardInputCase{name: "AbandonClaim cancelled context", want: []error{context.Canceled}, local: true, cancelled: true,
-		call: func(ctx context.Context, env *hardInputEnv) error {
-			_, err := env.client.AbandonClaim(ctx, hardGoodAbandon(env))
+	return append(cases, inputCase{name: "AbandonClaim cancelled context", want: []error{context.Canceled}, local: true, cancelled: true,
+		call: func(ctx context.Context, env *inputEnv) error {
+			_, err := env.client.AbandonClaim(ctx, goodAbandon(env))
 			return err
 		}})
 }

@@ -1,4 +1,4 @@
-package tests
+package input
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// hardBadSchemaNames are schema names Migrate must refuse: anything that is
+// badSchemaNames are schema names Migrate must refuse: anything that is
 // not a plain identifier of at most 63 bytes.
-var hardBadSchemaNames = []string{
+var badSchemaNames = []string{
 	`bad"name`,
 	`a;drop table docket_runs`,
 	`docket schema`,
@@ -33,24 +33,24 @@ line`,
 	`schema.name`,
 }
 
-// hardMigrateCase is one refused Migrate or MigrateStatus call.
-type hardMigrateCase struct {
+// migrateCase is one refused Migrate or MigrateStatus call.
+type migrateCase struct {
 	name string
 	want error
 	call func(ctx context.Context, databaseURL string) error
 }
 
-func hardMigrateCases(t testing.TB) []hardMigrateCase {
-	var cases []hardMigrateCase
-	for _, name := range hardBadSchemaNames {
+func migrateCases(t testing.TB) []migrateCase {
+	var cases []migrateCase
+	for _, name := range badSchemaNames {
 		cases = append(cases,
-			hardMigrateCase{"Migrate up into " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
+			migrateCase{"Migrate up into " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
 				return docket.Migrate(ctx, u, docket.MigrateOptions{Schema: name})
 			}},
-			hardMigrateCase{"Migrate down in " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
+			migrateCase{"Migrate down in " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
 				return docket.Migrate(ctx, u, docket.MigrateOptions{Schema: name, Direction: docket.MigrateDown})
 			}},
-			hardMigrateCase{"MigrateStatus of " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
+			migrateCase{"MigrateStatus of " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
 				_, err := docket.MigrateStatus(ctx, u, docket.MigrateOptions{Schema: name})
 				return err
 			}},
@@ -58,28 +58,28 @@ func hardMigrateCases(t testing.TB) []hardMigrateCase {
 		// A search_path names its schemas separated by commas, and Migrate
 		// takes the first, so a comma cannot be tried that way.
 		if !strings.Contains(name, ",") {
-			cases = append(cases, hardMigrateCase{"Migrate up with search_path " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
+			cases = append(cases, migrateCase{"Migrate up with search_path " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
 				return docket.Migrate(ctx, testkit.MigrationURLWithSearchPath(t, u, name), docket.MigrateOptions{})
 			}})
 		}
 	}
 	return append(cases,
-		hardMigrateCase{"Migrate unknown target", docket.ErrUnknownMigration, func(ctx context.Context, u string) error {
+		migrateCase{"Migrate unknown target", docket.ErrUnknownMigration, func(ctx context.Context, u string) error {
 			return docket.Migrate(ctx, u, docket.MigrateOptions{Target: "20991231000000"})
 		}},
-		hardMigrateCase{"MigrateStatus unknown target", docket.ErrUnknownMigration, func(ctx context.Context, u string) error {
+		migrateCase{"MigrateStatus unknown target", docket.ErrUnknownMigration, func(ctx context.Context, u string) error {
 			_, err := docket.MigrateStatus(ctx, u, docket.MigrateOptions{Target: "v2"})
 			return err
 		}},
-		hardMigrateCase{"Migrate direction 7", docket.ErrInvalidArgument, func(ctx context.Context, u string) error {
+		migrateCase{"Migrate direction 7", docket.ErrInvalidArgument, func(ctx context.Context, u string) error {
 			return docket.Migrate(ctx, u, docket.MigrateOptions{Direction: 7})
 		}},
-		hardMigrateCase{"Migrate cancelled context", context.Canceled, func(_ context.Context, u string) error {
+		migrateCase{"Migrate cancelled context", context.Canceled, func(_ context.Context, u string) error {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			return docket.Migrate(ctx, u, docket.MigrateOptions{})
 		}},
-		hardMigrateCase{"MigrateStatus cancelled context", context.Canceled, func(_ context.Context, u string) error {
+		migrateCase{"MigrateStatus cancelled context", context.Canceled, func(_ context.Context, u string) error {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			_, err := docket.MigrateStatus(ctx, u, docket.MigrateOptions{})
@@ -94,7 +94,7 @@ func TestHardeningMigrateRefusesBadInputAndCreatesNothing(t *testing.T) {
 	migrated := pgtest.NewDatabase(t)
 	emptyPool, migratedPool := testkit.PoolFor(t, empty), testkit.PoolFor(t, migrated)
 	tried := 0
-	for _, c := range hardMigrateCases(t) {
+	for _, c := range migrateCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, target := range []struct {
 				url  string

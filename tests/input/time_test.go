@@ -1,4 +1,4 @@
-package tests
+package input
 
 import (
 	"context"
@@ -16,83 +16,83 @@ import (
 // (4714-11-24 BC, which Go numbers year -4713) and the first time past its
 // end.
 var (
-	hardMinTime = time.Date(-4713, time.November, 24, 0, 0, 0, 0, time.UTC)
-	hardEndTime = time.Date(294277, time.January, 1, 0, 0, 0, 0, time.UTC)
-	hardY2K     = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+	minTime = time.Date(-4713, time.November, 24, 0, 0, 0, 0, time.UTC)
+	endTime = time.Date(294277, time.January, 1, 0, 0, 0, 0, time.UTC)
+	y2K     = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
 )
 
-// hardMicrosAfterY2K is the time us microseconds after 2000-01-01 UTC, for
+// microsAfterY2K is the time us microseconds after 2000-01-01 UTC, for
 // microsecond counts beyond what a time.Duration spans.
-func hardMicrosAfterY2K(us uint64) time.Time {
-	return time.Unix(hardY2K.Unix()+int64(us/1_000_000), int64(us%1_000_000)*1000).UTC()
+func microsAfterY2K(us uint64) time.Time {
+	return time.Unix(y2K.Unix()+int64(us/1_000_000), int64(us%1_000_000)*1000).UTC()
 }
 
-// hardBadTimes are times PostgreSQL's timestamptz cannot hold.
-var hardBadTimes = []struct {
+// badTimes are times PostgreSQL's timestamptz cannot hold.
+var badTimes = []struct {
 	name string
 	at   time.Time
 }{
 	{"year 300000", time.Date(300000, time.January, 1, 0, 0, 0, 0, time.UTC)},
-	{"first instant past the range", hardEndTime},
-	{"last nanosecond before the range", hardMinTime.Add(-time.Nanosecond)},
+	{"first instant past the range", endTime},
+	{"last nanosecond before the range", minTime.Add(-time.Nanosecond)},
 	{"year -300000", time.Date(-300000, time.January, 1, 0, 0, 0, 0, time.UTC)},
 	// pgx sends microseconds since 2000 as an int64 that would read as
 	// infinity, and one that wraps around to 2000-01-02.
-	{"the microsecond pgx sends as infinity", hardMicrosAfterY2K(math.MaxInt64)},
-	{"a time whose microseconds wrap to 2000-01-02", hardMicrosAfterY2K(math.MaxUint64).Add(24*time.Hour + time.Microsecond)},
+	{"the microsecond pgx sends as infinity", microsAfterY2K(math.MaxInt64)},
+	{"a time whose microseconds wrap to 2000-01-02", microsAfterY2K(math.MaxUint64).Add(24*time.Hour + time.Microsecond)},
 	{"Go's latest time", time.Unix(math.MaxInt64-62135596801, 999999999)},
-	{"in a non-UTC zone past the range", hardEndTime.In(time.FixedZone("east", 14*3600))},
+	{"in a non-UTC zone past the range", endTime.In(time.FixedZone("east", 14*3600))},
 }
 
-// hardTimeCases refuses every bad time in every public argument that takes
+// timeCases refuses every bad time in every public argument that takes
 // a time, before any statement (MutateRun after its lock, in its rolled-back
 // transaction).
-func hardTimeCases() []hardInputCase {
-	var cases []hardInputCase
-	local := func(name, mentions string, call func(ctx context.Context, env *hardInputEnv) error) {
-		cases = append(cases, hardInputCase{name: name, want: []error{docket.ErrInvalidArgument}, local: true, mentions: mentions, call: call})
+func timeCases() []inputCase {
+	var cases []inputCase
+	local := func(name, mentions string, call func(ctx context.Context, env *inputEnv) error) {
+		cases = append(cases, inputCase{name: name, want: []error{docket.ErrInvalidArgument}, local: true, mentions: mentions, call: call})
 	}
-	for _, b := range hardBadTimes {
-		run := hardNewRun("fresh-run")
+	for _, b := range badTimes {
+		run := newRun("fresh-run")
 		run.WakeAt = b.at
-		local("InsertRun WakeAt "+b.name, "WakeAt", func(ctx context.Context, env *hardInputEnv) error {
+		local("InsertRun WakeAt "+b.name, "WakeAt", func(ctx context.Context, env *inputEnv) error {
 			_, err := env.client.InsertRun(ctx, run)
 			return err
 		})
-		local("InsertRunTx WakeAt "+b.name, "WakeAt", func(ctx context.Context, env *hardInputEnv) error {
+		local("InsertRunTx WakeAt "+b.name, "WakeAt", func(ctx context.Context, env *inputEnv) error {
 			_, err := env.client.InsertRunTx(ctx, env.begin(ctx, pgx.TxOptions{}), run)
 			return err
 		})
-		local("InsertRuns with one WakeAt "+b.name, "WakeAt", func(ctx context.Context, env *hardInputEnv) error {
-			_, err := env.client.InsertRuns(ctx, []docket.NewRun{hardNewRun("fresh-1"), run})
+		local("InsertRuns with one WakeAt "+b.name, "WakeAt", func(ctx context.Context, env *inputEnv) error {
+			_, err := env.client.InsertRuns(ctx, []docket.NewRun{newRun("fresh-1"), run})
 			return err
 		})
-		for _, entry := range hardClaimEntries {
-			req := hardGoodClaim()
+		for _, entry := range claimEntries {
+			req := goodClaim()
 			req.Now = b.at
-			local(entry.name+" Now "+b.name, "claim Now", func(ctx context.Context, env *hardInputEnv) error {
+			local(entry.name+" Now "+b.name, "claim Now", func(ctx context.Context, env *inputEnv) error {
 				return entry.call(ctx, env, req)
 			})
 		}
-		local("Commit ReleaseAt "+b.name, "ReleaseAt", func(ctx context.Context, env *hardInputEnv) error {
-			req := hardGoodCommit(env)
+		local("Commit ReleaseAt "+b.name, "ReleaseAt", func(ctx context.Context, env *inputEnv) error {
+			req := goodCommit(env)
 			req.Schedule = docket.ReleaseAt(b.at)
 			_, err := env.client.Commit(ctx, req)
 			return err
 		})
-		local("AbandonClaim RetryAt "+b.name, "RetryAt", func(ctx context.Context, env *hardInputEnv) error {
-			req := hardGoodAbandon(env)
+		local("AbandonClaim RetryAt "+b.name, "RetryAt", func(ctx context.Context, env *inputEnv) error {
+			req := goodAbandon(env)
 			req.RetryAt = b.at
 			_, err := env.client.AbandonClaim(ctx, req)
 			return err
 		})
-		local("ListRuns cursor StartedAt "+b.name, "cursor StartedAt", func(ctx context.Context, env *hardInputEnv) error {
-			_, err := env.client.ListRuns(ctx, docket.ListRunsRequest{Scope: hardAcme, After: &docket.RunCursor{StartedAt: b.at, RunID: "r"}})
+		local("ListRuns cursor StartedAt "+b.name, "cursor StartedAt", func(ctx context.Context, env *inputEnv) error {
+			_, err := env.client.ListRuns(ctx, docket.ListRunsRequest{Scope: acme, After: &docket.RunCursor{StartedAt: b.at, RunID: "r"}})
 			return err
 		})
-		cases = append(cases, hardInputCase{name: "MutateRun WakeAt " + b.name, want: []error{docket.ErrInvalidArgument}, mentions: "mutation WakeAt",
-			call: func(ctx context.Context, env *hardInputEnv) error {
-				res, err := env.client.MutateRun(ctx, hardAcme, hardRunWaiting, hardDecide(docket.Mutation{Status: docket.StatusRunning, WakeAt: b.at}))
+		cases = append(cases, inputCase{name: "MutateRun WakeAt " + b.name, want: []error{docket.ErrInvalidArgument}, mentions: "mutation WakeAt",
+			call: func(ctx context.Context, env *inputEnv) error {
+				res, err := env.client.MutateRun(ctx, acme, runWaiting, decide(docket.Mutation{Status: docket.StatusRunning, WakeAt: b.at}))
 				if res.Changed {
 					env.t.Fatalf("MutateRun reports a change")
 				}
@@ -100,10 +100,10 @@ func hardTimeCases() []hardInputCase {
 			}})
 	}
 	// A valid Now whose orphan cutoff falls before the range.
-	for _, entry := range hardClaimEntries {
-		req := hardGoodClaim()
-		req.Now, req.OrphanTTL = hardMinTime.Add(time.Hour), 2*time.Hour
-		local(entry.name+" Now minus OrphanTTL before the range", "claim Now minus OrphanTTL", func(ctx context.Context, env *hardInputEnv) error {
+	for _, entry := range claimEntries {
+		req := goodClaim()
+		req.Now, req.OrphanTTL = minTime.Add(time.Hour), 2*time.Hour
+		local(entry.name+" Now minus OrphanTTL before the range", "claim Now minus OrphanTTL", func(ctx context.Context, env *inputEnv) error {
 			return entry.call(ctx, env, req)
 		})
 	}
@@ -123,11 +123,11 @@ func TestHardeningTimeRangeEdges(t *testing.T) {
 		runID      string
 		wake, want time.Time
 	}{
-		{"earliest", hardMinTime, hardMinTime},
-		{"latest", hardEndTime.Add(-time.Nanosecond), hardEndTime.Add(-time.Microsecond)},
+		{"earliest", minTime, minTime},
+		{"latest", endTime.Add(-time.Nanosecond), endTime.Add(-time.Microsecond)},
 	}
 	for _, e := range edges {
-		run := hardNewRun(e.runID)
+		run := newRun(e.runID)
 		run.WakeAt = e.wake
 		inserted, err := env.client.InsertRun(ctx, run)
 		if err != nil {

@@ -1,4 +1,4 @@
-package tests
+package input
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// hardInputCase is one bad input to one public function.
-type hardInputCase struct {
+// inputCase is one bad input to one public function.
+type inputCase struct {
 	name string
 	// want lists the sentinels the error must match with errors.Is; empty
 	// means the call must succeed (a documented no-op such as a stale
@@ -34,17 +34,17 @@ type hardInputCase struct {
 	// mentions, when set, is text the error must contain: the field it
 	// names.
 	mentions string
-	call     func(ctx context.Context, env *hardInputEnv) error
+	call     func(ctx context.Context, env *inputEnv) error
 }
 
-// hardInputEnv is a TenantFair domain (required tenancy) with one run in
+// inputEnv is a TenantFair domain (required tenancy) with one run in
 // every interesting state, and a client and admin whose pool counts the
 // statements it sends.
-type hardInputEnv struct {
+type inputEnv struct {
 	t       *testing.T
 	super   *pgxpool.Pool
 	pool    *pgxpool.Pool
-	counter *hardQueryCounter
+	counter *queryCounter
 	client  *docket.Client
 	admin   *docket.Admin
 	// lease is a live claim of the run "held" in tenant acme.
@@ -55,23 +55,23 @@ type hardInputEnv struct {
 // Fixture run ids of the bad-input domain. Every run but held, other and
 // queued belongs to acme.
 const (
-	hardRunHeld     = "held"
-	hardRunQueued   = "queued"
-	hardRunPoisoned = "poisoned"
-	hardRunFinished = "finished"
-	hardRunWaiting  = "waiting"
-	hardRunOther    = "other" // of tenant globex
+	runHeld     = "held"
+	runQueued   = "queued"
+	runPoisoned = "poisoned"
+	runFinished = "finished"
+	runWaiting  = "waiting"
+	runOther    = "other" // of tenant globex
 )
 
-// hardAcme is the tenant that owns the fixture runs.
-var hardAcme = docket.Tenant("acme")
+// acme is the tenant that owns the fixture runs.
+var acme = docket.Tenant("acme")
 
 // newHardInputEnv builds the fixture: a live lease, a queued run due in the
 // future, a poisoned, a finished and a waiting run, and another tenant's run.
-func newHardInputEnv(t *testing.T) *hardInputEnv {
+func newHardInputEnv(t *testing.T) *inputEnv {
 	t.Helper()
 	databaseURL := pgtest.NewDatabase(t)
-	env := &hardInputEnv{t: t, super: testkit.PoolFor(t, databaseURL), counter: &hardQueryCounter{}}
+	env := &inputEnv{t: t, super: testkit.PoolFor(t, databaseURL), counter: &queryCounter{}}
 	cfg := testkit.PoolConfig(t, databaseURL, 4)
 	cfg.ConnConfig.Tracer = env.counter
 	env.pool = testkit.Pool(t, cfg)
@@ -83,18 +83,18 @@ func newHardInputEnv(t *testing.T) *hardInputEnv {
 	env.admin = admin
 
 	ctx := testkit.Context(t)
-	if _, err := env.client.InsertRun(ctx, hardNewRun(hardRunHeld)); err != nil {
-		t.Fatalf("insert %s: %v", hardRunHeld, err)
+	if _, err := env.client.InsertRun(ctx, newRun(runHeld)); err != nil {
+		t.Fatalf("insert %s: %v", runHeld, err)
 	}
 	res, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 10})
-	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != hardRunHeld {
-		t.Fatalf("claim %s: %+v, %v", hardRunHeld, res, err)
+	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != runHeld {
+		t.Fatalf("claim %s: %+v, %v", runHeld, res, err)
 	}
 	env.lease = res.Leases[0]
 	later := time.Now().Add(24 * time.Hour)
-	queued := hardNewRun(hardRunQueued)
+	queued := newRun(runQueued)
 	queued.WakeAt = later
-	other := hardNewRun(hardRunOther)
+	other := newRun(runOther)
 	other.Scope, other.WakeAt = docket.Tenant("globex"), later
 	if _, err := env.client.InsertRuns(ctx, []docket.NewRun{queued, other}); err != nil {
 		t.Fatalf("insert fixture runs: %v", err)
@@ -103,19 +103,19 @@ func newHardInputEnv(t *testing.T) *hardInputEnv {
 		values ($1, 'acme', 'g', 'h', 'running', '{}', now(), 'max_claim_attempts_exceeded', null),
 		       ($2, 'acme', 'g', 'h', 'done', '{}', null, null, now()),
 		       ($3, 'acme', 'g', 'h', 'waiting', '{}', null, null, null)`,
-		hardRunPoisoned, hardRunFinished, hardRunWaiting)
+		runPoisoned, runFinished, runWaiting)
 	return env
 }
 
-// hardNewRun is a valid run of acme that is due now.
-func hardNewRun(runID string) docket.NewRun {
-	return docket.NewRun{RunID: runID, Scope: hardAcme, GraphID: "g", GraphHash: "h", State: json.RawMessage(`{"n":1}`)}
+// newRun is a valid run of acme that is due now.
+func newRun(runID string) docket.NewRun {
+	return docket.NewRun{RunID: runID, Scope: acme, GraphID: "g", GraphHash: "h", State: json.RawMessage(`{"n":1}`)}
 }
 
 // begin opens a transaction on the counting pool for a Tx call and resets
 // the statement count, so only the call's own statements count. The runner
 // rolls it back.
-func (env *hardInputEnv) begin(ctx context.Context, opts pgx.TxOptions) pgx.Tx {
+func (env *inputEnv) begin(ctx context.Context, opts pgx.TxOptions) pgx.Tx {
 	env.t.Helper()
 	tx, err := env.pool.BeginTx(ctx, opts)
 	if err != nil {
@@ -126,9 +126,9 @@ func (env *hardInputEnv) begin(ctx context.Context, opts pgx.TxOptions) pgx.Tx {
 	return tx
 }
 
-// hardRunInputCases runs every case against env and returns how many were
+// runInputCases runs every case against env and returns how many were
 // tried and how many were refused before any statement.
-func hardRunInputCases(t *testing.T, env *hardInputEnv, cases []hardInputCase) (tried, local int) {
+func runInputCases(t *testing.T, env *inputEnv, cases []inputCase) (tried, local int) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,7 +146,7 @@ func hardRunInputCases(t *testing.T, env *hardInputEnv, cases []hardInputCase) (
 				_ = env.tx.Rollback(context.Background())
 				env.tx = nil
 			}
-			hardExpectInputError(t, c, err)
+			expectInputError(t, c, err)
 			if c.local && sent != 0 {
 				t.Errorf("sent %d statement(s) before refusing, want none", sent)
 			}
@@ -160,8 +160,8 @@ func hardRunInputCases(t *testing.T, env *hardInputEnv, cases []hardInputCase) (
 	return tried, local
 }
 
-// hardExpectInputError checks err against the case's expectation.
-func hardExpectInputError(t *testing.T, c hardInputCase, err error) {
+// expectInputError checks err against the case's expectation.
+func expectInputError(t *testing.T, c inputCase, err error) {
 	t.Helper()
 	switch {
 	case c.reason != "":
@@ -184,12 +184,12 @@ func hardExpectInputError(t *testing.T, c hardInputCase, err error) {
 
 // Oversized and malformed values shared by the cases.
 var (
-	hardLongID     = strings.Repeat("x", docket.MaxIdentifierBytes+1)
-	hardHugeState  = json.RawMessage(`"` + strings.Repeat("a", docket.MaxStateBytes) + `"`)
-	hardBadUTF8    = "bad\xff\xfeid"
-	hardOverflow   = int(1) << 31 // 2147483648
-	hardMinInt     = -int(^uint(0)>>1) - 1
-	hardUnknownRun = "no-such-run"
+	longID     = strings.Repeat("x", docket.MaxIdentifierBytes+1)
+	hugeState  = json.RawMessage(`"` + strings.Repeat("a", docket.MaxStateBytes) + `"`)
+	badUTF8    = "bad\xff\xfeid"
+	overflow   = int(1) << 31 // 2147483648
+	minInt     = -int(^uint(0)>>1) - 1
+	unknownRun = "no-such-run"
 )
 
 // errHardDecide is the error a refusing decide function returns.
@@ -200,23 +200,23 @@ func TestHardeningBadInputMatrix(t *testing.T) {
 	env := newHardInputEnv(t)
 	var groups = []struct {
 		name  string
-		cases []hardInputCase
+		cases []inputCase
 	}{
-		{"config", hardConfigCases()},
-		{"claim", hardClaimCases()},
-		{"insert", hardInsertCases()},
-		{"read", hardReadCases()},
-		{"holder", hardHolderCases()},
-		{"commit", hardCommitCases()},
-		{"abandon", hardAbandonCases()},
-		{"mutate", hardMutateCases()},
-		{"admin", hardAdminCases()},
-		{"time", hardTimeCases()},
+		{"config", configCases()},
+		{"claim", claimCases()},
+		{"insert", insertCases()},
+		{"read", readCases()},
+		{"holder", holderCases()},
+		{"commit", commitCases()},
+		{"abandon", abandonCases()},
+		{"mutate", mutateCases()},
+		{"admin", adminCases()},
+		{"time", timeCases()},
 	}
 	tried, local := 0, 0
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
-			n, l := hardRunInputCases(t, env, g.cases)
+			n, l := runInputCases(t, env, g.cases)
 			tried, local = tried+n, local+l
 		})
 	}
@@ -228,10 +228,10 @@ func TestHardeningBadInputMatrix(t *testing.T) {
 
 // newHardUninitializedEnv is a domain no TenantFair client ever started: a
 // Legacy client and an Admin, both under tenant mode none.
-func newHardUninitializedEnv(t *testing.T) *hardInputEnv {
+func newHardUninitializedEnv(t *testing.T) *inputEnv {
 	t.Helper()
 	databaseURL := pgtest.NewDatabase(t)
-	env := &hardInputEnv{t: t, super: testkit.PoolFor(t, databaseURL), counter: &hardQueryCounter{}}
+	env := &inputEnv{t: t, super: testkit.PoolFor(t, databaseURL), counter: &queryCounter{}}
 	cfg := testkit.PoolConfig(t, databaseURL, 4)
 	cfg.ConnConfig.Tracer = env.counter
 	env.pool = testkit.Pool(t, cfg)
@@ -250,44 +250,44 @@ func newHardUninitializedEnv(t *testing.T) *hardInputEnv {
 func TestHardeningBadInputUninitializedDomain(t *testing.T) {
 	t.Parallel()
 	env := newHardUninitializedEnv(t)
-	cases := []hardInputCase{
+	cases := []inputCase{
 		{name: "PutClaimPolicyDefault before initialization", want: []error{docket.ErrNotInitialized},
-			call: func(ctx context.Context, env *hardInputEnv) error {
+			call: func(ctx context.Context, env *inputEnv) error {
 				_, err := env.admin.PutClaimPolicyDefault(ctx, 3, docket.ClaimPolicyWriteOptions{})
 				return err
 			}},
 		{name: "InspectClaimPolicy of a new tenant before initialization", want: []error{docket.ErrNotInitialized},
-			call: func(ctx context.Context, env *hardInputEnv) error {
+			call: func(ctx context.Context, env *inputEnv) error {
 				_, err := env.admin.InspectClaimPolicy(ctx, docket.Tenant("nobody-yet"))
 				return err
 			}},
 		{name: "InspectClaimPolicy of the tenantless scope before initialization", want: []error{docket.ErrNotInitialized},
-			call: func(ctx context.Context, env *hardInputEnv) error {
+			call: func(ctx context.Context, env *inputEnv) error {
 				_, err := env.admin.InspectClaimPolicy(ctx, docket.Tenantless)
 				return err
 			}},
 		{name: "Legacy ClaimDue negative OrphanTTL", want: []error{docket.ErrInvalidArgument}, local: true,
-			call: func(ctx context.Context, env *hardInputEnv) error {
-				req := hardGoodClaim()
+			call: func(ctx context.Context, env *inputEnv) error {
+				req := goodClaim()
 				req.OrphanTTL = -time.Second
 				_, err := env.client.ClaimDue(ctx, req)
 				return err
 			}},
 		{name: "Legacy ClaimDue Limit 0", want: []error{docket.ErrInvalidArgument}, local: true,
-			call: func(ctx context.Context, env *hardInputEnv) error {
-				req := hardGoodClaim()
+			call: func(ctx context.Context, env *inputEnv) error {
+				req := goodClaim()
 				req.Limit = 0
 				_, err := env.client.ClaimDue(ctx, req)
 				return err
 			}},
 		{name: "Legacy InsertRun empty tenant", want: []error{docket.ErrInvalidArgument}, local: true,
-			call: func(ctx context.Context, env *hardInputEnv) error {
-				run := hardNewRun("fresh-run")
+			call: func(ctx context.Context, env *inputEnv) error {
+				run := newRun("fresh-run")
 				run.Scope = docket.Tenant("")
 				_, err := env.client.InsertRun(ctx, run)
 				return err
 			}},
 	}
-	tried, local := hardRunInputCases(t, env, cases)
+	tried, local := runInputCases(t, env, cases)
 	t.Logf("bad inputs tried: %d (%d refused before any statement); writes: 0", tried, local)
 }

@@ -1,4 +1,4 @@
-package tests
+package input
 
 import (
 	"strings"
@@ -8,9 +8,9 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// hardBadCLIArgs are command lines the docket command must refuse with exit
+// badCLIArgs are command lines the docket command must refuse with exit
 // code 2 and a message, writing nothing. Each gets --database-url appended.
-var hardBadCLIArgs = [][]string{
+var badCLIArgs = [][]string{
 	{},
 	{"frobnicate"},
 	{"MIGRATE", "up"},
@@ -73,10 +73,10 @@ func TestHardeningCLIRefusesBadArgumentsWithExitTwo(t *testing.T) {
 	pool := testkit.NewPool(t)
 	databaseURL := pool.Config().ConnString()
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
-	if _, err := client.InsertRun(testkit.Context(t), hardNewRun("cli-run")); err != nil {
+	if _, err := client.InsertRun(testkit.Context(t), newRun("cli-run")); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
-	for _, args := range hardBadCLIArgs {
+	for _, args := range badCLIArgs {
 		args := append(append([]string{}, args...), "--database-url", databaseURL)
 		if len(args) == 2 {
 			args = nil // no arguments at all
@@ -91,7 +91,7 @@ func TestHardeningCLIRefusesBadArgumentsWithExitTwo(t *testing.T) {
 		}
 		testkit.ExpectUnchanged(t, strings.Join(args, " "), before, testkit.Snap(t, pool))
 	}
-	t.Logf("bad command lines tried: %d; all exit %d with a message; writes: 0", len(hardBadCLIArgs), cli.ExitUsage)
+	t.Logf("bad command lines tried: %d; all exit %d with a message; writes: 0", len(badCLIArgs), cli.ExitUsage)
 }
 
 func TestHardeningCLIRefusesUnparsableDatabaseURLWithExitTwo(t *testing.T) {
