@@ -1,4 +1,4 @@
-package tests
+package usage
 
 import (
 	"encoding/json"
@@ -14,24 +14,24 @@ import (
 	"github.com/docketrun/docket-go/policy"
 )
 
-// dtRecorder is a dockettest.TB that records failures instead of ending
+// recorder is a dockettest.TB that records failures instead of ending
 // the test, so a test can assert what a helper reports.
-type dtRecorder struct {
+type recorder struct {
 	helpers  int
 	failures []string
 }
 
-func (r *dtRecorder) Helper() { r.helpers++ }
+func (r *recorder) Helper() { r.helpers++ }
 
-func (r *dtRecorder) Fatalf(format string, args ...any) {
+func (r *recorder) Fatalf(format string, args ...any) {
 	r.failures = append(r.failures, fmt.Sprintf(format, args...))
 }
 
-// dtFails runs check against a fresh recorder and fails t unless it
+// fails runs check against a fresh recorder and fails t unless it
 // reported exactly want (as one failure), marking itself a helper.
-func dtFails(t *testing.T, what, want string, check func(tb dockettest.TB)) {
+func fails(t *testing.T, what, want string, check func(tb dockettest.TB)) {
 	t.Helper()
-	r := &dtRecorder{}
+	r := &recorder{}
 	check(r)
 	if !slices.Equal(r.failures, []string{want}) {
 		t.Errorf("%s reported %q\nwant %q", what, r.failures, want)
@@ -41,29 +41,29 @@ func dtFails(t *testing.T, what, want string, check func(tb dockettest.TB)) {
 	}
 }
 
-// dtFailsWith is dtFails for a failure that must start with prefix.
-func dtFailsWith(t *testing.T, what, prefix string, check func(tb dockettest.TB)) {
+// failsWith is fails for a failure that must start with prefix.
+func failsWith(t *testing.T, what, prefix string, check func(tb dockettest.TB)) {
 	t.Helper()
-	r := &dtRecorder{}
+	r := &recorder{}
 	check(r)
 	if len(r.failures) != 1 || !strings.HasPrefix(r.failures[0], prefix) {
 		t.Errorf("%s reported %q\nwant one failure starting %q", what, r.failures, prefix)
 	}
 }
 
-// dtPasses runs check against a fresh recorder and fails t if it reported
+// passes runs check against a fresh recorder and fails t if it reported
 // anything.
-func dtPasses(t *testing.T, what string, check func(tb dockettest.TB)) {
+func passes(t *testing.T, what string, check func(tb dockettest.TB)) {
 	t.Helper()
-	r := &dtRecorder{}
+	r := &recorder{}
 	check(r)
 	if len(r.failures) > 0 {
 		t.Errorf("%s failed: %q", what, r.failures)
 	}
 }
 
-// dtRun is a run of graph "dt-graph" with state.
-func dtRun(runID, tenant, graph, state string) docket.NewRun {
+// run is a run of graph "dt-graph" with state.
+func run(runID, tenant, graph, state string) docket.NewRun {
 	return docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant), GraphID: graph, GraphHash: "v1", State: json.RawMessage(state)}
 }
 
@@ -72,31 +72,31 @@ func TestDockettestRequireInserted(t *testing.T) {
 	ctx := testkit.Context(t)
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
-	if _, err := client.InsertRun(ctx, dtRun("dt-1", "acme", "dt-graph", `{"a": 1, "b": [1, 2]}`)); err != nil {
+	if _, err := client.InsertRun(ctx, run("dt-1", "acme", "dt-graph", `{"a": 1, "b": [1, 2]}`)); err != nil {
 		t.Fatal(err)
 	}
 	full := dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-1", GraphID: "dt-graph", GraphHash: "v1",
 		Status: docket.StatusRunning, Step: dockettest.Step(0), State: json.RawMessage(`{"b":[1,2.0],  "a":1}`)}
 
 	var got docket.Run
-	dtPasses(t, "every field through the client", func(tb dockettest.TB) { got = dockettest.RequireInserted(ctx, tb, client, full) })
+	passes(t, "every field through the client", func(tb dockettest.TB) { got = dockettest.RequireInserted(ctx, tb, client, full) })
 	if got.RunID != "dt-1" || got.Scope != docket.Tenant("acme") || got.Status != docket.StatusRunning || string(got.State) != `{"a": 1, "b": [1, 2]}` || got.CheckpointSeq != 0 {
 		t.Fatalf("RequireInserted returned %+v", got)
 	}
-	dtPasses(t, "every field through the pool", func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, pool, full) })
-	dtPasses(t, "by graph", func(tb dockettest.TB) {
+	passes(t, "every field through the pool", func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, pool, full) })
+	passes(t, "by graph", func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, pool, dockettest.Expect{Scope: docket.Tenant("acme"), GraphID: "dt-graph", Status: docket.StatusRunning})
 	})
 
-	dtFails(t, "a missing run", `dockettest: run "dt-missing" (tenant:acme) was not inserted`, func(tb dockettest.TB) {
+	fails(t, "a missing run", `dockettest: run "dt-missing" (tenant:acme) was not inserted`, func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, client, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-missing"})
 	})
-	dtFails(t, "another scope", "dockettest: run \"dt-1\" (tenant:beta) differs from the expectation:\n"+
+	fails(t, "another scope", "dockettest: run \"dt-1\" (tenant:beta) differs from the expectation:\n"+
 		"    run \"dt-1\" (tenant:acme):\n"+
 		"      scope: got tenant:acme, want tenant:beta", func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, client, dockettest.Expect{Scope: docket.Tenant("beta"), RunID: "dt-1"})
 	})
-	dtFails(t, "every field wrong", "dockettest: run \"dt-1\" (tenant:acme) differs from the expectation:\n"+
+	fails(t, "every field wrong", "dockettest: run \"dt-1\" (tenant:acme) differs from the expectation:\n"+
 		"    run \"dt-1\" (tenant:acme):\n"+
 		"      graph id: got \"dt-graph\", want \"other-graph\"\n"+
 		"      graph hash: got \"v1\", want \"v2\"\n"+
@@ -106,38 +106,38 @@ func TestDockettestRequireInserted(t *testing.T) {
 		dockettest.RequireInserted(ctx, tb, pool, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-1", GraphID: "other-graph",
 			GraphHash: "v2", Status: docket.StatusDone, Step: dockettest.Step(3), State: json.RawMessage(`{"a": 2}`)})
 	})
-	dtFails(t, "a graph without runs", `dockettest: a run of graph "nope" (tenant:acme) was not inserted`, func(tb dockettest.TB) {
+	fails(t, "a graph without runs", `dockettest: a run of graph "nope" (tenant:acme) was not inserted`, func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, pool, dockettest.Expect{Scope: docket.Tenant("acme"), GraphID: "nope"})
 	})
-	dtFails(t, "a graph whose runs differ", "dockettest: a run of graph \"dt-graph\" (tenant:acme) differs from the expectation:\n"+
+	fails(t, "a graph whose runs differ", "dockettest: a run of graph \"dt-graph\" (tenant:acme) differs from the expectation:\n"+
 		"    run \"dt-1\" (tenant:acme):\n"+
 		"      status: got running, want waiting", func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, pool, dockettest.Expect{Scope: docket.Tenant("acme"), GraphID: "dt-graph", Status: docket.StatusWaiting})
 	})
-	dtFails(t, "no run named", "dockettest: RequireInserted: an expectation needs a RunID or a GraphID", func(tb dockettest.TB) {
+	fails(t, "no run named", "dockettest: RequireInserted: an expectation needs a RunID or a GraphID", func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, pool, dockettest.Expect{Scope: docket.Tenant("acme")})
 	})
-	dtFails(t, "a state that is not JSON", "dockettest: RequireInserted: the expected State of run \"dt-1\" (tenant:acme) is not JSON: {a", func(tb dockettest.TB) {
+	fails(t, "a state that is not JSON", "dockettest: RequireInserted: the expected State of run \"dt-1\" (tenant:acme) is not JSON: {a", func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, pool, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-1", State: json.RawMessage(`{a`)})
 	})
 	var noClient *docket.Client
-	dtFails(t, "a nil client", "dockettest: RequireInserted: no database: pass a pool, a client or a transaction", func(tb dockettest.TB) {
+	fails(t, "a nil client", "dockettest: RequireInserted: no database: pass a pool, a client or a transaction", func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, noClient, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-1"})
 	})
 
-	dtPasses(t, "not inserted: another run id", func(tb dockettest.TB) {
+	passes(t, "not inserted: another run id", func(tb dockettest.TB) {
 		dockettest.RequireNotInserted(ctx, tb, client, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-2"})
 	})
-	dtPasses(t, "not inserted: the run in another status", func(tb dockettest.TB) {
+	passes(t, "not inserted: the run in another status", func(tb dockettest.TB) {
 		dockettest.RequireNotInserted(ctx, tb, client, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-1", Status: docket.StatusDone})
 	})
-	dtPasses(t, "not inserted: the run in another scope", func(tb dockettest.TB) {
+	passes(t, "not inserted: the run in another scope", func(tb dockettest.TB) {
 		dockettest.RequireNotInserted(ctx, tb, client, dockettest.Expect{Scope: docket.Tenant("beta"), RunID: "dt-1"})
 	})
-	dtFails(t, "not inserted, but it was", `dockettest: run "dt-1" (tenant:acme) was inserted, want none: matching run(s) "dt-1"`, func(tb dockettest.TB) {
+	fails(t, "not inserted, but it was", `dockettest: run "dt-1" (tenant:acme) was inserted, want none: matching run(s) "dt-1"`, func(tb dockettest.TB) {
 		dockettest.RequireNotInserted(ctx, tb, pool, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-1", Status: docket.StatusRunning})
 	})
-	dtFails(t, "no run of the graph, but there is", `dockettest: a run of graph "dt-graph" (tenant:acme) was inserted, want none: matching run(s) "dt-1"`, func(tb dockettest.TB) {
+	fails(t, "no run of the graph, but there is", `dockettest: a run of graph "dt-graph" (tenant:acme) was inserted, want none: matching run(s) "dt-1"`, func(tb dockettest.TB) {
 		dockettest.RequireNotInserted(ctx, tb, pool, dockettest.Expect{Scope: docket.Tenant("acme"), GraphID: "dt-graph"})
 	})
 }
@@ -155,38 +155,38 @@ func TestDockettestRequireInsertedTx(t *testing.T) {
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	if _, err := client.InsertRunsTx(ctx, tx, []docket.NewRun{
-		dtRun("dt-tx-1", "acme", "dt-graph", `{}`), dtRun("dt-tx-2", "beta", "dt-graph", `{"n": 2}`),
+		run("dt-tx-1", "acme", "dt-graph", `{}`), run("dt-tx-2", "beta", "dt-graph", `{"n": 2}`),
 	}); err != nil {
 		t.Fatal(err)
 	}
 	expect := dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-tx-1", Status: docket.StatusRunning}
-	dtPasses(t, "inside the transaction", func(tb dockettest.TB) { dockettest.RequireInsertedTx(ctx, tb, tx, expect) })
-	dtPasses(t, "many inside the transaction", func(tb dockettest.TB) {
+	passes(t, "inside the transaction", func(tb dockettest.TB) { dockettest.RequireInsertedTx(ctx, tb, tx, expect) })
+	passes(t, "many inside the transaction", func(tb dockettest.TB) {
 		dockettest.RequireManyInsertedTx(ctx, tb, tx, []dockettest.Expect{expect, {Scope: docket.Tenant("beta"), GraphID: "dt-graph", State: json.RawMessage(`{"n":2}`)}})
 	})
-	dtFails(t, "inside the transaction, another status", "dockettest: run \"dt-tx-1\" (tenant:acme) differs from the expectation:\n"+
+	fails(t, "inside the transaction, another status", "dockettest: run \"dt-tx-1\" (tenant:acme) differs from the expectation:\n"+
 		"    run \"dt-tx-1\" (tenant:acme):\n"+
 		"      status: got running, want done", func(tb dockettest.TB) {
 		dockettest.RequireInsertedTx(ctx, tb, tx, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-tx-1", Status: docket.StatusDone})
 	})
-	dtFails(t, "many inside the transaction, one missing", "dockettest: the 1 run(s) of tenant:acme, in insert order, differ from the 2 expectation(s):\n"+
+	fails(t, "many inside the transaction, one missing", "dockettest: the 1 run(s) of tenant:acme, in insert order, differ from the 2 expectation(s):\n"+
 		"  #2: missing, want run \"dt-tx-3\" (tenant:acme)", func(tb dockettest.TB) {
 		dockettest.RequireManyInsertedTx(ctx, tb, tx, []dockettest.Expect{expect, {Scope: docket.Tenant("acme"), RunID: "dt-tx-3"}})
 	})
-	dtFails(t, "a nil transaction", "dockettest: RequireInserted: no database: pass a pool, a client or a transaction", func(tb dockettest.TB) {
+	fails(t, "a nil transaction", "dockettest: RequireInserted: no database: pass a pool, a client or a transaction", func(tb dockettest.TB) {
 		dockettest.RequireInsertedTx(ctx, tb, nil, expect)
 	})
-	dtFails(t, "outside the uncommitted transaction", `dockettest: run "dt-tx-1" (tenant:acme) was not inserted`, func(tb dockettest.TB) {
+	fails(t, "outside the uncommitted transaction", `dockettest: run "dt-tx-1" (tenant:acme) was not inserted`, func(tb dockettest.TB) {
 		dockettest.RequireInserted(ctx, tb, client, expect)
 	})
-	dtPasses(t, "not inserted outside the transaction", func(tb dockettest.TB) { dockettest.RequireNotInserted(ctx, tb, pool, expect) })
-	dtFails(t, "not inserted inside the transaction", `dockettest: run "dt-tx-1" (tenant:acme) was inserted, want none: matching run(s) "dt-tx-1"`, func(tb dockettest.TB) {
+	passes(t, "not inserted outside the transaction", func(tb dockettest.TB) { dockettest.RequireNotInserted(ctx, tb, pool, expect) })
+	fails(t, "not inserted inside the transaction", `dockettest: run "dt-tx-1" (tenant:acme) was inserted, want none: matching run(s) "dt-tx-1"`, func(tb dockettest.TB) {
 		dockettest.RequireNotInsertedTx(ctx, tb, tx, expect)
 	})
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	dtPasses(t, "not inserted after the rollback", func(tb dockettest.TB) { dockettest.RequireNotInserted(ctx, tb, client, expect) })
+	passes(t, "not inserted after the rollback", func(tb dockettest.TB) { dockettest.RequireNotInserted(ctx, tb, client, expect) })
 }
 
 // RequireManyInserted compares the runs of the named scopes with the list
@@ -197,11 +197,11 @@ func TestDockettestRequireManyInserted(t *testing.T) {
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 	if _, err := client.InsertRuns(ctx, []docket.NewRun{
-		dtRun("dt-m-1", "acme", "g1", `{}`), dtRun("dt-m-2", "beta", "g2", `{}`), dtRun("dt-m-3", "acme", "g1", `{"x": 1}`),
+		run("dt-m-1", "acme", "g1", `{}`), run("dt-m-2", "beta", "g2", `{}`), run("dt-m-3", "acme", "g1", `{"x": 1}`),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.InsertRun(ctx, dtRun("dt-m-other", "gamma", "g1", `{}`)); err != nil {
+	if _, err := client.InsertRun(ctx, run("dt-m-other", "gamma", "g1", `{}`)); err != nil {
 		t.Fatal(err)
 	}
 	acme, beta := docket.Tenant("acme"), docket.Tenant("beta")
@@ -211,11 +211,11 @@ func TestDockettestRequireManyInserted(t *testing.T) {
 		{Scope: acme, GraphID: "g1", State: json.RawMessage(`{"x": 1}`)},
 	}
 	var got []docket.Run
-	dtPasses(t, "the exact list in insert order", func(tb dockettest.TB) { got = dockettest.RequireManyInserted(ctx, tb, client, inOrder) })
+	passes(t, "the exact list in insert order", func(tb dockettest.TB) { got = dockettest.RequireManyInserted(ctx, tb, client, inOrder) })
 	if ids := []string{got[0].RunID, got[1].RunID, got[2].RunID}; !slices.Equal(ids, []string{"dt-m-1", "dt-m-2", "dt-m-3"}) || len(got) != 3 {
 		t.Fatalf("RequireManyInserted returned %v", ids)
 	}
-	dtFails(t, "another order", "dockettest: the 3 run(s) of tenant:acme, tenant:beta, in insert order, differ from the 3 expectation(s):\n"+
+	fails(t, "another order", "dockettest: the 3 run(s) of tenant:acme, tenant:beta, in insert order, differ from the 3 expectation(s):\n"+
 		"  #1: want run \"dt-m-3\" (tenant:acme)\n"+
 		"    run \"dt-m-1\" (tenant:acme):\n"+
 		"      run id: got \"dt-m-1\", want \"dt-m-3\"\n"+
@@ -225,18 +225,18 @@ func TestDockettestRequireManyInserted(t *testing.T) {
 		dockettest.RequireManyInserted(ctx, tb, pool, []dockettest.Expect{
 			{Scope: acme, RunID: "dt-m-3"}, {Scope: beta, RunID: "dt-m-2"}, {Scope: acme, RunID: "dt-m-1"}})
 	})
-	dtFails(t, "one run more than expected", "dockettest: the 2 run(s) of tenant:acme, in insert order, differ from the 1 expectation(s):\n"+
+	fails(t, "one run more than expected", "dockettest: the 2 run(s) of tenant:acme, in insert order, differ from the 1 expectation(s):\n"+
 		"  #2: run \"dt-m-3\" (tenant:acme, graph \"g1\", status running) is not expected", func(tb dockettest.TB) {
 		dockettest.RequireManyInserted(ctx, tb, pool, []dockettest.Expect{{Scope: acme, RunID: "dt-m-1"}})
 	})
-	dtFails(t, "one run fewer than expected", "dockettest: the 1 run(s) of tenant:beta, in insert order, differ from the 2 expectation(s):\n"+
+	fails(t, "one run fewer than expected", "dockettest: the 1 run(s) of tenant:beta, in insert order, differ from the 2 expectation(s):\n"+
 		"  #2: missing, want a run of graph \"g2\" (tenant:beta)", func(tb dockettest.TB) {
 		dockettest.RequireManyInserted(ctx, tb, pool, []dockettest.Expect{{Scope: beta, GraphID: "g2"}, {Scope: beta, GraphID: "g2"}})
 	})
-	dtFails(t, "no expectations", "dockettest: RequireManyInserted: no expectations; RequireNotInserted asserts an absence", func(tb dockettest.TB) {
+	fails(t, "no expectations", "dockettest: RequireManyInserted: no expectations; RequireNotInserted asserts an absence", func(tb dockettest.TB) {
 		dockettest.RequireManyInserted(ctx, tb, pool, nil)
 	})
-	dtFails(t, "two schemas", `dockettest: RequireManyInserted: the expectations name the schemas "" and "docket"; one read covers one schema`, func(tb dockettest.TB) {
+	fails(t, "two schemas", `dockettest: RequireManyInserted: the expectations name the schemas "" and "docket"; one read covers one schema`, func(tb dockettest.TB) {
 		dockettest.RequireManyInserted(ctx, tb, pool, []dockettest.Expect{{Scope: acme, GraphID: "g1"}, {Scope: acme, GraphID: "g1", Schema: "docket"}})
 	})
 }
@@ -252,19 +252,19 @@ func TestDockettestRequireInsertedInSchema(t *testing.T) {
 	}
 	client := testkit.OpenClient(t, pool, docket.Config{Schema: "docket", TenantMode: docket.TenantRequired,
 		ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 1}})
-	if _, err := client.InsertRun(ctx, dtRun("dt-s-1", "acme", "g", `{}`)); err != nil {
+	if _, err := client.InsertRun(ctx, run("dt-s-1", "acme", "g", `{}`)); err != nil {
 		t.Fatal(err)
 	}
 	expect := dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-s-1"}
-	dtPasses(t, "through the client", func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, client, expect) })
-	dtFailsWith(t, "through the pool without the schema", `dockettest: RequireInserted: reading docket_runs: ERROR: relation "docket_runs" does not exist`,
+	passes(t, "through the client", func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, client, expect) })
+	failsWith(t, "through the pool without the schema", `dockettest: RequireInserted: reading docket_runs: ERROR: relation "docket_runs" does not exist`,
 		func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, pool, expect) })
 	expect.Schema = "docket"
-	dtPasses(t, "through the pool with the schema", func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, pool, expect) })
+	passes(t, "through the pool with the schema", func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, pool, expect) })
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	dtPasses(t, "through a transaction with the schema", func(tb dockettest.TB) { dockettest.RequireInsertedTx(ctx, tb, tx, expect) })
+	passes(t, "through a transaction with the schema", func(tb dockettest.TB) { dockettest.RequireInsertedTx(ctx, tb, tx, expect) })
 }

@@ -1,4 +1,4 @@
-package tests
+package usage
 
 import (
 	"context"
@@ -13,22 +13,22 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// dtWorkEnv is a TenantFair client of cap 2 on a fresh database.
-type dtWorkEnv struct {
+// workEnv is a TenantFair client of cap 2 on a fresh database.
+type workEnv struct {
 	t      *testing.T
 	ctx    context.Context
 	client *docket.Client
 }
 
-func newDTWorkEnv(t *testing.T, defaultCap int) *dtWorkEnv {
+func newDTWorkEnv(t *testing.T, defaultCap int) *workEnv {
 	t.Helper()
-	return &dtWorkEnv{t: t, ctx: testkit.Context(t), client: testkit.OpenClient(t, testkit.NewPool(t), testkit.TenantFairConfig(defaultCap))}
+	return &workEnv{t: t, ctx: testkit.Context(t), client: testkit.OpenClient(t, testkit.NewPool(t), testkit.TenantFairConfig(defaultCap))}
 }
 
 // insert inserts one run of tenant, due at wake (zero: now).
-func (e *dtWorkEnv) insert(tenant, runID string, wake time.Time) {
+func (e *workEnv) insert(tenant, runID string, wake time.Time) {
 	e.t.Helper()
-	run := dtRun(runID, tenant, "dt-graph", `{"n": 0}`)
+	run := run(runID, tenant, "dt-graph", `{"n": 0}`)
 	run.WakeAt = wake
 	if _, err := e.client.InsertRun(e.ctx, run); err != nil {
 		e.t.Fatalf("insert %s: %v", runID, err)
@@ -36,7 +36,7 @@ func (e *dtWorkEnv) insert(tenant, runID string, wake time.Time) {
 }
 
 // inspect returns the scheduling view of runID of tenant.
-func (e *dtWorkEnv) inspect(tenant, runID string) docket.RunInspection {
+func (e *workEnv) inspect(tenant, runID string) docket.RunInspection {
 	e.t.Helper()
 	insp, err := e.client.InspectRun(e.ctx, docket.Tenant(tenant), runID)
 	if err != nil {
@@ -47,17 +47,17 @@ func (e *dtWorkEnv) inspect(tenant, runID string) docket.RunInspection {
 
 // work runs handler on runID through dockettest.Work and fails t on a
 // failure.
-func (e *dtWorkEnv) work(tenant, runID string, handler docket.Handler) docket.Run {
+func (e *workEnv) work(tenant, runID string, handler docket.Handler) docket.Run {
 	e.t.Helper()
 	var run docket.Run
-	dtPasses(e.t, "Work "+runID, func(tb dockettest.TB) {
+	passes(e.t, "Work "+runID, func(tb dockettest.TB) {
 		run = dockettest.Work(e.ctx, tb, e.client, docket.Tenant(tenant), runID, handler)
 	})
 	return run
 }
 
-// dtNever is a handler that must not run.
-func dtNever(t *testing.T) docket.Handler {
+// never is a handler that must not run.
+func never(t *testing.T) docket.Handler {
 	return func(context.Context, *docket.Job) docket.Result {
 		t.Error("the handler ran")
 		return docket.Fail(nil)
@@ -184,11 +184,11 @@ func TestDockettestWorkClaimsOnlyThatRun(t *testing.T) {
 func TestDockettestWorkRefusals(t *testing.T) {
 	t.Parallel()
 	e := newDTWorkEnv(t, 1)
-	never := dtNever(t)
+	never := never(t)
 	refused := func(what, tenant, runID, want string) {
 		t.Helper()
 		before := e.inspect(tenant, runID)
-		dtFails(t, what, want, func(tb dockettest.TB) {
+		fails(t, what, want, func(tb dockettest.TB) {
 			if run := dockettest.Work(e.ctx, tb, e.client, docket.Tenant(tenant), runID, never); run.RunID != "" {
 				t.Errorf("%s: Work returned %+v", what, run)
 			}
@@ -222,7 +222,7 @@ func TestDockettestWorkRefusals(t *testing.T) {
 
 	wake := time.Now().Add(time.Hour).Truncate(time.Microsecond)
 	e.insert("gamma", "dt-r-future", wake)
-	dtFailsWith(t, "a run not yet due",
+	failsWith(t, "a run not yet due",
 		fmt.Sprintf(`dockettest: Work: docket: run "dt-r-future" is not due until %s (the database clock reads `, wake.UTC().Format(time.RFC3339Nano)),
 		func(tb dockettest.TB) {
 			dockettest.Work(e.ctx, tb, e.client, docket.Tenant("gamma"), "dt-r-future", never)
@@ -237,13 +237,13 @@ func TestDockettestWorkRefusals(t *testing.T) {
 	e.work("delta", "dt-r-done", func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) })
 	refused("a finished run", "delta", "dt-r-done", `dockettest: Work: docket: run "dt-r-done" is finished (status done)`)
 
-	dtFails(t, "a missing run", `dockettest: Work: docket: not found: run "dt-r-missing"`, func(tb dockettest.TB) {
+	fails(t, "a missing run", `dockettest: Work: docket: not found: run "dt-r-missing"`, func(tb dockettest.TB) {
 		dockettest.Work(e.ctx, tb, e.client, docket.Tenant("delta"), "dt-r-missing", never)
 	})
-	dtFails(t, "another tenant's run", `dockettest: Work: docket: not found: run "dt-r-done"`, func(tb dockettest.TB) {
+	fails(t, "another tenant's run", `dockettest: Work: docket: not found: run "dt-r-done"`, func(tb dockettest.TB) {
 		dockettest.Work(e.ctx, tb, e.client, docket.Tenant("acme"), "dt-r-done", never)
 	})
-	dtFails(t, "no handler", `dockettest: Work: docket: invalid argument: Work needs a client and a handler`, func(tb dockettest.TB) {
+	fails(t, "no handler", `dockettest: Work: docket: invalid argument: Work needs a client and a handler`, func(tb dockettest.TB) {
 		dockettest.Work(e.ctx, tb, e.client, docket.Tenant("delta"), "dt-r-done", nil)
 	})
 
@@ -268,7 +268,7 @@ func TestDockettestWorkLegacy(t *testing.T) {
 		}
 	}
 	var run docket.Run
-	dtPasses(t, "Work the younger run", func(tb dockettest.TB) {
+	passes(t, "Work the younger run", func(tb dockettest.TB) {
 		run = dockettest.Work(ctx, tb, client, docket.Tenantless, "dt-l-2", func(context.Context, *docket.Job) docket.Result {
 			return docket.Complete(json.RawMessage(`{"ok": true}`))
 		})

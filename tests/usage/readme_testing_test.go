@@ -1,6 +1,8 @@
-package tests
+package usage
 
-import "testing"
+import (
+	"testing"
+)
 
 // The README's "Testing your app" example is TestCreateInvoiceEnqueuesIt
 // of examples/apptest, byte for byte: a real test of that app, which runs

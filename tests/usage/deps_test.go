@@ -1,4 +1,4 @@
-package tests
+package usage
 
 import (
 	"os/exec"
