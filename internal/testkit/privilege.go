@@ -14,7 +14,7 @@ import (
 
 // GrantsFile is the documented least-privilege script, relative to the
 // tests package.
-const GrantsFile = "../docs/grants.sql"
+const GrantsFile = "../../docs/grants.sql"
 
 // CreateRole creates a LOGIN role with a random name and password and
 // drops it, with everything granted to it in owner's database, when the test

@@ -27,7 +27,7 @@ import (
 
 // planSource is the engine's source file, which the migration includes
 // verbatim (make check-generate).
-const planSource = "../db/functions/docket_tenant_fair_claim_v2.sql"
+const planSource = "../../db/functions/docket_tenant_fair_claim_v2.sql"
 
 // planVar is a PL/pgSQL variable of the engine as a statement parameter:
 // its SQL type and a representative value.

@@ -297,7 +297,7 @@ func TestClaimFunctionsRejectInvalidArguments(t *testing.T) {
 // SQL contract and against the result shape declared to sqlc.
 func TestClaimFunctionShape(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 2)
-	declared, err := os.ReadFile("../db/sqlc/claim_result_shape.sql")
+	declared, err := os.ReadFile("../../db/sqlc/claim_result_shape.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestExampleInvoicesAppEmbedsTheRepository(t *testing.T) {
 	if err := docket.MigrateWithPool(testkit.Context(t), pool, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	own, err := os.ReadFile("../examples/invoices/db/schema/20250101000000_invoices.sql")
+	own, err := os.ReadFile("../../examples/invoices/db/schema/20250101000000_invoices.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

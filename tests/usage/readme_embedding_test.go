@@ -17,7 +17,7 @@ import (
 // limit holds, and a refused call leaves no run.
 func TestReadmeEmbeddingIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestReadmeEmbeddingIsTheExampleAndRuns(t *testing.T) {
 	if !ok || !found || !closed {
 		t.Fatal("README.md has no go block under ## Embedding")
 	}
-	source, err := os.ReadFile("../examples/embedding/embedding.go")
+	source, err := os.ReadFile("../../examples/embedding/embedding.go")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,8 @@ import (
 // into the past, as if a month had gone by. The README shows the output.
 func TestReadmeFinishedRunsAreTheExampleAndRun(t *testing.T) {
 	t.Parallel()
-	requireReadmeIsRegion(t, "A finished run is not a dead end:", "../examples/finished/finished.go", "retry")
-	requireReadmeIsRegion(t, "Finished runs stay until you delete them:", "../examples/finished/finished.go", "retention")
+	requireReadmeIsRegion(t, "A finished run is not a dead end:", "../../examples/finished/finished.go", "retry")
+	requireReadmeIsRegion(t, "Finished runs stay until you delete them:", "../../examples/finished/finished.go", "retention")
 
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))

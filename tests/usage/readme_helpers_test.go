@@ -10,7 +10,7 @@ import (
 // first line that starts with anchor, without its fences.
 func readmeBlock(t *testing.T, anchor, lang string) string {
 	t.Helper()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // the report once.
 func TestReadmePeriodicRunsIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestReadmePeriodicRunsIsTheExampleAndRuns(t *testing.T) {
 	if !ok || !closed {
 		t.Fatal("README.md has no go block under ## Periodic runs")
 	}
-	source, err := os.ReadFile("../examples/periodic/periodic.go")
+	source, err := os.ReadFile("../../examples/periodic/periodic.go")
 	if err != nil {
 		t.Fatal(err)
 	}

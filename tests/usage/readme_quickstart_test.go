@@ -19,7 +19,7 @@ import (
 // write, and the Worker completes the run.
 func TestReadmeQuickStartIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestReadmeQuickStartIsTheExampleAndRuns(t *testing.T) {
 	if !ok || !closed {
 		t.Fatal("README.md has no go block under ## Quick start")
 	}
-	source, err := os.ReadFile("../examples/quickstart/quickstart.go")
+	source, err := os.ReadFile("../../examples/quickstart/quickstart.go")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,5 +9,5 @@ import (
 // with the app's package against its own test database.
 func TestReadmeTestingYourAppIsTheExampleTest(t *testing.T) {
 	t.Parallel()
-	requireReadmeIsRegion(t, "## Testing your app", "../examples/apptest/apptest_test.go", "testing")
+	requireReadmeIsRegion(t, "## Testing your app", "../../examples/apptest/apptest_test.go", "testing")
 }

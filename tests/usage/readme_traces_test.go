@@ -15,7 +15,7 @@ import (
 // is the handler span's child. The README shows that output as well.
 func TestReadmeTracesIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
-	requireReadmeIsRegion(t, "## Traces", "../examples/traces/traces.go", "traces")
+	requireReadmeIsRegion(t, "## Traces", "../../examples/traces/traces.go", "traces")
 	want := "POST /invoices\n" +
 		"  docket.insert\n" +
 		"docket.claim, leased 1\n" +
