@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// GrantsFile is the documented least-privilege script, relative to the
-// tests package.
+// GrantsFile is the documented least-privilege script, relative to a test
+// package under tests/ (the directory go test runs it in).
 const GrantsFile = "../../docs/grants.sql"
 
 // CreateRole creates a LOGIN role with a random name and password and
