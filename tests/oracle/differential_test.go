@@ -15,31 +15,31 @@ import (
 // shrinks a step towards.
 var ops = []struct {
 	weight int
-	apply  func(*dfEnv)
+	apply  func(*diffEnv)
 }{
-	{6, (*dfEnv).opClaim},
-	{2, (*dfEnv).opClaimHeld},
-	{3, (*dfEnv).opInsert},
-	{1, (*dfEnv).opBacklog},
-	{2, (*dfEnv).opTick},
-	{2, (*dfEnv).opComplete},
-	{1, (*dfEnv).opYield},
-	{1, (*dfEnv).opSleep},
-	{1, (*dfEnv).opWait},
-	{1, (*dfEnv).opCheckpoint},
-	{1, (*dfEnv).opRelease},
-	{1, (*dfEnv).opRefresh},
-	{1, (*dfEnv).opAbandon},
-	{1, (*dfEnv).opResume},
-	{1, (*dfEnv).opSignal},
-	{1, (*dfEnv).opRetryPoisoned},
-	{1, (*dfEnv).opDefaultCap},
-	{1, (*dfEnv).opOverride},
-	{1, (*dfEnv).opResetOverride},
+	{6, (*diffEnv).opClaim},
+	{2, (*diffEnv).opClaimHeld},
+	{3, (*diffEnv).opInsert},
+	{1, (*diffEnv).opBacklog},
+	{2, (*diffEnv).opTick},
+	{2, (*diffEnv).opComplete},
+	{1, (*diffEnv).opYield},
+	{1, (*diffEnv).opSleep},
+	{1, (*diffEnv).opWait},
+	{1, (*diffEnv).opCheckpoint},
+	{1, (*diffEnv).opRelease},
+	{1, (*diffEnv).opRefresh},
+	{1, (*diffEnv).opAbandon},
+	{1, (*diffEnv).opResume},
+	{1, (*diffEnv).opSignal},
+	{1, (*diffEnv).opRetryPoisoned},
+	{1, (*diffEnv).opDefaultCap},
+	{1, (*diffEnv).opOverride},
+	{1, (*diffEnv).opResetOverride},
 }
 
 // step draws one weighted operation and applies it to both sides.
-func (e *dfEnv) step() {
+func (e *diffEnv) step() {
 	total := 0
 	for _, op := range ops {
 		total += op.weight
@@ -104,7 +104,7 @@ func TestDifferentialTenantFairModelParked(t *testing.T) {
 
 // opParkSwitch turns parking off or on at runtime on both sides, now and
 // then.
-func (e *dfEnv) opParkSwitch() {
+func (e *diffEnv) opParkSwitch() {
 	if rapid.IntRange(0, 9).Draw(e.rt, "park switch") != 0 {
 		return
 	}

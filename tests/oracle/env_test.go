@@ -44,9 +44,9 @@ type lease struct {
 	seq           int64
 }
 
-// dfEnv is one differential scenario: a fresh database with a TenantFair
+// diffEnv is one differential scenario: a fresh database with a TenantFair
 // client, the model, the logical clock and the readable operation log.
-type dfEnv struct {
+type diffEnv struct {
 	rt      *rapid.T
 	ctx     context.Context
 	pool    *pgxpool.Pool
@@ -64,7 +64,7 @@ type dfEnv struct {
 
 // newDfEnv draws the tenants and the default cap, creates the database and
 // opens the client. The returned function releases everything.
-func newDfEnv(t *testing.T, rt *rapid.T, parked bool) (*dfEnv, func()) {
+func newDfEnv(t *testing.T, rt *rapid.T, parked bool) (*diffEnv, func()) {
 	tb := &testkit.DiffCheckTB{TB: t}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(tb))
@@ -78,7 +78,7 @@ func newDfEnv(t *testing.T, rt *rapid.T, parked bool) (*dfEnv, func()) {
 		tb.Finish()
 		cancel()
 	}
-	e := &dfEnv{rt: rt, ctx: ctx, pool: pool, clock: epoch, tokens: map[string]uuid.UUID{}, parked: parked}
+	e := &diffEnv{rt: rt, ctx: ctx, pool: pool, clock: epoch, tokens: map[string]uuid.UUID{}, parked: parked}
 	n := rapid.IntRange(3, 6).Draw(rt, "tenants")
 	for i := range n {
 		e.tenants = append(e.tenants, fmt.Sprintf("t%d", i+1))
@@ -108,13 +108,13 @@ func newDfEnv(t *testing.T, rt *rapid.T, parked bool) (*dfEnv, func()) {
 }
 
 // logf appends one line to the operation log.
-func (e *dfEnv) logf(format string, args ...any) {
+func (e *diffEnv) logf(format string, args ...any) {
 	e.log = append(e.log, fmt.Sprintf("%3d  ", len(e.log))+fmt.Sprintf(format, args...))
 }
 
 // fail prints the operation log (the shrunk, replayable scenario when rapid
 // reports the minimal failure) and fails the check.
-func (e *dfEnv) fail(format string, args ...any) {
+func (e *diffEnv) fail(format string, args ...any) {
 	e.rt.Helper()
 	e.rt.Log("scenario (model vs database):\n" + strings.Join(e.log, "\n"))
 	e.rt.Fatalf(format, args...)
@@ -122,7 +122,7 @@ func (e *dfEnv) fail(format string, args ...any) {
 
 // at renders a time: logical times as offsets from the logical epoch, times
 // the database clock wrote as "db:" plus the time of day.
-func (e *dfEnv) at(t time.Time) string {
+func (e *diffEnv) at(t time.Time) string {
 	if t.Before(epoch.AddDate(-1, 0, 0)) {
 		return "db:" + t.UTC().Format("15:04:05.000000")
 	}
@@ -133,7 +133,7 @@ func (e *dfEnv) at(t time.Time) string {
 }
 
 // live lists the leases whose token still holds the claim in the model.
-func (e *dfEnv) live() []*lease {
+func (e *diffEnv) live() []*lease {
 	var out []*lease
 	for _, l := range e.leases {
 		if r, ok := e.model.Run(l.runID); ok && r.Token == l.modelToken {
@@ -144,7 +144,7 @@ func (e *dfEnv) live() []*lease {
 }
 
 // stale lists the leases whose token no longer holds the claim.
-func (e *dfEnv) stale() []*lease {
+func (e *diffEnv) stale() []*lease {
 	var out []*lease
 	for _, l := range e.leases {
 		if r, ok := e.model.Run(l.runID); ok && r.Token != l.modelToken {
@@ -174,7 +174,7 @@ func (h holder) String() string {
 // drawHolder draws the holder of a lifecycle operation: mostly a live one,
 // sometimes a holder whose token was replaced or whose sequence is outdated,
 // which both implementations must refuse without a change.
-func (e *dfEnv) drawHolder() (holder, bool) {
+func (e *diffEnv) drawHolder() (holder, bool) {
 	live, stale := e.live(), e.stale()
 	switch kind := rapid.IntRange(0, 5).Draw(e.rt, "holder kind"); {
 	case kind <= 3 && len(live) > 0:
@@ -191,7 +191,7 @@ func (e *dfEnv) drawHolder() (holder, bool) {
 }
 
 // drawRun draws a run id, preferring runs that satisfy want.
-func (e *dfEnv) drawRun(label string, want func(oracle.Run) bool) (oracle.Run, bool) {
+func (e *diffEnv) drawRun(label string, want func(oracle.Run) bool) (oracle.Run, bool) {
 	var pool []oracle.Run
 	for _, r := range e.model.Runs() {
 		if want(r) {

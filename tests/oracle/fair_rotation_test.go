@@ -73,8 +73,8 @@ type call struct {
 	trace docket.ClaimTrace
 }
 
-// frEnv is the database of one configuration.
-type frEnv struct {
+// rotationEnv is the database of one configuration.
+type rotationEnv struct {
 	t      *testing.T
 	cfg    config
 	ctx    context.Context
@@ -111,7 +111,7 @@ func TestFairRotationFixedWindowOracle(t *testing.T) {
 
 // newFrEnv opens a fresh database with room for the pollers and a TenantFair
 // client whose default cap never binds.
-func newFrEnv(t *testing.T, cfg config) *frEnv {
+func newFrEnv(t *testing.T, cfg config) *rotationEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	pcfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
@@ -128,7 +128,7 @@ func newFrEnv(t *testing.T, cfg config) *frEnv {
 	if cfg.parked {
 		clientCfg = testkit.ParkedConfig(1000)
 	}
-	e := &frEnv{t: t, cfg: cfg, ctx: ctx, pool: pool, client: testkit.OpenClient(t, pool, clientCfg),
+	e := &rotationEnv{t: t, cfg: cfg, ctx: ctx, pool: pool, client: testkit.OpenClient(t, pool, clientCfg),
 		rng: rand.New(rand.NewPCG(cfg.seed, 0))}
 	testkit.ExecSQL(t, pool, `create sequence fr_commit_order`)
 	return e
@@ -136,7 +136,7 @@ func newFrEnv(t *testing.T, cfg config) *frEnv {
 
 // seed creates the partitions in ring order and the competitors' work, and
 // returns the ring positions of the competitors and the dormant member.
-func (e *frEnv) seed() map[int64]string {
+func (e *rotationEnv) seed() map[int64]string {
 	if e.cfg.targetFirst {
 		// A cancelled run leaves the target's partition in place with no
 		// unfinished work: a ring position that is not in the ring.
@@ -184,7 +184,7 @@ func (e *frEnv) seed() map[int64]string {
 }
 
 // insert inserts one run.
-func (e *frEnv) insert(tenant, runID string, wake time.Time) {
+func (e *rotationEnv) insert(tenant, runID string, wake time.Time) {
 	e.t.Helper()
 	_, err := e.client.InsertRun(e.ctx, docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant), GraphID: "g",
 		GraphHash: "h1", State: []byte(`{}`), WakeAt: wake})
@@ -194,7 +194,7 @@ func (e *frEnv) insert(tenant, runID string, wake time.Time) {
 }
 
 // ring reads the positions with positive unfinished counts.
-func (e *frEnv) ring() map[int64]string {
+func (e *rotationEnv) ring() map[int64]string {
 	e.t.Helper()
 	rows, err := e.pool.Query(e.ctx, `select ring_position, scope_key from docket_claim_schedule where unfinished_count > 0`)
 	if err != nil {
@@ -220,7 +220,7 @@ func (e *frEnv) ring() map[int64]string {
 // and the pollers go on until every target run is claimed and completed. The
 // committed trace from the opening through the target's first grant is then
 // checked against the oracle.
-func (e *frEnv) window(round int, competitors map[int64]string) {
+func (e *rotationEnv) window(round int, competitors map[int64]string) {
 	t := e.t
 	var (
 		mu       sync.Mutex
@@ -298,7 +298,7 @@ func (e *frEnv) window(round int, competitors map[int64]string) {
 // isCapped reports whether a run belongs to a capped competitor: the last
 // ones in ring order, which the cursor passes right before it reaches the
 // target.
-func (e *frEnv) isCapped(runID string) bool {
+func (e *rotationEnv) isCapped(runID string) bool {
 	for h := e.cfg.hot - e.cfg.capped + 1; h <= e.cfg.hot; h++ {
 		if strings.HasPrefix(runID, fmt.Sprintf("hot%d-", h)) {
 			return true
@@ -323,7 +323,7 @@ func mapsEqual(a, b map[int64]string) bool {
 // poll runs one traced claim in its own transaction and records its commit
 // sequence number. A call refused for policy lock contention rolls back and
 // returns nil: it is no qualifying call.
-func (e *frEnv) poll(rng *rand.Rand) (*call, error) {
+func (e *rotationEnv) poll(rng *rand.Rand) (*call, error) {
 	tx, err := e.pool.Begin(e.ctx)
 	if err != nil {
 		return nil, err
@@ -345,7 +345,7 @@ func (e *frEnv) poll(rng *rand.Rand) (*call, error) {
 }
 
 // complete finishes a leased run.
-func (e *frEnv) complete(l docket.Lease) error {
+func (e *rotationEnv) complete(l docket.Lease) error {
 	_, err := e.client.Commit(e.ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq, Step: 1,
 		Schedule: docket.ReleaseTerminal(docket.StatusDone)})
 	return err
@@ -354,7 +354,7 @@ func (e *frEnv) complete(l docket.Lease) error {
 // openWindow commits the target's due work while holding the policy row
 // lock, so that no claim is in progress, and returns the commit sequence
 // number of the opening and the ring C it leaves.
-func (e *frEnv) openWindow(round int) (int64, map[int64]string) {
+func (e *rotationEnv) openWindow(round int) (int64, map[int64]string) {
 	t := e.t
 	tx, err := e.pool.Begin(e.ctx)
 	if err != nil {
@@ -402,7 +402,7 @@ func (e *frEnv) openWindow(round int) (int64, map[int64]string) {
 // checkWindow converts the calls committed after the opening, through the
 // call with the target's first grant, into oracle events, derives the cohort
 // P and L from them and checks the trace and the bounds.
-func (e *frEnv) checkWindow(round int, opening int64, ring map[int64]string, calls []call) {
+func (e *rotationEnv) checkWindow(round int, opening int64, ring map[int64]string, calls []call) {
 	t := e.t
 	var events []oracle.Event
 	granted := false

@@ -15,7 +15,7 @@ import (
 // same write to the model; both must accept it or both must refuse it.
 
 // expectSame fails when exactly one side refused the write.
-func (e *dfEnv) expectSame(op string, dbErr, modelErr error) {
+func (e *diffEnv) expectSame(op string, dbErr, modelErr error) {
 	e.rt.Helper()
 	if (dbErr == nil) != (modelErr == nil) {
 		e.fail("%s: database error %v, model error %v", op, dbErr, modelErr)
@@ -23,7 +23,7 @@ func (e *dfEnv) expectSame(op string, dbErr, modelErr error) {
 }
 
 // expectRefusal fails unless err is nil or one of the refusals.
-func (e *dfEnv) expectRefusal(op string, err error, refusals ...error) {
+func (e *diffEnv) expectRefusal(op string, err error, refusals ...error) {
 	e.rt.Helper()
 	if err == nil {
 		return
@@ -46,7 +46,7 @@ func outcome(err error) string {
 
 // opCommit commits as a drawn holder with the schedule built by sched; the
 // model gets the matching schedule. name is the operation's log name.
-func (e *dfEnv) opCommit(name string, db docket.Schedule, model oracle.Schedule) {
+func (e *diffEnv) opCommit(name string, db docket.Schedule, model oracle.Schedule) {
 	h, ok := e.drawHolder()
 	if !ok {
 		e.logf("%s: no holder", name)
@@ -68,38 +68,38 @@ func (e *dfEnv) opCommit(name string, db docket.Schedule, model oracle.Schedule)
 }
 
 // opComplete finishes the run (done, failed or cancelled).
-func (e *dfEnv) opComplete() {
+func (e *diffEnv) opComplete() {
 	status := rapid.SampledFrom([]docket.RunStatus{docket.StatusDone, docket.StatusFailed, docket.StatusCancelled}).Draw(e.rt, "terminal")
 	e.opCommit("complete "+string(status), docket.ReleaseTerminal(status),
 		oracle.Schedule{Kind: oracle.ReleaseTerminal, Status: oracle.Status(status)})
 }
 
 // opYield is the cooperative yield: due now (database clock), marker kept.
-func (e *dfEnv) opYield() {
+func (e *diffEnv) opYield() {
 	e.opCommit("yield", docket.ReleaseImmediate(), oracle.Schedule{Kind: oracle.ReleaseImmediate})
 }
 
 // opSleep schedules the run at a future logical time, clearing the marker.
-func (e *dfEnv) opSleep() {
+func (e *diffEnv) opSleep() {
 	d := rapid.SampledFrom([]time.Duration{time.Minute, 20 * time.Minute, 2 * time.Hour}).Draw(e.rt, "sleep")
 	at := e.clock.Add(d)
 	e.opCommit("sleep until "+e.at(at), docket.ReleaseAt(at), oracle.Schedule{Kind: oracle.ReleaseAt, At: at})
 }
 
 // opWait parks the run as waiting, clearing the marker.
-func (e *dfEnv) opWait() {
+func (e *diffEnv) opWait() {
 	e.opCommit("wait", docket.ReleaseExternal(), oracle.Schedule{Kind: oracle.ReleaseExternal})
 }
 
 // opCheckpoint commits and keeps the claim; the holder goes on with the new
 // checkpoint sequence.
-func (e *dfEnv) opCheckpoint() {
+func (e *diffEnv) opCheckpoint() {
 	e.opCommit("checkpoint", docket.RetainClaim(), oracle.Schedule{Kind: oracle.RetainClaim})
 }
 
 // opRelease gives the claim back without a checkpoint: due now (database
 // clock), marker kept.
-func (e *dfEnv) opRelease() {
+func (e *diffEnv) opRelease() {
 	h, ok := e.drawHolder()
 	if !ok {
 		e.logf("release: no holder")
@@ -128,7 +128,7 @@ func (e *dfEnv) opRelease() {
 // opRefresh refreshes the claim. claimed_at only moves forward and the
 // database clock is earlier than every logical claim time, so a refresh keeps
 // claimed_at; the fence still refuses a stale holder.
-func (e *dfEnv) opRefresh() {
+func (e *diffEnv) opRefresh() {
 	h, ok := e.drawHolder()
 	if !ok {
 		e.logf("refresh: no holder")
@@ -148,7 +148,7 @@ func (e *dfEnv) opRefresh() {
 
 // opAbandon abandons the claim with an explicit logical retry time and an
 // abandon limit of none or two.
-func (e *dfEnv) opAbandon() {
+func (e *diffEnv) opAbandon() {
 	retry := e.clock.Add(rapid.SampledFrom([]time.Duration{0, time.Minute, 2 * time.Hour}).Draw(e.rt, "retry"))
 	limit := rapid.SampledFrom([]int{0, 2}).Draw(e.rt, "max abandons")
 	h, ok := e.drawHolder()
@@ -178,7 +178,7 @@ func (e *dfEnv) opAbandon() {
 // preferring runs that satisfy want: running (interrupt or resume, due at
 // the database clock, the logical clock or later), waiting or a terminal
 // status. The claim is revoked and the marker cleared.
-func (e *dfEnv) opMutate(name string, want func(oracle.Run) bool, statuses []docket.RunStatus) {
+func (e *diffEnv) opMutate(name string, want func(oracle.Run) bool, statuses []docket.RunStatus) {
 	r, ok := e.drawRun(name+" run", want)
 	if !ok {
 		e.logf("%s: no run", name)
@@ -211,7 +211,7 @@ func (e *dfEnv) opMutate(name string, want func(oracle.Run) bool, statuses []doc
 }
 
 // wakeLabel renders the requested wake of a mutation.
-func (e *dfEnv) wakeLabel(t time.Time) string {
+func (e *diffEnv) wakeLabel(t time.Time) string {
 	if t.IsZero() {
 		return "db-now"
 	}
@@ -219,20 +219,20 @@ func (e *dfEnv) wakeLabel(t time.Time) string {
 }
 
 // opResume wakes a waiting run (falling back to any run).
-func (e *dfEnv) opResume() {
+func (e *diffEnv) opResume() {
 	e.opMutate("resume", func(r oracle.Run) bool { return r.Status == oracle.StatusWaiting },
 		[]docket.RunStatus{docket.StatusRunning})
 }
 
 // opSignal applies a random unclaimed transition to an unfinished run.
-func (e *dfEnv) opSignal() {
+func (e *diffEnv) opSignal() {
 	e.opMutate("signal", func(r oracle.Run) bool { return r.Status.Unfinished() },
 		[]docket.RunStatus{docket.StatusRunning, docket.StatusWaiting, docket.StatusCancelled})
 }
 
 // opRetryPoisoned revives a poisoned run (falling back to any run, which
 // both sides refuse).
-func (e *dfEnv) opRetryPoisoned() {
+func (e *diffEnv) opRetryPoisoned() {
 	r, ok := e.drawRun("poisoned run", func(r oracle.Run) bool { return r.Poisoned })
 	if !ok {
 		e.logf("retry poisoned: no run")

@@ -18,7 +18,7 @@ import (
 // opClaimHeld is opClaim while another transaction holds the row locks of
 // one to three drawn runs, mostly healthy ones a claim could take: the
 // database claim skips them, the model is told with HoldRowLock.
-func (e *dfEnv) opClaimHeld() {
+func (e *diffEnv) opClaimHeld() {
 	var held []string
 	for range rapid.IntRange(1, 3).Draw(e.rt, "held rows") {
 		r, ok := e.drawRun("held run", func(r oracle.Run) bool { return r.Healthy() && !slices.Contains(held, r.RunID) })
@@ -52,7 +52,7 @@ func (e *dfEnv) opClaimHeld() {
 // outcome (run, class, disposition, poison, order, attempt, eligible time,
 // checkpoint) and every inspection (visit, position, scope, disposition,
 // cursor movement, outcome count, epoch delta).
-func (e *dfEnv) opClaim() {
+func (e *diffEnv) opClaim() {
 	demand := rapid.IntRange(1, 12).Draw(e.rt, "demand")
 	pref := rapid.SampledFrom([]docket.Preference{docket.PreferNone, docket.PreferReady, docket.PreferExpired}).Draw(e.rt, "preference")
 	maxAttempts := rapid.SampledFrom([]int{1000, 2, 3}).Draw(e.rt, "max attempts")
@@ -97,7 +97,7 @@ func (e *dfEnv) opClaim() {
 }
 
 // dbCallLines renders a database claim trace like modelCallLines.
-func (e *dfEnv) dbCallLines(tr docket.ClaimTrace, demand int) []string {
+func (e *diffEnv) dbCallLines(tr docket.ClaimTrace, demand int) []string {
 	var out []string
 	leases, poisons := tr.Result.Leases, tr.Result.Poisoned
 	for _, o := range tr.Outcomes {
@@ -139,7 +139,7 @@ func (e *dfEnv) dbCallLines(tr docket.ClaimTrace, demand int) []string {
 
 // checkCallIdentity checks that every row of one call carries the same call
 // token and transaction id.
-func (e *dfEnv) checkCallIdentity(tr docket.ClaimTrace) {
+func (e *diffEnv) checkCallIdentity(tr docket.ClaimTrace) {
 	for _, in := range tr.Inspections {
 		first := tr.Inspections[0]
 		if in.CallToken != first.CallToken || in.TransactionID != first.TransactionID {
@@ -155,19 +155,19 @@ func (e *dfEnv) checkCallIdentity(tr docket.ClaimTrace) {
 
 // opInsert inserts 1..4 runs of drawn tenants due relative to the logical
 // clock, one at a time or as one batch.
-func (e *dfEnv) opInsert() {
+func (e *diffEnv) opInsert() {
 	e.insert(rapid.IntRange(1, 4).Draw(e.rt, "inserts"), e.tenants)
 }
 
 // opBacklog inserts a backlog of 9..24 runs of one tenant, more than one
 // grant (Q = 8) or one visit's frozen set (K = 16) can take.
-func (e *dfEnv) opBacklog() {
+func (e *diffEnv) opBacklog() {
 	tenant := rapid.SampledFrom(e.tenants).Draw(e.rt, "backlog tenant")
 	e.insert(rapid.IntRange(9, 24).Draw(e.rt, "backlog"), []string{tenant})
 }
 
 // insert inserts n runs of tenants drawn from tenants.
-func (e *dfEnv) insert(n int, tenants []string) {
+func (e *diffEnv) insert(n int, tenants []string) {
 	batch := rapid.Bool().Draw(e.rt, "batch")
 	var runs []docket.NewRun
 	var batchRuns []oracle.NewRun
@@ -205,7 +205,7 @@ func (e *dfEnv) insert(n int, tenants []string) {
 
 // opTick moves the logical clock forward; a step beyond the orphan TTL
 // expires every claim taken before it.
-func (e *dfEnv) opTick() {
+func (e *diffEnv) opTick() {
 	d := rapid.SampledFrom([]time.Duration{time.Second, 30 * time.Second, 5 * time.Minute, 30 * time.Minute,
 		ttl + time.Minute, 3 * time.Hour}).Draw(e.rt, "tick")
 	e.clock = e.clock.Add(d)
@@ -213,7 +213,7 @@ func (e *dfEnv) opTick() {
 }
 
 // opDefaultCap writes the persisted default cap on both sides.
-func (e *dfEnv) opDefaultCap() {
+func (e *diffEnv) opDefaultCap() {
 	c := rapid.IntRange(1, 4).Draw(e.rt, "default cap")
 	e.logf("default cap %d", c)
 	if err := e.model.SetDefaultCap(c); err != nil {
@@ -226,12 +226,12 @@ func (e *dfEnv) opDefaultCap() {
 
 // drawScope draws a tenant for an override, including one that never has
 // runs (its partition, and ring position, is created by the write).
-func (e *dfEnv) drawScope() string {
+func (e *diffEnv) drawScope() string {
 	return rapid.SampledFrom(append(slices.Clone(e.tenants), "idle")).Draw(e.rt, "override scope")
 }
 
 // opOverride sets a cap override on both sides.
-func (e *dfEnv) opOverride() {
+func (e *diffEnv) opOverride() {
 	scope := e.drawScope()
 	c := rapid.IntRange(1, 4).Draw(e.rt, "override")
 	e.logf("override %s = %d", scope, c)
@@ -244,7 +244,7 @@ func (e *dfEnv) opOverride() {
 }
 
 // opResetOverride removes a cap override on both sides.
-func (e *dfEnv) opResetOverride() {
+func (e *diffEnv) opResetOverride() {
 	scope := e.drawScope()
 	e.logf("reset override %s", scope)
 	if err := e.model.ResetOverride(scope); err != nil {

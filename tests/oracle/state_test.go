@@ -17,8 +17,8 @@ import (
 // admission epoch, unfinished count and the admitted and claimed counts) and
 // every run (status, wake, claim holder, counters, poison and marker).
 
-// dfTime renders an optional timestamp.
-func dfTime(t *time.Time) string {
+// diffTime renders an optional timestamp.
+func diffTime(t *time.Time) string {
 	if t == nil {
 		return "-"
 	}
@@ -37,8 +37,8 @@ func opt(set bool, t time.Time) *time.Time {
 func runLine(runID, scope, status string, wake *time.Time, token string, claimedAt *time.Time,
 	attempts, abandons int, seq int64, poisonedAt *time.Time, reason string, admittedAt *time.Time) string {
 	return fmt.Sprintf("run %s scope=%s status=%s wake=%s claim=%s@%s attempts=%d abandons=%d seq=%d poison=%s/%s admitted=%s",
-		runID, scope, status, dfTime(wake), token, dfTime(claimedAt), attempts, abandons, seq,
-		dfTime(poisonedAt), reason, dfTime(admittedAt))
+		runID, scope, status, diffTime(wake), token, diffTime(claimedAt), attempts, abandons, seq,
+		diffTime(poisonedAt), reason, diffTime(admittedAt))
 }
 
 // partitionLine renders one partition; parked is "-" (awake), "write"
@@ -48,8 +48,8 @@ func partitionLine(scope string, position int64, override int, epoch int64, unfi
 		scope, position, override, epoch, unfinished, admitted, claims, parked)
 }
 
-// dfParked renders a park state for partitionLine.
-func dfParked(parked bool, until time.Time) string {
+// diffParked renders a park state for partitionLine.
+func diffParked(parked bool, until time.Time) string {
 	switch {
 	case !parked:
 		return "-"
@@ -60,12 +60,12 @@ func dfParked(parked bool, until time.Time) string {
 }
 
 // modelState renders the model.
-func (e *dfEnv) modelState() []string {
+func (e *diffEnv) modelState() []string {
 	out := []string{fmt.Sprintf("policy default=%d cursor=%d", e.model.DefaultCap(), e.model.Cursor())}
 	for _, p := range e.model.Partitions() {
 		c := e.model.Counts(p.Scope, e.clock)
 		out = append(out, partitionLine(p.Scope, p.Position, p.Override, p.Epoch, p.Unfinished, c.Admitted, c.LiveClaims,
-			dfParked(p.Parked, p.ParkedUntil)))
+			diffParked(p.Parked, p.ParkedUntil)))
 	}
 	for _, r := range e.model.Runs() {
 		token := "-"
@@ -83,7 +83,7 @@ func (e *dfEnv) modelState() []string {
 }
 
 // dbState renders the database.
-func (e *dfEnv) dbState() []string {
+func (e *diffEnv) dbState() []string {
 	var defaultCap int
 	var cursor int64
 	if err := e.pool.QueryRow(e.ctx, `select max_active, scan_ring_position from docket_claim_policy where id = 1`).
@@ -111,7 +111,7 @@ func (e *dfEnv) dbState() []string {
 		if until != nil && !forGood {
 			at = *until
 		}
-		return partitionLine(scope, position, override, epoch, unfinished, admitted, claims, dfParked(parked, at)), err
+		return partitionLine(scope, position, override, epoch, unfinished, admitted, claims, diffParked(parked, at)), err
 	})
 	if err != nil {
 		e.fail("read partitions: %v", err)
@@ -136,7 +136,7 @@ func (e *dfEnv) dbState() []string {
 }
 
 // compareState fails the check when the database and the model differ.
-func (e *dfEnv) compareState() {
+func (e *diffEnv) compareState() {
 	e.rt.Helper()
 	want, got := e.modelState(), e.dbState()
 	if slices.Equal(want, got) {
@@ -192,7 +192,7 @@ func outcomeLine(visit, ordinal int, runID, scope, class, disposition string, po
 func inspectionLine(visit, demand int, before, after, position int64, scope, disposition string, outcomes int, epoch int64,
 	parked bool, until time.Time, woken int) string {
 	return fmt.Sprintf("visit %d demand=%d cursor %d->%d position=%d scope=%s %s outcomes=%d epoch+%d parked=%s woken=%d",
-		visit, demand, before, after, position, scope, disposition, outcomes, epoch, dfParked(parked, until), woken)
+		visit, demand, before, after, position, scope, disposition, outcomes, epoch, diffParked(parked, until), woken)
 }
 
 // modelCallLines renders a model claim result.

@@ -31,8 +31,8 @@ const (
 // base is the scenario's claim clock; runs are due shortly before it.
 var base = time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)
 
-// tmEnv is a TenantFair client whose metrics go to a manual reader.
-type tmEnv struct {
+// metricsEnv is a TenantFair client whose metrics go to a manual reader.
+type metricsEnv struct {
 	t      *testing.T
 	ctx    context.Context
 	pool   *pgxpool.Pool
@@ -43,7 +43,7 @@ type tmEnv struct {
 }
 
 // newTMEnv opens a TenantFair client (cap 2) with a manual-reader provider.
-func newTMEnv(t *testing.T) *tmEnv {
+func newTMEnv(t *testing.T) *metricsEnv {
 	t.Helper()
 	pool := testkit.NewPool(t)
 	reader := sdkmetric.NewManualReader()
@@ -51,11 +51,11 @@ func newTMEnv(t *testing.T) *tmEnv {
 	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
 	cfg := testkit.TenantFairConfig(2)
 	cfg.MeterProvider = provider
-	return &tmEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader}
+	return &metricsEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader}
 }
 
 // insert adds a run of tenant due at wake.
-func (e *tmEnv) insert(tenant, runID string, wake time.Time) {
+func (e *metricsEnv) insert(tenant, runID string, wake time.Time) {
 	e.t.Helper()
 	if _, err := e.client.InsertRun(e.ctx, docket.NewRun{
 		RunID: runID, Scope: docket.Tenant(tenant), GraphID: graph, GraphHash: hash,
@@ -74,7 +74,7 @@ type outcome struct {
 
 // claim runs one claim call and fails unless its outcomes are exactly want
 // (in any order); it returns the leases by run id.
-func (e *tmEnv) claim(now time.Time, limit int, pref docket.Preference, maxAttempts int, want ...outcome) map[string]docket.Lease {
+func (e *metricsEnv) claim(now time.Time, limit int, pref docket.Preference, maxAttempts int, want ...outcome) map[string]docket.Lease {
 	e.t.Helper()
 	res, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{
 		Now: now, Limit: limit, OrphanTTL: time.Hour, MaxClaimAttempts: maxAttempts, Preference: pref,
@@ -109,7 +109,7 @@ func (e *tmEnv) claim(now time.Time, limit int, pref docket.Preference, maxAttem
 }
 
 // commit commits a holder's checkpoint and returns the new sequence.
-func (e *tmEnv) commit(h docket.Holder, seq int64, s docket.Schedule) int64 {
+func (e *metricsEnv) commit(h docket.Holder, seq int64, s docket.Schedule) int64 {
 	e.t.Helper()
 	run, err := e.client.Commit(e.ctx, docket.CommitRequest{Holder: h, ExpectedSeq: seq, Schedule: s})
 	if err != nil {
@@ -119,7 +119,7 @@ func (e *tmEnv) commit(h docket.Holder, seq int64, s docket.Schedule) int64 {
 }
 
 // abandon abandons a claim and fails unless the outcome is want.
-func (e *tmEnv) abandon(req docket.AbandonRequest, want docket.AbandonOutcome) {
+func (e *metricsEnv) abandon(req docket.AbandonRequest, want docket.AbandonOutcome) {
 	e.t.Helper()
 	res, err := e.client.AbandonClaim(e.ctx, req)
 	if err != nil || res.Outcome != want {
@@ -408,7 +408,7 @@ func TestTelemetryLegacyClaims(t *testing.T) {
 	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
 	cfg := testkit.LegacyConfig()
 	cfg.MeterProvider = provider
-	e := &tmEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader}
+	e := &metricsEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), reader: reader}
 	for i, runID := range []string{"tm-legacy-1", "tm-legacy-2"} {
 		if _, err := e.client.InsertRun(e.ctx, docket.NewRun{
 			RunID: runID, GraphID: graph, GraphHash: hash, State: json.RawMessage(`{}`),

@@ -20,9 +20,9 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// trEnv is a client whose spans go to a recorder, and the app's own tracer
+// traceEnv is a client whose spans go to a recorder, and the app's own tracer
 // on the same provider.
-type trEnv struct {
+type traceEnv struct {
 	t        *testing.T
 	ctx      context.Context
 	pool     *pgxpool.Pool
@@ -33,7 +33,7 @@ type trEnv struct {
 
 // newTREnv opens a client with cfg on a fresh database; traced gives it
 // the recorder's provider, otherwise only the app's tracer records.
-func newTREnv(t *testing.T, cfg docket.Config, traced bool) *trEnv {
+func newTREnv(t *testing.T, cfg docket.Config, traced bool) *traceEnv {
 	t.Helper()
 	recorder := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
@@ -42,11 +42,11 @@ func newTREnv(t *testing.T, cfg docket.Config, traced bool) *trEnv {
 		cfg.TracerProvider = tp
 	}
 	pool := testkit.NewPool(t)
-	return &trEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), recorder: recorder, app: tp.Tracer("app")}
+	return &traceEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, cfg), recorder: recorder, app: tp.Tracer("app")}
 }
 
 // insert inserts one due run of scope in ctx.
-func (e *trEnv) insert(ctx context.Context, scope docket.Scope, runID string) {
+func (e *traceEnv) insert(ctx context.Context, scope docket.Scope, runID string) {
 	e.t.Helper()
 	if _, err := e.client.InsertRun(ctx, docket.NewRun{RunID: runID, Scope: scope, GraphID: "tr-graph", GraphHash: "v1", State: json.RawMessage(`{}`)}); err != nil {
 		e.t.Fatalf("insert %s: %v", runID, err)
@@ -54,7 +54,7 @@ func (e *trEnv) insert(ctx context.Context, scope docket.Scope, runID string) {
 }
 
 // stored returns the trace context runID stored: nil for SQL NULL.
-func (e *trEnv) stored(runID string) map[string]string {
+func (e *traceEnv) stored(runID string) map[string]string {
 	e.t.Helper()
 	var doc []byte
 	if err := e.pool.QueryRow(e.ctx, `select trace_context from docket_runs where run_id = $1`, runID).Scan(&doc); err != nil {
@@ -71,7 +71,7 @@ func (e *trEnv) stored(runID string) map[string]string {
 }
 
 // spans returns the ended spans named name.
-func (e *trEnv) spans(name string) []sdktrace.ReadOnlySpan {
+func (e *traceEnv) spans(name string) []sdktrace.ReadOnlySpan {
 	var out []sdktrace.ReadOnlySpan
 	for _, s := range e.recorder.Ended() {
 		if s.Name() == name {
@@ -82,7 +82,7 @@ func (e *trEnv) spans(name string) []sdktrace.ReadOnlySpan {
 }
 
 // spanNames returns the names of every ended span.
-func (e *trEnv) spanNames() []string {
+func (e *traceEnv) spanNames() []string {
 	var out []string
 	for _, s := range e.recorder.Ended() {
 		out = append(out, s.Name())
@@ -91,7 +91,7 @@ func (e *trEnv) spanNames() []string {
 }
 
 // one returns the only span named name whose docket.run_id is runID.
-func (e *trEnv) one(name, runID string) sdktrace.ReadOnlySpan {
+func (e *traceEnv) one(name, runID string) sdktrace.ReadOnlySpan {
 	e.t.Helper()
 	var found []sdktrace.ReadOnlySpan
 	for _, s := range e.spans(name) {

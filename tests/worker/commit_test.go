@@ -14,8 +14,8 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// wcCase is one commit of the set-based commit comparison.
-type wcCase struct {
+// commitCase is one commit of the set-based commit comparison.
+type commitCase struct {
 	name           string
 	schedule       string
 	status         string
@@ -76,7 +76,7 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 	q := gen.New(s.Pool)
 	ctx := testkit.Context(t)
 	retryAt := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
-	cases := []wcCase{
+	cases := []commitCase{
 		{name: "done", schedule: "terminal", status: "done", state: `{"r": 1}`, checkpointType: "complete", step: 3},
 		{name: "failed", schedule: "terminal", status: "failed", checkpointType: "fail"},
 		{name: "yield", schedule: "immediate", status: "running", checkpointType: "yield", step: 1},
@@ -103,7 +103,7 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 		}
 	}
 	// fence returns the token and expected sequence a case commits with.
-	fence := func(runID string, c wcCase) (uuid.UUID, int64) {
+	fence := func(runID string, c commitCase) (uuid.UUID, int64) {
 		l := leases[runID]
 		token, seq := l.ClaimToken, l.CheckpointSeq
 		if c.staleToken {
