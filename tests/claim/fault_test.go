@@ -112,7 +112,7 @@ func (env *faultEnv) holdPolicy() (release func()) {
 	return env.HoldLock(`select 1 from docket_claim_policy where id = 1 for update`)
 }
 
-func TestHardeningClaimKilledWhileWaitingForPolicy(t *testing.T) {
+func TestClaimKilledWhileWaitingForPolicy(t *testing.T) {
 	t.Parallel()
 	env := newHardFaultEnv(t)
 	before := testkit.Snap(t, env.Pool)
@@ -165,7 +165,7 @@ func TestHardeningClaimKilledWhileWaitingForPolicy(t *testing.T) {
 	env.expectDryRunRepeats(t)
 }
 
-func TestHardeningClaimKilledHoldingLocks(t *testing.T) {
+func TestClaimKilledHoldingLocks(t *testing.T) {
 	t.Parallel()
 	env := newHardFaultEnv(t)
 	before := testkit.Snap(t, env.Pool)
@@ -227,7 +227,7 @@ func TestHardeningClaimKilledHoldingLocks(t *testing.T) {
 	env.expectDryRunRepeats(t)
 }
 
-func TestHardeningClaimStatementTimeout(t *testing.T) {
+func TestClaimStatementTimeout(t *testing.T) {
 	t.Parallel()
 	env := newHardFaultEnv(t)
 	before := testkit.Snap(t, env.Pool)

@@ -68,7 +68,7 @@ var badCLIArgs = [][]string{
 	{"policy", "inspect", "tab\there"},
 }
 
-func TestHardeningCLIRefusesBadArgumentsWithExitTwo(t *testing.T) {
+func TestCLIRefusesBadArgumentsWithExitTwo(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
 	databaseURL := pool.Config().ConnString()
@@ -94,7 +94,7 @@ func TestHardeningCLIRefusesBadArgumentsWithExitTwo(t *testing.T) {
 	t.Logf("bad command lines tried: %d; all exit %d with a message; writes: 0", len(badCLIArgs), cli.ExitUsage)
 }
 
-func TestHardeningCLIRefusesUnparsableDatabaseURLWithExitTwo(t *testing.T) {
+func TestCLIRefusesUnparsableDatabaseURLWithExitTwo(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"migrate", "status", "--database-url", "postgres://user@host:notaport/db"},

@@ -195,7 +195,7 @@ var (
 // errHardDecide is the error a refusing decide function returns.
 var errHardDecide = errors.New("decide refused")
 
-func TestHardeningBadInputMatrix(t *testing.T) {
+func TestBadInputMatrix(t *testing.T) {
 	t.Parallel()
 	env := newHardInputEnv(t)
 	var groups = []struct {
@@ -247,7 +247,7 @@ func newHardUninitializedEnv(t *testing.T) *inputEnv {
 	return env
 }
 
-func TestHardeningBadInputUninitializedDomain(t *testing.T) {
+func TestBadInputUninitializedDomain(t *testing.T) {
 	t.Parallel()
 	env := newHardUninitializedEnv(t)
 	cases := []inputCase{

@@ -88,7 +88,7 @@ func migrateCases(t testing.TB) []migrateCase {
 	)
 }
 
-func TestHardeningMigrateRefusesBadInputAndCreatesNothing(t *testing.T) {
+func TestMigrateRefusesBadInputAndCreatesNothing(t *testing.T) {
 	t.Parallel()
 	empty := pgtest.NewEmptyDatabase(t)
 	migrated := pgtest.NewDatabase(t)

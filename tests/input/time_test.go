@@ -110,12 +110,12 @@ func timeCases() []inputCase {
 	return cases
 }
 
-// TestHardeningTimeRangeEdges stores the two extreme times the validation
+// TestTimeRangeEdges stores the two extreme times the validation
 // lets through and reads back what PostgreSQL kept: the edges Docket checks
 // are the edges of the server's range, and pgx truncates the last
 // nanoseconds of the range to its last microsecond instead of rounding out
 // of it.
-func TestHardeningTimeRangeEdges(t *testing.T) {
+func TestTimeRangeEdges(t *testing.T) {
 	t.Parallel()
 	env := newHardInputEnv(t)
 	ctx := testkit.Context(t)

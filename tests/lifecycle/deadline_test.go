@@ -171,13 +171,13 @@ func (env *deadlineEnv) waitVictimStatement(t testing.TB) {
 	}
 }
 
-// TestHardeningInsertRunsDeadlineLandsLater shows the default pool: the
+// TestInsertRunsDeadlineLandsLater shows the default pool: the
 // deadline returns DeadlineExceeded at once and closes the connection; pgx
 // sends a cancel request only afterwards, in the background, and when that
 // cancel does not reach the server in time the statement goes on and commits
 // the whole batch once it can. A retry with the same run ids then answers
 // ErrDuplicateRun: it landed.
-func TestHardeningInsertRunsDeadlineLandsLater(t *testing.T) {
+func TestInsertRunsDeadlineLandsLater(t *testing.T) {
 	t.Parallel()
 	env := newHardDeadlineEnv(t, nil)
 	blocker, _, err := env.blockedInsert(t, false)
@@ -198,12 +198,12 @@ func TestHardeningInsertRunsDeadlineLandsLater(t *testing.T) {
 	}
 }
 
-// TestHardeningInsertRunsDeadlineCancelsStatement shows the recommended
+// TestInsertRunsDeadlineCancelsStatement shows the recommended
 // pool (cancelOnDone): the deadline cancels the server statement, the
 // call returns the server's cancellation together with
 // context.DeadlineExceeded, nothing lands, the connection survives, and a
 // retry with the same run ids inserts the batch.
-func TestHardeningInsertRunsDeadlineCancelsStatement(t *testing.T) {
+func TestInsertRunsDeadlineCancelsStatement(t *testing.T) {
 	t.Parallel()
 	env := newHardDeadlineEnv(t, cancelOnDone)
 	pid := testkit.BackendPID(t, env.victimPool)

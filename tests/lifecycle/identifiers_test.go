@@ -33,7 +33,7 @@ var oddIdentifiers = []string{
 	strings.Repeat("é", docket.MaxIdentifierBytes/2),
 }
 
-func TestHardeningOddIdentifiersRoundTripLiterally(t *testing.T) {
+func TestOddIdentifiersRoundTripLiterally(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
@@ -132,7 +132,7 @@ func jsonString(t testing.TB, s string) []byte {
 	return b
 }
 
-func TestHardeningSQLInsertedIdentifiersStayAddressable(t *testing.T) {
+func TestSQLInsertedIdentifiersStayAddressable(t *testing.T) {
 	t.Parallel()
 	// Plain SQL inserts keep working, and the database holds only text rules
 	// (a tenant id is non-empty). Ids the API would not create must still

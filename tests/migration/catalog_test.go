@@ -59,7 +59,7 @@ func procs(t testing.TB, pool *pgxpool.Pool, schema string) []proc {
 	return procs
 }
 
-func TestHardeningFunctionsAreInvokerWithFixedSearchPath(t *testing.T) {
+func TestFunctionsAreInvokerWithFixedSearchPath(t *testing.T) {
 	t.Parallel()
 	custom := pgtest.NewEmptyDatabase(t)
 	testkit.MigrateOrFail(t, custom, docket.MigrateOptions{Schema: testkit.AppSchema})

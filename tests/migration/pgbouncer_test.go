@@ -47,7 +47,7 @@ func bouncerPool(t *testing.T, b *pgbouncer.Bouncer, size int32) *pgxpool.Pool {
 	return testkit.Pool(t, cfg)
 }
 
-func TestHardeningPgBouncerTransactionPooling(t *testing.T) {
+func TestPgBouncerTransactionPooling(t *testing.T) {
 	t.Parallel()
 	upstream := pgtest.NewDatabase(t)
 	direct := testkit.PoolFor(t, upstream)
@@ -295,7 +295,7 @@ func bouncerDrain(t *testing.T, client *docket.Client, total int) map[string]int
 	return commits
 }
 
-func TestHardeningPgBouncerDefaultStatementCacheBreaks(t *testing.T) {
+func TestPgBouncerDefaultStatementCacheBreaks(t *testing.T) {
 	t.Parallel()
 	upstream := pgtest.NewDatabase(t)
 	version, err := pgbouncer.InstalledVersion(testkit.Context(t))
@@ -339,7 +339,7 @@ func urlAs(t testing.TB, databaseURL, user, password string) string {
 	return databaseURL + " user='" + user + "' password='" + password + "'"
 }
 
-func TestHardeningPgBouncerSchemaFromRoleSettings(t *testing.T) {
+func TestPgBouncerSchemaFromRoleSettings(t *testing.T) {
 	t.Parallel()
 	const schema = "hard_bouncer_domain"
 	databaseURL := pgtest.NewEmptyDatabase(t)

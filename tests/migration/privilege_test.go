@@ -50,7 +50,7 @@ var forbiddenStatements = []forbidden{
 	{`insert into docket_schema_migrations (version) values ('29991231000000')`, testkit.InsufficientPrivilege},
 }
 
-func TestHardeningLeastPrivilegeRole(t *testing.T) {
+func TestLeastPrivilegeRole(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
 	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: testkit.AppSchema})
@@ -285,7 +285,7 @@ func appRun(tenant, runID string) docket.NewRun {
 	return docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant), GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}
 }
 
-func TestHardeningEveryDocumentedGrantIsNeeded(t *testing.T) {
+func TestEveryDocumentedGrantIsNeeded(t *testing.T) {
 	t.Parallel()
 	variants := grantVariants(testkit.GrantsScript(t))
 	if len(variants) < 10 {

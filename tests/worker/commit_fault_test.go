@@ -208,11 +208,11 @@ const (
 	fenceRefusal   = "docket worker commit refused by the claim fence; a newer holder owns the run"
 )
 
-// TestHardeningWorkerCommitAnswerLost loses the answer of a Worker's verdict
+// TestWorkerCommitAnswerLost loses the answer of a Worker's verdict
 // commit after the server committed it: the worker's retry meets its own
 // fence, finds its verdict committed, and logs and counts the run as settled,
 // not as fenced out by a newer holder.
-func TestHardeningWorkerCommitAnswerLost(t *testing.T) {
+func TestWorkerCommitAnswerLost(t *testing.T) {
 	t.Parallel()
 	env, stop := newHardLostCommitEnv(t, "lost", nil)
 	waitClosed(t, "the verdict commit armed", env.dropper.armed)
@@ -242,12 +242,12 @@ func TestHardeningWorkerCommitAnswerLost(t *testing.T) {
 	}
 }
 
-// TestHardeningWorkerCommitAnswerLostToNewerHolder loses the answer of a
+// TestWorkerCommitAnswerLostToNewerHolder loses the answer of a
 // Worker's verdict commit that matched no row, because a newer holder took
 // the claim and committed its own verdict first: the worker's retry meets
 // the fence, the row shows the other verdict, and the old refusal is logged
 // and counted.
-func TestHardeningWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
+func TestWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
 	t.Parallel()
 	env, stop := newHardLostCommitEnv(t, "stolen", func(ctx context.Context, env *lostCommitEnv) {
 		// The newer holder: a claim an hour on steals the worker's claim,

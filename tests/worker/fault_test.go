@@ -104,7 +104,7 @@ func (g *gate) waitHeld(t *testing.T, n int) {
 	}
 }
 
-func TestHardeningWorkersSurviveTwoRestarts(t *testing.T) {
+func TestWorkersSurviveTwoRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server of its own; skipped with -short")
 	}
@@ -239,7 +239,7 @@ $$;
 create trigger hard_fail_heartbeat before update on docket_runs
     for each row execute function hard_fail_heartbeat();`
 
-func TestHardeningWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
+func TestWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
 	t.Parallel()
 	const ttl = time.Second
 	url := pgtest.NewDatabase(t)

@@ -13,12 +13,12 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// TestHardeningWorkerRetryAtOutOfRange runs a handler that asks to retry in
+// TestWorkerRetryAtOutOfRange runs a handler that asks to retry in
 // the year 300000 next to one that completes, both leased by one claim: the
 // far verdict is refused as invalid before any statement and fails its run
 // once (checkpoint type invalid_result), the handler is not called again,
 // and the other verdict commits as usual.
-func TestHardeningWorkerRetryAtOutOfRange(t *testing.T) {
+func TestWorkerRetryAtOutOfRange(t *testing.T) {
 	t.Parallel()
 	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
