@@ -1,10 +1,8 @@
 package testkit
 
 import (
-	"errors"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -21,12 +19,4 @@ func GuardState(t testing.TB, pool *pgxpool.Pool) string {
 		t.Fatalf("guard state: %v", err)
 	}
 	return state
-}
-
-// GuardSQLState returns the SQLSTATE of err, or "" when it has none.
-func GuardSQLState(err error) string {
-	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
-		return pgErr.Code
-	}
-	return ""
 }
