@@ -7,7 +7,9 @@ STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 PKGS      := ./...
 TEST_FLAGS ?= -count=1 -timeout 30m
 # RACE_RUN picks the database tests test-race runs again under -race: the
-# Worker, the claim paths and telemetry, where the concurrency is.
+# Worker, the claim paths and telemetry, where the concurrency is. The
+# pattern runs over every package under tests/, so a Worker, Claim or
+# Telemetry test keeps its race run whichever subject package holds it.
 RACE_RUN  ?= Worker|Claim|Telemetry
 
 .PHONY: all generate check-generate release-migration check-tidy vet test test-unit test-pg test-matrix demo bench console-screenshots
@@ -56,10 +58,10 @@ test: check-generate check-tidy vet
 
 .PHONY: test-race
 
-## test-race (run by test after the main run): the facade's tests and the RACE_RUN tests of ./tests/ under the race detector
+## test-race (run by test after the main run): the facade's tests and the RACE_RUN tests of ./tests/... under the race detector
 test-race:
 	$(GO) test -race $(TEST_FLAGS) ./docket/
-	$(GO) test -race $(TEST_FLAGS) -run '$(RACE_RUN)' ./tests/
+	$(GO) test -race $(TEST_FLAGS) -run '$(RACE_RUN)' ./tests/...
 
 ## test-unit: the database-free tests only (core-only job)
 test-unit:
@@ -68,7 +70,7 @@ test-unit:
 ## test-pg: the database tests on PostgreSQL $(PG) (binaries fetched when not installed)
 test-pg:
 	@test -n "$(PG)" || { echo "usage: make test-pg PG=13"; exit 2; }
-	DOCKET_TEST_PG_VERSION=$(PG) $(GO) test $(TEST_FLAGS) ./tests/ ./internal/...
+	DOCKET_TEST_PG_VERSION=$(PG) $(GO) test $(TEST_FLAGS) ./tests/... ./internal/...
 
 ## test-matrix: the core-only job plus the database tests on PostgreSQL 13 and 17
 test-matrix: test-unit
@@ -81,7 +83,7 @@ demo:
 
 ## console-screenshots: the console browser test's screenshots into docs/console (README shows two)
 console-screenshots:
-	DOCKET_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run 'TestConsoleBrowser$$' ./tests/
+	DOCKET_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run 'TestConsoleBrowser$$' ./tests/admin/
 
 ## bench: the scorecard (its own module, starts its own PostgreSQL)
 bench:

@@ -16,6 +16,12 @@
 //     DOCKET_TEST_PG_VERSION when set.
 //
 // Without any of them Main fails; it never skips silently.
+//
+// Main runs once per test binary, so every package under tests/ finds its
+// server on its own: without DOCKET_TEST_DATABASE_URL each starts its own
+// container or local cluster (a few seconds, while go test runs the
+// packages in parallel); with it they all share that server, each in
+// databases named by its own process token.
 package pgtest
 
 import (

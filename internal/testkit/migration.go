@@ -1,0 +1,234 @@
+package testkit
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+)
+
+// Released migration versions; a released migration never changes.
+const (
+	MigrationV1Version = "20261101000001"
+	MigrationV2Version = "20261101000002"
+	MigrationV3Version = "20261201000003"
+	MigrationV4Version = "20261201000004"
+	MigrationV5Version = "20261201000005"
+	MigrationV6Version = "20261201000006"
+	MigrationV7Version = "20261201000007"
+)
+
+// MigrationAllVersions are every migration's version, oldest first.
+var MigrationAllVersions = []string{MigrationV1Version, MigrationV2Version, MigrationV3Version, MigrationV4Version, MigrationV5Version, MigrationV6Version, MigrationV7Version}
+
+// MigrationCatalogQuery lists every object of one schema with its full definition:
+// relations (tables, sequences, indexes), columns, constraints, indexes,
+// functions (with a hash of their source) and user triggers. Two schemas
+// with equal listings have the same shape.
+const MigrationCatalogQuery = `
+select 'relation ' || c.relname || ' kind=' || c.relkind::text
+  from pg_class c where c.relnamespace = $1::regnamespace
+union all
+select 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+       || ' notnull=' || a.attnotnull::text || ' generated=' || a.attgenerated::text || ' identity=' || a.attidentity::text
+       || ' default=' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+  from pg_attribute a
+  join pg_class c on c.oid = a.attrelid
+  left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+ where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p') and a.attnum > 0 and not a.attisdropped
+union all
+select 'constraint ' || c.relname || '.' || k.conname || ' ' || pg_get_constraintdef(k.oid)
+  from pg_constraint k join pg_class c on c.oid = k.conrelid
+ where k.connamespace = $1::regnamespace
+union all
+select 'index ' || i.relname || ' ' || pg_get_indexdef(x.indexrelid)
+  from pg_index x join pg_class i on i.oid = x.indexrelid
+ where i.relnamespace = $1::regnamespace
+union all
+select 'function ' || p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') returns '
+       || pg_get_function_result(p.oid) || ' src=' || md5(p.prosrc) || ' config=' || coalesce(array_to_string(p.proconfig, ','), '')
+  from pg_proc p where p.pronamespace = $1::regnamespace
+union all
+select 'trigger ' || c.relname || '.' || t.tgname || ' ' || pg_get_triggerdef(t.oid)
+  from pg_trigger t join pg_class c on c.oid = t.tgrelid
+ where c.relnamespace = $1::regnamespace and not t.tgisinternal
+order by 1`
+
+// MigrationCatalog returns the sorted object listing of schema.
+func MigrationCatalog(t testing.TB, pool *pgxpool.Pool, schema string) []string {
+	t.Helper()
+	rows, err := pool.Query(Context(t), MigrationCatalogQuery, schema)
+	if err != nil {
+		t.Fatalf("catalog of %s: %v", schema, err)
+	}
+	objects, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("catalog of %s: %v", schema, err)
+	}
+	// Definitions name their own schema; listings of two schemas compare
+	// equal when only that name differs.
+	own := strings.NewReplacer(schema+".", "SCHEMA.", "search_path="+schema, "search_path=SCHEMA")
+	for i, o := range objects {
+		objects[i] = own.Replace(o)
+	}
+	return objects
+}
+
+// MigrationExpectSameCatalog fails with the differing entries when got != want.
+func MigrationExpectSameCatalog(t testing.TB, what string, got, want []string) {
+	t.Helper()
+	if slices.Equal(got, want) {
+		return
+	}
+	var missing, extra []string
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			missing = append(missing, w)
+		}
+	}
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			extra = append(extra, g)
+		}
+	}
+	t.Fatalf("%s: catalog differs\nmissing:\n  %s\nextra:\n  %s", what,
+		strings.Join(missing, "\n  "), strings.Join(extra, "\n  "))
+}
+
+// MigrateOrFail runs docket.Migrate and fails the test on error.
+func MigrateOrFail(t testing.TB, databaseURL string, opts docket.MigrateOptions) {
+	t.Helper()
+	if err := docket.Migrate(Context(t), databaseURL, opts); err != nil {
+		t.Fatalf("migrate %+v: %v", opts, err)
+	}
+}
+
+// MigrationAppliedVersions lists the versions MigrateStatus reports as applied.
+func MigrationAppliedVersions(t testing.TB, databaseURL string, opts docket.MigrateOptions) []string {
+	t.Helper()
+	statuses, err := docket.MigrateStatus(Context(t), databaseURL, opts)
+	if err != nil {
+		t.Fatalf("migrate status: %v", err)
+	}
+	var applied []string
+	for _, s := range statuses {
+		if s.Applied {
+			version, _, _ := strings.Cut(s.Name, "_")
+			applied = append(applied, version)
+		}
+	}
+	return applied
+}
+
+// MigrationExpectApplied fails unless exactly want is applied.
+func MigrationExpectApplied(t testing.TB, databaseURL string, opts docket.MigrateOptions, want ...string) {
+	t.Helper()
+	if got := MigrationAppliedVersions(t, databaseURL, opts); !slices.Equal(got, want) {
+		t.Fatalf("applied migrations = %v, want %v", got, want)
+	}
+}
+
+// MigrationRun is one run seeded with plain SQL in a given lifecycle shape.
+type MigrationRun struct {
+	RunID  string
+	Tenant string // "" is tenantless
+	Shape  string // a key of MigrationRunShapes
+}
+
+// MigrationRunShapes are V1 column values (status, wake_at, claim_token,
+// claimed_at, poisoned_at, poison_reason, finished_at) satisfying every row
+// check. Times are relative to the statement so rows keep their meaning.
+var MigrationRunShapes = map[string]string{
+	"ready":     `'running', now() - interval '1 minute', null, null, null, null, null`,
+	"future":    `'running', now() + interval '1 hour', null, null, null, null, null`,
+	"claimed":   `'running', null, gen_random_uuid(), now() - interval '10 seconds', null, null, null`,
+	"waiting":   `'waiting', null, null, null, null, null, null`,
+	"poisoned":  `'running', null, null, null, now() - interval '5 seconds', 'max_claim_attempts_exceeded', null`,
+	"done":      `'done', null, null, null, null, null, now()`,
+	"failed":    `'failed', null, null, null, null, null, now()`,
+	"cancelled": `'cancelled', null, null, null, null, null, now()`,
+}
+
+// MigrationInsertRuns inserts runs one statement each, in order, with plain SQL
+// that works on V1 and V2 alike.
+func MigrationInsertRuns(t testing.TB, pool *pgxpool.Pool, runs ...MigrationRun) {
+	t.Helper()
+	for _, r := range runs {
+		values, ok := MigrationRunShapes[r.Shape]
+		if !ok {
+			t.Fatalf("unknown run shape %q", r.Shape)
+		}
+		var tenant *string
+		if r.Tenant != "" {
+			tenant = &r.Tenant
+		}
+		ExecSQL(t, pool, `insert into docket_runs
+			(run_id, tenant_id, graph_id, graph_hash, state,
+			 status, wake_at, claim_token, claimed_at, poisoned_at, poison_reason, finished_at)
+			values ($1, $2, 'g', 'h1', '{}', `+values+`)`, r.RunID, tenant)
+	}
+}
+
+// MigrationScheduleRow is one ring row joined with its partition.
+type MigrationScheduleRow struct {
+	Scope      string
+	Position   int64
+	Unfinished int64
+}
+
+// MigrationSchedule lists the ring rows in position order.
+func MigrationSchedule(t testing.TB, pool *pgxpool.Pool) []MigrationScheduleRow {
+	t.Helper()
+	rows, err := pool.Query(Context(t), `select s.scope_key, s.ring_position, s.unfinished_count
+		from docket_claim_schedule s join docket_claim_partitions p using (scope_key)
+		order by s.ring_position`)
+	if err != nil {
+		t.Fatalf("schedule: %v", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MigrationScheduleRow, error) {
+		var s MigrationScheduleRow
+		return s, r.Scan(&s.Scope, &s.Position, &s.Unfinished)
+	})
+	if err != nil {
+		t.Fatalf("schedule: %v", err)
+	}
+	return out
+}
+
+// MigrationURLWithSearchPath returns databaseURL with its search_path set.
+func MigrationURLWithSearchPath(t testing.TB, databaseURL, schema string) string {
+	t.Helper()
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		t.Fatalf("parse %s: %v", databaseURL, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// MigrationAwaitLockWait returns once backend pid waits on a lock. It polls the
+// server's own view of the session, so it asserts nothing about time.
+func MigrationAwaitLockWait(t testing.TB, pool *pgxpool.Pool, pid uint32) {
+	t.Helper()
+	ctx := Context(t)
+	for {
+		var waiting bool
+		err := pool.QueryRow(ctx, `select coalesce(wait_event_type = 'Lock', false) from pg_stat_activity where pid = $1`, pid).Scan(&waiting)
+		if err != nil {
+			t.Fatalf("waiting for backend %d to block: %v", pid, err)
+		}
+		if waiting {
+			return
+		}
+		if _, err := pool.Exec(ctx, "select pg_sleep(0.01)"); err != nil {
+			t.Fatalf("waiting for backend %d to block: %v", pid, err)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package admin
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/docketrun/docket-go/internal/testkit"
+)
+
+// consoleScreenshotsEnv names a directory that receives the browser test's
+// screenshots (make console-screenshots sets it to docs/console).
+const consoleScreenshotsEnv = "DOCKET_CONSOLE_SCREENSHOTS"
+
+// consoleChromium returns the Chromium binary the browser test drives:
+// Debian's chromium package. Nothing downloads a browser: without one the
+// test fails, except under -short.
+func consoleChromium(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if testing.Short() {
+			t.Skip("no chromium on PATH (-short)")
+		}
+		t.Fatalf("the console browser test needs Debian's chromium package (apt-get install chromium): %v", err)
+	}
+	return path
+}
+
+// consoleBrowser starts a headless Chromium for the test and returns the
+// context of its first tab. --no-sandbox lets it run as root in a container
+// as well as as a normal user.
+func consoleBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(consoleChromium(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.WindowSize(1280, 900),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browserCtx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return browserCtx
+}
+
+// consoleShots writes PNG screenshots to $DOCKET_CONSOLE_SCREENSHOTS or a
+// temporary directory.
+func consoleShots(t *testing.T) func(ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv(consoleScreenshotsEnv)
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context, name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// consoleDo runs browser steps and fails the test on error.
+func consoleDo(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// consoleBrowserText reads an element's text.
+func consoleBrowserText(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	text, err := chromedp.Run(ctx, chromedp.Text(sel))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return strings.TrimSpace(text)
+}
+
+// A real browser drives the console: the domain page, sorting tenants,
+// opening a tenant, changing its cap, the stale refusal of a second browser
+// context holding the old form, and cancelling a run, with the database
+// checked after each step and a screenshot of each page. The domain page's
+// live refresh is seen too, so the script runs under the page's CSP.
+func TestConsoleBrowser(t *testing.T) {
+	t.Parallel()
+	d := consoleSeed(t)
+	srv := consoleServer(t, d.pool, true, nil)
+	base := srv.URL + consolePrefix
+	tab := consoleBrowser(t)
+	shot := consoleShots(t)
+
+	consoleDo(t, tab, "domain page", chromedp.Navigate(base+"/"), chromedp.WaitVisible("#policy"))
+	if got := consoleBrowserText(t, tab, "#engine") + " " + consoleBrowserText(t, tab, "#ring-size"); got != "tenant_fair 4" {
+		t.Fatalf("domain page shows %q", got)
+	}
+	if n := testkit.QueryInt64(t, d.pool, `select count(*) from docket_claim_schedule where unfinished_count > 0`); n != 4 {
+		t.Fatalf("ring size in the database: %d", n)
+	}
+	shot(tab, "domain")
+	// The live section refreshes in place (every 5 s): a run cancelled now
+	// shows up without a reload.
+	testkit.ExecSQL(t, d.pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, finished_at)
+		values ('z9', 'acme', 'send', 'h1', '{}', 'cancelled', now())`)
+	consoleDo(t, tab, "live refresh", chromedp.WaitVisible(chromedp.Search(`//td[@id="runs-cancelled"][normalize-space()="1"]`)))
+
+	consoleDo(t, tab, "tenants page", chromedp.Click(`nav a[href$="/tenants"]`), chromedp.WaitVisible("#tenants"))
+	consoleDo(t, tab, "sort by unfinished", chromedp.Click("#sort-unfinished"), chromedp.WaitVisible(`#sort-unfinished[aria-current]`))
+	if got := consoleBrowserText(t, tab, "#tenants tbody tr:first-child td:first-child"); got != "acme" {
+		t.Fatalf("first tenant by unfinished: %q", got)
+	}
+	if n := testkit.QueryInt64(t, d.pool, `select unfinished_count from docket_claim_schedule where scope_key = 'acme'`); n != 4 {
+		t.Fatalf("acme's unfinished count in the database: %d", n)
+	}
+	shot(tab, "tenants")
+
+	consoleDo(t, tab, "open acme", chromedp.Click(`#tenants a[href$="/tenants/acme"]`), chromedp.WaitVisible("#cap-form"))
+	if got := consoleBrowserText(t, tab, "#partition-version"); got != "0" {
+		t.Fatalf("acme's version on the page: %q", got)
+	}
+	shot(tab, "tenant")
+
+	// A second browser context (its own cookies) loads the same form now.
+	second, cancelSecond := chromedp.NewContext(tab, chromedp.WithNewBrowserContext())
+	defer cancelSecond()
+	consoleDo(t, second, "second context", chromedp.Navigate(base+"/tenants/acme"), chromedp.WaitVisible("#cap-form"))
+
+	consoleDo(t, tab, "set the cap", chromedp.SetValue(`#cap-form input[name="cap"]`, "3"), chromedp.Click("#cap-set"), chromedp.WaitVisible("#notice"))
+	if got := consoleBrowserText(t, tab, "#cap") + " " + consoleBrowserText(t, tab, "#source"); got != "3 override" {
+		t.Fatalf("after the edit the page shows %q", got)
+	}
+	if got := consoleOverride(t, d, "acme"); got != "3@1" {
+		t.Fatalf("acme after the edit: %s", got)
+	}
+
+	consoleDo(t, second, "stale edit", chromedp.SetValue(`#cap-form input[name="cap"]`, "7"), chromedp.Click("#cap-set"), chromedp.WaitVisible("#error"))
+	if got := consoleBrowserText(t, second, "#error"); !strings.HasPrefix(got, "Stale edit: the form was for version 0, but the override is now at version 1.") {
+		t.Fatalf("stale edit message %q", got)
+	}
+	if got := consoleOverride(t, d, "acme"); got != "3@1" {
+		t.Fatalf("acme after the stale edit: %s, want 3@1 unchanged", got)
+	}
+	shot(second, "tenant-stale")
+
+	consoleDo(t, tab, "runs page", chromedp.Click(`nav a[href$="/runs"]`), chromedp.WaitVisible("#runs"))
+	shot(tab, "runs")
+	consoleDo(t, tab, "open a1", chromedp.Click(`#runs a[href$="/runs/acme/a1"]`), chromedp.WaitVisible("#action-cancel"))
+	shot(tab, "run")
+	consoleDo(t, tab, "cancel a1", chromedp.Click("#action-cancel"), chromedp.WaitVisible("#notice"))
+	if got := consoleBrowserText(t, tab, "#status"); got != "cancelled" {
+		t.Fatalf("a1 on the page after cancel: %q", got)
+	}
+	if got := consoleStatus(t, d, "a1"); got != "cancelled" {
+		t.Fatalf("a1 in the database after cancel: %s", got)
+	}
+
+	consoleDo(t, tab, "ring page", chromedp.Click(`nav a[href$="/ring"]`), chromedp.WaitVisible("svg.ring"))
+	shot(tab, "ring")
+}

@@ -1,0 +1,22 @@
+// Package input holds the bad-input matrix: every public function given every
+// kind of bad input must refuse it with a typed error and change nothing.
+//
+// Every test runs against a real PostgreSQL in its own database cloned from
+// a migrated template; see internal/pgtest for how the server is found,
+// started or shared.
+package input
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(ctx context.Context, databaseURL string) error {
+		return docket.Migrate(ctx, databaseURL, docket.MigrateOptions{})
+	}))
+}

@@ -1,0 +1,24 @@
+// Package lifecycle holds the integration tests of a run's life in the run
+// store: insert, admission, fences, commits in the caller's transaction,
+// retry, errors, retention, schedules, deadlines, exec modes and odd
+// identifiers.
+//
+// Every test runs against a real PostgreSQL in its own database cloned from
+// a migrated template; see internal/pgtest for how the server is found,
+// started or shared.
+package lifecycle
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(ctx context.Context, databaseURL string) error {
+		return docket.Migrate(ctx, databaseURL, docket.MigrateOptions{})
+	}))
+}

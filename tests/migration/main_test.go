@@ -1,0 +1,24 @@
+// Package migration holds the integration tests of the schema: migrations up
+// and down, embedding them and running them with other tools, Open's startup
+// checks, the schema guard and schema config, the function catalog, least
+// privilege, PgBouncer and the server version.
+//
+// Every test runs against a real PostgreSQL in its own database cloned from
+// a migrated template; see internal/pgtest for how the server is found,
+// started or shared.
+package migration
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(ctx context.Context, databaseURL string) error {
+		return docket.Migrate(ctx, databaseURL, docket.MigrateOptions{})
+	}))
+}

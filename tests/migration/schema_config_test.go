@@ -1,0 +1,231 @@
+package migration
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
+)
+
+// appPool is an app's pool whose search_path names only its own schemas,
+// on a database where Docket lives in schema docket.
+func appPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	databaseURL := pgtest.NewEmptyDatabase(t)
+	app := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"))
+	testkit.ExecSQL(t, app, `create schema app; create table app.invoices (id bigint primary key, run_id text not null)`)
+	if err := docket.MigrateWithPool(testkit.Context(t), app, docket.MigrateOptions{Schema: "docket"}); err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// With Config.Schema an app whose pool resolves only its own schemas uses
+// Docket without changing its search_path: enqueue in the app's own
+// transaction next to its own unqualified writes, claim, commit, inspect,
+// administer, and drain with a Worker (whose LISTEN channel is the schema's).
+func TestConfigSchemaLeavesTheAppsSearchPathAlone(t *testing.T) {
+	t.Parallel()
+	app := appPool(t)
+	if _, err := docket.Open(testkit.Context(t), app, testkit.TenantFairConfig(2)); !errors.Is(err, docket.ErrSchemaMismatch) ||
+		!strings.Contains(err.Error(), `no Docket tables in schema "app" (search_path "app,public")`) {
+		t.Fatalf("Open without Schema = %v; want a mismatch naming the schema it looked in", err)
+	}
+	cfg := testkit.TenantFairConfig(2)
+	cfg.Schema = "docket"
+	client := testkit.OpenClient(t, app, cfg)
+
+	tx, err := app.Begin(testkit.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(testkit.Context(t)) }()
+	if _, err := tx.Exec(testkit.Context(t), `insert into invoices (id, run_id) values (1, 'inv-1')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.InsertRunTx(testkit.Context(t), tx, docket.NewRun{RunID: "inv-1", Scope: docket.Tenant("acme"),
+		GraphID: "send-invoice", GraphHash: "v1", State: json.RawMessage(`{"invoice": 1}`)}); err != nil {
+		t.Fatalf("InsertRunTx in the app's transaction: %v", err)
+	}
+	var path string
+	if err := tx.QueryRow(testkit.Context(t), `show search_path`).Scan(&path); err != nil || path != "app,public" {
+		t.Fatalf("the app's transaction search_path after InsertRunTx = %q, %v", path, err)
+	}
+	if _, err := tx.Exec(testkit.Context(t), `insert into invoices (id, run_id) values (2, 'inv-2')`); err != nil {
+		t.Fatalf("the app's next unqualified write: %v", err)
+	}
+	if err := tx.Commit(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 4, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	if err != nil || len(res.Leases) != 1 {
+		t.Fatalf("ClaimDue: %+v, %v", res, err)
+	}
+	if _, err := client.Commit(testkit.Context(t), docket.CommitRequest{Holder: res.Leases[0].Holder(), ExpectedSeq: res.Leases[0].CheckpointSeq,
+		Step: 1, State: json.RawMessage(`{"sent": true}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	run, err := client.FetchRun(testkit.Context(t), docket.Tenant("acme"), "inv-1")
+	if err != nil || run.Status != docket.StatusDone {
+		t.Fatalf("FetchRun: %+v, %v", run, err)
+	}
+	if _, err := client.PutClaimPolicyOverride(testkit.Context(t), docket.Tenant("acme"), 3, docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("PutClaimPolicyOverride: %v", err)
+	}
+	admin, err := docket.NewAdmin(testkit.Context(t), app, docket.AdminConfig{TenantMode: docket.TenantRequired, Schema: "docket"})
+	if err != nil {
+		t.Fatalf("NewAdmin with Schema: %v", err)
+	}
+	if inspected, err := admin.InspectClaimPolicy(testkit.Context(t), docket.Tenant("acme")); err != nil || inspected.EffectiveMaxActiveRuns != 3 {
+		t.Fatalf("InspectClaimPolicy: %+v, %v", inspected, err)
+	}
+
+	done := make(chan string, 8)
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 2, PollInterval: time.Hour, OnEvent: events.Hook,
+		Handler: func(_ context.Context, job *docket.Job) docket.Result {
+			done <- job.RunID
+			return docket.Complete(nil)
+		}})
+	events.WaitFor(t, "the worker to listen", testkit.WorkerListening)
+	if _, err := client.InsertRun(testkit.Context(t), docket.NewRun{RunID: "inv-2", Scope: docket.Tenant("acme"),
+		GraphID: "send-invoice", GraphHash: "v1", State: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-done:
+		if id != "inv-2" {
+			t.Fatalf("the worker ran %s", id)
+		}
+	case <-time.After(testkit.WorkerDeadline):
+		t.Fatal("the worker was not woken by the insert's notification")
+	}
+	testkit.StopWorker(t, w, runResult)
+	for range 4 {
+		if err := app.QueryRow(testkit.Context(t), `show search_path`).Scan(&path); err != nil || path != "app,public" {
+			t.Fatalf("a pooled session's search_path became %q, %v", path, err)
+		}
+	}
+}
+
+// Config.Schema works in every pgx execution mode, including those a
+// transaction pooler needs: the app's transaction, ClaimDue, a commit and a
+// Worker's claim batch all reach schema docket.
+func TestConfigSchemaInEveryQueryExecMode(t *testing.T) {
+	t.Parallel()
+	for _, mode := range testkit.QueryExecModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			app := appPool(t)
+			cfg, err := pgxpool.ParseConfig(app.Config().ConnString())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.ConnConfig.DefaultQueryExecMode = mode
+			pool, err := pgxpool.NewWithConfig(testkit.Context(t), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			dcfg := testkit.TenantFairConfig(4)
+			dcfg.Schema = "docket"
+			client := testkit.OpenClient(t, pool, dcfg)
+			tx, err := pool.Begin(testkit.Context(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"a", "b", "c"} {
+				if _, err := client.InsertRunTx(testkit.Context(t), tx, docket.NewRun{RunID: id, Scope: docket.Tenant("t"),
+					GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
+					t.Fatalf("InsertRunTx: %v", err)
+				}
+			}
+			if err := tx.Commit(testkit.Context(t)); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan string, 3)
+			w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 3, PollInterval: time.Hour,
+				Handler: func(_ context.Context, job *docket.Job) docket.Result {
+					done <- job.RunID
+					return docket.Complete(nil)
+				}})
+			seen := map[string]bool{}
+			for len(seen) < 3 {
+				select {
+				case id := <-done:
+					seen[id] = true
+				case <-time.After(testkit.WorkerDeadline):
+					t.Fatalf("the worker ran only %v", seen)
+				}
+			}
+			testkit.StopWorker(t, w, runResult)
+			for _, id := range []string{"a", "b", "c"} {
+				run, err := client.FetchRun(testkit.Context(t), docket.Tenant("t"), id)
+				if err != nil || run.Status != docket.StatusDone {
+					t.Fatalf("%s: %+v, %v", id, run, err)
+				}
+			}
+		})
+	}
+}
+
+// Config.Schema behind PgBouncer in transaction pooling mode: every
+// statement's schema scoping rides in its own transaction, so server
+// connections shared with the app's sessions never keep Docket's
+// search_path, and the app's unqualified statements keep working.
+func TestConfigSchemaBehindPgBouncer(t *testing.T) {
+	t.Parallel()
+	app := appPool(t)
+	// Behind a pooler the app's search_path comes from the server's
+	// settings, not from the connection string.
+	testkit.ExecSQL(t, app, fmt.Sprintf(`alter database %s set search_path = app, public`, app.Config().ConnConfig.Database))
+	b := startBouncer(t, app.Config().ConnString(), 2)
+	pool := bouncerPool(t, b, 6)
+	cfg := testkit.TenantFairConfig(3)
+	cfg.Schema = "docket"
+	client := testkit.OpenClient(t, pool, cfg)
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 3, OnEvent: events.Hook,
+		Handler: func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) }})
+	var ids []string
+	for i := range 12 {
+		id := fmt.Sprintf("pb-%02d", i)
+		ids = append(ids, id)
+		tx, err := pool.Begin(testkit.Context(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(context.Background()) }()
+		if _, err := tx.Exec(testkit.Context(t), `insert into invoices (id, run_id) values ($1, $2)`, i, id); err != nil {
+			t.Fatalf("the app's unqualified write through PgBouncer: %v", err)
+		}
+		if _, err := client.InsertRunTx(testkit.Context(t), tx, docket.NewRun{RunID: id, Scope: docket.Tenant(fmt.Sprintf("t%d", i%3)),
+			GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
+			t.Fatalf("InsertRunTx through PgBouncer: %v", err)
+		}
+		if err := tx.Commit(testkit.Context(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events.WaitWritten(t, "complete", ids...)
+	testkit.StopWorker(t, w, runResult)
+	for range 6 {
+		var path string
+		if err := pool.QueryRow(testkit.Context(t), `select current_setting('search_path')`).Scan(&path); err != nil || path != "app, public" && path != "app,public" {
+			t.Fatalf("a server connection's search_path is %q (%v) after Docket's statements", path, err)
+		}
+	}
+	if got := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs where status = 'done'`); got != int64(len(ids)) {
+		t.Fatalf("%d runs done, want %d", got, len(ids))
+	}
+}

@@ -1,0 +1,57 @@
+package usage
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket-go/internal/testkit"
+)
+
+// What an app links when it imports docket: PostgreSQL's driver, the
+// metrics and tracing APIs, dbmate's migration-file parser and their own dependencies,
+// and nothing else (no other database driver, no container or test code).
+func TestDocketLinksOnlyWhatPostgreSQLNeeds(t *testing.T) {
+	t.Parallel()
+	out, err := exec.CommandContext(testkit.Context(t), "go", "list", "-deps",
+		"-f", "{{if not .Standard}}{{with .Module}}{{.Path}}{{end}}{{end}}",
+		"github.com/docketrun/docket-go/docket").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var modules []string
+	for _, m := range strings.Fields(string(out)) {
+		if !slices.Contains(modules, m) {
+			modules = append(modules, m)
+		}
+	}
+	slices.Sort(modules)
+	want := []string{
+		"github.com/amacneil/dbmate/v2",
+		"github.com/cespare/xxhash/v2",
+		"github.com/docketrun/docket-go",
+		"github.com/google/uuid",
+		"github.com/jackc/pgpassfile",
+		"github.com/jackc/pgservicefile",
+		"github.com/jackc/pgx/v5",
+		"github.com/jackc/puddle/v2",
+		"go.opentelemetry.io/otel",
+		"go.opentelemetry.io/otel/metric",
+		"go.opentelemetry.io/otel/trace",
+		"golang.org/x/sync",
+		"golang.org/x/text",
+	}
+	if !slices.Equal(modules, want) {
+		t.Fatalf("importing docket links modules\n%v\nwant\n%v", modules, want)
+	}
+	pkgs, err := exec.CommandContext(testkit.Context(t), "go", "list", "-deps", "github.com/docketrun/docket-go/docket").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(pkgs)) {
+		if strings.Contains(p, "/driver/") || strings.Contains(p, "lib/pq") {
+			t.Errorf("importing docket links the database driver package %s", p)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package usage
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/examples/invoices"
+	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
+)
+
+// The example app embeds Docket: its own sqlc query joins its invoices to
+// docket_runs, an invoice and its run land in one transaction or not at all,
+// and the join follows the run through its lifecycle.
+func TestExampleInvoicesAppEmbedsTheRepository(t *testing.T) {
+	t.Parallel()
+	databaseURL := pgtest.NewEmptyDatabase(t)
+	pool := testkit.PoolFor(t, databaseURL)
+	if err := docket.MigrateWithPool(testkit.Context(t), pool, docket.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	own, err := os.ReadFile("../../examples/invoices/db/schema/20250101000000_invoices.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.ExecSQL(t, pool, string(own))
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	app := invoices.New(pool, client)
+	for id := range int64(2) {
+		if err := app.CreateInvoice(testkit.Context(t), "acme", id+1, "Ada", 1200); err != nil {
+			t.Fatalf("create invoice %d: %v", id+1, err)
+		}
+	}
+	if err := app.CreateInvoice(testkit.Context(t), "acme", 1, "Bob", 5); err == nil {
+		t.Fatal("a duplicate invoice was accepted")
+	}
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs`); got != 2 {
+		t.Fatalf("%d runs after a refused invoice, want 2: the refused one must leave no run", got)
+	}
+	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 3})
+	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "invoice-1" {
+		t.Fatalf("claim: %+v, %v", res, err)
+	}
+	if _, err := client.Commit(testkit.Context(t), docket.CommitRequest{Holder: res.Leases[0].Holder(), ExpectedSeq: res.Leases[0].CheckpointSeq,
+		Step: 3, State: json.RawMessage(`{"sent": true}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := app.Statuses(testkit.Context(t), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type status struct {
+		id     int64
+		status string
+		step   int32
+	}
+	var got []status
+	for _, r := range rows {
+		got = append(got, status{r.ID, *r.RunStatus, *r.RunStep})
+	}
+	want := []status{{1, "done", 3}, {2, "running", 0}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("statuses %+v, want %+v", got, want)
+	}
+}

@@ -1,0 +1,23 @@
+// Package usage holds the tests of Docket as an application sees it: the
+// README's examples, the demo, the example invoices app, package dockettest
+// and the dependencies Docket links.
+//
+// Every test runs against a real PostgreSQL in its own database cloned from
+// a migrated template; see internal/pgtest for how the server is found,
+// started or shared.
+package usage
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(ctx context.Context, databaseURL string) error {
+		return docket.Migrate(ctx, databaseURL, docket.MigrateOptions{})
+	}))
+}

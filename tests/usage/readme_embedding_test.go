@@ -1,0 +1,67 @@
+package usage
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket-go/examples/embedding"
+	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
+)
+
+// The README's embedding example is the region of examples/embedding, byte
+// for byte (less one level of indentation), and it runs: the generated read
+// and the facade's insert share one transaction, so the tenant's backlog
+// limit holds, and a refused call leaves no run.
+func TestReadmeEmbeddingIsTheExampleAndRuns(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Embedding\n")
+	_, rest, found := strings.Cut(section, "```go\n")
+	block, _, closed := strings.Cut(rest, "```\n")
+	if !ok || !found || !closed {
+		t.Fatal("README.md has no go block under ## Embedding")
+	}
+	source, err := os.ReadFile("../../examples/embedding/embedding.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, region, ok := strings.Cut(string(source), "\t// embedding:begin\n")
+	region, _, closed = strings.Cut(region, "\t// embedding:end\n")
+	if !ok || !closed {
+		t.Fatal("examples/embedding/embedding.go has no embedding region")
+	}
+	var dedented strings.Builder
+	for line := range strings.Lines(region) {
+		dedented.WriteString(strings.TrimPrefix(line, "\t"))
+	}
+	if dedented.String() != block {
+		t.Fatalf("README embedding example differs from examples/embedding:\n--- README\n%s\n--- example\n%s", block, dedented.String())
+	}
+
+	pool := testkit.PoolFor(t, pgtest.NewDatabase(t))
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	ctx := testkit.Context(t)
+	for invoice := range 2 {
+		if err := embedding.Enqueue(ctx, pool, client, "acme", invoice, 2); err != nil {
+			t.Fatalf("enqueue invoice %d: %v", invoice, err)
+		}
+	}
+	if err := embedding.Enqueue(ctx, pool, client, "acme", 2, 2); !errors.Is(err, embedding.ErrBacklogFull) {
+		t.Fatalf("third enqueue: %v, want ErrBacklogFull", err)
+	}
+	if err := embedding.Enqueue(ctx, pool, client, "globex", 3, 2); err != nil {
+		t.Fatalf("enqueue for another tenant: %v", err)
+	}
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_id = 'acme'`); got != 2 {
+		t.Fatalf("acme has %d runs, want 2: the refused call must leave none", got)
+	}
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_id = 'globex'`); got != 1 {
+		t.Fatalf("globex has %d runs, want 1", got)
+	}
+}

@@ -1,0 +1,23 @@
+// Package worker holds the integration tests of the Worker: claiming and
+// reading, attempts, commits, events and hooks, exec modes, restarts,
+// retries, retention, sweeps, wake on write and faults while committing.
+//
+// Every test runs against a real PostgreSQL in its own database cloned from
+// a migrated template; see internal/pgtest for how the server is found,
+// started or shared.
+package worker
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(ctx context.Context, databaseURL string) error {
+		return docket.Migrate(ctx, databaseURL, docket.MigrateOptions{})
+	}))
+}
