@@ -426,7 +426,7 @@ begin
                         -- and then wrapping once to the smallest position,
                         -- never more than the inspections left. Each comes
                         -- with the probe the partition lock statement makes
-                        -- (one EXISTS per page), taken in this statement's
+                        -- (one per page), taken in this statement's
                         -- snapshot; a wrap past the window reads a new one,
                         -- which may revisit positions.
                         v_window := least(c_inspections - v_visit,
@@ -437,22 +437,7 @@ begin
                                coalesce(array_agg(w.has_page order by w.lap, w.pos), '{}')
                           into v_win_positions, v_win_scopes, v_win_pages
                           from (select n.pos, n.scope, n.lap,
-                                       -- docket_runs_admitted_ready_idx
-                                       exists (select from docket_runs r
-                                                where r.scope_key = n.scope and r.status = 'running'
-                                                  and r.poisoned_at is null and r.claim_token is null
-                                                  and r.tenant_admitted_at is not null and r.wake_at <= p_now)
-                                       -- docket_runs_queued_ready_idx
-                                       or exists (select from docket_runs r
-                                                   where r.scope_key = n.scope and r.status = 'running'
-                                                     and r.poisoned_at is null and r.claim_token is null
-                                                     and r.tenant_admitted_at is null and r.wake_at <= p_now)
-                                       -- docket_runs_admitted_claimed_idx
-                                       or exists (select from docket_runs r
-                                                   where r.scope_key = n.scope and r.status = 'running'
-                                                     and r.poisoned_at is null and r.claim_token is not null
-                                                     and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff)
-                                           as has_page
+                                       coalesce(ar.found or qr.found or ex.found, false) as has_page
                                   from ((select s.ring_position as pos, s.scope_key as scope, 0 as lap
                                            from docket_claim_schedule s
                                           where s.unfinished_count > 0 and s.ring_position > v_cursor
@@ -465,7 +450,33 @@ begin
                                           order by s.ring_position
                                           limit v_window)
                                         order by lap, pos
-                                        limit v_window) as n) as w;
+                                        limit v_window) as n
+                                  -- One probe per page and position, each a
+                                  -- lateral join and not an EXISTS in the
+                                  -- select list: PostgreSQL 13 plans such an
+                                  -- EXISTS with a hashed alternative that
+                                  -- reads every due run of the domain.
+                                  -- docket_runs_admitted_ready_idx
+                                  left join lateral (select true as found
+                                                       from docket_runs r
+                                                      where r.scope_key = n.scope and r.status = 'running'
+                                                        and r.poisoned_at is null and r.claim_token is null
+                                                        and r.tenant_admitted_at is not null and r.wake_at <= p_now
+                                                      limit 1) as ar on true
+                                  -- docket_runs_queued_ready_idx
+                                  left join lateral (select true as found
+                                                       from docket_runs r
+                                                      where r.scope_key = n.scope and r.status = 'running'
+                                                        and r.poisoned_at is null and r.claim_token is null
+                                                        and r.tenant_admitted_at is null and r.wake_at <= p_now
+                                                      limit 1) as qr on true
+                                  -- docket_runs_admitted_claimed_idx
+                                  left join lateral (select true as found
+                                                       from docket_runs r
+                                                      where r.scope_key = n.scope and r.status = 'running'
+                                                        and r.poisoned_at is null and r.claim_token is not null
+                                                        and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff
+                                                      limit 1) as ex on true) as w;
                         -- end statement
                         v_win_next := 1;
                         v_run_end := 0;
