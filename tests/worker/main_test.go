@@ -8,16 +8,12 @@
 package worker
 
 import (
-	"context"
 	"os"
 	"testing"
 
-	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(pgtest.Main(m, func(ctx context.Context, databaseURL string) error {
-		return docket.Migrate(ctx, databaseURL, docket.MigrateOptions{})
-	}))
+	os.Exit(testkit.Main(m))
 }

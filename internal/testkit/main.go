@@ -1,0 +1,19 @@
+package testkit
+
+import (
+	"context"
+	"testing"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+)
+
+// Main runs a test package's tests on the shared harness: pgtest finds or
+// starts the server and clones each test's database from a template that
+// Docket's migrations brought to the newest schema. A package's TestMain is
+// os.Exit(testkit.Main(m)).
+func Main(m *testing.M) int {
+	return pgtest.Main(m, func(ctx context.Context, databaseURL string) error {
+		return docket.Migrate(ctx, databaseURL, docket.MigrateOptions{})
+	})
+}
