@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,19 +56,30 @@ func TestWorkerSurvivesAPostgreSQLRestart(t *testing.T) {
 	counter := testkit.NewWorkerCounter()
 	log := &testkit.WorkerLogRecorder{}
 	events := testkit.NewWorkerEvents()
+	// The first quarter of the handler calls return at once; the later ones
+	// wait for the restart, so it meets a full set of handlers in flight.
+	restarted := make(chan struct{})
+	var invoked atomic.Int64
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
 		Concurrency: 8, ClaimTTL: 2 * time.Second, PollInterval: 200 * time.Millisecond, Logger: slog.New(log),
 		OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.Add(job.RunID)
-			time.Sleep(2 * time.Millisecond) // simulated handler work, so the restart meets handlers in flight
+			if invoked.Add(1) > int64(len(ids)/4) {
+				select {
+				case <-restarted:
+				case <-ctx.Done():
+				}
+			}
 			return docket.Complete(json.RawMessage(`{"n":1}`))
 		},
 	})
 	events.WaitDone(t, len(ids)/4)
 	if err := srv.Restart(ctx); err != nil {
+		close(restarted)
 		t.Fatalf("restart PostgreSQL: %v", err)
 	}
+	close(restarted)
 	events.WaitFor(t, "every run done after the restart", allDone(pool, len(ids)))
 	testkit.StopWorker(t, w, runResult)
 

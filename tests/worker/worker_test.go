@@ -31,14 +31,16 @@ type capSample struct {
 // statement each time tick fires, right after a claim call, until ctx ends,
 // and records every snapshot in which a scope is over capPerScope, holds
 // more claims than admissions, or holds a claim without an admission.
-func sampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64, tick <-chan struct{}) capSample {
+func sampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64, tick <-chan struct{}, gate *snapshotGate) capSample {
 	var out capSample
+	defer gate.close()
 	for {
 		select {
 		case <-ctx.Done():
 			return out
 		case <-tick:
 		}
+		gate.begin()
 		rows, err := pool.Query(ctx, `
 			select scope_key,
 			       count(*) filter (where tenant_admitted_at is not null),
@@ -75,6 +77,7 @@ func sampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64, tick
 			return out
 		}
 		out.samples++
+		gate.end()
 	}
 }
 
@@ -96,7 +99,8 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 	// Every claim call that leased runs asks for a snapshot; one that
 	// arrives while the sampler is busy folds into the pending one.
 	tick := make(chan struct{}, 1)
-	go func() { sampled <- sampleCaps(samplerCtx, samplerPool, capPerTenant, tick) }()
+	gate := newSnapshotGate()
+	go func() { sampled <- sampleCaps(samplerCtx, samplerPool, capPerTenant, tick, gate) }()
 
 	counter := testkit.NewWorkerCounter()
 	log := &testkit.WorkerLogRecorder{}
@@ -114,7 +118,7 @@ func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 		},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.Add(job.RunID)
-			time.Sleep(time.Millisecond) // simulated handler work, so claims overlap
+			gate.await(tick) // every lease is held during a whole snapshot
 			return docket.Complete(json.RawMessage(`{"n":1}`))
 		},
 	})
