@@ -12,7 +12,7 @@ TEST_FLAGS ?= -count=1 -timeout 30m
 # Telemetry test keeps its race run whichever subject package holds it.
 RACE_RUN  ?= Worker|Claim|Telemetry
 
-.PHONY: all generate check-generate release-migration check-tidy vet test test-unit test-pg test-matrix demo bench console-screenshots
+.PHONY: all test-deps tools generate check-generate release-migration check-tidy vet test test-unit test-pg test-matrix demo bench console-screenshots
 
 all: check-generate vet test
 
@@ -51,8 +51,18 @@ vet:
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
 
-## test: generated-code drift, frozen-migration and tidy checks, vet, then every test against real PostgreSQL
-test: check-generate check-tidy vet
+## test-deps: install the Debian packages the suite needs (PostgreSQL, psql, PgBouncer, Chromium, gcc, npm) when missing
+test-deps:
+	@bash tools/install-test-deps
+
+## tools: build the sqlc and staticcheck tools (cached by Go after the first build)
+tools:
+	@echo "building the sqlc and staticcheck tools (the first build compiles sqlc with cgo: 2-3 minutes)"
+	@$(SQLC) version >/dev/null
+	@$(STATICCHECK) -version >/dev/null
+
+## test: install what the suite needs, generated-code drift, frozen-migration and tidy checks, vet, then every test against real PostgreSQL
+test: test-deps tools check-generate check-tidy vet
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 	$(MAKE) test-race
 

@@ -11,7 +11,7 @@ import (
 )
 
 const EnsureClaimPartition = `-- name: EnsureClaimPartition :exec
-insert into docket_claim_partitions (scope_key) values ($1)
+insert into /*schema*/docket_claim_partitions (scope_key) values ($1)
 on conflict (scope_key) do nothing
 `
 
@@ -37,26 +37,26 @@ select
     -- 'infinity' (parked until a write) has no Go time: it reads as parked
     -- with no time.
     timed.parked_until,
-    (select count(*) from docket_runs r
+    (select count(*) from /*schema*/docket_runs r
       where r.scope_key = $1::text
         and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
         and r.tenant_admitted_at is null and r.wake_at <= now()) as queued,
-    (select count(*) from docket_runs r
+    (select count(*) from /*schema*/docket_runs r
       where r.scope_key = $1::text
         and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
         and r.tenant_admitted_at is not null and r.wake_at <= now()) as admitted_ready,
-    (select count(*) from docket_runs r
+    (select count(*) from /*schema*/docket_runs r
       where r.scope_key = $1::text
         and r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
         and r.tenant_admitted_at is not null) as admitted_claimed,
-    (select count(*) from docket_runs r
+    (select count(*) from /*schema*/docket_runs r
       where r.scope_key = $1::text
         and r.status = 'running' and r.poisoned_at is null
         and r.tenant_admitted_at is not null) as admitted
-  from docket_claim_policy pol
-  left join docket_claim_partitions part on part.scope_key = $1::text
-  left join docket_claim_schedule sched on sched.scope_key = part.scope_key
-  left join docket_claim_schedule timed on timed.scope_key = part.scope_key
+  from /*schema*/docket_claim_policy pol
+  left join /*schema*/docket_claim_partitions part on part.scope_key = $1::text
+  left join /*schema*/docket_claim_schedule sched on sched.scope_key = part.scope_key
+  left join /*schema*/docket_claim_schedule timed on timed.scope_key = part.scope_key
         and timed.parked_until <> 'infinity'
  where pol.id = 1
 `
@@ -107,7 +107,7 @@ func (q *Queries) InspectClaimScope(ctx context.Context, scopeKey string) (Inspe
 }
 
 const LockClaimPartition = `-- name: LockClaimPartition :one
-select scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at from docket_claim_partitions
+select scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at from /*schema*/docket_claim_partitions
  where scope_key = $1
    for no key update
 `
@@ -129,7 +129,7 @@ func (q *Queries) LockClaimPartition(ctx context.Context, scopeKey string) (Dock
 }
 
 const PutClaimPartitionOverride = `-- name: PutClaimPartitionOverride :one
-update docket_claim_partitions
+update /*schema*/docket_claim_partitions
    set max_active = $1::integer,
        partition_version = partition_version + 1,
        updated_at = now()
@@ -158,7 +158,7 @@ func (q *Queries) PutClaimPartitionOverride(ctx context.Context, arg PutClaimPar
 }
 
 const PutClaimPolicyDefault = `-- name: PutClaimPolicyDefault :one
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set max_active = $1::integer,
        policy_version = policy_version + 1,
        updated_at = now()
@@ -190,7 +190,7 @@ func (q *Queries) PutClaimPolicyDefault(ctx context.Context, maxActive int32) (D
 }
 
 const PutClaimPolicyParkDormant = `-- name: PutClaimPolicyParkDormant :one
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set park_dormant = $1::boolean,
        policy_version = policy_version + 1,
        updated_at = now()

@@ -31,7 +31,7 @@ const LegacyClaim = `-- name: LegacyClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from docket_legacy_claim(
+  from /*schema*/docket_legacy_claim(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text, false) as c
  where c.row_kind <> 'inspection'
@@ -113,7 +113,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
-  from docket_legacy_claim(
+  from /*schema*/docket_legacy_claim(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text, true) as c
  order by c.visit_ordinal, c.outcome_ordinal nulls last
@@ -215,7 +215,7 @@ const TenantFairClaim = `-- name: TenantFairClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from docket_tenant_fair_claim(
+  from /*schema*/docket_tenant_fair_claim(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text, false) as c
  where c.row_kind <> 'inspection'
@@ -298,7 +298,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
-  from docket_tenant_fair_claim(
+  from /*schema*/docket_tenant_fair_claim(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text, true) as c
  order by c.visit_ordinal, c.outcome_ordinal nulls last

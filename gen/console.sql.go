@@ -15,13 +15,13 @@ with win as (
     select date_trunc('minute', now()) - interval '14 minutes' as since
 ), claims as (
     select date_trunc('minute', r.claimed_at) as minute, count(*) as n
-      from docket_runs r, win
+      from /*schema*/docket_runs r, win
      where r.status = 'running' and r.poisoned_at is null
        and r.claim_token is not null and r.claimed_at >= win.since
      group by 1
 ), recent as materialized (
     select r.finished_at, r.updated_at
-      from docket_runs r, win
+      from /*schema*/docket_runs r, win
      where r.updated_at >= win.since
 ), finishes as (
     select date_trunc('minute', finished_at) as minute, count(*) as n
@@ -85,12 +85,12 @@ func (q *Queries) ConsoleActivity(ctx context.Context) ([]ConsoleActivityRow, er
 
 const ConsoleDomainSummary = `-- name: ConsoleDomainSummary :one
 select pol.scan_ring_position,
-       (select count(*) from docket_claim_partitions)::bigint as partitions,
-       (select count(*) from docket_claim_schedule s
+       (select count(*) from /*schema*/docket_claim_partitions)::bigint as partitions,
+       (select count(*) from /*schema*/docket_claim_schedule s
          where s.unfinished_count > 0)::bigint as ring_size,
-       (select count(*) from docket_claim_schedule s
+       (select count(*) from /*schema*/docket_claim_schedule s
          where s.parked_until is not null)::bigint as parked
-  from docket_claim_policy pol
+  from /*schema*/docket_claim_policy pol
  where pol.id = 1
 `
 
@@ -118,7 +118,7 @@ func (q *Queries) ConsoleDomainSummary(ctx context.Context) (ConsoleDomainSummar
 
 const ConsoleLastGrants = `-- name: ConsoleLastGrants :many
 select r.scope_key, max(r.tenant_admitted_at)::timestamptz as last_granted_at
-  from docket_runs r
+  from /*schema*/docket_runs r
  where r.scope_key = any($1::text[])
    and r.status = 'running' and r.poisoned_at is null
    and r.tenant_admitted_at is not null
@@ -154,7 +154,7 @@ func (q *Queries) ConsoleLastGrants(ctx context.Context, scopeKeys []string) ([]
 
 const ConsoleRingStart = `-- name: ConsoleRingStart :one
 select coalesce(min(w.ring_position), 0)::bigint as ring_position
-  from (select s.ring_position from docket_claim_schedule s
+  from (select s.ring_position from /*schema*/docket_claim_schedule s
          where s.ring_position <= $1::bigint
          order by s.ring_position desc
          limit $2) w
@@ -180,21 +180,21 @@ const ConsoleRingWindow = `-- name: ConsoleRingWindow :many
 select s.ring_position, s.scope_key, s.unfinished_count,
        (s.parked_until is not null)::boolean as parked,
        coalesce(p.max_active, pol.max_active) as effective_max_active,
-       exists (select 1 from docket_runs r
+       exists (select 1 from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
                   and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                   and r.tenant_admitted_at is null and r.wake_at <= now()) as has_queued,
-       exists (select 1 from docket_runs r
+       exists (select 1 from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
                   and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                   and r.tenant_admitted_at is not null and r.wake_at <= now()) as has_admitted_ready,
-       (select count(*) from docket_runs r
+       (select count(*) from /*schema*/docket_runs r
          where r.scope_key = s.scope_key
            and r.status = 'running' and r.poisoned_at is null
            and r.tenant_admitted_at is not null)::bigint as admitted
-  from docket_claim_schedule s
-  join docket_claim_partitions p on p.scope_key = s.scope_key
-  cross join docket_claim_policy pol
+  from /*schema*/docket_claim_schedule s
+  join /*schema*/docket_claim_partitions p on p.scope_key = s.scope_key
+  cross join /*schema*/docket_claim_policy pol
  where pol.id = 1 and s.ring_position >= $1::bigint
  order by s.ring_position
  limit $2
@@ -250,7 +250,7 @@ func (q *Queries) ConsoleRingWindow(ctx context.Context, arg ConsoleRingWindowPa
 
 const ConsoleRunsByStatus = `-- name: ConsoleRunsByStatus :many
 select r.status, count(*)::bigint as runs
-  from docket_runs r
+  from /*schema*/docket_runs r
  group by r.status
  order by r.status
 `
@@ -285,7 +285,7 @@ func (q *Queries) ConsoleRunsByStatus(ctx context.Context) ([]ConsoleRunsByStatu
 const ConsoleTenantsByDebt = `-- name: ConsoleTenantsByDebt :many
 with admitted as (
     select r.scope_key, count(*) as n
-      from docket_runs r
+      from /*schema*/docket_runs r
      where r.status = 'running' and r.poisoned_at is null
        and r.tenant_admitted_at is not null
      group by r.scope_key
@@ -294,9 +294,9 @@ with admitted as (
            greatest(coalesce(a.n, 0) - coalesce(p.max_active, pol.max_active, coalesce(a.n, 0)), 0)::bigint as sort_value,
            coalesce(a.n, 0) >= coalesce(p.max_active, pol.max_active) as capped,
            s.unfinished_count, s.parked_until
-      from docket_claim_partitions p
-      join docket_claim_schedule s on s.scope_key = p.scope_key
-      cross join docket_claim_policy pol
+      from /*schema*/docket_claim_partitions p
+      join /*schema*/docket_claim_schedule s on s.scope_key = p.scope_key
+      cross join /*schema*/docket_claim_policy pol
       left join admitted a on a.scope_key = p.scope_key
      where pol.id = 1
 )
@@ -310,7 +310,7 @@ select k.scope_key, k.sort_value
         or ($4::text = 'empty' and k.unfinished_count = 0)
         or ($4::text = 'parked' and k.parked_until is not null)
         or ($4::text = 'queued' and exists (
-              select 1 from docket_runs r
+              select 1 from /*schema*/docket_runs r
                where r.scope_key = k.scope_key
                  and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                  and r.tenant_admitted_at is null and r.wake_at <= now()))
@@ -366,20 +366,20 @@ func (q *Queries) ConsoleTenantsByDebt(ctx context.Context, arg ConsoleTenantsBy
 const ConsoleTenantsByQueued = `-- name: ConsoleTenantsByQueued :many
 with queued as (
     select r.scope_key, count(*) as n
-      from docket_runs r
+      from /*schema*/docket_runs r
      where r.status = 'running' and r.poisoned_at is null and r.claim_token is null
        and r.tenant_admitted_at is null and r.wake_at <= now()
      group by r.scope_key
 ), ranked as (
     select p.scope_key, coalesce(q.n, 0)::bigint as sort_value,
            p.max_active, s.unfinished_count, s.parked_until
-      from docket_claim_partitions p
-      join docket_claim_schedule s on s.scope_key = p.scope_key
+      from /*schema*/docket_claim_partitions p
+      join /*schema*/docket_claim_schedule s on s.scope_key = p.scope_key
       left join queued q on q.scope_key = p.scope_key
 )
 select k.scope_key, k.sort_value
   from ranked k
-  cross join docket_claim_policy pol
+  cross join /*schema*/docket_claim_policy pol
  where pol.id = 1
    and ($1::text is null
         or k.sort_value < $2::bigint
@@ -390,7 +390,7 @@ select k.scope_key, k.sort_value
         or ($4::text = 'parked' and k.parked_until is not null)
         or ($4::text = 'queued' and k.sort_value > 0)
         or ($4::text = 'capped' and (
-              select count(*) from docket_runs r
+              select count(*) from /*schema*/docket_runs r
                where r.scope_key = k.scope_key
                  and r.status = 'running' and r.poisoned_at is null
                  and r.tenant_admitted_at is not null) >= coalesce(k.max_active, pol.max_active)))
@@ -443,9 +443,9 @@ func (q *Queries) ConsoleTenantsByQueued(ctx context.Context, arg ConsoleTenants
 
 const ConsoleTenantsByScope = `-- name: ConsoleTenantsByScope :many
 select p.scope_key, 0::bigint as sort_value
-  from docket_claim_partitions p
-  join docket_claim_schedule s on s.scope_key = p.scope_key
-  cross join docket_claim_policy pol
+  from /*schema*/docket_claim_partitions p
+  join /*schema*/docket_claim_schedule s on s.scope_key = p.scope_key
+  cross join /*schema*/docket_claim_policy pol
  where pol.id = 1
    and ($1::text is null or p.scope_key > $1::text)
    and ($2::text is null or starts_with(p.scope_key, $2::text))
@@ -453,12 +453,12 @@ select p.scope_key, 0::bigint as sort_value
         or ($3::text = 'empty' and s.unfinished_count = 0)
         or ($3::text = 'parked' and s.parked_until is not null)
         or ($3::text = 'queued' and exists (
-              select 1 from docket_runs r
+              select 1 from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
                  and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                  and r.tenant_admitted_at is null and r.wake_at <= now()))
         or ($3::text = 'capped' and (
-              select count(*) from docket_runs r
+              select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
                  and r.status = 'running' and r.poisoned_at is null
                  and r.tenant_admitted_at is not null) >= coalesce(p.max_active, pol.max_active)))
@@ -508,9 +508,9 @@ func (q *Queries) ConsoleTenantsByScope(ctx context.Context, arg ConsoleTenantsB
 
 const ConsoleTenantsByUnfinished = `-- name: ConsoleTenantsByUnfinished :many
 select p.scope_key, s.unfinished_count as sort_value
-  from docket_claim_partitions p
-  join docket_claim_schedule s on s.scope_key = p.scope_key
-  cross join docket_claim_policy pol
+  from /*schema*/docket_claim_partitions p
+  join /*schema*/docket_claim_schedule s on s.scope_key = p.scope_key
+  cross join /*schema*/docket_claim_policy pol
  where pol.id = 1
    and ($1::text is null
         or s.unfinished_count < $2::bigint
@@ -520,12 +520,12 @@ select p.scope_key, s.unfinished_count as sort_value
         or ($4::text = 'empty' and s.unfinished_count = 0)
         or ($4::text = 'parked' and s.parked_until is not null)
         or ($4::text = 'queued' and exists (
-              select 1 from docket_runs r
+              select 1 from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
                  and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                  and r.tenant_admitted_at is null and r.wake_at <= now()))
         or ($4::text = 'capped' and (
-              select count(*) from docket_runs r
+              select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
                  and r.status = 'running' and r.poisoned_at is null
                  and r.tenant_admitted_at is not null) >= coalesce(p.max_active, pol.max_active)))

@@ -14,13 +14,13 @@ import (
 
 const AbandonClaim = `-- name: AbandonClaim :one
 with prior as (
-    select id, tenant_admitted_at from docket_runs
+    select id, tenant_admitted_at from /*schema*/docket_runs
      where scope_key = $5::text and run_id = $6
        and claim_token = $7::uuid
        and checkpoint_seq = $8
        for no key update
 )
-update docket_runs r
+update /*schema*/docket_runs r
    set claim_token = null,
        claimed_at = null,
        tenant_admitted_at = null,
@@ -120,7 +120,7 @@ func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (Aba
 }
 
 const ApplyRunMutation = `-- name: ApplyRunMutation :one
-update docket_runs r
+update /*schema*/docket_runs r
    set status = $1,
        state = coalesce($2::text::jsonb, r.state),
        wake_at = case when $1 = 'running'
@@ -188,13 +188,13 @@ func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationPara
 
 const CommitRun = `-- name: CommitRun :one
 with prior as (
-    select id, tenant_admitted_at from docket_runs
+    select id, tenant_admitted_at from /*schema*/docket_runs
      where scope_key = $11::text and run_id = $12
        and claim_token = $13::uuid
        and checkpoint_seq = $14
        for no key update
 )
-update docket_runs r
+update /*schema*/docket_runs r
    set checkpoint_seq = r.checkpoint_seq + 1,
        state = coalesce($1::text::jsonb, r.state),
        step = $2,
@@ -320,7 +320,7 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 }
 
 const RefreshClaim = `-- name: RefreshClaim :one
-update docket_runs
+update /*schema*/docket_runs
    set claimed_at = greatest(claimed_at, now()),
        updated_at = now()
  where scope_key = $1::text and run_id = $2
@@ -348,7 +348,7 @@ func (q *Queries) RefreshClaim(ctx context.Context, arg RefreshClaimParams) (*ti
 }
 
 const ReleaseClaim = `-- name: ReleaseClaim :one
-update docket_runs
+update /*schema*/docket_runs
    set claim_token = null,
        claimed_at = null,
        wake_at = now(),
@@ -401,7 +401,7 @@ func (q *Queries) ReleaseClaim(ctx context.Context, arg ReleaseClaimParams) (Doc
 }
 
 const RetryFinishedRun = `-- name: RetryFinishedRun :one
-update docket_runs r
+update /*schema*/docket_runs r
    set status = 'running',
        wake_at = coalesce($1::timestamptz, now()),
        claim_token = null,
@@ -470,7 +470,7 @@ func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunPara
 }
 
 const RetryPoisonedRun = `-- name: RetryPoisonedRun :one
-update docket_runs
+update /*schema*/docket_runs
    set poisoned_at = null,
        poison_reason = null,
        wake_at = now(),

@@ -11,7 +11,7 @@ import (
 )
 
 const ListClaimPartitionScopes = `-- name: ListClaimPartitionScopes :many
-select scope_key from docket_claim_partitions
+select scope_key from /*schema*/docket_claim_partitions
  where $1::text is null or scope_key > $1::text
  order by scope_key
  limit $2
@@ -46,7 +46,7 @@ func (q *Queries) ListClaimPartitionScopes(ctx context.Context, arg ListClaimPar
 }
 
 const ListDomainRuns = `-- name: ListDomainRuns :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
  where ($1::text is null or graph_id = $1::text)
    and ($2::text is null or status = $2::text)
  order by started_at desc, run_id desc
@@ -111,7 +111,7 @@ func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) 
 }
 
 const ListDomainRunsAfter = `-- name: ListDomainRunsAfter :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
  where (started_at, run_id) < ($1::timestamptz, $2::text)
    and ($3::text is null or graph_id = $3::text)
    and ($4::text is null or status = $4::text)

@@ -10,7 +10,7 @@ import (
 )
 
 const ForgetMigration = `-- name: ForgetMigration :execrows
-delete from docket_schema_migrations where version = $1
+delete from /*schema*/docket_schema_migrations where version = $1
 `
 
 func (q *Queries) ForgetMigration(ctx context.Context, version string) (int64, error) {
@@ -35,7 +35,7 @@ func (q *Queries) LedgerExists(ctx context.Context) (bool, error) {
 }
 
 const LedgerVersions = `-- name: LedgerVersions :many
-select version from docket_schema_migrations order by version
+select version from /*schema*/docket_schema_migrations order by version
 `
 
 // The applied Docket migrations, oldest first.
@@ -75,7 +75,7 @@ func (q *Queries) LegacyLedgerHoldsDocket(ctx context.Context) (bool, error) {
 
 const LegacyLedgerVersions = `-- name: LegacyLedgerVersions :many
 select m.version::text as version
-  from schema_migrations m
+  from /*schema*/schema_migrations m
  where m.version::text = any($1::text[])
  order by 1
 `
@@ -116,7 +116,7 @@ func (q *Queries) LockMigrations(ctx context.Context, schemaName string) error {
 }
 
 const RecordMigration = `-- name: RecordMigration :exec
-insert into docket_schema_migrations (version) values ($1)
+insert into /*schema*/docket_schema_migrations (version) values ($1)
 `
 
 func (q *Queries) RecordMigration(ctx context.Context, version string) error {

@@ -10,7 +10,7 @@ import (
 )
 
 const GetClaimPolicy = `-- name: GetClaimPolicy :one
-select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant from docket_claim_policy where id = 1
+select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant from /*schema*/docket_claim_policy where id = 1
 `
 
 func (q *Queries) GetClaimPolicy(ctx context.Context) (DocketClaimPolicy, error) {
@@ -34,8 +34,8 @@ func (q *Queries) GetClaimPolicy(ctx context.Context) (DocketClaimPolicy, error)
 const ListClaimSchedule = `-- name: ListClaimSchedule :many
 select s.scope_key, s.ring_position, s.unfinished_count,
        p.max_active, p.partition_version, p.admission_epoch
-  from docket_claim_schedule s
-  join docket_claim_partitions p using (scope_key)
+  from /*schema*/docket_claim_schedule s
+  join /*schema*/docket_claim_partitions p using (scope_key)
  order by s.ring_position
 `
 
@@ -76,7 +76,7 @@ func (q *Queries) ListClaimSchedule(ctx context.Context) ([]ListClaimScheduleRow
 }
 
 const ListRingPositions = `-- name: ListRingPositions :many
-select ring_position, scope_key from docket_claim_schedule
+select ring_position, scope_key from /*schema*/docket_claim_schedule
  where unfinished_count > 0
  order by ring_position
 `

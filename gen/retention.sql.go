@@ -11,8 +11,8 @@ import (
 )
 
 const DeleteFinishedRuns = `-- name: DeleteFinishedRuns :execrows
-delete from docket_runs r
- where r.id in (select f.id from docket_runs f
+delete from /*schema*/docket_runs r
+ where r.id in (select f.id from /*schema*/docket_runs f
                  where f.status in ('done', 'failed', 'cancelled')
                    and f.finished_at < $1::timestamptz
                    and ($2::text is null

@@ -13,7 +13,7 @@ import (
 )
 
 const GetRun = `-- name: GetRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
  where scope_key = $1::text and run_id = $2
 `
 
@@ -59,7 +59,7 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (DocketRun, erro
 }
 
 const GetRunFence = `-- name: GetRunFence :one
-select claim_token, checkpoint_seq from docket_runs
+select claim_token, checkpoint_seq from /*schema*/docket_runs
  where scope_key = $1::text and run_id = $2
 `
 
@@ -82,7 +82,7 @@ func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRu
 }
 
 const InsertRun = `-- name: InsertRun :one
-insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 values ($1, $2, $3, $4,
         'running', $5::text::jsonb, coalesce($6::timestamptz, now()),
         $7::text::jsonb)
@@ -148,7 +148,7 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun
 }
 
 const InsertRuns = `-- name: InsertRuns :execrows
-insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
        coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
        $1::text::jsonb
@@ -196,7 +196,7 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 
 const InspectRun = `-- name: InspectRun :one
 select docket_runs.id, docket_runs.run_id, docket_runs.tenant_id, docket_runs.scope_key, docket_runs.graph_id, docket_runs.graph_hash, docket_runs.status, docket_runs.step, docket_runs.state, docket_runs.checkpoint_seq, docket_runs.latest_checkpoint_type, docket_runs.claim_token, docket_runs.claimed_at, docket_runs.wake_at, docket_runs.claim_attempts, docket_runs.claim_abandons, docket_runs.poisoned_at, docket_runs.poison_reason, docket_runs.inserted_at, docket_runs.started_at, docket_runs.updated_at, docket_runs.finished_at, docket_runs.tenant_admitted_at, docket_runs.attempt, docket_runs.errors, docket_runs.trace_context, now()::timestamptz as observed_at
-  from docket_runs
+  from /*schema*/docket_runs
  where scope_key = $1::text and run_id = $2
 `
 
@@ -248,7 +248,7 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 }
 
 const ListRuns = `-- name: ListRuns :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
  where scope_key = $1::text
    and ($2::text is null or graph_id = $2::text)
    and ($3::text is null or status = $3::text)
@@ -318,7 +318,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun
 }
 
 const ListRunsAfter = `-- name: ListRunsAfter :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
  where scope_key = $1::text
    and (started_at, run_id) < ($2::timestamptz, $3::text)
    and ($4::text is null or graph_id = $4::text)
@@ -394,7 +394,7 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 }
 
 const LockRun = `-- name: LockRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from docket_runs
+select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
  where scope_key = $1::text and run_id = $2
    for update
 `

@@ -11,7 +11,7 @@ import (
 )
 
 const AdvanceSchedules = `-- name: AdvanceSchedules :exec
-update docket_schedules s
+update /*schema*/docket_schedules s
    set next_tick_at = a.next_tick_at,
        last_tick_at = a.last_tick_at,
        updated_at = now()
@@ -35,7 +35,7 @@ func (q *Queries) AdvanceSchedules(ctx context.Context, arg AdvanceSchedulesPara
 }
 
 const DeleteSchedule = `-- name: DeleteSchedule :execrows
-delete from docket_schedules where id = $1
+delete from /*schema*/docket_schedules where id = $1
 `
 
 // Runs the schedule inserted stay: they are ordinary runs.
@@ -48,7 +48,7 @@ func (q *Queries) DeleteSchedule(ctx context.Context, id int64) (int64, error) {
 }
 
 const ExistingRunIDs = `-- name: ExistingRunIDs :many
-select run_id from docket_runs where run_id = any($1::text[])
+select run_id from /*schema*/docket_runs where run_id = any($1::text[])
 `
 
 // The tick runs that already exist: a tick is inserted at most once even
@@ -74,7 +74,7 @@ func (q *Queries) ExistingRunIDs(ctx context.Context, runIds []string) ([]string
 }
 
 const GetSchedule = `-- name: GetSchedule :one
-select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from docket_schedules
+select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from /*schema*/docket_schedules
  where scope_key = $1::text and name = $2
 `
 
@@ -112,7 +112,7 @@ func (q *Queries) GetSchedule(ctx context.Context, arg GetScheduleParams) (Docke
 }
 
 const InsertSchedule = `-- name: InsertSchedule :one
-insert into docket_schedules (tenant_id, name, graph_id, graph_hash, state, cron_expr,
+insert into /*schema*/docket_schedules (tenant_id, name, graph_id, graph_hash, state, cron_expr,
                               interval_seconds, time_zone, missed_ticks, next_tick_at)
 values ($1, $2, $3, $4,
         $5::text::jsonb, $6, $7,
@@ -174,7 +174,7 @@ func (q *Queries) InsertSchedule(ctx context.Context, arg InsertScheduleParams) 
 }
 
 const ListSchedules = `-- name: ListSchedules :many
-select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from docket_schedules
+select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from /*schema*/docket_schedules
  where ($1::text is null or scope_key = $1::text)
    and (scope_key, name) > ($2::text, $3::text)
  order by scope_key, name
@@ -236,7 +236,7 @@ func (q *Queries) ListSchedules(ctx context.Context, arg ListSchedulesParams) ([
 }
 
 const LockDueSchedules = `-- name: LockDueSchedules :many
-select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from docket_schedules
+select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from /*schema*/docket_schedules
  where not paused and next_tick_at <= $1::timestamptz
  order by next_tick_at, id
  limit $2
@@ -291,7 +291,7 @@ func (q *Queries) LockDueSchedules(ctx context.Context, arg LockDueSchedulesPara
 }
 
 const LockSchedule = `-- name: LockSchedule :one
-select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from docket_schedules
+select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from /*schema*/docket_schedules
  where scope_key = $1::text and name = $2
    for update
 `
@@ -330,7 +330,7 @@ func (q *Queries) LockSchedule(ctx context.Context, arg LockScheduleParams) (Doc
 }
 
 const NextScheduleTick = `-- name: NextScheduleTick :one
-select next_tick_at from docket_schedules
+select next_tick_at from /*schema*/docket_schedules
  where not paused
  order by next_tick_at, id
  limit 1
@@ -346,7 +346,7 @@ func (q *Queries) NextScheduleTick(ctx context.Context) (time.Time, error) {
 }
 
 const SetSchedulePaused = `-- name: SetSchedulePaused :one
-update docket_schedules
+update /*schema*/docket_schedules
    set paused = $1::boolean,
        paused_at = case when $1::boolean then now() end,
        next_tick_at = $2,

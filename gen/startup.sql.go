@@ -10,7 +10,7 @@ import (
 )
 
 const InitializeClaimPolicy = `-- name: InitializeClaimPolicy :one
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set admission_mode = 'tenant_fair',
        max_active = $1,
        configured_max_active = $1,
@@ -77,7 +77,7 @@ func (q *Queries) InstalledFunctionBodies(ctx context.Context) ([]InstalledFunct
 }
 
 const LockClaimPolicy = `-- name: LockClaimPolicy :one
-select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant from docket_claim_policy where id = 1 for update
+select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant from /*schema*/docket_claim_policy where id = 1 for update
 `
 
 // Startup synchronization serializes on the singleton row.
@@ -100,7 +100,7 @@ func (q *Queries) LockClaimPolicy(ctx context.Context) (DocketClaimPolicy, error
 }
 
 const MarkLegacyClaimsAdmitted = `-- name: MarkLegacyClaimsAdmitted :execrows
-update docket_runs
+update /*schema*/docket_runs
    set tenant_admitted_at = claimed_at
  where status = 'running' and poisoned_at is null and claim_token is not null
    and tenant_admitted_at is null
@@ -188,7 +188,7 @@ func (q *Queries) SchemaShape(ctx context.Context) (SchemaShapeRow, error) {
 }
 
 const SetAdmissionMode = `-- name: SetAdmissionMode :one
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set admission_mode = $1,
        updated_at = now()
  where id = 1
@@ -215,7 +215,7 @@ func (q *Queries) SetAdmissionMode(ctx context.Context, admissionMode string) (D
 }
 
 const SynchronizeParkDormant = `-- name: SynchronizeParkDormant :one
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set park_dormant = $1::boolean,
        configured_park_dormant = $1::boolean,
        policy_version = policy_version + 1,
@@ -245,7 +245,7 @@ func (q *Queries) SynchronizeParkDormant(ctx context.Context, parkDormant bool) 
 }
 
 const UnparkAllPartitions = `-- name: UnparkAllPartitions :execrows
-update docket_claim_schedule
+update /*schema*/docket_claim_schedule
    set parked_until = null
  where parked_until is not null
 `

@@ -12,7 +12,7 @@ import (
 const LockOtherClaimableRuns = `-- name: LockOtherClaimableRuns :one
 select count(*)::bigint as locked
   from (select r.id
-          from docket_runs r
+          from /*schema*/docket_runs r
          where r.run_id <> $1 and r.status = 'running' and r.poisoned_at is null
            for update skip locked) as l
 `
@@ -31,8 +31,8 @@ func (q *Queries) LockOtherClaimableRuns(ctx context.Context, runID string) (int
 
 const OlderQueuedRuns = `-- name: OlderQueuedRuns :one
 select count(*)::bigint as older
-  from docket_runs o
-  join docket_runs r on r.scope_key = o.scope_key
+  from /*schema*/docket_runs o
+  join /*schema*/docket_runs r on r.scope_key = o.scope_key
  where r.scope_key = $1::text and r.run_id = $2
    and o.status = 'running' and o.poisoned_at is null and o.claim_token is null
    and o.tenant_admitted_at is null and o.wake_at <= now()

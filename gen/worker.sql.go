@@ -14,7 +14,7 @@ import (
 
 const CommitApplied = `-- name: CommitApplied :one
 select exists (
-    select 1 from docket_runs r
+    select 1 from /*schema*/docket_runs r
      where r.scope_key = $1::text and r.run_id = $2
        and r.checkpoint_seq = $3::bigint + 1
        and r.step = $4::integer
@@ -90,12 +90,12 @@ with batch as (
            b.status, b.schedule, b.wake_at, b.wake_delay_us, b.attempt_change,
            nullif(b.error_kind, '') as error_kind, b.error_text
       from batch b
-      join docket_runs r on r.scope_key = b.scope_key and r.run_id = b.run_id
+      join /*schema*/docket_runs r on r.scope_key = b.scope_key and r.run_id = b.run_id
      where r.claim_token = b.claim_token and r.checkpoint_seq = b.expected_seq
      order by r.scope_key, r.id
        for no key update of r
 )
-update docket_runs r
+update /*schema*/docket_runs r
    set checkpoint_seq = r.checkpoint_seq + 1,
        state = coalesce(p.state::jsonb, r.state),
        step = p.step,
@@ -212,7 +212,7 @@ func (q *Queries) CommitRuns(ctx context.Context, arg CommitRunsParams) ([]Commi
 
 const LeasedRuns = `-- name: LeasedRuns :many
 select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.attempt, r.trace_context
-  from docket_runs r
+  from /*schema*/docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[])
 `
 
@@ -273,7 +273,7 @@ const LegacyClaimNoted = `-- name: LegacyClaimNoted :many
 with c as materialized (
     select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.call_token, f.transaction_id, f.visit_ordinal, f.outcome_ordinal, f.demand, f.cursor_before, f.cursor_after, f.ring_position, f.scope_key, f.disposition, f.outcome_count, f.epoch_delta
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
-           cross join lateral docket_legacy_claim(
+           cross join lateral /*schema*/docket_legacy_claim(
                $1::timestamptz, $2::timestamptz, $3::integer,
                $4::integer, $5::text,
                (note.cleared is null)) as f
@@ -373,12 +373,12 @@ func (q *Queries) NotifyRunsDue(ctx context.Context) error {
 
 const RingPositions = `-- name: RingPositions :one
 select (case when p.park_dormant
-             then (select count(*) from docket_claim_schedule s
+             then (select count(*) from /*schema*/docket_claim_schedule s
                     where s.unfinished_count > 0 and s.parked_until is null)
-             else (select count(*) from docket_claim_schedule s
+             else (select count(*) from /*schema*/docket_claim_schedule s
                     where s.unfinished_count > 0)
         end)::integer as positions
-  from docket_claim_policy p
+  from /*schema*/docket_claim_policy p
  where p.id = 1
 `
 
@@ -411,7 +411,7 @@ const TenantFairClaimNoted = `-- name: TenantFairClaimNoted :many
 with c as materialized (
     select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.call_token, f.transaction_id, f.visit_ordinal, f.outcome_ordinal, f.demand, f.cursor_before, f.cursor_after, f.ring_position, f.scope_key, f.disposition, f.outcome_count, f.epoch_delta
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
-           cross join lateral docket_tenant_fair_claim(
+           cross join lateral /*schema*/docket_tenant_fair_claim(
                $1::timestamptz, $2::timestamptz, $3::integer,
                $4::integer, $5::text,
                (note.cleared is null)) as f

@@ -4,7 +4,7 @@
 -- this value survives restarts until the configuration itself changes.
 -- Callers hold the policy row (LockClaimPolicy), which serializes this write
 -- with startup and with every claim call.
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set max_active = sqlc.arg(max_active)::integer,
        policy_version = policy_version + 1,
        updated_at = now()
@@ -15,7 +15,7 @@ returning *;
 -- A runtime switch of the domain's walk. As with the default cap,
 -- configured_park_dormant is left alone, so the next start with unchanged
 -- configuration keeps this value. Callers hold the policy row.
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set park_dormant = sqlc.arg(park_dormant)::boolean,
        policy_version = policy_version + 1,
        updated_at = now()
@@ -25,19 +25,19 @@ returning *;
 -- name: EnsureClaimPartition :exec
 -- An override may precede the scope's first run; the partition's insert
 -- trigger gives it its ring position in the same statement.
-insert into docket_claim_partitions (scope_key) values (sqlc.arg(scope_key))
+insert into /*schema*/docket_claim_partitions (scope_key) values (sqlc.arg(scope_key))
 on conflict (scope_key) do nothing;
 
 -- name: LockClaimPartition :one
 -- Override writes hold the partition authority for the compare-and-set; a
 -- claim call that meets the lock skips the partition for this visit.
-select * from docket_claim_partitions
+select * from /*schema*/docket_claim_partitions
  where scope_key = sqlc.arg(scope_key)
    for no key update;
 
 -- name: PutClaimPartitionOverride :one
 -- A null max_active resets the override, so the scope inherits the default.
-update docket_claim_partitions
+update /*schema*/docket_claim_partitions
    set max_active = sqlc.narg(max_active)::integer,
        partition_version = partition_version + 1,
        updated_at = now()
@@ -63,25 +63,25 @@ select
     -- 'infinity' (parked until a write) has no Go time: it reads as parked
     -- with no time.
     timed.parked_until,
-    (select count(*) from docket_runs r
+    (select count(*) from /*schema*/docket_runs r
       where r.scope_key = sqlc.arg(scope_key)::text
         and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
         and r.tenant_admitted_at is null and r.wake_at <= now()) as queued,
-    (select count(*) from docket_runs r
+    (select count(*) from /*schema*/docket_runs r
       where r.scope_key = sqlc.arg(scope_key)::text
         and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
         and r.tenant_admitted_at is not null and r.wake_at <= now()) as admitted_ready,
-    (select count(*) from docket_runs r
+    (select count(*) from /*schema*/docket_runs r
       where r.scope_key = sqlc.arg(scope_key)::text
         and r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
         and r.tenant_admitted_at is not null) as admitted_claimed,
-    (select count(*) from docket_runs r
+    (select count(*) from /*schema*/docket_runs r
       where r.scope_key = sqlc.arg(scope_key)::text
         and r.status = 'running' and r.poisoned_at is null
         and r.tenant_admitted_at is not null) as admitted
-  from docket_claim_policy pol
-  left join docket_claim_partitions part on part.scope_key = sqlc.arg(scope_key)::text
-  left join docket_claim_schedule sched on sched.scope_key = part.scope_key
-  left join docket_claim_schedule timed on timed.scope_key = part.scope_key
+  from /*schema*/docket_claim_policy pol
+  left join /*schema*/docket_claim_partitions part on part.scope_key = sqlc.arg(scope_key)::text
+  left join /*schema*/docket_claim_schedule sched on sched.scope_key = part.scope_key
+  left join /*schema*/docket_claim_schedule timed on timed.scope_key = part.scope_key
         and timed.parked_until <> 'infinity'
  where pol.id = 1;

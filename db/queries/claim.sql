@@ -5,7 +5,7 @@
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from docket_tenant_fair_claim(
+  from /*schema*/docket_tenant_fair_claim(
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, false) as c
  where c.row_kind <> 'inspection'
@@ -20,7 +20,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
-  from docket_tenant_fair_claim(
+  from /*schema*/docket_tenant_fair_claim(
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, true) as c
  order by c.visit_ordinal, c.outcome_ordinal nulls last;
@@ -31,7 +31,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from docket_legacy_claim(
+  from /*schema*/docket_legacy_claim(
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, false) as c
  where c.row_kind <> 'inspection'
@@ -46,7 +46,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
-  from docket_legacy_claim(
+  from /*schema*/docket_legacy_claim(
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, true) as c
  order by c.visit_ordinal, c.outcome_ordinal nulls last;

@@ -3,19 +3,19 @@
 -- index-only scans of the partial indexes that define them. Like every
 -- query of this file (the operator console's), it neither locks nor writes.
 select pol.scan_ring_position,
-       (select count(*) from docket_claim_partitions)::bigint as partitions,
-       (select count(*) from docket_claim_schedule s
+       (select count(*) from /*schema*/docket_claim_partitions)::bigint as partitions,
+       (select count(*) from /*schema*/docket_claim_schedule s
          where s.unfinished_count > 0)::bigint as ring_size,
-       (select count(*) from docket_claim_schedule s
+       (select count(*) from /*schema*/docket_claim_schedule s
          where s.parked_until is not null)::bigint as parked
-  from docket_claim_policy pol
+  from /*schema*/docket_claim_policy pol
  where pol.id = 1;
 
 -- name: ConsoleRunsByStatus :many
 -- Runs by status. No index serves a count over every run: this is one
 -- sequential scan, acceptable for an operator page and never on a worker path.
 select r.status, count(*)::bigint as runs
-  from docket_runs r
+  from /*schema*/docket_runs r
  group by r.status
  order by r.status;
 
@@ -30,13 +30,13 @@ with win as (
     select date_trunc('minute', now()) - interval '14 minutes' as since
 ), claims as (
     select date_trunc('minute', r.claimed_at) as minute, count(*) as n
-      from docket_runs r, win
+      from /*schema*/docket_runs r, win
      where r.status = 'running' and r.poisoned_at is null
        and r.claim_token is not null and r.claimed_at >= win.since
      group by 1
 ), recent as materialized (
     select r.finished_at, r.updated_at
-      from docket_runs r, win
+      from /*schema*/docket_runs r, win
      where r.updated_at >= win.since
 ), finishes as (
     select date_trunc('minute', finished_at) as minute, count(*) as n
@@ -64,9 +64,9 @@ select g.minute::timestamptz as minute,
 -- docket_claim_partitions_pkey; the filters are checked per walked row, so a
 -- filter that matches few partitions walks further (at most every partition).
 select p.scope_key, 0::bigint as sort_value
-  from docket_claim_partitions p
-  join docket_claim_schedule s on s.scope_key = p.scope_key
-  cross join docket_claim_policy pol
+  from /*schema*/docket_claim_partitions p
+  join /*schema*/docket_claim_schedule s on s.scope_key = p.scope_key
+  cross join /*schema*/docket_claim_policy pol
  where pol.id = 1
    and (sqlc.narg(after_scope_key)::text is null or p.scope_key > sqlc.narg(after_scope_key)::text)
    and (sqlc.narg(prefix)::text is null or starts_with(p.scope_key, sqlc.narg(prefix)::text))
@@ -74,12 +74,12 @@ select p.scope_key, 0::bigint as sort_value
         or (sqlc.narg(state)::text = 'empty' and s.unfinished_count = 0)
         or (sqlc.narg(state)::text = 'parked' and s.parked_until is not null)
         or (sqlc.narg(state)::text = 'queued' and exists (
-              select 1 from docket_runs r
+              select 1 from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
                  and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                  and r.tenant_admitted_at is null and r.wake_at <= now()))
         or (sqlc.narg(state)::text = 'capped' and (
-              select count(*) from docket_runs r
+              select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
                  and r.status = 'running' and r.poisoned_at is null
                  and r.tenant_admitted_at is not null) >= coalesce(p.max_active, pol.max_active)))
@@ -92,9 +92,9 @@ select p.scope_key, 0::bigint as sort_value
 -- count, so every page is one scan of the schedule with a top-N sort: its
 -- cost grows with the number of partitions, not with the page's depth.
 select p.scope_key, s.unfinished_count as sort_value
-  from docket_claim_partitions p
-  join docket_claim_schedule s on s.scope_key = p.scope_key
-  cross join docket_claim_policy pol
+  from /*schema*/docket_claim_partitions p
+  join /*schema*/docket_claim_schedule s on s.scope_key = p.scope_key
+  cross join /*schema*/docket_claim_policy pol
  where pol.id = 1
    and (sqlc.narg(after_scope_key)::text is null
         or s.unfinished_count < sqlc.arg(after_value)::bigint
@@ -104,12 +104,12 @@ select p.scope_key, s.unfinished_count as sort_value
         or (sqlc.narg(state)::text = 'empty' and s.unfinished_count = 0)
         or (sqlc.narg(state)::text = 'parked' and s.parked_until is not null)
         or (sqlc.narg(state)::text = 'queued' and exists (
-              select 1 from docket_runs r
+              select 1 from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
                  and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                  and r.tenant_admitted_at is null and r.wake_at <= now()))
         or (sqlc.narg(state)::text = 'capped' and (
-              select count(*) from docket_runs r
+              select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
                  and r.status = 'running' and r.poisoned_at is null
                  and r.tenant_admitted_at is not null) >= coalesce(p.max_active, pol.max_active)))
@@ -123,20 +123,20 @@ select p.scope_key, s.unfinished_count as sort_value
 -- cost grows with partitions plus queued runs, not with the page's depth.
 with queued as (
     select r.scope_key, count(*) as n
-      from docket_runs r
+      from /*schema*/docket_runs r
      where r.status = 'running' and r.poisoned_at is null and r.claim_token is null
        and r.tenant_admitted_at is null and r.wake_at <= now()
      group by r.scope_key
 ), ranked as (
     select p.scope_key, coalesce(q.n, 0)::bigint as sort_value,
            p.max_active, s.unfinished_count, s.parked_until
-      from docket_claim_partitions p
-      join docket_claim_schedule s on s.scope_key = p.scope_key
+      from /*schema*/docket_claim_partitions p
+      join /*schema*/docket_claim_schedule s on s.scope_key = p.scope_key
       left join queued q on q.scope_key = p.scope_key
 )
 select k.scope_key, k.sort_value
   from ranked k
-  cross join docket_claim_policy pol
+  cross join /*schema*/docket_claim_policy pol
  where pol.id = 1
    and (sqlc.narg(after_scope_key)::text is null
         or k.sort_value < sqlc.arg(after_value)::bigint
@@ -147,7 +147,7 @@ select k.scope_key, k.sort_value
         or (sqlc.narg(state)::text = 'parked' and k.parked_until is not null)
         or (sqlc.narg(state)::text = 'queued' and k.sort_value > 0)
         or (sqlc.narg(state)::text = 'capped' and (
-              select count(*) from docket_runs r
+              select count(*) from /*schema*/docket_runs r
                where r.scope_key = k.scope_key
                  and r.status = 'running' and r.poisoned_at is null
                  and r.tenant_admitted_at is not null) >= coalesce(k.max_active, pol.max_active)))
@@ -162,7 +162,7 @@ select k.scope_key, k.sort_value
 -- runs, not with the page's depth.
 with admitted as (
     select r.scope_key, count(*) as n
-      from docket_runs r
+      from /*schema*/docket_runs r
      where r.status = 'running' and r.poisoned_at is null
        and r.tenant_admitted_at is not null
      group by r.scope_key
@@ -171,9 +171,9 @@ with admitted as (
            greatest(coalesce(a.n, 0) - coalesce(p.max_active, pol.max_active, coalesce(a.n, 0)), 0)::bigint as sort_value,
            coalesce(a.n, 0) >= coalesce(p.max_active, pol.max_active) as capped,
            s.unfinished_count, s.parked_until
-      from docket_claim_partitions p
-      join docket_claim_schedule s on s.scope_key = p.scope_key
-      cross join docket_claim_policy pol
+      from /*schema*/docket_claim_partitions p
+      join /*schema*/docket_claim_schedule s on s.scope_key = p.scope_key
+      cross join /*schema*/docket_claim_policy pol
       left join admitted a on a.scope_key = p.scope_key
      where pol.id = 1
 )
@@ -187,7 +187,7 @@ select k.scope_key, k.sort_value
         or (sqlc.narg(state)::text = 'empty' and k.unfinished_count = 0)
         or (sqlc.narg(state)::text = 'parked' and k.parked_until is not null)
         or (sqlc.narg(state)::text = 'queued' and exists (
-              select 1 from docket_runs r
+              select 1 from /*schema*/docket_runs r
                where r.scope_key = k.scope_key
                  and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                  and r.tenant_admitted_at is null and r.wake_at <= now()))
@@ -199,7 +199,7 @@ select k.scope_key, k.sort_value
 -- The latest admission among each scope's currently admitted runs, served by
 -- docket_runs_admitted_idx: a page's scopes only, never the whole domain.
 select r.scope_key, max(r.tenant_admitted_at)::timestamptz as last_granted_at
-  from docket_runs r
+  from /*schema*/docket_runs r
  where r.scope_key = any(sqlc.arg(scope_keys)::text[])
    and r.status = 'running' and r.poisoned_at is null
    and r.tenant_admitted_at is not null
@@ -211,7 +211,7 @@ select r.scope_key, max(r.tenant_admitted_at)::timestamptz as last_granted_at
 -- docket_claim_schedule_ring_position_key. 0 (no position is 0) when nothing
 -- lies there.
 select coalesce(min(w.ring_position), 0)::bigint as ring_position
-  from (select s.ring_position from docket_claim_schedule s
+  from (select s.ring_position from /*schema*/docket_claim_schedule s
          where s.ring_position <= sqlc.arg(at_or_before)::bigint
          order by s.ring_position desc
          limit sqlc.arg(window_size)) w;
@@ -223,21 +223,21 @@ select coalesce(min(w.ring_position), 0)::bigint as ring_position
 select s.ring_position, s.scope_key, s.unfinished_count,
        (s.parked_until is not null)::boolean as parked,
        coalesce(p.max_active, pol.max_active) as effective_max_active,
-       exists (select 1 from docket_runs r
+       exists (select 1 from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
                   and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                   and r.tenant_admitted_at is null and r.wake_at <= now()) as has_queued,
-       exists (select 1 from docket_runs r
+       exists (select 1 from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
                   and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
                   and r.tenant_admitted_at is not null and r.wake_at <= now()) as has_admitted_ready,
-       (select count(*) from docket_runs r
+       (select count(*) from /*schema*/docket_runs r
          where r.scope_key = s.scope_key
            and r.status = 'running' and r.poisoned_at is null
            and r.tenant_admitted_at is not null)::bigint as admitted
-  from docket_claim_schedule s
-  join docket_claim_partitions p on p.scope_key = s.scope_key
-  cross join docket_claim_policy pol
+  from /*schema*/docket_claim_schedule s
+  join /*schema*/docket_claim_partitions p on p.scope_key = s.scope_key
+  cross join /*schema*/docket_claim_policy pol
  where pol.id = 1 and s.ring_position >= sqlc.arg(from_position)::bigint
  order by s.ring_position
  limit sqlc.arg(page_limit);

@@ -5,7 +5,7 @@
 -- checkpoint_seq): a stale holder matches no row and changes nothing.
 -- Keeps the claim and the marker; claimed_at never moves backwards, so a
 -- refresh cannot make a live claim look older to the expired scan.
-update docket_runs
+update /*schema*/docket_runs
    set claimed_at = greatest(claimed_at, now()),
        updated_at = now()
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
@@ -15,7 +15,7 @@ returning claimed_at;
 -- name: ReleaseClaim :one
 -- Generic immediate release: the run is due now and keeps its marker, so it
 -- stays admitted-ready and is served again before any promotion.
-update docket_runs
+update /*schema*/docket_runs
    set claim_token = null,
        claimed_at = null,
        wake_at = now(),
@@ -38,13 +38,13 @@ returning *;
 -- 'after' schedule takes its wake time from the database clock, so wake_at
 -- is exactly updated_at plus the delay.
 with prior as (
-    select id, tenant_admitted_at from docket_runs
+    select id, tenant_admitted_at from /*schema*/docket_runs
      where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
        and claim_token = sqlc.arg(claim_token)::uuid
        and checkpoint_seq = sqlc.arg(expected_seq)
        for no key update
 )
-update docket_runs r
+update /*schema*/docket_runs r
    set checkpoint_seq = r.checkpoint_seq + 1,
        state = coalesce(sqlc.narg(state)::text::jsonb, r.state),
        step = sqlc.arg(step),
@@ -93,13 +93,13 @@ returning sqlc.embed(r),
 -- instead of overflowing an interval. As in CommitRun, marker_cleared
 -- reports whether the row held a marker that this statement cleared.
 with prior as (
-    select id, tenant_admitted_at from docket_runs
+    select id, tenant_admitted_at from /*schema*/docket_runs
      where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
        and claim_token = sqlc.arg(claim_token)::uuid
        and checkpoint_seq = sqlc.arg(expected_seq)
        for no key update
 )
-update docket_runs r
+update /*schema*/docket_runs r
    set claim_token = null,
        claimed_at = null,
        tenant_admitted_at = null,
@@ -135,7 +135,7 @@ returning sqlc.embed(r),
 -- unclaimed signal revokes any claim and leaves admission, so a resumed or
 -- interrupted run re-enters its tenant's FIFO as queued. Leaving running
 -- drops poison facts, which only a running row may carry.
-update docket_runs r
+update /*schema*/docket_runs r
    set status = sqlc.arg(status),
        state = coalesce(sqlc.narg(state)::text::jsonb, r.state),
        wake_at = case when sqlc.arg(status) = 'running'
@@ -154,7 +154,7 @@ returning *;
 -- An operator revives a poisoned run: healthy, due now, counters restarted.
 -- Poison already cleared the marker, so the run is queued and must be
 -- promoted again under its tenant's cap.
-update docket_runs
+update /*schema*/docket_runs
    set poisoned_at = null,
        poison_reason = null,
        wake_at = now(),
@@ -177,7 +177,7 @@ returning *;
 -- failed. The status
 -- trigger counts the run as unfinished again and the wake trigger unparks
 -- its partition, so the ring stays exact.
-update docket_runs r
+update /*schema*/docket_runs r
    set status = 'running',
        wake_at = coalesce(sqlc.narg(wake_at)::timestamptz, now()),
        claim_token = null,

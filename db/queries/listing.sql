@@ -3,7 +3,7 @@
 -- docket_runs_list_idx leads with scope_key, so no index serves this order:
 -- it is a top-N sort over the filtered rows, acceptable for operator tooling
 -- and never on a worker path. A scoped listing uses ListRuns instead.
-select * from docket_runs
+select * from /*schema*/docket_runs
  where (sqlc.narg(graph_id)::text is null or graph_id = sqlc.narg(graph_id)::text)
    and (sqlc.narg(status)::text is null or status = sqlc.narg(status)::text)
  order by started_at desc, run_id desc
@@ -12,7 +12,7 @@ select * from docket_runs
 -- name: ListDomainRunsAfter :many
 -- A later page across every scope, strictly after the (started_at, run_id)
 -- cursor; run_id is unique across scopes, so the keyset is total.
-select * from docket_runs
+select * from /*schema*/docket_runs
  where (started_at, run_id) < (sqlc.arg(after_started_at)::timestamptz, sqlc.arg(after_run_id)::text)
    and (sqlc.narg(graph_id)::text is null or graph_id = sqlc.narg(graph_id)::text)
    and (sqlc.narg(status)::text is null or status = sqlc.narg(status)::text)
@@ -23,7 +23,7 @@ select * from docket_runs
 -- One page of partition scope keys in key order, strictly after a cursor key,
 -- served by docket_claim_partitions_pkey. '' (tenantless) sorts first, so the
 -- first page passes a null cursor rather than ''.
-select scope_key from docket_claim_partitions
+select scope_key from /*schema*/docket_claim_partitions
  where sqlc.narg(after_scope_key)::text is null or scope_key > sqlc.narg(after_scope_key)::text
  order by scope_key
  limit sqlc.arg(page_limit);

@@ -14,19 +14,19 @@ select (to_regclass('schema_migrations') is not null
 -- copies them into its own ledger once and leaves the rows there to the
 -- tool that owns the table.
 select m.version::text as version
-  from schema_migrations m
+  from /*schema*/schema_migrations m
  where m.version::text = any(sqlc.arg(versions)::text[])
  order by 1;
 
 -- name: LedgerVersions :many
 -- The applied Docket migrations, oldest first.
-select version from docket_schema_migrations order by version;
+select version from /*schema*/docket_schema_migrations order by version;
 
 -- name: RecordMigration :exec
-insert into docket_schema_migrations (version) values (sqlc.arg(version));
+insert into /*schema*/docket_schema_migrations (version) values (sqlc.arg(version));
 
 -- name: ForgetMigration :execrows
-delete from docket_schema_migrations where version = sqlc.arg(version);
+delete from /*schema*/docket_schema_migrations where version = sqlc.arg(version);
 
 -- name: LockMigrations :exec
 -- Serializes migrators of one schema until their transaction ends, so two

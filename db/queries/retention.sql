@@ -6,8 +6,8 @@
 -- rows, so they never wait on retention either. Terminal rows are outside the
 -- unfinished count, so the delete trigger changes no counter, and partition
 -- and schedule rows are never touched: a scope keeps its ring position.
-delete from docket_runs r
- where r.id in (select f.id from docket_runs f
+delete from /*schema*/docket_runs r
+ where r.id in (select f.id from /*schema*/docket_runs f
                  where f.status in ('done', 'failed', 'cancelled')
                    and f.finished_at < sqlc.arg(finished_before)::timestamptz
                    and (sqlc.narg(scope_key)::text is null

@@ -4,7 +4,7 @@
 -- leaves neither behind. A duplicate run_id inserts nothing and returns no row
 -- instead of raising, which keeps the caller's transaction usable. The trace
 -- context travels as text so every execution mode sends it alike.
-insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 values (sqlc.arg(run_id), sqlc.narg(tenant_id), sqlc.arg(graph_id), sqlc.arg(graph_hash),
         'running', sqlc.arg(state)::text::jsonb, coalesce(sqlc.narg(wake_at)::timestamptz, now()),
         sqlc.narg(trace_context)::text::jsonb)
@@ -20,7 +20,7 @@ returning *;
 -- statement. Go's zero time (0001-01-01 UTC) stands for "due now", since a
 -- timestamptz array cannot carry NULL through the generated binding. One call
 -- has one inserting span, so the trace context is one value for every run.
-insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
        coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
        sqlc.narg(trace_context)::text::jsonb
@@ -34,20 +34,20 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
 -- name: GetRun :one
 -- The scope predicate is part of the lookup, so another owner's run is
 -- indistinguishable from a missing one.
-select * from docket_runs
+select * from /*schema*/docket_runs
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
 
 -- name: InspectRun :one
 -- The run plus the database clock that derives its admission state, read in
 -- one snapshot.
 select sqlc.embed(docket_runs), now()::timestamptz as observed_at
-  from docket_runs
+  from /*schema*/docket_runs
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
 
 -- name: ListRuns :many
 -- The first page, newest first, served by docket_runs_list_idx; the scope
 -- predicate is never optional.
-select * from docket_runs
+select * from /*schema*/docket_runs
  where scope_key = sqlc.arg(scope_key)::text
    and (sqlc.narg(graph_id)::text is null or graph_id = sqlc.narg(graph_id)::text)
    and (sqlc.narg(status)::text is null or status = sqlc.narg(status)::text)
@@ -58,7 +58,7 @@ select * from docket_runs
 -- A later page: strictly after the (started_at, run_id) keyset cursor. It is
 -- a separate statement so the cursor is always an index condition, even in a
 -- cached generic plan, instead of a filter over every earlier row.
-select * from docket_runs
+select * from /*schema*/docket_runs
  where scope_key = sqlc.arg(scope_key)::text
    and (started_at, run_id) < (sqlc.arg(after_started_at)::timestamptz, sqlc.arg(after_run_id)::text)
    and (sqlc.narg(graph_id)::text is null or graph_id = sqlc.narg(graph_id)::text)
@@ -69,11 +69,11 @@ select * from docket_runs
 -- name: LockRun :one
 -- MutateRun's serialization point: the decision sees the row as it is while
 -- no claim call or holder can change it.
-select * from docket_runs
+select * from /*schema*/docket_runs
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
    for update;
 
 -- name: GetRunFence :one
 -- Explains a fenced write that matched nothing: missing run or stale fence.
-select claim_token, checkpoint_seq from docket_runs
+select claim_token, checkpoint_seq from /*schema*/docket_runs
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);

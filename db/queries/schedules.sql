@@ -1,7 +1,7 @@
 -- name: InsertSchedule :one
 -- A new schedule. A name already used in its scope inserts nothing and
 -- returns no row instead of raising, so the caller's answer is typed.
-insert into docket_schedules (tenant_id, name, graph_id, graph_hash, state, cron_expr,
+insert into /*schema*/docket_schedules (tenant_id, name, graph_id, graph_hash, state, cron_expr,
                               interval_seconds, time_zone, missed_ticks, next_tick_at)
 values (sqlc.narg(tenant_id), sqlc.arg(name), sqlc.arg(graph_id), sqlc.arg(graph_hash),
         sqlc.arg(state)::text::jsonb, sqlc.narg(cron_expr), sqlc.narg(interval_seconds),
@@ -12,13 +12,13 @@ returning *;
 -- name: GetSchedule :one
 -- The scope predicate is part of the lookup, so another owner's schedule is
 -- indistinguishable from a missing one.
-select * from docket_schedules
+select * from /*schema*/docket_schedules
  where scope_key = sqlc.arg(scope_key)::text and name = sqlc.arg(name);
 
 -- name: LockSchedule :one
 -- An operator edit's compare-and-set point. It waits for a tick being taken
 -- on the row, so the edit decides on the advanced next tick.
-select * from docket_schedules
+select * from /*schema*/docket_schedules
  where scope_key = sqlc.arg(scope_key)::text and name = sqlc.arg(name)
    for update;
 
@@ -26,7 +26,7 @@ select * from docket_schedules
 -- One page in (scope_key, name) order, served by the unique constraint's
 -- index; the keyset cursor is always an index condition. A cursor of two
 -- empty strings precedes every schedule, since names are never empty.
-select * from docket_schedules
+select * from /*schema*/docket_schedules
  where (sqlc.narg(scope_key)::text is null or scope_key = sqlc.narg(scope_key)::text)
    and (scope_key, name) > (sqlc.arg(after_scope_key)::text, sqlc.arg(after_name)::text)
  order by scope_key, name
@@ -35,7 +35,7 @@ select * from docket_schedules
 -- name: SetSchedulePaused :one
 -- Pause or resume: a resume also moves the next tick past the resume time,
 -- so the paused time produces no runs.
-update docket_schedules
+update /*schema*/docket_schedules
    set paused = sqlc.arg(paused)::boolean,
        paused_at = case when sqlc.arg(paused)::boolean then now() end,
        next_tick_at = sqlc.arg(next_tick_at),
@@ -46,13 +46,13 @@ returning *;
 
 -- name: DeleteSchedule :execrows
 -- Runs the schedule inserted stay: they are ordinary runs.
-delete from docket_schedules where id = sqlc.arg(id);
+delete from /*schema*/docket_schedules where id = sqlc.arg(id);
 
 -- name: LockDueSchedules :many
 -- The tick taker's batch, served by docket_schedules_due_idx. skip locked:
 -- a row another taker holds is that taker's tick, so racing Workers split
 -- the due schedules instead of queueing behind each other.
-select * from docket_schedules
+select * from /*schema*/docket_schedules
  where not paused and next_tick_at <= sqlc.arg(now)::timestamptz
  order by next_tick_at, id
  limit sqlc.arg(batch_limit)
@@ -61,7 +61,7 @@ select * from docket_schedules
 -- name: AdvanceSchedules :exec
 -- Records the taken ticks of a batch in one statement; the rows are locked
 -- by LockDueSchedules in the same transaction.
-update docket_schedules s
+update /*schema*/docket_schedules s
    set next_tick_at = a.next_tick_at,
        last_tick_at = a.last_tick_at,
        updated_at = now()
@@ -73,7 +73,7 @@ update docket_schedules s
 -- name: NextScheduleTick :one
 -- The earliest tick of any unpaused schedule, the first entry of the due
 -- index; no row when there is none.
-select next_tick_at from docket_schedules
+select next_tick_at from /*schema*/docket_schedules
  where not paused
  order by next_tick_at, id
  limit 1;
@@ -81,4 +81,4 @@ select next_tick_at from docket_schedules
 -- name: ExistingRunIDs :many
 -- The tick runs that already exist: a tick is inserted at most once even
 -- when a schedule is removed and added again over the same ticks.
-select run_id from docket_runs where run_id = any(sqlc.arg(run_ids)::text[]);
+select run_id from /*schema*/docket_runs where run_id = any(sqlc.arg(run_ids)::text[]);

@@ -30,11 +30,11 @@ select
 
 -- name: LockClaimPolicy :one
 -- Startup synchronization serializes on the singleton row.
-select * from docket_claim_policy where id = 1 for update;
+select * from /*schema*/docket_claim_policy where id = 1 for update;
 
 -- name: InitializeClaimPolicy :one
 -- First TenantFair start, or a changed configured cap: persist the default.
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set admission_mode = 'tenant_fair',
        max_active = sqlc.arg(max_active),
        configured_max_active = sqlc.arg(max_active),
@@ -46,7 +46,7 @@ returning *;
 
 -- name: SetAdmissionMode :one
 -- Engine switch at startup without a cap change.
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set admission_mode = sqlc.arg(admission_mode),
        updated_at = now()
  where id = 1
@@ -55,7 +55,7 @@ returning *;
 -- name: MarkLegacyClaimsAdmitted :execrows
 -- Switching from Legacy to TenantFair adopts every live claim as an admission,
 -- exactly like the V1 -> V2 backfill, so TenantFair can recover it if it expires.
-update docket_runs
+update /*schema*/docket_runs
    set tenant_admitted_at = claimed_at
  where status = 'running' and poisoned_at is null and claim_token is not null
    and tenant_admitted_at is null;
@@ -73,7 +73,7 @@ select p.proname::text as name, md5(p.prosrc) as body_md5
 -- name: SynchronizeParkDormant :one
 -- A changed configured ParkDormant: persist it as the domain's walk and as
 -- the last configured value, as a write of the policy (version + 1).
-update docket_claim_policy
+update /*schema*/docket_claim_policy
    set park_dormant = sqlc.arg(park_dormant)::boolean,
        configured_park_dormant = sqlc.arg(park_dormant)::boolean,
        policy_version = policy_version + 1,
@@ -85,6 +85,6 @@ returning *;
 -- Leaving parked mode, or entering TenantFair from Legacy, puts every parked
 -- partition back in the ring. Callers hold the policy row, so no claim call
 -- parks concurrently; the next parked-mode call parks again what is dormant.
-update docket_claim_schedule
+update /*schema*/docket_claim_schedule
    set parked_until = null
  where parked_until is not null;

@@ -44,12 +44,12 @@ with batch as (
            b.status, b.schedule, b.wake_at, b.wake_delay_us, b.attempt_change,
            nullif(b.error_kind, '') as error_kind, b.error_text
       from batch b
-      join docket_runs r on r.scope_key = b.scope_key and r.run_id = b.run_id
+      join /*schema*/docket_runs r on r.scope_key = b.scope_key and r.run_id = b.run_id
      where r.claim_token = b.claim_token and r.checkpoint_seq = b.expected_seq
      order by r.scope_key, r.id
        for no key update of r
 )
-update docket_runs r
+update /*schema*/docket_runs r
    set checkpoint_seq = r.checkpoint_seq + 1,
        state = coalesce(p.state::jsonb, r.state),
        step = p.step,
@@ -105,7 +105,7 @@ returning p.claim_token::uuid as claim_token, r.checkpoint_seq, r.step,
 with c as materialized (
     select f.*
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
-           cross join lateral docket_tenant_fair_claim(
+           cross join lateral /*schema*/docket_tenant_fair_claim(
                sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
                sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text,
                (note.cleared is null)) as f
@@ -128,7 +128,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 with c as materialized (
     select f.*
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
-           cross join lateral docket_legacy_claim(
+           cross join lateral /*schema*/docket_legacy_claim(
                sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
                sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text,
                (note.cleared is null)) as f
@@ -160,7 +160,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 -- version; state and step are not among the outcome columns, so they must
 -- come from a snapshot that follows the claim.
 select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.attempt, r.trace_context
-  from docket_runs r
+  from /*schema*/docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[]);
 
 -- name: CommitApplied :one
@@ -177,7 +177,7 @@ select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.a
 -- never changes; other statuses and the wake time may have been changed by a
 -- signal since, so they are not compared).
 select exists (
-    select 1 from docket_runs r
+    select 1 from /*schema*/docket_runs r
      where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
        and r.checkpoint_seq = sqlc.arg(expected_seq)::bigint + 1
        and r.step = sqlc.arg(step)::integer
@@ -194,10 +194,10 @@ select exists (
 -- Worker divides it by S to know how many unfilled claim calls make one
 -- revolution. With parking on, calls walk only the awake ring.
 select (case when p.park_dormant
-             then (select count(*) from docket_claim_schedule s
+             then (select count(*) from /*schema*/docket_claim_schedule s
                     where s.unfinished_count > 0 and s.parked_until is null)
-             else (select count(*) from docket_claim_schedule s
+             else (select count(*) from /*schema*/docket_claim_schedule s
                     where s.unfinished_count > 0)
         end)::integer as positions
-  from docket_claim_policy p
+  from /*schema*/docket_claim_policy p
  where p.id = 1;
