@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/docketrun/docket-go/gen"
 )
 
@@ -24,8 +22,7 @@ func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opt
 		return ClaimPolicyDefault{}, err
 	}
 	var written gen.DocketClaimPolicy
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		q := c.queries.WithTx(tx)
+	err = c.inTx(ctx, func(q *gen.Queries) error {
 		// The policy row lock keeps every claim call out until this commits,
 		// so none parks after the unpark below.
 		current, err := q.LockClaimPolicy(ctx)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,91 @@ func TestConfigSchemaBehindPgBouncer(t *testing.T) {
 	}
 	if got := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs where status = 'done'`); got != int64(len(ids)) {
 		t.Fatalf("%d runs done, want %d", got, len(ids))
+	}
+}
+
+// Periodic runs with Config.Schema behind PgBouncer's transaction pooling:
+// every schedule write and read, a tick taken in the app's transaction and
+// a Worker's schedule pass, on server connections whose search_path lacks
+// the schema. Two schedules have one due tick each and their next one at
+// least 58 minutes away, the third none, so the runs are exactly two
+// whenever the test runs.
+func TestConfigSchemaSchedulesBehindPgBouncer(t *testing.T) {
+	t.Parallel()
+	app := appPool(t)
+	testkit.ExecSQL(t, app, fmt.Sprintf(`alter database %s set search_path = app, public`, app.Config().ConnConfig.Database))
+	b := startBouncer(t, app.Config().ConnString(), 2)
+	pool := bouncerPool(t, b, 4)
+	cfg := testkit.TenantFairConfig(3)
+	cfg.Schema = "docket"
+	client := testkit.OpenClient(t, pool, cfg)
+	ctx := testkit.Context(t)
+	scope := docket.Tenant("reports")
+	// An interval schedule ticks at Start + k·Every for k >= 1: hourly and
+	// nightly tick first at due, a minute or two ago; weekly in a week.
+	due := time.Now().Truncate(time.Minute).Add(-time.Minute)
+	for name, every := range map[string]time.Duration{"hourly": time.Hour, "nightly": 24 * time.Hour, "weekly": 7 * 24 * time.Hour} {
+		start := due.Add(-every)
+		if name == "weekly" {
+			start = due
+		}
+		if _, err := client.AddSchedule(ctx, docket.NewSchedule{Scope: scope, Name: name, GraphID: "report", GraphHash: "v1",
+			State: json.RawMessage(`{}`), Every: every, Start: start}); err != nil {
+			t.Fatalf("AddSchedule %s through PgBouncer: %v", name, err)
+		}
+	}
+	page, err := client.ListSchedules(ctx, docket.ListSchedulesRequest{Limit: 10})
+	if err != nil || len(page.Schedules) != 3 || page.Schedules[0].Name != "hourly" || page.Schedules[2].Name != "weekly" {
+		t.Fatalf("ListSchedules through PgBouncer: %+v, %v", page, err)
+	}
+	paused, err := client.PauseSchedule(ctx, scope, "weekly", docket.ScheduleWriteOptions{})
+	if err != nil || !paused.Paused {
+		t.Fatalf("PauseSchedule through PgBouncer: %+v, %v", paused, err)
+	}
+	if got, err := client.FetchSchedule(ctx, scope, "weekly"); err != nil || !got.Paused {
+		t.Fatalf("FetchSchedule through PgBouncer: %+v, %v", got, err)
+	}
+	if resumed, err := client.ResumeSchedule(ctx, scope, "weekly", docket.ScheduleWriteOptions{}); err != nil || resumed.Paused {
+		t.Fatalf("ResumeSchedule through PgBouncer: %+v, %v", resumed, err)
+	}
+
+	// One due tick taken in the app's transaction.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	ticks, err := client.TakeDueTicksTx(ctx, tx, time.Now(), 1)
+	if err != nil || len(ticks) != 1 || !ticks[0].At.Equal(due) {
+		t.Fatalf("TakeDueTicksTx through PgBouncer: %+v, %v", ticks, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other := map[string]string{"hourly": "nightly", "nightly": "hourly"}[ticks[0].Schedule]
+
+	// The other one ticks in a Worker's schedule pass.
+	ran := make(chan string, 4)
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 2, Schedules: true,
+		Handler: func(_ context.Context, job *docket.Job) docket.Result {
+			ran <- job.RunID
+			return docket.Complete(nil)
+		}})
+	seen := map[string]bool{}
+	for len(seen) < 2 {
+		select {
+		case id := <-ran:
+			seen[id] = true
+		case <-time.After(testkit.WorkerDeadline):
+			t.Fatalf("the Worker ran only %v", seen)
+		}
+	}
+	testkit.StopWorker(t, w, runResult)
+	want := map[string]bool{ticks[0].RunID: true, docket.ScheduleRunID(scope, other, due): true}
+	if !maps.Equal(seen, want) {
+		t.Fatalf("the Worker ran %v, want the runs of both due ticks %v", seen, want)
+	}
+	if got := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs where status = 'done' and graph_id = 'report'`); got != 2 {
+		t.Fatalf("%d schedule runs done, want 2", got)
 	}
 }
