@@ -4,9 +4,10 @@
 //
 // Apps may embed it in their own pgx transactions (gen.New(tx)) next to the
 // docket facade, and their own sqlc queries may join Docket's tables. The
-// accessors name Docket's relations unqualified: with docket.Config.Schema
-// set, the transaction's search_path must resolve to that schema, while the
-// facade scopes its own statements.
+// accessors name Docket's relations unqualified, each behind the comment
+// /*schema*/: with docket.Config.Schema set, the transaction's search_path
+// must resolve to that schema, or the app's DBTX replaces each marker with
+// the quoted schema and a dot, as the facade does for its own statements.
 //
 // Safe to call directly, on any connection or inside the app's transaction:
 //
