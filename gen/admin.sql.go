@@ -106,6 +106,39 @@ func (q *Queries) InspectClaimScope(ctx context.Context, scopeKey string) (Inspe
 	return i, err
 }
 
+const ListDomains = `-- name: ListDomains :many
+select n.nspname::text as schema_name
+  from pg_catalog.pg_class c
+  join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+ where c.relname = 'docket_claim_policy'
+   and c.relkind in ('r', 'p')
+   and pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+ order by 1
+`
+
+// The schemas of this database that hold a Docket domain (a queue): those
+// with Docket's policy table that this role may use. It reads the catalog
+// alone, so it answers on any search_path and names no Docket relation.
+func (q *Queries) ListDomains(ctx context.Context) ([]string, error) {
+	rows, err := q.db.Query(ctx, ListDomains)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var schema_name string
+		if err := rows.Scan(&schema_name); err != nil {
+			return nil, err
+		}
+		items = append(items, schema_name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const LockClaimPartition = `-- name: LockClaimPartition :one
 select scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at from /*schema*/docket_claim_partitions
  where scope_key = $1

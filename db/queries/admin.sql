@@ -85,3 +85,15 @@ select
   left join /*schema*/docket_claim_schedule timed on timed.scope_key = part.scope_key
         and timed.parked_until <> 'infinity'
  where pol.id = 1;
+
+-- name: ListDomains :many
+-- The schemas of this database that hold a Docket domain (a queue): those
+-- with Docket's policy table that this role may use. It reads the catalog
+-- alone, so it answers on any search_path and names no Docket relation.
+select n.nspname::text as schema_name
+  from pg_catalog.pg_class c
+  join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+ where c.relname = 'docket_claim_policy'
+   and c.relkind in ('r', 'p')
+   and pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+ order by 1;
