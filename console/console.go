@@ -30,6 +30,11 @@ type Config struct {
 	// Schema names the domain's schema, as docket.Config.Schema does; only
 	// with Pool.
 	Schema string
+	// AllDomains serves every Docket domain (queue) of Pool's database, only
+	// with Pool and without Schema: "/" lists the domains, each domain's
+	// pages are served under "/domains/{schema}/", and every page carries a
+	// domain picker.
+	AllDomains bool
 	// Prefix is the path the application mounts the handler under, such as
 	// "/ops/docket": it starts with "/" and does not end with one; "" mounts
 	// it at the root. Every link the console renders starts with it.
@@ -44,12 +49,19 @@ type Config struct {
 
 // Handler is the console's http.Handler.
 type Handler struct {
-	admin       *docket.Admin
+	admin *docket.Admin
+	// domains is the all-domains console's set of domain consoles, which
+	// each of them shares too; nil for a console of one domain.
+	domains *domainSet
+	// domain is the schema of a domain console of an all-domains console.
+	domain      string
 	prefix      string
 	allowWrites bool
 	logger      *slog.Logger
 	csrf        csrfKey
 	pages       pageSet
+	// static holds the style sheet and the script.
+	static fs.FS
 	// root serves the console's routes with the prefix stripped.
 	root http.Handler
 }
@@ -62,6 +74,31 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if !cfg.AllDomains {
+		return newHandler(ctx, cfg, nil)
+	}
+	if _, err := docket.ListDomains(ctx, cfg.Pool); err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	set := &domainSet{cfg: cfg, open: map[string]*Handler{}}
+	if _, err := rand.Read(set.csrf[:]); err != nil {
+		return nil, fmt.Errorf("console: csrf secret: %w", err)
+	}
+	h, err := newCommon(cfg, set)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(h.static)))
+	mux.HandleFunc("GET /{$}", h.domainsIndex)
+	mux.HandleFunc("GET /", h.notFound)
+	h.root = http.StripPrefix(cfg.Prefix, mux)
+	return h, nil
+}
+
+// newHandler returns the console of one domain; set is the all-domains
+// console it belongs to, or nil.
+func newHandler(ctx context.Context, cfg Config, set *domainSet) (*Handler, error) {
 	admin := cfg.Admin
 	if admin == nil {
 		var err error
@@ -70,6 +107,23 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 			return nil, fmt.Errorf("console: %w", err)
 		}
 	}
+	h, err := newCommon(cfg, set)
+	if err != nil {
+		return nil, err
+	}
+	h.admin = admin
+	if set == nil {
+		if _, err := rand.Read(h.csrf[:]); err != nil {
+			return nil, fmt.Errorf("console: csrf secret: %w", err)
+		}
+	}
+	h.root = http.StripPrefix(cfg.Prefix, h.routes(h.static))
+	return h, nil
+}
+
+// newCommon returns a handler with what every console has: its templates,
+// assets, logger and, in an all-domains console, the set's CSRF secret.
+func newCommon(cfg Config, set *domainSet) (*Handler, error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -82,11 +136,10 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: assets: %w", err)
 	}
-	h := &Handler{admin: admin, prefix: cfg.Prefix, allowWrites: cfg.AllowWrites, logger: logger, pages: pages}
-	if _, err := rand.Read(h.csrf[:]); err != nil {
-		return nil, fmt.Errorf("console: csrf secret: %w", err)
+	h := &Handler{domains: set, prefix: cfg.Prefix, allowWrites: cfg.AllowWrites, logger: logger, pages: pages, static: static}
+	if set != nil {
+		h.csrf = set.csrf
 	}
-	h.root = http.StripPrefix(cfg.Prefix, h.routes(static))
 	return h, nil
 }
 
@@ -96,6 +149,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: set exactly one of Pool and Admin", ErrInvalidConfig)
 	case c.Admin != nil && c.Schema != "":
 		return fmt.Errorf("%w: Schema applies to Pool only; the Admin has its own", ErrInvalidConfig)
+	case c.AllDomains && (c.Pool == nil || c.Schema != ""):
+		return fmt.Errorf("%w: AllDomains serves every domain of Pool's database: set Pool and no Schema", ErrInvalidConfig)
 	case c.Prefix != "" && (!strings.HasPrefix(c.Prefix, "/") || strings.HasSuffix(c.Prefix, "/")):
 		return fmt.Errorf("%w: prefix %q must start with / and not end with one", ErrInvalidConfig, c.Prefix)
 	case strings.ContainsAny(c.Prefix, "?#{}"):
@@ -109,6 +164,10 @@ func (c Config) validate() error {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == h.prefix && h.prefix != "" {
 		http.Redirect(w, r, h.prefix+"/", http.StatusMovedPermanently)
+		return
+	}
+	if h.domains != nil && h.domain == "" && strings.HasPrefix(r.URL.Path, h.prefix+domainsPath) {
+		h.serveDomain(w, r)
 		return
 	}
 	h.root.ServeHTTP(w, r)

@@ -32,12 +32,17 @@ func errorStatus(err error) (status int, class, message string) {
 		errors.Is(err, docket.ErrTenantRequired), errors.Is(err, errBadInput):
 		return http.StatusBadRequest, "invalid", err.Error()
 	}
-	class = "error"
+	return http.StatusInternalServerError, errorClass(err), "The database call failed; the server log has its error class."
+}
+
+// errorClass is the identity-free class of an unexpected error for the log:
+// its SQLSTATE when the database raised it.
+func errorClass(err error) string {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		class = "sqlstate_" + pgErr.Code
+		return "sqlstate_" + pgErr.Code
 	}
-	return http.StatusInternalServerError, class, "The database call failed; the server log has its error class."
+	return "error"
 }
 
 // failErr renders err on the error page.

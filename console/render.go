@@ -17,7 +17,7 @@ func staticFS() (fs.FS, error) {
 }
 
 // pageNames are the page templates; each is parsed with the layout.
-var pageNames = []string{"domain", "tenants", "tenant", "ring", "runs", "run", "error"}
+var pageNames = []string{"domains", "domain", "tenants", "tenant", "ring", "runs", "run", "error"}
 
 // pageSet maps a page name to its parsed template.
 type pageSet map[string]*template.Template
@@ -51,6 +51,9 @@ type view struct {
 	Notice string
 	// Data is the page's own content.
 	Data any
+	// Picker lists the database's domains on an all-domains console; nil
+	// on a console of one domain.
+	Picker *picker
 }
 
 // render executes page into a buffer and writes it with status, so a
@@ -59,6 +62,14 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, pag
 	if h.allowWrites {
 		v.CSRF = h.csrfToken(w, r)
 		v.Writes = true
+	}
+	if h.domains != nil {
+		p, err := h.domains.picker(r, h.domain)
+		if err != nil {
+			// The page still renders, without the picker.
+			h.logger.WarnContext(r.Context(), "console: listing domains failed", "class", errorClass(err))
+		}
+		v.Picker = p
 	}
 	h.writeTemplate(w, r, status, page, "layout", v)
 }

@@ -47,6 +47,7 @@ var commands = []command{
 	{name: "runs", usage: runsUsage, summary: "list, show, signal, retry or prune runs", run: runRuns, actionUsage: runsActionUsage},
 	{name: "tenants", usage: tenantsUsage, summary: "list the domain's partitions or show one scope's admission", run: runTenants, actionUsage: tenantsActionUsage},
 	{name: "schedules", usage: schedulesUsage, summary: "list, add, pause, resume or remove schedules of periodic runs", run: runSchedules, actionUsage: schedulesActionUsage},
+	{name: "domains", usage: domainsUsage, summary: "list the database's domains (queues), one schema each", run: runDomains},
 	{name: "console", usage: consoleUsage, summary: "serve the operator console (HTML) of one fairness domain", run: runConsole},
 	{name: "demo", usage: demoUsage, summary: "drain a hot-tenant backlog under Legacy and TenantFair and compare waits", run: runDemo},
 	{name: "version", usage: versionUsage, summary: "print the build's version, revision and schema version", run: runVersion},

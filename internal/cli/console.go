@@ -13,9 +13,11 @@ import (
 	"github.com/docketrun/docket-go/console"
 )
 
-const consoleUsage = `docket console [--database-url URL] [--schema NAME] [--listen ADDR] [--allow-writes]
+const consoleUsage = `docket console [--database-url URL] [--schema NAME | --all-domains] [--listen ADDR] [--allow-writes]
   Serve the operator console of one fairness domain: the domain, its
-  tenants, the ring and the runs, as HTML pages. It listens on
+  tenants, the ring and the runs, as HTML pages. With --all-domains it
+  serves every domain (queue) of the database instead: "/" lists them and
+  every page carries a domain picker. It listens on
   127.0.0.1:8080 unless --listen names another address (":0" picks a free
   port); only loopback is the default, since the console has no login of its
   own. It prints the URL it listens on and stops cleanly on SIGINT or
@@ -35,8 +37,12 @@ func runConsole(ctx context.Context, args []string, out output) int {
 	fs := newFlagSet("console", &conn)
 	listen := fs.String("listen", defaultConsoleListen, "address to listen on")
 	allowWrites := fs.Bool("allow-writes", false, "enable cap edits and run actions")
+	allDomains := fs.Bool("all-domains", false, "serve every domain of the database")
 	if err := fs.Parse(args); err != nil {
 		return out.usageError("console", err, consoleUsage)
+	}
+	if *allDomains && conn.schema != "" {
+		return out.failf(ExitUsage, "console: --schema and --all-domains exclude each other\n\n%s", consoleUsage)
 	}
 	if fs.NArg() > 0 {
 		return out.failf(ExitUsage, "console: unexpected argument %q\n\n%s", fs.Arg(0), consoleUsage)
@@ -52,7 +58,7 @@ func runConsole(ctx context.Context, args []string, out output) int {
 		return out.failf(ExitFailure, "console: %v", err)
 	}
 	defer pool.Close()
-	h, err := console.New(ctx, console.Config{Pool: pool, AllowWrites: *allowWrites,
+	h, err := console.New(ctx, console.Config{Pool: pool, AllowWrites: *allowWrites, AllDomains: *allDomains,
 		Logger: slog.New(slog.NewTextHandler(out.stderr, nil))})
 	if err != nil {
 		return out.failf(ExitFailure, "console: %v", err)
