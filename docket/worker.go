@@ -18,7 +18,8 @@ var (
 )
 
 // Worker claims due runs through its client's engine, as ClaimDue does, and
-// runs them through a Handler, up to Concurrency at a time.
+// runs them through its Handler, or the handler its Handlers registry holds
+// for each run's graph id, up to Concurrency at a time.
 //
 // Each poll asks for exactly the free slots; a poll with one free slot
 // alternates its class preference between ready and expired work, so stolen

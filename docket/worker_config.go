@@ -26,8 +26,12 @@ type WorkerConfig struct {
 	// room for them: one connection is kept for LISTEN, and every handled
 	// run refreshes and commits through the pool.
 	Concurrency int
-	// Handler runs each claimed run; required.
+	// Handler runs each claimed run. Set it or Handlers, not both.
 	Handler Handler
+	// Handlers routes each claimed run to the typed handler registered for
+	// its graph id, with that graph's timeout and retry policy (see
+	// Register). Set it or Handler, not both.
+	Handlers *Handlers
 	// PollInterval is the longest the worker waits before asking for work
 	// again when no notification arrives (default 1s). Runs inserted due now
 	// wake it at once through LISTEN/NOTIFY; future wake times, retries,
@@ -75,7 +79,8 @@ type WorkerConfig struct {
 	ScheduleClock ScheduleClock
 	// Retry is how failed handler attempts (Fail, a panic, the zero
 	// Result) are retried; the zero value retries none, so a failure fails
-	// the run at once. An invalid policy is a *RetryPolicyError.
+	// the run at once. A graph registered in Handlers with HandlerRetry uses
+	// its own policy instead. An invalid policy is a *RetryPolicyError.
 	Retry RetryPolicy
 }
 
@@ -94,8 +99,10 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 	switch {
 	case client == nil:
 		return cfg, invalidConfig("worker needs a client")
-	case cfg.Handler == nil:
-		return cfg, invalidConfig("worker needs a Handler")
+	case cfg.Handler == nil && cfg.Handlers == nil:
+		return cfg, invalidConfig("worker needs a Handler or Handlers")
+	case cfg.Handler != nil && cfg.Handlers != nil:
+		return cfg, invalidConfig("worker takes a Handler or Handlers, not both")
 	case cfg.Concurrency < 1 || cfg.Concurrency > math.MaxInt32:
 		return cfg, invalidConfig("worker Concurrency %d is outside 1..%d", cfg.Concurrency, math.MaxInt32)
 	case cfg.PollInterval < 0 || cfg.ClaimTTL < 0 || cfg.HeartbeatInterval < 0:

@@ -56,8 +56,8 @@ type Job struct {
 	// surrender the claim and hand it back. So:
 	//
 	//  - the fields up to mu are set before the job goroutine starts and
-	//    never change, or are safe for concurrent use (held, beat, member,
-	//    whose state the group commit's mutex guards);
+	//    never change (route among them), or are safe for concurrent use
+	//    (held, beat, member, whose state the group commit's mutex guards);
 	//  - attempt and link are set by prepare, on the job goroutine, before
 	//    the handler starts, and only read after that;
 	//  - slotReleased belongs to the job goroutine alone;
@@ -66,6 +66,9 @@ type Job struct {
 
 	worker *Worker
 	holder Holder
+	// route is the handler the job calls and the retry policy its failure
+	// follows.
+	route route
 	// read is the claim call's read of the runs it leased.
 	read *leaseRead
 	// member is the job in its claim call's cohort of the group commit.
@@ -116,6 +119,7 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		CheckpointSeq: lease.CheckpointSeq,
 		worker:        w,
 		holder:        lease.Holder(),
+		route:         w.routeOf(lease.GraphID),
 		read:          read,
 		member:        w.commits.Join(&read.cohort),
 		seq:           lease.CheckpointSeq,
@@ -209,7 +213,7 @@ func (j *Job) releaseUnprepared(io context.Context) {
 // a Retry...Error's own (nil for Fail(nil)), the panic, or the zero Result.
 // The logs above debug level name only the verdict, never the error text.
 func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
-	policy := j.worker.cfg.Retry
+	policy := j.route.retry
 	defer func() {
 		if p := recover(); p != nil {
 			plan = panicked(j.currentStep(), j.attempt, policy, p)
@@ -218,7 +222,7 @@ func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
 			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", plan.failure.Error)
 		}
 	}()
-	result := j.worker.cfg.Handler(ctx, j)
+	result := j.route.handle(ctx, j)
 	plan = result.plan(j.currentStep(), j.attempt, policy)
 	switch {
 	case result.kind == resultMissing:

@@ -26,7 +26,7 @@ func (j *Job) CommitTx(ctx context.Context, tx pgx.Tx, r Result) error {
 	case j.released:
 		return fmt.Errorf("%w: run %q", ErrClaimLost, j.RunID)
 	}
-	plan := r.plan(j.step, j.attempt, j.worker.cfg.Retry)
+	plan := r.plan(j.step, j.attempt, j.route.retry)
 	if _, err := j.worker.client.CommitTx(ctx, tx, j.request(plan)); err != nil {
 		return err
 	}

@@ -58,16 +58,23 @@ const (
 )
 
 // RetryPolicyError reports a WorkerConfig.Retry that NewWorker refuses
-// before starting anything. It matches ErrInvalidConfig with errors.Is.
+// before starting anything, or a HandlerRetry that Register refuses. It
+// matches ErrInvalidConfig with errors.Is.
 type RetryPolicyError struct {
 	// Field names the refused RetryPolicy field.
 	Field string
 	// Reason says what is wrong with it.
 	Reason string
+	// GraphID names the graph whose HandlerRetry was refused; it is empty
+	// for WorkerConfig.Retry.
+	GraphID string
 }
 
-// Error names the field and the reason.
+// Error names the policy, the field and the reason.
 func (e *RetryPolicyError) Error() string {
+	if e.GraphID != "" {
+		return fmt.Sprintf("%v: HandlerRetry of graph %q: %s %s", ErrInvalidConfig, e.GraphID, e.Field, e.Reason)
+	}
 	return fmt.Sprintf("%v: worker Retry.%s %s", ErrInvalidConfig, e.Field, e.Reason)
 }
 

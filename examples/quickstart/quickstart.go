@@ -7,7 +7,7 @@ package quickstart
 
 import (
 	"context"
-	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -17,20 +17,25 @@ import (
 
 // Run is the quick start against databaseURL, whose search_path is the
 // app's own (it must hold an invoices table). sendInvoice is the app's
-// work; once it has run for the one invoice, Run stops the Worker
-// gracefully and returns.
-func Run(ctx context.Context, databaseURL string, sendInvoice func(context.Context, *docket.Job) error) error {
+// work, given the invoice id decoded from the run's state; once it has run
+// for the one invoice, Run stops the Worker gracefully and returns.
+func Run(ctx context.Context, databaseURL string, sendInvoice func(ctx context.Context, invoiceID int) error) error {
 	ctx, workedOff := context.WithCancel(ctx)
 	defer workedOff()
-	work := func(ctx context.Context, job *docket.Job) error {
+	work := func(ctx context.Context, invoiceID int) error {
 		defer workedOff() // one invoice is the whole quick start
-		return sendInvoice(ctx, job)
+		return sendInvoice(ctx, invoiceID)
 	}
 	return quickStart(ctx, databaseURL, work)
 }
 
-func quickStart(ctx context.Context, databaseURL string, sendInvoice func(context.Context, *docket.Job) error) error {
+func quickStart(ctx context.Context, databaseURL string, sendInvoice func(ctx context.Context, invoiceID int) error) error {
 	// quickstart:begin
+	// The state of a send-invoice run, as Docket stores it (JSON).
+	type invoice struct {
+		ID int `json:"invoice"`
+	}
+
 	pool, err := pgxpool.New(ctx, databaseURL) // your application's pool, with its own search_path
 	if err != nil {
 		return err
@@ -60,29 +65,35 @@ func quickStart(ctx context.Context, databaseURL string, sendInvoice func(contex
 	if _, err := tx.Exec(ctx, `insert into invoices (id) values (42)`); err != nil {
 		return err
 	}
-	if _, err := client.InsertRunTx(ctx, tx, docket.NewRun{
+	run, err := docket.NewTypedRun(docket.NewRun{
 		RunID:     "invoice-42",
 		Scope:     docket.Tenant("acme"),
 		GraphID:   "send-invoice",
 		GraphHash: "v1",
-		State:     json.RawMessage(`{"invoice": 42}`),
-	}); err != nil {
+	}, invoice{ID: 42})
+	if err != nil {
+		return err
+	}
+	if _, err := client.InsertRunTx(ctx, tx, run); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return err
 	}
 
-	// Work it off.
-	worker, err := docket.NewWorker(client, docket.WorkerConfig{
-		Concurrency: 8,
-		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
-			if err := sendInvoice(ctx, job); err != nil {
-				return docket.Fail(err)
-			}
-			return docket.Complete(nil)
-		},
-	})
+	// Work it off: one handler per graph id, each given its run's state
+	// decoded into its own type.
+	handlers := docket.NewHandlers()
+	err = docket.Register(handlers, "send-invoice", func(ctx context.Context, job *docket.Job, inv invoice) docket.Result {
+		if err := sendInvoice(ctx, inv.ID); err != nil {
+			return docket.Fail(err)
+		}
+		return docket.Complete(nil)
+	}, docket.HandlerTimeout(time.Minute))
+	if err != nil {
+		return err
+	}
+	worker, err := docket.NewWorker(client, docket.WorkerConfig{Concurrency: 8, Handlers: handlers})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/examples/quickstart"
 	"github.com/docketrun/docket-go/internal/pgtest"
 	"github.com/docketrun/docket-go/internal/testkit"
@@ -15,8 +14,9 @@ import (
 
 // The README's quick start is the code of examples/quickstart, byte for
 // byte (less one level of indentation), and it runs: on a database whose
-// search_path is the app's own, it migrates, enqueues with the app's own
-// write, and the Worker completes the run.
+// search_path is the app's own, it migrates, enqueues a typed state with the
+// app's own write, and the Worker's registered handler gets it decoded and
+// completes the run.
 func TestReadmeQuickStartIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
@@ -49,19 +49,20 @@ func TestReadmeQuickStartIsTheExampleAndRuns(t *testing.T) {
 	app := testkit.PoolFor(t, databaseURL)
 	testkit.ExecSQL(t, app, `create schema app; create table app.invoices (id bigint primary key)`)
 	var calls atomic.Int32
-	err = quickstart.Run(testkit.Context(t), databaseURL, func(_ context.Context, job *docket.Job) error {
+	err = quickstart.Run(testkit.Context(t), databaseURL, func(_ context.Context, invoiceID int) error {
 		calls.Add(1)
-		if job.RunID != "invoice-42" || string(job.State) != `{"invoice": 42}` {
-			t.Errorf("handler got %s %s", job.RunID, job.State)
+		if invoiceID != 42 {
+			t.Errorf("handler got invoice %d, want 42", invoiceID)
 		}
 		return nil
 	})
 	if err != nil || calls.Load() != 1 {
 		t.Fatalf("quick start: %v after %d handler calls", err, calls.Load())
 	}
-	var status string
-	if err := app.QueryRow(testkit.Context(t), `select status from docket.docket_runs where run_id = 'invoice-42'`).Scan(&status); err != nil || status != "done" {
-		t.Fatalf("invoice-42 is %q (%v), want done", status, err)
+	var status, graph, state string
+	if err := app.QueryRow(testkit.Context(t), `select status, graph_id, state::text from docket.docket_runs where run_id = 'invoice-42'`).
+		Scan(&status, &graph, &state); err != nil || status != "done" || graph != "send-invoice" || state != `{"invoice": 42}` {
+		t.Fatalf("invoice-42 is %q of graph %q with %s (%v), want done, send-invoice, {\"invoice\": 42}", status, graph, state, err)
 	}
 	if got := testkit.QueryInt64(t, app, `select count(*) from invoices`); got != 1 {
 		t.Fatalf("%d invoices, want the app's one", got)

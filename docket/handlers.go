@@ -1,0 +1,223 @@
+package docket
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// ErrNoHandler is the error of a handler attempt whose run's graph id has no
+// handler in the Worker's Handlers. The attempt fails like a Fail verdict
+// under WorkerConfig.Retry, and the run's error history records it with kind
+// "error" and the text `no handler registered for graph "<graph id>"`.
+var ErrNoHandler = errors.New("no handler registered")
+
+// TypedHandler runs one claimed run of a graph whose state is a T: state is
+// Job.State decoded with encoding/json into a fresh T. Everything Handler
+// says holds for it too: it returns the run's verdict, its context ends when
+// the claim is lost or the worker stops, and a panic is a failed attempt.
+type TypedHandler[T any] func(ctx context.Context, job *Job, state T) Result
+
+// Handlers routes each claimed run to the TypedHandler registered for its
+// graph id, in the spirit of an HTTP request multiplexer. Give it to a
+// Worker as WorkerConfig.Handlers instead of a Handler that switches on
+// Job.GraphID. Register adds a graph's handler; a Handlers is safe for
+// concurrent use, and a graph registered while a Worker runs is routed from
+// its next claim on. The zero Handlers is empty and ready to use.
+//
+// A run whose graph id has no handler fails its attempt with ErrNoHandler,
+// and a run whose state does not decode into the registered type fails its
+// attempt with the decode error; both follow the retry policy that applies
+// to the run (the graph's HandlerRetry, else WorkerConfig.Retry), and both
+// are recorded in the run's error history with kind "error".
+type Handlers struct {
+	mu      sync.RWMutex
+	byGraph map[string]graphRoute
+}
+
+// NewHandlers returns an empty Handlers.
+func NewHandlers() *Handlers { return &Handlers{} }
+
+// HandlerOption tunes how a Worker runs one graph's handler; pass it to
+// Register.
+type HandlerOption func(*handlerOptions)
+
+// handlerOptions are the options of one registered graph.
+type handlerOptions struct {
+	timeout time.Duration
+	retry   *RetryPolicy
+}
+
+// HandlerTimeout bounds each call of the graph's handler: its context's
+// deadline is d after the call starts, so it ends with
+// context.DeadlineExceeded unless it ended before. The handler still returns
+// the verdict (say Fail(ctx.Err()) to make the timeout a failed attempt), and
+// the worker writes it as usual. Zero, the default, sets no deadline; a
+// negative d is refused by Register.
+func HandlerTimeout(d time.Duration) HandlerOption {
+	return func(o *handlerOptions) { o.timeout = d }
+}
+
+// HandlerRetry makes p, instead of WorkerConfig.Retry, the policy for the
+// failed attempts of the graph's runs (see RetryPolicy), the attempts whose
+// state did not decode included. Its zero fields take RetryPolicy's
+// defaults, not the Worker's policy's values. An invalid p is a
+// *RetryPolicyError naming the graph, from Register.
+func HandlerRetry(p RetryPolicy) HandlerOption {
+	return func(o *handlerOptions) { o.retry = &p }
+}
+
+// graphRoute is one registered graph: its handler, which decodes the state
+// and applies the timeout, and its retry policy override, if any.
+type graphRoute struct {
+	handle Handler
+	retry  *RetryPolicy
+}
+
+// Register adds handler as the handler of graphID's runs in h, with opts.
+// An empty graphID, a nil h, handler or option, a graphID that already has a
+// handler in h, a negative HandlerTimeout or an invalid HandlerRetry is an
+// error matching ErrInvalidConfig, and h is left as it was.
+func Register[T any](h *Handlers, graphID string, handler TypedHandler[T], opts ...HandlerOption) error {
+	switch {
+	case h == nil:
+		return invalidConfig("Register needs a Handlers")
+	case graphID == "":
+		return invalidConfig("Register needs a graph id")
+	case handler == nil:
+		return invalidConfig("the handler of graph %q is nil", graphID)
+	}
+	var o handlerOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return invalidConfig("a handler option of graph %q is nil", graphID)
+		}
+		opt(&o)
+	}
+	if o.timeout < 0 {
+		return invalidConfig("the handler timeout of graph %q is negative (%v)", graphID, o.timeout)
+	}
+	r := graphRoute{handle: typedHandle(graphID, handler, o.timeout)}
+	if o.retry != nil {
+		retry, err := o.retry.resolve()
+		if err != nil {
+			var refused *RetryPolicyError
+			if errors.As(err, &refused) {
+				refused.GraphID = graphID
+			}
+			return err
+		}
+		r.retry = &retry
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, taken := h.byGraph[graphID]; taken {
+		return invalidConfig("graph %q already has a handler", graphID)
+	}
+	if h.byGraph == nil {
+		h.byGraph = make(map[string]graphRoute)
+	}
+	h.byGraph[graphID] = r
+	return nil
+}
+
+// typedHandle is the Handler of graphID's registered handler: it decodes
+// the state into a T, failing the attempt when it does not decode, and
+// calls handler under timeout, if positive.
+func typedHandle[T any](graphID string, handler TypedHandler[T], timeout time.Duration) Handler {
+	return func(ctx context.Context, job *Job) Result {
+		var state T
+		if err := json.Unmarshal(job.State, &state); err != nil {
+			return Fail(fmt.Errorf("decode the state of graph %q into %v: %w", graphID, reflect.TypeFor[T](), err))
+		}
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		return handler(ctx, job, state)
+	}
+}
+
+// route is how a Worker handles one job: the handler it calls and the
+// resolved retry policy the verdict plans of the attempt follow.
+type route struct {
+	handle Handler
+	retry  RetryPolicy
+}
+
+// routeOf is the route of the runs of graphID: WorkerConfig.Handler under
+// WorkerConfig.Retry, or the graph's entry in WorkerConfig.Handlers under its
+// HandlerRetry, else WorkerConfig.Retry. A graph without an entry gets a
+// handler that fails each attempt with ErrNoHandler.
+func (w *Worker) routeOf(graphID string) route {
+	if w.cfg.Handlers == nil {
+		return route{w.cfg.Handler, w.cfg.Retry}
+	}
+	w.cfg.Handlers.mu.RLock()
+	r, ok := w.cfg.Handlers.byGraph[graphID]
+	w.cfg.Handlers.mu.RUnlock()
+	switch {
+	case !ok:
+		return route{noHandler(graphID), w.cfg.Retry}
+	case r.retry != nil:
+		return route{r.handle, *r.retry}
+	}
+	return route{r.handle, w.cfg.Retry}
+}
+
+// noHandler is the Handler of a graph without a registered handler.
+func noHandler(graphID string) Handler {
+	return func(context.Context, *Job) Result {
+		return Fail(fmt.Errorf("%w for graph %q", ErrNoHandler, graphID))
+	}
+}
+
+// TypedCheckpoint is Job.Checkpoint of state encoded with encoding/json: it
+// stores step and state and keeps the claim. A state that does not encode
+// is an error matching ErrInvalidArgument, and nothing is stored.
+func TypedCheckpoint[T any](ctx context.Context, job *Job, step int, state T) error {
+	raw, err := json.Marshal(state)
+	if err != nil {
+		return invalidArgument("encode the checkpoint state of run %q: %w", job.RunID, err)
+	}
+	return job.Checkpoint(ctx, step, raw)
+}
+
+// TypedComplete is Complete with state encoded with encoding/json. A state
+// that does not encode fails the run at once (FailNow) with the encoding
+// error, since no retry can encode it.
+func TypedComplete[T any](state T) Result {
+	raw, err := json.Marshal(state)
+	if err != nil {
+		return FailNow(fmt.Errorf("encode the completed state: %w", err))
+	}
+	return Complete(raw)
+}
+
+// TypedContinue is Continue with state encoded with encoding/json. A state
+// that does not encode fails the run at once (FailNow) with the encoding
+// error, since no retry can encode it.
+func TypedContinue[T any](step int, state T) Result {
+	raw, err := json.Marshal(state)
+	if err != nil {
+		return FailNow(fmt.Errorf("encode the continued state: %w", err))
+	}
+	return Continue(step, raw)
+}
+
+// NewTypedRun returns run with its State set to state encoded with
+// encoding/json, ready for InsertRun or InsertRunTx. A state that does not
+// encode is an error matching ErrInvalidArgument.
+func NewTypedRun[T any](run NewRun, state T) (NewRun, error) {
+	raw, err := json.Marshal(state)
+	if err != nil {
+		return run, invalidArgument("encode the state of a %q run: %w", run.GraphID, err)
+	}
+	run.State = raw
+	return run, nil
+}
