@@ -16,6 +16,10 @@ var (
 	ErrStaleFence = errors.New("docket: stale claim fence")
 	// ErrClaimLost reports a claim that no longer belongs to the caller.
 	ErrClaimLost = errors.New("docket: claim lost")
+	// ErrRunCancelled reports a run an operator cancelled (Cancel) while it
+	// was claimed: the cause of its handler's context, and what a holder's
+	// refused write matches besides ErrStaleFence or ErrClaimLost.
+	ErrRunCancelled = errors.New("docket: run cancelled")
 	// ErrInvalidCap reports a cap outside 1..2147483647.
 	ErrInvalidCap = errors.New("docket: cap must be an integer in 1..2147483647")
 	// ErrTenantRequired reports a tenantless run or scope under required tenancy.

@@ -86,6 +86,12 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 		if err != nil {
 			return mapRunWriteError("mutate run", err)
 		}
+		if row.ClaimToken != nil {
+			// The holder's Worker ends its handler at once (at this commit).
+			if err := q.NotifyClaimRevoked(ctx, gen.NotifyClaimRevokedParams{ClaimToken: row.ClaimToken.String(), Status: written.Status}); err != nil {
+				return fmt.Errorf("docket: notify the claim's holder: %w", err)
+			}
+		}
 		markerCleared = row.TenantAdmittedAt != nil
 		c.announceIfDue(ctx, q, written)
 		result = MutateResult{Run: runFromRow(written), Changed: true}

@@ -38,14 +38,24 @@ func mapRunWriteError(op string, err error) error {
 
 // explainFenceMiss classifies a guarded write that matched no row: the run is
 // missing from the scope (ErrNotFound), or it exists but the guard (token,
-// sequence or expected state) no longer holds, and stale is returned.
+// sequence or expected state) no longer holds, and stale is returned, also
+// matching ErrRunCancelled when an operator cancelled the run.
 func explainFenceMiss(ctx context.Context, q *gen.Queries, scopeKey, runID string, stale error) error {
-	_, err := q.GetRunFence(ctx, gen.GetRunFenceParams{ScopeKey: scopeKey, RunID: runID})
+	fence, err := q.GetRunFence(ctx, gen.GetRunFenceParams{ScopeKey: scopeKey, RunID: runID})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return runNotFound(runID)
 	case err != nil:
 		return fmt.Errorf("docket: reading fence of run %q: %w", runID, err)
+	case stale != nil && RunStatus(fence.Status) == StatusCancelled:
+		return cancelledFence{stale: stale}
 	}
 	return stale
 }
+
+// cancelledFence is a holder's write refused because an operator cancelled
+// the run: it matches both the refusal and ErrRunCancelled.
+type cancelledFence struct{ stale error }
+
+func (e cancelledFence) Error() string   { return e.stale.Error() + ": an operator cancelled the run" }
+func (e cancelledFence) Unwrap() []error { return []error{e.stale, ErrRunCancelled} }

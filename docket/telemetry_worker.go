@@ -18,6 +18,9 @@ const (
 	// fenceAlreadyApplied: an earlier attempt of the same commit lost its
 	// answer, and the row shows that it was committed.
 	fenceAlreadyApplied = "already_applied"
+	// fenceCancelled: the fence refused the commit because an operator
+	// cancelled the run while it was claimed.
+	fenceCancelled = "cancelled"
 )
 
 // fenced counts one Worker verdict commit that met the claim fence.

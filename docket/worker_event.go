@@ -76,6 +76,10 @@ const (
 	// that fails the run; otherwise the claim expires after ClaimTTL and the
 	// run is claimed again.
 	VerdictFailed
+	// VerdictCancelled: the claim fence refused the commit because an
+	// operator cancelled the run while its handler ran (Err matches
+	// ErrRunCancelled and ErrStaleFence); nothing changed.
+	VerdictCancelled
 )
 
 // String names o.
@@ -89,6 +93,8 @@ func (o VerdictOutcome) String() string {
 		return "dropped"
 	case VerdictFailed:
 		return "failed"
+	case VerdictCancelled:
+		return "cancelled"
 	}
 	return "unknown"
 }
@@ -142,6 +148,8 @@ func verdictOutcome(err error) VerdictOutcome {
 		return VerdictWritten
 	case errors.Is(err, errReleased):
 		return VerdictDropped
+	case errors.Is(err, ErrRunCancelled):
+		return VerdictCancelled
 	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
 		return VerdictFenced
 	}

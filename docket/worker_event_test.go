@@ -18,6 +18,7 @@ func TestVerdictOutcomeClassifiesWriteErrors(t *testing.T) {
 		"invalid state":     {fmt.Errorf("commit: %w", ErrInvalidArgument), VerdictFailed},
 		"database failure":  {errors.New("connection reset"), VerdictFailed},
 		"claim lost by TTL": {fmt.Errorf("%w: not refreshed", ErrClaimLost), VerdictFailed},
+		"run cancelled":     {cancelledFence{stale: fmt.Errorf("commit: %w", ErrStaleFence)}, VerdictCancelled},
 	}
 	for name, c := range cases {
 		if got := verdictOutcome(c.err); got != c.want {
@@ -35,7 +36,7 @@ func TestWorkerEventNames(t *testing.T) {
 		}
 	}
 	outcomes := map[VerdictOutcome]string{VerdictWritten: "written", VerdictFenced: "fenced",
-		VerdictDropped: "dropped", VerdictFailed: "failed", 0: "unknown"}
+		VerdictDropped: "dropped", VerdictFailed: "failed", VerdictCancelled: "cancelled", 0: "unknown"}
 	for o, want := range outcomes {
 		if got := o.String(); got != want {
 			t.Errorf("outcome %d: %q, want %q", int(o), got, want)

@@ -24,12 +24,16 @@ func (j *Job) newHeartbeat() *heartbeat.Heartbeat {
 		},
 		Lost: func(err error) bool { return errors.Is(err, ErrClaimLost) || errors.Is(err, ErrNotFound) },
 		Held: &j.held,
-		OnLost: func(ctx context.Context, _ error) {
+		OnLost: func(ctx context.Context, err error) {
 			w.logger.InfoContext(ctx, "docket worker lost a claim; cancelling its handler")
 			w.debug(ctx, "docket worker claim lost", j.RunID)
 			j.mu.Lock()
 			j.released = true
 			j.mu.Unlock()
+			if errors.Is(err, ErrRunCancelled) {
+				j.cancelHandler(revocationCause(StatusCancelled))
+				return
+			}
 			j.cancelHandler(fmt.Errorf("%w: the store no longer shows the claim", ErrClaimLost))
 		},
 		OnFailed: func(ctx context.Context, err error) { w.failure(ctx, "docket worker heartbeat failed", j.RunID, err) },

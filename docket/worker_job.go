@@ -272,6 +272,12 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			j.worker.debug(io, "docket worker run settled; its commit was already applied", j.RunID, "result", plan.checkpointType)
 			j.settled(sp, plan, nil)
 			return
+		case errors.Is(err, ErrRunCancelled):
+			j.worker.client.telemetry.fenced(io, fenceCancelled)
+			j.worker.logger.InfoContext(io, "docket worker dropped a verdict; an operator cancelled the run",
+				"result", plan.checkpointType)
+			j.settled(sp, plan, err)
+			return
 		case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
 			j.worker.client.telemetry.fenced(io, fenceNewerHolder)
 			j.worker.logger.InfoContext(io, "docket worker commit refused by the claim fence; a newer holder owns the run",

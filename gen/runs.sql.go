@@ -59,7 +59,7 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (DocketRun, erro
 }
 
 const GetRunFence = `-- name: GetRunFence :one
-select claim_token, checkpoint_seq from /*schema*/docket_runs
+select claim_token, checkpoint_seq, status from /*schema*/docket_runs
  where scope_key = $1::text and run_id = $2
 `
 
@@ -71,13 +71,15 @@ type GetRunFenceParams struct {
 type GetRunFenceRow struct {
 	ClaimToken    *uuid.UUID
 	CheckpointSeq int64
+	Status        string
 }
 
-// Explains a fenced write that matched nothing: missing run or stale fence.
+// Explains a fenced write that matched nothing: missing run, stale fence, or
+// a run an operator cancelled.
 func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRunFenceRow, error) {
 	row := q.db.QueryRow(ctx, GetRunFence, arg.ScopeKey, arg.RunID)
 	var i GetRunFenceRow
-	err := row.Scan(&i.ClaimToken, &i.CheckpointSeq)
+	err := row.Scan(&i.ClaimToken, &i.CheckpointSeq, &i.Status)
 	return i, err
 }
 

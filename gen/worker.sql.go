@@ -359,6 +359,27 @@ func (q *Queries) LegacyClaimNoted(ctx context.Context, arg LegacyClaimNotedPara
 	return items, nil
 }
 
+const NotifyClaimRevoked = `-- name: NotifyClaimRevoked :exec
+select pg_notify('docket_runs_due_' || md5(current_schema()),
+                 'revoked ' || $1::text || ' ' || $2::text)
+`
+
+type NotifyClaimRevokedParams struct {
+	ClaimToken string
+	Status     string
+}
+
+// Tells the Worker that holds a claim that an operator's write revoked it
+// (MutateRun, Cancel), so it ends that handler at once instead of at its
+// next heartbeat. It rides the due-run channel (RunsDueChannel builds the
+// same name) with the revoked claim token, which fences nothing any more,
+// and the run's new status as the payload; PostgreSQL delivers it at the
+// writer's commit and drops it on rollback.
+func (q *Queries) NotifyClaimRevoked(ctx context.Context, arg NotifyClaimRevokedParams) error {
+	_, err := q.db.Exec(ctx, NotifyClaimRevoked, arg.ClaimToken, arg.Status)
+	return err
+}
+
 const NotifyRunsDue = `-- name: NotifyRunsDue :exec
 select pg_notify('docket_runs_due_' || md5(current_schema()), '')
 `
@@ -399,7 +420,7 @@ select ('docket_runs_due_' || md5(current_schema()))::text as channel
 // The LISTEN channel of this fairness domain. NOTIFY is already database
 // scoped; the schema's digest keeps two domains of one database apart and the
 // name within PostgreSQL's 63-byte identifier limit for any schema name.
-// NotifyRunsDue must build the same name.
+// NotifyRunsDue and NotifyClaimRevoked must build the same name.
 func (q *Queries) RunsDueChannel(ctx context.Context) (string, error) {
 	row := q.db.QueryRow(ctx, RunsDueChannel)
 	var channel string

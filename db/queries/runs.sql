@@ -74,6 +74,7 @@ select * from /*schema*/docket_runs
    for update;
 
 -- name: GetRunFence :one
--- Explains a fenced write that matched nothing: missing run or stale fence.
-select claim_token, checkpoint_seq from /*schema*/docket_runs
+-- Explains a fenced write that matched nothing: missing run, stale fence, or
+-- a run an operator cancelled.
+select claim_token, checkpoint_seq, status from /*schema*/docket_runs
  where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);

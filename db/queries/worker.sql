@@ -2,7 +2,7 @@
 -- The LISTEN channel of this fairness domain. NOTIFY is already database
 -- scoped; the schema's digest keeps two domains of one database apart and the
 -- name within PostgreSQL's 63-byte identifier limit for any schema name.
--- NotifyRunsDue must build the same name.
+-- NotifyRunsDue and NotifyClaimRevoked must build the same name.
 select ('docket_runs_due_' || md5(current_schema()))::text as channel;
 
 -- name: NotifyRunsDue :exec
@@ -10,6 +10,16 @@ select ('docket_runs_due_' || md5(current_schema()))::text as channel;
 -- transaction PostgreSQL delivers it at commit, folds duplicates into one and
 -- drops it on rollback, so a worker never wakes for work it cannot see.
 select pg_notify('docket_runs_due_' || md5(current_schema()), '');
+
+-- name: NotifyClaimRevoked :exec
+-- Tells the Worker that holds a claim that an operator's write revoked it
+-- (MutateRun, Cancel), so it ends that handler at once instead of at its
+-- next heartbeat. It rides the due-run channel (RunsDueChannel builds the
+-- same name) with the revoked claim token, which fences nothing any more,
+-- and the run's new status as the payload; PostgreSQL delivers it at the
+-- writer's commit and drops it on rollback.
+select pg_notify('docket_runs_due_' || md5(current_schema()),
+                 'revoked ' || sqlc.arg(claim_token)::text || ' ' || sqlc.arg(status)::text);
 
 -- name: CommitRuns :many
 -- The worker's set-based CommitRun: element i of the arrays is one holder's

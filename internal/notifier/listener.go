@@ -37,6 +37,9 @@ type Listener struct {
 	// OnError, when set, hears why a session ended and how long the
 	// listener waits before the next one.
 	OnError func(err error, retryIn time.Duration)
+	// OnPayload, when set, receives the payload of each notification that
+	// has one, before the wake channels are signalled.
+	OnPayload func(payload string)
 }
 
 // Run listens until ctx ends.
@@ -88,10 +91,13 @@ func (l *Listener) session(ctx context.Context) (bool, error) {
 	l.wake()
 	for {
 		waitCtx, cancel := context.WithTimeout(ctx, l.WaitBound)
-		_, err := conn.WaitForNotification(waitCtx)
+		n, err := conn.WaitForNotification(waitCtx)
 		cancel()
 		switch {
 		case err == nil:
+			if n.Payload != "" && l.OnPayload != nil {
+				l.OnPayload(n.Payload)
+			}
 			l.wake()
 		case ctx.Err() != nil:
 			return true, ctx.Err()

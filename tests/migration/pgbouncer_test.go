@@ -21,38 +21,12 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// startBouncer starts PgBouncer in transaction pooling mode in front of
-// upstream with poolSize server connections, stopped when the test ends. A
-// missing pgbouncer binary fails the test: CI installs it.
-func startBouncer(t *testing.T, upstream string, poolSize int) *pgbouncer.Bouncer {
-	t.Helper()
-	b, err := pgbouncer.Start(testkit.Context(t), pgbouncer.Options{Upstream: upstream, PoolSize: poolSize})
-	if err != nil {
-		t.Fatalf("PgBouncer is required by this test (Debian package pgbouncer): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := b.Stop(); err != nil {
-			t.Errorf("stop PgBouncer: %v", err)
-		}
-	})
-	return b
-}
-
-// bouncerPool opens a pool through b with the setting docs/operations.md
-// prescribes for transaction pooling.
-func bouncerPool(t *testing.T, b *pgbouncer.Bouncer, size int32) *pgxpool.Pool {
-	t.Helper()
-	cfg := testkit.PoolConfig(t, b.URL(), size)
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-	return testkit.Pool(t, cfg)
-}
-
 func TestPgBouncerTransactionPooling(t *testing.T) {
 	t.Parallel()
 	upstream := pgtest.NewDatabase(t)
 	direct := testkit.PoolFor(t, upstream)
-	b := startBouncer(t, upstream, 2)
-	pool := bouncerPool(t, b, 8)
+	b := testkit.StartBouncer(t, upstream, 2)
+	pool := testkit.BouncerPool(t, b, 8)
 	ctx := testkit.Context(t)
 
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
@@ -302,7 +276,7 @@ func TestPgBouncerDefaultStatementCacheBreaks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PgBouncer is required by this test (Debian package pgbouncer): %v", err)
 	}
-	b := startBouncer(t, upstream, 1)
+	b := testkit.StartBouncer(t, upstream, 1)
 	// Two clients, one server connection: pgx's default mode prepares a
 	// named statement per connection, and the second client's Parse meets
 	// the statement the first one left on the shared server connection.
@@ -352,7 +326,7 @@ func TestPgBouncerSchemaFromRoleSettings(t *testing.T) {
 	// from the role's setting in this database instead.
 	testkit.ExecSQL(t, owner, "alter role "+pgx.Identifier{role}.Sanitize()+" in database "+pgx.Identifier{dbname}.Sanitize()+
 		" set search_path = "+pgx.Identifier{schema}.Sanitize())
-	b := startBouncer(t, urlAs(t, databaseURL, role, password), 2)
+	b := testkit.StartBouncer(t, urlAs(t, databaseURL, role, password), 2)
 
 	cfg := testkit.PoolConfig(t, b.URL(), 2)
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
@@ -362,7 +336,7 @@ func TestPgBouncerSchemaFromRoleSettings(t *testing.T) {
 		t.Fatalf("search_path as a startup parameter through PgBouncer: %v, want SQLSTATE 08P01 (unsupported startup parameter)", err)
 	}
 
-	pool := bouncerPool(t, b, 4)
+	pool := testkit.BouncerPool(t, b, 4)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
 	if _, err := client.InsertRun(testkit.Context(t), appRun("acme", "through-role-settings")); err != nil {
 		t.Fatalf("insert through PgBouncer as %s: %v", role, err)

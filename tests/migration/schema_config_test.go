@@ -190,8 +190,8 @@ func TestConfigSchemaBehindPgBouncer(t *testing.T) {
 	// Behind a pooler the app's search_path comes from the server's
 	// settings, not from the connection string.
 	testkit.ExecSQL(t, app, fmt.Sprintf(`alter database %s set search_path = app, public`, app.Config().ConnConfig.Database))
-	b := startBouncer(t, app.Config().ConnString(), 2)
-	pool := bouncerPool(t, b, 6)
+	b := testkit.StartBouncer(t, app.Config().ConnString(), 2)
+	pool := testkit.BouncerPool(t, b, 6)
 	cfg := testkit.TenantFairConfig(3)
 	cfg.Schema = "docket"
 	client := testkit.OpenClient(t, pool, cfg)
@@ -241,8 +241,8 @@ func TestConfigSchemaSchedulesBehindPgBouncer(t *testing.T) {
 	t.Parallel()
 	app := appPool(t)
 	testkit.ExecSQL(t, app, fmt.Sprintf(`alter database %s set search_path = app, public`, app.Config().ConnConfig.Database))
-	b := startBouncer(t, app.Config().ConnString(), 2)
-	pool := bouncerPool(t, b, 4)
+	b := testkit.StartBouncer(t, app.Config().ConnString(), 2)
+	pool := testkit.BouncerPool(t, b, 4)
 	cfg := testkit.TenantFairConfig(3)
 	cfg.Schema = "docket"
 	client := testkit.OpenClient(t, pool, cfg)
