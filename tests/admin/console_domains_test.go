@@ -57,7 +57,7 @@ func TestConsoleServesEveryDomainOfItsDatabase(t *testing.T) {
 	}
 
 	for schema, other := range map[string]string{"email": "reports", "reports": "email"} {
-		page := c.get("/domains/" + schema + "/runs").expect(t, schema+"'s runs", http.StatusOK)
+		page := c.get("/domains/"+schema+"/runs").expect(t, schema+"'s runs", http.StatusOK)
 		rows := testkit.ConsoleTable(t, page.body, "runs")
 		if len(rows) != 1 || !strings.HasPrefix(rows[0], schema+"-run | acme | send-"+schema+" | running") {
 			t.Fatalf("%s's runs page shows %q", schema, rows)
@@ -87,7 +87,7 @@ func TestConsoleServesEveryDomainOfItsDatabase(t *testing.T) {
 		t.Fatalf("a domain without its slash: %d to %q", r.status, r.location)
 	}
 	for _, schema := range []string{"app", "nothing"} {
-		r := c.get("/domains/" + schema + "/").expect(t, "schema "+schema, http.StatusNotFound)
+		r := c.get("/domains/"+schema+"/").expect(t, "schema "+schema, http.StatusNotFound)
 		if got, want := testkit.ConsoleFacts(t, r.body, "error"), `No Docket domain named "`+schema+`" in this database.`; got != want {
 			t.Fatalf("schema %s: %q, want %q", schema, got, want)
 		}
