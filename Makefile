@@ -40,16 +40,18 @@ check-generate:
 		test $$status = 0 || { echo "$(EXAMPLE_SCHEMA) is stale: run make generate"; exit 1; }
 	$(SQLC) diff -f examples/invoices/sqlc.yaml
 
-## check-tidy: fail when go.mod or go.sum of the library or the bench module is not tidy
+## check-tidy: fail when go.mod or go.sum of the library, the bench module or the goose example module is not tidy
 check-tidy:
 	$(GO) mod tidy -diff
 	cd bench && $(GO) mod tidy -diff
+	cd examples/goose && $(GO) mod tidy -diff
 
 ## vet: static checks
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
+	cd examples/goose && $(GO) vet ./... && $(GO) tool -modfile=../../tools/go.mod staticcheck ./...
 
 ## test-deps: install the Debian packages the suite needs (PostgreSQL, psql, PgBouncer, Chromium, gcc, npm) when missing
 test-deps:

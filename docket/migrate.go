@@ -18,8 +18,19 @@ type MigrateDirection int
 const (
 	// MigrateUp applies every pending migration (a fresh install gets every version).
 	MigrateUp MigrateDirection = iota
-	// MigrateDown rolls back the newest applied migration (e.g. V7 -> V3).
+	// MigrateDown rolls back the newest applied migration (e.g. V7 -> V6).
 	MigrateDown
+	// MigrateAdopt records, in Docket's ledger, the migrations of a schema
+	// that another tool (goose, psql, ...) applied: only when the schema
+	// keeps no Docket ledger and its Docket objects have exactly the shape
+	// one embedded version creates, and then every version up to that one,
+	// in one transaction under the migration lock. It changes no other
+	// object. A schema whose shape matches no version (up to Target, when
+	// set) is refused with an *OutsideLedgerError matching
+	// ErrSchemaMismatch, one that already keeps a ledger with
+	// ErrLedgerExists, one without docket_runs with ErrSchemaMismatch;
+	// each refusal changes nothing.
+	MigrateAdopt
 )
 
 // MigrateOptions configures Migrate and its variants.
@@ -28,7 +39,7 @@ type MigrateOptions struct {
 	// it when it does not exist. Empty means the first schema of the
 	// connection's search_path parameter, else "public".
 	Schema string
-	// Direction is MigrateUp (default) or MigrateDown.
+	// Direction is MigrateUp (default), MigrateDown or MigrateAdopt.
 	Direction MigrateDirection
 	// Log receives one line per migration applied or rolled back, or one
 	// line saying nothing was pending; nil discards them.
@@ -45,6 +56,12 @@ type MigrationStatus struct {
 	Name string
 	// Applied reports whether the migration is recorded in the schema.
 	Applied bool
+	// OutsideLedger reports a migration the schema holds although no
+	// Docket ledger records it: no docket_schema_migrations records a
+	// version, and the schema's Docket objects have exactly the shape of
+	// this migration's version or a later one (another tool applied the
+	// files). Applied is false; Migrate with MigrateAdopt records it.
+	OutsideLedger bool
 }
 
 // ErrInvalidSchemaName reports a schema name Migrate refuses to use.
@@ -55,10 +72,13 @@ var ErrInvalidSchemaName = errors.New("docket: invalid schema name")
 var schemaNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // Migrate connects with pgx to databaseURL (a URL or a keyword/value DSN,
-// anything pgx.ParseConfig accepts) and applies, or rolls back one of,
-// Docket's migrations in the schema named by opts.Schema or by the
-// connection's search_path. Each migration runs in its own transaction, so
-// a failed upgrade leaves the previous version intact.
+// anything pgx.ParseConfig accepts) and applies, rolls back one of, or
+// adopts (MigrateAdopt) Docket's migrations in the schema named by
+// opts.Schema or by the connection's search_path. Each migration runs in its
+// own transaction, so a failed upgrade leaves the previous version intact.
+// A schema that holds Docket's objects but keeps no Docket ledger (another
+// tool applied the files) is refused by MigrateUp and MigrateDown with an
+// *OutsideLedgerError, changing nothing: MigrateAdopt records it first.
 func Migrate(ctx context.Context, databaseURL string, opts MigrateOptions) error {
 	if err := validateMigrateDirection(opts); err != nil {
 		return err
@@ -103,7 +123,13 @@ func MigrateTx(ctx context.Context, tx pgx.Tx, opts MigrateOptions) error {
 }
 
 // MigrateStatus lists Docket's migrations and whether each is applied in the
-// schema that Migrate would use with the same arguments. It only reads.
+// schema that Migrate would use with the same arguments. It keeps nothing:
+// for a schema that holds Docket's objects but no Docket ledger, it tells
+// which version they match by applying the migrations into a scratch schema
+// inside its transaction, which it rolls back (the role needs CREATE on the
+// database for that), and marks the migrations up to that version
+// OutsideLedger. When they match no version it returns an
+// *OutsideLedgerError matching ErrSchemaMismatch.
 func MigrateStatus(ctx context.Context, databaseURL string, opts MigrateOptions) ([]MigrationStatus, error) {
 	var statuses []MigrationStatus
 	err := withMigrationConn(ctx, databaseURL, opts, func(conn *pgx.Conn, schema string) (err error) {
@@ -126,7 +152,7 @@ func MigrateStatusWithPool(ctx context.Context, pool *pgxpool.Pool, opts Migrate
 }
 
 func validateMigrateDirection(opts MigrateOptions) error {
-	if opts.Direction != MigrateUp && opts.Direction != MigrateDown {
+	if opts.Direction != MigrateUp && opts.Direction != MigrateDown && opts.Direction != MigrateAdopt {
 		return invalidArgument("unknown migrate direction %d", opts.Direction)
 	}
 	return nil

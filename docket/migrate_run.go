@@ -39,13 +39,16 @@ func migrate(ctx context.Context, b txBeginner, schema string, opts MigrateOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if opts.Direction == MigrateDown {
+	switch opts.Direction {
+	case MigrateDown:
 		// Down rolls back the newest applied migration, whatever the target.
 		all, err := embeddedMigrations()
 		if err != nil {
 			return err
 		}
 		return rollbackNewest(ctx, b, schema, all, log)
+	case MigrateAdopt:
+		return adopt(ctx, b, schema, ms, log)
 	}
 	applied := 0
 	for {
@@ -68,7 +71,7 @@ func migrate(ctx context.Context, b txBeginner, schema string, opts MigrateOptio
 // transaction that also records it, and returns it; nil when none is pending.
 func applyNext(ctx context.Context, b txBeginner, schema string, ms []migration, log io.Writer) (*migration, error) {
 	var next *migration
-	err := inMigrationTx(ctx, b, schema, log, true, func(q *gen.Queries, tx pgx.Tx, applied []string) error {
+	err := inMigrationTx(ctx, b, schema, log, MigrateUp, func(q *gen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
 		pending, err := pendingMigration(ms, applied)
 		if err != nil || pending == nil {
 			return err
@@ -93,7 +96,7 @@ func applyNext(ctx context.Context, b txBeginner, schema string, ms []migration,
 // rollbackNewest runs the down section of the newest applied migration and
 // forgets it, in one transaction.
 func rollbackNewest(ctx context.Context, b txBeginner, schema string, ms []migration, log io.Writer) error {
-	return inMigrationTx(ctx, b, schema, log, true, func(q *gen.Queries, tx pgx.Tx, applied []string) error {
+	return inMigrationTx(ctx, b, schema, log, MigrateDown, func(q *gen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
 		if len(applied) == 0 {
 			fmt.Fprintf(log, "schema %s has no Docket migration applied: nothing to roll back\n", schema)
 			return nil
@@ -140,8 +143,10 @@ func pendingMigration(ms []migration, applied []string) (*migration, error) {
 	return nil, nil
 }
 
-// migrationStatus reports each migration of opts as applied or pending. It
-// writes nothing: a schema or ledger that does not exist means pending.
+// migrationStatus reports each migration of opts as applied or pending, or
+// as outside the ledger when the schema's Docket objects match its version
+// or a later one while no ledger records them. It keeps nothing: a schema
+// or ledger that does not exist means pending.
 func migrationStatus(ctx context.Context, b txBeginner, schema string, opts MigrateOptions) ([]MigrationStatus, error) {
 	ms, err := migrationsUpTo(opts.Target)
 	if err != nil {
@@ -151,22 +156,33 @@ func migrationStatus(ctx context.Context, b txBeginner, schema string, opts Migr
 		return nil, err
 	}
 	var statuses []MigrationStatus
-	err = inMigrationTx(ctx, b, schema, io.Discard, false, func(_ *gen.Queries, _ pgx.Tx, applied []string) error {
+	err = inMigrationTx(ctx, b, schema, io.Discard, opStatus, func(_ *gen.Queries, _ pgx.Tx, applied []string, outside *shapeMatch) error {
+		if outside != nil && outside.matched == nil {
+			return outside.err(opStatus)
+		}
 		for _, m := range ms {
-			statuses = append(statuses, MigrationStatus{Name: m.name, Applied: slices.Contains(applied, m.version)})
+			statuses = append(statuses, MigrationStatus{Name: m.name, Applied: slices.Contains(applied, m.version),
+				OutsideLedger: outside != nil && m.version <= outside.matched.version})
 		}
 		return nil
 	})
-	return statuses, err
+	if err != nil {
+		return nil, err
+	}
+	return statuses, nil
 }
 
 // inMigrationTx runs fn in a transaction of b whose search_path is schema,
-// holding the schema's migration lock, with the applied versions. With
-// write, it creates the schema and Docket's ledger when missing, copying
-// Docket's versions from dbmate's schema_migrations once (schemas migrated
-// by earlier releases); without, it changes nothing.
-func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writer, write bool,
-	fn func(q *gen.Queries, tx pgx.Tx, applied []string) error) error {
+// with the applied versions. For MigrateUp and MigrateDown it holds the
+// schema's migration lock and creates the schema and Docket's ledger when
+// missing, copying Docket's versions from dbmate's schema_migrations once
+// (schemas migrated by earlier releases); for opStatus it keeps nothing.
+// A schema holding Docket's objects that no ledger records (another tool
+// applied them) is an *OutsideLedgerError for MigrateUp and MigrateDown,
+// before anything is written; opStatus gets its shape match.
+func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writer, op MigrateDirection,
+	fn func(q *gen.Queries, tx pgx.Tx, applied []string, outside *shapeMatch) error) error {
+	write := op != opStatus
 	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
 		q := gen.New(tx)
 		if write {
@@ -175,11 +191,11 @@ func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writ
 			}
 		}
 		var exists bool
-		if err := tx.QueryRow(ctx, `select to_regnamespace($1) is not null`, schema).Scan(&exists); err != nil {
+		if err := tx.QueryRow(ctx, `select exists (select 1 from pg_catalog.pg_namespace where nspname = $1)`, schema).Scan(&exists); err != nil {
 			return fmt.Errorf("docket: migrate: looking up schema %s: %w", schema, err)
 		}
 		if !exists && !write {
-			return fn(nil, tx, nil)
+			return fn(nil, tx, nil, nil)
 		}
 		if !exists {
 			if _, err := tx.Exec(ctx, "create schema "+pgx.Identifier{schema}.Sanitize()); err != nil {
@@ -189,11 +205,35 @@ func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writ
 		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, searchPathValue(schema)); err != nil {
 			return fmt.Errorf("docket: migrate: selecting schema %s: %w", schema, err)
 		}
+		if exists {
+			recorded, _, err := recordedVersions(ctx, q, schema)
+			if err != nil {
+				return err
+			}
+			if len(recorded) == 0 {
+				// Only a fresh schema, or one another tool migrated, records
+				// nothing; this compares the shape once, then the ledger exists.
+				all, err := embeddedMigrations()
+				if err != nil {
+					return err
+				}
+				outside, err := matchShape(ctx, tx, schema, all)
+				if err != nil {
+					return err
+				}
+				if outside != nil && write {
+					return outside.err(op)
+				}
+				if outside != nil {
+					return fn(q, tx, nil, outside)
+				}
+			}
+		}
 		applied, err := appliedVersions(ctx, q, tx, schema, log, write)
 		if err != nil {
 			return err
 		}
-		return fn(q, tx, applied)
+		return fn(q, tx, applied, nil)
 	})
 }
 

@@ -9,6 +9,97 @@ import (
 	"context"
 )
 
+const DocketCatalog = `-- name: DocketCatalog :many
+with ns as (
+    select n.oid from pg_catalog.pg_namespace n where n.nspname = current_schema()
+), rel as (
+    select c.oid, c.relname, c.relkind
+      from pg_catalog.pg_class c
+     where c.relnamespace = (select oid from ns)
+       and c.relname like 'docket\_%'
+       and c.relname not in ('docket_schema_migrations', 'docket_schema_migrations_pkey')
+)
+select ('relation ' || r.relname)::text as key, ('kind=' || r.relkind::text)::text as definition,
+       null::text[] as settings
+  from rel r
+ where r.relkind <> 'i'
+union all
+select ('column ' || r.relname || '.' || a.attname)::text,
+       (format_type(a.atttypid, a.atttypmod)
+        || ' notnull=' || a.attnotnull::text || ' generated=' || a.attgenerated::text || ' identity=' || a.attidentity::text
+        || ' default=' || coalesce(pg_get_expr(d.adbin, d.adrelid), ''))::text,
+       null::text[]
+  from rel r
+  join pg_catalog.pg_attribute a on a.attrelid = r.oid
+  left join pg_catalog.pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+ where r.relkind in ('r', 'p', 'c') and a.attnum > 0 and not a.attisdropped
+union all
+select ('constraint ' || r.relname || '.' || k.conname)::text, pg_get_constraintdef(k.oid)::text, null::text[]
+  from rel r
+  join pg_catalog.pg_constraint k on k.conrelid = r.oid
+union all
+select ('index ' || i.relname)::text, pg_get_indexdef(x.indexrelid)::text, null::text[]
+  from rel r
+  join pg_catalog.pg_index x on x.indrelid = r.oid
+  join pg_catalog.pg_class i on i.oid = x.indexrelid
+union all
+select ('function ' || p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')')::text,
+       ('returns ' || pg_get_function_result(p.oid) || ' language=' || l.lanname || ' definer=' || p.prosecdef::text
+        || ' src=' || md5(p.prosrc))::text,
+       coalesce(p.proconfig, '{}')::text[]
+  from pg_catalog.pg_proc p
+  join pg_catalog.pg_language l on l.oid = p.prolang
+ where p.pronamespace = (select oid from ns)
+   and p.proname like 'docket\_%'
+union all
+select ('trigger ' || r.relname || '.' || t.tgname)::text, pg_get_triggerdef(t.oid)::text, null::text[]
+  from rel r
+  join pg_catalog.pg_trigger t on t.tgrelid = r.oid
+ where not t.tgisinternal
+union all
+select ('type ' || t.typname)::text, ('type=' || t.typtype::text || ' ' || format_type(t.oid, null))::text, null::text[]
+  from pg_catalog.pg_type t
+ where t.typnamespace = (select oid from ns)
+   and t.typname like 'docket\_%'
+   and t.typtype in ('d', 'e', 'r', 'm')
+order by 1, 2
+`
+
+type DocketCatalogRow struct {
+	Key        string
+	Definition string
+	Settings   []string
+}
+
+// The shape of Docket's objects in the current schema, one entry per object
+// with its full definition: relations named docket_* (tables, sequences,
+// composite types), the columns, constraints, indexes and user triggers of
+// those relations, the functions named docket_* (with a hash of their
+// source, and their settings apart) and other types named docket_*.
+// Docket's ledger is left out, and so is every object of the application's
+// own. The migrator compares it with what each embedded migration creates,
+// to tell which version a schema applied by another tool has. Definitions
+// name the schema where PostgreSQL qualifies names; the caller replaces it.
+func (q *Queries) DocketCatalog(ctx context.Context) ([]DocketCatalogRow, error) {
+	rows, err := q.db.Query(ctx, DocketCatalog)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DocketCatalogRow
+	for rows.Next() {
+		var i DocketCatalogRow
+		if err := rows.Scan(&i.Key, &i.Definition, &i.Settings); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ForgetMigration = `-- name: ForgetMigration :execrows
 delete from /*schema*/docket_schema_migrations where version = $1
 `

@@ -43,7 +43,7 @@ func (q *Queries) InitializeClaimPolicy(ctx context.Context, maxActive *int32) (
 const InstalledFunctionBodies = `-- name: InstalledFunctionBodies :many
 select p.proname::text as name, md5(p.prosrc) as body_md5
   from pg_catalog.pg_proc p
- where p.pronamespace = current_schema()::regnamespace
+ where p.pronamespace = (select n.oid from pg_catalog.pg_namespace n where n.nspname = current_schema())
    and p.proname like 'docket\_%'
  order by 1, 2
 `
@@ -155,10 +155,10 @@ select
     current_setting('search_path')::text as search_path,
     (select count(*) from pg_catalog.pg_proc p
       where p.proname = 'docket_tenant_fair_claim'
-        and p.pronamespace = current_schema()::regnamespace) as claim_function_count,
+        and p.pronamespace = (select n.oid from pg_catalog.pg_namespace n where n.nspname = current_schema())) as claim_function_count,
     (select count(*) from pg_catalog.pg_proc p
       where p.proname = 'docket_tenant_fair_claim'
-        and p.pronamespace = current_schema()::regnamespace
+        and p.pronamespace = (select n.oid from pg_catalog.pg_namespace n where n.nspname = current_schema())
         -- proargtypes is a zero-based vector; comparing it as text avoids the
         -- array lower bound, which would make an array comparison always false.
         and array_to_string(p.proargtypes::regtype[], ', ')

@@ -42,7 +42,7 @@ type command struct {
 
 // commands is the dispatch table, in help order.
 var commands = []command{
-	{name: "migrate", usage: migrateUsage, summary: "apply, roll back or list schema migrations", run: runMigrate},
+	{name: "migrate", usage: migrateUsage, summary: "apply, roll back, list or adopt schema migrations", run: runMigrate},
 	{name: "policy", usage: policyUsage, summary: "read and change the TenantFair claim policy", run: runPolicy},
 	{name: "runs", usage: runsUsage, summary: "list, show, signal, retry or prune runs", run: runRuns, actionUsage: runsActionUsage},
 	{name: "tenants", usage: tenantsUsage, summary: "list the domain's partitions or show one scope's admission", run: runTenants, actionUsage: tenantsActionUsage},

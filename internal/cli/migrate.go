@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/docketrun/docket-go/docket"
 )
 
-const migrateUsage = `docket migrate up|down|status [--database-url URL] [--schema NAME]
+const migrateUsage = `docket migrate up|down|status|adopt [--database-url URL] [--schema NAME]
 docket migrate sql [--version V] [--up|--down] [--format plain|dbmate|goose|golang-migrate] [--out DIR]
   up      apply every pending migration (a fresh install gets all of them) and
           say what was applied, or that nothing was pending
   down    roll back the newest applied migration (e.g. V7 -> V6)
-  status  list the migrations and whether each is applied
+  status  list the migrations and whether each is applied, or is there but
+          applied outside Docket's ledger (by goose, psql, ...)
+  adopt   record in Docket's ledger the migrations another tool applied: only
+          when the schema keeps no ledger and its shape matches a version
   sql     print Docket's migrations for another migration tool (no database):
           with --out, write every migration (or --version's) as that tool's
           files into DIR; without, print the --up (default) or --down SQL of
@@ -33,7 +37,7 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 		return out.usageError("migrate", err, migrateUsage)
 	}
 	if len(positional) != 1 {
-		return out.failf(ExitUsage, "migrate: want exactly one of up, down, status\n\n%s", migrateUsage)
+		return out.failf(ExitUsage, "migrate: want exactly one of up, down, status, adopt\n\n%s", migrateUsage)
 	}
 	databaseURL, err := conn.url()
 	if err != nil {
@@ -47,7 +51,10 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 		opts.Direction = docket.MigrateDown
 		err = docket.Migrate(ctx, databaseURL, opts)
 	case "status":
-		err = printMigrateStatus(ctx, databaseURL, opts, out)
+		err = printMigrateStatus(ctx, databaseURL, opts, conn.schema, out)
+	case "adopt":
+		opts.Direction = docket.MigrateAdopt
+		err = docket.Migrate(ctx, databaseURL, opts)
 	default:
 		return out.failf(ExitUsage, "migrate: unknown action %q\n\n%s", positional[0], migrateUsage)
 	}
@@ -57,20 +64,48 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 	return ExitOK
 }
 
-// printMigrateStatus lists each migration as "applied" or "pending".
-func printMigrateStatus(ctx context.Context, databaseURL string, opts docket.MigrateOptions, out output) error {
+// printMigrateStatus lists each migration as "applied", "pending" or
+// "outside" (applied outside Docket's ledger), and then says what an
+// outside schema's shape matches and how to adopt it.
+func printMigrateStatus(ctx context.Context, databaseURL string, opts docket.MigrateOptions, schemaFlag string, out output) error {
 	statuses, err := docket.MigrateStatus(ctx, databaseURL, opts)
 	if err != nil {
 		return err
 	}
+	first, matched := "", ""
 	for _, s := range statuses {
 		state := "pending"
-		if s.Applied {
+		switch {
+		case s.Applied:
 			state = "applied"
+		case s.OutsideLedger:
+			state = "outside"
+			if first == "" {
+				first = versionLabel(s.Name)
+			}
+			matched = versionLabel(s.Name)
 		}
 		fmt.Fprintf(out.stdout, "%-8s %s\n", state, s.Name)
 	}
+	if matched != "" {
+		adopt := "docket migrate adopt"
+		if schemaFlag != "" {
+			adopt += " --schema " + schemaFlag
+		}
+		span := first
+		if first != matched {
+			span += ".." + matched
+		}
+		fmt.Fprintf(out.stdout, "applied outside Docket's ledger, shape matches %s: `%s` records %s in docket_schema_migrations\n", matched, adopt, span)
+	}
 	return nil
+}
+
+// versionLabel is a migration's short name, "V7" for
+// "20261201000007_docket_v7.sql".
+func versionLabel(name string) string {
+	base := strings.TrimSuffix(name, ".sql")
+	return strings.ToUpper(base[strings.LastIndexByte(base, '_')+1:])
 }
 
 // migrateExitCode separates refused input from runtime failures.

@@ -1,0 +1,408 @@
+package migration
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
+)
+
+// The line `docket migrate status --schema docket` ends with for a schema
+// goose brought to V7.
+const outsideV7 = "applied outside Docket's ledger, shape matches V7: `docket migrate adopt --schema docket` records V1..V7 in docket_schema_migrations\n"
+
+// The refusals of up and down over a goose-applied V7 schema, as the CLI
+// prints them.
+const (
+	upRefusedV7   = "docket: migrate up: schema applied outside Docket's ledger: no Docket ledger in schema docket, but Docket's objects are there, applied by another tool (shape matches V7): nothing was applied; run `docket migrate adopt --schema docket` to record V1..V7 in docket_schema_migrations, then `docket migrate up` applies only later versions\n"
+	downRefusedV7 = "docket: migrate down: schema applied outside Docket's ledger: no Docket ledger in schema docket; the schema was applied outside Docket (shape matches V7): nothing was rolled back; run `docket migrate adopt --schema docket` first, or roll back with the tool that applied it\n"
+)
+
+// cliExact runs the docket command and requires its exit code, stdout and
+// stderr exactly.
+func cliExact(t *testing.T, code int, stdout, stderr string, args ...string) {
+	t.Helper()
+	r := testkit.CLIRun(t, args...)
+	if r.Code != code || r.Stdout != stdout || r.Stderr != stderr {
+		t.Fatalf("docket %s: exit %d, want %d\nstdout: %q\nwant:   %q\nstderr: %q\nwant:   %q",
+			strings.Join(args, " "), r.Code, code, r.Stdout, stdout, r.Stderr, stderr)
+	}
+}
+
+// A schema goose migrated keeps goose's ledger, not Docket's: status says
+// which version its shape matches (derived by comparing it with what each
+// embedded migration creates), for the newest version and an older one,
+// and keeps nothing.
+func TestOutsideLedgerStatusNamesTheVersionTheShapeMatches(t *testing.T) {
+	t.Parallel()
+	databaseURL, pool := gooseApplied(t, 7)
+	before := gooseState(t, pool)
+	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", 7)...)+outsideV7, "",
+		"migrate", "status", "--schema", "docket", "--database-url", databaseURL)
+	statuses, err := docket.MigrateStatus(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range statuses {
+		if s.Name != migrationNames[i] || s.Applied || !s.OutsideLedger {
+			t.Fatalf("status %d = %+v, want %s outside the ledger, not applied", i, s, migrationNames[i])
+		}
+	}
+	expectGooseStateUnchanged(t, "status", pool, before)
+
+	v3URL, _ := gooseApplied(t, 3)
+	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", 4)...)...)+
+		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt --schema docket` records V1..V3 in docket_schema_migrations\n", "",
+		"migrate", "status", "--schema", "docket", "--database-url", v3URL)
+	// Without --schema the hint names no schema; the search_path decides.
+	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", 4)...)...)+
+		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt` records V1..V3 in docket_schema_migrations\n", "",
+		"migrate", "status", "--database-url", testkit.MigrationURLWithSearchPath(t, v3URL, gooseSchema))
+}
+
+// Status tells every version apart: a schema goose brought to Vn shows
+// V1..Vn outside the ledger and the rest pending.
+func TestOutsideLedgerStatusTellsEveryVersionApart(t *testing.T) {
+	t.Parallel()
+	for n := 1; n <= len(migrationNames); n++ {
+		t.Run(migrationNames[n-1], func(t *testing.T) {
+			t.Parallel()
+			databaseURL, _ := gooseApplied(t, n)
+			statuses, err := docket.MigrateStatus(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range statuses {
+				if s.Name != migrationNames[i] || s.Applied || s.OutsideLedger != (i < n) {
+					t.Fatalf("status %d of a schema goose brought to V%d = %+v", i, n, s)
+				}
+			}
+		})
+	}
+}
+
+// A schema whose name needs quoting (upper-case letters) is compared,
+// adopted, rolled back and migrated like any other.
+func TestAdoptInASchemaWhoseNameNeedsQuoting(t *testing.T) {
+	t.Parallel()
+	const schema = "Docket_App"
+	databaseURL, pool := gooseAppliedIn(t, schema, 7)
+	args := []string{"--schema", schema, "--database-url", databaseURL}
+	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", 7)...)+
+		"applied outside Docket's ledger, shape matches V7: `docket migrate adopt --schema Docket_App` records V1..V7 in docket_schema_migrations\n", "",
+		append([]string{"migrate", "status"}, args...)...)
+	testkit.CLIExpect(t, cli.ExitOK, "recorded 20261201000007_docket_v7.sql in schema Docket_App\n", append([]string{"migrate", "adopt"}, args...)...)
+	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", 7)...), "", append([]string{"migrate", "status"}, args...)...)
+	testkit.CLIExpect(t, cli.ExitOK, "rolled back 20261201000007_docket_v7.sql in schema Docket_App", append([]string{"migrate", "down"}, args...)...)
+	testkit.CLIExpect(t, cli.ExitOK, "applied 20261201000007_docket_v7.sql in schema Docket_App", append([]string{"migrate", "up"}, args...)...)
+	cfg := testkit.TenantFairConfig(2)
+	cfg.Schema = schema
+	testkit.OpenClient(t, pool, cfg)
+}
+
+// A goose-applied schema whose shape matches no version (here a column was
+// added by hand) is said to match none, with the closest version and the
+// difference; status fails and keeps nothing.
+func TestOutsideLedgerStatusSaysWhenTheShapeMatchesNoVersion(t *testing.T) {
+	t.Parallel()
+	databaseURL, pool := gooseApplied(t, 7)
+	testkit.ExecSQL(t, pool, `alter table docket.docket_runs add column note text`)
+	before := gooseState(t, pool)
+	cliExact(t, cli.ExitFailure, "",
+		"docket: migrate status: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest V7: extra column docket_runs.note): restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
+		"migrate", "status", "--schema", "docket", "--database-url", databaseURL)
+	_, err := docket.MigrateStatus(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema})
+	outside, ok := errors.AsType[*docket.OutsideLedgerError](err)
+	if !ok || !errors.Is(err, docket.ErrSchemaMismatch) || !errors.Is(err, docket.ErrOutsideLedger) ||
+		outside.Version != "" || outside.Closest != testkit.MigrationV7Version || !slices.Equal(outside.Differences, []string{"extra column docket_runs.note"}) {
+		t.Fatalf("status of a mismatched schema: %#v", err)
+	}
+	expectGooseStateUnchanged(t, "status", pool, before)
+}
+
+// up over a goose-applied schema refuses with a typed error instead of
+// re-creating it (relation "docket_runs" already exists), and changes
+// nothing: not the catalog, not goose's ledger, and it creates no Docket
+// ledger; every form of Migrate refuses alike.
+func TestOutsideLedgerUpIsRefusedAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	databaseURL, pool := gooseApplied(t, 7)
+	before := gooseState(t, pool)
+	cliExact(t, cli.ExitFailure, "", upRefusedV7, "migrate", "up", "--schema", "docket", "--database-url", databaseURL)
+	expectGooseStateUnchanged(t, "docket migrate up", pool, before)
+
+	ctx := testkit.Context(t)
+	opts := docket.MigrateOptions{Schema: gooseSchema}
+	expectRefusedAtV7 := func(what string, err error) {
+		t.Helper()
+		outside, ok := errors.AsType[*docket.OutsideLedgerError](err)
+		if !ok || !errors.Is(err, docket.ErrOutsideLedger) || errors.Is(err, docket.ErrSchemaMismatch) ||
+			outside.Schema != gooseSchema || outside.Version != testkit.MigrationV7Version {
+			t.Fatalf("%s over a goose-applied schema: %#v", what, err)
+		}
+		expectGooseStateUnchanged(t, what, pool, before)
+	}
+	expectRefusedAtV7("Migrate", docket.Migrate(ctx, databaseURL, opts))
+	expectRefusedAtV7("MigrateWithPool", docket.MigrateWithPool(ctx, pool, opts))
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = docket.MigrateTx(ctx, tx, opts)
+	if rollbackErr := tx.Rollback(ctx); rollbackErr != nil {
+		t.Fatal(rollbackErr)
+	}
+	expectRefusedAtV7("MigrateTx", err)
+}
+
+// down over a goose-applied schema says what it cannot do and what to do
+// instead, and changes nothing.
+func TestOutsideLedgerDownExplainsAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	databaseURL, pool := gooseApplied(t, 7)
+	before := gooseState(t, pool)
+	cliExact(t, cli.ExitFailure, "", downRefusedV7, "migrate", "down", "--schema", "docket", "--database-url", databaseURL)
+	expectGooseStateUnchanged(t, "docket migrate down", pool, before)
+	err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateDown})
+	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || outside.Version != testkit.MigrationV7Version {
+		t.Fatalf("down over a goose-applied schema: %#v", err)
+	}
+	expectGooseStateUnchanged(t, "Migrate down", pool, before)
+}
+
+// adopt records V1..V7 of a goose-applied V7 schema in Docket's ledger and
+// touches nothing else; then status shows them applied, up has nothing to
+// do, down rolls V7 back to exactly Docket's own V6, and up applies it
+// again. Open works before adoption (by shape) and after (by ledger).
+func TestAdoptThenStatusUpAndDownWork(t *testing.T) {
+	t.Parallel()
+	databaseURL, pool := gooseApplied(t, 7)
+	cfg := testkit.TenantFairConfig(2)
+	cfg.Schema = gooseSchema
+	testkit.OpenClient(t, pool, cfg)
+	objects := docketObjects(t, pool)
+
+	var adopted strings.Builder
+	adopted.WriteString("schema docket has the shape of V7, applied outside Docket's ledger: recording it in docket_schema_migrations\n")
+	for _, name := range migrationNames {
+		adopted.WriteString("recorded " + name + " in schema docket\n")
+	}
+	args := []string{"--schema", "docket", "--database-url", databaseURL}
+	cliExact(t, cli.ExitOK, adopted.String(), "", append([]string{"migrate", "adopt"}, args...)...)
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.goose_db_version`); got != 8 {
+		t.Fatalf("goose_db_version holds %d rows after adopt, want its 8", got)
+	}
+	withLedger := append(slices.Clone(objects), docketLedgerObjects...)
+	slices.Sort(withLedger)
+	testkit.MigrationExpectSameCatalog(t, "adopt adds only the ledger", docketObjects(t, pool), withLedger)
+	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", 7)...), "", append([]string{"migrate", "status"}, args...)...)
+	cliExact(t, cli.ExitOK, "schema docket is up to date at 20261201000007: nothing to apply\n", "", append([]string{"migrate", "up"}, args...)...)
+	testkit.OpenClient(t, pool, cfg)
+
+	down := testkit.CLIExpect(t, cli.ExitOK, "", append([]string{"migrate", "down"}, args...)...)
+	if !strings.HasPrefix(down.Stdout, "rolled back 20261201000007_docket_v7.sql in schema docket (") || strings.Count(down.Stdout, "\n") != 1 {
+		t.Fatalf("down printed %q", down.Stdout)
+	}
+	cliExact(t, cli.ExitOK, migrationLines(append(repeat("applied", 6), "pending")...), "", append([]string{"migrate", "status"}, args...)...)
+	testkit.MigrationExpectSameCatalog(t, "goose V7 adopted, then down", docketObjects(t, pool), referenceCatalog(t, testkit.MigrationV6Version))
+	testkit.CLIExpect(t, cli.ExitOK, "applied 20261201000007_docket_v7.sql in schema docket", append([]string{"migrate", "up"}, args...)...)
+	testkit.MigrationExpectSameCatalog(t, "goose V7 adopted, down, up", docketObjects(t, pool), referenceCatalog(t, ""))
+	testkit.OpenClient(t, pool, cfg)
+}
+
+// docketLedgerObjects are the catalog entries of Docket's ledger.
+var docketLedgerObjects = []string{
+	"column docket_schema_migrations.applied_at timestamp with time zone notnull=true generated= identity= default=now()",
+	"column docket_schema_migrations.version text notnull=true generated= identity= default=",
+	"constraint docket_schema_migrations.docket_schema_migrations_pkey PRIMARY KEY (version)",
+	"constraint docket_schema_migrations.docket_schema_migrations_version_check CHECK ((version ~ '^[0-9]{14}$'::text))",
+	"index docket_schema_migrations_pkey CREATE UNIQUE INDEX docket_schema_migrations_pkey ON SCHEMA.docket_schema_migrations USING btree (version)",
+	"relation docket_schema_migrations kind=r",
+	"relation docket_schema_migrations_pkey kind=i",
+}
+
+// Adopting a schema goose brought to V3 records V1..V3 only; up then
+// applies V4..V7 and the schema ends as Docket's own V7.
+func TestAdoptOfAnOlderVersionLetsUpApplyTheRest(t *testing.T) {
+	t.Parallel()
+	databaseURL, pool := gooseApplied(t, 3)
+	var log strings.Builder
+	if err := docket.MigrateWithPool(testkit.Context(t), pool, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	want := "schema docket has the shape of V3, applied outside Docket's ledger: recording it in docket_schema_migrations\n" +
+		"recorded 20261101000001_docket_v1.sql in schema docket\n" +
+		"recorded 20261101000002_docket_v2.sql in schema docket\n" +
+		"recorded 20261201000003_docket_v3.sql in schema docket\n"
+	if log.String() != want {
+		t.Fatalf("adopt logged\n%s\nwant\n%s", log.String(), want)
+	}
+	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: gooseSchema}, testkit.MigrationAllVersions[:3]...)
+	log.Reset()
+	if err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	var applied []string
+	for line := range strings.Lines(log.String()) {
+		name, _, _ := strings.Cut(strings.TrimPrefix(line, "applied "), " ")
+		applied = append(applied, name)
+	}
+	if !slices.Equal(applied, migrationNames[3:]) {
+		t.Fatalf("up after adopting V3 applied %v, want %v", applied, migrationNames[3:])
+	}
+	testkit.MigrationExpectSameCatalog(t, "goose V3 adopted, then up", docketObjects(t, pool), referenceCatalog(t, ""))
+}
+
+// adopt refuses, with a typed error and nothing changed, a goose-applied
+// schema whose shape matches no version, one whose shape is newer than
+// Target, and a schema without Docket's tables (never creating it).
+func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
+	t.Parallel()
+	databaseURL, pool := gooseApplied(t, 7)
+	testkit.ExecSQL(t, pool, `alter table docket.docket_runs add column note text`)
+	before := gooseState(t, pool)
+	cliExact(t, cli.ExitFailure, "",
+		"docket: migrate adopt: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest V7: extra column docket_runs.note): nothing was recorded; restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
+		"migrate", "adopt", "--schema", "docket", "--database-url", databaseURL)
+	expectGooseStateUnchanged(t, "docket migrate adopt", pool, before)
+	err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt})
+	if !errors.Is(err, docket.ErrSchemaMismatch) || !errors.Is(err, docket.ErrOutsideLedger) {
+		t.Fatalf("adopt of a mismatched shape: %v", err)
+	}
+	expectGooseStateUnchanged(t, "Migrate adopt", pool, before)
+
+	// Target bounds the versions the shape may match.
+	v7URL, v7 := gooseApplied(t, 7)
+	before = gooseState(t, v7)
+	err = docket.Migrate(testkit.Context(t), v7URL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt, Target: testkit.MigrationV3Version})
+	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || !errors.Is(err, docket.ErrSchemaMismatch) || outside.Closest != testkit.MigrationV3Version ||
+		!strings.Contains(err.Error(), "do not have the shape of any Docket version up to V3 (closest V3: ") {
+		t.Fatalf("adopt of a V7 shape with Target V3: %v", err)
+	}
+	expectGooseStateUnchanged(t, "Migrate adopt with Target", v7, before)
+
+	empty := pgtest.NewEmptyDatabase(t)
+	emptyPool := testkit.PoolFor(t, empty)
+	catalog := testkit.Catalog(t, emptyPool)
+	cliExact(t, cli.ExitFailure, "", "docket: migrate adopt: schema mismatch: schema docket does not exist: nothing to adopt (`docket migrate up` installs Docket)\n",
+		"migrate", "adopt", "--schema", "docket", "--database-url", empty)
+	cliExact(t, cli.ExitFailure, "", "docket: migrate adopt: schema mismatch: no Docket tables in schema public: nothing to adopt (`docket migrate up` installs Docket)\n",
+		"migrate", "adopt", "--database-url", empty)
+	if got := testkit.Catalog(t, emptyPool); got != catalog {
+		t.Fatalf("a refused adopt changed the catalog: %s, was %s", got, catalog)
+	}
+	// An app's own table named docket_* is no Docket install: adopt finds
+	// nothing to adopt, and up installs Docket beside it.
+	testkit.ExecSQL(t, emptyPool, `create table docket_archive (id bigint primary key)`)
+	testkit.CLIExpect(t, cli.ExitFailure, "no Docket tables in schema public", "migrate", "adopt", "--database-url", empty)
+	testkit.MigrateOrFail(t, empty, docket.MigrateOptions{})
+	testkit.MigrationExpectApplied(t, empty, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+}
+
+// adopt refuses a schema whose versions a ledger already records: Docket's
+// own (migrated by Docket, or adopted before) and an earlier release's
+// dbmate schema_migrations; each refusal changes nothing.
+func TestAdoptRefusesWhenALedgerExists(t *testing.T) {
+	t.Parallel()
+	migrated := pgtest.NewEmptyDatabase(t)
+	testkit.MigrateOrFail(t, migrated, docket.MigrateOptions{Schema: gooseSchema})
+	pool := testkit.PoolFor(t, migrated)
+	before := strings.Join(testkit.MigrationCatalog(t, pool, gooseSchema), "\n")
+	cliExact(t, cli.ExitFailure, "",
+		"docket: migrate adopt: schema already keeps Docket's ledger: schema docket records 20261101000001, 20261101000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007 in docket_schema_migrations: nothing was adopted; `docket migrate status --schema docket` lists them\n",
+		"migrate", "adopt", "--schema", "docket", "--database-url", migrated)
+	err := docket.Migrate(testkit.Context(t), migrated, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt})
+	if !errors.Is(err, docket.ErrLedgerExists) {
+		t.Fatalf("adopt of a Docket-migrated schema: %v", err)
+	}
+	if after := strings.Join(testkit.MigrationCatalog(t, pool, gooseSchema), "\n"); after != before {
+		t.Fatal("a refused adopt changed the schema")
+	}
+	testkit.MigrationExpectApplied(t, migrated, docket.MigrateOptions{Schema: gooseSchema}, testkit.MigrationAllVersions...)
+
+	gooseURL, goose := gooseApplied(t, 7)
+	testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
+	adopted := gooseState(t, goose)
+	testkit.CLIExpect(t, cli.ExitFailure, "schema already keeps Docket's ledger", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
+	expectGooseStateUnchanged(t, "a second adopt", goose, adopted)
+
+	// An earlier release recorded Docket's versions in dbmate's ledger.
+	legacy := pgtest.NewDatabase(t)
+	legacyPool := testkit.PoolFor(t, legacy)
+	testkit.ExecSQL(t, legacyPool, `drop table docket_schema_migrations;
+		create table schema_migrations (version varchar(128) primary key)`)
+	testkit.ExecSQL(t, legacyPool, `insert into schema_migrations select unnest($1::text[])`, testkit.MigrationAllVersions)
+	err = docket.Migrate(testkit.Context(t), legacy, docket.MigrateOptions{Direction: docket.MigrateAdopt})
+	if !errors.Is(err, docket.ErrLedgerExists) || !strings.Contains(err.Error(), "in schema_migrations (an earlier release's ledger; `docket migrate up` copies them)") {
+		t.Fatalf("adopt of a schema with an earlier release's ledger: %v", err)
+	}
+	if got := testkit.QueryInt64(t, legacyPool, `select count(*) from pg_tables where tablename = 'docket_schema_migrations'`); got != 0 {
+		t.Fatal("a refused adopt created Docket's ledger")
+	}
+}
+
+// adopt takes the schema's migration lock and writes the ledger in one
+// transaction: it waits for a migrator holding the lock and creates no
+// ledger meanwhile, and of two concurrent adopts one records the versions
+// and the other finds them recorded.
+func TestAdoptHoldsTheMigrationLockInOneTransaction(t *testing.T) {
+	t.Parallel()
+	databaseURL, pool := gooseApplied(t, 7)
+	ctx := testkit.Context(t)
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = holder.Rollback(ctx) }()
+	if _, err := holder.Exec(ctx, `select pg_advisory_xact_lock(hashtextextended('docket.migrate.' || $1::text, 0))`, gooseSchema); err != nil {
+		t.Fatal(err)
+	}
+	adopters := make([]*testPool, 2)
+	for i := range adopters {
+		p := testkit.Pool(t, testkit.PoolConfig(t, databaseURL, 1))
+		adopters[i] = &testPool{pid: testkit.BackendPID(t, p), err: make(chan error, 1)}
+		go func() {
+			adopters[i].err <- docket.MigrateWithPool(ctx, p, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt})
+		}()
+	}
+	for _, a := range adopters {
+		testkit.MigrationAwaitLockWait(t, pool, a.pid)
+	}
+	if got := testkit.QueryInt64(t, pool, `select count(*) from pg_tables where tablename = 'docket_schema_migrations'`); got != 0 {
+		t.Fatal("adopt wrote the ledger while another migrator held the lock")
+	}
+	if err := holder.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var errs []error
+	for _, a := range adopters {
+		errs = append(errs, <-a.err)
+	}
+	slices.SortFunc(errs, func(a, b error) int {
+		if a == nil {
+			return -1
+		}
+		if b == nil {
+			return 1
+		}
+		return 0
+	})
+	if errs[0] != nil || !errors.Is(errs[1], docket.ErrLedgerExists) {
+		t.Fatalf("two concurrent adopts returned %v", errs)
+	}
+	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: gooseSchema}, testkit.MigrationAllVersions...)
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.docket_schema_migrations`); got != 7 {
+		t.Fatalf("the ledger holds %d rows, want 7", got)
+	}
+}
+
+// testPool is one adopter of TestAdoptHoldsTheMigrationLockInOneTransaction.
+type testPool struct {
+	pid uint32
+	err chan error
+}
