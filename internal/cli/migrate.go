@@ -12,7 +12,7 @@ const migrateUsage = `docket migrate up|down|status [--database-url URL] [--sche
 docket migrate sql [--version V] [--up|--down] [--format plain|dbmate|goose|golang-migrate] [--out DIR]
   up      apply every pending migration (a fresh install gets all of them) and
           say what was applied, or that nothing was pending
-  down    roll back the newest applied migration (e.g. V7 -> V6)
+  down    roll back the newest applied migration, one at a time
   status  list the migrations and whether each is applied
   sql     print Docket's migrations for another migration tool (no database):
           with --out, write every migration (or --version's) as that tool's
