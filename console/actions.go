@@ -2,59 +2,45 @@ package console
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/docketrun/docket-go/docket"
 )
 
 // runAction is one action of the run page, with the same facade call and
-// validation as the CLI's "docket runs" action of that name.
+// validation as the CLI's "docket runs" action of that name. Which runs it
+// applies to is its transition's rule.
 type runAction struct {
-	name    string
-	label   string
-	allowed func(docket.Run) bool
-	apply   func(ctx context.Context, admin *docket.Admin, scope docket.Scope, runID string) error
+	transition docket.Transition
+	label      string
+	apply      func(ctx context.Context, admin *docket.Admin, scope docket.Scope, runID string) error
 }
 
-// unfinished reports a running or waiting run.
-func unfinished(r docket.Run) bool {
-	return r.Status == docket.StatusRunning || r.Status == docket.StatusWaiting
+// signal applies transition t, a MutateRun to status, under the run's lock.
+func signal(t docket.Transition, status docket.RunStatus) func(ctx context.Context, admin *docket.Admin, scope docket.Scope, runID string) error {
+	return func(ctx context.Context, admin *docket.Admin, scope docket.Scope, runID string) error {
+		_, err := admin.MutateRun(ctx, scope, runID, func(r docket.Run) (docket.Mutation, error) {
+			if err := t.Check(r); err != nil {
+				return docket.Mutation{}, err
+			}
+			return docket.Mutation{Status: status}, nil
+		})
+		return err
+	}
 }
 
 var runActions = []runAction{
+	{transition: docket.TransitionCancel, label: "Cancel", apply: signal(docket.TransitionCancel, docket.StatusCancelled)},
+	{transition: docket.TransitionResume, label: "Resume", apply: signal(docket.TransitionResume, docket.StatusRunning)},
 	{
-		name: "cancel", label: "Cancel", allowed: unfinished,
-		apply: func(ctx context.Context, admin *docket.Admin, scope docket.Scope, runID string) error {
-			_, err := admin.MutateRun(ctx, scope, runID, func(docket.Run) (docket.Mutation, error) {
-				return docket.Mutation{Status: docket.StatusCancelled}, nil
-			})
-			return err
-		},
-	},
-	{
-		name: "resume", label: "Resume", allowed: func(r docket.Run) bool { return r.Status == docket.StatusWaiting },
-		apply: func(ctx context.Context, admin *docket.Admin, scope docket.Scope, runID string) error {
-			_, err := admin.MutateRun(ctx, scope, runID, func(r docket.Run) (docket.Mutation, error) {
-				if r.Status != docket.StatusWaiting {
-					return docket.Mutation{}, fmt.Errorf("%w: the run is %s, not waiting", docket.ErrInvalidTransition, r.Status)
-				}
-				return docket.Mutation{Status: docket.StatusRunning}, nil
-			})
-			return err
-		},
-	},
-	{
-		name: "retry-poisoned", label: "Retry poisoned run", allowed: func(r docket.Run) bool { return r.PoisonedAt != nil },
+		transition: docket.TransitionRetryPoisoned, label: "Retry poisoned run",
 		apply: func(ctx context.Context, admin *docket.Admin, scope docket.Scope, runID string) error {
 			_, err := admin.RetryPoisonedRun(ctx, scope, runID)
 			return err
 		},
 	},
 	{
-		name: "retry", label: "Retry", allowed: func(r docket.Run) bool {
-			return r.Status == docket.StatusFailed || r.Status == docket.StatusCancelled
-		},
+		transition: docket.TransitionRetry, label: "Retry",
 		apply: func(ctx context.Context, admin *docket.Admin, scope docket.Scope, runID string) error {
 			_, err := admin.RetryRun(ctx, scope, runID, docket.RetryRunOptions{})
 			return err
@@ -62,27 +48,39 @@ var runActions = []runAction{
 	},
 }
 
+// actionName names transition t as the run page's button does, for a
+// refusal that points to it; "" for a forced retry, which the console does
+// not offer.
+func actionName(t docket.Transition, force bool) string {
+	for _, a := range runActions {
+		if a.transition == t && !force {
+			return `"` + a.label + `"`
+		}
+	}
+	return ""
+}
+
 // runAction serves POST .../{run}/{action}: it applies the action and
 // redirects to the run page, or shows the refusal there with its status.
 func (h *Handler) runAction(w http.ResponseWriter, r *http.Request, scope docket.Scope) {
-	name := r.PathValue("action")
+	name := docket.Transition(r.PathValue("action"))
 	runID := r.PathValue("run")
 	for _, a := range runActions {
-		if a.name != name {
+		if a.transition != name {
 			continue
 		}
 		if err := a.apply(r.Context(), h.admin, scope, runID); err != nil {
-			status, class, message := errorStatus(err)
-			if status == http.StatusInternalServerError || status == http.StatusNotFound || status == http.StatusBadRequest {
-				h.failErr(w, r, "run_action", err)
+			f := errorStatus(err)
+			if f.status == http.StatusInternalServerError || f.status == http.StatusNotFound || f.status == http.StatusBadRequest {
+				h.fail(w, r, "run_action", f)
 				return
 			}
-			h.logger.WarnContext(r.Context(), "console: request refused", "route", "run_action", "status", status, "class", class)
-			h.renderRun(w, r, scope, status, view{Error: message})
+			h.logRefused(r, "run_action", f)
+			h.renderRun(w, r, scope, f.status, view{Error: f.message})
 			return
 		}
-		http.Redirect(w, r, h.prefix+runPath(scope, runID)+"?done="+name, http.StatusSeeOther)
+		http.Redirect(w, r, h.prefix+runPath(scope, runID)+"?done="+string(name), http.StatusSeeOther)
 		return
 	}
-	h.fail(w, r, "run_action", http.StatusNotFound, "not_found", "No such run action.")
+	h.fail(w, r, "run_action", failure{status: http.StatusNotFound, class: "not_found", message: "No such run action."})
 }

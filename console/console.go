@@ -217,11 +217,11 @@ func (h *Handler) tenantless(next scopedHandler) http.HandlerFunc {
 func (h *Handler) write(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !h.allowWrites {
-			h.fail(w, r, "write", http.StatusForbidden, "read_only", "This console is read-only: writes are disabled.")
+			h.fail(w, r, "write", failure{status: http.StatusForbidden, class: "read_only", message: "This console is read-only: writes are disabled."})
 			return
 		}
 		if !h.csrf.verify(r) {
-			h.fail(w, r, "write", http.StatusForbidden, "csrf", "The form's CSRF token is missing or wrong: reload the page and try again. Nothing was changed.")
+			h.fail(w, r, "write", failure{status: http.StatusForbidden, class: "csrf", message: "The form's CSRF token is missing or wrong: reload the page and try again. Nothing was changed."})
 			return
 		}
 		next(w, r)
@@ -229,5 +229,5 @@ func (h *Handler) write(next http.HandlerFunc) http.HandlerFunc {
 }
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
-	h.fail(w, r, "not_found", http.StatusNotFound, "not_found", "No such page.")
+	h.fail(w, r, "not_found", failure{status: http.StatusNotFound, class: "not_found", message: "No such page."})
 }

@@ -64,10 +64,11 @@ func (h *Handler) serveDomain(w http.ResponseWriter, r *http.Request) {
 	domain, err := h.domains.handler(r, schema)
 	switch {
 	case errors.Is(err, docket.ErrNotFound):
-		h.fail(w, r, "domain", http.StatusNotFound, "not_found", fmt.Sprintf("No Docket domain named %q in this database.", schema))
+		h.fail(w, r, "domain", failure{status: http.StatusNotFound, class: "not_found",
+			message: fmt.Sprintf("No Docket domain named %q in this database.", schema)})
 		return
 	case errors.Is(err, docket.ErrSchemaMismatch):
-		h.fail(w, r, "domain", http.StatusConflict, "schema_mismatch", err.Error())
+		h.fail(w, r, "domain", failure{status: http.StatusConflict, class: "schema_mismatch", message: err.Error()})
 		return
 	case err != nil:
 		h.failErr(w, r, "domain", err)

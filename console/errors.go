@@ -9,46 +9,67 @@ import (
 	"github.com/docketrun/docket-go/docket"
 )
 
-// fail logs a refused or failed request by route, status and error class
-// (never with ids) and renders message on the error page with status.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, route string, status int, class, message string) {
-	h.logger.WarnContext(r.Context(), "console: request refused", "route", route, "status", status, "class", class)
-	h.render(w, r, status, "error", view{Title: http.StatusText(status), Error: message})
+// failure is a refused or failed request: its status, an identity-free
+// class for the log, the SQLSTATE of a failed database call ("" for any
+// other failure) and the message the page shows.
+type failure struct {
+	status   int
+	class    string
+	sqlstate string
+	message  string
 }
 
-// errorStatus maps a facade error to its status, an identity-free class for
-// the log and the message the page shows.
-func errorStatus(err error) (status int, class, message string) {
+// logRefused logs f by route, status, class and SQLSTATE: never with ids or
+// an error text, which can hold them.
+func (h *Handler) logRefused(r *http.Request, route string, f failure) {
+	attrs := []any{"route", route, "status", f.status, "class", f.class}
+	if f.sqlstate != "" {
+		attrs = append(attrs, "sqlstate", f.sqlstate)
+	}
+	h.logger.WarnContext(r.Context(), "console: request refused", attrs...)
+}
+
+// fail logs a refused or failed request and renders its message on the
+// error page with its status.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, route string, f failure) {
+	h.logRefused(r, route, f)
+	h.render(w, r, f.status, "error", view{Title: http.StatusText(f.status), Error: f.message})
+}
+
+// errorStatus maps a facade error to its failure. A failed database call
+// is classed by its SQLSTATE's class (the first two characters: 42 for a
+// syntax error or access rule violation, 08 for a connection exception);
+// a failure without a SQLSTATE is classed "error".
+func errorStatus(err error) failure {
+	var transition *docket.TransitionError
 	switch {
 	case errors.Is(err, docket.ErrStale):
-		return http.StatusConflict, "stale", err.Error()
+		return failure{status: http.StatusConflict, class: "stale", message: err.Error()}
 	case errors.Is(err, docket.ErrNotFound):
-		return http.StatusNotFound, "not_found", err.Error()
+		return failure{status: http.StatusNotFound, class: "not_found", message: err.Error()}
+	case errors.As(err, &transition):
+		return failure{status: http.StatusUnprocessableEntity, class: "invalid_transition", message: transition.Explain(actionName)}
 	case errors.Is(err, docket.ErrInvalidTransition):
-		return http.StatusUnprocessableEntity, "invalid_transition", err.Error()
+		return failure{status: http.StatusUnprocessableEntity, class: "invalid_transition", message: err.Error()}
 	case errors.Is(err, docket.ErrNotInitialized):
-		return http.StatusConflict, "not_initialized", err.Error() + " (start an engine with TenantFair once, or set an override)"
+		return failure{status: http.StatusConflict, class: "not_initialized",
+			message: err.Error() + " (start an engine with TenantFair once, or set an override)"}
 	case errors.Is(err, docket.ErrInvalidCap), errors.Is(err, docket.ErrInvalidArgument),
 		errors.Is(err, docket.ErrTenantRequired), errors.Is(err, errBadInput):
-		return http.StatusBadRequest, "invalid", err.Error()
+		return failure{status: http.StatusBadRequest, class: "invalid", message: err.Error()}
 	}
-	return http.StatusInternalServerError, errorClass(err), "The database call failed; the server log has its error class."
-}
-
-// errorClass is the identity-free class of an unexpected error for the log:
-// its SQLSTATE when the database raised it.
-func errorClass(err error) string {
+	f := failure{status: http.StatusInternalServerError, class: "error",
+		message: "The database call failed; the server log has its error class."}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return "sqlstate_" + pgErr.Code
+	if errors.As(err, &pgErr) && len(pgErr.Code) == 5 {
+		f.class, f.sqlstate = pgErr.Code[:2], pgErr.Code
 	}
-	return "error"
+	return f
 }
 
 // failErr renders err on the error page.
 func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, route string, err error) {
-	status, class, message := errorStatus(err)
-	h.fail(w, r, route, status, class, message)
+	h.fail(w, r, route, errorStatus(err))
 }
 
 // errBadInput reports a form or query value the console cannot parse.

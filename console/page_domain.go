@@ -57,9 +57,9 @@ func (h *Handler) domainPage(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) domainFragment(w http.ResponseWriter, r *http.Request) {
 	v, err := h.domainView(r)
 	if err != nil {
-		status, class, _ := errorStatus(err)
-		h.logger.WarnContext(r.Context(), "console: request refused", "route", "domain_fragment", "status", status, "class", class)
-		http.Error(w, http.StatusText(status), status)
+		f := errorStatus(err)
+		h.logRefused(r, "domain_fragment", f)
+		http.Error(w, http.StatusText(f.status), f.status)
 		return
 	}
 	h.writeTemplate(w, r, http.StatusOK, "domain", "live", v)

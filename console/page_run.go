@@ -51,8 +51,9 @@ func (h *Handler) renderRun(w http.ResponseWriter, r *http.Request, scope docket
 		data.State = indented.String()
 	}
 	for _, a := range runActions {
-		if a.allowed(run) {
-			data.Actions = append(data.Actions, runActionLink{Name: a.name, Label: a.label, URL: h.prefix + runPath(scope, runID) + "/" + a.name})
+		if a.transition.Allows(run) {
+			name := string(a.transition)
+			data.Actions = append(data.Actions, runActionLink{Name: name, Label: a.label, URL: h.prefix + runPath(scope, runID) + "/" + name})
 		}
 	}
 	v.Title = "Run " + runID

@@ -94,17 +94,17 @@ func (h *Handler) capAction(w http.ResponseWriter, r *http.Request, scope docket
 // renderTenantError shows a refused edit on the tenant page with its status;
 // a stale edit names both versions.
 func (h *Handler) renderTenantError(w http.ResponseWriter, r *http.Request, scope docket.Scope, err error) {
-	status, class, message := errorStatus(err)
-	if status == http.StatusInternalServerError || status == http.StatusNotFound {
-		h.failErr(w, r, "cap", err)
+	f := errorStatus(err)
+	if f.status == http.StatusInternalServerError || f.status == http.StatusNotFound {
+		h.fail(w, r, "cap", f)
 		return
 	}
 	var stale *docket.StaleVersionError
 	if errors.As(err, &stale) {
-		message = fmt.Sprintf("Stale edit: the form was for version %d, but the override is now at version %d. Nothing was changed; the form below holds the current version.", stale.Expected, stale.Current)
+		f.message = fmt.Sprintf("Stale edit: the form was for version %d, but the override is now at version %d. Nothing was changed; the form below holds the current version.", stale.Expected, stale.Current)
 	}
-	h.logger.WarnContext(r.Context(), "console: request refused", "route", "cap", "status", status, "class", class)
-	h.renderTenant(w, r, scope, status, view{Error: message})
+	h.logRefused(r, "cap", f)
+	h.renderTenant(w, r, scope, f.status, view{Error: f.message})
 }
 
 // notices are the messages a redirect after a write may ask for by code.

@@ -67,7 +67,8 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, pag
 		p, err := h.domains.picker(r, h.domain)
 		if err != nil {
 			// The page still renders, without the picker.
-			h.logger.WarnContext(r.Context(), "console: listing domains failed", "class", errorClass(err))
+			f := errorStatus(err)
+			h.logger.WarnContext(r.Context(), "console: listing domains failed", "class", f.class, "sqlstate", f.sqlstate)
 		}
 		v.Picker = p
 	}

@@ -11,8 +11,8 @@ import (
 // an engine, lists and reads its runs and partitions, and signals, retries
 // and deletes runs. Unlike Open it never synchronizes the policy row, so
 // connecting operator tooling cannot switch the engine or overwrite the
-// persisted default. It holds no engine; a started Client offers the same
-// methods, which the two share.
+// persisted default. It holds no engine; a started Client offers every one
+// of its methods, which the two share.
 type Admin struct {
 	*store
 }

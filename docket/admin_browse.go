@@ -85,8 +85,7 @@ type TenantBrowsePage struct {
 // the primary key; the count orders scan every partition once per page (see
 // docs/console.md for the measured cost). Each row is its own snapshot. An
 // unknown sort or state, a bad cursor or limit fails with ErrInvalidArgument.
-func (a *Admin) BrowseTenants(ctx context.Context, req BrowseTenantsRequest) (_ TenantBrowsePage, err error) {
-	c := a.store
+func (c *store) BrowseTenants(ctx context.Context, req BrowseTenantsRequest) (_ TenantBrowsePage, err error) {
 	defer c.telemetry.storeCall(opBrowseTenants).end(ctx, &err)
 	q, err := c.checkBrowse(req)
 	if err != nil {
@@ -115,8 +114,7 @@ func (a *Admin) BrowseTenants(ctx context.Context, req BrowseTenantsRequest) (_ 
 // InspectTenant returns one scope's BrowseTenants row: its inspection (also
 // without an effective cap) and its last grant. An invalid scope fails with
 // ErrInvalidArgument or ErrTenantRequired.
-func (a *Admin) InspectTenant(ctx context.Context, scope Scope) (_ BrowsedTenant, err error) {
-	c := a.store
+func (c *store) InspectTenant(ctx context.Context, scope Scope) (_ BrowsedTenant, err error) {
 	defer c.telemetry.storeCall(opInspectTenant).end(ctx, &err)
 	key, err := c.scopeKey(scope)
 	if err != nil {

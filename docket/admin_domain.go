@@ -44,8 +44,7 @@ type MinuteActivity struct {
 // DomainOverview reads the domain's policy, cursor, ring and parked sizes,
 // runs by status and the last 15 minutes of activity. The status counts and
 // the activity each scan docket_runs once: operator tooling, not a hot path.
-func (a *Admin) DomainOverview(ctx context.Context) (_ DomainOverview, err error) {
-	c := a.store
+func (c *store) DomainOverview(ctx context.Context) (_ DomainOverview, err error) {
 	defer c.telemetry.storeCall(opDomainOverview).end(ctx, &err)
 	policyRow, err := c.queries.GetClaimPolicy(ctx)
 	if err != nil {

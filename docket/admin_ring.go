@@ -68,8 +68,7 @@ const defaultRingWindow = 50
 // ones included) with the state a visit would find at each, walked on the
 // positions' unique index, so its cost does not grow with the ring. A
 // negative From or a bad limit fails with ErrInvalidArgument.
-func (a *Admin) RingWindow(ctx context.Context, req RingWindowRequest) (_ RingWindow, err error) {
-	c := a.store
+func (c *store) RingWindow(ctx context.Context, req RingWindowRequest) (_ RingWindow, err error) {
 	defer c.telemetry.storeCall(opRingWindow).end(ctx, &err)
 	limit := req.Limit
 	switch {

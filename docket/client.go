@@ -14,7 +14,8 @@ import (
 
 // Client is a started run store bound to one fairness domain: the database
 // and schema that the pool's connections resolve to. It offers every method
-// of Admin and the engine's claim calls.
+// of Admin (the two share them: they are defined once, on the store both
+// embed) and the engine's claim calls, inserts and holder writes.
 type Client struct {
 	// store holds what the calls Client shares with Admin need.
 	*store

@@ -148,21 +148,36 @@ func (c *Client) Cancel(ctx context.Context, scope Scope, runID string) (MutateR
 // RetryPoisonedRun revives a poisoned run: healthy running, due now, claim
 // attempts and abandons reset. Poison already cleared its admission, so the
 // run is queued and is promoted again under its tenant's cap. A run that is
-// not poisoned returns ErrInvalidTransition and changes nothing.
+// not poisoned returns a *TransitionError (ErrInvalidTransition) and changes
+// nothing.
 func (c *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
 	defer c.telemetry.storeCall(opRetryPoisonedRun).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
 	if err != nil {
 		return Run{}, err
 	}
-	row, err := c.queries.RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Run{}, explainFenceMiss(ctx, c.queries, scopeKey, runID,
-			fmt.Errorf("%w: run %q is not poisoned", ErrInvalidTransition, runID))
-	}
+	var revived Run
+	err = c.inTx(ctx, func(q *gen.Queries) error {
+		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return runNotFound(runID)
+		}
+		if err != nil {
+			return fmt.Errorf("docket: lock run: %w", err)
+		}
+		if err := TransitionRetryPoisoned.Check(runFromRow(row)); err != nil {
+			return err
+		}
+		written, err := q.RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
+		if err != nil {
+			return fmt.Errorf("docket: retry poisoned run: %w", err)
+		}
+		c.announceIfDue(ctx, q, written)
+		revived = runFromRow(written)
+		return nil
+	})
 	if err != nil {
-		return Run{}, fmt.Errorf("docket: retry poisoned run: %w", err)
+		return Run{}, err
 	}
-	c.announceIfDue(ctx, c.queries, row)
-	return runFromRow(row), nil
+	return revived, nil
 }

@@ -34,10 +34,10 @@ type RetryRunOptions struct {
 // ring position, a parked partition wakes, and listening Workers are woken
 // when the run is due now.
 //
-// A run that is not terminal, or a done run without Force, returns
-// ErrInvalidTransition; another scope's run returns ErrNotFound; an invalid
-// scope, run id or WakeAt returns ErrInvalidArgument (or ErrTenantRequired).
-// Nothing changes in any of these cases.
+// A run that is not terminal, or a done run without Force, returns a
+// *TransitionError (ErrInvalidTransition); another scope's run returns
+// ErrNotFound; an invalid scope, run id or WakeAt returns ErrInvalidArgument
+// (or ErrTenantRequired). Nothing changes in any of these cases.
 func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts RetryRunOptions) (_ Run, err error) {
 	defer c.telemetry.storeCall(opRetryRun).end(ctx, &err)
 	scopeKey, err := c.runKey(scope, runID)
@@ -60,7 +60,7 @@ func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts Re
 		if err != nil {
 			return fmt.Errorf("docket: lock run: %w", err)
 		}
-		if err := retryAllowed(runFromRow(row), opts.Force); err != nil {
+		if err := TransitionRetry.check(runFromRow(row), opts.Force); err != nil {
 			return err
 		}
 		params.ID = row.ID
@@ -76,17 +76,4 @@ func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts Re
 		return Run{}, err
 	}
 	return retried, nil
-}
-
-// retryAllowed refuses a run RetryRun may not revive.
-func retryAllowed(r Run, force bool) error {
-	switch {
-	case r.Poisoned():
-		return fmt.Errorf("%w: run %q is poisoned, not finished; use RetryPoisonedRun", ErrInvalidTransition, r.RunID)
-	case !r.Status.Terminal():
-		return fmt.Errorf("%w: run %q is %s, not finished; only a failed or cancelled run can be retried", ErrInvalidTransition, r.RunID, r.Status)
-	case r.Status == StatusDone && !force:
-		return fmt.Errorf("%w: run %q is done; retrying a done run needs Force", ErrInvalidTransition, r.RunID)
-	}
-	return nil
 }

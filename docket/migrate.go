@@ -18,7 +18,7 @@ type MigrateDirection int
 const (
 	// MigrateUp applies every pending migration (a fresh install gets every version).
 	MigrateUp MigrateDirection = iota
-	// MigrateDown rolls back the newest applied migration (e.g. V7 -> V6).
+	// MigrateDown rolls back the newest applied migration: one version per call.
 	MigrateDown
 	// MigrateAdopt records, in Docket's ledger, the migrations of a schema
 	// that another tool (goose, psql, ...) applied: only when the schema

@@ -36,6 +36,22 @@ func mapRunWriteError(op string, err error) error {
 	return fmt.Errorf("docket: %s: %w", op, err)
 }
 
+// batchWriteError is mapRunWriteError for InsertRuns: a run id that already
+// exists is named with its index in the batch, found by the key PostgreSQL
+// reports; anything else, or a key reported in another language than the
+// server's default English, is mapped as one write.
+func batchWriteError(err error, runIDs []string) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == runIDConstraint {
+		for i, id := range runIDs {
+			if pgErr.Detail == fmt.Sprintf("Key (run_id)=(%s) already exists.", id) {
+				return fmt.Errorf("%w: run %q at index %d of the batch already exists", ErrDuplicateRun, id, i)
+			}
+		}
+	}
+	return mapRunWriteError("insert runs", err)
+}
+
 // explainFenceMiss classifies a guarded write that matched no row: the run is
 // missing from the scope (ErrNotFound), or it exists but the guard (token,
 // sequence or expected state) no longer holds, and stale is returned, also

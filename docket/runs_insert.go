@@ -66,9 +66,11 @@ func (c *Client) InsertRuns(ctx context.Context, runs []NewRun) ([]string, error
 // InsertRunsTx inserts many running runs with one statement inside the
 // caller's transaction and returns their run ids in input order (generated
 // where empty). Runs of equal wake time keep their input order in their
-// tenant's FIFO. The batch is all or nothing: any invalid run fails it before
-// the database is touched; a duplicate run id (existing or within the batch)
-// returns ErrDuplicateRun and, as a failed statement, aborts tx.
+// tenant's FIFO. The batch is all or nothing: any invalid run, or a run id
+// repeated within the batch, fails it before the database is touched, the
+// error naming the run's index in runs (counted from 0); a run id that
+// already exists returns ErrDuplicateRun naming the run id and its index
+// and, as a failed statement, aborts tx.
 func (c *Client) InsertRunsTx(ctx context.Context, tx pgx.Tx, runs []NewRun) ([]string, error) {
 	q, err := c.withTx(tx)
 	if err != nil {
@@ -93,11 +95,16 @@ func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) 
 		States:       make([]string, len(runs)),
 		WakeAts:      make([]time.Time, len(runs)),
 	}
+	first := make(map[string]int, len(runs))
 	for i, run := range runs {
 		p, err := c.newRunParams(run)
 		if err != nil {
-			return nil, fmt.Errorf("run %d of the batch: %w", i, err)
+			return nil, fmt.Errorf("run at index %d of the batch: %w", i, err)
 		}
+		if j, seen := first[p.RunID]; seen {
+			return nil, fmt.Errorf("%w: run %q at index %d repeats index %d of the batch", ErrDuplicateRun, p.RunID, i, j)
+		}
+		first[p.RunID] = i
 		batch.RunIds[i] = p.RunID
 		batch.ScopeKeys[i] = deref(p.TenantID)
 		batch.GraphIds[i] = p.GraphID
@@ -111,7 +118,7 @@ func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) 
 		sp.set(runAttrs(batch.RunIds[0], runs[0].Scope, batch.GraphIds[0])...)
 	}
 	if _, err := q.InsertRuns(ctx, batch); err != nil {
-		return nil, mapRunWriteError("insert runs", err)
+		return nil, batchWriteError(err, batch.RunIds)
 	}
 	c.announceDue(ctx, q, batch.WakeAts...)
 	return batch.RunIds, nil

@@ -40,7 +40,9 @@ type NewSchedule struct {
 	// id (see ScheduleRunID).
 	Name string
 	// GraphID, GraphHash and State are those of every run a tick inserts,
-	// with NewRun's rules.
+	// with NewRun's rules: all three are required. A nil State is
+	// ErrInvalidArgument, as for NewRun (json.RawMessage(`{}`) is the empty
+	// document); "docket schedules add" requires --state by the same rule.
 	GraphID   string
 	GraphHash string
 	State     json.RawMessage

@@ -3,11 +3,13 @@ package dockettest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
@@ -45,6 +47,9 @@ func source[D DB](db D) (querier, string) {
 type reader struct {
 	q      querier
 	schema string
+	// ofClient says that schema is the client's Config.Schema, not an
+	// expectation's Schema.
+	ofClient bool
 }
 
 // newReader returns the reader of expectations on q, whose default schema is
@@ -63,8 +68,8 @@ func newReader(q querier, fallback string, expects ...Expect) (reader, error) {
 	if q == nil {
 		return reader{}, fmt.Errorf("no database: pass a pool, a client or a transaction")
 	}
-	if schema == "" {
-		schema = fallback
+	if schema == "" && fallback != "" {
+		return reader{q: q, schema: fallback, ofClient: true}, nil
 	}
 	return reader{q: q, schema: schema}, nil
 }
@@ -89,7 +94,7 @@ func (r reader) read(ctx context.Context, where string, args ...any) ([]storedRu
 		checkpoint_seq, coalesce(latest_checkpoint_type, ''), wake_at, inserted_at
 		from `+r.table()+` where `+where+` order by id`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", r.table(), err)
+		return nil, r.readError(err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (storedRun, error) {
 		var s storedRun
@@ -107,9 +112,27 @@ func (r reader) read(ctx context.Context, where string, args ...any) ([]storedRu
 		return s, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", r.table(), err)
+		return nil, r.readError(err)
 	}
 	return out, nil
+}
+
+// readError reports a failed read of docket_runs; when the table is not
+// there (undefined_table), it says which schema option decides where the
+// helpers look.
+func (r reader) readError(err error) error {
+	var pgErr *pgconn.PgError
+	switch {
+	case !errors.As(err, &pgErr) || pgErr.Code != "42P01":
+		return fmt.Errorf("reading %s: %w", r.table(), err)
+	case r.schema == "":
+		return fmt.Errorf("reading %s: %w; the search_path does not reach Docket's tables: "+
+			"set Expect.Schema to the schema they were migrated into (a client's Config.Schema)", r.table(), err)
+	case r.ofClient:
+		return fmt.Errorf("reading %s: %w; the client's Config.Schema %q holds no Docket tables", r.table(), err, r.schema)
+	}
+	return fmt.Errorf("reading %s: %w; Expect.Schema %q holds no Docket tables: "+
+		"set it to the schema they were migrated into (a client's Config.Schema)", r.table(), err, r.schema)
 }
 
 // scopeKey is the partition key of scope: the tenant id, or "".

@@ -140,14 +140,14 @@ func requireManyInserted(ctx context.Context, t TB, q querier, schema string, ex
 	for i := range max(len(runs), len(expects)) {
 		switch {
 		case i >= len(runs):
-			report = append(report, fmt.Sprintf("  #%d: missing, want %s", i+1, expects[i].describe()))
+			report = append(report, fmt.Sprintf("  index %d: missing, want %s", i, expects[i].describe()))
 		case i >= len(expects):
 			s := runs[i].run
-			report = append(report, fmt.Sprintf("  #%d: run %q (%s, graph %q, status %s) is not expected", i+1, s.RunID, s.Scope, s.GraphID, s.Status))
+			report = append(report, fmt.Sprintf("  index %d: run %q (%s, graph %q, status %s) is not expected", i, s.RunID, s.Scope, s.GraphID, s.Status))
 		default:
 			out = append(out, runs[i].run)
 			if d := expects[i].diff(runs[i].run); len(d) > 0 {
-				report = append(report, fmt.Sprintf("  #%d: want %s", i+1, expects[i].describe()))
+				report = append(report, fmt.Sprintf("  index %d: want %s", i, expects[i].describe()))
 				report = append(report, differences(runs[i].run, d)...)
 			}
 		}

@@ -166,5 +166,5 @@ func required[T any](v *T, column string) (T, error) {
 }
 
 func malformed(row int, err error) error {
-	return fmt.Errorf("%w: row %d: %w", ErrMalformedRow, row, err)
+	return fmt.Errorf("%w: row at index %d: %w", ErrMalformedRow, row, err)
 }

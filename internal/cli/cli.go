@@ -171,6 +171,11 @@ func writeHelp(w io.Writer) {
 		fmt.Fprint(w, c.usage)
 	}
 	fmt.Fprint(w, `
+Scopes:
+  TENANT, --tenant and --after SCOPE take a scope as every list and result
+  prints it, tenant:ID or tenantless, or a bare tenant ID (so a tenant whose
+  id is "tenantless" or starts with "tenant:" is written tenant:ID).
+
 Connection:
   --database-url URL   PostgreSQL URL; defaults to $DOCKET_DATABASE_URL
   --schema NAME        Docket schema (fairness domain); defaults to the URL's

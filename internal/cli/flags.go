@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -91,15 +92,38 @@ func parseOperands(fs *flag.FlagSet, args []string) (positional []string, given 
 	return positional, given, err
 }
 
+// parseScope is the one reader of a scope on the command line, for operands
+// and flags alike: "tenantless" and "tenant:ID", exactly as Scope.String
+// prints them in every list and result, or a bare tenant ID. So a tenant
+// whose id is "tenantless" or starts with "tenant:" is addressed as printed,
+// "tenant:tenantless" or "tenant:tenant:...".
+func parseScope(s string) (docket.Scope, error) {
+	if s == docket.Tenantless.String() {
+		return docket.Tenantless, nil
+	}
+	id, printed := strings.CutPrefix(s, "tenant:")
+	if !printed {
+		id = s
+	}
+	if id == "" {
+		return docket.Scope{}, fmt.Errorf("scope %q: want tenant:ID, tenantless or a tenant id", s)
+	}
+	return docket.Tenant(id), nil
+}
+
 // leadingScope takes the scope an action addresses off operands: the
-// tenantless scope with --tenantless, else the first operand as a tenant id.
+// tenantless scope with --tenantless, else the first operand read by
+// parseScope.
 func leadingScope(tenantless bool, operands []string) (docket.Scope, []string, error) {
 	switch {
 	case tenantless:
 		return docket.Tenantless, operands, nil
 	case len(operands) == 0:
 		return docket.Scope{}, nil, errors.New("missing TENANT (or --tenantless)")
-	default:
-		return docket.Tenant(operands[0]), operands[1:], nil
 	}
+	scope, err := parseScope(operands[0])
+	if err != nil {
+		return docket.Scope{}, nil, err
+	}
+	return scope, operands[1:], nil
 }

@@ -13,7 +13,7 @@ const migrateUsage = `docket migrate up|down|status|adopt [--database-url URL] [
 docket migrate sql [--version V] [--up|--down] [--format plain|dbmate|goose|golang-migrate] [--out DIR]
   up      apply every pending migration (a fresh install gets all of them) and
           say what was applied, or that nothing was pending
-  down    roll back the newest applied migration (e.g. V7 -> V6)
+  down    roll back the newest applied migration, one at a time
   status  list the migrations and whether each is applied, or is there but
           applied outside Docket's ledger (by goose, psql, ...)
   adopt   record in Docket's ledger the migrations another tool applied: only

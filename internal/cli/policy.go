@@ -19,6 +19,8 @@ const policyUsage = `docket policy <action> [--database-url URL] [--schema NAME]
   reset-override TENANT   make one scope inherit the default again
   inspect TENANT          effective cap, versions and admission counts of a scope
   --expected-version V    on writes: apply only at version V (else exit 3)
+  TENANT                  a tenant id, or a scope as a list prints it:
+                          tenant:ID or tenantless
   --tenantless            address the tenantless scope instead of a TENANT
   Caps are integers in 1..2147483647. These commands never start an engine
   and never synchronize the policy from configuration.

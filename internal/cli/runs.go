@@ -22,6 +22,8 @@ const runsUsage = `docket runs <action> [--database-url URL] [--schema NAME]
                           revive a poisoned run, attempts and abandons reset
   retry TENANT RUN_ID     send a failed or cancelled run back to work, queued
   prune                   delete runs that finished before a cutoff, in batches
+  TENANT                  a tenant id, or a scope as a list prints it:
+                          tenant:ID or tenantless
   --tenantless            address the tenantless scope instead of a TENANT
   --force                 retry: also retry a done run
   --finished-before T     prune: a duration before now (90m, 72h, 30d) or an
@@ -110,7 +112,7 @@ func runRuns(ctx context.Context, args []string, out output) int {
 		return out.failf(ExitUsage, "runs %s: %v\n\n%s", args[0], err, usage)
 	}
 	return withAdmin(ctx, a.conn, "runs "+args[0], out, runsExitCode, func(admin *docket.Admin) error {
-		return action.run(ctx, admin, a, out)
+		return inCLITerms(action.run(ctx, admin, a, out))
 	})
 }
 

@@ -33,7 +33,11 @@ func checkListArgs(a *runsArgs, _ time.Time) error {
 		return fmt.Errorf("--limit %d is outside 1..%d", a.limit, docket.MaxListLimit)
 	}
 	if a.given["tenant"] {
-		a.scope = docket.Tenant(a.tenant)
+		scope, err := parseScope(a.tenant)
+		if err != nil {
+			return fmt.Errorf("--tenant %w", err)
+		}
+		a.scope = scope
 	}
 	if a.given["after"] {
 		cursor, err := parseRunCursor(a.after)

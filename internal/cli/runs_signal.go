@@ -2,30 +2,27 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/docketrun/docket-go/docket"
 )
 
 func runsCancel(ctx context.Context, admin *docket.Admin, a runsArgs, out output) error {
-	// Cancelling a finished run is a refused transition, which MutateRun
-	// reports as ErrInvalidTransition, rather than a silent no-op.
-	res, err := admin.MutateRun(ctx, a.scope, a.runID, func(docket.Run) (docket.Mutation, error) {
-		return docket.Mutation{Status: docket.StatusCancelled}, nil
-	})
-	if err != nil {
-		return err
-	}
-	printRunSummary(out, res.Run)
-	return nil
+	return runsSignal(ctx, admin, a, out, docket.TransitionCancel, docket.StatusCancelled)
 }
 
 func runsResume(ctx context.Context, admin *docket.Admin, a runsArgs, out output) error {
+	return runsSignal(ctx, admin, a, out, docket.TransitionResume, docket.StatusRunning)
+}
+
+// runsSignal applies transition t, a MutateRun to status, under the run's
+// lock: a run t does not apply to is refused with a *TransitionError.
+func runsSignal(ctx context.Context, admin *docket.Admin, a runsArgs, out output, t docket.Transition, status docket.RunStatus) error {
 	res, err := admin.MutateRun(ctx, a.scope, a.runID, func(r docket.Run) (docket.Mutation, error) {
-		if r.Status != docket.StatusWaiting {
-			return docket.Mutation{}, fmt.Errorf("%w: run %q is %s, not waiting", docket.ErrInvalidTransition, r.RunID, r.Status)
+		if err := t.Check(r); err != nil {
+			return docket.Mutation{}, err
 		}
-		return docket.Mutation{Status: docket.StatusRunning}, nil
+		return docket.Mutation{Status: status}, nil
 	})
 	if err != nil {
 		return err
@@ -41,4 +38,32 @@ func runsRetryPoisoned(ctx context.Context, admin *docket.Admin, a runsArgs, out
 	}
 	printRunSummary(out, r)
 	return nil
+}
+
+// cliTransitionError is a refused transition phrased with the docket
+// commands that apply the transitions; it still matches
+// ErrInvalidTransition.
+type cliTransitionError struct {
+	*docket.TransitionError
+}
+
+func (e cliTransitionError) Error() string {
+	return e.Explain(func(t docket.Transition, force bool) string {
+		if force {
+			return "docket runs " + string(t) + " --force"
+		}
+		return "docket runs " + string(t)
+	})
+}
+
+func (e cliTransitionError) Unwrap() error { return e.TransitionError }
+
+// inCLITerms replaces a refused transition, wherever it is in err's chain,
+// by its CLI phrasing; other errors pass as they are.
+func inCLITerms(err error) error {
+	var te *docket.TransitionError
+	if errors.As(err, &te) {
+		return cliTransitionError{te}
+	}
+	return err
 }

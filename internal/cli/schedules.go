@@ -96,7 +96,7 @@ func parseSchedulesArgs(args []string) (schedulesArgs, error) {
 	fs.DurationVar(&a.every, "every", 0, "add: interval")
 	fs.StringVar(&a.graph, "graph", "", "add: graph id of the runs")
 	fs.StringVar(&a.graphHash, "graph-hash", "", "add: graph hash of the runs")
-	fs.StringVar(&a.state, "state", "{}", "add: state document of the runs")
+	fs.StringVar(&a.state, "state", "", "add: state document of the runs")
 	fs.StringVar(&a.missedTicks, "missed-ticks", "", "add: missed-tick policy")
 	fs.StringVar(&a.start, "start", "", "add: start of the ticks")
 	fs.Func("expected-version", "compare-and-set version", func(s string) error {
@@ -134,6 +134,11 @@ func checkSchedulesAdd(a *schedulesArgs) error {
 	if err := checkScheduleAddress(a); err != nil {
 		return err
 	}
+	if !a.given["state"] {
+		// NewSchedule.State is required, as NewRun.State is: no default
+		// document here either.
+		return errors.New("missing --state JSON: the state document of every run a tick inserts, such as --state '{}'")
+	}
 	if a.given["start"] {
 		start, err := time.Parse(time.RFC3339Nano, a.start)
 		if err != nil {
@@ -158,7 +163,11 @@ func checkSchedulesList(a *schedulesArgs) error {
 		return fmt.Errorf("--limit %d is outside 1..%d", a.limit, docket.MaxListLimit)
 	}
 	if a.given["tenant"] {
-		a.scope = docket.Tenant(a.tenant)
+		scope, err := parseScope(a.tenant)
+		if err != nil {
+			return fmt.Errorf("--tenant %w", err)
+		}
+		a.scope = scope
 	}
 	if a.given["after"] {
 		cursor, err := parseScheduleCursor(a.after)

@@ -6,6 +6,8 @@ const schedulesUsage = `docket schedules <action> [--database-url URL] [--schema
   pause TENANT NAME       stop a schedule's ticks
   resume TENANT NAME      let a paused schedule tick again, from the next tick
   remove TENANT NAME      delete a schedule; the runs it inserted stay
+  TENANT                  a tenant id, or a scope as a list prints it:
+                          tenant:ID or tenantless
   --tenantless            address the tenantless scope instead of a TENANT
   --expected-version V    pause, resume, remove: apply only at version V (else exit 3)
   docket schedules ACTION --help prints the flags of each action. A Worker
@@ -27,11 +29,12 @@ const (
   line "next: CURSOR" tells that another page exists.
 `
 	schedulesAddUsage = `docket schedules add TENANT NAME (--cron EXPR [--time-zone ZONE] | --every D) --graph G --graph-hash H
-                     [--state JSON] [--missed-ticks skip|all] [--start T] [--tenantless]
+                     --state JSON [--missed-ticks skip|all] [--start T] [--tenantless]
                      [--database-url URL] [--schema NAME]
   Add a schedule whose ticks insert runs of graph G at version H with the
-  state document JSON (default {}), each with the run id
-  schedule:TENANT/NAME@TICK (schedule:NAME@TICK when tenantless).
+  state document JSON (required, as NewSchedule.State is: --state '{}' for
+  an empty one), each with the run id schedule:TENANT/NAME@TICK
+  (schedule:NAME@TICK when tenantless).
   --cron EXPR         five fields (minute hour day-of-month month day-of-week)
                       or @hourly, @daily, @weekly, @monthly, @yearly
   --time-zone ZONE    IANA zone the cron expression is read in (default UTC)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/docketrun/docket-go/docket"
@@ -14,6 +13,8 @@ import (
 const tenantsUsage = `docket tenants <action> [--database-url URL] [--schema NAME]
   list                    every partition with its effective cap and admission
   show TENANT             one scope's policy inspection (as policy inspect)
+  TENANT                  a tenant id, or a scope as a list prints it:
+                          tenant:ID or tenantless
   docket tenants ACTION --help prints the flags of each action.
 `
 
@@ -114,30 +115,20 @@ func checkTenantsList(a *tenantsArgs) error {
 
 // checkTenantsShow resolves the scope of "tenants show".
 func checkTenantsShow(a *tenantsArgs) error {
-	switch {
-	case a.given["limit"] || a.given["after"] || a.given["json"]:
+	if a.given["limit"] || a.given["after"] || a.given["json"] {
 		return errors.New("--limit, --after and --json apply to list only")
-	case a.tenantless && len(a.positional) == 0:
-		a.scope = docket.Tenantless
-	case a.tenantless:
-		return fmt.Errorf("--tenantless takes no TENANT, got %q", a.positional)
-	case len(a.positional) != 1:
+	}
+	scope, rest, err := leadingScope(a.tenantless, a.positional)
+	switch {
+	case err != nil:
+		return err
+	case a.tenantless && len(rest) != 0:
+		return fmt.Errorf("--tenantless takes no TENANT, got %q", rest)
+	case len(rest) != 0:
 		return fmt.Errorf("want one TENANT (or --tenantless), got %d argument(s)", len(a.positional))
-	default:
-		a.scope = docket.Tenant(a.positional[0])
 	}
+	a.scope = scope
 	return nil
-}
-
-// parseScope reads a scope as Scope.String writes it.
-func parseScope(s string) (docket.Scope, error) {
-	if s == "tenantless" {
-		return docket.Tenantless, nil
-	}
-	if id, ok := strings.CutPrefix(s, "tenant:"); ok && id != "" {
-		return docket.Tenant(id), nil
-	}
-	return docket.Scope{}, fmt.Errorf("%q: want tenant:ID or tenantless", s)
 }
 
 func tenantsShow(ctx context.Context, admin *docket.Admin, a tenantsArgs, out output) error {

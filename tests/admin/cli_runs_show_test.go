@@ -139,12 +139,12 @@ func TestCLIRunsSignals(t *testing.T) {
 		fragment string
 		args     []string
 	}{
-		{cli.ExitUsage, "invalid run transition", []string{"cancel", "--tenantless", "r4"}},
-		{cli.ExitUsage, "invalid run transition", []string{"cancel", "beta", "r3"}},
-		{cli.ExitUsage, `run "r1" is running, not waiting`, []string{"resume", "acme", "r1"}},
-		{cli.ExitUsage, "not waiting", []string{"resume", "--tenantless", "r4"}},
-		{cli.ExitUsage, "not poisoned", []string{"retry-poisoned", "beta", "r5"}},
-		{cli.ExitUsage, "not poisoned", []string{"retry-poisoned", "acme", "r1"}},
+		{cli.ExitUsage, `run "r4" is done; cancel applies only to a run that is running, waiting or poisoned; use docket runs retry --force to run it again`, []string{"cancel", "--tenantless", "r4"}},
+		{cli.ExitUsage, `run "r3" is cancelled; cancel applies only to a run that is running, waiting or poisoned; use docket runs retry to run it again`, []string{"cancel", "beta", "r3"}},
+		{cli.ExitUsage, `run "r1" is running; resume applies only to a run that is waiting`, []string{"resume", "acme", "r1"}},
+		{cli.ExitUsage, `run "r4" is done; resume applies only to a run that is waiting`, []string{"resume", "--tenantless", "r4"}},
+		{cli.ExitUsage, `run "r5" is running; retry-poisoned applies only to a run that is poisoned`, []string{"retry-poisoned", "beta", "r5"}},
+		{cli.ExitUsage, `run "r1" is running; retry-poisoned applies only to a run that is poisoned`, []string{"retry-poisoned", "acme", "r1"}},
 		{cli.ExitFailure, "not found", []string{"cancel", "acme", "nope"}},
 		{cli.ExitFailure, "not found", []string{"resume", "beta", "r2"}},
 		{cli.ExitFailure, "not found", []string{"retry-poisoned", "--tenantless", "r5"}},

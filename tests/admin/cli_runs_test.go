@@ -55,9 +55,9 @@ func TestCLIRunsRetry(t *testing.T) {
 			t.Fatalf("runs retry lacks %q:\n%s", line, r.Stdout)
 		}
 	}
-	testkit.CLIExpect(t, cli.ExitUsage, "invalid run transition", "runs", "retry", "acme", "failed", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitUsage, "needs Force", "runs", "retry", "acme", "done", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitUsage, "invalid run transition", "runs", "retry", "acme", "queued", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitUsage, `run "failed" is running; retry applies only to a run that is failed or cancelled`, "runs", "retry", "acme", "failed", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitUsage, "use docket runs retry --force to run it again", "runs", "retry", "acme", "done", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitUsage, `run "queued" is running; retry applies only`, "runs", "retry", "acme", "queued", "--database-url", url)
 	testkit.CLIExpect(t, cli.ExitFailure, "not found", "runs", "retry", "beta", "failed", "--database-url", url)
 	testkit.CLIExpect(t, cli.ExitOK, "status: running", "runs", "retry", "--force", "acme", "done", "--database-url", url)
 	testkit.CLIExpect(t, cli.ExitOK, "scope: tenantless", "runs", "retry", "--tenantless", "loose", "--database-url", url)

@@ -29,7 +29,7 @@ func TestCLISchedules(t *testing.T) {
 	url := pool.Config().ConnString()
 	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
 
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "nightly", "--cron", "30 2 * * *", "--time-zone", "Europe/Berlin",
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "nightly", "--state", "{}", "--cron", "30 2 * * *", "--time-zone", "Europe/Berlin",
 		"--graph", "report", "--graph-hash", "v1", "--start", "2026-12-01T10:00:00Z", "--database-url", url)
 	wantLines(t, "add nightly", r.Stdout, scheduleLines("tenant:acme", "nightly", "report", "30 2 * * *", "Europe/Berlin",
 		"skip", "no", "2026-12-02T01:30:00Z", "none", 1)...)
@@ -37,7 +37,7 @@ func TestCLISchedules(t *testing.T) {
 		"--graph", "ping", "--graph-hash", "v1", "--state", `{"n": 1}`, "--start", "2026-12-01T10:00:00Z", "--database-url", url)
 	wantLines(t, "add pulse", r.Stdout, scheduleLines("tenantless", "pulse", "ping", "every 90s", "UTC",
 		"all", "no", "2026-12-01T10:01:30Z", "none", 1)...)
-	testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "hourly", "--every", "1h", "--graph", "report", "--graph-hash", "v1",
+	testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "add", "acme", "hourly", "--state", "{}", "--every", "1h", "--graph", "report", "--graph-hash", "v1",
 		"--start", "2026-12-01T10:00:00Z", "--database-url", url)
 
 	const header = "SCOPE NAME CADENCE ZONE MISSED PAUSED NEXT_TICK LAST_TICK VERSION"
@@ -75,11 +75,11 @@ func TestCLISchedules(t *testing.T) {
 		{cli.ExitStale, "docket: schedules remove: stale version: expected 5, current 1\n",
 			[]string{"remove", "acme", "nightly", "--expected-version", "5"}},
 		{cli.ExitUsage, "docket: schedules add: duplicate schedule name: \"nightly\" in tenant:acme\n",
-			[]string{"add", "acme", "nightly", "--every", "1m", "--graph", "g", "--graph-hash", "h"}},
+			[]string{"add", "acme", "nightly", "--state", "{}", "--every", "1m", "--graph", "g", "--graph-hash", "h"}},
 		{cli.ExitUsage, "docket: schedules add: invalid schedule: every \"1.5s\": must be a whole number of seconds, at least one\n",
-			[]string{"add", "acme", "fast", "--every", "1500ms", "--graph", "g", "--graph-hash", "h"}},
+			[]string{"add", "acme", "fast", "--state", "{}", "--every", "1500ms", "--graph", "g", "--graph-hash", "h"}},
 		{cli.ExitUsage, "docket: schedules add: invalid schedule: cron hour \"25\": 25 is outside 0-23\n",
-			[]string{"add", "acme", "bad", "--cron", "0 25 * * *", "--graph", "g", "--graph-hash", "h"}},
+			[]string{"add", "acme", "bad", "--state", "{}", "--cron", "0 25 * * *", "--graph", "g", "--graph-hash", "h"}},
 		{cli.ExitFailure, "docket: schedules resume: not found: schedule \"nope\" in tenant:acme\n",
 			[]string{"resume", "acme", "nope"}},
 	} {
@@ -92,7 +92,7 @@ func TestCLISchedules(t *testing.T) {
 		t.Fatalf("refusals changed the schedules:\n%s\nwas\n%s", after, before)
 	}
 	testkit.CLIExpect(t, cli.ExitUsage, "--json does not apply to schedules pause", "schedules", "pause", "acme", "nightly", "--json", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitUsage, `--start "tomorrow" is not an RFC 3339 time`, "schedules", "add", "acme", "x", "--every", "1m", "--start", "tomorrow", "--database-url", url)
+	testkit.CLIExpect(t, cli.ExitUsage, `--start "tomorrow" is not an RFC 3339 time`, "schedules", "add", "acme", "x", "--state", "{}", "--every", "1m", "--start", "tomorrow", "--database-url", url)
 
 	r = testkit.CLIExpect(t, cli.ExitOK, "", "schedules", "pause", "acme", "nightly", "--expected-version", "1", "--database-url", url)
 	paused := testkit.ScheduleFetch(t, client, docket.Tenant("acme"), "nightly")

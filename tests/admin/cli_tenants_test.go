@@ -108,7 +108,7 @@ func TestCLITenantsShow(t *testing.T) {
 		{"tenants", "show", "bad\ttenant"},
 		{"tenants", "list", "--limit", "0"},
 		{"tenants", "list", "--limit", "1001"},
-		{"tenants", "list", "--after", "beta"},
+		{"tenants", "list", "--after", ""},
 		{"tenants", "list", "--after", "tenant:"},
 		{"tenants", "list", "--tenantless"},
 		{"tenants", "list", "beta"},

@@ -180,7 +180,7 @@ func TestConsoleRunActions(t *testing.T) {
 
 	// Refused transitions change nothing.
 	r = act("/runs/beta/b3/cancel", http.StatusUnprocessableEntity)
-	if !strings.Contains(testkit.ConsoleFacts(t, r.body, "error"), "invalid run transition") {
+	if testkit.ConsoleFacts(t, r.body, "error") != `run "b3" is done; cancel applies only to a run that is running, waiting or poisoned` {
 		t.Errorf("cancel of a done run: %q", testkit.ConsoleFacts(t, r.body, "error"))
 	}
 	act("/runs/beta/b3/retry", http.StatusUnprocessableEntity)

@@ -64,7 +64,7 @@ func TestConsoleDomainPage(t *testing.T) {
 		`<noscript><meta http-equiv="refresh" content="15"></noscript>`,
 		`<script src="/ops/docket/static/refresh.js" defer></script>`,
 		`data-fragment="/ops/docket/fragment/domain"`,
-		"Schema version 3 has no claim trace table",
+		"Docket keeps no claim trace table",
 	} {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("domain page lacks %q", want)

@@ -95,12 +95,12 @@ func insertCases() []inputCase {
 				_, err := env.client.InsertRunsTx(ctx, nil, []docket.NewRun{newRun("fresh-run")})
 				return err
 			}},
-		inputCase{name: "InsertRunsTx duplicate within the batch", want: []error{docket.ErrDuplicateRun},
+		inputCase{name: "InsertRunsTx duplicate within the batch", want: []error{docket.ErrDuplicateRun}, local: true,
 			call: func(ctx context.Context, env *inputEnv) error {
 				_, err := env.client.InsertRunsTx(ctx, env.begin(ctx, pgx.TxOptions{}), []docket.NewRun{newRun("twin"), newRun("twin")})
 				return err
 			}},
-		inputCase{name: "InsertRuns duplicate within the batch", want: []error{docket.ErrDuplicateRun},
+		inputCase{name: "InsertRuns duplicate within the batch", want: []error{docket.ErrDuplicateRun}, local: true,
 			call: func(ctx context.Context, env *inputEnv) error {
 				_, err := env.client.InsertRuns(ctx, []docket.NewRun{newRun("twin"), newRun("twin")})
 				return err

@@ -170,7 +170,7 @@ func TestDockettestRequireInsertedTx(t *testing.T) {
 		dockettest.RequireInsertedTx(ctx, tb, tx, dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-tx-1", Status: docket.StatusDone})
 	})
 	fails(t, "many inside the transaction, one missing", "dockettest: the 1 run(s) of tenant:acme, in insert order, differ from the 2 expectation(s):\n"+
-		"  #2: missing, want run \"dt-tx-3\" (tenant:acme)", func(tb dockettest.TB) {
+		"  index 1: missing, want run \"dt-tx-3\" (tenant:acme)", func(tb dockettest.TB) {
 		dockettest.RequireManyInsertedTx(ctx, tb, tx, []dockettest.Expect{expect, {Scope: docket.Tenant("acme"), RunID: "dt-tx-3"}})
 	})
 	fails(t, "a nil transaction", "dockettest: RequireInserted: no database: pass a pool, a client or a transaction", func(tb dockettest.TB) {
@@ -216,21 +216,21 @@ func TestDockettestRequireManyInserted(t *testing.T) {
 		t.Fatalf("RequireManyInserted returned %v", ids)
 	}
 	fails(t, "another order", "dockettest: the 3 run(s) of tenant:acme, tenant:beta, in insert order, differ from the 3 expectation(s):\n"+
-		"  #1: want run \"dt-m-3\" (tenant:acme)\n"+
+		"  index 0: want run \"dt-m-3\" (tenant:acme)\n"+
 		"    run \"dt-m-1\" (tenant:acme):\n"+
 		"      run id: got \"dt-m-1\", want \"dt-m-3\"\n"+
-		"  #3: want run \"dt-m-1\" (tenant:acme)\n"+
+		"  index 2: want run \"dt-m-1\" (tenant:acme)\n"+
 		"    run \"dt-m-3\" (tenant:acme):\n"+
 		"      run id: got \"dt-m-3\", want \"dt-m-1\"", func(tb dockettest.TB) {
 		dockettest.RequireManyInserted(ctx, tb, pool, []dockettest.Expect{
 			{Scope: acme, RunID: "dt-m-3"}, {Scope: beta, RunID: "dt-m-2"}, {Scope: acme, RunID: "dt-m-1"}})
 	})
 	fails(t, "one run more than expected", "dockettest: the 2 run(s) of tenant:acme, in insert order, differ from the 1 expectation(s):\n"+
-		"  #2: run \"dt-m-3\" (tenant:acme, graph \"g1\", status running) is not expected", func(tb dockettest.TB) {
+		"  index 1: run \"dt-m-3\" (tenant:acme, graph \"g1\", status running) is not expected", func(tb dockettest.TB) {
 		dockettest.RequireManyInserted(ctx, tb, pool, []dockettest.Expect{{Scope: acme, RunID: "dt-m-1"}})
 	})
 	fails(t, "one run fewer than expected", "dockettest: the 1 run(s) of tenant:beta, in insert order, differ from the 2 expectation(s):\n"+
-		"  #2: missing, want a run of graph \"g2\" (tenant:beta)", func(tb dockettest.TB) {
+		"  index 1: missing, want a run of graph \"g2\" (tenant:beta)", func(tb dockettest.TB) {
 		dockettest.RequireManyInserted(ctx, tb, pool, []dockettest.Expect{{Scope: beta, GraphID: "g2"}, {Scope: beta, GraphID: "g2"}})
 	})
 	fails(t, "no expectations", "dockettest: RequireManyInserted: no expectations; RequireNotInserted asserts an absence", func(tb dockettest.TB) {
@@ -257,8 +257,14 @@ func TestDockettestRequireInsertedInSchema(t *testing.T) {
 	}
 	expect := dockettest.Expect{Scope: docket.Tenant("acme"), RunID: "dt-s-1"}
 	passes(t, "through the client", func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, client, expect) })
-	failsWith(t, "through the pool without the schema", `dockettest: RequireInserted: reading docket_runs: ERROR: relation "docket_runs" does not exist`,
+	fails(t, "through the pool without the schema", `dockettest: RequireInserted: reading docket_runs: ERROR: relation "docket_runs" does not exist (SQLSTATE 42P01); `+
+		`the search_path does not reach Docket's tables: set Expect.Schema to the schema they were migrated into (a client's Config.Schema)`,
 		func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, pool, expect) })
+	fails(t, "through the pool with another schema", `dockettest: RequireManyInserted: reading "nowhere"."docket_runs": ERROR: relation "nowhere.docket_runs" does not exist (SQLSTATE 42P01); `+
+		`Expect.Schema "nowhere" holds no Docket tables: set it to the schema they were migrated into (a client's Config.Schema)`,
+		func(tb dockettest.TB) {
+			dockettest.RequireManyInserted(ctx, tb, pool, []dockettest.Expect{{Scope: docket.Tenant("acme"), RunID: "dt-s-1", Schema: "nowhere"}})
+		})
 	expect.Schema = "docket"
 	passes(t, "through the pool with the schema", func(tb dockettest.TB) { dockettest.RequireInserted(ctx, tb, pool, expect) })
 	tx, err := pool.Begin(ctx)
