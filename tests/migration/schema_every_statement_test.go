@@ -135,6 +135,17 @@ func everyStatement(t *testing.T, pool *pgxpool.Pool) {
 insert into old.schema_migrations select version from old.docket_schema_migrations;
 drop table old.docket_schema_migrations`)
 	must("migrate old adopting dbmate's ledger", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "old"}))
+	// A schema another tool migrated: no ledger at all, then adopted.
+	must("migrate outside", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "outside"}))
+	testkit.ExecSQL(t, pool, `drop table outside.docket_schema_migrations`)
+	_, err := docket.MigrateStatusWithPool(ctx, pool, docket.MigrateOptions{Schema: "outside"})
+	must("status outside the ledger", err)
+	must("adopt", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "outside", Direction: docket.MigrateAdopt}))
+	domains, err := docket.ListDomains(ctx, pool)
+	must("list domains", err)
+	if len(domains) != 3 {
+		t.Fatalf("ListDomains = %q", domains)
+	}
 
 	// Legacy first, then TenantFair on the same schema, which adopts the
 	// legacy claims.
@@ -146,7 +157,7 @@ drop table old.docket_schema_migrations`)
 	newRun := func(tenant, id string) docket.NewRun {
 		return docket.NewRun{RunID: id, Scope: docket.Tenant(tenant), GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}
 	}
-	_, err := legacy.InsertRun(ctx, newRun("a", "legacy-1"))
+	_, err = legacy.InsertRun(ctx, newRun("a", "legacy-1"))
 	must("legacy insert", err)
 	res, err := legacy.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
 	must("legacy claim", err)
@@ -209,6 +220,8 @@ drop table old.docket_schema_migrations`)
 	must("release", err)
 	_, err = client.AbandonClaim(ctx, docket.AbandonRequest{Holder: leases[2].Holder(), ExpectedSeq: leases[2].CheckpointSeq, RetryAt: now})
 	must("abandon", err)
+	_, err = client.Cancel(ctx, leases[3].Scope, leases[3].RunID)
+	must("cancel a claimed run", err)
 	poison, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: now.Add(time.Hour), Limit: 8, OrphanTTL: time.Minute, MaxClaimAttempts: 1})
 	must("claim to poison", err)
 	if len(poison.Poisoned) == 0 {
@@ -216,8 +229,6 @@ drop table old.docket_schema_migrations`)
 	}
 	_, err = client.RetryPoisonedRun(ctx, poison.Poisoned[0].Scope, poison.Poisoned[0].RunID)
 	must("retry poisoned", err)
-	_, err = client.Cancel(ctx, leases[3].Scope, leases[3].RunID)
-	must("cancel", err)
 	_, err = client.RetryRun(ctx, leases[0].Scope, leases[0].RunID, docket.RetryRunOptions{Force: true})
 	must("retry finished", err)
 
