@@ -18,6 +18,9 @@ const (
 
 // DeleteFinishedRunsOptions select the runs DeleteFinishedRuns removes.
 type DeleteFinishedRunsOptions struct {
+	// Status limits the deletion to runs that finished in one status (done,
+	// failed or cancelled); "" means all three.
+	Status RunStatus
 	// FinishedBefore is the cutoff: runs finished strictly before it are
 	// deleted. It is required and must be a time PostgreSQL's timestamptz
 	// can hold.
@@ -33,8 +36,9 @@ type DeleteFinishedRunsOptions struct {
 	OnBatch func(deleted, total int64)
 }
 
-// DeleteFinishedRuns deletes done, failed and cancelled runs that finished
-// before opts.FinishedBefore, oldest first, in batches of opts.BatchSize. Each
+// DeleteFinishedRuns deletes done, failed and cancelled runs (or those of
+// opts.Status) that finished before opts.FinishedBefore, oldest first, in
+// batches of opts.BatchSize. Each
 // batch is one short statement in its own transaction that skips rows another
 // transaction has locked, so retention never waits on a lock and never delays
 // a claim; a skipped run is left for a later call. Unfinished runs are never
@@ -73,8 +77,15 @@ func (c *store) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRunsO
 	}
 }
 
+// finishedStatuses are the statuses retention deletes, in the order a
+// Worker's pass takes them.
+var finishedStatuses = []RunStatus{StatusDone, StatusCancelled, StatusFailed}
+
 // retentionParams validates opts and returns one batch's statement arguments.
 func (c *store) retentionParams(opts DeleteFinishedRunsOptions) (gen.DeleteFinishedRunsParams, error) {
+	if opts.Status != "" && !opts.Status.Terminal() {
+		return gen.DeleteFinishedRunsParams{}, invalidArgument("retention status %q is not a finished status (done, failed or cancelled)", opts.Status)
+	}
 	if opts.FinishedBefore.IsZero() {
 		return gen.DeleteFinishedRunsParams{}, invalidArgument("a FinishedBefore cutoff is required")
 	}
@@ -89,6 +100,11 @@ func (c *store) retentionParams(opts DeleteFinishedRunsOptions) (gen.DeleteFinis
 		return gen.DeleteFinishedRunsParams{}, invalidArgument("retention batch size %d is outside 1..%d", batch, MaxRetentionBatch)
 	}
 	params := gen.DeleteFinishedRunsParams{FinishedBefore: opts.FinishedBefore, BatchSize: int32(batch)}
+	for _, status := range finishedStatuses {
+		if opts.Status == "" || opts.Status == status {
+			params.Statuses = append(params.Statuses, string(status))
+		}
+	}
 	if opts.Scope != nil {
 		key, err := c.runScopeKey(*opts.Scope)
 		if err != nil {

@@ -62,9 +62,9 @@ type WorkerConfig struct {
 	// anything slow to a goroutine of its own. Events carry run identities.
 	// Nil (the default) costs a nil check per event.
 	OnEvent func(WorkerEvent)
-	// Retention, when its Every is positive, makes the worker delete
-	// finished runs periodically (see WorkerRetention); the zero value
-	// deletes nothing.
+	// Retention is the worker's periodic cleaner of finished runs (see
+	// WorkerRetention): on by default, done and cancelled runs are kept a
+	// day and failed runs a week; Retention.Off keeps everything.
 	Retention WorkerRetention
 	// Schedules makes the worker take the domain's due schedule ticks (see
 	// AddSchedule): it wakes at the earliest next tick, on a notification
@@ -110,9 +110,11 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 	case cfg.MaxClaimAttempts < 0 || cfg.MaxClaimAttempts > math.MaxInt32:
 		return cfg, invalidConfig("worker MaxClaimAttempts %d is outside 1..%d", cfg.MaxClaimAttempts, math.MaxInt32)
 	}
-	if err := cfg.Retention.validate(); err != nil {
+	retention, err := cfg.Retention.resolve()
+	if err != nil {
 		return cfg, err
 	}
+	cfg.Retention = retention
 	retry, err := cfg.Retry.resolve()
 	if err != nil {
 		return cfg, err

@@ -18,10 +18,12 @@ grant usage on schema :"schema" to :"role";
 -- Startup reads the applied migrations (schema version check).
 grant select on :"schema".docket_schema_migrations to :"role";
 
--- Runs: insert, read, lifecycle updates. Only retention (DeleteFinishedRuns,
--- `docket runs prune`) deletes runs: grant DELETE on docket_runs to the role
--- that runs it, not to the application role.
-grant select, insert, update on :"schema".docket_runs to :"role";
+-- Runs: insert, read, lifecycle updates, and the deletes of retention, which
+-- every Worker runs by default (WorkerConfig.Retention; DeleteFinishedRuns,
+-- `docket runs prune`). An application that keeps its role from deleting
+-- runs revokes DELETE here, sets Retention.Off on its Workers and runs
+-- retention as another role.
+grant select, insert, update, delete on :"schema".docket_runs to :"role";
 grant usage on sequence :"schema".docket_runs_id_seq to :"role";
 
 -- The singleton policy: startup synchronization, the claim cursor (locked

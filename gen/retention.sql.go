@@ -14,29 +14,38 @@ const DeleteFinishedRuns = `-- name: DeleteFinishedRuns :execrows
 delete from /*schema*/docket_runs r
  where r.id in (select f.id from /*schema*/docket_runs f
                  where f.status in ('done', 'failed', 'cancelled')
-                   and f.finished_at < $1::timestamptz
-                   and ($2::text is null
-                        or f.scope_key = $2::text)
+                   and f.status = any($1::text[])
+                   and f.finished_at < $2::timestamptz
+                   and ($3::text is null
+                        or f.scope_key = $3::text)
                  order by f.finished_at, f.id
-                 limit $3::integer
+                 limit $4::integer
                    for update skip locked)
 `
 
 type DeleteFinishedRunsParams struct {
+	Statuses       []string
 	FinishedBefore time.Time
 	ScopeKey       *string
 	BatchSize      int32
 }
 
-// One retention batch: the oldest finished runs before the cutoff, optionally
-// of one scope. SKIP LOCKED passes over a row another transaction holds (a
+// One retention batch: the oldest runs finished before the cutoff in the
+// given statuses, optionally of one scope, read in the order of
+// docket_runs_finished_idx (finished_at, id); the constant status list
+// lets the planner match that partial index. SKIP LOCKED passes over a row another transaction holds (a
 // retry or a signal deciding on it), so retention never waits on a lock and
 // never deletes a row whose fate is being decided; claims never lock finished
 // rows, so they never wait on retention either. Terminal rows are outside the
 // unfinished count, so the delete trigger changes no counter, and partition
 // and schedule rows are never touched: a scope keeps its ring position.
 func (q *Queries) DeleteFinishedRuns(ctx context.Context, arg DeleteFinishedRunsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, DeleteFinishedRuns, arg.FinishedBefore, arg.ScopeKey, arg.BatchSize)
+	result, err := q.db.Exec(ctx, DeleteFinishedRuns,
+		arg.Statuses,
+		arg.FinishedBefore,
+		arg.ScopeKey,
+		arg.BatchSize,
+	)
 	if err != nil {
 		return 0, err
 	}

@@ -1,6 +1,8 @@
 -- name: DeleteFinishedRuns :execrows
--- One retention batch: the oldest finished runs before the cutoff, optionally
--- of one scope. SKIP LOCKED passes over a row another transaction holds (a
+-- One retention batch: the oldest runs finished before the cutoff in the
+-- given statuses, optionally of one scope, read in the order of
+-- docket_runs_finished_idx (finished_at, id); the constant status list
+-- lets the planner match that partial index. SKIP LOCKED passes over a row another transaction holds (a
 -- retry or a signal deciding on it), so retention never waits on a lock and
 -- never deletes a row whose fate is being decided; claims never lock finished
 -- rows, so they never wait on retention either. Terminal rows are outside the
@@ -9,6 +11,7 @@
 delete from /*schema*/docket_runs r
  where r.id in (select f.id from /*schema*/docket_runs f
                  where f.status in ('done', 'failed', 'cancelled')
+                   and f.status = any(sqlc.arg(statuses)::text[])
                    and f.finished_at < sqlc.arg(finished_before)::timestamptz
                    and (sqlc.narg(scope_key)::text is null
                         or f.scope_key = sqlc.narg(scope_key)::text)

@@ -216,7 +216,7 @@ func TestDeleteFinishedRunsSkipsLockedRowsAndNeverBlocksClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = retentionTx.Rollback(ctx) }()
-	deleted, err := gen.New(retentionTx).DeleteFinishedRuns(ctx, gen.DeleteFinishedRunsParams{FinishedBefore: testkit.RetentionCutoff, BatchSize: 10})
+	deleted, err := gen.New(retentionTx).DeleteFinishedRuns(ctx, gen.DeleteFinishedRunsParams{FinishedBefore: testkit.RetentionCutoff, BatchSize: 10, Statuses: []string{"done", "failed", "cancelled"}})
 	if err != nil || deleted != 1 {
 		t.Fatalf("open retention batch = %d, %v; want 1", deleted, err)
 	}
