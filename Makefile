@@ -93,7 +93,7 @@ test-matrix: test-unit
 demo:
 	$(GO) run ./cmd/docket demo
 
-## console-screenshots: the console browser test's screenshots into docs/console (README shows two)
+## console-screenshots: the console browser test's screenshots into docs/console (the docs show two)
 console-screenshots:
 	DOCKET_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run 'TestConsoleBrowser$$' ./tests/admin/
 

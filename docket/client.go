@@ -1,6 +1,3 @@
-// Package docket is the public facade of Docket for Go: a PostgreSQL run store
-// whose single admission entrypoint, ClaimDue, is served by the Legacy or the
-// TenantFair engine.
 package docket
 
 import (

@@ -17,7 +17,7 @@ var errInvoiceGone = errors.New("invoice deleted")
 // sendInvoice stands for the handler's real work.
 func sendInvoice(context.Context, json.RawMessage) error { return nil }
 
-// The README's retry example: a handler error is retried with exponential
+// The manual's retry example: a handler error is retried with exponential
 // backoff up to five attempts, a permanent one fails the run at once, and
 // the run's error history is read back. It compiles with the package; it
 // needs a database to run.

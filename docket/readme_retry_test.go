@@ -6,18 +6,19 @@ import (
 	"testing"
 )
 
-// The README's retry example is the code of ExampleRetryPolicy, byte for
-// byte less one level of indentation, so it compiles.
+// The manual's retry example (docs/manual.md, "Retries and errors") is the
+// code of ExampleRetryPolicy, byte for byte less one level of indentation,
+// so it compiles.
 func TestReadmeRetryExampleIsTheExample(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	manual, err := os.ReadFile("../docs/manual.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "### Retries and errors\n")
+	_, rest, ok := strings.Cut(string(manual), "### Retries and errors\n")
 	_, rest, found := strings.Cut(rest, "```go\n")
 	block, _, closed := strings.Cut(rest, "```\n")
 	if !ok || !found || !closed {
-		t.Fatal("README.md has no go block under ### Retries and errors")
+		t.Fatal("docs/manual.md has no go block under ### Retries and errors")
 	}
 	source, err := os.ReadFile("example_retry_test.go")
 	if err != nil {
@@ -33,6 +34,6 @@ func TestReadmeRetryExampleIsTheExample(t *testing.T) {
 		dedented.WriteString(strings.TrimPrefix(line, "\t"))
 	}
 	if dedented.String() != block {
-		t.Fatalf("README retry example differs from ExampleRetryPolicy:\n--- README\n%s\n--- example\n%s", block, dedented.String())
+		t.Fatalf("docs/manual.md's retry example differs from ExampleRetryPolicy:\n--- docs/manual.md\n%s\n--- example\n%s", block, dedented.String())
 	}
 }

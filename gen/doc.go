@@ -71,8 +71,8 @@
 //     ForgetMigration, which keep Docket's ledger in step with the applied
 //     migrations only inside docket migrate.
 //
-// Calling these directly can break the invariants the README's run
-// lifecycle describes; the triggers and checks refuse many mistakes, not
+// Calling these directly can break the invariants the run lifecycle
+// of docs/manual.md describes; the triggers and checks refuse many mistakes, not
 // all. The schema checks of Open (SchemaShape, MissingColumns,
 // InstalledFunctionBodies) and the ledger reads (LedgerExists,
 // LedgerVersions, LegacyLedgerHoldsDocket, LegacyLedgerVersions) change

@@ -1,8 +1,8 @@
-// Package apptest is an app whose own test is the README's "Testing your
+// Package apptest is an app whose own test is the manual's "Testing your
 // app" example: apptest_test.go asserts, with dockettest, what
 // createInvoice inserts inside its transaction and works that run through
 // sendInvoice, on a real test database. The function between the testing
-// markers is the README's code, byte for byte; a test keeps the two equal.
+// markers is the manual's code, byte for byte; a test keeps the two equal.
 package apptest
 
 import (

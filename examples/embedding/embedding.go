@@ -1,6 +1,6 @@
 // Package embedding uses the generated repository next to the docket facade
 // in one of the app's own transactions: a generated read decides, the facade
-// writes. The README's embedding section is its region, and a test runs it.
+// writes. The manual's embedding section is its region, and a test runs it.
 package embedding
 
 import (

@@ -1,8 +1,8 @@
-// Package finished is the README's examples on finished runs as a program
+// Package finished is the manual's examples on finished runs as a program
 // that runs: a run that failed is sent back with RetryRun and worked off
 // again, and DeleteFinishedRuns deletes the runs finished more than 30 days
 // ago. The blocks between the retry markers and between the retention
-// markers are the README's code, byte for byte; a test keeps them equal and
+// markers are the manual's code, byte for byte; a test keeps them equal and
 // runs Work and Later on a fresh database, moving the finished runs 40
 // days into the past in between.
 package finished
@@ -64,7 +64,7 @@ func Later(ctx context.Context, client *docket.Client, out io.Writer) error {
 	return nil
 }
 
-// retry is the README's RetryRun block.
+// retry is the manual's RetryRun block.
 func retry(ctx context.Context, client *docket.Client, out io.Writer) error {
 	// retry:begin
 	// invoice-2 failed while the mail server was down. It is back up: send the
@@ -81,7 +81,7 @@ func retry(ctx context.Context, client *docket.Client, out io.Writer) error {
 	return nil
 }
 
-// retain is the README's DeleteFinishedRuns block.
+// retain is the manual's DeleteFinishedRuns block.
 func retain(ctx context.Context, client *docket.Client, out io.Writer) error {
 	// retention:begin
 	// Keep finished runs for 30 days (a nightly job; a Worker can do it, see

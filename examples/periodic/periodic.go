@@ -1,7 +1,7 @@
-// Package periodic is the README's periodic-runs example as a program that
+// Package periodic is the manual's periodic-runs example as a program that
 // runs: a schedule inserts a nightly report run for a tenant and a Worker
 // takes the schedule's ticks and works the runs off. The block between the
-// periodic markers is the README's code, byte for byte; a test keeps the two
+// periodic markers is the manual's code, byte for byte; a test keeps the two
 // equal and runs Run on a fresh database.
 package periodic
 

@@ -1,7 +1,7 @@
-// Package queues is the README's queues example as a program that runs: two
+// Package queues is the manual's queues example as a program that runs: two
 // queues, each a Docket domain in a schema of its own, opened on one pool
 // and served by one process whose Workers start and stop together. The block
-// between the queues markers is the README's code, byte for byte; a test
+// between the queues markers is the manual's code, byte for byte; a test
 // keeps the two equal and runs Run on a fresh database.
 package queues
 

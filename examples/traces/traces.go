@@ -1,8 +1,8 @@
-// Package traces is the README's traces example as a program that runs: a
+// Package traces is the manual's traces example as a program that runs: a
 // client with an OpenTelemetry SDK TracerProvider inserts a run under the
 // app's request span, a Worker works the run off, and the spans are printed
 // with their parent and link relations. The block between the traces
-// markers is the README's code, byte for byte; a test keeps the two equal
+// markers is the manual's code, byte for byte; a test keeps the two equal
 // and runs Run on a fresh database.
 package traces
 
@@ -36,7 +36,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
 	})
 }
 
-// traced is the README's block: it opens a traced client and inserts the
+// traced is the manual's block: it opens a traced client and inserts the
 // run under the app's span, then hands the client and provider to then.
 func traced(ctx context.Context, pool *pgxpool.Pool, exporter sdktrace.SpanExporter, then func(*docket.Client, *sdktrace.TracerProvider) error) error {
 	// traces:begin

@@ -1,6 +1,6 @@
 // Package usage holds the tests of Docket as an application sees it: the
-// README's examples, the demo, the example invoices app, package dockettest
-// and the dependencies Docket links.
+// examples of the README and the manual, the demo, the example invoices
+// app, package dockettest and the dependencies Docket links.
 //
 // Every test runs against a real PostgreSQL in its own database cloned from
 // a migrated template; see internal/pgtest for how the server is found,

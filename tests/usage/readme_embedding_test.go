@@ -11,21 +11,21 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// The README's embedding example is the region of examples/embedding, byte
+// The manual's embedding example is the region of examples/embedding, byte
 // for byte (less one level of indentation), and it runs: the generated read
 // and the facade's insert share one transaction, so the tenant's backlog
 // limit holds, and a refused call leaves no run.
 func TestReadmeEmbeddingIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	manual, err := os.ReadFile(manualFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## Embedding\n")
+	_, section, ok := strings.Cut(string(manual), "\n## Embedding\n")
 	_, rest, found := strings.Cut(section, "```go\n")
 	block, _, closed := strings.Cut(rest, "```\n")
 	if !ok || !found || !closed {
-		t.Fatal("README.md has no go block under ## Embedding")
+		t.Fatal("docs/manual.md has no go block under ## Embedding")
 	}
 	source, err := os.ReadFile("../../examples/embedding/embedding.go")
 	if err != nil {
@@ -41,7 +41,7 @@ func TestReadmeEmbeddingIsTheExampleAndRuns(t *testing.T) {
 		dedented.WriteString(strings.TrimPrefix(line, "\t"))
 	}
 	if dedented.String() != block {
-		t.Fatalf("README embedding example differs from examples/embedding:\n--- README\n%s\n--- example\n%s", block, dedented.String())
+		t.Fatalf("docs/manual.md's embedding example differs from examples/embedding:\n--- docs/manual.md\n%s\n--- example\n%s", block, dedented.String())
 	}
 
 	pool := testkit.PoolFor(t, pgtest.NewDatabase(t))

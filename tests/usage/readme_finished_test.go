@@ -10,17 +10,17 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// The README's RetryRun and DeleteFinishedRuns blocks are the code of
+// The manual's RetryRun and DeleteFinishedRuns blocks are the code of
 // examples/finished, byte for byte (less one level of indentation), and
 // they run: a failed run sent back by RetryRun is due again with its
 // attempt counter reset and its error kept, a Worker completes it, and
 // retention then deletes exactly the run that finished before the cutoff.
 // Between the example's two steps the test moves every finish 40 days
-// into the past, as if a month had gone by. The README shows the output.
+// into the past, as if a month had gone by. The manual shows the output.
 func TestReadmeFinishedRunsAreTheExampleAndRun(t *testing.T) {
 	t.Parallel()
-	requireReadmeIsRegion(t, "A finished run is not a dead end:", "../../examples/finished/finished.go", "retry")
-	requireReadmeIsRegion(t, "Finished runs stay until you delete them:", "../../examples/finished/finished.go", "retention")
+	requireDocIsRegion(t, manualFile, "A finished run is not a dead end:", "../../examples/finished/finished.go", "retry")
+	requireDocIsRegion(t, manualFile, "Finished runs stay until you delete them:", "../../examples/finished/finished.go", "retention")
 
 	pool := testkit.NewPool(t)
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
@@ -43,7 +43,7 @@ func TestReadmeFinishedRunsAreTheExampleAndRun(t *testing.T) {
 		"  kept: attempt 1 (error): mail server down\n" +
 		"invoice-2 is done, attempt counter 0, 1 error kept\n" +
 		"deleted 1 runs finished more than 30 days ago\n"
-	if shown := readmeBlock(t, "Both blocks are `examples/finished`", "text"); shown != want {
+	if shown := docBlock(t, manualFile, "Both blocks are `examples/finished`", "text"); shown != want {
 		t.Fatalf("README finished-runs output:\n%s\nwant:\n%s", shown, want)
 	}
 	if out.String() != want {

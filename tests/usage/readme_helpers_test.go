@@ -6,19 +6,26 @@ import (
 	"testing"
 )
 
-// readmeBlock returns the first fenced block of lang in README.md after the
-// first line that starts with anchor, without its fences.
-func readmeBlock(t *testing.T, anchor, lang string) string {
+// The documents whose code blocks the tests keep equal to the examples: the
+// README holds the quick start, the manual every other section's example.
+const (
+	readmeFile = "../../README.md"
+	manualFile = "../../docs/manual.md"
+)
+
+// docBlock returns the first fenced block of lang in the document doc after
+// the first line that starts with anchor, without its fences.
+func docBlock(t *testing.T, doc, anchor, lang string) string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	text, err := os.ReadFile(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "\n"+anchor)
+	_, rest, ok := strings.Cut(string(text), "\n"+anchor)
 	_, rest, found := strings.Cut(rest, "```"+lang+"\n")
 	block, _, closed := strings.Cut(rest, "```\n")
 	if !ok || !found || !closed {
-		t.Fatalf("README.md has no %s block after %q", lang, anchor)
+		t.Fatalf("%s has no %s block after %q", doc, lang, anchor)
 	}
 	return block
 }
@@ -45,12 +52,12 @@ func exampleRegion(t *testing.T, file, name string) string {
 	return strings.TrimRight(dedented.String(), "\n") + "\n"
 }
 
-// requireReadmeIsRegion fails t unless the README's go block after anchor
-// is file's region name, byte for byte.
-func requireReadmeIsRegion(t *testing.T, anchor, file, name string) {
+// requireDocIsRegion fails t unless the go block of doc after anchor is
+// file's region name, byte for byte.
+func requireDocIsRegion(t *testing.T, doc, anchor, file, name string) {
 	t.Helper()
-	block, region := readmeBlock(t, anchor, "go"), exampleRegion(t, file, name)
+	block, region := docBlock(t, doc, anchor, "go"), exampleRegion(t, file, name)
 	if block != region {
-		t.Fatalf("README block after %q differs from the %s region of %s:\n--- README\n%s\n--- example\n%s", anchor, name, file, block, region)
+		t.Fatalf("%s block after %q differs from the %s region of %s:\n--- %s\n%s\n--- example\n%s", doc, anchor, name, file, doc, block, region)
 	}
 }

@@ -14,21 +14,21 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// The README's periodic-runs example is the code of examples/periodic, byte
+// The manual's periodic-runs example is the code of examples/periodic, byte
 // for byte (less one level of indentation), and it runs on the wall clock: a
 // schedule whose tick is due is taken by the example's Worker, which runs
 // the report once.
 func TestReadmePeriodicRunsIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	manual, err := os.ReadFile(manualFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "## Periodic runs\n")
+	_, rest, ok := strings.Cut(string(manual), "## Periodic runs\n")
 	_, rest, _ = strings.Cut(rest, "```go\n")
 	block, _, closed := strings.Cut(rest, "```\n")
 	if !ok || !closed {
-		t.Fatal("README.md has no go block under ## Periodic runs")
+		t.Fatal("docs/manual.md has no go block under ## Periodic runs")
 	}
 	source, err := os.ReadFile("../../examples/periodic/periodic.go")
 	if err != nil {
@@ -44,7 +44,7 @@ func TestReadmePeriodicRunsIsTheExampleAndRuns(t *testing.T) {
 		dedented.WriteString(strings.TrimPrefix(line, "\t"))
 	}
 	if dedented.String() != block {
-		t.Fatalf("README periodic runs differ from examples/periodic:\n--- README\n%s\n--- example\n%s", block, dedented.String())
+		t.Fatalf("docs/manual.md's periodic runs differ from examples/periodic:\n--- docs/manual.md\n%s\n--- example\n%s", block, dedented.String())
 	}
 
 	pool := testkit.NewPool(t)

@@ -13,20 +13,20 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// The README's queues example is the code of examples/queues, byte for byte
+// The manual's queues example is the code of examples/queues, byte for byte
 // (less one level of indentation), and it runs: two queues on one pool, one
 // run each, each handled by its own queue's Worker only.
 func TestReadmeQueuesIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	manual, err := os.ReadFile(manualFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "## Queues\n")
+	_, rest, ok := strings.Cut(string(manual), "## Queues\n")
 	_, rest, _ = strings.Cut(rest, "```go\n")
 	block, _, closed := strings.Cut(rest, "```\n")
 	if !ok || !closed {
-		t.Fatal("README.md has no go block under ## Queues")
+		t.Fatal("docs/manual.md has no go block under ## Queues")
 	}
 	source, err := os.ReadFile("../../examples/queues/queues.go")
 	if err != nil {
@@ -42,7 +42,7 @@ func TestReadmeQueuesIsTheExampleAndRuns(t *testing.T) {
 		dedented.WriteString(strings.TrimPrefix(line, "\t"))
 	}
 	if dedented.String() != block {
-		t.Fatalf("README queues differ from examples/queues:\n--- README\n%s\n--- example\n%s", block, dedented.String())
+		t.Fatalf("docs/manual.md's queues differ from examples/queues:\n--- docs/manual.md\n%s\n--- example\n%s", block, dedented.String())
 	}
 
 	pool := testkit.PoolFor(t, pgtest.NewEmptyDatabase(t))

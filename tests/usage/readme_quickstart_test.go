@@ -19,7 +19,7 @@ import (
 // completes the run.
 func TestReadmeQuickStartIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile(readmeFile)
 	if err != nil {
 		t.Fatal(err)
 	}

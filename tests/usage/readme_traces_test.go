@@ -8,20 +8,20 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// The README's traces example is the code of examples/traces, byte for byte
+// The manual's traces example is the code of examples/traces, byte for byte
 // (less one level of indentation), and it runs: the request span is the
 // insert span's parent, the one claim call that leased the run is a root,
 // the handler span is a root linked to the insert span, and the commit span
-// is the handler span's child. The README shows that output as well.
+// is the handler span's child. The manual shows that output as well.
 func TestReadmeTracesIsTheExampleAndRuns(t *testing.T) {
 	t.Parallel()
-	requireReadmeIsRegion(t, "## Traces", "../../examples/traces/traces.go", "traces")
+	requireDocIsRegion(t, manualFile, "## Traces", "../../examples/traces/traces.go", "traces")
 	want := "POST /invoices\n" +
 		"  docket.insert\n" +
 		"docket.claim, leased 1\n" +
 		"docket.handler, linked to docket.insert\n" +
 		"  docket.commit\n"
-	if shown := readmeBlock(t, "## Traces", "text"); shown != want {
+	if shown := docBlock(t, manualFile, "## Traces", "text"); shown != want {
 		t.Fatalf("README traces output:\n%s\nwant:\n%s", shown, want)
 	}
 
