@@ -84,8 +84,9 @@ func retry(ctx context.Context, client *docket.Client, out io.Writer) error {
 // retain is the manual's DeleteFinishedRuns block.
 func retain(ctx context.Context, client *docket.Client, out io.Writer) error {
 	// retention:begin
-	// Keep finished runs for 30 days (a nightly job; a Worker can do it, see
-	// WorkerConfig.Retention).
+	// Keep finished runs for 30 days, by hand (a nightly job), where Workers
+	// run with Retention.Off; by default each Worker deletes done and
+	// cancelled runs after a day and failed runs after a week.
 	deleted, err := client.DeleteFinishedRuns(ctx, docket.DeleteFinishedRunsOptions{
 		FinishedBefore: time.Now().AddDate(0, 0, -30),
 	})

@@ -20,6 +20,8 @@ func workOff(ctx context.Context, client *docket.Client, handler docket.Handler,
 	worker, err := docket.NewWorker(client, docket.WorkerConfig{
 		Concurrency: len(runIDs),
 		Handler:     handler,
+		// The example prunes by hand (retain); Workers retain by default.
+		Retention: docket.WorkerRetention{Off: true},
 		OnEvent: func(e docket.WorkerEvent) {
 			if e.Kind == docket.EventVerdict && awaited[e.RunID] {
 				select {
