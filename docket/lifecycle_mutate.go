@@ -62,12 +62,9 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 	var result MutateResult
 	var markerCleared bool
 	err = c.inTx(ctx, func(q *gen.Queries) error {
-		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return runNotFound(runID)
-		}
+		row, err := lockRun(ctx, q, scopeKey, runID)
 		if err != nil {
-			return fmt.Errorf("docket: lock run: %w", err)
+			return err
 		}
 		current := runFromRow(row)
 		m, err := decide(current)
@@ -102,6 +99,19 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 	}
 	c.telemetry.signalled(ctx, markerCleared)
 	return result, nil
+}
+
+// lockRun locks the run of scopeKey and runID for a lifecycle decision
+// (LockRun): ErrNotFound when there is none.
+func lockRun(ctx context.Context, q *gen.Queries, scopeKey, runID string) (gen.DocketRun, error) {
+	row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return gen.DocketRun{}, runNotFound(runID)
+	}
+	if err != nil {
+		return gen.DocketRun{}, fmt.Errorf("docket: lock run: %w", err)
+	}
+	return row, nil
 }
 
 // mutationParams validates m against the current run and returns the write.
@@ -158,12 +168,9 @@ func (c *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string)
 	}
 	var revived Run
 	err = c.inTx(ctx, func(q *gen.Queries) error {
-		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return runNotFound(runID)
-		}
+		row, err := lockRun(ctx, q, scopeKey, runID)
 		if err != nil {
-			return fmt.Errorf("docket: lock run: %w", err)
+			return err
 		}
 		if err := TransitionRetryPoisoned.Check(runFromRow(row)); err != nil {
 			return err

@@ -2,11 +2,8 @@ package docket
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/gen"
 )
@@ -53,12 +50,9 @@ func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts Re
 	}
 	var retried Run
 	err = c.inTx(ctx, func(q *gen.Queries) error {
-		row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return runNotFound(runID)
-		}
+		row, err := lockRun(ctx, q, scopeKey, runID)
 		if err != nil {
-			return fmt.Errorf("docket: lock run: %w", err)
+			return err
 		}
 		if err := TransitionRetry.check(runFromRow(row), opts.Force); err != nil {
 			return err

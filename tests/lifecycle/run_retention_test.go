@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,4 +233,56 @@ func TestDeleteFinishedRunsSkipsLockedRowsAndNeverBlocksClaims(t *testing.T) {
 	}
 	ring[0].Epoch++
 	testkit.RetryExpectRing(t, s.Pool, ring)
+}
+
+// The retention batch reads docket_runs_finished_idx in order and stops at
+// the batch size, in a custom and in a generic plan, for every status and
+// for one, with and without a scope: no sequential scan of docket_runs and
+// no sort, on 60,000 runs of which most are finished.
+func TestDeleteFinishedRunsPlanReadsTheRetentionIndex(t *testing.T) {
+	t.Parallel()
+	pool := testkit.NewPool(t)
+	testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, finished_at)
+		select format('r-%s', g), format('t%s', g % 200), 'g', 'h',
+		       case g % 10 when 0 then 'running' when 1 then 'failed' when 2 then 'cancelled' else 'done' end, '{}',
+		       case when g % 10 = 0 then now() end,
+		       case when g % 10 <> 0 then now() - make_interval(secs => g) end
+		  from generate_series(1, 60000) g`)
+	testkit.ExecSQL(t, pool, `analyze docket_runs`)
+	ctx := testkit.Context(t)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	cutoff := time.Now().Add(-time.Hour)
+	all, done := []string{"done", "failed", "cancelled"}, []string{"done"}
+	scope := "t7"
+	for _, mode := range []string{"auto", "force_generic_plan"} {
+		if _, err := conn.Exec(ctx, "set plan_cache_mode = "+mode); err != nil {
+			t.Fatal(err)
+		}
+		for name, args := range map[string][]any{
+			"every status":          {all, cutoff, nil, 1000},
+			"one status":            {done, cutoff, nil, 1000},
+			"one status of a scope": {done, cutoff, &scope, 1000},
+		} {
+			if _, err := conn.Exec(ctx, "prepare retention_plan as "+gen.DeleteFinishedRuns); err != nil {
+				t.Fatal(err)
+			}
+			var plan string
+			err := conn.QueryRow(ctx, "explain (format json) execute retention_plan($1, $2, $3, $4)", args...).Scan(&plan)
+			if _, derr := conn.Exec(ctx, "deallocate retention_plan"); derr != nil {
+				t.Fatal(derr)
+			}
+			if err != nil {
+				t.Fatalf("%s, %s: %v", mode, name, err)
+			}
+			if !strings.Contains(plan, `"Index Name": "docket_runs_finished_idx"`) || strings.Contains(plan, `"Node Type": "Sort"`) ||
+				strings.Contains(plan, `"Node Type": "Seq Scan"`) {
+				t.Errorf("%s, %s: the batch does not read docket_runs_finished_idx in order:\n%s", mode, name, plan)
+			}
+		}
+	}
 }
