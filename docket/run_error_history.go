@@ -31,10 +31,15 @@ const (
 	// ErrorKindInvalidResult is a verdict the store refused as invalid; the
 	// entry's text is the refusal.
 	ErrorKindInvalidResult = "invalid_result"
+	// ErrorKindRetry is no failure: RetryRun sent the finished run back to
+	// work. Its Attempt is the attempts spent before (at least 1), its text
+	// names the status the run left, and the attempt count restarts after
+	// it. A commit never records this kind.
+	ErrorKindRetry = "retry"
 )
 
 // RunError is one entry of a run's error history: a handler attempt that
-// failed. Its text may carry whatever the handler's error carried, so it is
+// failed, or an operator's retry (ErrorKindRetry). Its text may carry whatever the handler's error carried, so it is
 // stored with the run and never logged above debug level or used as a
 // metric attribute.
 type RunError struct {
@@ -43,8 +48,8 @@ type RunError struct {
 	Attempt int `json:"attempt"`
 	// At is the database time of the commit that recorded the failure.
 	At time.Time `json:"at"`
-	// Kind is ErrorKindError, ErrorKindPanic, ErrorKindNoResult or
-	// ErrorKindInvalidResult.
+	// Kind is ErrorKindError, ErrorKindPanic, ErrorKindNoResult,
+	// ErrorKindInvalidResult or ErrorKindRetry.
 	Kind string `json:"kind"`
 	// Error is the error text, at most MaxRunErrorBytes of valid UTF-8.
 	Error string `json:"error"`

@@ -413,6 +413,15 @@ update /*schema*/docket_runs r
        claim_abandons = 0,
        attempt = 0,
        finished_at = null,
+       -- The history is kept and says where the count restarts: an entry
+       -- of kind retry with the attempts spent before it and the status it
+       -- left (the operator is not known here), within the bound of 20.
+       errors = (case when jsonb_array_length(r.errors) >= 20 then r.errors - 0 else r.errors end)
+                || jsonb_build_array(jsonb_build_object(
+                       'attempt', greatest(r.attempt, 1),
+                       'at', now(),
+                       'kind', 'retry',
+                       'error', 'retried by an operator from status ' || r.status)),
        updated_at = now()
  where r.id = $2
    and r.status in ('done', 'failed', 'cancelled')
@@ -432,7 +441,7 @@ type RetryFinishedRunParams struct {
 // are fenced by the claim token, which a retry never issues. The handler
 // attempt counter restarts, so the retried run gets its Worker's whole retry
 // budget again; the error history is kept, since it says why the run
-// failed. The status
+// failed, with a retry entry appended. The status
 // trigger counts the run as unfinished again and the wake trigger unparks
 // its partition, so the ring stays exact.
 func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunParams) (DocketRun, error) {

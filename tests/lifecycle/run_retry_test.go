@@ -242,3 +242,58 @@ func TestRetryRunWakesAnIdleWorker(t *testing.T) {
 	}
 	testkit.StopWorker(t, w, runResult)
 }
+
+// RetryRun records itself in the error history: after the entries of the
+// failed attempts, an entry of kind retry with the attempts spent before it
+// (at least 1), the status the run left and the time of the retry, so the
+// numbering that restarts at attempt 1 is explained. The bound of 20
+// entries holds.
+func TestRetryRunRecordsARetryEntry(t *testing.T) {
+	t.Parallel()
+	s := testkit.NewRunStore(t, 4)
+	ctx := testkit.Context(t)
+	s.Insert("acme", "failed")
+	lease := s.Claim("acme", "failed")
+	if _, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1,
+		State: json.RawMessage(`{}`), Schedule: docket.ReleaseTerminal(docket.StatusFailed), Attempt: docket.AttemptCount,
+		Failure: &docket.AttemptFailure{Kind: docket.ErrorKindError, Error: "mail server down"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Insert("acme", "cancelled")
+	if _, err := s.Client.Cancel(ctx, docket.Tenant("acme"), "cancelled"); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string][]docket.RunError{
+		"failed":    {{Attempt: 1, Kind: "error", Error: "mail server down"}, {Attempt: 1, Kind: "retry", Error: "retried by an operator from status failed"}},
+		"cancelled": {{Attempt: 1, Kind: "retry", Error: "retried by an operator from status cancelled"}},
+	} {
+		run, err := s.Client.RetryRun(ctx, docket.Tenant("acme"), id, docket.RetryRunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Attempt != 0 || len(run.Errors) != len(want) {
+			t.Fatalf("%s after the retry: attempt %d, errors %+v; want %+v", id, run.Attempt, run.Errors, want)
+		}
+		for i, e := range run.Errors {
+			if e.Attempt != want[i].Attempt || e.Kind != want[i].Kind || e.Error != want[i].Error {
+				t.Fatalf("%s entry %d = %+v, want %+v", id, i, e, want[i])
+			}
+		}
+		if last := run.Errors[len(run.Errors)-1]; !last.At.Equal(run.UpdatedAt) {
+			t.Fatalf("%s: the retry entry is at %s, the retry wrote the run at %s", id, last.At, run.UpdatedAt)
+		}
+	}
+
+	// A history at its bound drops its oldest entry for the retry's.
+	testkit.ExecSQL(t, s.Pool, `update docket_runs set status = 'failed', finished_at = now(), wake_at = null,
+		errors = (select jsonb_agg(jsonb_build_object('attempt', i, 'at', now(), 'kind', 'error', 'error', 'e' || i))
+		            from generate_series(1, 20) i)
+		 where run_id = 'failed'`)
+	run, err := s.Client.RetryRun(ctx, docket.Tenant("acme"), "failed", docket.RetryRunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Errors) != 20 || run.Errors[0].Error != "e2" || run.Errors[19].Kind != "retry" {
+		t.Fatalf("a full history after a retry: %d entries, first %+v, last %+v", len(run.Errors), run.Errors[0], run.Errors[19])
+	}
+}
