@@ -21,10 +21,11 @@ const (
 	MigrationV5Version = "20261201000005"
 	MigrationV6Version = "20261201000006"
 	MigrationV7Version = "20261201000007"
+	MigrationV8Version = "20261201000008"
 )
 
 // MigrationAllVersions are every migration's version, oldest first.
-var MigrationAllVersions = []string{MigrationV1Version, MigrationV2Version, MigrationV3Version, MigrationV4Version, MigrationV5Version, MigrationV6Version, MigrationV7Version}
+var MigrationAllVersions = []string{MigrationV1Version, MigrationV2Version, MigrationV3Version, MigrationV4Version, MigrationV5Version, MigrationV6Version, MigrationV7Version, MigrationV8Version}
 
 // MigrationCatalogQuery lists every object of one schema with its full definition:
 // relations (tables, sequences, indexes), columns, constraints, indexes,

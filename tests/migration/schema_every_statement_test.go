@@ -136,11 +136,11 @@ insert into old.schema_migrations select version from old.docket_schema_migratio
 drop table old.docket_schema_migrations`)
 	must("migrate old adopting dbmate's ledger", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "old"}))
 	// A schema another tool migrated: no ledger at all, then adopted.
-	must("migrate outside", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "outside"}))
-	testkit.ExecSQL(t, pool, `drop table outside.docket_schema_migrations`)
-	_, err := docket.MigrateStatusWithPool(ctx, pool, docket.MigrateOptions{Schema: "outside"})
+	must("migrate outside", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "adopted"}))
+	testkit.ExecSQL(t, pool, `drop table adopted.docket_schema_migrations`)
+	_, err := docket.MigrateStatusWithPool(ctx, pool, docket.MigrateOptions{Schema: "adopted"})
 	must("status outside the ledger", err)
-	must("adopt", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "outside", Direction: docket.MigrateAdopt}))
+	must("adopt", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "adopted", Direction: docket.MigrateAdopt}))
 	domains, err := docket.ListDomains(ctx, pool)
 	must("list domains", err)
 	if len(domains) != 3 {
