@@ -1,7 +1,10 @@
 package testkit
 
 import (
+	"fmt"
+	"io/fs"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/docket"
 )
 
@@ -21,10 +25,66 @@ const (
 	MigrationV5Version = "20261201000005"
 	MigrationV6Version = "20261201000006"
 	MigrationV7Version = "20261201000007"
+	MigrationV8Version = "20261201000008"
 )
 
-// MigrationAllVersions are every migration's version, oldest first.
-var MigrationAllVersions = []string{MigrationV1Version, MigrationV2Version, MigrationV3Version, MigrationV4Version, MigrationV5Version, MigrationV6Version, MigrationV7Version}
+// MigrationNames are the file names of the migrations the binary embeds
+// (db/schema), oldest first: versions share one width, so name order is
+// version order. A test that means "every version" or "the newest" reads
+// them here, so a new migration needs no edit of the tests.
+var MigrationNames = embeddedMigrationNames()
+
+// MigrationAllVersions are every embedded migration's version, oldest first.
+var MigrationAllVersions = migrationVersions(MigrationNames)
+
+// MigrationNewest is the version of the newest embedded migration: the
+// version Open requires and `docket migrate up` ends at.
+var MigrationNewest = MigrationAllVersions[len(MigrationAllVersions)-1]
+
+// MigrationNewestName is the file name of the newest embedded migration.
+var MigrationNewestName = MigrationNames[len(MigrationNames)-1]
+
+// MigrationNewestLabel is the short name Docket's messages give the newest
+// migration, e.g. "V8".
+var MigrationNewestLabel = MigrationLabel(len(MigrationNames))
+
+// MigrationLabel is the short name of the nth migration (1 is the oldest),
+// "V3" for 3: the nth file is named VERSION_docket_vN.sql.
+func MigrationLabel(n int) string {
+	return fmt.Sprintf("V%d", n)
+}
+
+// embeddedMigrationNames lists the embedded migration files. Go refuses to
+// build a //go:embed pattern that matches nothing, so the list is never
+// empty, and a constant pattern is never malformed.
+func embeddedMigrationNames() []string {
+	paths, _ := fs.Glob(db.Migrations, path.Join(db.MigrationsDir, "*.sql"))
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = path.Base(p)
+	}
+	return names
+}
+
+// migrationVersions are the versions that prefix names.
+func migrationVersions(names []string) []string {
+	versions := make([]string, len(names))
+	for i, name := range names {
+		versions[i], _, _ = strings.Cut(name, "_")
+	}
+	return versions
+}
+
+// MigrationExpectNaming fails unless every embedded migration is named
+// VERSION_docket_vN.sql with N its position, as MigrationLabel assumes.
+func MigrationExpectNaming(t testing.TB) {
+	t.Helper()
+	for i, name := range MigrationNames {
+		if want := fmt.Sprintf("%s_docket_v%d.sql", MigrationAllVersions[i], i+1); name != want {
+			t.Fatalf("embedded migration %d is named %s, want %s", i+1, name, want)
+		}
+	}
+}
 
 // MigrationCatalogQuery lists every object of one schema with its full definition:
 // relations (tables, sequences, indexes), columns, constraints, indexes,

@@ -21,6 +21,7 @@ var docketFunctions = []string{
 	"docket_claim_schedule_guard",
 	"docket_guard_truncate",
 	"docket_legacy_claim",
+	"docket_run_phase",
 	"docket_runs_guard_scope",
 	"docket_runs_track_delete",
 	"docket_runs_track_insert",

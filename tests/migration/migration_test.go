@@ -91,6 +91,11 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 			t.Fatalf("V7 did not replace %s: %s", fn, got)
 		}
 	}
+	// V8 replaces the error history's entry check, to admit retry entries.
+	const entryCheck = "constraint docket_runs.docket_runs_errors_entry_check "
+	if got, was := entry(t, catalogs[testkit.MigrationV8Version], entryCheck), entry(t, catalogs[testkit.MigrationV7Version], entryCheck); got == was || !strings.Contains(got, `"retry"`) || strings.Contains(was, `"retry"`) {
+		t.Fatalf("V8 did not replace the entry check with one that admits retry entries:\nV8 %s\nV7 %s", got, was)
+	}
 	for i := len(testkit.MigrationAllVersions) - 1; i >= 1; i-- {
 		testkit.MigrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
 		testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions[:i]...)
@@ -128,6 +133,11 @@ var objects = map[string][]string{
 	testkit.MigrationV7Version: {
 		"relation docket_claim_pending kind=c",
 		"function docket_claim_precheck(p_engine text, p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text, p_trace boolean, OUT o_error_reason text, OUT o_restore_lock_timeout text) returns record",
+	},
+	testkit.MigrationV8Version: {
+		"function docket_run_phase(r docket_runs, observed_at timestamp with time zone) returns text",
+		"relation docket_runs_finished_idx kind=i",
+		"index docket_runs_finished_idx CREATE INDEX docket_runs_finished_idx ON SCHEMA.docket_runs USING btree (finished_at, id) WHERE ",
 	},
 }
 

@@ -119,16 +119,9 @@ func referenceCatalog(t *testing.T, target string) []string {
 func migrationLines(states ...string) string {
 	var b strings.Builder
 	for i, state := range states {
-		b.WriteString(state + strings.Repeat(" ", 9-len(state)) + migrationNames[i] + "\n")
+		b.WriteString(state + strings.Repeat(" ", 9-len(state)) + testkit.MigrationNames[i] + "\n")
 	}
 	return b.String()
-}
-
-// migrationNames are the embedded migrations' file names, oldest first.
-var migrationNames = []string{
-	"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql",
-	"20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql",
-	"20261201000007_docket_v7.sql",
 }
 
 // repeat is n copies of s.

@@ -12,15 +12,22 @@ import (
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
-// The line `docket migrate status --schema docket` ends with for a schema
-// goose brought to V7.
-const outsideV7 = "applied outside Docket's ledger, shape matches V7: `docket migrate adopt --schema docket` records V1..V7 in docket_schema_migrations\n"
+// migrationCount is how many migrations the binary embeds: gooseApplied of
+// it brings a schema to the newest version, labelled newest.
+var (
+	migrationCount = len(testkit.MigrationNames)
+	newest         = testkit.MigrationNewestLabel
+)
 
-// The refusals of up and down over a goose-applied V7 schema, as the CLI
-// prints them.
-const (
-	upRefusedV7   = "docket: migrate up: schema applied outside Docket's ledger: no Docket ledger in schema docket, but Docket's objects are there, applied by another tool (shape matches V7): nothing was applied; run `docket migrate adopt --schema docket` to record V1..V7 in docket_schema_migrations, then `docket migrate up` applies only later versions\n"
-	downRefusedV7 = "docket: migrate down: schema applied outside Docket's ledger: no Docket ledger in schema docket; the schema was applied outside Docket (shape matches V7): nothing was rolled back; run `docket migrate adopt --schema docket` first, or roll back with the tool that applied it\n"
+// The line `docket migrate status --schema docket` ends with for a schema
+// goose brought to the newest version.
+var outsideNewest = "applied outside Docket's ledger, shape matches " + newest + ": `docket migrate adopt --schema docket` records V1.." + newest + " in docket_schema_migrations\n"
+
+// The refusals of up and down over a schema goose brought to the newest
+// version, as the CLI prints them.
+var (
+	upRefusedNewest   = "docket: migrate up: schema applied outside Docket's ledger: no Docket ledger in schema docket, but Docket's objects are there, applied by another tool (shape matches " + newest + "): nothing was applied; run `docket migrate adopt --schema docket` to record V1.." + newest + " in docket_schema_migrations, then `docket migrate up` applies only later versions\n"
+	downRefusedNewest = "docket: migrate down: schema applied outside Docket's ledger: no Docket ledger in schema docket; the schema was applied outside Docket (shape matches " + newest + "): nothing was rolled back; run `docket migrate adopt --schema docket` first, or roll back with the tool that applied it\n"
 )
 
 // cliExact runs the docket command and requires its exit code, stdout and
@@ -40,27 +47,27 @@ func cliExact(t *testing.T, code int, stdout, stderr string, args ...string) {
 // and keeps nothing.
 func TestOutsideLedgerStatusNamesTheVersionTheShapeMatches(t *testing.T) {
 	t.Parallel()
-	databaseURL, pool := gooseApplied(t, 7)
+	databaseURL, pool := gooseApplied(t, migrationCount)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", 7)...)+outsideV7, "",
+	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", migrationCount)...)+outsideNewest, "",
 		"migrate", "status", "--schema", "docket", "--database-url", databaseURL)
 	statuses, err := docket.MigrateStatus(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range statuses {
-		if s.Name != migrationNames[i] || s.Applied || !s.OutsideLedger {
-			t.Fatalf("status %d = %+v, want %s outside the ledger, not applied", i, s, migrationNames[i])
+		if s.Name != testkit.MigrationNames[i] || s.Applied || !s.OutsideLedger {
+			t.Fatalf("status %d = %+v, want %s outside the ledger, not applied", i, s, testkit.MigrationNames[i])
 		}
 	}
 	expectGooseStateUnchanged(t, "status", pool, before)
 
 	v3URL, _ := gooseApplied(t, 3)
-	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", 4)...)...)+
+	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
 		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt --schema docket` records V1..V3 in docket_schema_migrations\n", "",
 		"migrate", "status", "--schema", "docket", "--database-url", v3URL)
 	// Without --schema the hint names no schema; the search_path decides.
-	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", 4)...)...)+
+	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
 		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt` records V1..V3 in docket_schema_migrations\n", "",
 		"migrate", "status", "--database-url", testkit.MigrationURLWithSearchPath(t, v3URL, gooseSchema))
 }
@@ -69,8 +76,8 @@ func TestOutsideLedgerStatusNamesTheVersionTheShapeMatches(t *testing.T) {
 // V1..Vn outside the ledger and the rest pending.
 func TestOutsideLedgerStatusTellsEveryVersionApart(t *testing.T) {
 	t.Parallel()
-	for n := 1; n <= len(migrationNames); n++ {
-		t.Run(migrationNames[n-1], func(t *testing.T) {
+	for n := 1; n <= migrationCount; n++ {
+		t.Run(testkit.MigrationNames[n-1], func(t *testing.T) {
 			t.Parallel()
 			databaseURL, _ := gooseApplied(t, n)
 			statuses, err := docket.MigrateStatus(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema})
@@ -78,7 +85,7 @@ func TestOutsideLedgerStatusTellsEveryVersionApart(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, s := range statuses {
-				if s.Name != migrationNames[i] || s.Applied || s.OutsideLedger != (i < n) {
+				if s.Name != testkit.MigrationNames[i] || s.Applied || s.OutsideLedger != (i < n) {
 					t.Fatalf("status %d of a schema goose brought to V%d = %+v", i, n, s)
 				}
 			}
@@ -91,15 +98,15 @@ func TestOutsideLedgerStatusTellsEveryVersionApart(t *testing.T) {
 func TestAdoptInASchemaWhoseNameNeedsQuoting(t *testing.T) {
 	t.Parallel()
 	const schema = "Docket_App"
-	databaseURL, pool := gooseAppliedIn(t, schema, 7)
+	databaseURL, pool := gooseAppliedIn(t, schema, migrationCount)
 	args := []string{"--schema", schema, "--database-url", databaseURL}
-	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", 7)...)+
-		"applied outside Docket's ledger, shape matches V7: `docket migrate adopt --schema Docket_App` records V1..V7 in docket_schema_migrations\n", "",
+	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", migrationCount)...)+
+		"applied outside Docket's ledger, shape matches "+newest+": `docket migrate adopt --schema Docket_App` records V1.."+newest+" in docket_schema_migrations\n", "",
 		append([]string{"migrate", "status"}, args...)...)
-	testkit.CLIExpect(t, cli.ExitOK, "recorded 20261201000007_docket_v7.sql in schema Docket_App\n", append([]string{"migrate", "adopt"}, args...)...)
-	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", 7)...), "", append([]string{"migrate", "status"}, args...)...)
-	testkit.CLIExpect(t, cli.ExitOK, "rolled back 20261201000007_docket_v7.sql in schema Docket_App", append([]string{"migrate", "down"}, args...)...)
-	testkit.CLIExpect(t, cli.ExitOK, "applied 20261201000007_docket_v7.sql in schema Docket_App", append([]string{"migrate", "up"}, args...)...)
+	testkit.CLIExpect(t, cli.ExitOK, "recorded "+testkit.MigrationNewestName+" in schema Docket_App\n", append([]string{"migrate", "adopt"}, args...)...)
+	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
+	testkit.CLIExpect(t, cli.ExitOK, "rolled back "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "down"}, args...)...)
+	testkit.CLIExpect(t, cli.ExitOK, "applied "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "up"}, args...)...)
 	cfg := testkit.TenantFairConfig(2)
 	cfg.Schema = schema
 	testkit.OpenClient(t, pool, cfg)
@@ -110,16 +117,16 @@ func TestAdoptInASchemaWhoseNameNeedsQuoting(t *testing.T) {
 // difference; status fails and keeps nothing.
 func TestOutsideLedgerStatusSaysWhenTheShapeMatchesNoVersion(t *testing.T) {
 	t.Parallel()
-	databaseURL, pool := gooseApplied(t, 7)
+	databaseURL, pool := gooseApplied(t, migrationCount)
 	testkit.ExecSQL(t, pool, `alter table docket.docket_runs add column note text`)
 	before := gooseState(t, pool)
 	cliExact(t, cli.ExitFailure, "",
-		"docket: migrate status: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest V7: extra column docket_runs.note): restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
+		"docket: migrate status: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest "+newest+": extra column docket_runs.note): restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
 		"migrate", "status", "--schema", "docket", "--database-url", databaseURL)
 	_, err := docket.MigrateStatus(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema})
 	outside, ok := errors.AsType[*docket.OutsideLedgerError](err)
 	if !ok || !errors.Is(err, docket.ErrSchemaMismatch) || !errors.Is(err, docket.ErrOutsideLedger) ||
-		outside.Version != "" || outside.Closest != testkit.MigrationV7Version || !slices.Equal(outside.Differences, []string{"extra column docket_runs.note"}) {
+		outside.Version != "" || outside.Closest != testkit.MigrationNewest || !slices.Equal(outside.Differences, []string{"extra column docket_runs.note"}) {
 		t.Fatalf("status of a mismatched schema: %#v", err)
 	}
 	expectGooseStateUnchanged(t, "status", pool, before)
@@ -131,24 +138,24 @@ func TestOutsideLedgerStatusSaysWhenTheShapeMatchesNoVersion(t *testing.T) {
 // ledger; every form of Migrate refuses alike.
 func TestOutsideLedgerUpIsRefusedAndChangesNothing(t *testing.T) {
 	t.Parallel()
-	databaseURL, pool := gooseApplied(t, 7)
+	databaseURL, pool := gooseApplied(t, migrationCount)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "", upRefusedV7, "migrate", "up", "--schema", "docket", "--database-url", databaseURL)
+	cliExact(t, cli.ExitFailure, "", upRefusedNewest, "migrate", "up", "--schema", "docket", "--database-url", databaseURL)
 	expectGooseStateUnchanged(t, "docket migrate up", pool, before)
 
 	ctx := testkit.Context(t)
 	opts := docket.MigrateOptions{Schema: gooseSchema}
-	expectRefusedAtV7 := func(what string, err error) {
+	expectRefusedAtNewest := func(what string, err error) {
 		t.Helper()
 		outside, ok := errors.AsType[*docket.OutsideLedgerError](err)
 		if !ok || !errors.Is(err, docket.ErrOutsideLedger) || errors.Is(err, docket.ErrSchemaMismatch) ||
-			outside.Schema != gooseSchema || outside.Version != testkit.MigrationV7Version {
+			outside.Schema != gooseSchema || outside.Version != testkit.MigrationNewest {
 			t.Fatalf("%s over a goose-applied schema: %#v", what, err)
 		}
 		expectGooseStateUnchanged(t, what, pool, before)
 	}
-	expectRefusedAtV7("Migrate", docket.Migrate(ctx, databaseURL, opts))
-	expectRefusedAtV7("MigrateWithPool", docket.MigrateWithPool(ctx, pool, opts))
+	expectRefusedAtNewest("Migrate", docket.Migrate(ctx, databaseURL, opts))
+	expectRefusedAtNewest("MigrateWithPool", docket.MigrateWithPool(ctx, pool, opts))
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -157,61 +164,64 @@ func TestOutsideLedgerUpIsRefusedAndChangesNothing(t *testing.T) {
 	if rollbackErr := tx.Rollback(ctx); rollbackErr != nil {
 		t.Fatal(rollbackErr)
 	}
-	expectRefusedAtV7("MigrateTx", err)
+	expectRefusedAtNewest("MigrateTx", err)
 }
 
 // down over a goose-applied schema says what it cannot do and what to do
 // instead, and changes nothing.
 func TestOutsideLedgerDownExplainsAndChangesNothing(t *testing.T) {
 	t.Parallel()
-	databaseURL, pool := gooseApplied(t, 7)
+	databaseURL, pool := gooseApplied(t, migrationCount)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "", downRefusedV7, "migrate", "down", "--schema", "docket", "--database-url", databaseURL)
+	cliExact(t, cli.ExitFailure, "", downRefusedNewest, "migrate", "down", "--schema", "docket", "--database-url", databaseURL)
 	expectGooseStateUnchanged(t, "docket migrate down", pool, before)
 	err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateDown})
-	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || outside.Version != testkit.MigrationV7Version {
+	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || outside.Version != testkit.MigrationNewest {
 		t.Fatalf("down over a goose-applied schema: %#v", err)
 	}
 	expectGooseStateUnchanged(t, "Migrate down", pool, before)
 }
 
-// adopt records V1..V7 of a goose-applied V7 schema in Docket's ledger and
-// touches nothing else; then status shows them applied, up has nothing to
-// do, down rolls V7 back to exactly Docket's own V6, and up applies it
-// again. Open works before adoption (by shape) and after (by ledger).
+// adopt records every version of a schema goose brought to the newest in
+// Docket's ledger and touches nothing else; then status shows them applied,
+// up has nothing to do, down rolls the newest back to exactly Docket's own
+// version below it, and up applies it again. Open works before adoption
+// (by shape) and after (by ledger).
 func TestAdoptThenStatusUpAndDownWork(t *testing.T) {
 	t.Parallel()
-	databaseURL, pool := gooseApplied(t, 7)
+	databaseURL, pool := gooseApplied(t, migrationCount)
 	cfg := testkit.TenantFairConfig(2)
 	cfg.Schema = gooseSchema
 	testkit.OpenClient(t, pool, cfg)
 	objects := docketObjects(t, pool)
 
 	var adopted strings.Builder
-	adopted.WriteString("schema docket has the shape of V7, applied outside Docket's ledger: recording it in docket_schema_migrations\n")
-	for _, name := range migrationNames {
+	adopted.WriteString("schema docket has the shape of " + newest + ", applied outside Docket's ledger: recording it in docket_schema_migrations\n")
+	for _, name := range testkit.MigrationNames {
 		adopted.WriteString("recorded " + name + " in schema docket\n")
 	}
 	args := []string{"--schema", "docket", "--database-url", databaseURL}
 	cliExact(t, cli.ExitOK, adopted.String(), "", append([]string{"migrate", "adopt"}, args...)...)
-	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.goose_db_version`); got != 8 {
-		t.Fatalf("goose_db_version holds %d rows after adopt, want its 8", got)
+	// goose's own version 0 and one row per migration.
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.goose_db_version`); got != int64(migrationCount)+1 {
+		t.Fatalf("goose_db_version holds %d rows after adopt, want its %d", got, migrationCount+1)
 	}
 	withLedger := append(slices.Clone(objects), docketLedgerObjects...)
 	slices.Sort(withLedger)
 	testkit.MigrationExpectSameCatalog(t, "adopt adds only the ledger", docketObjects(t, pool), withLedger)
-	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", 7)...), "", append([]string{"migrate", "status"}, args...)...)
-	cliExact(t, cli.ExitOK, "schema docket is up to date at 20261201000007: nothing to apply\n", "", append([]string{"migrate", "up"}, args...)...)
+	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
+	cliExact(t, cli.ExitOK, "schema docket is up to date at "+testkit.MigrationNewest+": nothing to apply\n", "", append([]string{"migrate", "up"}, args...)...)
 	testkit.OpenClient(t, pool, cfg)
 
 	down := testkit.CLIExpect(t, cli.ExitOK, "", append([]string{"migrate", "down"}, args...)...)
-	if !strings.HasPrefix(down.Stdout, "rolled back 20261201000007_docket_v7.sql in schema docket (") || strings.Count(down.Stdout, "\n") != 1 {
+	if !strings.HasPrefix(down.Stdout, "rolled back "+testkit.MigrationNewestName+" in schema docket (") || strings.Count(down.Stdout, "\n") != 1 {
 		t.Fatalf("down printed %q", down.Stdout)
 	}
-	cliExact(t, cli.ExitOK, migrationLines(append(repeat("applied", 6), "pending")...), "", append([]string{"migrate", "status"}, args...)...)
-	testkit.MigrationExpectSameCatalog(t, "goose V7 adopted, then down", docketObjects(t, pool), referenceCatalog(t, testkit.MigrationV6Version))
-	testkit.CLIExpect(t, cli.ExitOK, "applied 20261201000007_docket_v7.sql in schema docket", append([]string{"migrate", "up"}, args...)...)
-	testkit.MigrationExpectSameCatalog(t, "goose V7 adopted, down, up", docketObjects(t, pool), referenceCatalog(t, ""))
+	cliExact(t, cli.ExitOK, migrationLines(append(repeat("applied", migrationCount-1), "pending")...), "", append([]string{"migrate", "status"}, args...)...)
+	belowNewest := testkit.MigrationAllVersions[migrationCount-2]
+	testkit.MigrationExpectSameCatalog(t, "goose "+newest+" adopted, then down", docketObjects(t, pool), referenceCatalog(t, belowNewest))
+	testkit.CLIExpect(t, cli.ExitOK, "applied "+testkit.MigrationNewestName+" in schema docket", append([]string{"migrate", "up"}, args...)...)
+	testkit.MigrationExpectSameCatalog(t, "goose "+newest+" adopted, down, up", docketObjects(t, pool), referenceCatalog(t, ""))
 	testkit.OpenClient(t, pool, cfg)
 }
 
@@ -227,7 +237,8 @@ var docketLedgerObjects = []string{
 }
 
 // Adopting a schema goose brought to V3 records V1..V3 only; up then
-// applies V4..V7 and the schema ends as Docket's own V7.
+// applies V4 and every later version, and the schema ends as Docket's own
+// newest.
 func TestAdoptOfAnOlderVersionLetsUpApplyTheRest(t *testing.T) {
 	t.Parallel()
 	databaseURL, pool := gooseApplied(t, 3)
@@ -252,8 +263,8 @@ func TestAdoptOfAnOlderVersionLetsUpApplyTheRest(t *testing.T) {
 		name, _, _ := strings.Cut(strings.TrimPrefix(line, "applied "), " ")
 		applied = append(applied, name)
 	}
-	if !slices.Equal(applied, migrationNames[3:]) {
-		t.Fatalf("up after adopting V3 applied %v, want %v", applied, migrationNames[3:])
+	if !slices.Equal(applied, testkit.MigrationNames[3:]) {
+		t.Fatalf("up after adopting V3 applied %v, want %v", applied, testkit.MigrationNames[3:])
 	}
 	testkit.MigrationExpectSameCatalog(t, "goose V3 adopted, then up", docketObjects(t, pool), referenceCatalog(t, ""))
 }
@@ -263,11 +274,11 @@ func TestAdoptOfAnOlderVersionLetsUpApplyTheRest(t *testing.T) {
 // Target, and a schema without Docket's tables (never creating it).
 func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	t.Parallel()
-	databaseURL, pool := gooseApplied(t, 7)
+	databaseURL, pool := gooseApplied(t, migrationCount)
 	testkit.ExecSQL(t, pool, `alter table docket.docket_runs add column note text`)
 	before := gooseState(t, pool)
 	cliExact(t, cli.ExitFailure, "",
-		"docket: migrate adopt: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest V7: extra column docket_runs.note): nothing was recorded; restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
+		"docket: migrate adopt: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest "+newest+": extra column docket_runs.note): nothing was recorded; restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
 		"migrate", "adopt", "--schema", "docket", "--database-url", databaseURL)
 	expectGooseStateUnchanged(t, "docket migrate adopt", pool, before)
 	err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt})
@@ -277,14 +288,14 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	expectGooseStateUnchanged(t, "Migrate adopt", pool, before)
 
 	// Target bounds the versions the shape may match.
-	v7URL, v7 := gooseApplied(t, 7)
-	before = gooseState(t, v7)
-	err = docket.Migrate(testkit.Context(t), v7URL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt, Target: testkit.MigrationV3Version})
+	newestURL, newestPool := gooseApplied(t, migrationCount)
+	before = gooseState(t, newestPool)
+	err = docket.Migrate(testkit.Context(t), newestURL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt, Target: testkit.MigrationV3Version})
 	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || !errors.Is(err, docket.ErrSchemaMismatch) || outside.Closest != testkit.MigrationV3Version ||
 		!strings.Contains(err.Error(), "do not have the shape of any Docket version up to V3 (closest V3: ") {
-		t.Fatalf("adopt of a V7 shape with Target V3: %v", err)
+		t.Fatalf("adopt of a %s shape with Target V3: %v", newest, err)
 	}
-	expectGooseStateUnchanged(t, "Migrate adopt with Target", v7, before)
+	expectGooseStateUnchanged(t, "Migrate adopt with Target", newestPool, before)
 
 	empty := pgtest.NewEmptyDatabase(t)
 	emptyPool := testkit.PoolFor(t, empty)
@@ -314,7 +325,7 @@ func TestAdoptRefusesWhenALedgerExists(t *testing.T) {
 	pool := testkit.PoolFor(t, migrated)
 	before := strings.Join(testkit.MigrationCatalog(t, pool, gooseSchema), "\n")
 	cliExact(t, cli.ExitFailure, "",
-		"docket: migrate adopt: schema already keeps Docket's ledger: schema docket records 20261101000001, 20261101000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007 in docket_schema_migrations: nothing was adopted; `docket migrate status --schema docket` lists them\n",
+		"docket: migrate adopt: schema already keeps Docket's ledger: schema docket records "+strings.Join(testkit.MigrationAllVersions, ", ")+" in docket_schema_migrations: nothing was adopted; `docket migrate status --schema docket` lists them\n",
 		"migrate", "adopt", "--schema", "docket", "--database-url", migrated)
 	err := docket.Migrate(testkit.Context(t), migrated, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt})
 	if !errors.Is(err, docket.ErrLedgerExists) {
@@ -325,7 +336,7 @@ func TestAdoptRefusesWhenALedgerExists(t *testing.T) {
 	}
 	testkit.MigrationExpectApplied(t, migrated, docket.MigrateOptions{Schema: gooseSchema}, testkit.MigrationAllVersions...)
 
-	gooseURL, goose := gooseApplied(t, 7)
+	gooseURL, goose := gooseApplied(t, migrationCount)
 	testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
 	adopted := gooseState(t, goose)
 	testkit.CLIExpect(t, cli.ExitFailure, "schema already keeps Docket's ledger", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
@@ -352,7 +363,7 @@ func TestAdoptRefusesWhenALedgerExists(t *testing.T) {
 // and the other finds them recorded.
 func TestAdoptHoldsTheMigrationLockInOneTransaction(t *testing.T) {
 	t.Parallel()
-	databaseURL, pool := gooseApplied(t, 7)
+	databaseURL, pool := gooseApplied(t, migrationCount)
 	ctx := testkit.Context(t)
 	holder, err := pool.Begin(ctx)
 	if err != nil {
@@ -396,8 +407,8 @@ func TestAdoptHoldsTheMigrationLockInOneTransaction(t *testing.T) {
 		t.Fatalf("two concurrent adopts returned %v", errs)
 	}
 	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: gooseSchema}, testkit.MigrationAllVersions...)
-	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.docket_schema_migrations`); got != 7 {
-		t.Fatalf("the ledger holds %d rows, want 7", got)
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.docket_schema_migrations`); got != int64(migrationCount) {
+		t.Fatalf("the ledger holds %d rows, want %d", got, migrationCount)
 	}
 }
 

@@ -26,7 +26,7 @@ func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	dir := t.TempDir()
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "sql", "--format", "dbmate", "--out", dir)
 	var wrote string
-	for _, name := range []string{"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql", "20261201000007_docket_v7.sql"} {
+	for _, name := range testkit.MigrationNames {
 		wrote += "wrote " + filepath.Join(dir, name) + "\n"
 	}
 	if r.Stdout != wrote {
@@ -57,7 +57,7 @@ func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	if err := pool.QueryRow(testkit.Context(t), `select string_agg(version, ',' order by version) from schema_migrations`).Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
-	if versions != "20250101000000,"+testkit.MigrationV1Version+","+testkit.MigrationV2Version+","+testkit.MigrationV3Version+","+testkit.MigrationV4Version+","+testkit.MigrationV5Version+","+testkit.MigrationV6Version+","+testkit.MigrationV7Version {
+	if versions != "20250101000000,"+strings.Join(testkit.MigrationAllVersions, ",") {
 		t.Fatalf("dbmate recorded %s", versions)
 	}
 	testkit.OpenClient(t, pool, testkit.TenantFairConfig(2))
@@ -84,7 +84,9 @@ func TestOwnToolPsqlAppliesThePlainSQL(t *testing.T) {
 	}
 	testkit.OpenClient(t, testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "docket")), testkit.TenantFairConfig(2))
 	down := testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "sql", "--down").Stdout
-	if !strings.HasPrefix(down, "-- Docket migration 20261201000007_docket_v7.down.sql\nbegin;\n") {
+	// The down sections come newest first.
+	newestDown := strings.TrimSuffix(testkit.MigrationNewestName, ".sql") + ".down.sql"
+	if !strings.HasPrefix(down, "-- Docket migration "+newestDown+"\nbegin;\n") {
 		t.Fatalf("down script starts %q", down[:min(len(down), 120)])
 	}
 }
@@ -105,11 +107,22 @@ func findPsql(t *testing.T) string {
 // The Go form of `docket migrate sql`: every format, and one section.
 func TestMigrationFilesAndSQL(t *testing.T) {
 	t.Parallel()
+	// Each format's names, built from the embedded files' names (which
+	// are dbmate's layout): one file per migration, or an up and a down.
+	var plain, single []string
+	for _, name := range testkit.MigrationNames {
+		base := strings.TrimSuffix(name, ".sql")
+		plain = append(plain, base+".up.sql", base+".down.sql")
+		single = append(single, name)
+	}
 	want := map[docket.MigrationFormat][]string{
-		docket.FormatPlain:         {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql", "20261201000004_docket_v4.up.sql", "20261201000004_docket_v4.down.sql", "20261201000005_docket_v5.up.sql", "20261201000005_docket_v5.down.sql", "20261201000006_docket_v6.up.sql", "20261201000006_docket_v6.down.sql", "20261201000007_docket_v7.up.sql", "20261201000007_docket_v7.down.sql"},
-		docket.FormatGolangMigrate: {"20261101000001_docket_v1.up.sql", "20261101000001_docket_v1.down.sql", "20261101000002_docket_v2.up.sql", "20261101000002_docket_v2.down.sql", "20261201000003_docket_v3.up.sql", "20261201000003_docket_v3.down.sql", "20261201000004_docket_v4.up.sql", "20261201000004_docket_v4.down.sql", "20261201000005_docket_v5.up.sql", "20261201000005_docket_v5.down.sql", "20261201000006_docket_v6.up.sql", "20261201000006_docket_v6.down.sql", "20261201000007_docket_v7.up.sql", "20261201000007_docket_v7.down.sql"},
-		docket.FormatDbmate:        {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql", "20261201000007_docket_v7.sql"},
-		docket.FormatGoose:         {"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql", "20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql", "20261201000007_docket_v7.sql"},
+		docket.FormatPlain:         plain,
+		docket.FormatGolangMigrate: plain,
+		docket.FormatDbmate:        single,
+		docket.FormatGoose:         single,
+	}
+	if len(want) != len(docket.MigrationFormats) {
+		t.Fatalf("formats %v, want the names of %d", docket.MigrationFormats, len(want))
 	}
 	for format, names := range want {
 		files, err := docket.MigrationFiles(format)
@@ -141,4 +154,15 @@ func TestMigrationFilesAndSQL(t *testing.T) {
 	testkit.CLIExpect(t, cli.ExitUsage, "pass --version or --out", "migrate", "sql", "--format", "goose")
 	testkit.CLIExpect(t, cli.ExitUsage, "unknown migration", "migrate", "sql", "--version", "1")
 	testkit.CLIExpect(t, cli.ExitUsage, "exclude each other", "migrate", "sql", "--up", "--down")
+}
+
+// The embedded migrations are named VERSION_docket_vN.sql with N their
+// position, as the labels the tests expect (testkit.MigrationLabel)
+// assume, and the newest is the schema version the binary reports.
+func TestEmbeddedMigrationsAreNamedInOrder(t *testing.T) {
+	t.Parallel()
+	testkit.MigrationExpectNaming(t)
+	if version, err := docket.SchemaVersion(); err != nil || version != testkit.MigrationNewest {
+		t.Fatalf("SchemaVersion() = %q, %v; want %s", version, err, testkit.MigrationNewest)
+	}
 }

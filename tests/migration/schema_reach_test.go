@@ -346,14 +346,14 @@ order by 1`)
 		t.Fatal(err)
 	}
 	for _, f := range functions {
-		if strings.Contains(f.Args+f.Result, "docket.") {
-			t.Fatalf("function %s(%s) returns %s names a type of schema docket; its decoy would depend on it", f.Name, f.Args, f.Result)
-		}
+		// A type of schema docket in the signature (a table's row type)
+		// becomes its decoy's, planted above, so no decoy depends on docket.
+		args, result := strings.ReplaceAll(f.Args, "docket.", "outside."), strings.ReplaceAll(f.Result, "docket.", "outside.")
 		testkit.ExecSQL(t, pool, fmt.Sprintf(`create function outside.%s(%s) returns %s language plpgsql as $$
 begin
     perform outside.decoy_reached(%s);
 end;
-$$`, pgx.Identifier{f.Name}.Sanitize(), f.Args, f.Result, quoteLiteral(f.Name+"()")))
+$$`, pgx.Identifier{f.Name}.Sanitize(), args, result, quoteLiteral(f.Name+"()")))
 	}
 	return len(relations) + len(functions)
 }

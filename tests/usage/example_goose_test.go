@@ -57,18 +57,16 @@ func TestExampleGooseAppliesDocketIntoItsOwnSchema(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("go run examples/goose: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	names := []string{"20261101000001_docket_v1.sql", "20261101000002_docket_v2.sql", "20261201000003_docket_v3.sql",
-		"20261201000004_docket_v4.sql", "20261201000005_docket_v5.sql", "20261201000006_docket_v6.sql", "20261201000007_docket_v7.sql"}
 	var want strings.Builder
-	for _, name := range names {
+	for _, name := range testkit.MigrationNames {
 		want.WriteString("goose: applied " + name + "\n")
 	}
 	want.WriteString("run invoice-42 is done: {\"sent\": true}\n")
-	want.WriteString("schema docket has the shape of V7, applied outside Docket's ledger: recording it in docket_schema_migrations\n")
-	for _, name := range names {
+	want.WriteString("schema docket has the shape of " + testkit.MigrationNewestLabel + ", applied outside Docket's ledger: recording it in docket_schema_migrations\n")
+	for _, name := range testkit.MigrationNames {
 		want.WriteString("recorded " + name + " in schema docket\n")
 	}
-	want.WriteString("schema docket is up to date at 20261201000007: nothing to apply\n")
+	want.WriteString("schema docket is up to date at " + testkit.MigrationNewest + ": nothing to apply\n")
 	if stdout.String() != want.String() {
 		t.Fatalf("examples/goose printed\n%s\nwant\n%s", stdout.String(), want.String())
 	}
