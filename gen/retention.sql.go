@@ -12,7 +12,7 @@ import (
 
 const DeleteFinishedRuns = `-- name: DeleteFinishedRuns :execrows
 delete from /*schema*/docket_runs r
- where r.id in (select f.id from /*schema*/docket_runs f
+ where r.id = any(array(select f.id from /*schema*/docket_runs f
                  where f.status in ('done', 'failed', 'cancelled')
                    and f.status = any($1::text[])
                    and f.finished_at < $2::timestamptz
@@ -20,7 +20,7 @@ delete from /*schema*/docket_runs r
                         or f.scope_key = $3::text)
                  order by f.finished_at, f.id
                  limit $4::integer
-                   for update skip locked)
+                   for update skip locked))
 `
 
 type DeleteFinishedRunsParams struct {
@@ -39,6 +39,8 @@ type DeleteFinishedRunsParams struct {
 // rows, so they never wait on retention either. Terminal rows are outside the
 // unfinished count, so the delete trigger changes no counter, and partition
 // and schedule rows are never touched: a scope keeps its ring position.
+// The ids come as one array, so the delete finds each row by its primary
+// key instead of joining the batch against the whole table.
 func (q *Queries) DeleteFinishedRuns(ctx context.Context, arg DeleteFinishedRunsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, DeleteFinishedRuns,
 		arg.Statuses,

@@ -8,8 +8,10 @@
 -- rows, so they never wait on retention either. Terminal rows are outside the
 -- unfinished count, so the delete trigger changes no counter, and partition
 -- and schedule rows are never touched: a scope keeps its ring position.
+-- The ids come as one array, so the delete finds each row by its primary
+-- key instead of joining the batch against the whole table.
 delete from /*schema*/docket_runs r
- where r.id in (select f.id from /*schema*/docket_runs f
+ where r.id = any(array(select f.id from /*schema*/docket_runs f
                  where f.status in ('done', 'failed', 'cancelled')
                    and f.status = any(sqlc.arg(statuses)::text[])
                    and f.finished_at < sqlc.arg(finished_before)::timestamptz
@@ -17,4 +19,4 @@ delete from /*schema*/docket_runs r
                         or f.scope_key = sqlc.narg(scope_key)::text)
                  order by f.finished_at, f.id
                  limit sqlc.arg(batch_size)::integer
-                   for update skip locked);
+                   for update skip locked));

@@ -11,8 +11,11 @@
 --    it was sent back before its attempts count from 1 again.
 -- 3. docket_runs_finished_idx serves the retention batch, which otherwise
 --    reads every row of the table to find the oldest finished ones.
---    Building it locks writes to docket_runs for the time of one index
---    build, as any migration runs with the domain stopped.
+--
+-- Replacing the check takes an ACCESS EXCLUSIVE lock on docket_runs and
+-- validates every row; with the index build, reads and writes of the table
+-- wait until the migration commits, as any migration runs with the domain
+-- stopped.
 
 -- include docket_run_phase_v1.sql
 create or replace function docket_run_phase(r docket_runs, observed_at timestamptz)

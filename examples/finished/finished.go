@@ -57,7 +57,7 @@ func Later(ctx context.Context, client *docket.Client, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("finished: fetch invoice-2: %w", err)
 	}
-	fmt.Fprintf(out, "%s is %s, attempt counter %d, %d error kept\n", run.RunID, run.Status, run.Attempt, len(run.Errors))
+	fmt.Fprintf(out, "%s is %s, attempt counter %d, %d history entries kept\n", run.RunID, run.Status, run.Attempt, len(run.Errors))
 	if err := retain(ctx, client, out); err != nil {
 		return fmt.Errorf("finished: retention: %w", err)
 	}
@@ -74,7 +74,7 @@ func retry(ctx context.Context, client *docket.Client, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "%s is %s again, attempt counter %d\n", run.RunID, run.Status, run.Attempt)
-	for _, e := range run.Errors { // the history says why it failed
+	for _, e := range run.Errors { // why it failed, and this retry
 		fmt.Fprintf(out, "  kept: attempt %d (%s): %s\n", e.Attempt, e.Kind, e.Error)
 	}
 	// retry:end

