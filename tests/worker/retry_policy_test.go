@@ -276,7 +276,7 @@ func TestWorkerRetryPolicySurvivesAWorkerStop(t *testing.T) {
 
 // An operator's RetryRun of a run that ran out of attempts restarts the
 // counter, so the worker's policy gives it every attempt again, and keeps
-// the history, which the new attempts extend.
+// the history with the retry's own entry, which the new attempts extend.
 func TestWorkerRetryRunRestartsTheAttemptsAndKeepsTheErrors(t *testing.T) {
 	t.Parallel()
 	s := testkit.NewRunStore(t, 2)
@@ -297,13 +297,16 @@ func TestWorkerRetryRunRestartsTheAttemptsAndKeepsTheErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if retried.Status != docket.StatusRunning || retried.Attempt != 0 || len(retried.Errors) != 2 {
-		t.Fatalf("retried run %+v, want running with attempt 0 and both errors", retried)
+	if retried.Status != docket.StatusRunning || retried.Attempt != 0 || len(retried.Errors) != 3 || retried.Errors[2].Kind != docket.ErrorKindRetry {
+		t.Fatalf("retried run %+v, want running with attempt 0, both errors and the retry's entry", retried)
 	}
 	waitWritten(t, events, "revived", "fail", 2)
 	testkit.StopWorker(t, w, runResult)
 	attempts.expect(t, "revived", 1, 2, 1, 2)
-	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "revived", 2, append(testkit.RunErrors(1, "error", "try 1", "try 2"), testkit.RunErrors(1, "error", "try 1", "try 2")...)...)
+	history := testkit.RunErrors(1, "error", "try 1", "try 2")
+	history = append(history, testkit.RunErrorEntry{Attempt: 2, Kind: "retry", Error: "retried by an operator from status failed"})
+	history = append(history, testkit.RunErrors(1, "error", "try 1", "try 2")...)
+	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "revived", 2, history...)
 }
 
 // NewWorker refuses an invalid policy with a *RetryPolicyError naming the
