@@ -34,6 +34,9 @@ const (
 	MigrateDown   = "-- migrate:down"
 )
 
+// versionSuffix is the "_vN.sql" ending of a function source's file name.
+var versionSuffix = regexp.MustCompile(`_v[0-9]+\.sql$`)
+
 // functionName finds the name a source file creates.
 var functionName = regexp.MustCompile(`(?m)^create (?:or replace )?function ([a-z_][a-z0-9_]*)\(`)
 
@@ -45,22 +48,25 @@ func InstalledFunctions() ([]Function, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading embedded migrations: %w", err)
 	}
-	byName := map[string]Function{}
+	// The newest up section that includes a function names its current
+	// source, the only version db/functions keeps; older versions live in
+	// the released migrations that include them.
+	byName := map[string]string{}
 	for _, e := range entries {
 		migration, err := fs.ReadFile(Migrations, path.Join(MigrationsDir, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("reading embedded migration %s: %w", e.Name(), err)
 		}
 		for _, file := range upIncludes(migration) {
-			fn, err := readFunction(file)
-			if err != nil {
-				return nil, fmt.Errorf("migration %s: %w", e.Name(), err)
-			}
-			byName[fn.Name] = fn
+			byName[versionSuffix.ReplaceAllString(file, "")] = file
 		}
 	}
 	out := make([]Function, 0, len(byName))
-	for _, fn := range byName {
+	for _, file := range byName {
+		fn, err := readFunction(file)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, fn)
 	}
 	slices.SortFunc(out, func(a, b Function) int { return strings.Compare(a.Name, b.Name) })

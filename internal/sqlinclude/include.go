@@ -49,3 +49,37 @@ func expand(migration []byte, read func(name string) ([]byte, error)) ([]byte, e
 	}
 	return out.Bytes(), nil
 }
+
+// includedBodies returns, for each function source a migration includes,
+// the body its include block holds, from the first migration (in name
+// order) that includes it: how a source that db/functions no longer keeps
+// (an older version, which only released migrations include) is still
+// available to the down section of the next migration.
+func includedBodies(migrations map[string][]byte, order []string) (map[string][]byte, error) {
+	bodies := map[string][]byte{}
+	for _, name := range order {
+		scanner := bufio.NewScanner(bytes.NewReader(migrations[name]))
+		scanner.Buffer(make([]byte, 0, 64*1024), 1<<24)
+		open := ""
+		var body bytes.Buffer
+		for scanner.Scan() {
+			text := scanner.Text()
+			switch {
+			case open == "" && strings.HasPrefix(text, db.IncludePrefix):
+				open = strings.TrimSpace(strings.TrimPrefix(text, db.IncludePrefix))
+				body.Reset()
+			case open != "" && text == db.IncludeEnd:
+				if _, seen := bodies[open]; !seen {
+					bodies[open] = bytes.Clone(body.Bytes())
+				}
+				open = ""
+			case open != "":
+				body.WriteString(text + "\n")
+			}
+		}
+		if err := scanner.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return bodies, nil
+}

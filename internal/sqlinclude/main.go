@@ -2,6 +2,10 @@
 // migrations of db/schema that include them, so each function body is written
 // once, and keeps released migrations frozen: a migration recorded in the
 // manifest is never rewritten, and its bytes must match the recorded SHA-256.
+// db/functions keeps only the current version of each function: an include
+// of an older version (the down section of a new migration restoring the
+// version before it) takes that body from the released migration that
+// included it first.
 //
 // With -check it changes nothing and fails when a migration is stale, when a
 // released migration differs from its recorded sum, or when a migration is
@@ -11,8 +15,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,11 +50,40 @@ func run(schemaDir, functionsDir, manifestPath string, check, release bool) erro
 	if err != nil {
 		return err
 	}
+	texts := map[string][]byte{}
+	var order []string
+	for _, path := range migrations {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		texts[filepath.Base(path)] = text
+		order = append(order, filepath.Base(path))
+	}
+	var releasedOrder []string
+	for _, name := range order {
+		if _, ok := released[name]; ok {
+			releasedOrder = append(releasedOrder, name)
+		}
+	}
+	// db/functions keeps the current version of each function; an older one
+	// is read from the released migration that included it.
+	frozen, err := includedBodies(texts, releasedOrder)
+	if err != nil {
+		return err
+	}
 	read := func(name string) ([]byte, error) {
 		if filepath.Base(name) != name {
 			return nil, fmt.Errorf("include names a path, not a file of %s", functionsDir)
 		}
-		return os.ReadFile(filepath.Join(functionsDir, name))
+		body, err := os.ReadFile(filepath.Join(functionsDir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			if old, ok := frozen[name]; ok {
+				return old, nil
+			}
+			return nil, fmt.Errorf("%s is neither in %s nor included by a released migration", name, functionsDir)
+		}
+		return body, err
 	}
 	var problems []string
 	recorded := 0
@@ -56,20 +91,24 @@ func run(schemaDir, functionsDir, manifestPath string, check, release bool) erro
 	for _, path := range migrations {
 		name := filepath.Base(path)
 		onDisk[name] = true
-		current, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+		current := texts[name]
+		want, isReleased := released[name]
 		expanded, err := expand(current, read)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		want, isReleased := released[name]
+		if isReleased {
+			// Frozen: never rewritten, and a source it includes that
+			// db/functions still keeps must not change either.
+			switch {
+			case sum(current) != want:
+				problems = append(problems, fmt.Sprintf("%s is released and frozen but its SHA-256 is %s, recorded %s: restore it and put the change in a new migration", path, sum(current), want))
+			case !bytes.Equal(current, expanded):
+				problems = append(problems, fmt.Sprintf("%s is released and frozen but a function source it includes changed: restore that source and write the change as a new _vN file included by a new migration", path))
+			}
+			continue
+		}
 		switch {
-		case isReleased && sum(current) != want:
-			problems = append(problems, fmt.Sprintf("%s is released and frozen but its SHA-256 is %s, recorded %s: restore it and put the change in a new migration", path, sum(current), want))
-		case isReleased && !bytes.Equal(current, expanded):
-			problems = append(problems, fmt.Sprintf("%s is released and frozen but a function source it includes changed: restore that source and write the change as a new _vN file included by a new migration", path))
 		case !bytes.Equal(current, expanded) && check:
 			problems = append(problems, fmt.Sprintf("%s is stale: run make generate", path))
 		case !bytes.Equal(current, expanded):
@@ -78,9 +117,6 @@ func run(schemaDir, functionsDir, manifestPath string, check, release bool) erro
 			}
 			fmt.Printf("updated %s\n", path)
 			current = expanded
-		}
-		if isReleased {
-			continue
 		}
 		switch {
 		case release:

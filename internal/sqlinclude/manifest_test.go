@@ -107,3 +107,35 @@ func TestManifestRejectsMalformedLines(t *testing.T) {
 		t.Fatal("a malformed manifest line was accepted")
 	}
 }
+
+// db/functions keeps only the current version: once f_v1.sql is released
+// and replaced by f_v2.sql, the next migration's down section restores v1
+// from the released migration that included it, and a check passes.
+func TestAnOlderVersionComesFromItsReleasedMigration(t *testing.T) {
+	migration, source, manifestPath := frozenTree(t)
+	if err := runIn(migration, manifestPath, false, true); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if err := os.Remove(source); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(filepath.Dir(source), "f_v2.sql"), "create or replace function f() returns int language sql as $$ select 2 $$;\n")
+	next := filepath.Join(filepath.Dir(migration), "002_v2.sql")
+	writeFile(t, next, "-- migrate:up\n-- include f_v2.sql\n-- end include\n-- migrate:down\n-- include f_v1.sql\n-- end include\n")
+	if err := runIn(migration, manifestPath, false, false); err != nil {
+		t.Fatalf("generate: %v", err)
+	}
+	want := "-- migrate:up\n-- include f_v2.sql\ncreate or replace function f() returns int language sql as $$ select 2 $$;\n-- end include\n" +
+		"-- migrate:down\n-- include f_v1.sql\ncreate function f() returns int language sql as $$ select 1 $$;\n-- end include\n"
+	if got := readFile(t, next); got != want {
+		t.Fatalf("the next migration:\n%s\nwant:\n%s", got, want)
+	}
+	if err := runIn(migration, manifestPath, false, true); err != nil {
+		t.Fatalf("release the next: %v", err)
+	}
+	if err := runIn(migration, manifestPath, true, false); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	writeFile(t, filepath.Join(filepath.Dir(migration), "003_v3.sql"), "-- migrate:up\n-- include f_v0.sql\n-- end include\n")
+	expectProblem(t, runIn(migration, manifestPath, false, false), "f_v0.sql is neither in")
+}
