@@ -15,9 +15,9 @@ const (
 	// that panicked, its caller, and so on up to the handler Docket called.
 	PanicStackFrames = 16
 	// PanicStackSeparator ends the panic value in a panic entry's text; the
-	// frames follow it, each as the function's name, a newline, a tab and
-	// file:line, one frame a line pair. strings.Cut(text,
-	// PanicStackSeparator) splits the value from the frames.
+	// frames follow it, one per two lines: the function's name, then a tab
+	// and file:line. strings.Cut(text, PanicStackSeparator) splits the
+	// value from the frames.
 	PanicStackSeparator = "\n\nstack of the panicking goroutine, innermost first:\n"
 	// panicStackOmitted is the last line of a stack that kept
 	// PanicStackFrames frames of a deeper one.
