@@ -20,7 +20,7 @@ import (
 // batch after a local synchronous_commit off, so its implicit transaction
 // commits without waiting for its WAL flush.
 func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	return c.claimWith(ctx, req, c.config.AsyncClaimCommit, func(p policy.Plan) ([]policy.Row, error) {
+	return c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanEveryCall, func(p policy.Plan) ([]policy.Row, error) {
 		if p.AsyncCommit {
 			return c.claimBatch(ctx, p, c.engine.statements.claimSQL, nil, nil)
 		}
@@ -37,21 +37,22 @@ func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (C
 	if err != nil {
 		return ClaimResult{}, err
 	}
-	return c.claimWith(ctx, req, false, func(p policy.Plan) ([]policy.Row, error) {
+	return c.claimWith(ctx, req, false, spanEveryCall, func(p policy.Plan) ([]policy.Row, error) {
 		return execClaim(ctx, q, c.engine.statements, p)
 	})
 }
 
 // claimWith validates req, runs its production plan through exec, decodes
-// and observes the result and maps the errors of the public API.
-func (c *Client) claimWith(ctx context.Context, req ClaimRequest, asyncCommit bool,
+// and observes the result, records its span as spanning says and maps the
+// errors of the public API.
+func (c *Client) claimWith(ctx context.Context, req ClaimRequest, asyncCommit bool, spanning claimSpanning,
 	exec func(policy.Plan) ([]policy.Row, error)) (ClaimResult, error) {
 	preq, err := claimRequest(req, false)
 	if err != nil {
 		return ClaimResult{}, err
 	}
 	preq.AsyncCommit = asyncCommit
-	_, sp := c.startClaimSpan(ctx, preq)
+	sp := c.startClaimSpan(ctx, preq, spanning)
 	start := time.Now()
 	rows, err := exec(c.engine.Plan(preq))
 	var res policy.Result
@@ -61,11 +62,11 @@ func (c *Client) claimWith(ctx context.Context, req ClaimRequest, asyncCommit bo
 	c.observeClaim(ctx, start, preq, res, err)
 	if err != nil {
 		err = claimError(err)
-		sp.end(err)
+		sp.end(ClaimResult{}, err)
 		return ClaimResult{}, err
 	}
 	out := claimResultOf(res)
-	endClaimSpan(sp, out)
+	sp.end(out, nil)
 	return out, nil
 }
 

@@ -18,11 +18,13 @@ import (
 // a statement of its own because a join in the claim statement would read
 // in a snapshot older than the leases (LeasedRuns in db/queries/worker.sql).
 // It returns the leased runs by run id; every lease counts as one fetch_run
-// store call of the batch's duration.
+// store call of the batch's duration. Like every claim call of a Worker, it
+// records a docket.claim span only when it leased or poisoned a run, or
+// failed.
 func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResult, map[string]gen.LeasedRunsRow, error) {
 	start := time.Now()
 	var leased []gen.LeasedRunsRow
-	out, err := c.claimWith(ctx, req, c.config.AsyncClaimCommit, func(p policy.Plan) ([]policy.Row, error) {
+	out, err := c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanOutcomeCalls, func(p policy.Plan) ([]policy.Row, error) {
 		rows, read, err := c.execClaimRead(ctx, p)
 		leased = read
 		return rows, err

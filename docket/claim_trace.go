@@ -66,7 +66,7 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 	if err != nil {
 		return ClaimTrace{}, err
 	}
-	_, sp := c.startClaimSpan(ctx, preq)
+	sp := c.startClaimSpan(ctx, preq, spanEveryCall)
 	start := time.Now()
 	rows, err := execClaimTrace(ctx, q, c.engine.statements, c.engine.Plan(preq))
 	var tr policy.Trace
@@ -76,11 +76,11 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 	c.observeClaim(ctx, start, preq, tr.Result, err)
 	if err != nil {
 		err = claimError(err)
-		sp.end(err)
+		sp.end(ClaimResult{}, err)
 		return ClaimTrace{}, err
 	}
 	out := ClaimTrace{Result: claimResultOf(tr.Result), Inspections: tr.Inspections}
-	endClaimSpan(sp, out.Result)
+	sp.end(out.Result, nil)
 	for i, o := range tr.Result.Outcomes {
 		ot := tr.Outcomes[i]
 		out.Outcomes = append(out.Outcomes, TracedOutcome{

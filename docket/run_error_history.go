@@ -24,7 +24,8 @@ const (
 	// RetryAtError or RetryAfterError.
 	ErrorKindError = "error"
 	// ErrorKindPanic is a handler panic the worker recovered; the entry's
-	// text is the panic value as fmt.Sprint prints it.
+	// text is the panic value as fmt.Sprint prints it, followed by the
+	// innermost frames of the panicking handler (see PanicStackFrames).
 	ErrorKindPanic = "panic"
 	// ErrorKindNoResult is a handler that returned the zero Result.
 	ErrorKindNoResult = "no_result"
@@ -110,8 +111,7 @@ func validFailureKind(kind string) bool {
 // errorText makes s storable as an entry's text: valid UTF-8 without NUL,
 // cut to at most MaxRunErrorBytes at a character boundary.
 func errorText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	s = storableText(s)
 	if len(s) <= MaxRunErrorBytes {
 		return s
 	}
@@ -120,6 +120,13 @@ func errorText(s string) string {
 		cut--
 	}
 	return s[:cut]
+}
+
+// storableText is s as PostgreSQL text can hold it: invalid UTF-8 and NUL
+// bytes replaced by U+FFFD.
+func storableText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 
 // runErrors decodes a stored error history. The schema's checks keep its

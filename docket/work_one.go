@@ -14,15 +14,25 @@ import (
 // policy row is busy: a test's own workers may be polling.
 const workOneContentionTries = 50
 
-// workOne is dockettest.Work: it claims exactly runID of scope through the
-// client's engine, as a Worker's claim call does, runs handler on it in the
-// calling goroutine as a Worker's job and commits the verdict with the
-// Worker's fenced commit, then returns the run as committed. A run the
-// engine would not lease now is an error that says why, and nothing of the
-// run changed.
-func workOne(ctx context.Context, c *Client, scope Scope, runID string, handler Handler) (Run, error) {
-	if c == nil || handler == nil {
+// workOne is dockettest.Work and WorkWith: it claims exactly runID of scope
+// through the client's engine, as a Worker's claim call does, runs the
+// handler on it in the calling goroutine as the job of a Worker of one slot
+// with cfg's Handler or Handlers and Retry (its other fields are not read),
+// commits the verdict with the Worker's fenced commit, then returns the run
+// as committed. A run the engine would not lease now is an error that says
+// why, and nothing of the run changed; so is a cfg a Worker refuses.
+func workOne(ctx context.Context, c *Client, scope Scope, runID string, cfg WorkerConfig) (Run, error) {
+	switch {
+	case c == nil || cfg.Handler == nil && cfg.Handlers == nil:
 		return Run{}, invalidArgument("Work needs a client and a handler")
+	case cfg.Handler != nil && cfg.Handlers != nil:
+		return Run{}, invalidArgument("Work takes a Handler or Handlers, not both")
+	}
+	heard := &workEvents{}
+	w, err := NewWorker(c, WorkerConfig{Concurrency: 1, Handler: cfg.Handler, Handlers: cfg.Handlers, Retry: cfg.Retry,
+		OnEvent: heard.hear})
+	if err != nil {
+		return Run{}, err
 	}
 	insp, err := c.InspectRun(ctx, scope, runID)
 	if err != nil {
@@ -44,7 +54,7 @@ func workOne(ctx context.Context, c *Client, scope Scope, runID string, handler 
 	if read == nil {
 		return Run{}, c.notLeased(ctx, scope, runID, calls)
 	}
-	return c.runOne(ctx, lease, read, handler)
+	return w.runOne(ctx, lease, read, heard)
 }
 
 // notClaimable explains a run no claim call can lease now, or returns nil.

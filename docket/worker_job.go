@@ -209,17 +209,20 @@ func (j *Job) releaseUnprepared(io context.Context) {
 }
 
 // invoke calls the handler and plans the commit of its verdict; a panic is
-// a failed attempt. handlerErr is the error the handler reported: Fail's or
-// a Retry...Error's own (nil for Fail(nil)), the panic, or the zero Result.
-// The logs above debug level name only the verdict, never the error text.
+// a failed attempt, whose error entry keeps the handler's innermost frames.
+// handlerErr is the error the handler reported: Fail's or a Retry...Error's
+// own (nil for Fail(nil)), the panic value, or the zero Result. The logs
+// above debug level name only the verdict, never the error text, and no log
+// or span carries the frames.
 func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
 	policy := j.route.retry
 	defer func() {
 		if p := recover(); p != nil {
-			plan = panicked(j.currentStep(), j.attempt, policy, p)
+			frames, omitted := panicFrames()
+			plan = panicked(j.currentStep(), j.attempt, policy, panicText(p, frames, omitted))
 			handlerErr = fmt.Errorf("docket: handler panic: %v", p)
 			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked", "result", plan.checkpointType)
-			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", plan.failure.Error)
+			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(p))
 		}
 	}()
 	result := j.route.handle(ctx, j)

@@ -2,7 +2,6 @@ package docket
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -184,10 +183,10 @@ func failedAttempt(checkpointType string, step, attempt int, policy RetryPolicy,
 	return commitPlan{checkpointType, ReleaseTerminal(StatusFailed), step, nil, AttemptCount, failure}
 }
 
-// panicked is the plan of a handler that panicked with value: a failed
-// attempt.
-func panicked(step, attempt int, policy RetryPolicy, value any) commitPlan {
-	return failedAttempt("panic", step, attempt, policy, &AttemptFailure{Kind: ErrorKindPanic, Error: fmt.Sprint(value)})
+// panicked is the plan of a handler that panicked, text the entry's text
+// (see panicText): a failed attempt.
+func panicked(step, attempt int, policy RetryPolicy, text string) commitPlan {
+	return failedAttempt("panic", step, attempt, policy, &AttemptFailure{Kind: ErrorKindPanic, Error: text})
 }
 
 // refused is the fallback plan when the store refuses a verdict as invalid

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -54,6 +55,22 @@ func ExampleWork() {
 	run := dockettest.Work(ctx, t, client, docket.Tenant("acme"), "invoice-42", sendInvoice)
 	if run.Status != docket.StatusDone {
 		t.Fatalf("invoice-42 is %s", run.Status)
+	}
+}
+
+// In an application's test of its retry behaviour: the first failed
+// attempt of the handler is released for the policy's backoff, exactly.
+func ExampleWorkWith() {
+	var t *testing.T               // the test's own
+	var ctx context.Context        // the test's context
+	var client *docket.Client      // opened as the application opens it
+	var sendInvoice docket.Handler // the application's handler, failing here
+
+	policy := docket.RetryPolicy{MaxAttempts: 3, Backoff: time.Minute}
+	run := dockettest.WorkWith(ctx, t, client, docket.Tenant("acme"), "invoice-42",
+		dockettest.WorkOptions{Handler: sendInvoice, Retry: policy})
+	if run.LatestCheckpointType != "backoff" || run.Attempt != 1 || run.WakeAt.Sub(run.UpdatedAt) != time.Minute {
+		t.Fatalf("invoice-42 after a failed attempt: %+v", run)
 	}
 }
 

@@ -13,8 +13,7 @@ import (
 
 // printSpans writes one line per span: the roots in the order they started,
 // each followed by its children, indented, and a link named after the span
-// it points to. A claim call that leased nothing is left out, since how
-// many of those a Worker makes depends on timing.
+// it points to.
 func printSpans(out io.Writer, spans tracetest.SpanStubs) error {
 	names := map[trace.SpanID]string{}
 	children := map[trace.SpanID][]tracetest.SpanStub{}
@@ -23,9 +22,6 @@ func printSpans(out io.Writer, spans tracetest.SpanStubs) error {
 		names[s.SpanContext.SpanID()] = s.Name
 	}
 	for _, s := range spans {
-		if s.Name == "docket.claim" && leases(s) == 0 {
-			continue
-		}
 		if _, ok := names[s.Parent.SpanID()]; ok && s.Parent.IsValid() {
 			children[s.Parent.SpanID()] = append(children[s.Parent.SpanID()], s)
 		} else {

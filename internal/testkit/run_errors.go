@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,10 +54,15 @@ func RunErrorStored(t testing.TB, pool *pgxpool.Pool, runID string) (int, []RunE
 
 // RunErrorExpect fails unless runID's stored attempt counter and error history
 // are exactly attempt and want, and FetchRun and InspectRun of scope report
-// the same, the entries' times included.
+// the same, the entries' times included. A panic entry is compared by its
+// panic value: the frames after docket.PanicStackSeparator name lines of
+// the test's own file, which tests/worker's panic stack test checks.
 func RunErrorExpect(t testing.TB, pool *pgxpool.Pool, client *docket.Client, scope docket.Scope, runID string, attempt int, want ...RunErrorEntry) docket.Run {
 	t.Helper()
 	gotAttempt, got := RunErrorStored(t, pool, runID)
+	for i := range got {
+		got[i] = got[i].withoutStack()
+	}
 	if gotAttempt != attempt || !slices.Equal(got, want) {
 		t.Fatalf("%s stores attempt %d, errors %+v; want %d, %+v", runID, gotAttempt, got, attempt, want)
 	}
@@ -74,11 +80,19 @@ func RunErrorExpect(t testing.TB, pool *pgxpool.Pool, client *docket.Client, sco
 			run.Errors, inspected.Errors, attempt, want)
 	}
 	for i, e := range run.Errors {
-		if (RunErrorEntry{e.Attempt, e.Kind, e.Error}) != want[i] {
+		if (RunErrorEntry{e.Attempt, e.Kind, e.Error}).withoutStack() != want[i] {
 			t.Fatalf("%s FetchRun error %d = %+v, want %+v", runID, i, e, want[i])
 		}
 	}
 	return run
+}
+
+// withoutStack is e with a panic entry's text cut to its panic value.
+func (e RunErrorEntry) withoutStack() RunErrorEntry {
+	if e.Kind == docket.ErrorKindPanic {
+		e.Error, _, _ = strings.Cut(e.Error, docket.PanicStackSeparator)
+	}
+	return e
 }
 
 // RunErrors is want entries numbered from first for the texts.

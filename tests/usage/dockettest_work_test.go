@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/dockettest"
 	"github.com/docketrun/docket-go/internal/testkit"
@@ -17,12 +19,14 @@ import (
 type workEnv struct {
 	t      *testing.T
 	ctx    context.Context
+	pool   *pgxpool.Pool
 	client *docket.Client
 }
 
 func newDTWorkEnv(t *testing.T, defaultCap int) *workEnv {
 	t.Helper()
-	return &workEnv{t: t, ctx: testkit.Context(t), client: testkit.OpenClient(t, testkit.NewPool(t), testkit.TenantFairConfig(defaultCap))}
+	pool := testkit.NewPool(t)
+	return &workEnv{t: t, ctx: testkit.Context(t), pool: pool, client: testkit.OpenClient(t, pool, testkit.TenantFairConfig(defaultCap))}
 }
 
 // insert inserts one run of tenant, due at wake (zero: now).
