@@ -14,9 +14,9 @@ import (
 	"github.com/docketrun/docket-go/docket"
 )
 
-// claimOrphanTTL keeps every claim of the direct loops unexpired, so no
+// claimClaimTTL keeps every claim of the direct loops unexpired, so no
 // loop steals another's claims.
-const claimOrphanTTL = time.Hour
+const claimClaimTTL = time.Hour
 
 // claimFunc is one claim call of an engine: the number of claims it made,
 // or an error.
@@ -32,7 +32,7 @@ func docketClaim(client *docket.Client, demand int) claimFunc {
 
 // docketRequest is a claim request of demand at the current time.
 func docketRequest(demand int) docket.ClaimRequest {
-	return docket.ClaimRequest{Now: time.Now(), Limit: demand, OrphanTTL: claimOrphanTTL, MaxClaimAttempts: 1000}
+	return docket.ClaimRequest{Now: time.Now(), Limit: demand, ClaimTTL: claimClaimTTL, MaxClaimAttempts: 1000}
 }
 
 // riverClaim is River's fetch path as its producer runs it: the pgx v5

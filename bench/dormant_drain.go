@@ -159,7 +159,7 @@ func parkDormant(ctx context.Context, env *docketEnv) (int, error) {
 				return calls, nil
 			}
 		}
-		if _, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 10}); err != nil {
+		if _, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 10}); err != nil {
 			return calls, fmt.Errorf("parking call: %w", err)
 		}
 	}

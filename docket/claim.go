@@ -77,18 +77,18 @@ func claimRequest(req ClaimRequest, trace bool) (policy.Request, error) {
 		return policy.Request{}, invalidArgument("claim Now is the zero time")
 	case req.Limit < 1 || req.Limit > math.MaxInt32:
 		return policy.Request{}, invalidArgument("claim Limit %d is outside 1..%d", req.Limit, math.MaxInt32)
-	case req.OrphanTTL < 0:
-		return policy.Request{}, invalidArgument("claim OrphanTTL %v is negative", req.OrphanTTL)
+	case req.ClaimTTL < 0:
+		return policy.Request{}, invalidArgument("claim ClaimTTL %v is negative", req.ClaimTTL)
 	case req.MaxClaimAttempts < 1 || req.MaxClaimAttempts > math.MaxInt32:
 		return policy.Request{}, invalidArgument("claim MaxClaimAttempts %d is outside 1..%d", req.MaxClaimAttempts, math.MaxInt32)
 	case !req.Preference.Valid():
 		return policy.Request{}, invalidArgument("claim Preference %q is none of \"\", \"ready\", \"expired\"", string(req.Preference))
 	}
-	cutoff := req.Now.Add(-req.OrphanTTL)
+	cutoff := req.Now.Add(-req.ClaimTTL)
 	if err := requireStorableTime("claim Now", req.Now); err != nil {
 		return policy.Request{}, err
 	}
-	if err := requireStorableTime("claim Now minus OrphanTTL", cutoff); err != nil {
+	if err := requireStorableTime("claim Now minus ClaimTTL", cutoff); err != nil {
 		return policy.Request{}, err
 	}
 	return policy.Request{

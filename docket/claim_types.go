@@ -40,16 +40,16 @@ const (
 // ClaimRequest asks ClaimDue for up to Limit outcomes.
 type ClaimRequest struct {
 	// Now is the claim time: work with wake_at <= Now is due and every
-	// lease gets claimed_at = Now. Required; Now and Now - OrphanTTL must be
+	// lease gets claimed_at = Now. Required; Now and Now - ClaimTTL must be
 	// times PostgreSQL's timestamptz can hold (4714-11-24 BC to 294276-12-31
 	// AD, UTC).
 	Now time.Time
 	// Limit is the demand, in 1..2147483647. One call returns at most 256
 	// outcomes whatever the limit.
 	Limit int
-	// OrphanTTL is the claim age after which a claim is expired and may be
-	// stolen: claims with claimed_at < Now - OrphanTTL. Must be >= 0.
-	OrphanTTL time.Duration
+	// ClaimTTL is the claim age after which a claim is expired and may be
+	// stolen: claims with claimed_at < Now - ClaimTTL. Must be >= 0.
+	ClaimTTL time.Duration
 	// MaxClaimAttempts poisons instead of leasing a candidate whose claim
 	// attempts already reached it, in 1..2147483647.
 	MaxClaimAttempts int

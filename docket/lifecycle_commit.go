@@ -13,10 +13,10 @@ import (
 	"github.com/docketrun/docket-go/gen"
 )
 
-// Schedule says what happens to a run after a commit. Build one with
+// Disposition says what happens to a run after a commit. Build one with
 // RetainClaim, ReleaseImmediate, ReleaseAt, ReleaseExternal or
-// ReleaseTerminal; the zero Schedule is invalid.
-type Schedule struct {
+// ReleaseTerminal; the zero Disposition is invalid.
+type Disposition struct {
 	kind   string // the CommitRun schedule: retain, immediate, at, after, external, terminal
 	at     time.Time
 	delay  time.Duration // of "after": the wake time is the commit's database time plus delay
@@ -25,38 +25,38 @@ type Schedule struct {
 
 // RetainClaim keeps the claim (claimed_at refreshed) and the admission: the
 // holder goes on working.
-func RetainClaim() Schedule { return Schedule{kind: "retain", status: StatusRunning} }
+func RetainClaim() Disposition { return Disposition{kind: "retain", status: StatusRunning} }
 
 // ReleaseImmediate is the holder's cooperative yield: the claim is cleared,
 // the run is due now and keeps its admission, so it stays admitted-ready.
-func ReleaseImmediate() Schedule { return Schedule{kind: "immediate", status: StatusRunning} }
+func ReleaseImmediate() Disposition { return Disposition{kind: "immediate", status: StatusRunning} }
 
 // ReleaseAt clears the claim and the admission and makes the run due at t. On
 // waking, the run is queued and must be promoted again under its tenant's
 // cap; a t that is not in the future makes it queued at once. A zero t, or
 // one PostgreSQL's timestamptz cannot hold, makes Commit return
 // ErrInvalidArgument.
-func ReleaseAt(t time.Time) Schedule { return Schedule{kind: "at", at: t, status: StatusRunning} }
+func ReleaseAt(t time.Time) Disposition { return Disposition{kind: "at", at: t, status: StatusRunning} }
 
 // releaseAfter is ReleaseAt the commit's database time plus d, so the stored
 // wake time is exactly the commit time (updated_at) plus d. Any Duration
 // stays inside timestamptz's range.
-func releaseAfter(d time.Duration) Schedule {
-	return Schedule{kind: "after", delay: d, status: StatusRunning}
+func releaseAfter(d time.Duration) Disposition {
+	return Disposition{kind: "after", delay: d, status: StatusRunning}
 }
 
 // ReleaseExternal parks the run as waiting for an external event (resumed
 // through MutateRun): claim, wake time and admission are cleared.
-func ReleaseExternal() Schedule { return Schedule{kind: "external", status: StatusWaiting} }
+func ReleaseExternal() Disposition { return Disposition{kind: "external", status: StatusWaiting} }
 
 // ReleaseTerminal finishes the run with status done, failed or cancelled:
 // claim, wake time and admission are cleared and finished_at is set.
-func ReleaseTerminal(status RunStatus) Schedule {
-	return Schedule{kind: "terminal", status: status}
+func ReleaseTerminal(status RunStatus) Disposition {
+	return Disposition{kind: "terminal", status: status}
 }
 
 // validate checks the schedule's own arguments.
-func (s Schedule) validate() error {
+func (s Disposition) validate() error {
 	switch s.kind {
 	case "retain", "immediate", "after", "external":
 		return nil
@@ -89,8 +89,8 @@ type CommitRequest struct {
 	// CheckpointType names this checkpoint (identifier rules, see
 	// MaxIdentifierBytes); "" stores none.
 	CheckpointType string
-	// Schedule is what happens to the run after the commit.
-	Schedule Schedule
+	// Disposition is what happens to the run after the commit.
+	Disposition Disposition
 	// Attempt is what the commit does to the run's handler-attempt counter
 	// (Run.Attempt). The zero AttemptReset restarts it, since a commit is
 	// progress; AttemptKeep leaves it; AttemptCount adds one.
@@ -114,7 +114,7 @@ func (c *Client) Commit(ctx context.Context, req CommitRequest) (_ Run, err erro
 	if err != nil {
 		return Run{}, err
 	}
-	c.telemetry.committed(ctx, req.Schedule, row.MarkerCleared)
+	c.telemetry.committed(ctx, req.Disposition, row.MarkerCleared)
 	c.announceIfDue(ctx, c.queries, row.DocketRun)
 	return runFromRow(row.DocketRun), nil
 }
@@ -145,7 +145,7 @@ func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) 
 	if err != nil {
 		return gen.CommitRunRow{}, err
 	}
-	if err := req.Schedule.validate(); err != nil {
+	if err := req.Disposition.validate(); err != nil {
 		return gen.CommitRunRow{}, err
 	}
 	if req.ExpectedSeq < 0 {
@@ -160,8 +160,8 @@ func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) 
 	}
 	params := gen.CommitRunParams{
 		Step:          int32(req.Step),
-		Status:        string(req.Schedule.status),
-		Schedule:      req.Schedule.kind,
+		Status:        string(req.Disposition.status),
+		Schedule:      req.Disposition.kind,
 		AttemptChange: req.Attempt.sql(),
 		ScopeKey:      scopeKey,
 		RunID:         req.Holder.RunID,
@@ -184,11 +184,11 @@ func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) 
 		}
 		params.CheckpointType = &req.CheckpointType
 	}
-	switch req.Schedule.kind {
+	switch req.Disposition.kind {
 	case "at":
-		params.WakeAt = &req.Schedule.at
+		params.WakeAt = &req.Disposition.at
 	case "after":
-		delay := req.Schedule.delay.Microseconds()
+		delay := req.Disposition.delay.Microseconds()
 		params.WakeDelayUs = &delay
 	}
 	row, err := q.CommitRun(ctx, params)

@@ -37,7 +37,7 @@ func (t *telemetry) poisoned(ctx context.Context, reason string, n int) {
 
 // committed records the release of a commit whose statement cleared a
 // marker. Only the schedules that leave admission can clear one.
-func (t *telemetry) committed(ctx context.Context, s Schedule, markerCleared bool) {
+func (t *telemetry) committed(ctx context.Context, s Disposition, markerCleared bool) {
 	if !markerCleared {
 		return
 	}

@@ -99,7 +99,7 @@ func (c *Client) claimOne(ctx context.Context, runID string, now time.Time) (Lea
 		}
 		revolution = max(1, int((positions+policy.InspectionsPerCall-1)/policy.InspectionsPerCall))
 	}
-	req := ClaimRequest{Now: now, Limit: 1, OrphanTTL: DefaultClaimTTL, MaxClaimAttempts: math.MaxInt32}
+	req := ClaimRequest{Now: now, Limit: 1, ClaimTTL: DefaultClaimTTL, MaxClaimAttempts: math.MaxInt32}
 	calls, contended := 0, 0
 	for calls < revolution {
 		res, runs, err := c.claimDueRead(ctx, req)

@@ -21,9 +21,9 @@ func (c *Client) commitApplied(ctx context.Context, req CommitRequest) (bool, er
 		RunID:       req.Holder.RunID,
 		ExpectedSeq: req.ExpectedSeq,
 		Step:        int32(req.Step),
-		Schedule:    req.Schedule.kind,
+		Schedule:    req.Disposition.kind,
 		ClaimToken:  req.Holder.Token,
-		Status:      string(req.Schedule.status),
+		Status:      string(req.Disposition.status),
 	}
 	if req.CheckpointType != "" {
 		params.CheckpointType = &req.CheckpointType

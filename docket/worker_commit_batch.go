@@ -48,9 +48,9 @@ func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupc
 		req := q.req
 		params.ScopeKeys[i], params.RunIds[i], params.ClaimTokens[i] = q.scopeKey, req.Holder.RunID, req.Holder.Token.String()
 		params.ExpectedSeqs[i], params.Steps[i], params.States[i] = req.ExpectedSeq, int32(req.Step), string(req.State)
-		params.CheckpointTypes[i], params.Statuses[i] = req.CheckpointType, string(req.Schedule.status)
-		params.Schedules[i], params.WakeAts[i] = req.Schedule.kind, req.Schedule.at
-		params.WakeDelaysUs[i], params.AttemptChanges[i] = req.Schedule.delay.Microseconds(), req.Attempt.sql()
+		params.CheckpointTypes[i], params.Statuses[i] = req.CheckpointType, string(req.Disposition.status)
+		params.Schedules[i], params.WakeAts[i] = req.Disposition.kind, req.Disposition.at
+		params.WakeDelaysUs[i], params.AttemptChanges[i] = req.Disposition.delay.Microseconds(), req.Attempt.sql()
 		if req.Failure != nil {
 			params.ErrorKinds[i], params.ErrorTexts[i] = req.Failure.Kind, errorText(req.Failure.Error)
 		}
@@ -68,7 +68,7 @@ func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupc
 		req, res := q.req, &results[i]
 		if row, ok := written[req.Holder.Token]; ok {
 			res.Value = batchCommitted{seq: row.CheckpointSeq, step: int(row.Step)}
-			c.telemetry.committed(ctx, req.Schedule, row.MarkerCleared)
+			c.telemetry.committed(ctx, req.Disposition, row.MarkerCleared)
 		} else {
 			res.Err = explainFenceMiss(callCtx, c.queries, q.scopeKey, req.Holder.RunID,
 				fmt.Errorf("%w: run %q at checkpoint %d", ErrStaleFence, req.Holder.RunID, req.ExpectedSeq))

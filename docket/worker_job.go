@@ -399,7 +399,7 @@ func (j *Job) request(plan commitPlan) CommitRequest {
 		Step:           plan.step,
 		State:          plan.state,
 		CheckpointType: plan.checkpointType,
-		Schedule:       plan.schedule,
+		Disposition:    plan.schedule,
 		Attempt:        plan.attempt,
 		Failure:        plan.failure,
 	}

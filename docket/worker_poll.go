@@ -132,7 +132,7 @@ func (w *Worker) claim(io, handlers context.Context, free int) (claimed, error) 
 	res, runs, err := w.client.claimDueRead(ctx, ClaimRequest{
 		Now:              time.Now(),
 		Limit:            free,
-		OrphanTTL:        w.cfg.ClaimTTL,
+		ClaimTTL:         w.cfg.ClaimTTL,
 		MaxClaimAttempts: w.cfg.MaxClaimAttempts,
 		Preference:       preference,
 	})

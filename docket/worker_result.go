@@ -124,7 +124,7 @@ func WaitExternal(state json.RawMessage) Result {
 // commitPlan is the commit a result asks for.
 type commitPlan struct {
 	checkpointType string
-	schedule       Schedule
+	schedule       Disposition
 	step           int
 	state          json.RawMessage
 	attempt        AttemptChange

@@ -154,7 +154,7 @@ func (e *ClaimEnv) SetOverride(tenant string, capValue int) {
 
 // claimReq is a claim request at now with the test TTL and attempt limit.
 func ClaimReq(now time.Time, limit int, pref docket.Preference) docket.ClaimRequest {
-	return docket.ClaimRequest{Now: now, Limit: limit, OrphanTTL: ClaimTTL, MaxClaimAttempts: ClaimMaxAttempts, Preference: pref}
+	return docket.ClaimRequest{Now: now, Limit: limit, ClaimTTL: ClaimTTL, MaxClaimAttempts: ClaimMaxAttempts, Preference: pref}
 }
 
 // trace runs a traced claim and fails the test on error.

@@ -153,7 +153,7 @@ func (s *RunStore) ClaimAt(tenant, runID string, now time.Time) RunStoreLease {
 func (s *RunStore) ClaimDue(now time.Time, orphanTTL time.Duration, maxAttempts int) docket.ClaimResult {
 	s.T.Helper()
 	res, err := s.Client.ClaimDue(Context(s.T), docket.ClaimRequest{
-		Now: now, Limit: 1, OrphanTTL: orphanTTL, MaxClaimAttempts: maxAttempts,
+		Now: now, Limit: 1, ClaimTTL: orphanTTL, MaxClaimAttempts: maxAttempts,
 	})
 	if err != nil {
 		s.T.Fatalf("claim due at %s: %v", now, err)

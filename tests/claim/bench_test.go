@@ -51,7 +51,7 @@ func benchBacklog(b *testing.B, e *testkit.ClaimEnv, runs int) {
 
 func benchClaimDue(b *testing.B, e *testkit.ClaimEnv, demand int) {
 	benchBacklog(b, e, testkit.BenchRuns)
-	req := docket.ClaimRequest{Now: testkit.ClaimBase, Limit: demand, OrphanTTL: testkit.ClaimTTL, MaxClaimAttempts: math.MaxInt32}
+	req := docket.ClaimRequest{Now: testkit.ClaimBase, Limit: demand, ClaimTTL: testkit.ClaimTTL, MaxClaimAttempts: math.MaxInt32}
 	ctx := testkit.Context(b)
 	claims := 0
 	b.ResetTimer()
@@ -86,7 +86,7 @@ func benchClaimDue(b *testing.B, e *testkit.ClaimEnv, demand int) {
 // and is reported as contended/op.
 func benchClaimDueParallel(b *testing.B, e *testkit.ClaimEnv) {
 	benchBacklog(b, e, max(testkit.BenchRuns, b.N*testkit.BenchWideDemand*5/4))
-	req := docket.ClaimRequest{Now: testkit.ClaimBase, Limit: testkit.BenchWideDemand, OrphanTTL: testkit.ClaimTTL, MaxClaimAttempts: math.MaxInt32}
+	req := docket.ClaimRequest{Now: testkit.ClaimBase, Limit: testkit.BenchWideDemand, ClaimTTL: testkit.ClaimTTL, MaxClaimAttempts: math.MaxInt32}
 	ctx := testkit.Context(b)
 	var calls, claims, empty, contended atomic.Int64
 	errs := make(chan error, testkit.BenchClaimers)

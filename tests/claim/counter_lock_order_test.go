@@ -152,7 +152,7 @@ func TestBatchCommitTakesCountersInScopeOrder(t *testing.T) {
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
 	counterRace(t, pool, 0, func(first, second string) func(context.Context) error {
 		counterSeed(t, client, counterRun(first, first+"-run"), counterRun(second, second+"-run"))
-		res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 2, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+		res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 2, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
 		if err != nil || len(res.Leases) != 2 {
 			t.Fatalf("claim both runs: %d leases, %v", len(res.Leases), err)
 		}

@@ -157,7 +157,7 @@ func (e *env) opInsert() {
 
 func (e *env) opClaim() {
 	limit := rapid.IntRange(1, 4).Draw(e.rt, "limit")
-	tr, err := e.client.TraceClaimDue(e.ctx, docket.ClaimRequest{Now: e.clock, Limit: limit, OrphanTTL: testkit.ClaimTTL,
+	tr, err := e.client.TraceClaimDue(e.ctx, docket.ClaimRequest{Now: e.clock, Limit: limit, ClaimTTL: testkit.ClaimTTL,
 		MaxClaimAttempts: maxAttempts})
 	if err != nil {
 		e.fail("claim: %v", err)
@@ -197,7 +197,7 @@ func (e *env) opCommit() {
 	if !ok {
 		return
 	}
-	schedules := map[string]docket.Schedule{
+	schedules := map[string]docket.Disposition{
 		"later":     docket.ReleaseAt(e.clock.Add(e.offset("release at"))),
 		"immediate": docket.ReleaseImmediate(),
 		"external":  docket.ReleaseExternal(),
@@ -206,7 +206,7 @@ func (e *env) opCommit() {
 	}
 	name := rapid.SampledFrom([]string{"later", "immediate", "external", "done", "retain"}).Draw(e.rt, "schedule")
 	run, err := e.client.Commit(e.ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq, Step: 1,
-		Schedule: schedules[name]})
+		Disposition: schedules[name]})
 	e.logf("commit %s %s: %v", l.RunID, name, err)
 	if err != nil && !errors.Is(err, docket.ErrStaleFence) && !errors.Is(err, docket.ErrClaimLost) {
 		e.fail("commit: %v", err)

@@ -302,7 +302,7 @@ func TestParkedRaceLastRunFinishesBeforeParkLock(t *testing.T) {
 	pause := newParkPause(t, e, "p")
 	tr := pause.claim(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone), func(ctx context.Context) {
 		if _, err := e.Client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder(), ExpectedSeq: lease.CheckpointSeq,
-			Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+			Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 			t.Errorf("finish p-run during the pause: %v", err)
 		}
 	})

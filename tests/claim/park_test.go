@@ -99,7 +99,7 @@ func TestParkedClaimedPartitionNeverParks(t *testing.T) {
 	e.Due("w", "w-1", testkit.ClaimBase.Add(-time.Hour))
 
 	req := testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone)
-	req.OrphanTTL = 3 * time.Hour
+	req.ClaimTTL = 3 * time.Hour
 	tr := e.Trace(req)
 	if len(tr.Inspections) != 4 {
 		t.Fatalf("inspections = %+v, want 4", tr.Inspections)

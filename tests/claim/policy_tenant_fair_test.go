@@ -587,7 +587,7 @@ func claimer(ctx context.Context, client *docket.Client, pool *pgxpool.Pool, run
 		for _, l := range res.Leases {
 			r.runIDs = append(r.runIDs, l.RunID)
 			if _, err := client.Commit(ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq,
-				Step: 1, Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+				Step: 1, Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 				r.err = fmt.Errorf("complete %s: %w", l.RunID, err)
 				return r
 			}

@@ -227,7 +227,7 @@ func TestClaimRequestValidation(t *testing.T) {
 		{"zero limit", func(r *docket.ClaimRequest) { r.Limit = 0 }},
 		{"negative limit", func(r *docket.ClaimRequest) { r.Limit = -1 }},
 		{"limit above int32", func(r *docket.ClaimRequest) { r.Limit = aboveInt32 }},
-		{"negative orphan TTL", func(r *docket.ClaimRequest) { r.OrphanTTL = -time.Second }},
+		{"negative orphan TTL", func(r *docket.ClaimRequest) { r.ClaimTTL = -time.Second }},
 		{"zero max attempts", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = 0 }},
 		{"max attempts above int32", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = aboveInt32 }},
 		{"unknown preference", func(r *docket.ClaimRequest) { r.Preference = "oldest" }},

@@ -97,7 +97,7 @@ func run(t *testing.T, cfg docket.Config, n int) (bypass, grants int, events []o
 			}
 			bypass++
 			if _, err := client.Commit(ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq,
-				Step: 1, Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+				Step: 1, Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 				t.Fatalf("complete %s: %v", l.RunID, err)
 			}
 		}

@@ -38,7 +38,7 @@ var claimEntries = []claimEntry{
 // goodClaim is a valid claim request that would lease the fixture's
 // queued run if it ran.
 func goodClaim() docket.ClaimRequest {
-	return docket.ClaimRequest{Now: time.Now().Add(48 * time.Hour), Limit: 4, OrphanTTL: 100 * time.Hour, MaxClaimAttempts: 10}
+	return docket.ClaimRequest{Now: time.Now().Add(48 * time.Hour), Limit: 4, ClaimTTL: 100 * time.Hour, MaxClaimAttempts: 10}
 }
 
 func claimCases() []inputCase {
@@ -51,8 +51,8 @@ func claimCases() []inputCase {
 		{"Limit -1", func(r *docket.ClaimRequest) { r.Limit = -1 }},
 		{"Limit 2147483648", func(r *docket.ClaimRequest) { r.Limit = overflow }},
 		{"Limit MinInt", func(r *docket.ClaimRequest) { r.Limit = minInt }},
-		{"negative OrphanTTL (cutoff after now)", func(r *docket.ClaimRequest) { r.OrphanTTL = -time.Nanosecond }},
-		{"OrphanTTL MinInt64", func(r *docket.ClaimRequest) { r.OrphanTTL = math.MinInt64 }},
+		{"negative ClaimTTL (cutoff after now)", func(r *docket.ClaimRequest) { r.ClaimTTL = -time.Nanosecond }},
+		{"ClaimTTL MinInt64", func(r *docket.ClaimRequest) { r.ClaimTTL = math.MinInt64 }},
 		{"MaxClaimAttempts 0", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = 0 }},
 		{"MaxClaimAttempts -3", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = -3 }},
 		{"MaxClaimAttempts 2147483648", func(r *docket.ClaimRequest) { r.MaxClaimAttempts = overflow }},

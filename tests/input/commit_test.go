@@ -12,7 +12,7 @@ import (
 func goodCommit(env *inputEnv) docket.CommitRequest {
 	return docket.CommitRequest{
 		Holder: env.lease.Holder(), ExpectedSeq: env.lease.CheckpointSeq, Step: 1,
-		State: json.RawMessage(`{"n":2}`), CheckpointType: "step", Schedule: docket.ReleaseTerminal(docket.StatusDone),
+		State: json.RawMessage(`{"n":2}`), CheckpointType: "step", Disposition: docket.ReleaseTerminal(docket.StatusDone),
 	}
 }
 
@@ -23,11 +23,11 @@ func commitCases() []inputCase {
 		local  bool
 		mutate func(*docket.CommitRequest)
 	}{
-		{"zero Schedule", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Schedule = docket.Schedule{} }},
-		{"ReleaseAt zero time", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Schedule = docket.ReleaseAt(time.Time{}) }},
-		{"ReleaseTerminal running", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Schedule = docket.ReleaseTerminal(docket.StatusRunning) }},
-		{"ReleaseTerminal waiting", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Schedule = docket.ReleaseTerminal(docket.StatusWaiting) }},
-		{"ReleaseTerminal bogus", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Schedule = docket.ReleaseTerminal("bogus") }},
+		{"zero Schedule", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Disposition = docket.Disposition{} }},
+		{"ReleaseAt zero time", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Disposition = docket.ReleaseAt(time.Time{}) }},
+		{"ReleaseTerminal running", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Disposition = docket.ReleaseTerminal(docket.StatusRunning) }},
+		{"ReleaseTerminal waiting", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Disposition = docket.ReleaseTerminal(docket.StatusWaiting) }},
+		{"ReleaseTerminal bogus", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Disposition = docket.ReleaseTerminal("bogus") }},
 		{"negative ExpectedSeq", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.ExpectedSeq = -1 }},
 		{"negative Step", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Step = -1 }},
 		{"Step 2147483648", docket.ErrInvalidArgument, true, func(r *docket.CommitRequest) { r.Step = overflow }},

@@ -86,7 +86,7 @@ func newHardInputEnv(t *testing.T) *inputEnv {
 	if _, err := env.client.InsertRun(ctx, newRun(runHeld)); err != nil {
 		t.Fatalf("insert %s: %v", runHeld, err)
 	}
-	res, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 10})
+	res, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 10})
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != runHeld {
 		t.Fatalf("claim %s: %+v, %v", runHeld, res, err)
 	}
@@ -266,10 +266,10 @@ func TestBadInputUninitializedDomain(t *testing.T) {
 				_, err := env.admin.InspectClaimPolicy(ctx, docket.Tenantless)
 				return err
 			}},
-		{name: "Legacy ClaimDue negative OrphanTTL", want: []error{docket.ErrInvalidArgument}, local: true,
+		{name: "Legacy ClaimDue negative ClaimTTL", want: []error{docket.ErrInvalidArgument}, local: true,
 			call: func(ctx context.Context, env *inputEnv) error {
 				req := goodClaim()
-				req.OrphanTTL = -time.Second
+				req.ClaimTTL = -time.Second
 				_, err := env.client.ClaimDue(ctx, req)
 				return err
 			}},

@@ -76,7 +76,7 @@ func timeCases() []inputCase {
 		}
 		local("Commit ReleaseAt "+b.name, "ReleaseAt", func(ctx context.Context, env *inputEnv) error {
 			req := goodCommit(env)
-			req.Schedule = docket.ReleaseAt(b.at)
+			req.Disposition = docket.ReleaseAt(b.at)
 			_, err := env.client.Commit(ctx, req)
 			return err
 		})
@@ -102,8 +102,8 @@ func timeCases() []inputCase {
 	// A valid Now whose orphan cutoff falls before the range.
 	for _, entry := range claimEntries {
 		req := goodClaim()
-		req.Now, req.OrphanTTL = minTime.Add(time.Hour), 2*time.Hour
-		local(entry.name+" Now minus OrphanTTL before the range", "claim Now minus OrphanTTL", func(ctx context.Context, env *inputEnv) error {
+		req.Now, req.ClaimTTL = minTime.Add(time.Hour), 2*time.Hour
+		local(entry.name+" Now minus ClaimTTL before the range", "claim Now minus ClaimTTL", func(ctx context.Context, env *inputEnv) error {
 			return entry.call(ctx, env, req)
 		})
 	}

@@ -39,7 +39,7 @@ func TestRunStateRoundTripsInEveryQueryExecMode(t *testing.T) {
 				t.Fatalf("insert: %v", err)
 			}
 			res, err := client.ClaimDue(ctx, docket.ClaimRequest{
-				Now: time.Now().Add(time.Second), Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 5,
+				Now: time.Now().Add(time.Second), Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5,
 			})
 			if err != nil || len(res.Leases) != 1 {
 				t.Fatalf("claim: %v, %d leases", err, len(res.Leases))
@@ -47,8 +47,8 @@ func TestRunStateRoundTripsInEveryQueryExecMode(t *testing.T) {
 			lease := res.Leases[0]
 			if _, err := client.Commit(ctx, docket.CommitRequest{
 				Holder: lease.Holder(), ExpectedSeq: lease.CheckpointSeq, Step: 1,
-				State:    json.RawMessage(`{"step": "committed", "n": 2}`),
-				Schedule: docket.RetainClaim(),
+				State:       json.RawMessage(`{"step": "committed", "n": 2}`),
+				Disposition: docket.RetainClaim(),
 			}); err != nil {
 				t.Fatalf("commit: %v", err)
 			}

@@ -94,7 +94,7 @@ func TestOddIdentifiersRoundTripLiterally(t *testing.T) {
 		t.Fatalf("%d partitions carry the literal tenant ids, want %d", got, n)
 	}
 
-	res, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: n, OrphanTTL: time.Hour, MaxClaimAttempts: 5})
+	res, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: n, ClaimTTL: time.Hour, MaxClaimAttempts: 5})
 	if err != nil || len(res.Leases) != n {
 		t.Fatalf("claim: %d leases, %v; want %d", len(res.Leases), err, n)
 	}
@@ -108,7 +108,7 @@ func TestOddIdentifiersRoundTripLiterally(t *testing.T) {
 			t.Fatalf("lease %q of %q (%q, %q) does not match a stored run", l.RunID, tenant, l.GraphID, l.GraphHash)
 		}
 		if _, err := client.Commit(ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq, Step: 1,
-			CheckpointType: at(i + 4), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+			CheckpointType: at(i + 4), Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 			t.Fatalf("commit %q: %v", l.RunID, err)
 		}
 	}
@@ -158,7 +158,7 @@ func TestSQLInsertedIdentifiersStayAddressable(t *testing.T) {
 			t.Fatalf("list %s: %d runs, %v", l.Scope, len(page.Runs), err)
 		}
 		if _, err := e.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq, Step: 1,
-			Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+			Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 			t.Fatalf("commit %q of %s: %v", l.RunID, l.Scope, err)
 		}
 	}

@@ -22,7 +22,7 @@ func TestRunErrorsCommitRecordsTheFailureInTheFencedCommit(t *testing.T) {
 	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "r", 0)
 	l := s.Claim("acme", "r")
 
-	run, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq, Schedule: docket.RetainClaim(),
+	run, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq, Disposition: docket.RetainClaim(),
 		Attempt: docket.AttemptCount, Failure: &docket.AttemptFailure{Kind: docket.ErrorKindError, Error: "db down"}})
 	if err != nil {
 		t.Fatal(err)
@@ -34,29 +34,29 @@ func TestRunErrorsCommitRecordsTheFailureInTheFencedCommit(t *testing.T) {
 	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "r", 1, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "db down"})
 
 	// A retry without an error counts the attempt and records nothing.
-	run, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + 1, Schedule: docket.RetainClaim(),
+	run, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + 1, Disposition: docket.RetainClaim(),
 		Attempt: docket.AttemptCount})
 	if err != nil || run.Attempt != 2 {
 		t.Fatalf("counted commit: attempt %d, %v", run.Attempt, err)
 	}
-	if _, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + 2, Schedule: docket.RetainClaim(),
+	if _, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + 2, Disposition: docket.RetainClaim(),
 		Attempt: docket.AttemptKeep}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "r", 2, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "db down"})
-	if _, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + 3, Schedule: docket.RetainClaim(),
+	if _, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + 3, Disposition: docket.RetainClaim(),
 		Attempt: docket.AttemptCount, Failure: &docket.AttemptFailure{Kind: docket.ErrorKindPanic, Error: "nil map"}}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "r", 3, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "db down"}, testkit.RunErrorEntry{Attempt: 3, Kind: "panic", Error: "nil map"})
 	// The zero AttemptReset restarts the counter, as every commit is progress.
-	if _, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + 4, Schedule: docket.RetainClaim()}); err != nil {
+	if _, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + 4, Disposition: docket.RetainClaim()}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.RunErrorExpect(t, s.Pool, s.Client, acme, "r", 0, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "db down"}, testkit.RunErrorEntry{Attempt: 3, Kind: "panic", Error: "nil map"})
 
 	// A stale fence records nothing.
-	_, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq, Schedule: docket.RetainClaim(),
+	_, err = s.Client.Commit(ctx, docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq, Disposition: docket.RetainClaim(),
 		Attempt: docket.AttemptCount, Failure: &docket.AttemptFailure{Kind: docket.ErrorKindError, Error: "late"}})
 	if !errors.Is(err, docket.ErrStaleFence) {
 		t.Fatalf("stale commit: %v, want ErrStaleFence", err)
@@ -82,7 +82,7 @@ func TestRunErrorsCommitRefusesAnInvalidFailure(t *testing.T) {
 		"unknown change":     {Attempt: docket.AttemptChange(3)},
 		"negative change":    {Attempt: docket.AttemptChange(-1)},
 	} {
-		req.Holder, req.ExpectedSeq, req.Schedule = l.Holder, l.Seq, docket.ReleaseTerminal(docket.StatusFailed)
+		req.Holder, req.ExpectedSeq, req.Disposition = l.Holder, l.Seq, docket.ReleaseTerminal(docket.StatusFailed)
 		if _, err := s.Client.Commit(testkit.Context(t), req); !errors.Is(err, docket.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
 		}
@@ -109,7 +109,7 @@ func TestRunErrorsTruncatesOnAUTF8Boundary(t *testing.T) {
 	texts := []string{long, euros, exact, "a\x00b\xffc", ""}
 	for i, text := range texts {
 		if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + int64(i),
-			Schedule: docket.RetainClaim(), Attempt: docket.AttemptCount,
+			Disposition: docket.RetainClaim(), Attempt: docket.AttemptCount,
 			Failure: &docket.AttemptFailure{Kind: docket.ErrorKindError, Error: text}}); err != nil {
 			t.Fatalf("commit %d: %v", i, err)
 		}
@@ -139,7 +139,7 @@ func TestRunErrorsKeepsTheNewestTwenty(t *testing.T) {
 	commit := func(i int, text string) {
 		t.Helper()
 		if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: l.Holder, ExpectedSeq: l.Seq + int64(i-1),
-			Schedule: docket.RetainClaim(), Attempt: docket.AttemptCount,
+			Disposition: docket.RetainClaim(), Attempt: docket.AttemptCount,
 			Failure: &docket.AttemptFailure{Kind: docket.ErrorKindError, Error: text}}); err != nil {
 			t.Fatalf("commit %d: %v", i, err)
 		}

@@ -182,7 +182,7 @@ func TestDeleteFinishedRunsSkipsLockedRowsAndNeverBlocksClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = claimTx.Rollback(ctx) }()
-	res, err := s.Client.ClaimDueTx(ctx, claimTx, docket.ClaimRequest{Now: s.DbNow(), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 100})
+	res, err := s.Client.ClaimDueTx(ctx, claimTx, docket.ClaimRequest{Now: s.DbNow(), Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 100})
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "r-1" {
 		t.Fatalf("claim in the open transaction = %+v, %v", res, err)
 	}
@@ -221,7 +221,7 @@ func TestDeleteFinishedRunsSkipsLockedRowsAndNeverBlocksClaims(t *testing.T) {
 	if err != nil || deleted != 1 {
 		t.Fatalf("open retention batch = %d, %v; want 1", deleted, err)
 	}
-	res, err = s.Client.ClaimDue(bounded, docket.ClaimRequest{Now: s.DbNow(), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 100})
+	res, err = s.Client.ClaimDue(bounded, docket.ClaimRequest{Now: s.DbNow(), Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 100})
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "r-2" {
 		t.Fatalf("claim beside the open retention batch = %+v, %v", res, err)
 	}

@@ -16,7 +16,7 @@ func failAfterCommit(s *testkit.RunStore, tenant, runID string, status docket.Ru
 	s.T.Helper()
 	lease := s.Claim(tenant, runID)
 	if _, err := s.Client.Commit(testkit.Context(s.T), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq,
-		Step: 3, State: json.RawMessage(`{"n":3}`), CheckpointType: "work", Schedule: docket.ReleaseTerminal(status)}); err != nil {
+		Step: 3, State: json.RawMessage(`{"n":3}`), CheckpointType: "work", Disposition: docket.ReleaseTerminal(status)}); err != nil {
 		s.T.Fatalf("finish %s: %v", runID, err)
 	}
 }
@@ -170,7 +170,7 @@ func TestRetryRunIsClaimedAsQueuedUnderTheCap(t *testing.T) {
 	s.ExpectAdmission("acme", "retried", docket.AdmissionQueued)
 
 	if _, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: live.Holder, ExpectedSeq: live.Seq,
-		Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+		Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 		t.Fatal(err)
 	}
 	res := s.ClaimDue(s.DbNow(), time.Hour, 100)
@@ -255,7 +255,7 @@ func TestRetryRunRecordsARetryEntry(t *testing.T) {
 	s.Insert("acme", "failed")
 	lease := s.Claim("acme", "failed")
 	if _, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1,
-		State: json.RawMessage(`{}`), Schedule: docket.ReleaseTerminal(docket.StatusFailed), Attempt: docket.AttemptCount,
+		State: json.RawMessage(`{}`), Disposition: docket.ReleaseTerminal(docket.StatusFailed), Attempt: docket.AttemptCount,
 		Failure: &docket.AttemptFailure{Kind: docket.ErrorKindError, Error: "mail server down"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestRunStoreExpiredStealKeepsMarkerAndFencesOldHolder(t *testing.T) {
 
 	// The old holder can neither clear the new claim nor the admission.
 	_, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: old.Holder, ExpectedSeq: old.Seq, Schedule: docket.ReleaseTerminal(docket.StatusDone),
+		Holder: old.Holder, ExpectedSeq: old.Seq, Disposition: docket.ReleaseTerminal(docket.StatusDone),
 	})
 	testkit.ExpectErrorIs(t, "old holder commit", err, docket.ErrStaleFence)
 	expectRowUnchanged(t, "old holder commit", stolen, s.Row("r1"))
@@ -59,7 +59,7 @@ func TestRunStoreExpiredStealKeepsMarkerAndFencesOldHolder(t *testing.T) {
 
 	// The thief holds the fence.
 	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: thief.Holder(), ExpectedSeq: thief.CheckpointSeq, Schedule: docket.RetainClaim(),
+		Holder: thief.Holder(), ExpectedSeq: thief.CheckpointSeq, Disposition: docket.RetainClaim(),
 	}); err != nil {
 		t.Fatalf("thief commit: %v", err)
 	}
@@ -75,7 +75,7 @@ func TestRunStoreYieldedRunStaysAdmitted(t *testing.T) {
 	expectClaimed(t, before, lease.Holder.Token, now)
 
 	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, Schedule: docket.ReleaseImmediate(),
+		Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, Disposition: docket.ReleaseImmediate(),
 	}); err != nil {
 		t.Fatalf("yield: %v", err)
 	}
@@ -105,7 +105,7 @@ func TestRunStoreWokenUnmarkedRunStaysQueued(t *testing.T) {
 	lease := s.Claim("acme", "r1")
 	at := s.DbNow().Add(time.Hour)
 	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: lease.Holder, ExpectedSeq: lease.Seq, Schedule: docket.ReleaseAt(at),
+		Holder: lease.Holder, ExpectedSeq: lease.Seq, Disposition: docket.ReleaseAt(at),
 	}); err != nil {
 		t.Fatalf("release at: %v", err)
 	}
@@ -127,7 +127,7 @@ func TestRunStoreWokenUnmarkedRunStaysQueued(t *testing.T) {
 
 	// Once r2 leaves, r1 is promoted with a fresh marker.
 	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: promoted.Holder, ExpectedSeq: promoted.Seq, Schedule: docket.ReleaseTerminal(docket.StatusDone),
+		Holder: promoted.Holder, ExpectedSeq: promoted.Seq, Disposition: docket.ReleaseTerminal(docket.StatusDone),
 	}); err != nil {
 		t.Fatalf("finish r2: %v", err)
 	}
@@ -152,7 +152,7 @@ func TestRunStoreDepartureLetsNextQueuedRunIn(t *testing.T) {
 	}
 
 	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: lease.Holder, ExpectedSeq: lease.Seq, Schedule: docket.ReleaseTerminal(docket.StatusFailed),
+		Holder: lease.Holder, ExpectedSeq: lease.Seq, Disposition: docket.ReleaseTerminal(docket.StatusFailed),
 	}); err != nil {
 		t.Fatalf("fail r1: %v", err)
 	}

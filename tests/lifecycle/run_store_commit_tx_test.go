@@ -25,7 +25,7 @@ func TestCommitTxFollowsTheAppsTransaction(t *testing.T) {
 	lease := rs.Claim("acme", "inv-1")
 	before := rs.Row("inv-1")
 	req := docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1,
-		State: json.RawMessage(`{"sent": true}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}
+		State: json.RawMessage(`{"sent": true}`), Disposition: docket.ReleaseTerminal(docket.StatusDone)}
 
 	tx, err := pool.Begin(testkit.Context(t))
 	if err != nil {

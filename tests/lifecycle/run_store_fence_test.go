@@ -21,10 +21,10 @@ func TestRunStoreCommitFence(t *testing.T) {
 		name string
 		req  docket.CommitRequest
 	}{
-		{"other sequence", docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq + 1, Schedule: docket.RetainClaim()}},
+		{"other sequence", docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq + 1, Disposition: docket.RetainClaim()}},
 		{"other token", docket.CommitRequest{
 			Holder:      docket.Holder{Scope: lease.Holder.Scope, RunID: "r1", Token: uuid.New()},
-			ExpectedSeq: lease.Seq, Schedule: docket.ReleaseTerminal(docket.StatusDone),
+			ExpectedSeq: lease.Seq, Disposition: docket.ReleaseTerminal(docket.StatusDone),
 		}},
 	}
 	for _, tc := range stale {
@@ -34,15 +34,15 @@ func TestRunStoreCommitFence(t *testing.T) {
 	}
 
 	// The right fence commits; the sequence it consumed is stale afterwards.
-	run, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Schedule: docket.RetainClaim()})
+	run, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Disposition: docket.RetainClaim()})
 	if err != nil {
 		t.Fatalf("commit: %v", err)
 	}
 	committed := s.Row("r1")
-	_, err = s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Schedule: docket.RetainClaim()})
+	_, err = s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Disposition: docket.RetainClaim()})
 	testkit.ExpectErrorIs(t, "replayed sequence", err, docket.ErrStaleFence)
 	expectRowUnchanged(t, "replayed sequence", committed, s.Row("r1"))
-	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: run.CheckpointSeq, Schedule: docket.RetainClaim()}); err != nil {
+	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: run.CheckpointSeq, Disposition: docket.RetainClaim()}); err != nil {
 		t.Fatalf("commit at the returned sequence: %v", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestRunStoreMutateRefusesFinishedAndPoisonedRevival(t *testing.T) {
 	s.Insert("acme", "done")
 	s.Insert("acme", "poisoned")
 	done := s.Claim("acme", "done")
-	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: done.Holder, ExpectedSeq: done.Seq, Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: done.Holder, ExpectedSeq: done.Seq, Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 		t.Fatalf("finish: %v", err)
 	}
 	poisoned := s.Claim("acme", "poisoned")

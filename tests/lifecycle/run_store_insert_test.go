@@ -124,7 +124,7 @@ func TestRunStoreListRuns(t *testing.T) {
 	// Distinct start times make the order independent of run ids.
 	testkit.ExecSQL(t, s.Pool, `update docket_runs set started_at = timestamptz '2030-01-01' + (substr(run_id, 2)::int * interval '1 minute')`)
 	lease := s.Claim("acme", "r0")
-	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 		t.Fatalf("finish r0: %v", err)
 	}
 

@@ -36,7 +36,7 @@ func TestRunStoreScopeIsolation(t *testing.T) {
 		"RefreshClaim": func(_ docket.Scope, h docket.Holder) error { _, err := s.Client.RefreshClaim(ctx, h); return err },
 		"ReleaseClaim": func(_ docket.Scope, h docket.Holder) error { _, err := s.Client.ReleaseClaim(ctx, h); return err },
 		"Commit": func(_ docket.Scope, h docket.Holder) error {
-			_, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: h, ExpectedSeq: lease.Seq, Schedule: docket.ReleaseTerminal(docket.StatusDone)})
+			_, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: h, ExpectedSeq: lease.Seq, Disposition: docket.ReleaseTerminal(docket.StatusDone)})
 			return err
 		},
 		"AbandonClaim": func(_ docket.Scope, h docket.Holder) error {

@@ -94,7 +94,7 @@ func TestRunStoreCommitRetainClaimKeepsMarker(t *testing.T) {
 
 	run, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
 		Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, State: json.RawMessage(`{"n":1}`),
-		CheckpointType: "step", Schedule: docket.RetainClaim(),
+		CheckpointType: "step", Disposition: docket.RetainClaim(),
 	})
 	if err != nil {
 		t.Fatalf("commit: %v", err)
@@ -120,7 +120,7 @@ func TestRunStoreCommitYieldKeepsMarker(t *testing.T) {
 	expectClaimed(t, before, lease.Holder.Token, *before.AdmittedAt)
 
 	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, Schedule: docket.ReleaseImmediate(),
+		Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, Disposition: docket.ReleaseImmediate(),
 	}); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
@@ -143,7 +143,7 @@ func TestRunStoreCommitReleaseAtClearsMarker(t *testing.T) {
 
 	at := s.DbNow().Add(time.Hour)
 	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, Schedule: docket.ReleaseAt(at),
+		Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, Disposition: docket.ReleaseAt(at),
 	}); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestRunStoreCommitReleaseExternalClearsMarker(t *testing.T) {
 	expectClaimed(t, before, lease.Holder.Token, *before.AdmittedAt)
 
 	if _, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, Schedule: docket.ReleaseExternal(),
+		Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, Disposition: docket.ReleaseExternal(),
 	}); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
@@ -211,7 +211,7 @@ func TestRunStoreCommitTerminalClearsMarker(t *testing.T) {
 
 			run, err := s.Client.Commit(testkit.Context(t), docket.CommitRequest{
 				Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 3, State: json.RawMessage(`"end"`),
-				Schedule: docket.ReleaseTerminal(status),
+				Disposition: docket.ReleaseTerminal(status),
 			})
 			if err != nil {
 				t.Fatalf("commit: %v", err)
@@ -264,7 +264,7 @@ func TestRunStoreUnclaimedSignalsClearMarker(t *testing.T) {
 	s.ExpectAdmission("acme", "claimed", docket.AdmissionQueued)
 	// The interrupted holder is stale now.
 	_, err = s.Client.Commit(testkit.Context(t), docket.CommitRequest{
-		Holder: interrupted.Holder, ExpectedSeq: interrupted.Seq, Schedule: docket.ReleaseTerminal(docket.StatusDone),
+		Holder: interrupted.Holder, ExpectedSeq: interrupted.Seq, Disposition: docket.ReleaseTerminal(docket.StatusDone),
 	})
 	testkit.ExpectErrorIs(t, "commit after interrupt", err, docket.ErrStaleFence)
 	expectRowUnchanged(t, "stale commit", after, s.Row("claimed"))

@@ -518,7 +518,7 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	if after != before {
 		t.Fatalf("the first start after the upgrade wrote:\nbefore %s\nafter  %s", before, after)
 	}
-	tr, err := client.TraceClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Hour,
+	tr, err := client.TraceClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 1, ClaimTTL: time.Hour,
 		MaxClaimAttempts: 10})
 	if err != nil {
 		t.Fatal(err)

@@ -135,7 +135,7 @@ func bouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Pool) {
 	ctx := testkit.Context(t)
 	claim := func(limit int) []docket.Lease {
 		t.Helper()
-		tr, err := client.TraceClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: limit, OrphanTTL: time.Hour, MaxClaimAttempts: 10})
+		tr, err := client.TraceClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: limit, ClaimTTL: time.Hour, MaxClaimAttempts: 10})
 		if err != nil || len(tr.Result.Leases) != limit {
 			t.Fatalf("claim %d through PgBouncer: %d leases, %v", limit, len(tr.Result.Leases), err)
 		}
@@ -151,13 +151,13 @@ func bouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Pool) {
 	_, err := client.RefreshClaim(ctx, leases[0].Holder())
 	check("RefreshClaim", err)
 	run, err := client.Commit(ctx, docket.CommitRequest{Holder: leases[0].Holder(), ExpectedSeq: leases[0].CheckpointSeq,
-		Step: 1, State: json.RawMessage(`{"step":1}`), Schedule: docket.RetainClaim()})
+		Step: 1, State: json.RawMessage(`{"step":1}`), Disposition: docket.RetainClaim()})
 	check("Commit RetainClaim", err)
 	_, err = client.Commit(ctx, docket.CommitRequest{Holder: leases[0].Holder(), ExpectedSeq: run.CheckpointSeq,
-		Step: 2, Schedule: docket.ReleaseImmediate()})
+		Step: 2, Disposition: docket.ReleaseImmediate()})
 	check("Commit ReleaseImmediate", err)
 	_, err = client.Commit(ctx, docket.CommitRequest{Holder: leases[0].Holder(), ExpectedSeq: run.CheckpointSeq + 1, Step: 3,
-		Schedule: docket.ReleaseImmediate()})
+		Disposition: docket.ReleaseImmediate()})
 	if !errors.Is(err, docket.ErrStaleFence) {
 		t.Fatalf("stale commit through PgBouncer: %v, want ErrStaleFence", err)
 	}
@@ -181,7 +181,7 @@ func bouncerLifecycle(t *testing.T, client *docket.Client, pool *pgxpool.Pool) {
 	before := testkit.Snap(t, pool)
 	rolledBack := errors.New("roll back")
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		res, err := client.ClaimDueTx(ctx, tx, docket.ClaimRequest{Now: time.Now(), Limit: 4, OrphanTTL: time.Hour, MaxClaimAttempts: 10})
+		res, err := client.ClaimDueTx(ctx, tx, docket.ClaimRequest{Now: time.Now(), Limit: 4, ClaimTTL: time.Hour, MaxClaimAttempts: 10})
 		if err == nil && res.Outcomes() != 4 {
 			err = fmt.Errorf("%d outcomes, want 4", res.Outcomes())
 		}
@@ -229,7 +229,7 @@ func bouncerDrain(t *testing.T, client *docket.Client, total int) map[string]int
 				if done.Load() >= int64(total) {
 					return
 				}
-				res, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: 2, OrphanTTL: time.Hour, MaxClaimAttempts: 100})
+				res, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: 2, ClaimTTL: time.Hour, MaxClaimAttempts: 100})
 				if unavailable, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](err); ok && unavailable.Reason == "lock_contention" {
 					contention.Add(1)
 					continue
@@ -240,7 +240,7 @@ func bouncerDrain(t *testing.T, client *docket.Client, total int) map[string]int
 				}
 				for _, l := range res.Leases {
 					_, err := client.Commit(ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq, Step: 9,
-						State: json.RawMessage(fmt.Sprintf(`{"claimer":%d}`, g)), Schedule: docket.ReleaseTerminal(docket.StatusDone)})
+						State: json.RawMessage(fmt.Sprintf(`{"claimer":%d}`, g)), Disposition: docket.ReleaseTerminal(docket.StatusDone)})
 					if err != nil {
 						errs <- fmt.Errorf("claimer %d commit %s: %w", g, l.RunID, err)
 						return
@@ -341,7 +341,7 @@ func TestPgBouncerSchemaFromRoleSettings(t *testing.T) {
 	if _, err := client.InsertRun(testkit.Context(t), appRun("acme", "through-role-settings")); err != nil {
 		t.Fatalf("insert through PgBouncer as %s: %v", role, err)
 	}
-	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 3})
+	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 3})
 	if err != nil || len(res.Leases) != 1 {
 		t.Fatalf("claim through PgBouncer as %s: %+v, %v", role, res, err)
 	}

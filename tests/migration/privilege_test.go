@@ -151,7 +151,7 @@ func runEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client,
 	must("InspectClaimPolicy", err)
 
 	now := time.Now()
-	req := docket.ClaimRequest{Now: now, Limit: 7, OrphanTTL: time.Hour, MaxClaimAttempts: 5}
+	req := docket.ClaimRequest{Now: now, Limit: 7, ClaimTTL: time.Hour, MaxClaimAttempts: 5}
 	tr, err := client.TraceClaimDue(ctx, req)
 	must("TraceClaimDue", err)
 	leases := tr.Result.Leases
@@ -160,13 +160,13 @@ func runEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client,
 	}
 	_, err = client.RefreshClaim(ctx, leases[0].Holder())
 	must("RefreshClaim", err)
-	schedules := []docket.Schedule{
+	schedules := []docket.Disposition{
 		docket.RetainClaim(), docket.ReleaseImmediate(), docket.ReleaseAt(now.Add(-time.Second)),
 		docket.ReleaseExternal(), docket.ReleaseTerminal(docket.StatusDone),
 	}
 	for i, s := range schedules {
 		_, err = client.Commit(ctx, docket.CommitRequest{Holder: leases[i].Holder(), ExpectedSeq: leases[i].CheckpointSeq,
-			Step: 1, State: json.RawMessage(`{"step":1}`), CheckpointType: "step", Schedule: s})
+			Step: 1, State: json.RawMessage(`{"step":1}`), CheckpointType: "step", Disposition: s})
 		must(fmt.Sprintf("Commit schedule %d", i), err)
 	}
 	released, err := client.ReleaseClaim(ctx, leases[5].Holder())
@@ -187,7 +187,7 @@ func runEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client,
 	// The other leases of the call are released again.
 	var inTx docket.ClaimResult
 	must("ClaimDueTx with a poison", pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		inTx, err = client.ClaimDueTx(ctx, tx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 8, OrphanTTL: time.Hour, MaxClaimAttempts: 1})
+		inTx, err = client.ClaimDueTx(ctx, tx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 8, ClaimTTL: time.Hour, MaxClaimAttempts: 1})
 		if err == nil && len(inTx.Poisoned) == 0 {
 			err = errors.New("no poison")
 		}
@@ -229,7 +229,7 @@ func runEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client,
 	// Legacy takes over and hands back: both engines and the mode switch.
 	legacy, err = docket.Open(ctx, pool, testkit.LegacyConfig())
 	must("Open Legacy", err)
-	_, err = legacy.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 5})
+	_, err = legacy.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 5})
 	must("Legacy ClaimDue", err)
 	client, err = docket.Open(ctx, pool, testkit.TenantFairConfig(3))
 	must("Open TenantFair after Legacy", err)

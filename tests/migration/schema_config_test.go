@@ -68,12 +68,12 @@ func TestConfigSchemaLeavesTheAppsSearchPathAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 4, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 4, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
 	if err != nil || len(res.Leases) != 1 {
 		t.Fatalf("ClaimDue: %+v, %v", res, err)
 	}
 	if _, err := client.Commit(testkit.Context(t), docket.CommitRequest{Holder: res.Leases[0].Holder(), ExpectedSeq: res.Leases[0].CheckpointSeq,
-		Step: 1, State: json.RawMessage(`{"sent": true}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+		Step: 1, State: json.RawMessage(`{"sent": true}`), Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
 	run, err := client.FetchRun(testkit.Context(t), docket.Tenant("acme"), "inv-1")

@@ -159,12 +159,12 @@ drop table old.docket_schema_migrations`)
 	}
 	_, err = legacy.InsertRun(ctx, newRun("a", "legacy-1"))
 	must("legacy insert", err)
-	res, err := legacy.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	res, err := legacy.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
 	must("legacy claim", err)
 	if len(res.Leases) != 1 {
 		t.Fatalf("legacy claim leased %d runs", len(res.Leases))
 	}
-	_, err = legacy.TraceClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	_, err = legacy.TraceClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
 	must("legacy trace claim", err)
 	legacyWorker(t, legacy)
 
@@ -199,21 +199,21 @@ drop table old.docket_schema_migrations`)
 
 	// The lifecycle: trace and claim, refresh, commit, release, abandon,
 	// poison and its retry, cancel, retry of a finished run.
-	res, err = client.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 4, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	res, err = client.ClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 4, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
 	must("claim", err)
 	if len(res.Leases) != 4 {
 		t.Fatalf("claim leased %d runs", len(res.Leases))
 	}
-	_, err = client.TraceClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	_, err = client.TraceClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
 	must("trace claim", err)
 	leases := res.Leases
 	_, err = client.RefreshClaim(ctx, leases[0].Holder())
 	must("refresh", err)
 	_, err = client.Commit(ctx, docket.CommitRequest{Holder: leases[0].Holder(), ExpectedSeq: leases[0].CheckpointSeq, Step: 1,
-		State: json.RawMessage(`{}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)})
+		State: json.RawMessage(`{}`), Disposition: docket.ReleaseTerminal(docket.StatusDone)})
 	must("commit", err)
 	if _, err := client.Commit(ctx, docket.CommitRequest{Holder: leases[0].Holder(), ExpectedSeq: leases[0].CheckpointSeq, Step: 2,
-		State: json.RawMessage(`{}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); !errors.Is(err, docket.ErrStaleFence) {
+		State: json.RawMessage(`{}`), Disposition: docket.ReleaseTerminal(docket.StatusDone)}); !errors.Is(err, docket.ErrStaleFence) {
 		t.Fatalf("a second commit of a finished run = %v, want ErrStaleFence", err)
 	}
 	_, err = client.ReleaseClaim(ctx, leases[1].Holder())
@@ -222,7 +222,7 @@ drop table old.docket_schema_migrations`)
 	must("abandon", err)
 	_, err = client.Cancel(ctx, leases[3].Scope, leases[3].RunID)
 	must("cancel a claimed run", err)
-	poison, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: now.Add(time.Hour), Limit: 8, OrphanTTL: time.Minute, MaxClaimAttempts: 1})
+	poison, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: now.Add(time.Hour), Limit: 8, ClaimTTL: time.Minute, MaxClaimAttempts: 1})
 	must("claim to poison", err)
 	if len(poison.Poisoned) == 0 {
 		t.Fatalf("no run was poisoned: %+v", poison)

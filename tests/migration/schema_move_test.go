@@ -69,13 +69,13 @@ func TestDomainMovesToAnotherDatabaseByDumpAndRestore(t *testing.T) {
 	if _, err := before.PutClaimPolicyOverride(ctx, docket.Tenant("b"), 1, docket.ClaimPolicyWriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := before.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 2, OrphanTTL: time.Hour, MaxClaimAttempts: 5})
+	res, err := before.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 2, ClaimTTL: time.Hour, MaxClaimAttempts: 5})
 	if err != nil || len(res.Leases) != 2 {
 		t.Fatalf("ClaimDue before the move: %+v, %v", res, err)
 	}
 	done, carried := res.Leases[0], res.Leases[1]
 	if _, err := before.Commit(ctx, docket.CommitRequest{Holder: done.Holder(), ExpectedSeq: done.CheckpointSeq, Step: 1,
-		State: json.RawMessage(`{}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+		State: json.RawMessage(`{}`), Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 		t.Fatal(err)
 	}
 	var snapshot string
@@ -103,7 +103,7 @@ func TestDomainMovesToAnotherDatabaseByDumpAndRestore(t *testing.T) {
 
 	after := testkit.OpenClient(t, target, cfg)
 	run, err := after.Commit(ctx, docket.CommitRequest{Holder: carried.Holder(), ExpectedSeq: carried.CheckpointSeq, Step: 1,
-		State: json.RawMessage(`{}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)})
+		State: json.RawMessage(`{}`), Disposition: docket.ReleaseTerminal(docket.StatusDone)})
 	if err != nil || run.Status != docket.StatusDone {
 		t.Fatalf("committing a lease taken before the move: %+v, %v", run, err)
 	}
@@ -119,13 +119,13 @@ func TestDomainMovesToAnotherDatabaseByDumpAndRestore(t *testing.T) {
 
 	// Drain the domain, then an idle Worker (polling hourly) is woken by the
 	// notification of the next insert, on the new database's channel.
-	rest, err := after.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 10, OrphanTTL: time.Hour, MaxClaimAttempts: 5})
+	rest, err := after.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 10, ClaimTTL: time.Hour, MaxClaimAttempts: 5})
 	if err != nil || len(rest.Leases) != 3 {
 		t.Fatalf("ClaimDue after the move: %+v, %v; want the 3 runs still queued", rest, err)
 	}
 	for _, lease := range rest.Leases {
 		if _, err := after.Commit(ctx, docket.CommitRequest{Holder: lease.Holder(), ExpectedSeq: lease.CheckpointSeq, Step: 1,
-			State: json.RawMessage(`{}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+			State: json.RawMessage(`{}`), Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 			t.Fatal(err)
 		}
 	}

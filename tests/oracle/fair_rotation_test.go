@@ -152,7 +152,7 @@ func (e *rotationEnv) seed() map[int64]string {
 			e.insert(fmt.Sprintf("dormant%02d", d), fmt.Sprintf("dormant%02d-1", d), now.Add(1000*time.Hour))
 		}
 		for range (e.cfg.dormants + policy.InspectionsPerCall - 1) / policy.InspectionsPerCall {
-			if _, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{Now: now, Limit: 1, OrphanTTL: time.Hour,
+			if _, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{Now: now, Limit: 1, ClaimTTL: time.Hour,
 				MaxClaimAttempts: 1000}); err != nil {
 				e.t.Fatalf("parking call: %v", err)
 			}
@@ -329,7 +329,7 @@ func (e *rotationEnv) poll(rng *rand.Rand) (*call, error) {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback(e.ctx) }()
-	req := docket.ClaimRequest{Now: now, Limit: 1 + rng.IntN(e.cfg.maxDemand), OrphanTTL: time.Hour, MaxClaimAttempts: 1000}
+	req := docket.ClaimRequest{Now: now, Limit: 1 + rng.IntN(e.cfg.maxDemand), ClaimTTL: time.Hour, MaxClaimAttempts: 1000}
 	tr, err := e.client.TraceClaimDueTx(e.ctx, tx, req)
 	if unavailable, ok := errors.AsType[*docket.ClaimPolicyUnavailableError](err); ok && unavailable.Reason == policy.ReasonLockContention {
 		return nil, nil
@@ -347,7 +347,7 @@ func (e *rotationEnv) poll(rng *rand.Rand) (*call, error) {
 // complete finishes a leased run.
 func (e *rotationEnv) complete(l docket.Lease) error {
 	_, err := e.client.Commit(e.ctx, docket.CommitRequest{Holder: l.Holder(), ExpectedSeq: l.CheckpointSeq, Step: 1,
-		Schedule: docket.ReleaseTerminal(docket.StatusDone)})
+		Disposition: docket.ReleaseTerminal(docket.StatusDone)})
 	return err
 }
 

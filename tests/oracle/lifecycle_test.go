@@ -46,13 +46,13 @@ func outcome(err error) string {
 
 // opCommit commits as a drawn holder with the schedule built by sched; the
 // model gets the matching schedule. name is the operation's log name.
-func (e *diffEnv) opCommit(name string, db docket.Schedule, model oracle.Schedule) {
+func (e *diffEnv) opCommit(name string, db docket.Disposition, model oracle.Schedule) {
 	h, ok := e.drawHolder()
 	if !ok {
 		e.logf("%s: no holder", name)
 		return
 	}
-	run, dbErr := e.client.Commit(e.ctx, docket.CommitRequest{Holder: h.holder(), ExpectedSeq: h.seq, Step: 1, Schedule: db})
+	run, dbErr := e.client.Commit(e.ctx, docket.CommitRequest{Holder: h.holder(), ExpectedSeq: h.seq, Step: 1, Disposition: db})
 	e.expectRefusal(name, dbErr, docket.ErrStaleFence, docket.ErrClaimLost)
 	now := e.clock
 	if dbErr == nil {

@@ -62,7 +62,7 @@ func (e *diffEnv) opClaim() {
 	if err != nil {
 		e.fail("model claim: %v", err)
 	}
-	tr, err := e.client.TraceClaimDue(e.ctx, docket.ClaimRequest{Now: e.clock, Limit: demand, OrphanTTL: ttl,
+	tr, err := e.client.TraceClaimDue(e.ctx, docket.ClaimRequest{Now: e.clock, Limit: demand, ClaimTTL: ttl,
 		MaxClaimAttempts: maxAttempts, Preference: pref})
 	if err != nil {
 		e.fail("database claim: %v", err)

@@ -164,7 +164,7 @@ func claimedDuration(t *testing.T, reader *sdkmetric.ManualReader) float64 {
 func TestTraceClaimDueWithNothingDueRecordsItsSpan(t *testing.T) {
 	t.Parallel()
 	e := newTREnv(t, testkit.LegacyConfig(), true)
-	req := docket.ClaimRequest{Now: time.Now(), Limit: 3, OrphanTTL: time.Minute, MaxClaimAttempts: 5}
+	req := docket.ClaimRequest{Now: time.Now(), Limit: 3, ClaimTTL: time.Minute, MaxClaimAttempts: 5}
 	if res, err := e.client.ClaimDue(e.ctx, req); err != nil || res.Outcomes() != 0 {
 		t.Fatalf("claim: %v, %d outcomes", err, res.Outcomes())
 	}

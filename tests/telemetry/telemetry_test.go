@@ -77,7 +77,7 @@ type outcome struct {
 func (e *metricsEnv) claim(now time.Time, limit int, pref docket.Preference, maxAttempts int, want ...outcome) map[string]docket.Lease {
 	e.t.Helper()
 	res, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{
-		Now: now, Limit: limit, OrphanTTL: time.Hour, MaxClaimAttempts: maxAttempts, Preference: pref,
+		Now: now, Limit: limit, ClaimTTL: time.Hour, MaxClaimAttempts: maxAttempts, Preference: pref,
 	})
 	if err != nil {
 		e.t.Fatalf("claim at %s: %v", now, err)
@@ -109,9 +109,9 @@ func (e *metricsEnv) claim(now time.Time, limit int, pref docket.Preference, max
 }
 
 // commit commits a holder's checkpoint and returns the new sequence.
-func (e *metricsEnv) commit(h docket.Holder, seq int64, s docket.Schedule) int64 {
+func (e *metricsEnv) commit(h docket.Holder, seq int64, s docket.Disposition) int64 {
 	e.t.Helper()
-	run, err := e.client.Commit(e.ctx, docket.CommitRequest{Holder: h, ExpectedSeq: seq, Schedule: s})
+	run, err := e.client.Commit(e.ctx, docket.CommitRequest{Holder: h, ExpectedSeq: seq, Disposition: s})
 	if err != nil {
 		e.t.Fatalf("commit %s: %v", h.RunID, err)
 	}
@@ -161,7 +161,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 	e.commit(b1.Holder(), b1.CheckpointSeq, docket.ReleaseExternal())
 	b2 := l1["tm-run-b2"]
 	e.commit(b2.Holder(), b2.CheckpointSeq, docket.ReleaseTerminal(docket.StatusDone))
-	_, err = e.client.Commit(ctx, docket.CommitRequest{Holder: b2.Holder(), ExpectedSeq: b2.CheckpointSeq, Schedule: docket.RetainClaim()})
+	_, err = e.client.Commit(ctx, docket.CommitRequest{Holder: b2.Holder(), ExpectedSeq: b2.CheckpointSeq, Disposition: docket.RetainClaim()})
 	testkit.ExpectErrorIs(t, "stale commit", err, docket.ErrStaleFence)
 
 	// Claim 2: demand one prefers expired work, finds none and falls back
@@ -193,7 +193,7 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 	if _, err := holder.Exec(ctx, `select 1 from docket_claim_policy where id = 1 for update`); err != nil {
 		t.Fatalf("lock policy row: %v", err)
 	}
-	_, err = e.client.ClaimDue(ctx, docket.ClaimRequest{Now: base.Add(4 * time.Hour), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 1000})
+	_, err = e.client.ClaimDue(ctx, docket.ClaimRequest{Now: base.Add(4 * time.Hour), Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 1000})
 	var unavailable *docket.ClaimPolicyUnavailableError
 	if !errors.As(err, &unavailable) || unavailable.Reason != policy.ReasonLockContention {
 		t.Fatalf("contended claim: want lock_contention, got %v", err)

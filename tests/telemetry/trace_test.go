@@ -342,7 +342,7 @@ func TestTraceClaimDueSpans(t *testing.T) {
 	e.insert(e.ctx, docket.Tenant("tr-a"), "tr-c-2")
 	e.recorder.Reset()
 	ctx, caller := e.app.Start(e.ctx, "app.poll")
-	req := docket.ClaimRequest{Now: time.Now(), Limit: 5, OrphanTTL: time.Minute, MaxClaimAttempts: 5}
+	req := docket.ClaimRequest{Now: time.Now(), Limit: 5, ClaimTTL: time.Minute, MaxClaimAttempts: 5}
 	res, err := e.client.ClaimDue(ctx, req)
 	if err != nil || len(res.Leases) != 1 {
 		t.Fatalf("claim: %v leases %d", err, len(res.Leases))

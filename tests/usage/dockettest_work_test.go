@@ -206,7 +206,7 @@ func TestDockettestWorkRefusals(t *testing.T) {
 
 	// acme's only slot is held by a claim, so its queued run is capped.
 	e.insert("acme", "dt-r-holder", time.Time{})
-	res, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Hour, MaxClaimAttempts: 5})
+	res, err := e.client.ClaimDue(e.ctx, docket.ClaimRequest{Now: time.Now(), Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 5})
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "dt-r-holder" {
 		t.Fatalf("claim: %v %+v", err, res)
 	}
@@ -253,7 +253,7 @@ func TestDockettestWorkRefusals(t *testing.T) {
 
 	// Once the holder's verdict frees the slot, the capped run is worked.
 	if _, err := e.client.Commit(e.ctx, docket.CommitRequest{Holder: res.Leases[0].Holder(), ExpectedSeq: res.Leases[0].CheckpointSeq,
-		Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+		Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 		t.Fatal(err)
 	}
 	if run := e.work("acme", "dt-r-capped", func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) }); run.Status != docket.StatusDone {

@@ -40,12 +40,12 @@ func TestExampleInvoicesAppEmbedsTheRepository(t *testing.T) {
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs`); got != 2 {
 		t.Fatalf("%d runs after a refused invoice, want 2: the refused one must leave no run", got)
 	}
-	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 3})
+	res, err := client.ClaimDue(testkit.Context(t), docket.ClaimRequest{Now: time.Now(), Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 3})
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "invoice-1" {
 		t.Fatalf("claim: %+v, %v", res, err)
 	}
 	if _, err := client.Commit(testkit.Context(t), docket.CommitRequest{Holder: res.Leases[0].Holder(), ExpectedSeq: res.Leases[0].CheckpointSeq,
-		Step: 3, State: json.RawMessage(`{"sent": true}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+		Step: 3, State: json.RawMessage(`{"sent": true}`), Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := app.Statuses(testkit.Context(t), "acme")

@@ -68,7 +68,7 @@ func benchBacklogAmongDormant(b *testing.B, e *testkit.ClaimEnv, runs int) {
 		if calls > wbActive+wbDormant {
 			b.Fatal("the dormant partitions were never all parked")
 		}
-		if _, err := e.Client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: wbConcurrency, OrphanTTL: time.Hour,
+		if _, err := e.Client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now(), Limit: wbConcurrency, ClaimTTL: time.Hour,
 			MaxClaimAttempts: 10}); err != nil {
 			b.Fatalf("parking call: %v", err)
 		}

@@ -252,14 +252,14 @@ func TestWorkerCommitAnswerLostToNewerHolder(t *testing.T) {
 	env, stop := newHardLostCommitEnv(t, "stolen", func(ctx context.Context, env *lostCommitEnv) {
 		// The newer holder: a claim an hour on steals the worker's claim,
 		// and its commit finishes the run with another verdict.
-		res, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Hour), Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 10})
+		res, err := env.client.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Hour), Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 10})
 		if err != nil || len(res.Leases) != 1 {
 			t.Errorf("steal: %+v, %v", res, err)
 			return
 		}
 		lease := res.Leases[0]
 		if _, err := env.client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder(), ExpectedSeq: lease.CheckpointSeq,
-			State: json.RawMessage(`{"by":"newer"}`), CheckpointType: "newer", Schedule: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
+			State: json.RawMessage(`{"by":"newer"}`), CheckpointType: "newer", Disposition: docket.ReleaseTerminal(docket.StatusDone)}); err != nil {
 			t.Errorf("newer holder's commit: %v", err)
 		}
 	})

@@ -305,7 +305,7 @@ func TestWorkerWithFailingHeartbeatsKeepsNoClaim(t *testing.T) {
 	late := docket.Holder{Scope: docket.Tenant("t"), RunID: "r", Token: token}
 	before := testkit.Snap(t, observer)
 	_, err := flakyClient.Commit(testkit.Context(t), docket.CommitRequest{Holder: late, ExpectedSeq: 0, Step: 1,
-		State: json.RawMessage(`{"by":"flaky"}`), Schedule: docket.ReleaseTerminal(docket.StatusDone)})
+		State: json.RawMessage(`{"by":"flaky"}`), Disposition: docket.ReleaseTerminal(docket.StatusDone)})
 	if !errors.Is(err, docket.ErrStaleFence) {
 		t.Fatalf("late commit of the flaky holder: %v, want ErrStaleFence", err)
 	}

@@ -172,7 +172,7 @@ func TestWorkerQueuesKeepDomainsApart(t *testing.T) {
 	}
 	emailBefore, reportsBefore := cursor("email"), cursor("reports")
 	insert(email, "initech", "d")
-	res, err := email.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, OrphanTTL: time.Minute, MaxClaimAttempts: 5})
+	res, err := email.ClaimDue(ctx, docket.ClaimRequest{Now: time.Now().Add(time.Minute), Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "d" {
 		t.Fatalf("email's claim: %+v, %v", res, err)
 	}

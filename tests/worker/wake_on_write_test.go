@@ -28,7 +28,7 @@ func TestWorkerWakesOnWritesThatMakeARunDue(t *testing.T) {
 	rs.Insert("t", "waits")
 	waiting := rs.Claim("t", "waits")
 	if _, err := client.Commit(testkit.Context(t), docket.CommitRequest{Holder: waiting.Holder, ExpectedSeq: waiting.Seq,
-		Schedule: docket.ReleaseExternal()}); err != nil {
+		Disposition: docket.ReleaseExternal()}); err != nil {
 		t.Fatal(err)
 	}
 
