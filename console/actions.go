@@ -61,10 +61,18 @@ func actionName(t docket.Transition, force bool) string {
 }
 
 // runAction serves POST .../{run}/{action}: it applies the action and
-// redirects to the run page, or shows the refusal there with its status.
+// redirects to the run page, or shows the refusal there with its status. A
+// cancel needs the confirmation page's "confirm" field; without it the
+// browser is sent to that page.
 func (h *Handler) runAction(w http.ResponseWriter, r *http.Request, scope docket.Scope) {
 	name := docket.Transition(r.PathValue("action"))
 	runID := r.PathValue("run")
+	if name == docket.TransitionCancel && r.PostFormValue("confirm") != "yes" {
+		// A cancel is applied from its confirmation page only; anything
+		// else is sent there, having changed nothing.
+		http.Redirect(w, r, h.prefix+runPath(scope, runID)+"/cancel", http.StatusSeeOther)
+		return
+	}
 	for _, a := range runActions {
 		if a.transition != name {
 			continue
@@ -83,4 +91,38 @@ func (h *Handler) runAction(w http.ResponseWriter, r *http.Request, scope docket
 		return
 	}
 	h.fail(w, r, "run_action", failure{status: http.StatusNotFound, class: "not_found", message: "No such run action."})
+}
+
+// cancelView is the cancel confirmation page's content.
+type cancelView struct {
+	Run docket.Run
+	// RunURL is the run page, the way back without cancelling; ActionURL is
+	// where the confirmation posts.
+	RunURL, ActionURL string
+}
+
+// cancelPage serves GET .../{run}/cancel: what cancelling the run does and
+// a form that does it, so a cancel takes two deliberate clicks without any
+// script. A run its status does not let cancel gets the run page with the
+// refusal instead.
+func (h *Handler) cancelPage(w http.ResponseWriter, r *http.Request, scope docket.Scope) {
+	if !h.allowWrites {
+		h.fail(w, r, "cancel", failure{status: http.StatusForbidden, class: "read_only", message: "This console is read-only: writes are disabled."})
+		return
+	}
+	runID := r.PathValue("run")
+	run, err := h.admin.FetchRun(r.Context(), scope, runID)
+	if err != nil {
+		h.failErr(w, r, "cancel", err)
+		return
+	}
+	if err := docket.TransitionCancel.Check(run); err != nil {
+		f := errorStatus(err)
+		h.logRefused(r, "cancel", f)
+		h.renderRun(w, r, scope, f.status, view{Error: f.message})
+		return
+	}
+	path := h.prefix + runPath(scope, runID)
+	h.render(w, r, http.StatusOK, "cancel", view{Title: "Cancel run " + runID + "?", Nav: "runs",
+		Data: cancelView{Run: run, RunURL: path, ActionURL: path + "/cancel"}})
 }

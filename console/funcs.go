@@ -17,6 +17,7 @@ func templateFuncs(prefix string) template.FuncMap {
 		"runURL":    func(s docket.Scope, runID string) string { return prefix + runPath(s, runID) },
 		"scopeName": scopeName,
 		"time":      formatTime,
+		"age":       formatAge,
 	}
 }
 
@@ -62,4 +63,9 @@ func formatTime(v any) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// formatAge renders a duration to the whole second, as "1h2m5s".
+func formatAge(d time.Duration) string {
+	return d.Truncate(time.Second).String()
 }

@@ -16,8 +16,9 @@ type domainView struct {
 	Walk string
 	// Statuses are the run counts in statusOrder, zeros included.
 	Statuses []statusCount
-	// Bars scale the activity for the chart: one per minute.
-	Bars []activityBar
+	// Chart scales the activity for the chart: a bar group per minute and
+	// the axes' labels.
+	Chart activityChart
 }
 
 // statusCount is one row of the runs-by-status table.
@@ -31,7 +32,7 @@ func (h *Handler) domainView(r *http.Request) (domainView, error) {
 	if err != nil {
 		return domainView{}, err
 	}
-	v := domainView{DomainOverview: ov, Walk: "spec walk (full ring)", Bars: activityBars(ov.Activity)}
+	v := domainView{DomainOverview: ov, Walk: "spec walk (full ring)", Chart: activityChartOf(ov.Activity)}
 	if ov.Policy.ParkDormant {
 		v.Walk = "parked walk (awake ring only)"
 	}

@@ -20,6 +20,9 @@ type ringView struct {
 	PrevURL, NextURL, CursorURL string
 	// States are the legend's entries.
 	States []docket.RingState
+	// Empty counts the positions outside the ring proper: partitions
+	// without unfinished runs.
+	Empty int64
 }
 
 // ringDot is one position drawn on the circle.
@@ -38,8 +41,9 @@ const (
 
 var ringStates = []docket.RingState{docket.RingEligible, docket.RingCapped, docket.RingDormant, docket.RingParked, docket.RingEmpty}
 
-// ringPage serves "/ring": a window of ring positions around the cursor (or
-// from the "from" position), drawn in order with the cursor marked.
+// ringPage serves "/ring": a window of ring positions centred on the cursor
+// (or from the "from" position), drawn in order with the cursor marked, and
+// the ring's counts as the domain page shows them.
 func (h *Handler) ringPage(w http.ResponseWriter, r *http.Request) {
 	req := docket.RingWindowRequest{}
 	if v := r.URL.Query().Get("from"); v != "" {
@@ -60,7 +64,7 @@ func (h *Handler) ringPage(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, "ring", err)
 		return
 	}
-	v := ringView{RingWindow: win, States: ringStates}
+	v := ringView{RingWindow: win, States: ringStates, Empty: win.Partitions - win.RingSize}
 	limit := ""
 	if r.URL.Query().Has("limit") {
 		limit = "&limit=" + strconv.Itoa(req.Limit)
@@ -77,9 +81,17 @@ func (h *Handler) ringPage(w http.ResponseWriter, r *http.Request) {
 			v.CursorURL += "?" + limit[1:]
 		}
 	}
-	n := len(win.Slots)
+	// The circle is drawn from the cursor's position at the top, clockwise
+	// in ring order; without the cursor in the window, from the window's
+	// first position.
+	n, top := len(win.Slots), 0
 	for i, s := range win.Slots {
-		angle := 2*math.Pi*float64(i)/float64(max(n, 1)) - math.Pi/2
+		if s.Position == win.Cursor {
+			top = i
+		}
+	}
+	for i, s := range win.Slots {
+		angle := 2*math.Pi*float64(i-top)/float64(max(n, 1)) - math.Pi/2
 		d := ringDot{
 			RingSlot: s,
 			X:        strconv.FormatFloat(ringCentre+ringRadius*math.Cos(angle), 'f', 1, 64),

@@ -69,6 +69,17 @@ type BrowsedTenant struct {
 	// LastGrantedAt is the latest admission time among the scope's
 	// currently admitted runs; nil when none is admitted.
 	LastGrantedAt *time.Time
+	// FailedRuns counts the scope's failed runs that retention has not
+	// deleted yet.
+	FailedRuns int64
+	// QueuedSince is when the head of the scope's queue (the queued due run
+	// with the earliest wake_at, which admission takes first) began to wait:
+	// the later of its wake_at and its insert time. Nil when nothing is
+	// queued.
+	QueuedSince *time.Time
+	// OldestQueuedAge is the database's now minus QueuedSince, to the whole
+	// second; 0 when nothing is queued.
+	OldestQueuedAge time.Duration
 }
 
 // TenantBrowsePage is one page of BrowseTenants.
@@ -127,11 +138,20 @@ func (c *store) InspectTenant(ctx context.Context, scope Scope) (_ BrowsedTenant
 	return rows[0], nil
 }
 
-// browsedTenants inspects each of keys and adds its last grant.
+// browsedTenants inspects each of keys and adds its last grant, its failed
+// runs and the age of its queue's head.
 func (c *store) browsedTenants(ctx context.Context, keys []string) ([]BrowsedTenant, error) {
 	grants, err := c.queries.ConsoleLastGrants(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("docket: last grants: %w", err)
+	}
+	extraRows, err := c.queries.ConsoleTenantExtras(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("docket: failed runs and queue heads: %w", err)
+	}
+	extras := make(map[string]gen.ConsoleTenantExtrasRow, len(extraRows))
+	for _, e := range extraRows {
+		extras[e.ScopeKey] = e
 	}
 	lastGrant := make(map[string]time.Time, len(grants))
 	for _, g := range grants {
@@ -146,6 +166,13 @@ func (c *store) browsedTenants(ctx context.Context, keys []string) ([]BrowsedTen
 		}
 		if at, ok := lastGrant[key]; ok {
 			out[i].LastGrantedAt = &at
+		}
+		e := extras[key]
+		out[i].FailedRuns = e.FailedRuns
+		if e.HasQueued {
+			since := e.QueuedSince
+			out[i].QueuedSince = &since
+			out[i].OldestQueuedAge = time.Duration(e.QueuedAgeSeconds) * time.Second
 		}
 	}
 	return out, nil

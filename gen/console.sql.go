@@ -153,7 +153,8 @@ func (q *Queries) ConsoleLastGrants(ctx context.Context, scopeKeys []string) ([]
 }
 
 const ConsoleRingStart = `-- name: ConsoleRingStart :one
-select coalesce(min(w.ring_position), 0)::bigint as ring_position
+select coalesce(min(w.ring_position), 0)::bigint as ring_position,
+       count(*)::bigint as positions
   from (select s.ring_position from /*schema*/docket_claim_schedule s
          where s.ring_position <= $1::bigint
          order by s.ring_position desc
@@ -165,15 +166,21 @@ type ConsoleRingStartParams struct {
 	WindowSize int32
 }
 
+type ConsoleRingStartRow struct {
+	RingPosition int64
+	Positions    int64
+}
+
 // The first position of a window that ends at or before a position and holds
 // up to a given number of positions, walked backwards on
-// docket_claim_schedule_ring_position_key. 0 (no position is 0) when nothing
+// docket_claim_schedule_ring_position_key, and how many positions it holds
+// (fewer than asked near the ring's start). 0 (no position is 0) when nothing
 // lies there.
-func (q *Queries) ConsoleRingStart(ctx context.Context, arg ConsoleRingStartParams) (int64, error) {
+func (q *Queries) ConsoleRingStart(ctx context.Context, arg ConsoleRingStartParams) (ConsoleRingStartRow, error) {
 	row := q.db.QueryRow(ctx, ConsoleRingStart, arg.AtOrBefore, arg.WindowSize)
-	var ring_position int64
-	err := row.Scan(&ring_position)
-	return ring_position, err
+	var i ConsoleRingStartRow
+	err := row.Scan(&i.RingPosition, &i.Positions)
+	return i, err
 }
 
 const ConsoleRingWindow = `-- name: ConsoleRingWindow :many
@@ -272,6 +279,68 @@ func (q *Queries) ConsoleRunsByStatus(ctx context.Context) ([]ConsoleRunsByStatu
 	for rows.Next() {
 		var i ConsoleRunsByStatusRow
 		if err := rows.Scan(&i.Status, &i.Runs); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ConsoleTenantExtras = `-- name: ConsoleTenantExtras :many
+select k.scope_key::text as scope_key,
+       (select count(*) from /*schema*/docket_runs r
+         where r.scope_key = k.scope_key and r.status = 'failed')::bigint as failed_runs,
+       (h.queued_since is not null)::boolean as has_queued,
+       coalesce(h.queued_since, now())::timestamptz as queued_since,
+       coalesce(floor(extract(epoch from now() - h.queued_since)), 0)::bigint as queued_age_seconds
+  from unnest($1::text[]) as k(scope_key)
+  left join lateral (
+      select greatest(r.wake_at, r.inserted_at) as queued_since
+        from /*schema*/docket_runs r
+       where r.scope_key = k.scope_key
+         and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+         and r.tenant_admitted_at is null and r.wake_at <= now()
+       order by r.wake_at, r.id
+       limit 1) h on true
+`
+
+type ConsoleTenantExtrasRow struct {
+	ScopeKey         string
+	FailedRuns       int64
+	HasQueued        bool
+	QueuedSince      time.Time
+	QueuedAgeSeconds int64
+}
+
+// What the tenants page adds to each of a page's scopes, never the whole
+// domain: its failed runs that retention has not deleted yet, counted on
+// docket_runs_list_idx (which leads with the scope), and the head of its
+// queue, the first entry of docket_runs_queued_ready_idx for the scope, which
+// is the queued due run admission takes first. The head has waited since the
+// later of its wake_at and its insert time (a run inserted with a wake time
+// already past has waited only since its insert); its age is taken on the
+// database's clock so it matches the now() that decides what is due.
+// Without a queue has_queued is false and the two columns after it read now
+// and 0, since sqlc types a cast column as never null.
+func (q *Queries) ConsoleTenantExtras(ctx context.Context, scopeKeys []string) ([]ConsoleTenantExtrasRow, error) {
+	rows, err := q.db.Query(ctx, ConsoleTenantExtras, scopeKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConsoleTenantExtrasRow
+	for rows.Next() {
+		var i ConsoleTenantExtrasRow
+		if err := rows.Scan(
+			&i.ScopeKey,
+			&i.FailedRuns,
+			&i.HasQueued,
+			&i.QueuedSince,
+			&i.QueuedAgeSeconds,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

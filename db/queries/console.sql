@@ -205,12 +205,41 @@ select r.scope_key, max(r.tenant_admitted_at)::timestamptz as last_granted_at
    and r.tenant_admitted_at is not null
  group by r.scope_key;
 
+-- name: ConsoleTenantExtras :many
+-- What the tenants page adds to each of a page's scopes, never the whole
+-- domain: its failed runs that retention has not deleted yet, counted on
+-- docket_runs_list_idx (which leads with the scope), and the head of its
+-- queue, the first entry of docket_runs_queued_ready_idx for the scope, which
+-- is the queued due run admission takes first. The head has waited since the
+-- later of its wake_at and its insert time (a run inserted with a wake time
+-- already past has waited only since its insert); its age is taken on the
+-- database's clock so it matches the now() that decides what is due.
+-- Without a queue has_queued is false and the two columns after it read now
+-- and 0, since sqlc types a cast column as never null.
+select k.scope_key::text as scope_key,
+       (select count(*) from /*schema*/docket_runs r
+         where r.scope_key = k.scope_key and r.status = 'failed')::bigint as failed_runs,
+       (h.queued_since is not null)::boolean as has_queued,
+       coalesce(h.queued_since, now())::timestamptz as queued_since,
+       coalesce(floor(extract(epoch from now() - h.queued_since)), 0)::bigint as queued_age_seconds
+  from unnest(sqlc.arg(scope_keys)::text[]) as k(scope_key)
+  left join lateral (
+      select greatest(r.wake_at, r.inserted_at) as queued_since
+        from /*schema*/docket_runs r
+       where r.scope_key = k.scope_key
+         and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+         and r.tenant_admitted_at is null and r.wake_at <= now()
+       order by r.wake_at, r.id
+       limit 1) h on true;
+
 -- name: ConsoleRingStart :one
 -- The first position of a window that ends at or before a position and holds
 -- up to a given number of positions, walked backwards on
--- docket_claim_schedule_ring_position_key. 0 (no position is 0) when nothing
+-- docket_claim_schedule_ring_position_key, and how many positions it holds
+-- (fewer than asked near the ring's start). 0 (no position is 0) when nothing
 -- lies there.
-select coalesce(min(w.ring_position), 0)::bigint as ring_position
+select coalesce(min(w.ring_position), 0)::bigint as ring_position,
+       count(*)::bigint as positions
   from (select s.ring_position from /*schema*/docket_claim_schedule s
          where s.ring_position <= sqlc.arg(at_or_before)::bigint
          order by s.ring_position desc

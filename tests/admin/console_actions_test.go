@@ -2,8 +2,10 @@ package admin
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,7 +45,10 @@ func consoleStatus(t testing.TB, d consoleDomain, runID string) string {
 
 // A cap edit is a compare-and-set on the partition version the form holds:
 // it redirects with a notice, and a second tab's stale form is refused with
-// 409, both versions named and nothing changed; reset returns to the default.
+// 409, both versions named and nothing changed: the page shows the typed and
+// the stored cap with their versions, keeps the typed cap in the form and
+// applies it on the new version with one button; reset returns to the
+// default.
 func TestConsoleCapEdit(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
@@ -72,36 +77,60 @@ func TestConsoleCapEdit(t *testing.T) {
 
 	r = second.post("/tenants/acme/cap", url.Values{"csrf_token": {consoleCSRF(t, stalePage.body)}, "expected_version": {"0"}, "op": {"set"}, "cap": {"7"}}).
 		expect(t, "stale set", http.StatusConflict)
-	if got := testkit.ConsoleFacts(t, r.body, "error"); got != "Stale edit: the form was for version 0, but the override is now at version 1. Nothing was changed; the form below holds the current version." {
+	if got := testkit.ConsoleFacts(t, r.body, "error"); got != "Stale edit: the form was for version 0, but the override is now at version 1. Nothing was changed; compare the two below and apply yours on the new version, or edit it." {
 		t.Errorf("stale message %q", got)
 	}
-	if !strings.Contains(r.body, `name="expected_version" value="1"`) {
-		t.Errorf("the refused page's form does not hold the current version")
+	// Both edits side by side, the typed cap kept in the form, and a button
+	// that applies it on the new version.
+	testkit.ExpectRows(t, "stale comparison", testkit.ConsoleTable(t, r.body, "stale"),
+		"Yours (refused) | 0 | cap 7", "Stored now | 1 | cap 3 (override)")
+	if got := testkit.ConsoleFacts(t, r.body, "cap-apply"); got != "Apply cap 7 on version 1" {
+		t.Errorf("apply button %q", got)
+	}
+	applyForm := consoleForm(t, r.body, "cap-apply-form")
+	if want := (url.Values{"csrf_token": {consoleCSRF(t, stalePage.body)}, "expected_version": {"1"}, "op": {"set"}, "cap": {"7"}}); applyForm.Encode() != want.Encode() {
+		t.Errorf("apply form %v, want %v", applyForm, want)
+	}
+	if !strings.Contains(consoleFormHTML(t, r.body, "cap-form"), `name="cap" min="1" max="2147483647" required value="7"`) {
+		t.Errorf("the cap form does not keep the typed 7:\n%s", consoleFormHTML(t, r.body, "cap-form"))
 	}
 	if got := consoleOverride(t, d, "acme"); got != "3@1" {
 		t.Fatalf("after the stale set: %s, want 3@1 unchanged", got)
 	}
-	second.post("/tenants/acme/cap", url.Values{"csrf_token": {consoleCSRF(t, stalePage.body)}, "expected_version": {"0"}, "op": {"reset"}}).
+	r = second.post("/tenants/acme/cap", url.Values{"csrf_token": {consoleCSRF(t, stalePage.body)}, "expected_version": {"0"}, "op": {"reset"}}).
 		expect(t, "stale reset", http.StatusConflict)
+	testkit.ExpectRows(t, "stale reset comparison", testkit.ConsoleTable(t, r.body, "stale"),
+		"Yours (refused) | 0 | reset to the default", "Stored now | 1 | cap 3 (override)")
+	if want := (url.Values{"csrf_token": {consoleCSRF(t, stalePage.body)}, "expected_version": {"1"}, "op": {"reset"}}); consoleForm(t, r.body, "cap-apply-form").Encode() != want.Encode() {
+		t.Errorf("apply reset form %v", consoleForm(t, r.body, "cap-apply-form"))
+	}
 	if got := consoleOverride(t, d, "acme"); got != "3@1" {
 		t.Fatalf("after the stale reset: %s, want 3@1 unchanged", got)
 	}
+	// Applying on the new version writes the typed cap.
+	r = second.post("/tenants/acme/cap", applyForm).expect(t, "apply on version 1", http.StatusSeeOther)
+	if r.location != consolePrefix+"/tenants/acme?done=cap&version=2" {
+		t.Fatalf("apply redirects to %q", r.location)
+	}
+	if got := consoleOverride(t, d, "acme"); got != "7@2" {
+		t.Fatalf("after applying: %s, want 7@2", got)
+	}
 
-	r = first.post("/tenants/acme/cap", url.Values{"csrf_token": {consoleCSRF(t, page.body)}, "expected_version": {"1"}, "op": {"reset"}}).
+	r = first.post("/tenants/acme/cap", url.Values{"csrf_token": {consoleCSRF(t, page.body)}, "expected_version": {"2"}, "op": {"reset"}}).
 		expect(t, "reset", http.StatusSeeOther)
-	if got := consoleOverride(t, d, "acme"); got != "none@2" {
-		t.Fatalf("after reset: %s, want none@2", got)
+	if got := consoleOverride(t, d, "acme"); got != "none@3" {
+		t.Fatalf("after reset: %s, want none@3", got)
 	}
 
 	// Invalid input is refused with 400 by the facade's own validation.
 	token := consoleCSRF(t, page.body)
 	for name, form := range map[string]url.Values{
-		"cap 0":           {"expected_version": {"2"}, "op": {"set"}, "cap": {"0"}},
-		"cap not numeric": {"expected_version": {"2"}, "op": {"set"}, "cap": {"many"}},
-		"cap too large":   {"expected_version": {"2"}, "op": {"set"}, "cap": {"2147483648"}},
+		"cap 0":           {"expected_version": {"3"}, "op": {"set"}, "cap": {"0"}},
+		"cap not numeric": {"expected_version": {"3"}, "op": {"set"}, "cap": {"many"}},
+		"cap too large":   {"expected_version": {"3"}, "op": {"set"}, "cap": {"2147483648"}},
 		"no version":      {"op": {"set"}, "cap": {"3"}},
 		"negative":        {"expected_version": {"-1"}, "op": {"set"}, "cap": {"3"}},
-		"unknown op":      {"expected_version": {"2"}, "op": {"double"}},
+		"unknown op":      {"expected_version": {"3"}, "op": {"double"}},
 	} {
 		form.Set("csrf_token", token)
 		r := first.post("/tenants/acme/cap", form).expect(t, name, http.StatusBadRequest)
@@ -109,8 +138,8 @@ func TestConsoleCapEdit(t *testing.T) {
 			t.Errorf("%s: no message on the page", name)
 		}
 	}
-	if got := consoleOverride(t, d, "acme"); got != "none@2" {
-		t.Fatalf("after refused edits: %s, want none@2", got)
+	if got := consoleOverride(t, d, "acme"); got != "none@3" {
+		t.Fatalf("after refused edits: %s, want none@3", got)
 	}
 
 	// The tenantless scope has its own form path; a new scope gets its
@@ -165,7 +194,19 @@ func TestConsoleRunActions(t *testing.T) {
 	if got := consoleStatus(t, d, "ap"); got != "running" {
 		t.Errorf("ap after retry-poisoned: %s", got)
 	}
-	act("/runs/beta/b1/cancel", http.StatusSeeOther)
+	// A cancel without the confirmation's field is sent to the confirmation
+	// page and changes nothing.
+	r = act("/runs/beta/b1/cancel", http.StatusSeeOther)
+	if r.location != consolePrefix+"/runs/beta/b1/cancel" {
+		t.Errorf("an unconfirmed cancel redirects to %q", r.location)
+	}
+	if got := consoleStatus(t, d, "b1"); got != "running" {
+		t.Errorf("b1 after an unconfirmed cancel: %s", got)
+	}
+	r = c.post("/runs/beta/b1/cancel", url.Values{"csrf_token": {token}, "confirm": {"yes"}}).expect(t, "confirmed cancel", http.StatusSeeOther)
+	if r.location != consolePrefix+"/runs/beta/b1?done=cancel" {
+		t.Errorf("cancel redirects to %q", r.location)
+	}
 	if got := consoleStatus(t, d, "b1"); got != "cancelled" {
 		t.Errorf("b1 after cancel: %s", got)
 	}
@@ -179,7 +220,7 @@ func TestConsoleRunActions(t *testing.T) {
 	}
 
 	// Refused transitions change nothing.
-	r = act("/runs/beta/b3/cancel", http.StatusUnprocessableEntity)
+	r = c.post("/runs/beta/b3/cancel", url.Values{"csrf_token": {token}, "confirm": {"yes"}}).expect(t, "cancel b3", http.StatusUnprocessableEntity)
 	if testkit.ConsoleFacts(t, r.body, "error") != `run "b3" is done; cancel applies only to a run that is running, waiting or poisoned` {
 		t.Errorf("cancel of a done run: %q", testkit.ConsoleFacts(t, r.body, "error"))
 	}
@@ -191,7 +232,7 @@ func TestConsoleRunActions(t *testing.T) {
 			t.Errorf("%s after refused actions: %s, want %s", run, got, want)
 		}
 	}
-	act("/runs/acme/missing/cancel", http.StatusNotFound)
+	c.post("/runs/acme/missing/cancel", url.Values{"csrf_token": {token}, "confirm": {"yes"}}).expect(t, "cancel missing", http.StatusNotFound)
 	act("/runs/acme/a1/explode", http.StatusNotFound)
 	if got := consoleStatus(t, d, "a1"); got != "running" {
 		t.Errorf("a1 after unknown actions: %s", got)
@@ -221,8 +262,8 @@ func TestConsoleCSRF(t *testing.T) {
 		"another browser's":    c.post("/tenants/acme/cap", capForm(otherToken)),
 		"another handler's":    c.post("/tenants/acme/cap", capForm(foreignToken)),
 		"no cookie":            cookieless.post("/tenants/acme/cap", capForm(token)),
-		"cancel without token": c.post("/runs/acme/a1/cancel", url.Values{}),
-		"token in the query":   c.post("/runs/acme/a1/cancel?csrf_token="+token, url.Values{}),
+		"cancel without token": c.post("/runs/acme/a1/cancel", url.Values{"confirm": {"yes"}}),
+		"token in the query":   c.post("/runs/acme/a1/cancel?csrf_token="+token, url.Values{"confirm": {"yes"}}),
 	} {
 		r.expect(t, name, http.StatusForbidden)
 		if !strings.Contains(r.body, "CSRF token is missing or wrong") {
@@ -290,13 +331,14 @@ func TestConsoleAuthHook(t *testing.T) {
 	}
 	srv := consoleServer(t, d.pool, true, reject)
 	c := newConsoleClient(t, srv)
-	for _, path := range []string{"/", "/fragment/domain", "/tenants", "/tenants/acme", "/tenantless", "/ring", "/runs", "/runs/acme/a1", "/tenantless/runs/n1", "/static/style.css"} {
+	for _, path := range []string{"/", "/fragment/domain", "/tenants", "/tenants/acme", "/tenantless", "/ring", "/runs", "/runs/acme/a1", "/tenantless/runs/n1", "/runs/acme/a1/cancel", "/tenantless/runs/n1/cancel", "/schedules", "/static/style.css"} {
 		r := c.get(path).expect(t, path, http.StatusUnauthorized)
 		if r.body != "operators only\n" {
 			t.Errorf("%s: body %q", path, r.body)
 		}
 	}
-	for _, path := range []string{"/tenants/acme/cap", "/tenantless/cap", "/runs/acme/a1/cancel", "/runs/acme/a3/resume", "/runs/acme/ap/retry-poisoned", "/tenantless/runs/n1/retry"} {
+	for _, path := range []string{"/tenants/acme/cap", "/tenantless/cap", "/runs/acme/a1/cancel", "/runs/acme/a3/resume", "/runs/acme/ap/retry-poisoned", "/tenantless/runs/n1/retry",
+		"/schedules/acme/nightly/pause", "/tenantless/schedules/hourly/resume"} {
 		c.post(path, url.Values{"expected_version": {"0"}, "op": {"set"}, "cap": {"9"}}).expect(t, path, http.StatusUnauthorized)
 	}
 	if n := reached.Load(); n != 0 {
@@ -322,4 +364,27 @@ func TestConsoleAuthHook(t *testing.T) {
 	if n := reached.Load(); resp.StatusCode != http.StatusOK || n != 1 {
 		t.Fatalf("an operator gets %d (reached %d)", resp.StatusCode, n)
 	}
+}
+
+// consoleFormHTML returns the markup of the form with id.
+func consoleFormHTML(t testing.TB, body, id string) string {
+	t.Helper()
+	start := strings.Index(body, `id="`+id+`"`)
+	if start < 0 {
+		t.Fatalf("no form %q in:\n%s", id, body)
+	}
+	start = strings.LastIndex(body[:start], "<form")
+	end := strings.Index(body[start:], "</form>")
+	return body[start : start+end]
+}
+
+// consoleForm returns the hidden fields of the form with id, as it would
+// submit them.
+func consoleForm(t testing.TB, body, id string) url.Values {
+	t.Helper()
+	form := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`).FindAllStringSubmatch(consoleFormHTML(t, body, id), -1) {
+		form.Add(m[1], html.UnescapeString(m[2]))
+	}
+	return form
 }

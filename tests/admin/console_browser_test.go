@@ -100,12 +100,15 @@ func consoleBrowserText(t *testing.T, ctx context.Context, sel string) string {
 
 // A real browser drives the console: the domain page, sorting tenants,
 // opening a tenant, changing its cap, the stale refusal of a second browser
-// context holding the old form, and cancelling a run, with the database
-// checked after each step and a screenshot of each page. The domain page's
+// context holding the old form and applying its edit on the new version,
+// cancelling a run through its confirmation page, and pausing and resuming
+// a schedule, with the database checked after each step and a screenshot of
+// each page. The domain page's
 // live refresh is seen too, so the script runs under the page's CSP.
 func TestConsoleBrowser(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
+	consoleSchedules(t, d)
 	srv := consoleServer(t, d.pool, true, nil)
 	base := srv.URL + consolePrefix
 	tab := consoleBrowser(t)
@@ -161,13 +164,44 @@ func TestConsoleBrowser(t *testing.T) {
 	if got := consoleOverride(t, d, "acme"); got != "3@1" {
 		t.Fatalf("acme after the stale edit: %s, want 3@1 unchanged", got)
 	}
+	// The refused page compares both edits and keeps the typed 7.
+	if got := consoleBrowserText(t, second, "#stale tbody"); got != "Yours (refused)\t0\tcap 7\nStored now\t1\tcap 3 (override)" {
+		t.Fatalf("stale comparison %q", got)
+	}
+	typed, err := chromedp.Run(second, chromedp.Value(`#cap-form input[name="cap"]`))
+	if err != nil || typed != "7" {
+		t.Fatalf("the cap field holds %q (%v) after the stale edit, want the typed 7", typed, err)
+	}
 	shot(second, "tenant-stale")
+	consoleDo(t, second, "apply on the new version", chromedp.Click("#cap-apply"), chromedp.WaitVisible("#notice"))
+	if got := consoleBrowserText(t, second, "#notice"); got != "Cap override saved (partition version 2)." {
+		t.Fatalf("after applying the page says %q", got)
+	}
+	if got := consoleBrowserText(t, second, "#cap") + " " + consoleBrowserText(t, second, "#source"); got != "7 override" {
+		t.Fatalf("after applying the page shows %q", got)
+	}
+	if got := consoleOverride(t, d, "acme"); got != "7@2" {
+		t.Fatalf("acme after applying on the new version: %s, want 7@2", got)
+	}
 
 	consoleDo(t, tab, "runs page", chromedp.Click(`nav a[href$="/runs"]`), chromedp.WaitVisible("#runs"))
 	shot(tab, "runs")
 	consoleDo(t, tab, "open a1", chromedp.Click(`#runs a[href$="/runs/acme/a1"]`), chromedp.WaitVisible("#action-cancel"))
 	shot(tab, "run")
-	consoleDo(t, tab, "cancel a1", chromedp.Click("#action-cancel"), chromedp.WaitVisible("#notice"))
+	consoleDo(t, tab, "cancel a1", chromedp.Click("#action-cancel"), chromedp.WaitVisible("#confirm-cancel"))
+	if got := consoleBrowserText(t, tab, "#confirm-cancel"); got != "Yes, cancel run a1" {
+		t.Fatalf("confirmation button %q", got)
+	}
+	if got := consoleStatus(t, d, "a1"); got != "running" {
+		t.Fatalf("a1 in the database on the confirmation page: %s", got)
+	}
+	shot(tab, "run-cancel")
+	consoleDo(t, tab, "keep a1", chromedp.Click("#keep-run"), chromedp.WaitVisible("#action-cancel"))
+	if got := consoleStatus(t, d, "a1"); got != "running" {
+		t.Fatalf("a1 in the database after keeping it: %s", got)
+	}
+	consoleDo(t, tab, "cancel a1 again", chromedp.Click("#action-cancel"), chromedp.WaitVisible("#confirm-cancel"))
+	consoleDo(t, tab, "confirm the cancel", chromedp.Click("#confirm-cancel"), chromedp.WaitVisible("#notice"))
 	if got := consoleBrowserText(t, tab, "#status"); got != "cancelled" {
 		t.Fatalf("a1 on the page after cancel: %q", got)
 	}
@@ -176,5 +210,27 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 
 	consoleDo(t, tab, "ring page", chromedp.Click(`nav a[href$="/ring"]`), chromedp.WaitVisible("svg.ring"))
+	if got := consoleBrowserText(t, tab, "#ring-size") + " " + consoleBrowserText(t, tab, "#partitions"); got != "4 6" {
+		t.Fatalf("ring page counts %q", got)
+	}
 	shot(tab, "ring")
+
+	// Pause a schedule and resume it, each a compare-and-set on the
+	// version its row shows.
+	consoleDo(t, tab, "schedules page", chromedp.Click(`nav a[href$="/schedules"]`), chromedp.WaitVisible("#schedules"))
+	consoleDo(t, tab, "pause nightly", chromedp.Click("#pause-acme-nightly"), chromedp.WaitVisible("#notice"))
+	if got := consoleBrowserText(t, tab, "#notice"); got != "Schedule paused (schedule version 2)." {
+		t.Fatalf("after pause the page says %q", got)
+	}
+	if got := consoleSchedule(t, d, "nightly"); got != "paused@2" {
+		t.Fatalf("nightly in the database after pause: %s", got)
+	}
+	shot(tab, "schedules")
+	consoleDo(t, tab, "resume nightly", chromedp.Click("#resume-acme-nightly"), chromedp.WaitVisible(`//p[@id="notice"][normalize-space()="Schedule resumed (schedule version 3)."]`))
+	if got := consoleSchedule(t, d, "nightly"); got != "running@3" {
+		t.Fatalf("nightly in the database after resume: %s", got)
+	}
+	if got := consoleBrowserText(t, tab, "#pause-acme-nightly"); got != "Pause" {
+		t.Fatalf("nightly's button after resume %q", got)
+	}
 }

@@ -41,6 +41,7 @@ func (b *syncBuffer) String() string {
 func TestConsoleLogsNoIdentities(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
+	consoleSchedules(t, d)
 	var logs syncBuffer
 	h, err := console.New(testkit.Context(t), console.Config{Pool: d.pool, Prefix: consolePrefix, AllowWrites: true,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -55,17 +56,18 @@ func TestConsoleLogsNoIdentities(t *testing.T) {
 	token := consoleCSRF(t, c.get("/tenants/acme").body)
 	c.get("/runs/secret-tenant/secret-run").expect(t, "missing run", http.StatusNotFound)
 	c.post("/tenants/acme/cap", url.Values{"csrf_token": {token}, "expected_version": {"42"}, "op": {"set"}, "cap": {"3"}}).expect(t, "stale", http.StatusConflict)
-	c.post("/runs/beta/b3/cancel", url.Values{"csrf_token": {token}}).expect(t, "refused", http.StatusUnprocessableEntity)
+	c.post("/runs/beta/b3/cancel", url.Values{"csrf_token": {token}, "confirm": {"yes"}}).expect(t, "refused", http.StatusUnprocessableEntity)
+	c.post("/schedules/acme/nightly/pause", url.Values{"csrf_token": {token}, "expected_version": {"42"}}).expect(t, "stale schedule", http.StatusConflict)
 	c.post("/runs/beta/b1/cancel", url.Values{}).expect(t, "csrf", http.StatusForbidden)
 	c.get("/tenants?after_t=secret-cursor&after_v=x").expect(t, "bad cursor", http.StatusBadRequest)
 	out := logs.String()
 	for _, want := range []string{"route=run status=404 class=not_found", "route=cap status=409 class=stale",
-		"route=run_action status=422 class=invalid_transition", "route=write status=403 class=csrf", "route=tenants status=400 class=invalid"} {
+		"route=run_action status=422 class=invalid_transition", "route=schedule_action status=409 class=stale", "route=write status=403 class=csrf", "route=tenants status=400 class=invalid"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
 	}
-	for _, id := range []string{"secret", "acme", "beta", "b1", "b3"} {
+	for _, id := range []string{"secret", "acme", "beta", "b1", "b3", "nightly"} {
 		if strings.Contains(out, id) {
 			t.Errorf("log holds %q:\n%s", id, out)
 		}

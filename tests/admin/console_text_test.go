@@ -18,7 +18,7 @@ func TestConsoleNamesNoSchemaVersion(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
 	c := newConsoleClient(t, consoleServer(t, d.pool, true, nil))
-	for _, path := range []string{"/", "/fragment/domain", "/tenants", "/tenants/acme", "/tenantless", "/ring", "/runs", "/runs/acme/a1", "/tenantless/runs/n1"} {
+	for _, path := range []string{"/", "/fragment/domain", "/tenants", "/tenants/acme", "/tenantless", "/ring", "/runs", "/runs/acme/a1", "/tenantless/runs/n1", "/runs/acme/a1/cancel", "/schedules"} {
 		r := c.get(path).expect(t, path, http.StatusOK)
 		if m := hardCodedVersion.FindString(testkit.ConsoleText(r.body)); m != "" {
 			t.Errorf("%s names the schema version %q", path, m)
