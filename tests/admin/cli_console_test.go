@@ -21,7 +21,7 @@ func TestCLIConsole(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("tenants: %d\n%s", status, body)
 	}
-	testkit.ExpectRows(t, "tenants", testkit.ConsoleTable(t, body, "tenants"), consoleRowNone, consoleRowAcme, consoleRowBeta, consoleRowCalm, consoleRowZeta, consoleRowXSS)
+	testkit.ExpectRows(t, "tenants", consoleAges(testkit.ConsoleTable(t, body, "tenants")), consoleRowNone, consoleRowAcme, consoleRowBeta, consoleRowCalm, consoleRowZeta, consoleRowXSS)
 	resp, err := http.Post(base+"runs/acme/a1/cancel", "application/x-www-form-urlencoded", strings.NewReader(""))
 	if err != nil {
 		t.Fatal(err)
