@@ -187,6 +187,8 @@ func (h *Handler) routes(static fs.FS) *http.ServeMux {
 	mux.HandleFunc("POST /tenantless/cap", h.write(h.tenantless(h.capAction)))
 	mux.HandleFunc("GET /ring", h.ringPage)
 	mux.HandleFunc("GET /runs", h.runsPage)
+	mux.HandleFunc("POST /runs/bulk", h.write(h.bulkConfirm))
+	mux.HandleFunc("POST /runs/bulk/apply", h.write(h.bulkApply))
 	mux.HandleFunc("GET /runs/{tenant}/{run}", h.withScope(h.runPage))
 	mux.HandleFunc("GET /tenantless/runs/{run}", h.tenantless(h.runPage))
 	mux.HandleFunc("POST /runs/{tenant}/{run}/{action}", h.write(h.withScope(h.runAction)))

@@ -16,8 +16,16 @@ type domainView struct {
 	Walk string
 	// Statuses are the run counts in statusOrder, zeros included.
 	Statuses []statusCount
+	// Phases are the run counts of every phase, zeros included.
+	Phases []phaseCount
 	// Bars scale the activity for the chart: one per minute.
 	Bars []activityBar
+}
+
+// phaseCount is one row of the runs-by-phase table.
+type phaseCount struct {
+	Phase docket.RunPhase
+	Runs  int64
 }
 
 // statusCount is one row of the runs-by-status table.
@@ -38,11 +46,14 @@ func (h *Handler) domainView(r *http.Request) (domainView, error) {
 	for _, s := range statusOrder {
 		v.Statuses = append(v.Statuses, statusCount{Status: s, Runs: ov.RunsByStatus[s]})
 	}
+	for _, p := range docket.RunPhases() {
+		v.Phases = append(v.Phases, phaseCount{Phase: p, Runs: ov.RunsByPhase[p]})
+	}
 	return v, nil
 }
 
 // domainPage serves "/": the domain's engine, policy, cursor and ring, its
-// runs by status and its activity.
+// runs by phase and by status and its activity.
 func (h *Handler) domainPage(w http.ResponseWriter, r *http.Request) {
 	v, err := h.domainView(r)
 	if err != nil {

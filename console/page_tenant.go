@@ -18,7 +18,7 @@ type tenantView struct {
 	Scope      docket.Scope
 	Inspection docket.BrowsedTenant
 	// Runs are the scope's newest runs; RunsURL lists them all.
-	Runs    []docket.Run
+	Runs    runTable
 	RunsURL string
 	// MoreRuns reports runs beyond those listed.
 	MoreRuns bool
@@ -51,7 +51,7 @@ func (h *Handler) renderTenant(w http.ResponseWriter, r *http.Request, scope doc
 	}
 	v.Title = "Tenant " + scopeName(scope)
 	v.Nav = "tenants"
-	v.Data = tenantView{Scope: scope, Inspection: ins, Runs: page.Runs, MoreRuns: page.Next != nil, RunsURL: h.prefix + "/runs?" + q.Encode()}
+	v.Data = tenantView{Scope: scope, Inspection: ins, Runs: runTableOf(page.Runs, false), MoreRuns: page.Next != nil, RunsURL: h.prefix + "/runs?" + q.Encode()}
 	h.render(w, r, status, "tenant", v)
 }
 
