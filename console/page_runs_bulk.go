@@ -21,9 +21,9 @@ var bulkActions = []docket.Transition{docket.TransitionRetry, docket.TransitionC
 
 // bulkView is the content of the bulk confirmation and result pages.
 type bulkView struct {
-	Action runAction
-	// Name is the action's transition name, which the apply form posts.
-	Name string
+	// Name is the action's transition name, which the apply form posts;
+	// Label is its button's label.
+	Name, Label string
 	// Keys name every run the action applies to, in list order.
 	Keys []string
 	// Listed are the first bulkListed runs; More counts the rest.
@@ -76,7 +76,7 @@ func (h *Handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, "runs_bulk", err)
 		return
 	}
-	v := bulkView{Action: a, Name: string(a.transition), BulkMax: bulkMax, BackURL: h.prefix + "/runs"}
+	v := bulkView{Name: string(a.transition), Label: a.label, BulkMax: bulkMax, BackURL: h.prefix + "/runs"}
 	if r.PostFormValue("all") == "1" {
 		f, err := runsFilterOf(r.PostForm)
 		if err != nil {
@@ -129,7 +129,7 @@ func (h *Handler) bulkApply(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, "runs_bulk_apply", err)
 		return
 	}
-	v := bulkView{Action: a, Name: string(a.transition), BackURL: h.prefix + "/runs"}
+	v := bulkView{Name: string(a.transition), Label: a.label, BackURL: h.prefix + "/runs"}
 	for _, run := range runs {
 		res := bulkResult{bulkRun: run, Done: true}
 		if err := a.apply(r.Context(), h.admin, run.Scope, run.RunID); err != nil {
