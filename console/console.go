@@ -190,6 +190,8 @@ func (h *Handler) routes(static fs.FS) *http.ServeMux {
 	mux.HandleFunc("POST /tenantless/schedules/{name}/{action}", h.write(h.tenantless(h.scheduleAction)))
 	mux.HandleFunc("GET /ring", h.ringPage)
 	mux.HandleFunc("GET /runs", h.runsPage)
+	mux.HandleFunc("POST /runs/bulk", h.write(h.bulkConfirm))
+	mux.HandleFunc("POST /runs/bulk/apply", h.write(h.bulkApply))
 	mux.HandleFunc("GET /runs/{tenant}/{run}", h.withScope(h.runPage))
 	mux.HandleFunc("GET /tenantless/runs/{run}", h.tenantless(h.runPage))
 	mux.HandleFunc("GET /runs/{tenant}/{run}/cancel", h.withScope(h.cancelPage))

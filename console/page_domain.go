@@ -19,6 +19,14 @@ type domainView struct {
 	// Chart scales the activity for the chart: a bar group per minute and
 	// the axes' labels.
 	Chart activityChart
+	// Phases are the run counts of every phase, zeros included.
+	Phases []phaseCount
+}
+
+// phaseCount is one row of the runs-by-phase table.
+type phaseCount struct {
+	Phase docket.RunPhase
+	Runs  int64
 }
 
 // statusCount is one row of the runs-by-status table.
@@ -39,11 +47,14 @@ func (h *Handler) domainView(r *http.Request) (domainView, error) {
 	for _, s := range statusOrder {
 		v.Statuses = append(v.Statuses, statusCount{Status: s, Runs: ov.RunsByStatus[s]})
 	}
+	for _, p := range docket.RunPhases() {
+		v.Phases = append(v.Phases, phaseCount{Phase: p, Runs: ov.RunsByPhase[p]})
+	}
 	return v, nil
 }
 
 // domainPage serves "/": the domain's engine, policy, cursor and ring, its
-// runs by status and its activity.
+// runs by phase and by status and its activity.
 func (h *Handler) domainPage(w http.ResponseWriter, r *http.Request) {
 	v, err := h.domainView(r)
 	if err != nil {

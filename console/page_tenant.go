@@ -19,7 +19,7 @@ type tenantView struct {
 	Scope      docket.Scope
 	Inspection docket.BrowsedTenant
 	// Runs are the scope's newest runs; RunsURL lists them all.
-	Runs    []docket.Run
+	Runs    runTable
 	RunsURL string
 	// MoreRuns reports runs beyond those listed.
 	MoreRuns bool
@@ -81,7 +81,7 @@ func (h *Handler) renderTenant(w http.ResponseWriter, r *http.Request, scope doc
 	}
 	v.Title = "Tenant " + scopeName(scope)
 	v.Nav = "tenants"
-	data := tenantView{Scope: scope, Inspection: ins, Runs: page.Runs, MoreRuns: page.Next != nil, RunsURL: h.prefix + "/runs?" + q.Encode()}
+	data := tenantView{Scope: scope, Inspection: ins, Runs: runTableOf(page.Runs, false), MoreRuns: page.Next != nil, RunsURL: h.prefix + "/runs?" + q.Encode()}
 	if ins.Source != "" {
 		data.CapValue = strconv.Itoa(ins.EffectiveMaxActiveRuns)
 	}

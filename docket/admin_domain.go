@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/docketrun/docket-go/gen"
 )
 
 // DomainOverview is one operator's view of a fairness domain: its policy,
@@ -23,6 +25,9 @@ type DomainOverview struct {
 	Parked int64
 	// RunsByStatus counts the runs of each status present.
 	RunsByStatus map[RunStatus]int64
+	// RunsByPhase counts the runs of each phase present, at the database
+	// clock of the same read as RunsByStatus.
+	RunsByPhase map[RunPhase]int64
 	// Activity holds one entry per minute of the last 15, oldest first, the
 	// current minute last.
 	Activity []MinuteActivity
@@ -42,8 +47,9 @@ type MinuteActivity struct {
 }
 
 // DomainOverview reads the domain's policy, cursor, ring and parked sizes,
-// runs by status and the last 15 minutes of activity. The status counts and
-// the activity each scan docket_runs once: operator tooling, not a hot path.
+// runs by status and by phase and the last 15 minutes of activity. The
+// counts (one statement for both) and the activity each scan docket_runs
+// once: operator tooling, not a hot path.
 func (c *store) DomainOverview(ctx context.Context) (_ DomainOverview, err error) {
 	defer c.telemetry.storeCall(opDomainOverview).end(ctx, &err)
 	policyRow, err := c.queries.GetClaimPolicy(ctx)
@@ -54,9 +60,9 @@ func (c *store) DomainOverview(ctx context.Context) (_ DomainOverview, err error
 	if err != nil {
 		return DomainOverview{}, fmt.Errorf("docket: reading domain summary: %w", err)
 	}
-	statuses, err := c.queries.ConsoleRunsByStatus(ctx)
+	counts, err := c.queries.ConsoleRunPhaseCounts(ctx, gen.ConsoleRunPhaseCountsParams{})
 	if err != nil {
-		return DomainOverview{}, fmt.Errorf("docket: counting runs by status: %w", err)
+		return DomainOverview{}, fmt.Errorf("docket: counting runs by status and phase: %w", err)
 	}
 	activity, err := c.queries.ConsoleActivity(ctx)
 	if err != nil {
@@ -68,11 +74,13 @@ func (c *store) DomainOverview(ctx context.Context) (_ DomainOverview, err error
 		Partitions:   summary.Partitions,
 		RingSize:     summary.RingSize,
 		Parked:       summary.Parked,
-		RunsByStatus: make(map[RunStatus]int64, len(statuses)),
+		RunsByStatus: map[RunStatus]int64{},
+		RunsByPhase:  map[RunPhase]int64{},
 		Activity:     make([]MinuteActivity, len(activity)),
 	}
-	for _, s := range statuses {
-		out.RunsByStatus[RunStatus(s.Status)] = s.Runs
+	for _, n := range counts {
+		out.RunsByStatus[RunStatus(n.Status)] += n.Runs
+		out.RunsByPhase[RunPhase(n.Phase)] += n.Runs
 	}
 	for i, m := range activity {
 		out.Activity[i] = MinuteActivity{Minute: m.Minute, Claimed: m.Claimed, Finished: m.Finished, Updated: m.Updated}

@@ -26,12 +26,12 @@ import (
 //	}
 //	// Checkpoint and keep the claim, then finish.
 //	run, err := client.Commit(ctx, docket.CommitRequest{Holder: h, ExpectedSeq: seq,
-//		Step: 1, State: next, Schedule: docket.RetainClaim()})
+//		Step: 1, State: next, Disposition: docket.RetainClaim()})
 //	if err != nil {
 //		return err // ErrStaleFence: another holder owns the run now
 //	}
 //	_, err = client.Commit(ctx, docket.CommitRequest{Holder: h, ExpectedSeq: run.CheckpointSeq,
-//		Step: 2, State: final, Schedule: docket.ReleaseTerminal(docket.StatusDone)})
+//		Step: 2, State: final, Disposition: docket.ReleaseTerminal(docket.StatusDone)})
 //
 // A holder that cannot run the work on its host calls AbandonClaim; one that
 // stops early without a checkpoint calls ReleaseClaim; one that wants to give

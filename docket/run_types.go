@@ -71,6 +71,11 @@ type Run struct {
 	GraphHash string
 	// Status is the lifecycle status.
 	Status RunStatus
+	// Phase is what the run is doing at the database clock of the read
+	// (see RunPhase). FetchRun, ListRuns and ListDomainRuns set it; the Run
+	// a write returns, and the one MutateRun's decide function receives,
+	// carry "" (read the run again for its phase).
+	Phase RunPhase
 	// Step is the step of the latest commit.
 	Step int
 	// State is the run document as stored (jsonb normalizes its spacing).
@@ -103,7 +108,8 @@ type Run struct {
 	PoisonReason string
 	// InsertedAt is when the row was written.
 	InsertedAt time.Time
-	// StartedAt orders listings.
+	// StartedAt orders listings: it is the time the run was inserted, as
+	// InsertedAt, not when a handler first ran.
 	StartedAt time.Time
 	// UpdatedAt is the time of the latest write.
 	UpdatedAt time.Time
@@ -170,6 +176,8 @@ type RunInspection struct {
 	AdmittedAt *time.Time
 	// State is derived from the row and ObservedAt.
 	State AdmissionState
+	// Phase is the run's phase at ObservedAt, as in Run.
+	Phase RunPhase
 	// ObservedAt is the database clock the inspection was read at.
 	ObservedAt time.Time
 }
@@ -190,6 +198,9 @@ type ListRunsRequest struct {
 	GraphID string
 	// Status keeps only runs of this status when non-empty.
 	Status RunStatus
+	// Phase keeps only runs in this phase at the database clock of the read
+	// when non-empty; a value that is not a RunPhase is ErrInvalidArgument.
+	Phase RunPhase
 	// After continues strictly after this cursor; nil starts at the newest run.
 	After *RunCursor
 	// Limit is the page size: 0 means DefaultListLimit, at most MaxListLimit.
@@ -212,8 +223,15 @@ type RunPage struct {
 	Next *RunCursor
 }
 
+// runWithPhase maps a stored row read with its phase to its public view.
+func runWithPhase(row gen.DocketRun, phase string) Run {
+	r := runFromRow(row)
+	r.Phase = RunPhase(phase)
+	return r
+}
+
 // runFromRow maps a stored row to its public view, dropping the claim token
-// and the admission marker.
+// and the admission marker; the phase is left "" for the caller that read it.
 func runFromRow(row gen.DocketRun) Run {
 	return Run{
 		RunID:                row.RunID,

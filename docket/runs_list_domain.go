@@ -15,6 +15,9 @@ type ListDomainRunsRequest struct {
 	GraphID string
 	// Status keeps only runs with this status when non-empty.
 	Status RunStatus
+	// Phase keeps only runs in this phase at the database clock of the read
+	// when non-empty; a value that is not a RunPhase is ErrInvalidArgument.
+	Phase RunPhase
 	// After continues strictly after this cursor; nil starts at the newest.
 	After *RunCursor
 	// Limit is the page size: 0 means DefaultListLimit, at most MaxListLimit.
@@ -27,22 +30,26 @@ type ListDomainRunsRequest struct {
 // paths.
 func (c *store) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) (_ RunPage, err error) {
 	defer c.telemetry.storeCall(opListDomainRuns).end(ctx, &err)
-	f, err := checkListFilter(req.GraphID, req.Status, req.After, req.Limit)
+	f, err := checkListFilter(req.GraphID, req.Status, req.Phase, req.After, req.Limit)
 	if err != nil {
 		return RunPage{}, err
 	}
 	// One row beyond the page tells whether another page exists.
 	pageLimit := int32(f.limit + 1)
-	var rows []gen.DocketRun
+	var rows []phasedRow
 	if req.After == nil {
-		rows, err = c.queries.ListDomainRuns(ctx, gen.ListDomainRunsParams{
-			GraphID: f.graphID, Status: f.status, PageLimit: pageLimit,
+		var got []gen.ListDomainRunsRow
+		got, err = c.queries.ListDomainRuns(ctx, gen.ListDomainRunsParams{
+			GraphID: f.graphID, Status: f.status, Phase: f.phase, PageLimit: pageLimit,
 		})
+		rows = phased(got)
 	} else {
-		rows, err = c.queries.ListDomainRunsAfter(ctx, gen.ListDomainRunsAfterParams{
+		var got []gen.ListDomainRunsAfterRow
+		got, err = c.queries.ListDomainRunsAfter(ctx, gen.ListDomainRunsAfterParams{
 			AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
-			GraphID: f.graphID, Status: f.status, PageLimit: pageLimit,
+			GraphID: f.graphID, Status: f.status, Phase: f.phase, PageLimit: pageLimit,
 		})
+		rows = phased(got)
 	}
 	if err != nil {
 		return RunPage{}, fmt.Errorf("docket: list domain runs: %w", err)

@@ -26,7 +26,7 @@ func (c *store) FetchRun(ctx context.Context, scope Scope, runID string) (_ Run,
 	if err != nil {
 		return Run{}, fmt.Errorf("docket: fetch run: %w", err)
 	}
-	return runFromRow(row), nil
+	return runWithPhase(row.DocketRun, row.Phase), nil
 }
 
 // InspectRun returns the token-free scheduling view of runID in scope, with
@@ -59,6 +59,7 @@ func (c *store) InspectRun(ctx context.Context, scope Scope, runID string) (_ Ru
 		PoisonReason:  deref(row.PoisonReason),
 		AdmittedAt:    row.TenantAdmittedAt,
 		State:         admissionState(row, got.ObservedAt),
+		Phase:         RunPhase(got.Phase),
 		ObservedAt:    got.ObservedAt,
 	}, nil
 }
@@ -89,23 +90,27 @@ func (c *store) ListRuns(ctx context.Context, req ListRunsRequest) (_ RunPage, e
 	if err != nil {
 		return RunPage{}, err
 	}
-	f, err := checkListFilter(req.GraphID, req.Status, req.After, req.Limit)
+	f, err := checkListFilter(req.GraphID, req.Status, req.Phase, req.After, req.Limit)
 	if err != nil {
 		return RunPage{}, err
 	}
-	graphID, status, limit := f.graphID, f.status, f.limit
+	graphID, status, phase, limit := f.graphID, f.status, f.phase, f.limit
 	// One row beyond the page tells whether another page exists.
 	pageLimit := int32(limit + 1)
-	var rows []gen.DocketRun
+	var rows []phasedRow
 	if req.After == nil {
-		rows, err = c.queries.ListRuns(ctx, gen.ListRunsParams{
-			ScopeKey: scopeKey, GraphID: graphID, Status: status, PageLimit: pageLimit,
+		var got []gen.ListRunsRow
+		got, err = c.queries.ListRuns(ctx, gen.ListRunsParams{
+			ScopeKey: scopeKey, GraphID: graphID, Status: status, Phase: phase, PageLimit: pageLimit,
 		})
+		rows = phased(got)
 	} else {
-		rows, err = c.queries.ListRunsAfter(ctx, gen.ListRunsAfterParams{
+		var got []gen.ListRunsAfterRow
+		got, err = c.queries.ListRunsAfter(ctx, gen.ListRunsAfterParams{
 			ScopeKey: scopeKey, AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
-			GraphID: graphID, Status: status, PageLimit: pageLimit,
+			GraphID: graphID, Status: status, Phase: phase, PageLimit: pageLimit,
 		})
+		rows = phased(got)
 	}
 	if err != nil {
 		return RunPage{}, fmt.Errorf("docket: list runs: %w", err)

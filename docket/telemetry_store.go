@@ -43,6 +43,7 @@ const (
 	opInspectTenant            = "inspect_tenant"
 	opDomainOverview           = "domain_overview"
 	opRingWindow               = "ring_window"
+	opCountRunPhases           = "count_run_phases"
 )
 
 // The result attribute values of docket.store.duration.

@@ -52,6 +52,8 @@ grant execute on function :"schema".docket_legacy_claim(timestamptz, timestamptz
 -- Both engines call this one for their argument and transaction checks; a
 -- SECURITY INVOKER function needs EXECUTE on what it calls.
 grant execute on function :"schema".docket_claim_precheck(text, timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
+-- Every read of runs computes their phase with this one (schema V8).
+grant execute on function :"schema".docket_run_phase(:"schema".docket_runs, timestamptz) to :"role";
 
 -- Hardening of the database around the grants above.
 --

@@ -255,30 +255,106 @@ func (q *Queries) ConsoleRingWindow(ctx context.Context, arg ConsoleRingWindowPa
 	return items, nil
 }
 
-const ConsoleRunsByStatus = `-- name: ConsoleRunsByStatus :many
-select r.status, count(*)::bigint as runs
+const ConsoleRunPhaseCounts = `-- name: ConsoleRunPhaseCounts :many
+select r.status, /*schema*/docket_run_phase(r, now())::text as phase, count(*)::bigint as runs
   from /*schema*/docket_runs r
- group by r.status
- order by r.status
+ where ($1::text is null or r.graph_id = $1::text)
+   and ($2::text is null or r.status = $2::text)
+   and ($3::timestamptz is null or r.started_at >= $3::timestamptz)
+   and ($4::timestamptz is null or r.started_at < $4::timestamptz)
+ group by 1, 2
+ order by 1, 2
 `
 
-type ConsoleRunsByStatusRow struct {
+type ConsoleRunPhaseCountsParams struct {
+	GraphID       *string
+	Status        *string
+	StartedFrom   *time.Time
+	StartedBefore *time.Time
+}
+
+type ConsoleRunPhaseCountsRow struct {
 	Status string
+	Phase  string
 	Runs   int64
 }
 
-// Runs by status. No index serves a count over every run: this is one
-// sequential scan, acceptable for an operator page and never on a worker path.
-func (q *Queries) ConsoleRunsByStatus(ctx context.Context) ([]ConsoleRunsByStatusRow, error) {
-	rows, err := q.db.Query(ctx, ConsoleRunsByStatus)
+// Runs by status and phase across every scope, under the runs page's
+// filters (each null selects all; the start bounds are from inclusive,
+// before exclusive). No index serves a count over every scope: one
+// sequential scan, acceptable for an operator page and never on a worker
+// path. The status column lets one scan serve the domain page's status
+// counts too.
+func (q *Queries) ConsoleRunPhaseCounts(ctx context.Context, arg ConsoleRunPhaseCountsParams) ([]ConsoleRunPhaseCountsRow, error) {
+	rows, err := q.db.Query(ctx, ConsoleRunPhaseCounts,
+		arg.GraphID,
+		arg.Status,
+		arg.StartedFrom,
+		arg.StartedBefore,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ConsoleRunsByStatusRow
+	var items []ConsoleRunPhaseCountsRow
 	for rows.Next() {
-		var i ConsoleRunsByStatusRow
-		if err := rows.Scan(&i.Status, &i.Runs); err != nil {
+		var i ConsoleRunPhaseCountsRow
+		if err := rows.Scan(&i.Status, &i.Phase, &i.Runs); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ConsoleScopeRunPhaseCounts = `-- name: ConsoleScopeRunPhaseCounts :many
+select r.status, /*schema*/docket_run_phase(r, now())::text as phase, count(*)::bigint as runs
+  from /*schema*/docket_runs r
+ where r.scope_key = $1::text
+   and ($2::text is null or r.graph_id = $2::text)
+   and ($3::text is null or r.status = $3::text)
+   and ($4::timestamptz is null or r.started_at >= $4::timestamptz)
+   and ($5::timestamptz is null or r.started_at < $5::timestamptz)
+ group by 1, 2
+ order by 1, 2
+`
+
+type ConsoleScopeRunPhaseCountsParams struct {
+	ScopeKey      string
+	GraphID       *string
+	Status        *string
+	StartedFrom   *time.Time
+	StartedBefore *time.Time
+}
+
+type ConsoleScopeRunPhaseCountsRow struct {
+	Status string
+	Phase  string
+	Runs   int64
+}
+
+// Runs of one scope by status and phase under the same filters; the scope
+// predicate is always an index condition of docket_runs_list_idx, so the
+// count reads that scope's runs only.
+func (q *Queries) ConsoleScopeRunPhaseCounts(ctx context.Context, arg ConsoleScopeRunPhaseCountsParams) ([]ConsoleScopeRunPhaseCountsRow, error) {
+	rows, err := q.db.Query(ctx, ConsoleScopeRunPhaseCounts,
+		arg.ScopeKey,
+		arg.GraphID,
+		arg.Status,
+		arg.StartedFrom,
+		arg.StartedBefore,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConsoleScopeRunPhaseCountsRow
+	for rows.Next() {
+		var i ConsoleScopeRunPhaseCountsRow
+		if err := rows.Scan(&i.Status, &i.Phase, &i.Runs); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

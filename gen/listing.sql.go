@@ -46,59 +46,73 @@ func (q *Queries) ListClaimPartitionScopes(ctx context.Context, arg ListClaimPar
 }
 
 const ListDomainRuns = `-- name: ListDomainRuns :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
- where ($1::text is null or graph_id = $1::text)
-   and ($2::text is null or status = $2::text)
- order by started_at desc, run_id desc
- limit $3
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where ($1::text is null or r.graph_id = $1::text)
+   and ($2::text is null or r.status = $2::text)
+   and ($3::text is null or /*schema*/docket_run_phase(r, now()) = $3::text)
+ order by r.started_at desc, r.run_id desc
+ limit $4
 `
 
 type ListDomainRunsParams struct {
 	GraphID   *string
 	Status    *string
+	Phase     *string
 	PageLimit int32
+}
+
+type ListDomainRunsRow struct {
+	DocketRun DocketRun
+	Phase     string
 }
 
 // The first page of an operator listing across every scope, newest first.
 // docket_runs_list_idx leads with scope_key, so no index serves this order:
 // it is a top-N sort over the filtered rows, acceptable for operator tooling
 // and never on a worker path. A scoped listing uses ListRuns instead.
-func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) ([]DocketRun, error) {
-	rows, err := q.db.Query(ctx, ListDomainRuns, arg.GraphID, arg.Status, arg.PageLimit)
+func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) ([]ListDomainRunsRow, error) {
+	rows, err := q.db.Query(ctx, ListDomainRuns,
+		arg.GraphID,
+		arg.Status,
+		arg.Phase,
+		arg.PageLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []DocketRun
+	var items []ListDomainRunsRow
 	for rows.Next() {
-		var i DocketRun
+		var i ListDomainRunsRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.RunID,
-			&i.TenantID,
-			&i.ScopeKey,
-			&i.GraphID,
-			&i.GraphHash,
-			&i.Status,
-			&i.Step,
-			&i.State,
-			&i.CheckpointSeq,
-			&i.LatestCheckpointType,
-			&i.ClaimToken,
-			&i.ClaimedAt,
-			&i.WakeAt,
-			&i.ClaimAttempts,
-			&i.ClaimAbandons,
-			&i.PoisonedAt,
-			&i.PoisonReason,
-			&i.InsertedAt,
-			&i.StartedAt,
-			&i.UpdatedAt,
-			&i.FinishedAt,
-			&i.TenantAdmittedAt,
-			&i.Attempt,
-			&i.Errors,
-			&i.TraceContext,
+			&i.DocketRun.ID,
+			&i.DocketRun.RunID,
+			&i.DocketRun.TenantID,
+			&i.DocketRun.ScopeKey,
+			&i.DocketRun.GraphID,
+			&i.DocketRun.GraphHash,
+			&i.DocketRun.Status,
+			&i.DocketRun.Step,
+			&i.DocketRun.State,
+			&i.DocketRun.CheckpointSeq,
+			&i.DocketRun.LatestCheckpointType,
+			&i.DocketRun.ClaimToken,
+			&i.DocketRun.ClaimedAt,
+			&i.DocketRun.WakeAt,
+			&i.DocketRun.ClaimAttempts,
+			&i.DocketRun.ClaimAbandons,
+			&i.DocketRun.PoisonedAt,
+			&i.DocketRun.PoisonReason,
+			&i.DocketRun.InsertedAt,
+			&i.DocketRun.StartedAt,
+			&i.DocketRun.UpdatedAt,
+			&i.DocketRun.FinishedAt,
+			&i.DocketRun.TenantAdmittedAt,
+			&i.DocketRun.Attempt,
+			&i.DocketRun.Errors,
+			&i.DocketRun.TraceContext,
+			&i.Phase,
 		); err != nil {
 			return nil, err
 		}
@@ -111,12 +125,14 @@ func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) 
 }
 
 const ListDomainRunsAfter = `-- name: ListDomainRunsAfter :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
- where (started_at, run_id) < ($1::timestamptz, $2::text)
-   and ($3::text is null or graph_id = $3::text)
-   and ($4::text is null or status = $4::text)
- order by started_at desc, run_id desc
- limit $5
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where (r.started_at, r.run_id) < ($1::timestamptz, $2::text)
+   and ($3::text is null or r.graph_id = $3::text)
+   and ($4::text is null or r.status = $4::text)
+   and ($5::text is null or /*schema*/docket_run_phase(r, now()) = $5::text)
+ order by r.started_at desc, r.run_id desc
+ limit $6
 `
 
 type ListDomainRunsAfterParams struct {
@@ -124,53 +140,61 @@ type ListDomainRunsAfterParams struct {
 	AfterRunID     string
 	GraphID        *string
 	Status         *string
+	Phase          *string
 	PageLimit      int32
+}
+
+type ListDomainRunsAfterRow struct {
+	DocketRun DocketRun
+	Phase     string
 }
 
 // A later page across every scope, strictly after the (started_at, run_id)
 // cursor; run_id is unique across scopes, so the keyset is total.
-func (q *Queries) ListDomainRunsAfter(ctx context.Context, arg ListDomainRunsAfterParams) ([]DocketRun, error) {
+func (q *Queries) ListDomainRunsAfter(ctx context.Context, arg ListDomainRunsAfterParams) ([]ListDomainRunsAfterRow, error) {
 	rows, err := q.db.Query(ctx, ListDomainRunsAfter,
 		arg.AfterStartedAt,
 		arg.AfterRunID,
 		arg.GraphID,
 		arg.Status,
+		arg.Phase,
 		arg.PageLimit,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []DocketRun
+	var items []ListDomainRunsAfterRow
 	for rows.Next() {
-		var i DocketRun
+		var i ListDomainRunsAfterRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.RunID,
-			&i.TenantID,
-			&i.ScopeKey,
-			&i.GraphID,
-			&i.GraphHash,
-			&i.Status,
-			&i.Step,
-			&i.State,
-			&i.CheckpointSeq,
-			&i.LatestCheckpointType,
-			&i.ClaimToken,
-			&i.ClaimedAt,
-			&i.WakeAt,
-			&i.ClaimAttempts,
-			&i.ClaimAbandons,
-			&i.PoisonedAt,
-			&i.PoisonReason,
-			&i.InsertedAt,
-			&i.StartedAt,
-			&i.UpdatedAt,
-			&i.FinishedAt,
-			&i.TenantAdmittedAt,
-			&i.Attempt,
-			&i.Errors,
-			&i.TraceContext,
+			&i.DocketRun.ID,
+			&i.DocketRun.RunID,
+			&i.DocketRun.TenantID,
+			&i.DocketRun.ScopeKey,
+			&i.DocketRun.GraphID,
+			&i.DocketRun.GraphHash,
+			&i.DocketRun.Status,
+			&i.DocketRun.Step,
+			&i.DocketRun.State,
+			&i.DocketRun.CheckpointSeq,
+			&i.DocketRun.LatestCheckpointType,
+			&i.DocketRun.ClaimToken,
+			&i.DocketRun.ClaimedAt,
+			&i.DocketRun.WakeAt,
+			&i.DocketRun.ClaimAttempts,
+			&i.DocketRun.ClaimAbandons,
+			&i.DocketRun.PoisonedAt,
+			&i.DocketRun.PoisonReason,
+			&i.DocketRun.InsertedAt,
+			&i.DocketRun.StartedAt,
+			&i.DocketRun.UpdatedAt,
+			&i.DocketRun.FinishedAt,
+			&i.DocketRun.TenantAdmittedAt,
+			&i.DocketRun.Attempt,
+			&i.DocketRun.Errors,
+			&i.DocketRun.TraceContext,
+			&i.Phase,
 		); err != nil {
 			return nil, err
 		}

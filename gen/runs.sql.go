@@ -13,8 +13,9 @@ import (
 )
 
 const GetRun = `-- name: GetRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
- where scope_key = $1::text and run_id = $2
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = $1::text and r.run_id = $2
 `
 
 type GetRunParams struct {
@@ -22,38 +23,45 @@ type GetRunParams struct {
 	RunID    string
 }
 
+type GetRunRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
 // The scope predicate is part of the lookup, so another owner's run is
-// indistinguishable from a missing one.
-func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (DocketRun, error) {
+// indistinguishable from a missing one. The phase is read at the statement's
+// clock, from the one definition every reader of runs calls.
+func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (GetRunRow, error) {
 	row := q.db.QueryRow(ctx, GetRun, arg.ScopeKey, arg.RunID)
-	var i DocketRun
+	var i GetRunRow
 	err := row.Scan(
-		&i.ID,
-		&i.RunID,
-		&i.TenantID,
-		&i.ScopeKey,
-		&i.GraphID,
-		&i.GraphHash,
-		&i.Status,
-		&i.Step,
-		&i.State,
-		&i.CheckpointSeq,
-		&i.LatestCheckpointType,
-		&i.ClaimToken,
-		&i.ClaimedAt,
-		&i.WakeAt,
-		&i.ClaimAttempts,
-		&i.ClaimAbandons,
-		&i.PoisonedAt,
-		&i.PoisonReason,
-		&i.InsertedAt,
-		&i.StartedAt,
-		&i.UpdatedAt,
-		&i.FinishedAt,
-		&i.TenantAdmittedAt,
-		&i.Attempt,
-		&i.Errors,
-		&i.TraceContext,
+		&i.DocketRun.ID,
+		&i.DocketRun.RunID,
+		&i.DocketRun.TenantID,
+		&i.DocketRun.ScopeKey,
+		&i.DocketRun.GraphID,
+		&i.DocketRun.GraphHash,
+		&i.DocketRun.Status,
+		&i.DocketRun.Step,
+		&i.DocketRun.State,
+		&i.DocketRun.CheckpointSeq,
+		&i.DocketRun.LatestCheckpointType,
+		&i.DocketRun.ClaimToken,
+		&i.DocketRun.ClaimedAt,
+		&i.DocketRun.WakeAt,
+		&i.DocketRun.ClaimAttempts,
+		&i.DocketRun.ClaimAbandons,
+		&i.DocketRun.PoisonedAt,
+		&i.DocketRun.PoisonReason,
+		&i.DocketRun.InsertedAt,
+		&i.DocketRun.StartedAt,
+		&i.DocketRun.UpdatedAt,
+		&i.DocketRun.FinishedAt,
+		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
+		&i.DocketRun.TraceContext,
+		&i.Phase,
 	)
 	return i, err
 }
@@ -197,9 +205,10 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 }
 
 const InspectRun = `-- name: InspectRun :one
-select docket_runs.id, docket_runs.run_id, docket_runs.tenant_id, docket_runs.scope_key, docket_runs.graph_id, docket_runs.graph_hash, docket_runs.status, docket_runs.step, docket_runs.state, docket_runs.checkpoint_seq, docket_runs.latest_checkpoint_type, docket_runs.claim_token, docket_runs.claimed_at, docket_runs.wake_at, docket_runs.claim_attempts, docket_runs.claim_abandons, docket_runs.poisoned_at, docket_runs.poison_reason, docket_runs.inserted_at, docket_runs.started_at, docket_runs.updated_at, docket_runs.finished_at, docket_runs.tenant_admitted_at, docket_runs.attempt, docket_runs.errors, docket_runs.trace_context, now()::timestamptz as observed_at
-  from /*schema*/docket_runs
- where scope_key = $1::text and run_id = $2
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, now()::timestamptz as observed_at,
+       /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = $1::text and r.run_id = $2
 `
 
 type InspectRunParams struct {
@@ -210,6 +219,7 @@ type InspectRunParams struct {
 type InspectRunRow struct {
 	DocketRun  DocketRun
 	ObservedAt time.Time
+	Phase      string
 }
 
 // The run plus the database clock that derives its admission state, read in
@@ -245,69 +255,82 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
 		&i.ObservedAt,
+		&i.Phase,
 	)
 	return i, err
 }
 
 const ListRuns = `-- name: ListRuns :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
- where scope_key = $1::text
-   and ($2::text is null or graph_id = $2::text)
-   and ($3::text is null or status = $3::text)
- order by started_at desc, run_id desc
- limit $4
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = $1::text
+   and ($2::text is null or r.graph_id = $2::text)
+   and ($3::text is null or r.status = $3::text)
+   and ($4::text is null or /*schema*/docket_run_phase(r, now()) = $4::text)
+ order by r.started_at desc, r.run_id desc
+ limit $5
 `
 
 type ListRunsParams struct {
 	ScopeKey  string
 	GraphID   *string
 	Status    *string
+	Phase     *string
 	PageLimit int32
 }
 
+type ListRunsRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
 // The first page, newest first, served by docket_runs_list_idx; the scope
-// predicate is never optional.
-func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun, error) {
+// predicate is never optional. The phase filter is checked per row walked in
+// that order, so a rare phase walks further into the scope's runs (at most
+// all of them), never into another scope's.
+func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error) {
 	rows, err := q.db.Query(ctx, ListRuns,
 		arg.ScopeKey,
 		arg.GraphID,
 		arg.Status,
+		arg.Phase,
 		arg.PageLimit,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []DocketRun
+	var items []ListRunsRow
 	for rows.Next() {
-		var i DocketRun
+		var i ListRunsRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.RunID,
-			&i.TenantID,
-			&i.ScopeKey,
-			&i.GraphID,
-			&i.GraphHash,
-			&i.Status,
-			&i.Step,
-			&i.State,
-			&i.CheckpointSeq,
-			&i.LatestCheckpointType,
-			&i.ClaimToken,
-			&i.ClaimedAt,
-			&i.WakeAt,
-			&i.ClaimAttempts,
-			&i.ClaimAbandons,
-			&i.PoisonedAt,
-			&i.PoisonReason,
-			&i.InsertedAt,
-			&i.StartedAt,
-			&i.UpdatedAt,
-			&i.FinishedAt,
-			&i.TenantAdmittedAt,
-			&i.Attempt,
-			&i.Errors,
-			&i.TraceContext,
+			&i.DocketRun.ID,
+			&i.DocketRun.RunID,
+			&i.DocketRun.TenantID,
+			&i.DocketRun.ScopeKey,
+			&i.DocketRun.GraphID,
+			&i.DocketRun.GraphHash,
+			&i.DocketRun.Status,
+			&i.DocketRun.Step,
+			&i.DocketRun.State,
+			&i.DocketRun.CheckpointSeq,
+			&i.DocketRun.LatestCheckpointType,
+			&i.DocketRun.ClaimToken,
+			&i.DocketRun.ClaimedAt,
+			&i.DocketRun.WakeAt,
+			&i.DocketRun.ClaimAttempts,
+			&i.DocketRun.ClaimAbandons,
+			&i.DocketRun.PoisonedAt,
+			&i.DocketRun.PoisonReason,
+			&i.DocketRun.InsertedAt,
+			&i.DocketRun.StartedAt,
+			&i.DocketRun.UpdatedAt,
+			&i.DocketRun.FinishedAt,
+			&i.DocketRun.TenantAdmittedAt,
+			&i.DocketRun.Attempt,
+			&i.DocketRun.Errors,
+			&i.DocketRun.TraceContext,
+			&i.Phase,
 		); err != nil {
 			return nil, err
 		}
@@ -320,13 +343,15 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]DocketRun
 }
 
 const ListRunsAfter = `-- name: ListRunsAfter :many
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
- where scope_key = $1::text
-   and (started_at, run_id) < ($2::timestamptz, $3::text)
-   and ($4::text is null or graph_id = $4::text)
-   and ($5::text is null or status = $5::text)
- order by started_at desc, run_id desc
- limit $6
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = $1::text
+   and (r.started_at, r.run_id) < ($2::timestamptz, $3::text)
+   and ($4::text is null or r.graph_id = $4::text)
+   and ($5::text is null or r.status = $5::text)
+   and ($6::text is null or /*schema*/docket_run_phase(r, now()) = $6::text)
+ order by r.started_at desc, r.run_id desc
+ limit $7
 `
 
 type ListRunsAfterParams struct {
@@ -335,55 +360,63 @@ type ListRunsAfterParams struct {
 	AfterRunID     string
 	GraphID        *string
 	Status         *string
+	Phase          *string
 	PageLimit      int32
+}
+
+type ListRunsAfterRow struct {
+	DocketRun DocketRun
+	Phase     string
 }
 
 // A later page: strictly after the (started_at, run_id) keyset cursor. It is
 // a separate statement so the cursor is always an index condition, even in a
 // cached generic plan, instead of a filter over every earlier row.
-func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([]DocketRun, error) {
+func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([]ListRunsAfterRow, error) {
 	rows, err := q.db.Query(ctx, ListRunsAfter,
 		arg.ScopeKey,
 		arg.AfterStartedAt,
 		arg.AfterRunID,
 		arg.GraphID,
 		arg.Status,
+		arg.Phase,
 		arg.PageLimit,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []DocketRun
+	var items []ListRunsAfterRow
 	for rows.Next() {
-		var i DocketRun
+		var i ListRunsAfterRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.RunID,
-			&i.TenantID,
-			&i.ScopeKey,
-			&i.GraphID,
-			&i.GraphHash,
-			&i.Status,
-			&i.Step,
-			&i.State,
-			&i.CheckpointSeq,
-			&i.LatestCheckpointType,
-			&i.ClaimToken,
-			&i.ClaimedAt,
-			&i.WakeAt,
-			&i.ClaimAttempts,
-			&i.ClaimAbandons,
-			&i.PoisonedAt,
-			&i.PoisonReason,
-			&i.InsertedAt,
-			&i.StartedAt,
-			&i.UpdatedAt,
-			&i.FinishedAt,
-			&i.TenantAdmittedAt,
-			&i.Attempt,
-			&i.Errors,
-			&i.TraceContext,
+			&i.DocketRun.ID,
+			&i.DocketRun.RunID,
+			&i.DocketRun.TenantID,
+			&i.DocketRun.ScopeKey,
+			&i.DocketRun.GraphID,
+			&i.DocketRun.GraphHash,
+			&i.DocketRun.Status,
+			&i.DocketRun.Step,
+			&i.DocketRun.State,
+			&i.DocketRun.CheckpointSeq,
+			&i.DocketRun.LatestCheckpointType,
+			&i.DocketRun.ClaimToken,
+			&i.DocketRun.ClaimedAt,
+			&i.DocketRun.WakeAt,
+			&i.DocketRun.ClaimAttempts,
+			&i.DocketRun.ClaimAbandons,
+			&i.DocketRun.PoisonedAt,
+			&i.DocketRun.PoisonReason,
+			&i.DocketRun.InsertedAt,
+			&i.DocketRun.StartedAt,
+			&i.DocketRun.UpdatedAt,
+			&i.DocketRun.FinishedAt,
+			&i.DocketRun.TenantAdmittedAt,
+			&i.DocketRun.Attempt,
+			&i.DocketRun.Errors,
+			&i.DocketRun.TraceContext,
+			&i.Phase,
 		); err != nil {
 			return nil, err
 		}

@@ -11,14 +11,6 @@ select pol.scan_ring_position,
   from /*schema*/docket_claim_policy pol
  where pol.id = 1;
 
--- name: ConsoleRunsByStatus :many
--- Runs by status. No index serves a count over every run: this is one
--- sequential scan, acceptable for an operator page and never on a worker path.
-select r.status, count(*)::bigint as runs
-  from /*schema*/docket_runs r
- group by r.status
- order by r.status;
-
 -- name: ConsoleActivity :many
 -- Counts by minute over the last 15 minutes (the current minute included).
 -- docket_runs keeps only the latest of each time, so "claimed" counts claims
@@ -270,3 +262,33 @@ select s.ring_position, s.scope_key, s.unfinished_count,
  where pol.id = 1 and s.ring_position >= sqlc.arg(from_position)::bigint
  order by s.ring_position
  limit sqlc.arg(page_limit);
+
+-- name: ConsoleRunPhaseCounts :many
+-- Runs by status and phase across every scope, under the runs page's
+-- filters (each null selects all; the start bounds are from inclusive,
+-- before exclusive). No index serves a count over every scope: one
+-- sequential scan, acceptable for an operator page and never on a worker
+-- path. The status column lets one scan serve the domain page's status
+-- counts too.
+select r.status, /*schema*/docket_run_phase(r, now())::text as phase, count(*)::bigint as runs
+  from /*schema*/docket_runs r
+ where (sqlc.narg(graph_id)::text is null or r.graph_id = sqlc.narg(graph_id)::text)
+   and (sqlc.narg(status)::text is null or r.status = sqlc.narg(status)::text)
+   and (sqlc.narg(started_from)::timestamptz is null or r.started_at >= sqlc.narg(started_from)::timestamptz)
+   and (sqlc.narg(started_before)::timestamptz is null or r.started_at < sqlc.narg(started_before)::timestamptz)
+ group by 1, 2
+ order by 1, 2;
+
+-- name: ConsoleScopeRunPhaseCounts :many
+-- Runs of one scope by status and phase under the same filters; the scope
+-- predicate is always an index condition of docket_runs_list_idx, so the
+-- count reads that scope's runs only.
+select r.status, /*schema*/docket_run_phase(r, now())::text as phase, count(*)::bigint as runs
+  from /*schema*/docket_runs r
+ where r.scope_key = sqlc.arg(scope_key)::text
+   and (sqlc.narg(graph_id)::text is null or r.graph_id = sqlc.narg(graph_id)::text)
+   and (sqlc.narg(status)::text is null or r.status = sqlc.narg(status)::text)
+   and (sqlc.narg(started_from)::timestamptz is null or r.started_at >= sqlc.narg(started_from)::timestamptz)
+   and (sqlc.narg(started_before)::timestamptz is null or r.started_at < sqlc.narg(started_before)::timestamptz)
+ group by 1, 2
+ order by 1, 2;

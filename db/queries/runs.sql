@@ -33,37 +33,46 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
 
 -- name: GetRun :one
 -- The scope predicate is part of the lookup, so another owner's run is
--- indistinguishable from a missing one.
-select * from /*schema*/docket_runs
- where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
+-- indistinguishable from a missing one. The phase is read at the statement's
+-- clock, from the one definition every reader of runs calls.
+select sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id);
 
 -- name: InspectRun :one
 -- The run plus the database clock that derives its admission state, read in
 -- one snapshot.
-select sqlc.embed(docket_runs), now()::timestamptz as observed_at
-  from /*schema*/docket_runs
- where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
+select sqlc.embed(r), now()::timestamptz as observed_at,
+       /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id);
 
 -- name: ListRuns :many
 -- The first page, newest first, served by docket_runs_list_idx; the scope
--- predicate is never optional.
-select * from /*schema*/docket_runs
- where scope_key = sqlc.arg(scope_key)::text
-   and (sqlc.narg(graph_id)::text is null or graph_id = sqlc.narg(graph_id)::text)
-   and (sqlc.narg(status)::text is null or status = sqlc.narg(status)::text)
- order by started_at desc, run_id desc
+-- predicate is never optional. The phase filter is checked per row walked in
+-- that order, so a rare phase walks further into the scope's runs (at most
+-- all of them), never into another scope's.
+select sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = sqlc.arg(scope_key)::text
+   and (sqlc.narg(graph_id)::text is null or r.graph_id = sqlc.narg(graph_id)::text)
+   and (sqlc.narg(status)::text is null or r.status = sqlc.narg(status)::text)
+   and (sqlc.narg(phase)::text is null or /*schema*/docket_run_phase(r, now()) = sqlc.narg(phase)::text)
+ order by r.started_at desc, r.run_id desc
  limit sqlc.arg(page_limit);
 
 -- name: ListRunsAfter :many
 -- A later page: strictly after the (started_at, run_id) keyset cursor. It is
 -- a separate statement so the cursor is always an index condition, even in a
 -- cached generic plan, instead of a filter over every earlier row.
-select * from /*schema*/docket_runs
- where scope_key = sqlc.arg(scope_key)::text
-   and (started_at, run_id) < (sqlc.arg(after_started_at)::timestamptz, sqlc.arg(after_run_id)::text)
-   and (sqlc.narg(graph_id)::text is null or graph_id = sqlc.narg(graph_id)::text)
-   and (sqlc.narg(status)::text is null or status = sqlc.narg(status)::text)
- order by started_at desc, run_id desc
+select sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = sqlc.arg(scope_key)::text
+   and (r.started_at, r.run_id) < (sqlc.arg(after_started_at)::timestamptz, sqlc.arg(after_run_id)::text)
+   and (sqlc.narg(graph_id)::text is null or r.graph_id = sqlc.narg(graph_id)::text)
+   and (sqlc.narg(status)::text is null or r.status = sqlc.narg(status)::text)
+   and (sqlc.narg(phase)::text is null or /*schema*/docket_run_phase(r, now()) = sqlc.narg(phase)::text)
+ order by r.started_at desc, r.run_id desc
  limit sqlc.arg(page_limit);
 
 -- name: LockRun :one

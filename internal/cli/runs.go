@@ -45,6 +45,7 @@ type runsArgs struct {
 	batch          int
 	tenant         string
 	status         string
+	phase          string
 	graph          string
 	limit          int
 	after          string
@@ -68,7 +69,7 @@ type runsAction struct {
 }
 
 var runsActions = map[string]runsAction{
-	"list":           {flags: []string{"tenant", "tenantless", "status", "graph", "limit", "after", "json"}, check: checkListArgs, run: runsList},
+	"list":           {flags: []string{"tenant", "tenantless", "status", "phase", "graph", "limit", "after", "json"}, check: checkListArgs, run: runsList},
 	"show":           {flags: []string{"tenantless", "json"}, check: checkRunAddress, run: runsShow},
 	"cancel":         {flags: []string{"tenantless"}, check: checkRunAddress, run: runsCancel},
 	"resume":         {flags: []string{"tenantless"}, check: checkRunAddress, run: runsResume},
@@ -125,6 +126,7 @@ func parseRunsArgs(args []string) (runsArgs, error) {
 	fs.IntVar(&a.batch, "batch", docket.DefaultRetentionBatch, "runs per batch")
 	fs.StringVar(&a.tenant, "tenant", "", "list: only this tenant's runs")
 	fs.StringVar(&a.status, "status", "", "list: only runs with this status")
+	fs.StringVar(&a.phase, "phase", "", "list: only runs in this phase")
 	fs.StringVar(&a.graph, "graph", "", "list: only runs of this graph")
 	fs.IntVar(&a.limit, "limit", docket.DefaultListLimit, "list: page size")
 	fs.StringVar(&a.after, "after", "", "list: continue after this cursor")

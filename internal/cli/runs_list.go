@@ -29,6 +29,8 @@ func checkListArgs(a *runsArgs, _ time.Time) error {
 		return errors.New("--tenant needs a tenant id")
 	case a.given["status"] && !slices.Contains(runStatuses, docket.RunStatus(a.status)):
 		return fmt.Errorf("--status %q is not one of %s", a.status, statusList())
+	case a.given["phase"] && !slices.Contains(docket.RunPhases(), docket.RunPhase(a.phase)):
+		return fmt.Errorf("--phase %q is not one of %s", a.phase, phaseList())
 	case a.limit < 1 || a.limit > docket.MaxListLimit:
 		return fmt.Errorf("--limit %d is outside 1..%d", a.limit, docket.MaxListLimit)
 	}
@@ -58,6 +60,16 @@ func statusList() string {
 	return strings.Join(names, ", ")
 }
 
+// phaseList names the run phases for an error message.
+func phaseList() string {
+	phases := docket.RunPhases()
+	names := make([]string, len(phases))
+	for i, p := range phases {
+		names[i] = string(p)
+	}
+	return strings.Join(names, ", ")
+}
+
 // formatRunCursor writes a cursor as STARTED_AT/RUN_ID. An RFC 3339 time
 // has no "/", so the first one ends it whatever the run id holds.
 func formatRunCursor(c docket.RunCursor) string {
@@ -78,16 +90,16 @@ func parseRunCursor(s string) (docket.RunCursor, error) {
 }
 
 func runsList(ctx context.Context, admin *docket.Admin, a runsArgs, out output) error {
-	status := docket.RunStatus(a.status)
+	status, phase := docket.RunStatus(a.status), docket.RunPhase(a.phase)
 	var page docket.RunPage
 	var err error
 	if a.tenantless || a.given["tenant"] {
 		page, err = admin.ListRuns(ctx, docket.ListRunsRequest{
-			Scope: a.scope, GraphID: a.graph, Status: status, After: a.cursor, Limit: a.limit,
+			Scope: a.scope, GraphID: a.graph, Status: status, Phase: phase, After: a.cursor, Limit: a.limit,
 		})
 	} else {
 		page, err = admin.ListDomainRuns(ctx, docket.ListDomainRunsRequest{
-			GraphID: a.graph, Status: status, After: a.cursor, Limit: a.limit,
+			GraphID: a.graph, Status: status, Phase: phase, After: a.cursor, Limit: a.limit,
 		})
 	}
 	if err != nil {
@@ -107,6 +119,7 @@ type runLine struct {
 	TenantID      *string `json:"tenant_id"`
 	GraphID       string  `json:"graph_id"`
 	Status        string  `json:"status"`
+	Phase         string  `json:"phase"`
 	Step          int     `json:"step"`
 	CheckpointSeq int64   `json:"checkpoint_seq"`
 	Claimed       bool    `json:"claimed"`
@@ -125,7 +138,7 @@ func printRunLines(out output, page docket.RunPage) error {
 	for _, r := range page.Runs {
 		line := runLine{
 			RunID: r.RunID, Scope: r.Scope.String(), GraphID: r.GraphID, Status: string(r.Status),
-			Step: r.Step, CheckpointSeq: r.CheckpointSeq, Claimed: r.Claimed(), WakeAt: optionalTime(r.WakeAt),
+			Phase: string(r.Phase), Step: r.Step, CheckpointSeq: r.CheckpointSeq, Claimed: r.Claimed(), WakeAt: optionalTime(r.WakeAt),
 			StartedAt: timeText(r.StartedAt), UpdatedAt: timeText(r.UpdatedAt),
 		}
 		if id, ok := r.Scope.TenantID(); ok {
@@ -145,13 +158,13 @@ func printRunLines(out output, page docket.RunPage) error {
 
 func printRunTable(out output, page docket.RunPage) {
 	tw := tabwriter.NewWriter(out.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN_ID\tSCOPE\tGRAPH\tSTATUS\tSTEP\tSEQ\tCLAIMED\tWAKE_AT\tUPDATED_AT")
+	fmt.Fprintln(tw, "RUN_ID\tSCOPE\tGRAPH\tSTATUS\tPHASE\tSTEP\tSEQ\tCLAIMED\tWAKE_AT\tUPDATED_AT")
 	for _, r := range page.Runs {
 		wake := "-"
 		if r.WakeAt != nil {
 			wake = timeText(*r.WakeAt)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.RunID, r.Scope, r.GraphID, r.Status,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.RunID, r.Scope, r.GraphID, r.Status, r.Phase,
 			r.Step, r.CheckpointSeq, yesNo(r.Claimed()), wake, timeText(r.UpdatedAt))
 	}
 	tw.Flush()

@@ -18,6 +18,7 @@ type runView struct {
 	GraphID              string          `json:"graph_id"`
 	GraphHash            string          `json:"graph_hash"`
 	Status               string          `json:"status"`
+	Phase                string          `json:"phase"`
 	Step                 int             `json:"step"`
 	CheckpointSeq        int64           `json:"checkpoint_seq"`
 	LatestCheckpointType string          `json:"latest_checkpoint_type"`
@@ -58,7 +59,7 @@ func runsShow(ctx context.Context, admin *docket.Admin, a runsArgs, out output) 
 	}
 	v := runView{
 		RunID: r.RunID, Scope: r.Scope.String(), GraphID: r.GraphID, GraphHash: r.GraphHash,
-		Status: string(r.Status), Step: r.Step, CheckpointSeq: r.CheckpointSeq,
+		Status: string(r.Status), Phase: string(r.Phase), Step: r.Step, CheckpointSeq: r.CheckpointSeq,
 		LatestCheckpointType: r.LatestCheckpointType, ClaimAttempts: r.ClaimAttempts,
 		ClaimAbandons: r.ClaimAbandons, Claimed: r.Claimed(), ClaimedAt: optionalTime(r.ClaimedAt),
 		WakeAt: optionalTime(r.WakeAt), PoisonedAt: optionalTime(r.PoisonedAt), PoisonReason: r.PoisonReason,
@@ -85,6 +86,7 @@ func printRunView(out output, v runView) {
 	out.field("graph_id", v.GraphID)
 	out.field("graph_hash", v.GraphHash)
 	out.field("status", v.Status)
+	out.field("phase", v.Phase)
 	out.field("step", v.Step)
 	out.field("checkpoint_seq", v.CheckpointSeq)
 	out.field("latest_checkpoint_type", orNone(&v.LatestCheckpointType))

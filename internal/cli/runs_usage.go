@@ -2,23 +2,26 @@ package cli
 
 // The usages of the runs actions that have their own flags.
 const (
-	runsListUsage = `docket runs list [--tenant TENANT | --tenantless] [--status S] [--graph G]
+	runsListUsage = `docket runs list [--tenant TENANT | --tenantless] [--status S] [--phase P] [--graph G]
                  [--limit N] [--after CURSOR] [--json] [--database-url URL] [--schema NAME]
-  One page of runs, newest first by (started_at, run_id): of every scope, or
-  of one with --tenant or --tenantless.
+  One page of runs, newest first by (started_at, run_id), started_at being
+  the insert time: of every scope, or of one with --tenant or --tenantless.
   --status S      only runs with status running, waiting, done, failed or cancelled
+  --phase P       only runs in phase P at the database clock: queued, ready,
+                  executing, retrying, scheduled, waiting, poisoned, done,
+                  failed or cancelled
   --graph G       only runs of graph G
   --limit N       page size, 1..1000 (default 100)
   --after CURSOR  continue after the cursor a previous page printed
   --json          one JSON object per run, then {"next": CURSOR} when more remain
-  The table shows scope, graph, status, step, checkpoint seq, whether a
-  holder has the run claimed (never the token), wake_at and updated_at; a
+  The table shows scope, graph, status, phase, step, checkpoint seq, whether
+  a holder has the run claimed (never the token), wake_at and updated_at; a
   last line "next: CURSOR" tells that another page exists. Listing every
   scope sorts the filtered runs (no index serves that order); a scoped
   listing reads docket_runs_list_idx.
 `
 	runsShowUsage = `docket runs show TENANT RUN_ID [--tenantless] [--json] [--database-url URL] [--schema NAME]
-  One run: status, graph, step, checkpoint, claim attempts and abandons,
+  One run: status, phase, graph, step, checkpoint, claim attempts and abandons,
   the handler-attempt counter, whether a claim is held (never the token),
   poison reason, the admission state at the database clock, the state
   document and the error history (one "error:" line per entry, oldest

@@ -73,12 +73,12 @@ func wantLines(t *testing.T, what, got string, want ...string) {
 
 // The listing table's header and the seeded runs' rows.
 const (
-	listHeader = "RUN_ID  SCOPE        GRAPH  STATUS   STEP  SEQ  CLAIMED  WAKE_AT               UPDATED_AT"
-	listR5     = "r5      tenant:beta  g1     running  0     0    no       -                     2026-01-01T00:00:05Z"
-	listR4     = "r4      tenantless   g1     done     4     5    no       -                     2026-01-01T00:00:04Z"
-	listR3     = "r3      tenant:beta  g1     running  2     3    yes      -                     2026-01-01T00:00:03Z"
-	listR2     = "r2      tenant:acme  g2     waiting  1     1    no       -                     2026-01-01T00:00:02Z"
-	listR1     = "r1      tenant:acme  g1     running  0     0    no       2026-01-01T00:00:00Z  2026-01-01T00:00:01Z"
+	listHeader = "RUN_ID  SCOPE        GRAPH  STATUS   PHASE      STEP  SEQ  CLAIMED  WAKE_AT               UPDATED_AT"
+	listR5     = "r5      tenant:beta  g1     running  poisoned   0     0    no       -                     2026-01-01T00:00:05Z"
+	listR4     = "r4      tenantless   g1     done     done       4     5    no       -                     2026-01-01T00:00:04Z"
+	listR3     = "r3      tenant:beta  g1     running  executing  2     3    yes      -                     2026-01-01T00:00:03Z"
+	listR2     = "r2      tenant:acme  g2     waiting  waiting    1     1    no       -                     2026-01-01T00:00:02Z"
+	listR1     = "r1      tenant:acme  g1     running  queued     0     0    no       2026-01-01T00:00:00Z  2026-01-01T00:00:01Z"
 )
 
 // "docket runs list" lists every scope newest first as a table that shows
@@ -139,7 +139,8 @@ func TestCLIRunsListPages(t *testing.T) {
 	wantLines(t, "scoped page 2", scoped.Stdout, listHeader, listR1)
 }
 
-// --tenant, --tenantless, --status and --graph filter, alone and together.
+// --tenant, --tenantless, --status, --phase and --graph filter, alone and
+// together.
 func TestCLIRunsListFilters(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
@@ -155,6 +156,13 @@ func TestCLIRunsListFilters(t *testing.T) {
 		{[]string{"--tenant", "beta", "--status", "running", "--graph", "g1"}, []string{listR5, listR3}},
 		{[]string{"--tenant", "acme", "--status", "done"}, nil},
 		{[]string{"--tenant", "nobody"}, nil},
+		{[]string{"--phase", "queued"}, []string{listR1}},
+		{[]string{"--phase", "poisoned"}, []string{listR5}},
+		{[]string{"--phase", "executing", "--tenant", "beta"}, []string{listR3}},
+		{[]string{"--phase", "executing", "--tenant", "acme"}, nil},
+		{[]string{"--phase", "waiting", "--status", "running"}, nil},
+		{[]string{"--phase", "done", "--tenantless"}, []string{listR4}},
+		{[]string{"--phase", "ready"}, nil},
 	} {
 		r := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"runs", "list"}, c.args...), "--database-url", url)...)
 		wantLines(t, "runs list "+strings.Join(c.args, " "), r.Stdout, append([]string{listHeader}, c.want...)...)
@@ -178,6 +186,7 @@ func TestCLIRunsListJSON(t *testing.T) {
 		TenantID      *string `json:"tenant_id"`
 		GraphID       string  `json:"graph_id"`
 		Status        string  `json:"status"`
+		Phase         string  `json:"phase"`
 		Step          int     `json:"step"`
 		CheckpointSeq int64   `json:"checkpoint_seq"`
 		Claimed       bool    `json:"claimed"`
@@ -195,10 +204,10 @@ func TestCLIRunsListJSON(t *testing.T) {
 		}
 	}
 	beta := "beta"
-	want := line{RunID: "r3", Scope: "tenant:beta", TenantID: &beta, GraphID: "g1", Status: "running", Step: 2,
+	want := line{RunID: "r3", Scope: "tenant:beta", TenantID: &beta, GraphID: "g1", Status: "running", Phase: "executing", Step: 2,
 		CheckpointSeq: 3, Claimed: true, StartedAt: "2026-01-01T00:00:03Z", UpdatedAt: "2026-01-01T00:00:03Z"}
 	if g := got[2]; g.RunID != want.RunID || g.Scope != want.Scope || g.TenantID == nil || *g.TenantID != beta ||
-		g.GraphID != want.GraphID || g.Status != want.Status || g.Step != want.Step || g.CheckpointSeq != want.CheckpointSeq ||
+		g.GraphID != want.GraphID || g.Status != want.Status || g.Phase != want.Phase || g.Step != want.Step || g.CheckpointSeq != want.CheckpointSeq ||
 		!g.Claimed || g.WakeAt != nil || g.StartedAt != want.StartedAt || g.UpdatedAt != want.UpdatedAt {
 		t.Fatalf("r3 as JSON = %+v, want %+v", g, want)
 	}
@@ -240,6 +249,7 @@ func TestCLIRunsListErrors(t *testing.T) {
 		{[]string{"--limit", "1001"}, "--limit 1001 is outside 1..1000"},
 		{[]string{"--limit", "many"}, "invalid value"},
 		{[]string{"--status", "stuck"}, `--status "stuck" is not one of running, waiting, done, failed, cancelled`},
+		{[]string{"--phase", "running"}, `--phase "running" is not one of queued, ready, executing, retrying, scheduled, waiting, poisoned, done, failed, cancelled`},
 		{[]string{"--tenant", "acme", "--tenantless"}, "--tenant and --tenantless exclude each other"},
 		{[]string{"--tenant", ""}, "--tenant needs a tenant id"},
 		{[]string{"--after", "r3"}, `--after "r3": want STARTED_AT/RUN_ID`},

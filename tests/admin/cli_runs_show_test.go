@@ -27,6 +27,7 @@ func TestCLIRunsShow(t *testing.T) {
 		"graph_id: g1",
 		"graph_hash: h1",
 		"status: running",
+		"phase: executing",
 		"step: 2",
 		"checkpoint_seq: 3",
 		"latest_checkpoint_type: step",
@@ -71,7 +72,7 @@ func TestCLIRunsShow(t *testing.T) {
 		t.Fatalf("runs show --json printed %q: %v", r.Stdout, err)
 	}
 	for key, want := range map[string]any{
-		"run_id": "r5", "scope": "tenant:beta", "status": "running", "claimed": false, "claimed_at": nil,
+		"run_id": "r5", "scope": "tenant:beta", "status": "running", "phase": "poisoned", "claimed": false, "claimed_at": nil,
 		"claim_attempts": 7.0, "poisoned_at": "2026-01-01T00:03:00Z", "poison_reason": "max_claim_attempts_exceeded",
 		"admission_state": "inactive", "finished_at": nil, "attempt": 0.0,
 	} {

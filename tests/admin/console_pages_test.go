@@ -230,9 +230,9 @@ func TestConsoleTenantPage(t *testing.T) {
 	}
 	at := consoleTime(d.at)
 	testkit.ExpectRows(t, "beta runs", testkit.ConsoleTable(t, r.body, "runs"),
-		"b3 | beta | send | done | 0 | 2026-01-01 00:06:00Z | "+at,
-		"b2 | beta | bill | running | 0 | 2026-01-01 00:05:00Z | "+at,
-		"b1 | beta | send | running | 0 | 2026-01-01 00:04:00Z | "+at)
+		"b3 | beta | send | done | done | 0 | — | — | — | 0 | 2026-01-01 00:06:00Z | "+at,
+		"b2 | beta | bill | running | ready | 0 | — | — | — | 0 | 2026-01-01 00:05:00Z | "+at,
+		"b1 | beta | send | running | executing | 0 | — | — | "+at+" | 0 | 2026-01-01 00:04:00Z | "+at)
 	if strings.Contains(r.body, "<form method=\"post\"") || strings.Contains(r.body, "csrf_token") {
 		t.Errorf("a read-only console renders a write form:\n%s", r.body)
 	}
@@ -248,7 +248,7 @@ func TestConsoleTenantPage(t *testing.T) {
 	if got := testkit.ConsoleFacts(t, r.body, "scope"); got != "(tenantless)" {
 		t.Errorf("tenantless scope = %q", got)
 	}
-	testkit.ExpectRows(t, "tenantless runs", testkit.ConsoleTable(t, r.body, "runs"), "n1 | (tenantless) | send | failed | 0 | 2026-01-01 00:07:00Z | "+at)
+	testkit.ExpectRows(t, "tenantless runs", testkit.ConsoleTable(t, r.body, "runs"), "n1 | (tenantless) | send | failed | failed | 0 | — | — | — | 0 | 2026-01-01 00:07:00Z | "+at)
 	if got := consoleLink(r.body, "all-runs"); got != consolePrefix+"/runs?tenantless=1" {
 		t.Errorf("tenantless all-runs link %q", got)
 	}
@@ -362,25 +362,31 @@ func TestConsoleRingPage(t *testing.T) {
 }
 
 // The runs page lists runs newest first, of every scope or one, filtered by
-// status, graph and start time, a keyset page at a time.
+// status, graph and start time, a keyset page at a time, with each run's
+// phase, attempt, next wake (c1, scheduled), last error and claim (b1,
+// executing).
 func TestConsoleRunsPage(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
 	c := newConsoleClient(t, consoleServer(t, d.pool, false, nil))
 	at := consoleTime(d.at)
-	row := func(id, scope, graph, status string, minute int) string {
-		return fmt.Sprintf("%s | %s | %s | %s | 0 | 2026-01-01 00:%02d:00Z | %s", id, scope, graph, status, minute, at)
+	var c1Wake time.Time
+	if err := d.pool.QueryRow(testkit.Context(t), `select wake_at from docket_runs where run_id = 'c1'`).Scan(&c1Wake); err != nil {
+		t.Fatal(err)
 	}
-	ap := row("ap", "acme", "send", "running (poisoned)", 10)
-	c1 := row("c1", "calm", "send", "running", 9)
-	x1 := row("x1", consoleXSS, "send", "running", 8)
-	n1 := row("n1", "(tenantless)", "send", "failed", 7)
-	b3 := row("b3", "beta", "send", "done", 6)
-	b2 := row("b2", "beta", "bill", "running", 5)
-	b1 := row("b1", "beta", "send", "running", 4)
-	a3 := row("a3", "acme", "bill", "waiting", 3)
-	a2 := row("a2", "acme", "send", "running", 2)
-	a1 := row("a1", "acme", "send", "running", 1)
+	row := func(id, scope, graph, status, phase, wake, claimed string, minute int) string {
+		return fmt.Sprintf("%s | %s | %s | %s | %s | 0 | %s | — | %s | 0 | 2026-01-01 00:%02d:00Z | %s", id, scope, graph, status, phase, wake, claimed, minute, at)
+	}
+	ap := row("ap", "acme", "send", "running", "poisoned", "—", "—", 10)
+	c1 := row("c1", "calm", "send", "running", "scheduled", consoleTime(c1Wake), "—", 9)
+	x1 := row("x1", consoleXSS, "send", "running", "queued", "—", "—", 8)
+	n1 := row("n1", "(tenantless)", "send", "failed", "failed", "—", "—", 7)
+	b3 := row("b3", "beta", "send", "done", "done", "—", "—", 6)
+	b2 := row("b2", "beta", "bill", "running", "ready", "—", "—", 5)
+	b1 := row("b1", "beta", "send", "running", "executing", "—", at, 4)
+	a3 := row("a3", "acme", "bill", "waiting", "waiting", "—", "—", 3)
+	a2 := row("a2", "acme", "send", "running", "queued", "—", "—", 2)
+	a1 := row("a1", "acme", "send", "running", "queued", "—", "—", 1)
 	runs := func(query string) (rows []string, next string) {
 		t.Helper()
 		r := c.get("/runs"+query).expect(t, query, http.StatusOK)

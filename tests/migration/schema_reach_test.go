@@ -216,19 +216,19 @@ create type outside.ty as (v integer)`)
 			t.Errorf("statementReach(%q) = %q, %v; want %q", sql, got, err, want)
 		}
 	}
-	getRun := testkit.GeneratedStatements(t)["GetRun"]
+	getRun := testkit.GeneratedStatements(t)["GetRunFence"]
 	got, err := checker.statementReach(ctx, sqlschema.Qualify(getRun, "outside"))
 	if err != nil || !slices.Contains(got, "column run_id of table outside.docket_runs") {
-		t.Errorf("GetRun qualified for schema outside: %q, %v; want column run_id of table outside.docket_runs among them", got, err)
+		t.Errorf("GetRunFence qualified for schema outside: %q, %v; want column run_id of table outside.docket_runs among them", got, err)
 	}
 	for _, object := range got {
 		if !strings.HasSuffix(object, " of table outside.docket_runs") {
-			t.Errorf("GetRun qualified for schema outside reaches %s", object)
+			t.Errorf("GetRunFence qualified for schema outside reaches %s", object)
 		}
 	}
 	unmarked := sqlschema.Qualify(strings.Replace(getRun, sqlschema.Marker, "", 1), "docket")
 	if _, err := checker.statementReach(ctx, unmarked); err == nil || !strings.Contains(err.Error(), `relation "docket_runs" does not exist`) {
-		t.Errorf("GetRun with its marker left out: %v; want the unresolved relation", err)
+		t.Errorf("GetRunFence with its marker left out: %v; want the unresolved relation", err)
 	}
 	if _, err := checker.statementReach(ctx, `select count(*) from docket_runs`); err == nil ||
 		!strings.Contains(err.Error(), `relation "docket_runs" does not exist (SQLSTATE 42P01)`) {
