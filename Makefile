@@ -79,10 +79,15 @@ test-race:
 test-unit:
 	$(GO) test $(TEST_FLAGS) -short $(PKGS)
 
+# PG_SKIP names the tests test-pg leaves out: the domain move needs pg_dump
+# and pg_restore of the server's major, which the fetched binaries lack; the
+# default leg runs it on Debian's server.
+PG_SKIP   ?= TestDomainMovesToAnotherDatabaseByDumpAndRestore
+
 ## test-pg: the database tests on PostgreSQL $(PG) (binaries fetched when not installed)
 test-pg:
 	@test -n "$(PG)" || { echo "usage: make test-pg PG=13"; exit 2; }
-	DOCKET_TEST_PG_VERSION=$(PG) $(GO) test $(TEST_FLAGS) ./tests/... ./internal/...
+	DOCKET_TEST_PG_VERSION=$(PG) $(GO) test $(TEST_FLAGS) -skip '$(PG_SKIP)' ./tests/... ./internal/...
 
 ## test-matrix: the core-only job plus the database tests on PostgreSQL 13 and 17
 test-matrix: test-unit
