@@ -52,11 +52,11 @@ func pgTool(t *testing.T, name string) string {
 func TestDomainMovesToAnotherDatabaseByDumpAndRestore(t *testing.T) {
 	t.Parallel()
 	ctx := testkit.Context(t)
-	pgDump, pgRestore := pgTool(t, "pg_dump"), pgTool(t, "pg_restore")
 	cfg := testkit.TenantFairConfig(2)
 	cfg.Schema = "docket"
 
-	sourceURL := pgtest.NewEmptyDatabase(t)
+	sourceURL := pgtest.NewEmptyDatabase(t) // first: under -short it skips the database tests
+	pgDump, pgRestore := pgTool(t, "pg_dump"), pgTool(t, "pg_restore")
 	source := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, sourceURL, "app"))
 	if err := docket.MigrateWithPool(ctx, source, docket.MigrateOptions{Schema: "docket"}); err != nil {
 		t.Fatal(err)
