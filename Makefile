@@ -80,9 +80,10 @@ test-unit:
 	$(GO) test $(TEST_FLAGS) -short $(PKGS)
 
 # PG_SKIP names the tests test-pg leaves out: the domain move needs pg_dump
-# and pg_restore of the server's major, which the fetched binaries lack; the
-# default leg runs it on Debian's server.
-PG_SKIP   ?= TestDomainMovesToAnotherDatabaseByDumpAndRestore
+# and pg_restore of the server's major, which the fetched binaries lack, and
+# on PostgreSQL 13 the static statement-reach checks need SQL-standard
+# function bodies (14 and newer); the default leg runs all of them.
+PG_SKIP   ?= TestDomainMovesToAnotherDatabaseByDumpAndRestore$(if $(filter 13,$(PG)),|TestEveryStatementStaysInItsSchema$$|TestSchemaReachCheckersCatchEveryWayOut)
 
 ## test-pg: the database tests on PostgreSQL $(PG) (binaries fetched when not installed)
 test-pg:

@@ -17,8 +17,8 @@ import (
 const catalogNamesQuery = `
 select c.relname::text from pg_class c
  where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'S', 'f', 'c')
-   and not exists (select from pg_depend d
-                    where d.classid = 'pg_class'::regclass and d.objid = c.oid and d.deptype in ('a', 'i'))
+   and not (c.relkind = 'S' and exists (select from pg_depend d
+                                         where d.classid = 'pg_class'::regclass and d.objid = c.oid and d.deptype in ('a', 'i')))
 union
 select p.proname::text from pg_proc p where p.pronamespace = $1::regnamespace
 order by 1`
