@@ -39,7 +39,7 @@ type planSource struct {
 
 // planSources are the two engines.
 var planSources = []planSource{
-	{"docket_tenant_fair_claim", "../../db/functions/docket_tenant_fair_claim_v3.sql", planTenantFairIndexes},
+	{"docket_tenant_fair_claim", "../../db/functions/docket_tenant_fair_claim_v4.sql", planTenantFairIndexes},
 	{"docket_legacy_claim", "../../db/functions/docket_legacy_claim_v2.sql", planLegacyIndexes},
 }
 
