@@ -128,6 +128,8 @@ func (c *claimCall) reservedAgainst(k workClass) bool {
 // visit performs step 7 under partition authority (always obtained in the
 // model):
 //
+//   - A paused partition ends the visit as "paused" before its pages are
+//     read: nothing is admitted, leased or stolen, and it never parks.
 //   - cap = override else default; admitted = fresh count of running,
 //     unpoisoned, marked rows of the scope.
 //   - Pages and poison candidates as in tenantFairPages; no rows at all is
@@ -147,6 +149,9 @@ func (c *claimCall) reservedAgainst(k workClass) bool {
 //   - Zero outcomes: see zeroOutcome.
 func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
 	m := c.m
+	if p.Paused {
+		return nil, DispPaused
+	}
 	capacity := m.EffectiveCap(p.Scope)
 	admitted := m.admittedCount(p.Scope)
 	cands := m.tenantFairPages(p.Scope, c.now, c.cutoff, c.maxAttempts)

@@ -102,6 +102,11 @@ type Window struct {
 	// parked at the opening; see Check.
 	Parked bool
 	Asleep []int64
+	// Paused are the scopes of C that an operator paused for the whole
+	// window: they are not eligible work, so the target cannot be one of
+	// them, and every visit of one must be refused (DispPaused). Each such
+	// visit still consumes one inspection of its call.
+	Paused []string
 }
 
 // Observed holds the counts the checker observed.
