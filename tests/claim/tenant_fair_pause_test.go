@@ -124,3 +124,15 @@ func expectPartition(t *testing.T, e *testkit.ClaimEnv, tenant string, paused bo
 		t.Fatalf("partition %s: paused %v version %d, want %v and %d", tenant, gotPaused, gotVersion, paused, version)
 	}
 }
+
+// TestLegacyIgnoresPausedTenant: the Legacy engine does not read the pause.
+func TestLegacyIgnoresPausedTenant(t *testing.T) {
+	e := testkit.NewClaimLegacy(t)
+	e.Due("a", "a-1", testkit.ClaimBase.Add(-time.Hour))
+	if _, err := e.Client.PauseTenant(testkit.Context(t), docket.Tenant("a"), docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("PauseTenant(a): %v", err)
+	}
+	expectPartition(t, e, "a", true, 1)
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "Legacy outcomes of a paused tenant", testkit.ClaimOutcomeIDs(tr), []string{"a-1"})
+}
