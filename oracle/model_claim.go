@@ -14,7 +14,8 @@ import (
 //   - Step 5 (class reservation, demand >= 2 only): before the first visit a
 //     class counts as already served when the domain has no due ready row
 //     (healthy running, unclaimed, wake_at <= now, marked or not), resp. no
-//     marked healthy claim with claimed_at < cutoff.
+//     marked healthy claim with claimed_at < cutoff. Rows of paused
+//     partitions do not count: no visit can serve them.
 //   - Step 6: the ring is read before every visit (claims never change
 //     unfinished counts, so in full-ring mode it stays the same). Visits take the next position with
 //     unfinished_count > 0 strictly after the cursor, wrapping (repeatedly
@@ -90,10 +91,14 @@ func validateClaim(op string, now, cutoff time.Time, demand, maxAttempts int, pr
 }
 
 // initialServed implements step 5: an empty class counts as served. With
-// markedExpiredOnly (TenantFair) only marked expired claims count.
+// markedExpiredOnly (TenantFair) only marked expired claims count, and rows
+// of paused partitions do not (Legacy ignores the pause).
 func (m *Model) initialServed(now, cutoff time.Time, markedExpiredOnly bool) [2]bool {
 	var nonempty [2]bool
 	for _, r := range m.runs {
+		if p := m.parts[r.Scope]; markedExpiredOnly && p != nil && p.Paused {
+			continue // no TenantFair visit can serve a paused partition's rows
+		}
 		if isDueReady(r, now) {
 			nonempty[classReady] = true
 		}

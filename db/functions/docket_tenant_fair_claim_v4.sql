@@ -51,6 +51,8 @@
 -- runs keep their order for the resume. Holders of its claimed runs are not
 -- affected: they commit as any holder does. A paused partition is never
 -- parked, since the park would hide it from the walk that must refuse it.
+-- Its work is no work for the class probes either, so it never keeps a
+-- call's last slot for a class only it holds.
 --
 -- Each SQL statement of the engine sits between a "-- statement NAME" and an
 -- "-- end statement" line; the plan regression test reads them from this file.
@@ -282,17 +284,25 @@ begin
         -- call and force all S inspections for nothing.
         -- Each probe reads the oldest entry of the ready or expired index;
         -- ordering keeps the planner on that index however many rows match.
+        -- Work of a paused partition is no work here: no visit could serve
+        -- it, so reserving a slot for it would only withhold one from the
+        -- others. Entries of paused partitions at the head of the index are
+        -- stepped over, one partition key lookup each.
         if p_demand >= 2 then
             -- statement class_probes
             select (select r.id from docket_runs r
                      where r.status = 'running' and r.poisoned_at is null
                        and r.claim_token is null and r.wake_at <= p_now
+                       and not exists (select from docket_claim_partitions pa
+                                        where pa.scope_key = r.scope_key and pa.paused)
                      order by r.wake_at, r.id
                      limit 1) is null,
                    (select r.id from docket_runs r
                      where r.status = 'running' and r.poisoned_at is null
                        and r.claim_token is not null and r.tenant_admitted_at is not null
                        and r.claimed_at < p_cutoff
+                       and not exists (select from docket_claim_partitions pa
+                                        where pa.scope_key = r.scope_key and pa.paused)
                      order by r.claimed_at, r.id
                      limit 1) is null
               into v_served_ready, v_served_expired;

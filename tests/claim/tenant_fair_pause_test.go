@@ -136,3 +136,23 @@ func TestLegacyIgnoresPausedTenant(t *testing.T) {
 	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "Legacy outcomes of a paused tenant", testkit.ClaimOutcomeIDs(tr), []string{"a-1"})
 }
+
+// TestTenantFairPausedWorkReservesNoSlot: the class reservation does not
+// count a paused partition's work. Only the paused tenant has an expired
+// claim, so the expired class has no servable work, and a call of demand 2
+// takes both ready runs of the other tenant instead of keeping its last
+// slot for a class no visit can serve.
+func TestTenantFairPausedWorkReservesNoSlot(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	e.Claimed("p", "p-expired", testkit.ClaimBase.Add(-2*time.Hour), true)
+	e.Due("b", "b-1", testkit.ClaimBase.Add(-time.Hour))
+	e.Due("b", "b-2", testkit.ClaimBase.Add(-time.Hour+time.Second))
+	if _, err := e.Client.PauseTenant(testkit.Context(t), docket.Tenant("p"), docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("PauseTenant(p): %v", err)
+	}
+	tr := e.Trace(testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	testkit.ClaimExpectIDs(t, "outcomes", testkit.ClaimOutcomeIDs(tr), []string{"b-1", "b-2"})
+	if got := dispositions(tr); !slices.Equal(got, []policy.Disposition{policy.DispositionPaused, policy.DispositionGrant}) {
+		t.Fatalf("dispositions = %v, want paused then grant", got)
+	}
+}

@@ -953,6 +953,7 @@ end;
 $$;
 -- end include
 
+drop index docket_claim_partitions_paused_idx;
 alter table docket_claim_partitions drop column paused;
 
 drop index docket_runs_finished_idx;
