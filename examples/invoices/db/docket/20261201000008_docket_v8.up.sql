@@ -374,7 +374,7 @@ begin
         -- Work of a paused partition is no work here: no visit could serve
         -- it, so reserving a slot for it would only withhold one from the
         -- others. Entries of paused partitions at the head of the index are
-        -- stepped over, one partition key lookup each.
+        -- stepped over, each checked in docket_claim_partitions_paused_idx.
         if p_demand >= 2 then
             -- statement class_probes
             select (select r.id from docket_runs r
