@@ -185,6 +185,8 @@ func (h *Handler) routes(static fs.FS) *http.ServeMux {
 	mux.HandleFunc("GET /tenantless", h.tenantless(h.tenantPage))
 	mux.HandleFunc("POST /tenants/{tenant}/cap", h.write(h.withScope(h.capAction)))
 	mux.HandleFunc("POST /tenantless/cap", h.write(h.tenantless(h.capAction)))
+	mux.HandleFunc("POST /tenants/{tenant}/pause", h.write(h.withScope(h.pauseAction)))
+	mux.HandleFunc("POST /tenantless/pause", h.write(h.tenantless(h.pauseAction)))
 	mux.HandleFunc("GET /schedules", h.schedulesPage)
 	mux.HandleFunc("POST /schedules/{tenant}/{name}/{action}", h.write(h.withScope(h.scheduleAction)))
 	mux.HandleFunc("POST /tenantless/schedules/{name}/{action}", h.write(h.tenantless(h.scheduleAction)))

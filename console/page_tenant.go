@@ -148,6 +148,50 @@ func (h *Handler) capAction(w http.ResponseWriter, r *http.Request, scope docket
 	http.Redirect(w, r, h.prefix+scopePath(scope)+"?"+q.Encode(), http.StatusSeeOther)
 }
 
+// pauseAction pauses ("op" pause) or resumes ("op" resume) the scope as a
+// compare-and-set on "expected_version". A stale write re-renders the page
+// with 409 and the current state, having changed nothing.
+func (h *Handler) pauseAction(w http.ResponseWriter, r *http.Request, scope docket.Scope) {
+	op := r.PostFormValue("op")
+	expected, err := strconv.ParseInt(r.PostFormValue("expected_version"), 10, 64)
+	if err != nil {
+		h.renderPauseError(w, r, scope, fmt.Errorf("%w: expected_version %q is not an integer", errBadInput, r.PostFormValue("expected_version")))
+		return
+	}
+	opts := docket.ClaimPolicyWriteOptions{ExpectedVersion: &expected}
+	var written docket.TenantPause
+	switch op {
+	case "pause":
+		written, err = h.admin.PauseTenant(r.Context(), scope, opts)
+	case "resume":
+		written, err = h.admin.ResumeTenant(r.Context(), scope, opts)
+	default:
+		err = fmt.Errorf("%w: op %q is neither pause nor resume", errBadInput, op)
+	}
+	if err != nil {
+		h.renderPauseError(w, r, scope, err)
+		return
+	}
+	q := url.Values{"done": {"tenant-" + op}, "version": {strconv.FormatInt(written.Version, 10)}}
+	http.Redirect(w, r, h.prefix+scopePath(scope)+"?"+q.Encode(), http.StatusSeeOther)
+}
+
+// renderPauseError shows a refused pause or resume on the tenant page with
+// its status; a stale one names both versions.
+func (h *Handler) renderPauseError(w http.ResponseWriter, r *http.Request, scope docket.Scope, err error) {
+	f := errorStatus(err)
+	if f.status == http.StatusInternalServerError || f.status == http.StatusNotFound {
+		h.fail(w, r, "pause", f)
+		return
+	}
+	var stale *docket.StaleVersionError
+	if errors.As(err, &stale) {
+		f.message = fmt.Sprintf("Stale pause or resume: the page was for partition version %d, but the partition is now at version %d. Nothing was changed; the page shows the tenant as it is now.", stale.Expected, stale.Current)
+	}
+	h.logRefused(r, "pause", f)
+	h.renderTenant(w, r, scope, f.status, view{Error: f.message}, nil, false)
+}
+
 // renderTenantError shows a refused edit on the tenant page with its status,
 // keeping what the operator typed; a stale edit names both versions and is
 // shown next to the partition as it is now, with a button that applies it
@@ -170,6 +214,8 @@ func (h *Handler) renderTenantError(w http.ResponseWriter, r *http.Request, scop
 // notices are the messages a redirect after a write may ask for by code.
 var notices = map[string]string{
 	"cap":             "Cap override saved (partition version %s).",
+	"tenant-pause":    "Tenant paused (partition version %s).",
+	"tenant-resume":   "Tenant resumed (partition version %s).",
 	"schedule-pause":  "Schedule paused (schedule version %s).",
 	"schedule-resume": "Schedule resumed (schedule version %s).",
 	"cancel":          "Run cancelled.",

@@ -55,6 +55,7 @@ var Columns = []Column{
 	{"docket_claim_partitions", "admission_epoch"},
 	{"docket_claim_partitions", "inserted_at"},
 	{"docket_claim_partitions", "updated_at"},
+	{"docket_claim_partitions", "paused"},
 	{"docket_claim_schedule", "scope_key"},
 	{"docket_claim_schedule", "ring_position"},
 	{"docket_claim_schedule", "unfinished_count"},

@@ -45,6 +45,9 @@ type ClaimPolicyInspection struct {
 	// ParkedUntil is the time a parked partition wakes; nil when it is not
 	// parked or parked until a write (nothing of it is scheduled).
 	ParkedUntil *time.Time
+	// Paused reports whether an operator paused the scope (PauseTenant):
+	// TenantFair admits and leases none of its runs until it is resumed.
+	Paused bool
 	// Queued counts healthy running rows that are due, unclaimed and unadmitted.
 	Queued int64
 	// AdmittedReady counts healthy running rows that are due, unclaimed and admitted.
@@ -98,6 +101,7 @@ func (c *store) inspectScope(ctx context.Context, scope Scope) (ClaimPolicyInspe
 		ParkDormant:      row.ParkDormant,
 		Parked:           row.Parked,
 		ParkedUntil:      row.ParkedUntil,
+		Paused:           row.Paused,
 		Queued:           row.Queued,
 		AdmittedReady:    row.AdmittedReady,
 		AdmittedClaimed:  row.AdmittedClaimed,

@@ -31,6 +31,8 @@ const (
 	opPutClaimPolicyOverride   = "put_claim_policy_override"
 	opResetClaimPolicyOverride = "reset_claim_policy_override"
 	opInspectClaimPolicy       = "inspect_claim_policy"
+	opPauseTenant              = "pause_tenant"
+	opResumeTenant             = "resume_tenant"
 	opListTenants              = "list_tenants"
 	opAddSchedule              = "add_schedule"
 	opListSchedules            = "list_schedules"

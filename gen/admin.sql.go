@@ -30,6 +30,7 @@ select
     part.max_active as override_max_active,
     coalesce(part.partition_version, 0)::bigint as partition_version,
     coalesce(part.admission_epoch, 0)::bigint as admission_epoch,
+    coalesce(part.paused, false)::boolean as paused,
     sched.ring_position,
     coalesce(sched.unfinished_count, 0)::bigint as unfinished_count,
     pol.park_dormant,
@@ -68,6 +69,7 @@ type InspectClaimScopeRow struct {
 	OverrideMaxActive *int32
 	PartitionVersion  int64
 	AdmissionEpoch    int64
+	Paused            bool
 	RingPosition      *int64
 	UnfinishedCount   int64
 	ParkDormant       bool
@@ -93,6 +95,7 @@ func (q *Queries) InspectClaimScope(ctx context.Context, scopeKey string) (Inspe
 		&i.OverrideMaxActive,
 		&i.PartitionVersion,
 		&i.AdmissionEpoch,
+		&i.Paused,
 		&i.RingPosition,
 		&i.UnfinishedCount,
 		&i.ParkDormant,
@@ -140,7 +143,7 @@ func (q *Queries) ListDomains(ctx context.Context) ([]string, error) {
 }
 
 const LockClaimPartition = `-- name: LockClaimPartition :one
-select scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at from /*schema*/docket_claim_partitions
+select scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused from /*schema*/docket_claim_partitions
  where scope_key = $1
    for no key update
 `
@@ -157,6 +160,7 @@ func (q *Queries) LockClaimPartition(ctx context.Context, scopeKey string) (Dock
 		&i.AdmissionEpoch,
 		&i.InsertedAt,
 		&i.UpdatedAt,
+		&i.Paused,
 	)
 	return i, err
 }
@@ -167,7 +171,7 @@ update /*schema*/docket_claim_partitions
        partition_version = partition_version + 1,
        updated_at = now()
  where scope_key = $2
-returning scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at
+returning scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused
 `
 
 type PutClaimPartitionOverrideParams struct {
@@ -186,6 +190,38 @@ func (q *Queries) PutClaimPartitionOverride(ctx context.Context, arg PutClaimPar
 		&i.AdmissionEpoch,
 		&i.InsertedAt,
 		&i.UpdatedAt,
+		&i.Paused,
+	)
+	return i, err
+}
+
+const PutClaimPartitionPaused = `-- name: PutClaimPartitionPaused :one
+update /*schema*/docket_claim_partitions
+   set paused = $1,
+       partition_version = partition_version + 1,
+       updated_at = now()
+ where scope_key = $2
+returning scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused
+`
+
+type PutClaimPartitionPausedParams struct {
+	Paused   bool
+	ScopeKey string
+}
+
+// A pause or resume moves the version like an override write, so a console
+// form that read the partition before either one is refused as stale.
+func (q *Queries) PutClaimPartitionPaused(ctx context.Context, arg PutClaimPartitionPausedParams) (DocketClaimPartition, error) {
+	row := q.db.QueryRow(ctx, PutClaimPartitionPaused, arg.Paused, arg.ScopeKey)
+	var i DocketClaimPartition
+	err := row.Scan(
+		&i.ScopeKey,
+		&i.MaxActive,
+		&i.PartitionVersion,
+		&i.AdmissionEpoch,
+		&i.InsertedAt,
+		&i.UpdatedAt,
+		&i.Paused,
 	)
 	return i, err
 }

@@ -17,6 +17,7 @@ type DocketClaimPartition struct {
 	AdmissionEpoch   int64
 	InsertedAt       time.Time
 	UpdatedAt        time.Time
+	Paused           bool
 }
 
 type DocketClaimPolicy struct {

@@ -25,6 +25,9 @@ import (
 //     inspections has filled its demand;
 //   - the unit rule: a grant has 1..Q outcomes and epoch delta 1; any other
 //     disposition has 0 outcomes and epoch delta 0;
+//   - the pause rule: every visit of a scope in Window.Paused is refused
+//     with DispPaused (a paused partition is visited, consumes one
+//     inspection, and is not eligible work: it cannot be the target);
 //
 // and, strictly before the target's first grant:
 //   - the cohort rule: no partition outside P grants;
@@ -37,7 +40,7 @@ import (
 //
 // When one event breaks several rules, the first reported is, in order: event
 // shape, the call-boundary rules (1, 2, 3), position membership in C, the
-// unit rule, the window rules (cohort, 4, 5, bounds) and last cursor
+// unit rule, the pause rule, the window rules (cohort, 4, 5, bounds) and last cursor
 // contiguity (2), so that a competitor reached twice by a broken cursor is
 // reported as the fairness violation it causes. The bounds follow from the
 // other rules (grants and outcomes from 4, 5, the cohort and unit rules;
@@ -86,6 +89,16 @@ func Check(events []Event, w Window) (Observed, error) {
 	if !c.cohort[w.Target] {
 		return Observed{TargetGrantEvent: -1}, &WindowError{Field: "Cohort", Reason: "cohort must contain the target"}
 	}
+	c.paused = map[string]bool{}
+	for _, s := range w.Paused {
+		if _, ok := c.ring.posOf[s]; !ok {
+			return Observed{TargetGrantEvent: -1}, &WindowError{Field: "Paused", Reason: fmt.Sprintf("paused scope %q is not in the ring", s)}
+		}
+		if s == w.Target {
+			return Observed{TargetGrantEvent: -1}, &WindowError{Field: "Paused", Reason: "a paused target is not eligible work"}
+		}
+		c.paused[s] = true
+	}
 	b, err := Bounds(len(c.cohort), len(c.ring.sorted), w.S, w.Q, w.L)
 	if err != nil {
 		return Observed{TargetGrantEvent: -1}, &WindowError{Field: "Bounds", Reason: err.Error()}
@@ -132,6 +145,7 @@ type checker struct {
 	windowed bool
 	target   string
 	cohort   map[string]bool
+	paused   map[string]bool
 	l        int
 
 	obs          Observed
@@ -224,6 +238,9 @@ func (c *checker) walk() error {
 		}
 		if err := c.checkUnit(i, e); err != nil {
 			return err
+		}
+		if c.paused[e.Scope] && e.Disposition != DispPaused {
+			return violation(InvPaused, i, "paused scope %q visited with disposition %q, want %q", e.Scope, e.Disposition, DispPaused)
 		}
 		if c.windowed && !c.closed {
 			if err := c.checkWindow(i, e); err != nil {

@@ -30,3 +30,16 @@ func (m *Model) ResetOverride(scope string) error {
 	m.partitionFor(scope).Override = 0
 	return nil
 }
+
+// Pause pauses scope, as PauseTenant does: its partition stays in the ring
+// and every TenantFair visit of it ends as DispPaused, granting nothing.
+// Legacy ignores the flag. Like SetOverride it creates the partition (and
+// its ring position) of an unknown scope.
+func (m *Model) Pause(scope string) {
+	m.partitionFor(scope).Paused = true
+}
+
+// Resume undoes Pause; it too creates the partition of an unknown scope.
+func (m *Model) Resume(scope string) {
+	m.partitionFor(scope).Paused = false
+}

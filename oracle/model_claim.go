@@ -14,7 +14,8 @@ import (
 //   - Step 5 (class reservation, demand >= 2 only): before the first visit a
 //     class counts as already served when the domain has no due ready row
 //     (healthy running, unclaimed, wake_at <= now, marked or not), resp. no
-//     marked healthy claim with claimed_at < cutoff.
+//     marked healthy claim with claimed_at < cutoff. Rows of paused
+//     partitions do not count: no visit can serve them.
 //   - Step 6: the ring is read before every visit (claims never change
 //     unfinished counts, so in full-ring mode it stays the same). Visits take the next position with
 //     unfinished_count > 0 strictly after the cursor, wrapping (repeatedly
@@ -90,10 +91,14 @@ func validateClaim(op string, now, cutoff time.Time, demand, maxAttempts int, pr
 }
 
 // initialServed implements step 5: an empty class counts as served. With
-// markedExpiredOnly (TenantFair) only marked expired claims count.
+// markedExpiredOnly (TenantFair) only marked expired claims count, and rows
+// of paused partitions do not (Legacy ignores the pause).
 func (m *Model) initialServed(now, cutoff time.Time, markedExpiredOnly bool) [2]bool {
 	var nonempty [2]bool
 	for _, r := range m.runs {
+		if p := m.parts[r.Scope]; markedExpiredOnly && p != nil && p.Paused {
+			continue // no TenantFair visit can serve a paused partition's rows
+		}
 		if isDueReady(r, now) {
 			nonempty[classReady] = true
 		}
@@ -128,6 +133,8 @@ func (c *claimCall) reservedAgainst(k workClass) bool {
 // visit performs step 7 under partition authority (always obtained in the
 // model):
 //
+//   - A paused partition ends the visit as "paused" before its pages are
+//     read: nothing is admitted, leased or stolen, and it never parks.
 //   - cap = override else default; admitted = fresh count of running,
 //     unpoisoned, marked rows of the scope.
 //   - Pages and poison candidates as in tenantFairPages; no rows at all is
@@ -147,6 +154,9 @@ func (c *claimCall) reservedAgainst(k workClass) bool {
 //   - Zero outcomes: see zeroOutcome.
 func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
 	m := c.m
+	if p.Paused {
+		return nil, DispPaused
+	}
 	capacity := m.EffectiveCap(p.Scope)
 	admitted := m.admittedCount(p.Scope)
 	cands := m.tenantFairPages(p.Scope, c.now, c.cutoff, c.maxAttempts)

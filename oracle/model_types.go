@@ -110,6 +110,9 @@ type Partition struct {
 	// time it wakes, zero when it is parked until a write ('infinity').
 	Parked      bool
 	ParkedUntil time.Time
+	// Paused reports an operator's pause (docket_claim_partitions.paused):
+	// every TenantFair visit of the partition ends as DispPaused.
+	Paused bool
 }
 
 // ScopeCounts are the effective per-scope counts of the model.

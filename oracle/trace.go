@@ -27,13 +27,16 @@ const (
 	// DispLockMiss is a zero-outcome visit whose lead rows were all held by
 	// other transactions.
 	DispLockMiss Disposition = "lock_miss"
+	// DispPaused is a visit of a paused partition: it grants nothing and
+	// reads none of the partition's pages.
+	DispPaused Disposition = "paused"
 )
 
 // Valid reports whether d is one of the inspection dispositions.
 func (d Disposition) Valid() bool {
 	switch d {
 	case DispGrant, DispPartitionLockSkip, DispEmptyPage, DispLockMiss,
-		DispStale, DispCapDebtDenial, DispDenied:
+		DispStale, DispCapDebtDenial, DispDenied, DispPaused:
 		return true
 	}
 	return false
@@ -99,6 +102,11 @@ type Window struct {
 	// parked at the opening; see Check.
 	Parked bool
 	Asleep []int64
+	// Paused are the scopes of C that an operator paused for the whole
+	// window: they are not eligible work, so the target cannot be one of
+	// them, and every visit of one must be refused (DispPaused). Each such
+	// visit still consumes one inspection of its call.
+	Paused []string
 }
 
 // Observed holds the counts the checker observed.

@@ -43,6 +43,9 @@ const (
 	// InvBoundCalls is the qualifying-calls bound
 	// (L+1)((A-1) + ceil((H-A+1)/S)).
 	InvBoundCalls Invariant = "bound-qualifying-calls"
+	// InvPaused is the pause rule: a visit of a partition paused for the
+	// window is refused with DispPaused and grants nothing.
+	InvPaused Invariant = "paused"
 	// InvEventShape reports a malformed event (unknown disposition, scope
 	// not matching its ring position, inconsistent demand, negative counts).
 	InvEventShape Invariant = "event-shape"

@@ -79,13 +79,17 @@ const (
 	DispositionStale Disposition = "stale"
 	// DispositionLockMiss found every lead row held by another transaction.
 	DispositionLockMiss Disposition = "lock_miss"
+	// DispositionPaused locked a paused partition and ended there, reading
+	// none of its pages.
+	DispositionPaused Disposition = "paused"
 )
 
 // valid reports whether d is one of the inspection dispositions.
 func (d Disposition) valid() bool {
 	switch d {
 	case DispositionGrant, DispositionPartitionLockSkip, DispositionEmptyPage,
-		DispositionLockMiss, DispositionStale, DispositionCapDebtDenial, DispositionDenied:
+		DispositionLockMiss, DispositionStale, DispositionCapDebtDenial, DispositionDenied,
+		DispositionPaused:
 		return true
 	}
 	return false

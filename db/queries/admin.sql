@@ -44,6 +44,16 @@ update /*schema*/docket_claim_partitions
  where scope_key = sqlc.arg(scope_key)
 returning *;
 
+-- name: PutClaimPartitionPaused :one
+-- A pause or resume moves the version like an override write, so a console
+-- form that read the partition before either one is refused as stale.
+update /*schema*/docket_claim_partitions
+   set paused = sqlc.arg(paused),
+       partition_version = partition_version + 1,
+       updated_at = now()
+ where scope_key = sqlc.arg(scope_key)
+returning *;
+
 -- name: InspectClaimScope :one
 -- One snapshot of a scope's effective policy and token-free admission counts.
 -- A scope without a partition reads as version 0 with no ring position.
@@ -56,6 +66,7 @@ select
     part.max_active as override_max_active,
     coalesce(part.partition_version, 0)::bigint as partition_version,
     coalesce(part.admission_epoch, 0)::bigint as admission_epoch,
+    coalesce(part.paused, false)::boolean as paused,
     sched.ring_position,
     coalesce(sched.unfinished_count, 0)::bigint as unfinished_count,
     pol.park_dormant,

@@ -45,7 +45,7 @@ var commands = []command{
 	{name: "migrate", usage: migrateUsage, summary: "apply, roll back, list or adopt schema migrations", run: runMigrate},
 	{name: "policy", usage: policyUsage, summary: "read and change the TenantFair claim policy", run: runPolicy},
 	{name: "runs", usage: runsUsage, summary: "list, show, signal, retry or prune runs", run: runRuns, actionUsage: runsActionUsage},
-	{name: "tenants", usage: tenantsUsage, summary: "list the domain's partitions or show one scope's admission", run: runTenants, actionUsage: tenantsActionUsage},
+	{name: "tenants", usage: tenantsUsage, summary: "list the domain's partitions, show, pause or resume one scope", run: runTenants, actionUsage: tenantsActionUsage},
 	{name: "schedules", usage: schedulesUsage, summary: "list, add, pause, resume or remove schedules of periodic runs", run: runSchedules, actionUsage: schedulesActionUsage},
 	{name: "domains", usage: domainsUsage, summary: "list the database's domains (queues), one schema each", run: runDomains},
 	{name: "console", usage: consoleUsage, summary: "serve the operator console (HTML) of one fairness domain", run: runConsole},

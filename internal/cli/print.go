@@ -41,11 +41,19 @@ func printInspection(out output, i docket.ClaimPolicyInspection) {
 	out.field("ring_position", positionText(i.RingPosition))
 	out.field("unfinished", i.Unfinished)
 	out.field("parked", parkedText(i))
+	out.field("paused", yesNo(i.Paused))
 	out.field("queued", i.Queued)
 	out.field("admitted_ready", i.AdmittedReady)
 	out.field("admitted_claimed", i.AdmittedClaimed)
 	out.field("admitted", i.Admitted)
 	out.field("debt", i.Debt)
+}
+
+// printPause shows a scope's pause state after a pause or resume.
+func printPause(out output, p docket.TenantPause) {
+	out.field("scope", p.Scope)
+	out.field("paused", yesNo(p.Paused))
+	out.field("partition_version", p.Version)
 }
 
 // onOff shows a switch the way set-park-dormant takes it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/docketrun/docket-go/docket"
@@ -13,6 +14,8 @@ import (
 const tenantsUsage = `docket tenants <action> [--database-url URL] [--schema NAME]
   list                    every partition with its effective cap and admission
   show TENANT             one scope's policy inspection (as policy inspect)
+  pause TENANT            stop TenantFair admitting or leasing the scope's runs
+  resume TENANT           let TenantFair admit and lease them again
   TENANT                  a tenant id, or a scope as a list prints it:
                           tenant:ID or tenantless
   docket tenants ACTION --help prints the flags of each action.
@@ -21,7 +24,7 @@ const tenantsUsage = `docket tenants <action> [--database-url URL] [--schema NAM
 const tenantsListUsage = `docket tenants list [--limit N] [--after SCOPE] [--json] [--database-url URL] [--schema NAME]
   One page of the domain's partitions in scope key order (the tenantless
   scope first): effective cap and its source, admitted (claimed/ready),
-  queued, debt, unfinished, admission epoch and parked state.
+  queued, debt, unfinished, admission epoch, parked and paused state.
   --limit N       page size, 1..1000 (default 100)
   --after SCOPE   continue after the scope a previous page printed:
                   tenant:ID or tenantless
@@ -32,14 +35,34 @@ const tenantsListUsage = `docket tenants list [--limit N] [--after SCOPE] [--jso
 
 const tenantsShowUsage = `docket tenants show TENANT [--tenantless] [--database-url URL] [--schema NAME]
   The scope's effective cap, source, versions, epoch, ring position, parked
-  state and admission counts; docket policy inspect prints the same.
+  and paused state and admission counts; docket policy inspect prints the
+  same.
   --tenantless    address the tenantless scope instead of a TENANT
+`
+
+const tenantsPauseUsage = `docket tenants pause TENANT [--tenantless] [--expected-version V] [--database-url URL] [--schema NAME]
+  Pauses the scope: TenantFair claim calls still visit its partition and
+  refuse it, so none of its runs is admitted, leased or stolen, while its
+  claimed runs finish as usual and the rest keep their order. Legacy ignores
+  the pause. Creates the partition if the scope has none and moves its
+  partition version.
+  --expected-version V    apply only at partition version V (else exit 3)
+  --tenantless            address the tenantless scope instead of a TENANT
+`
+
+const tenantsResumeUsage = `docket tenants resume TENANT [--tenantless] [--expected-version V] [--database-url URL] [--schema NAME]
+  Resumes a paused scope: its runs are admitted and leased again in their
+  order, and listening workers are woken. Moves the partition version.
+  --expected-version V    apply only at partition version V (else exit 3)
+  --tenantless            address the tenantless scope instead of a TENANT
 `
 
 // tenantsActionUsage maps each tenants action to its usage.
 var tenantsActionUsage = map[string]string{
-	"list": tenantsListUsage,
-	"show": tenantsShowUsage,
+	"list":   tenantsListUsage,
+	"show":   tenantsShowUsage,
+	"pause":  tenantsPauseUsage,
+	"resume": tenantsResumeUsage,
 }
 
 // tenantsArgs are the parsed arguments of one tenants action.
@@ -49,6 +72,7 @@ type tenantsArgs struct {
 	limit      int
 	after      string
 	json       bool
+	expected   *int64
 	positional []string
 	given      map[string]bool
 	scope      docket.Scope
@@ -70,8 +94,13 @@ func runTenants(ctx context.Context, args []string, out output) int {
 	}
 	run := tenantsList
 	check := checkTenantsList
-	if args[0] == "show" {
+	switch args[0] {
+	case "show":
 		run, check = tenantsShow, checkTenantsShow
+	case "pause":
+		run, check = tenantsPause, checkTenantsWrite
+	case "resume":
+		run, check = tenantsResume, checkTenantsWrite
 	}
 	if err := check(&a); err != nil {
 		return out.failf(ExitUsage, "tenants %s: %v\n\n%s", args[0], err, usage)
@@ -88,6 +117,14 @@ func parseTenantsArgs(args []string) (tenantsArgs, error) {
 	fs.IntVar(&a.limit, "limit", docket.DefaultListLimit, "page size")
 	fs.StringVar(&a.after, "after", "", "continue after this scope")
 	fs.BoolVar(&a.json, "json", false, "JSON output")
+	fs.Func("expected-version", "compare-and-set partition version", func(s string) error {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", s)
+		}
+		a.expected = &v
+		return nil
+	})
 	var err error
 	a.positional, a.given, err = parseOperands(fs, args)
 	return a, err
@@ -97,7 +134,9 @@ func parseTenantsArgs(args []string) (tenantsArgs, error) {
 func checkTenantsList(a *tenantsArgs) error {
 	switch {
 	case a.given["tenantless"]:
-		return errors.New("--tenantless applies to show only")
+		return errors.New("--tenantless applies to show, pause and resume only")
+	case a.given["expected-version"]:
+		return errors.New("--expected-version applies to pause and resume only")
 	case len(a.positional) != 0:
 		return fmt.Errorf("list takes no arguments, got %q", a.positional)
 	case a.limit < 1 || a.limit > docket.MaxListLimit:
@@ -115,6 +154,20 @@ func checkTenantsList(a *tenantsArgs) error {
 
 // checkTenantsShow resolves the scope of "tenants show".
 func checkTenantsShow(a *tenantsArgs) error {
+	if a.given["expected-version"] {
+		return errors.New("--expected-version applies to pause and resume only")
+	}
+	return checkTenantsScope(a)
+}
+
+// checkTenantsWrite resolves the scope of "tenants pause" and "tenants
+// resume".
+func checkTenantsWrite(a *tenantsArgs) error {
+	return checkTenantsScope(a)
+}
+
+// checkTenantsScope resolves the one scope operand of show, pause and resume.
+func checkTenantsScope(a *tenantsArgs) error {
 	if a.given["limit"] || a.given["after"] || a.given["json"] {
 		return errors.New("--limit, --after and --json apply to list only")
 	}
@@ -137,6 +190,24 @@ func tenantsShow(ctx context.Context, admin *docket.Admin, a tenantsArgs, out ou
 		return err
 	}
 	printInspection(out, i)
+	return nil
+}
+
+func tenantsPause(ctx context.Context, admin *docket.Admin, a tenantsArgs, out output) error {
+	p, err := admin.PauseTenant(ctx, a.scope, docket.ClaimPolicyWriteOptions{ExpectedVersion: a.expected})
+	if err != nil {
+		return err
+	}
+	printPause(out, p)
+	return nil
+}
+
+func tenantsResume(ctx context.Context, admin *docket.Admin, a tenantsArgs, out output) error {
+	p, err := admin.ResumeTenant(ctx, a.scope, docket.ClaimPolicyWriteOptions{ExpectedVersion: a.expected})
+	if err != nil {
+		return err
+	}
+	printPause(out, p)
 	return nil
 }
 
@@ -166,6 +237,7 @@ type tenantLine struct {
 	AdmissionEpoch         int64   `json:"admission_epoch"`
 	Parked                 bool    `json:"parked"`
 	ParkedUntil            *string `json:"parked_until"`
+	Paused                 bool    `json:"paused"`
 }
 
 func printTenantLines(out output, page docket.TenantPage) error {
@@ -175,7 +247,7 @@ func printTenantLines(out output, page docket.TenantPage) error {
 			Scope: i.Scope.String(), EffectiveMaxActiveRuns: i.EffectiveMaxActiveRuns, Source: string(i.Source),
 			Admitted: i.Admitted, AdmittedClaimed: i.AdmittedClaimed, AdmittedReady: i.AdmittedReady,
 			Queued: i.Queued, Debt: i.Debt, Unfinished: i.Unfinished, AdmissionEpoch: i.AdmissionEpoch,
-			Parked: i.Parked, ParkedUntil: optionalTime(i.ParkedUntil),
+			Parked: i.Parked, ParkedUntil: optionalTime(i.ParkedUntil), Paused: i.Paused,
 		}
 		if err := enc.Encode(line); err != nil {
 			return fmt.Errorf("write scope: %w", err)
@@ -191,10 +263,11 @@ func printTenantLines(out output, page docket.TenantPage) error {
 
 func printTenantTable(out output, page docket.TenantPage) {
 	tw := tabwriter.NewWriter(out.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCOPE\tCAP\tSOURCE\tADMITTED\tCLAIMED\tREADY\tQUEUED\tDEBT\tUNFINISHED\tEPOCH\tPARKED")
+	fmt.Fprintln(tw, "SCOPE\tCAP\tSOURCE\tADMITTED\tCLAIMED\tREADY\tQUEUED\tDEBT\tUNFINISHED\tEPOCH\tPARKED\tPAUSED")
 	for _, i := range page.Tenants {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", i.Scope, i.EffectiveMaxActiveRuns, i.Source,
-			i.Admitted, i.AdmittedClaimed, i.AdmittedReady, i.Queued, i.Debt, i.Unfinished, i.AdmissionEpoch, parkedText(i))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", i.Scope, i.EffectiveMaxActiveRuns, i.Source,
+			i.Admitted, i.AdmittedClaimed, i.AdmittedReady, i.Queued, i.Debt, i.Unfinished, i.AdmissionEpoch, parkedText(i),
+			yesNo(i.Paused))
 	}
 	tw.Flush()
 	if page.Next != nil {

@@ -20,6 +20,8 @@ func TestCLIHelpOnRunsAndTenantsActions(t *testing.T) {
 		"runs retry-poisoned": "docket runs retry-poisoned TENANT RUN_ID",
 		"tenants list":        "docket tenants list [--limit N]",
 		"tenants show":        "docket tenants show TENANT",
+		"tenants pause":       "docket tenants pause TENANT",
+		"tenants resume":      "docket tenants resume TENANT",
 	}
 	for action, head := range heads {
 		words := strings.Fields(action)
@@ -47,7 +49,7 @@ func TestCLIHelpOnRunsAndTenantsActions(t *testing.T) {
 	}
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "help")
 	for _, line := range []string{
-		"  tenants    list the domain's partitions or show one scope's admission\n",
+		"  tenants    list the domain's partitions, show, pause or resume one scope\n",
 		"  schedules  list, add, pause, resume or remove schedules of periodic runs\n",
 		"  list                    runs of every scope (or one), newest first, one page\n",
 		"docket tenants <action>",

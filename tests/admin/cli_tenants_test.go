@@ -2,8 +2,11 @@ package admin
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/cli"
@@ -14,15 +17,22 @@ import (
 // The tenants table's header and the seeded scopes' rows (cap 4 by default,
 // beta overridden to 1 and holding two admissions: one claimed, one ready).
 const (
-	tenantsHeader = "SCOPE        CAP  SOURCE    ADMITTED  CLAIMED  READY  QUEUED  DEBT  UNFINISHED  EPOCH  PARKED"
-	tenantsNone   = "tenantless   4    default   0         0        0      0       0     0           0      no"
-	tenantsAcme   = "tenant:acme  4    default   0         0        0      1       0     2           0      no"
-	tenantsBeta   = "tenant:beta  1    override  2         1        1      0       1     3           5      until 2031-01-02T03:04:05Z"
+	tenantsHeader = "SCOPE        CAP  SOURCE    ADMITTED  CLAIMED  READY  QUEUED  DEBT  UNFINISHED  EPOCH  PARKED                      PAUSED"
+	tenantsNone   = "tenantless   4    default   0         0        0      0       0     0           0      no                          no"
+	tenantsAcme   = "tenant:acme  4    default   0         0        0      1       0     2           0      no                          no"
+	tenantsBeta   = "tenant:beta  1    override  2         1        1      0       1     3           5      until 2031-01-02T03:04:05Z  no"
 )
 
 // tenantsSeed seeds the listing domain under TenantFair at cap 4 and gives
 // beta an override, admissions over it, an epoch and a parked partition.
 func tenantsSeed(t *testing.T) (string, func() string) {
+	t.Helper()
+	_, url, state := tenantsSeedPool(t)
+	return url, state
+}
+
+// tenantsSeedPool is tenantsSeed that also returns the domain's pool.
+func tenantsSeedPool(t *testing.T) (*pgxpool.Pool, string, func() string) {
 	t.Helper()
 	pool := testkit.NewPool(t)
 	testkit.OpenClient(t, pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 4}})
@@ -33,7 +43,7 @@ func tenantsSeed(t *testing.T) (string, func() string) {
 	testkit.CLIExpect(t, cli.ExitOK, "", "policy", "set-override", "beta", "1", "--database-url", url)
 	testkit.ExecSQL(t, pool, `update docket_claim_partitions set admission_epoch = 5 where scope_key = 'beta'`)
 	testkit.ExecSQL(t, pool, `update docket_claim_schedule set parked_until = '2031-01-02T03:04:05Z' where scope_key = 'beta'`)
-	return url, func() string { return admState(t, pool) }
+	return pool, url, func() string { return admState(t, pool) }
 }
 
 // "docket tenants list" shows every partition in scope key order with its
@@ -63,7 +73,7 @@ func TestCLITenantsList(t *testing.T) {
 	want := map[string]any{
 		"scope": "tenant:beta", "effective_max_active_runs": 1.0, "source": "override", "admitted": 2.0,
 		"admitted_claimed": 1.0, "admitted_ready": 1.0, "queued": 0.0, "debt": 1.0, "unfinished": 3.0,
-		"admission_epoch": 5.0, "parked": true, "parked_until": "2031-01-02T03:04:05Z",
+		"admission_epoch": 5.0, "parked": true, "parked_until": "2031-01-02T03:04:05Z", "paused": false,
 	}
 	if len(beta) != len(want) {
 		t.Fatalf("beta as JSON = %v, want %v", beta, want)
@@ -92,7 +102,7 @@ func TestCLITenantsShow(t *testing.T) {
 	}
 	r := testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "show", "beta", "--database-url", url)
 	for _, line := range []string{"scope: tenant:beta", "effective_max_active_runs: 1", "source: override", "admission_epoch: 5",
-		"unfinished: 3", "parked: until 2031-01-02T03:04:05Z", "admitted_ready: 1", "admitted_claimed: 1", "debt: 1"} {
+		"unfinished: 3", "parked: until 2031-01-02T03:04:05Z", "paused: no", "admitted_ready: 1", "admitted_claimed: 1", "debt: 1"} {
 		if !strings.Contains(r.Stdout, line+"\n") {
 			t.Fatalf("tenants show beta lacks %q:\n%s", line, r.Stdout)
 		}
@@ -134,4 +144,44 @@ func TestCLITenantsNotInitialized(t *testing.T) {
 			t.Fatalf("docket %v printed %q / %q", args, r.Stdout, r.Stderr)
 		}
 	}
+}
+
+// "docket tenants pause" and "resume" write the flag and move the partition
+// version; a stale --expected-version exits 3 and changes nothing; the
+// listing and show report the pause.
+func TestCLITenantsPauseResume(t *testing.T) {
+	t.Parallel()
+	pool, url, state := tenantsSeedPool(t)
+	partition := func() string {
+		var paused bool
+		var version int64
+		if err := pool.QueryRow(testkit.Context(t), `select paused, partition_version from docket_claim_partitions where scope_key = 'acme'`).
+			Scan(&paused, &version); err != nil {
+			t.Fatalf("read acme: %v", err)
+		}
+		return fmt.Sprintf("paused=%v version=%d", paused, version)
+	}
+	r := testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "pause", "acme", "--expected-version", "0", "--database-url", url)
+	wantLines(t, "tenants pause acme", r.Stdout, "scope: tenant:acme", "paused: yes", "partition_version: 1")
+	if got := partition(); got != "paused=true version=1" {
+		t.Fatalf("acme after pause: %s", got)
+	}
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--database-url", url)
+	wantLines(t, "tenants list with acme paused", r.Stdout, tenantsHeader, tenantsNone,
+		strings.TrimSuffix(tenantsAcme, "no")+"yes", tenantsBeta)
+	testkit.CLIExpect(t, cli.ExitOK, "paused: yes\n", "tenants", "show", "acme", "--database-url", url)
+
+	before := state()
+	testkit.CLIExpect(t, cli.ExitStale, "docket: tenants resume: stale version: expected 0, current 1\n",
+		"tenants", "resume", "acme", "--expected-version", "0", "--database-url", url)
+	if after := state(); after != before || partition() != "paused=true version=1" {
+		t.Fatalf("stale resume changed the database: %s", partition())
+	}
+	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "resume", "acme", "--expected-version", "1", "--database-url", url)
+	wantLines(t, "tenants resume acme", r.Stdout, "scope: tenant:acme", "paused: no", "partition_version: 2")
+	if got := partition(); got != "paused=false version=2" {
+		t.Fatalf("acme after resume: %s", got)
+	}
+	testkit.CLIExpect(t, cli.ExitUsage, "--expected-version applies to pause and resume only",
+		"tenants", "show", "acme", "--expected-version", "1", "--database-url", url)
 }

@@ -183,6 +183,25 @@ func TestConsoleBrowser(t *testing.T) {
 	if got := consoleOverride(t, d, "acme"); got != "7@2" {
 		t.Fatalf("acme after applying on the new version: %s, want 7@2", got)
 	}
+	// Pause acme and resume it, each a compare-and-set on the partition
+	// version the page shows.
+	consoleDo(t, second, "pause acme", chromedp.Click("#pause"), chromedp.WaitVisible("#resume"))
+	if got := consoleBrowserText(t, second, "#notice"); got != "Tenant paused (partition version 3)." {
+		t.Fatalf("after pause the page says %q", got)
+	}
+	if got := consoleBrowserText(t, second, "#paused"); got != "yes: no run of it is admitted or leased" {
+		t.Fatalf("after pause the paused fact is %q", got)
+	}
+	if got := consolePaused(t, d, "acme"); got != "paused=true@3" {
+		t.Fatalf("acme in the database after pause: %s", got)
+	}
+	consoleDo(t, second, "resume acme", chromedp.Click("#resume"), chromedp.WaitVisible("#pause"))
+	if got := consoleBrowserText(t, second, "#notice"); got != "Tenant resumed (partition version 4)." {
+		t.Fatalf("after resume the page says %q", got)
+	}
+	if got := consolePaused(t, d, "acme"); got != "paused=false@4" {
+		t.Fatalf("acme in the database after resume: %s", got)
+	}
 
 	consoleDo(t, tab, "runs page", chromedp.Click(`nav a[href$="/runs"]`), chromedp.WaitVisible("#runs"))
 	shot(tab, "runs")

@@ -15,14 +15,15 @@ import (
 
 // The seeded tenants' rows of the tenants page: scope, cap, source,
 // admitted (claimed/ready), queued, oldest queued (an age, as consoleAges
-// writes it), debt, unfinished, failed, epoch, last grant, parked until.
+// writes it), debt, unfinished, failed, epoch, last grant, parked until,
+// paused.
 const (
-	consoleRowNone = "(tenantless) | 2 | default | 0 (0/0) | 0 | — | 0 | 0 | 1 | 0 | — | —"
-	consoleRowAcme = "acme | 2 | default | 0 (0/0) | 2 | AGE | 0 | 4 | 0 | 0 | — | —"
-	consoleRowBeta = "beta | 1 | override | 2 (1/1) | 0 | — | 1 | 2 | 0 | 5 | 2026-01-01 02:00:00Z | —"
-	consoleRowCalm = "calm | 2 | default | 0 (0/0) | 0 | — | 0 | 1 | 0 | 0 | — | 2031-01-02 03:04:05Z"
-	consoleRowZeta = "zeta | 2 | default | 0 (0/0) | 0 | — | 0 | 0 | 0 | 0 | — | —"
-	consoleRowXSS  = consoleXSS + " | 2 | default | 0 (0/0) | 1 | AGE | 0 | 1 | 0 | 0 | — | —"
+	consoleRowNone = "(tenantless) | 2 | default | 0 (0/0) | 0 | — | 0 | 0 | 1 | 0 | — | — | no"
+	consoleRowAcme = "acme | 2 | default | 0 (0/0) | 2 | AGE | 0 | 4 | 0 | 0 | — | — | no"
+	consoleRowBeta = "beta | 1 | override | 2 (1/1) | 0 | — | 1 | 2 | 0 | 5 | 2026-01-01 02:00:00Z | — | no"
+	consoleRowCalm = "calm | 2 | default | 0 (0/0) | 0 | — | 0 | 1 | 0 | 0 | — | 2031-01-02 03:04:05Z | no"
+	consoleRowZeta = "zeta | 2 | default | 0 (0/0) | 0 | — | 0 | 0 | 0 | 0 | — | — | no"
+	consoleRowXSS  = consoleXSS + " | 2 | default | 0 (0/0) | 1 | AGE | 0 | 1 | 0 | 0 | — | — | no"
 )
 
 // consoleAgeRe matches an age cell, a duration to the whole second.
@@ -586,8 +587,8 @@ func TestConsoleLegacyDomain(t *testing.T) {
 	}
 	r = c.get("/tenants").expect(t, "tenants", http.StatusOK)
 	testkit.ExpectRows(t, "tenants", consoleAges(testkit.ConsoleTable(t, r.body, "tenants")),
-		"(tenantless) | — | none | 0 (0/0) | 0 | — | 0 | 1 | 0 | 0 | — | —",
-		"acme | — | none | 0 (0/0) | 1 | AGE | 0 | 1 | 0 | 0 | — | —")
+		"(tenantless) | — | none | 0 (0/0) | 0 | — | 0 | 1 | 0 | 0 | — | — | no",
+		"acme | — | none | 0 (0/0) | 1 | AGE | 0 | 1 | 0 | 0 | — | — | no")
 	r = c.get("/tenants/acme").expect(t, "acme", http.StatusOK)
 	if got := testkit.ConsoleFacts(t, r.body, "cap") + "; " + testkit.ConsoleFacts(t, r.body, "source"); got != "none; no override and no initialized default" {
 		t.Errorf("acme cap: %q", got)

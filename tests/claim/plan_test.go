@@ -39,7 +39,7 @@ type planSource struct {
 
 // planSources are the two engines.
 var planSources = []planSource{
-	{"docket_tenant_fair_claim", "../../db/functions/docket_tenant_fair_claim_v3.sql", planTenantFairIndexes},
+	{"docket_tenant_fair_claim", "../../db/functions/docket_tenant_fair_claim_v4.sql", planTenantFairIndexes},
 	{"docket_legacy_claim", "../../db/functions/docket_legacy_claim_v2.sql", planLegacyIndexes},
 }
 
@@ -109,8 +109,8 @@ var planTenantFairIndexes = map[string][]string{
 	"policy_lock": {},
 	"policy_wait": {},
 	// The domain-wide class probes read the oldest due and the oldest
-	// claimed entry.
-	"class_probes": {"docket_runs_ready_idx", "docket_runs_expired_idx"},
+	// claimed entry, stepping over the paused partitions' entries.
+	"class_probes": {"docket_runs_ready_idx", "docket_runs_expired_idx", "docket_claim_partitions_paused_idx"},
 	// The full-ring walk's window: the next ring positions after the cursor
 	// and from the smallest, each with a probe of its three pages; the
 	// partition locks of a run of empty positions by key; and the partition

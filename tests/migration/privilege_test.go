@@ -141,6 +141,10 @@ func runEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client,
 	must("PutClaimPolicyOverride of a scope without runs", err)
 	_, err = client.ResetClaimPolicyOverride(ctx, docket.Tenant("hooli"), docket.ClaimPolicyWriteOptions{})
 	must("ResetClaimPolicyOverride", err)
+	_, err = admin.PauseTenant(ctx, docket.Tenant("hooli"), docket.ClaimPolicyWriteOptions{})
+	must("PauseTenant", err)
+	_, err = client.ResumeTenant(ctx, docket.Tenant("hooli"), docket.ClaimPolicyWriteOptions{})
+	must("ResumeTenant", err)
 	_, err = admin.FetchClaimPolicyDefault(ctx)
 	must("FetchClaimPolicyDefault", err)
 	// Retention, which every Worker runs by default; a cutoff before any

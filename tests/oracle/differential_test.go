@@ -36,6 +36,8 @@ var ops = []struct {
 	{1, (*diffEnv).opDefaultCap},
 	{1, (*diffEnv).opOverride},
 	{1, (*diffEnv).opResetOverride},
+	{1, (*diffEnv).opPause},
+	{1, (*diffEnv).opResumeTenant},
 }
 
 // step draws one weighted operation and applies it to both sides.
@@ -60,7 +62,7 @@ func (e *diffEnv) step() {
 // holds row locks), completions, yields, sleeps,
 // external waits and resumes, releases, refreshes, abandons, signals, poison
 // retries, clock movement past the orphan TTL, default-cap and override
-// writes, with live and stale holders, are applied to the oracle model and to
+// writes, pauses and resumes of tenants, with live and stale holders, are applied to the oracle model and to
 // a fresh database per check. After every step the claim outcomes and
 // inspections and the whole state (cursor, epochs, ring positions and counts,
 // markers, claim holders, counters) must be identical. A failure logs the

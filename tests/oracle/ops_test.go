@@ -254,3 +254,24 @@ func (e *diffEnv) opResetOverride() {
 		e.fail("database reset override: %v", err)
 	}
 }
+
+// opPause pauses a scope on both sides: its visits end as paused until a
+// resume.
+func (e *diffEnv) opPause() {
+	scope := e.drawScope()
+	e.logf("pause %s", scope)
+	e.model.Pause(scope)
+	if _, err := e.client.PauseTenant(e.ctx, docket.Tenant(scope), docket.ClaimPolicyWriteOptions{}); err != nil {
+		e.fail("database pause: %v", err)
+	}
+}
+
+// opResumeTenant resumes a scope on both sides.
+func (e *diffEnv) opResumeTenant() {
+	scope := e.drawScope()
+	e.logf("resume tenant %s", scope)
+	e.model.Resume(scope)
+	if _, err := e.client.ResumeTenant(e.ctx, docket.Tenant(scope), docket.ClaimPolicyWriteOptions{}); err != nil {
+		e.fail("database resume tenant: %v", err)
+	}
+}

@@ -14,7 +14,8 @@ import (
 // The state the differential test compares after every operation, rendered
 // as lines so that a mismatch prints as a readable line diff: the policy
 // (default cap and durable cursor), every partition (ring position, override,
-// admission epoch, unfinished count and the admitted and claimed counts) and
+// admission epoch, unfinished count, the admitted and claimed counts, the
+// park and the pause) and
 // every run (status, wake, claim holder, counters, poison and marker).
 
 // diffTime renders an optional timestamp.
@@ -43,9 +44,9 @@ func runLine(runID, scope, status string, wake *time.Time, token string, claimed
 
 // partitionLine renders one partition; parked is "-" (awake), "write"
 // (parked until a write) or the time it is parked until.
-func partitionLine(scope string, position int64, override int, epoch int64, unfinished, admitted, claims int, parked string) string {
-	return fmt.Sprintf("partition %s position=%d override=%d epoch=%d unfinished=%d admitted=%d claims=%d parked=%s",
-		scope, position, override, epoch, unfinished, admitted, claims, parked)
+func partitionLine(scope string, position int64, override int, epoch int64, unfinished, admitted, claims int, parked string, paused bool) string {
+	return fmt.Sprintf("partition %s position=%d override=%d epoch=%d unfinished=%d admitted=%d claims=%d parked=%s paused=%v",
+		scope, position, override, epoch, unfinished, admitted, claims, parked, paused)
 }
 
 // diffParked renders a park state for partitionLine.
@@ -65,7 +66,7 @@ func (e *diffEnv) modelState() []string {
 	for _, p := range e.model.Partitions() {
 		c := e.model.Counts(p.Scope, e.clock)
 		out = append(out, partitionLine(p.Scope, p.Position, p.Override, p.Epoch, p.Unfinished, c.Admitted, c.LiveClaims,
-			diffParked(p.Parked, p.ParkedUntil)))
+			diffParked(p.Parked, p.ParkedUntil), p.Paused))
 	}
 	for _, r := range e.model.Runs() {
 		token := "-"
@@ -97,21 +98,22 @@ func (e *diffEnv) dbState() []string {
 			    and r.poisoned_at is null and r.tenant_admitted_at is not null),
 			(select count(*) from docket_runs r where r.scope_key = s.scope_key and r.claim_token is not null),
 			s.parked_until is not null, coalesce(s.parked_until = 'infinity', false),
-			case when s.parked_until <> 'infinity' then s.parked_until end
+			case when s.parked_until <> 'infinity' then s.parked_until end,
+			p.paused
 		  from docket_claim_schedule s join docket_claim_partitions p using (scope_key)
 		 order by s.ring_position`)
 	parts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
 		var scope string
 		var position, epoch int64
 		var override, unfinished, admitted, claims int
-		var parked, forGood bool
+		var parked, forGood, paused bool
 		var until *time.Time
-		err := row.Scan(&scope, &position, &override, &epoch, &unfinished, &admitted, &claims, &parked, &forGood, &until)
+		err := row.Scan(&scope, &position, &override, &epoch, &unfinished, &admitted, &claims, &parked, &forGood, &until, &paused)
 		var at time.Time
 		if until != nil && !forGood {
 			at = *until
 		}
-		return partitionLine(scope, position, override, epoch, unfinished, admitted, claims, diffParked(parked, at)), err
+		return partitionLine(scope, position, override, epoch, unfinished, admitted, claims, diffParked(parked, at), paused), err
 	})
 	if err != nil {
 		e.fail("read partitions: %v", err)

@@ -44,6 +44,16 @@
 -- one position at a time; only fewer statements run (docs/claim-algorithm.md,
 -- the call step by step).
 --
+-- A paused partition (docket_claim_partitions.paused, an operator's stop)
+-- is still visited in ring order, in both walks: its visit takes the
+-- partition lock and ends there with the disposition 'paused', granting and
+-- leasing nothing and reading none of its pages, so its queued and ready
+-- runs keep their order for the resume. Holders of its claimed runs are not
+-- affected: they commit as any holder does. A paused partition is never
+-- parked, since the park would hide it from the walk that must refuse it.
+-- Its work is no work for the class probes either, so it never keeps a
+-- call's last slot for a class only it holds.
+--
 -- Each SQL statement of the engine sits between a "-- statement NAME" and an
 -- "-- end statement" line; the plan regression test reads them from this file.
 create or replace function docket_tenant_fair_claim(
@@ -147,8 +157,10 @@ declare
     v_run_end integer := 0;
     v_run_scopes text[];
     v_run_locked text[];
+    v_run_paused text[];
     v_cursor_before bigint;
     v_override integer;
+    v_paused boolean;
     v_has_page boolean;
     v_cap integer;
     v_admitted bigint;
@@ -272,17 +284,25 @@ begin
         -- call and force all S inspections for nothing.
         -- Each probe reads the oldest entry of the ready or expired index;
         -- ordering keeps the planner on that index however many rows match.
+        -- Work of a paused partition is no work here: no visit could serve
+        -- it, so reserving a slot for it would only withhold one from the
+        -- others. Entries of paused partitions at the head of the index are
+        -- stepped over, each checked in docket_claim_partitions_paused_idx.
         if p_demand >= 2 then
             -- statement class_probes
             select (select r.id from docket_runs r
                      where r.status = 'running' and r.poisoned_at is null
                        and r.claim_token is null and r.wake_at <= p_now
+                       and not exists (select from docket_claim_partitions pa
+                                        where pa.scope_key = r.scope_key and pa.paused)
                      order by r.wake_at, r.id
                      limit 1) is null,
                    (select r.id from docket_runs r
                      where r.status = 'running' and r.poisoned_at is null
                        and r.claim_token is not null and r.tenant_admitted_at is not null
                        and r.claimed_at < p_cutoff
+                       and not exists (select from docket_claim_partitions pa
+                                        where pa.scope_key = r.scope_key and pa.paused)
                      order by r.claimed_at, r.id
                      limit 1) is null
               into v_served_ready, v_served_expired;
@@ -493,10 +513,14 @@ begin
                         v_run_end := v_run_end + 1;
                     end loop;
                     v_run_scopes := v_win_scopes[v_win_index:v_run_end];
+                    -- The lock returns each partition's newest committed
+                    -- version, so a pause committed after the window's
+                    -- snapshot is seen here.
                     -- statement empty_run_lock
-                    select coalesce(array_agg(l.scope_key), '{}')
-                      into v_run_locked
-                      from (select pa.scope_key
+                    select coalesce(array_agg(l.scope_key), '{}'),
+                           coalesce(array_agg(l.scope_key) filter (where l.paused), '{}')
+                      into v_run_locked, v_run_paused
+                      from (select pa.scope_key, pa.paused
                               from docket_claim_partitions pa
                              where pa.scope_key = any (v_run_scopes)
                                for no key update skip locked) as l;
@@ -515,7 +539,8 @@ begin
                         v_win_next := v_run_end + 1;
                     end if;
                 end if;
-                v_disposition := case when v_scope = any (v_run_locked) then 'empty_page'
+                v_disposition := case when v_scope = any (v_run_paused) then 'paused'
+                                      when v_scope = any (v_run_locked) then 'empty_page'
                                       else 'partition_lock_skip' end;
             else
                 -- The lock statement also probes the three pages, so a visit
@@ -524,8 +549,11 @@ begin
                 -- lock, which for an empty page only means the visit saw the
                 -- scope a moment earlier; a page found here is read again, in
                 -- a snapshot taken after the lock, by the candidate statement.
+                -- A paused partition's pages are not probed: the case
+                -- evaluates its branch only for an unpaused one.
                 -- statement partition_lock
-                select pa.max_active,
+                select pa.max_active, pa.paused,
+                       case when pa.paused then false else
                        exists (select from docket_runs r
                                 where r.scope_key = v_scope and r.status = 'running'
                                   and r.poisoned_at is null and r.claim_token is null
@@ -538,7 +566,8 @@ begin
                                    where r.scope_key = v_scope and r.status = 'running'
                                      and r.poisoned_at is null and r.claim_token is not null
                                      and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff)
-                  into v_override, v_has_page
+                       end
+                  into v_override, v_paused, v_has_page
                   from docket_claim_partitions pa
                  where pa.scope_key = v_scope
                    for no key update skip locked;
@@ -546,6 +575,8 @@ begin
 
                 if not found then
                     v_disposition := 'partition_lock_skip';
+                elsif v_paused then
+                    v_disposition := 'paused';
                 elsif not v_has_page then
                     v_disposition := 'empty_page';
                     if v_park then

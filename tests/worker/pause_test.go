@@ -1,0 +1,54 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/internal/testkit"
+)
+
+// A paused tenant's due run is not leased by a listening Worker; resuming
+// the tenant wakes the Worker, which leases it without waiting for its
+// one-minute poll.
+func TestWorkerWakesOnTenantResume(t *testing.T) {
+	t.Parallel()
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	ctx := testkit.Context(t)
+	if _, err := client.PauseTenant(ctx, docket.Tenant("t"), docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("pause: %v", err)
+	}
+	if _, err := client.InsertRun(ctx, docket.NewRun{RunID: "held-back", Scope: docket.Tenant("t"),
+		GraphID: "g", GraphHash: "v1", State: json.RawMessage(`{}`)}); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	events := testkit.NewWorkerEvents()
+	started := make(chan struct{})
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 1, PollInterval: time.Minute, OnEvent: events.Hook,
+		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
+			close(started)
+			return docket.Complete(nil)
+		},
+	})
+	events.WaitFor(t, "the worker to listen and claim once", func(evs []docket.WorkerEvent) bool {
+		return testkit.WorkerListening(evs) &&
+			testkit.WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventClaimed }) > 0
+	})
+	leased := testkit.WorkerCountEvents(events.All(), func(ev docket.WorkerEvent) bool {
+		return ev.Kind == docket.EventClaimed && ev.Leases > 0
+	})
+	if leased != 0 {
+		t.Fatalf("%d claim calls leased a run of the paused tenant", leased)
+	}
+	if _, err := client.ResumeTenant(ctx, docket.Tenant("t"), docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	waitClosed(t, "the resumed tenant's run to start", started)
+	events.WaitWritten(t, "complete", "held-back")
+	testkit.StopWorker(t, w, runResult)
+}
