@@ -125,5 +125,5 @@ func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (_ Abando
 		outcome = AbandonPoisoned
 	}
 	c.telemetry.abandoned(ctx, outcome, !req.RetryAt.IsZero(), row.MarkerCleared)
-	return AbandonResult{Outcome: outcome, Run: runFromRow(row.DocketRun)}, nil
+	return AbandonResult{Outcome: outcome, Run: runWithPhase(row.DocketRun, row.Phase)}, nil
 }

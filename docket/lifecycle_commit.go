@@ -116,7 +116,7 @@ func (c *Client) Commit(ctx context.Context, req CommitRequest) (_ Run, err erro
 	}
 	c.telemetry.committed(ctx, req.Disposition, row.MarkerCleared)
 	c.announceIfDue(ctx, c.queries, row.DocketRun)
-	return runFromRow(row.DocketRun), nil
+	return runWithPhase(row.DocketRun, row.Phase), nil
 }
 
 // CommitTx is Commit inside the caller's transaction, so a holder's
@@ -136,7 +136,7 @@ func (c *Client) CommitTx(ctx context.Context, tx pgx.Tx, req CommitRequest) (_ 
 		return Run{}, err
 	}
 	c.announceIfDue(ctx, q, row.DocketRun)
-	return runFromRow(row.DocketRun), nil
+	return runWithPhase(row.DocketRun, row.Phase), nil
 }
 
 // commit validates req and runs the fenced commit statement on q.

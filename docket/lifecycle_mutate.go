@@ -66,7 +66,7 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 		if err != nil {
 			return err
 		}
-		current := runFromRow(row)
+		current := runWithPhase(row.DocketRun, row.Phase)
 		m, err := decide(current)
 		if err != nil {
 			return fmt.Errorf("docket: mutate run decision: %w", err)
@@ -75,7 +75,7 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 			result = MutateResult{Run: current}
 			return nil
 		}
-		params, err := mutationParams(current, row.ID, m)
+		params, err := mutationParams(current, row.DocketRun.ID, m)
 		if err != nil {
 			return err
 		}
@@ -83,15 +83,15 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 		if err != nil {
 			return mapRunWriteError("mutate run", err)
 		}
-		if row.ClaimToken != nil {
+		if row.DocketRun.ClaimToken != nil {
 			// The holder's Worker ends its handler at once (at this commit).
-			if err := q.NotifyClaimRevoked(ctx, gen.NotifyClaimRevokedParams{ClaimToken: row.ClaimToken.String(), Status: written.Status}); err != nil {
+			if err := q.NotifyClaimRevoked(ctx, gen.NotifyClaimRevokedParams{ClaimToken: row.DocketRun.ClaimToken.String(), Status: written.DocketRun.Status}); err != nil {
 				return fmt.Errorf("docket: notify the claim's holder: %w", err)
 			}
 		}
-		markerCleared = row.TenantAdmittedAt != nil
-		c.announceIfDue(ctx, q, written)
-		result = MutateResult{Run: runFromRow(written), Changed: true}
+		markerCleared = row.DocketRun.TenantAdmittedAt != nil
+		c.announceIfDue(ctx, q, written.DocketRun)
+		result = MutateResult{Run: runWithPhase(written.DocketRun, written.Phase), Changed: true}
 		return nil
 	})
 	if err != nil {
@@ -102,14 +102,14 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 }
 
 // lockRun locks the run of scopeKey and runID for a lifecycle decision
-// (LockRun): ErrNotFound when there is none.
-func lockRun(ctx context.Context, q *gen.Queries, scopeKey, runID string) (gen.DocketRun, error) {
+// (LockRun), with its phase: ErrNotFound when there is none.
+func lockRun(ctx context.Context, q *gen.Queries, scopeKey, runID string) (gen.LockRunRow, error) {
 	row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return gen.DocketRun{}, runNotFound(runID)
+		return gen.LockRunRow{}, runNotFound(runID)
 	}
 	if err != nil {
-		return gen.DocketRun{}, fmt.Errorf("docket: lock run: %w", err)
+		return gen.LockRunRow{}, fmt.Errorf("docket: lock run: %w", err)
 	}
 	return row, nil
 }
@@ -172,15 +172,15 @@ func (c *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string)
 		if err != nil {
 			return err
 		}
-		if err := TransitionRetryPoisoned.Check(runFromRow(row)); err != nil {
+		if err := TransitionRetryPoisoned.Check(runWithPhase(row.DocketRun, row.Phase)); err != nil {
 			return err
 		}
 		written, err := q.RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
 		if err != nil {
 			return fmt.Errorf("docket: retry poisoned run: %w", err)
 		}
-		c.announceIfDue(ctx, q, written)
-		revived = runFromRow(written)
+		c.announceIfDue(ctx, q, written.DocketRun)
+		revived = runWithPhase(written.DocketRun, written.Phase)
 		return nil
 	})
 	if err != nil {

@@ -54,16 +54,16 @@ func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts Re
 		if err != nil {
 			return err
 		}
-		if err := TransitionRetry.check(runFromRow(row), opts.Force); err != nil {
+		if err := TransitionRetry.check(runWithPhase(row.DocketRun, row.Phase), opts.Force); err != nil {
 			return err
 		}
-		params.ID = row.ID
+		params.ID = row.DocketRun.ID
 		written, err := q.RetryFinishedRun(ctx, params)
 		if err != nil {
 			return fmt.Errorf("docket: retry run: %w", err)
 		}
-		c.announceIfDue(ctx, q, written)
-		retried = runFromRow(written)
+		c.announceIfDue(ctx, q, written.DocketRun)
+		retried = runWithPhase(written.DocketRun, written.Phase)
 		return nil
 	})
 	if err != nil {

@@ -24,6 +24,10 @@ const (
 	PhasePoisoned RunPhase = "poisoned"
 	// PhaseExecuting is a healthy running run that a holder has claimed.
 	PhaseExecuting RunPhase = "executing"
+	// PhasePaused is an unclaimed healthy running run of a paused tenant
+	// (PauseTenant) under TenantFair: it is neither admitted nor leased until
+	// the tenant resumes. Legacy ignores the pause, so there it never shows.
+	PhasePaused RunPhase = "paused"
 	// PhaseRetrying is an unclaimed healthy running run that is not due yet
 	// (WakeAt after the read's clock) and whose last write was a failed
 	// handler attempt: its newest error entry is not an operator's retry
@@ -45,7 +49,7 @@ const (
 // unfinished work from the earliest stage on, then the terminal ones.
 var runPhases = []RunPhase{
 	PhaseQueued, PhaseReady, PhaseExecuting, PhaseRetrying, PhaseScheduled,
-	PhaseWaiting, PhasePoisoned, PhaseDone, PhaseFailed, PhaseCancelled,
+	PhasePaused, PhaseWaiting, PhasePoisoned, PhaseDone, PhaseFailed, PhaseCancelled,
 }
 
 // RunPhases returns every phase, a new slice on each call, in the order the

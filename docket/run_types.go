@@ -71,10 +71,9 @@ type Run struct {
 	GraphHash string
 	// Status is the lifecycle status.
 	Status RunStatus
-	// Phase is what the run is doing at the database clock of the read
-	// (see RunPhase). FetchRun, ListRuns and ListDomainRuns set it; the Run
-	// a write returns, and the one MutateRun's decide function receives,
-	// carry "" (read the run again for its phase).
+	// Phase is what the run is doing at the database clock of the read or
+	// write that returned it (see RunPhase): every Run the facade returns
+	// carries it, and so does the one MutateRun's decide function receives.
 	Phase RunPhase
 	// Step is the step of the latest commit.
 	Step int

@@ -54,7 +54,7 @@ func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (_ R
 		return Run{}, mapRunWriteError("insert run", err)
 	}
 	c.announceDue(ctx, q, run.WakeAt)
-	return runFromRow(row), nil
+	return runWithPhase(row.DocketRun, row.Phase), nil
 }
 
 // InsertRuns inserts many running runs with one statement in its own

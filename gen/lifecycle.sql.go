@@ -48,7 +48,7 @@ update /*schema*/docket_runs r
    and r.scope_key = $5::text and r.run_id = $6
    and r.claim_token = $7::uuid
    and r.checkpoint_seq = $8
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context,
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase,
           (prior.tenant_admitted_at is not null)::boolean as marker_cleared
 `
 
@@ -65,6 +65,7 @@ type AbandonClaimParams struct {
 
 type AbandonClaimRow struct {
 	DocketRun     DocketRun
+	Phase         string
 	MarkerCleared bool
 }
 
@@ -114,6 +115,7 @@ func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (Aba
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.Phase,
 		&i.MarkerCleared,
 	)
 	return i, err
@@ -133,7 +135,7 @@ update /*schema*/docket_runs r
        finished_at = case when $1 in ('done', 'failed', 'cancelled') then now() end,
        updated_at = now()
  where r.id = $4
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type ApplyRunMutationParams struct {
@@ -143,45 +145,51 @@ type ApplyRunMutationParams struct {
 	ID     int64
 }
 
+type ApplyRunMutationRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
 // The write of MutateRun, on a row its transaction already locked: an
 // unclaimed signal revokes any claim and leaves admission, so a resumed or
 // interrupted run re-enters its tenant's FIFO as queued. Leaving running
 // drops poison facts, which only a running row may carry.
-func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationParams) (DocketRun, error) {
+func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationParams) (ApplyRunMutationRow, error) {
 	row := q.db.QueryRow(ctx, ApplyRunMutation,
 		arg.Status,
 		arg.State,
 		arg.WakeAt,
 		arg.ID,
 	)
-	var i DocketRun
+	var i ApplyRunMutationRow
 	err := row.Scan(
-		&i.ID,
-		&i.RunID,
-		&i.TenantID,
-		&i.ScopeKey,
-		&i.GraphID,
-		&i.GraphHash,
-		&i.Status,
-		&i.Step,
-		&i.State,
-		&i.CheckpointSeq,
-		&i.LatestCheckpointType,
-		&i.ClaimToken,
-		&i.ClaimedAt,
-		&i.WakeAt,
-		&i.ClaimAttempts,
-		&i.ClaimAbandons,
-		&i.PoisonedAt,
-		&i.PoisonReason,
-		&i.InsertedAt,
-		&i.StartedAt,
-		&i.UpdatedAt,
-		&i.FinishedAt,
-		&i.TenantAdmittedAt,
-		&i.Attempt,
-		&i.Errors,
-		&i.TraceContext,
+		&i.DocketRun.ID,
+		&i.DocketRun.RunID,
+		&i.DocketRun.TenantID,
+		&i.DocketRun.ScopeKey,
+		&i.DocketRun.GraphID,
+		&i.DocketRun.GraphHash,
+		&i.DocketRun.Status,
+		&i.DocketRun.Step,
+		&i.DocketRun.State,
+		&i.DocketRun.CheckpointSeq,
+		&i.DocketRun.LatestCheckpointType,
+		&i.DocketRun.ClaimToken,
+		&i.DocketRun.ClaimedAt,
+		&i.DocketRun.WakeAt,
+		&i.DocketRun.ClaimAttempts,
+		&i.DocketRun.ClaimAbandons,
+		&i.DocketRun.PoisonedAt,
+		&i.DocketRun.PoisonReason,
+		&i.DocketRun.InsertedAt,
+		&i.DocketRun.StartedAt,
+		&i.DocketRun.UpdatedAt,
+		&i.DocketRun.FinishedAt,
+		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
+		&i.DocketRun.TraceContext,
+		&i.Phase,
 	)
 	return i, err
 }
@@ -231,7 +239,7 @@ update /*schema*/docket_runs r
    and r.scope_key = $11::text and r.run_id = $12
    and r.claim_token = $13::uuid
    and r.checkpoint_seq = $14
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context,
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase,
           (prior.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared
 `
 
@@ -254,6 +262,7 @@ type CommitRunParams struct {
 
 type CommitRunRow struct {
 	DocketRun     DocketRun
+	Phase         string
 	MarkerCleared bool
 }
 
@@ -314,6 +323,7 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.Phase,
 		&i.MarkerCleared,
 	)
 	return i, err
@@ -425,12 +435,17 @@ update /*schema*/docket_runs r
        updated_at = now()
  where r.id = $2
    and r.status in ('done', 'failed', 'cancelled')
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type RetryFinishedRunParams struct {
 	WakeAt *time.Time
 	ID     int64
+}
+
+type RetryFinishedRunRow struct {
+	DocketRun DocketRun
+	Phase     string
 }
 
 // An operator sends a finished run back to work, on a row its transaction
@@ -444,51 +459,52 @@ type RetryFinishedRunParams struct {
 // failed, with a retry entry appended. The status
 // trigger counts the run as unfinished again and the wake trigger unparks
 // its partition, so the ring stays exact.
-func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunParams) (DocketRun, error) {
+func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunParams) (RetryFinishedRunRow, error) {
 	row := q.db.QueryRow(ctx, RetryFinishedRun, arg.WakeAt, arg.ID)
-	var i DocketRun
+	var i RetryFinishedRunRow
 	err := row.Scan(
-		&i.ID,
-		&i.RunID,
-		&i.TenantID,
-		&i.ScopeKey,
-		&i.GraphID,
-		&i.GraphHash,
-		&i.Status,
-		&i.Step,
-		&i.State,
-		&i.CheckpointSeq,
-		&i.LatestCheckpointType,
-		&i.ClaimToken,
-		&i.ClaimedAt,
-		&i.WakeAt,
-		&i.ClaimAttempts,
-		&i.ClaimAbandons,
-		&i.PoisonedAt,
-		&i.PoisonReason,
-		&i.InsertedAt,
-		&i.StartedAt,
-		&i.UpdatedAt,
-		&i.FinishedAt,
-		&i.TenantAdmittedAt,
-		&i.Attempt,
-		&i.Errors,
-		&i.TraceContext,
+		&i.DocketRun.ID,
+		&i.DocketRun.RunID,
+		&i.DocketRun.TenantID,
+		&i.DocketRun.ScopeKey,
+		&i.DocketRun.GraphID,
+		&i.DocketRun.GraphHash,
+		&i.DocketRun.Status,
+		&i.DocketRun.Step,
+		&i.DocketRun.State,
+		&i.DocketRun.CheckpointSeq,
+		&i.DocketRun.LatestCheckpointType,
+		&i.DocketRun.ClaimToken,
+		&i.DocketRun.ClaimedAt,
+		&i.DocketRun.WakeAt,
+		&i.DocketRun.ClaimAttempts,
+		&i.DocketRun.ClaimAbandons,
+		&i.DocketRun.PoisonedAt,
+		&i.DocketRun.PoisonReason,
+		&i.DocketRun.InsertedAt,
+		&i.DocketRun.StartedAt,
+		&i.DocketRun.UpdatedAt,
+		&i.DocketRun.FinishedAt,
+		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
+		&i.DocketRun.TraceContext,
+		&i.Phase,
 	)
 	return i, err
 }
 
 const RetryPoisonedRun = `-- name: RetryPoisonedRun :one
-update /*schema*/docket_runs
+update /*schema*/docket_runs r
    set poisoned_at = null,
        poison_reason = null,
        wake_at = now(),
        claim_attempts = 0,
        claim_abandons = 0,
        updated_at = now()
- where scope_key = $1::text and run_id = $2
-   and status = 'running' and poisoned_at is not null
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
+ where r.scope_key = $1::text and r.run_id = $2
+   and r.status = 'running' and r.poisoned_at is not null
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type RetryPoisonedRunParams struct {
@@ -496,39 +512,45 @@ type RetryPoisonedRunParams struct {
 	RunID    string
 }
 
+type RetryPoisonedRunRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
 // An operator revives a poisoned run: healthy, due now, counters restarted.
 // Poison already cleared the marker, so the run is queued and must be
 // promoted again under its tenant's cap.
-func (q *Queries) RetryPoisonedRun(ctx context.Context, arg RetryPoisonedRunParams) (DocketRun, error) {
+func (q *Queries) RetryPoisonedRun(ctx context.Context, arg RetryPoisonedRunParams) (RetryPoisonedRunRow, error) {
 	row := q.db.QueryRow(ctx, RetryPoisonedRun, arg.ScopeKey, arg.RunID)
-	var i DocketRun
+	var i RetryPoisonedRunRow
 	err := row.Scan(
-		&i.ID,
-		&i.RunID,
-		&i.TenantID,
-		&i.ScopeKey,
-		&i.GraphID,
-		&i.GraphHash,
-		&i.Status,
-		&i.Step,
-		&i.State,
-		&i.CheckpointSeq,
-		&i.LatestCheckpointType,
-		&i.ClaimToken,
-		&i.ClaimedAt,
-		&i.WakeAt,
-		&i.ClaimAttempts,
-		&i.ClaimAbandons,
-		&i.PoisonedAt,
-		&i.PoisonReason,
-		&i.InsertedAt,
-		&i.StartedAt,
-		&i.UpdatedAt,
-		&i.FinishedAt,
-		&i.TenantAdmittedAt,
-		&i.Attempt,
-		&i.Errors,
-		&i.TraceContext,
+		&i.DocketRun.ID,
+		&i.DocketRun.RunID,
+		&i.DocketRun.TenantID,
+		&i.DocketRun.ScopeKey,
+		&i.DocketRun.GraphID,
+		&i.DocketRun.GraphHash,
+		&i.DocketRun.Status,
+		&i.DocketRun.Step,
+		&i.DocketRun.State,
+		&i.DocketRun.CheckpointSeq,
+		&i.DocketRun.LatestCheckpointType,
+		&i.DocketRun.ClaimToken,
+		&i.DocketRun.ClaimedAt,
+		&i.DocketRun.WakeAt,
+		&i.DocketRun.ClaimAttempts,
+		&i.DocketRun.ClaimAbandons,
+		&i.DocketRun.PoisonedAt,
+		&i.DocketRun.PoisonReason,
+		&i.DocketRun.InsertedAt,
+		&i.DocketRun.StartedAt,
+		&i.DocketRun.UpdatedAt,
+		&i.DocketRun.FinishedAt,
+		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
+		&i.DocketRun.TraceContext,
+		&i.Phase,
 	)
 	return i, err
 }

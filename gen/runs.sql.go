@@ -92,12 +92,12 @@ func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRu
 }
 
 const InsertRun = `-- name: InsertRun :one
-insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+insert into /*schema*/docket_runs as r (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 values ($1, $2, $3, $4,
         'running', $5::text::jsonb, coalesce($6::timestamptz, now()),
         $7::text::jsonb)
 on conflict (run_id) do nothing
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type InsertRunParams struct {
@@ -110,12 +110,17 @@ type InsertRunParams struct {
 	TraceContext *string
 }
 
+type InsertRunRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
 // One new running run. The statement trigger on docket_runs creates the owner
 // partition inside this statement, so a rollback of the caller's transaction
 // leaves neither behind. A duplicate run_id inserts nothing and returns no row
 // instead of raising, which keeps the caller's transaction usable. The trace
 // context travels as text so every execution mode sends it alike.
-func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun, error) {
+func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (InsertRunRow, error) {
 	row := q.db.QueryRow(ctx, InsertRun,
 		arg.RunID,
 		arg.TenantID,
@@ -125,34 +130,35 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (DocketRun
 		arg.WakeAt,
 		arg.TraceContext,
 	)
-	var i DocketRun
+	var i InsertRunRow
 	err := row.Scan(
-		&i.ID,
-		&i.RunID,
-		&i.TenantID,
-		&i.ScopeKey,
-		&i.GraphID,
-		&i.GraphHash,
-		&i.Status,
-		&i.Step,
-		&i.State,
-		&i.CheckpointSeq,
-		&i.LatestCheckpointType,
-		&i.ClaimToken,
-		&i.ClaimedAt,
-		&i.WakeAt,
-		&i.ClaimAttempts,
-		&i.ClaimAbandons,
-		&i.PoisonedAt,
-		&i.PoisonReason,
-		&i.InsertedAt,
-		&i.StartedAt,
-		&i.UpdatedAt,
-		&i.FinishedAt,
-		&i.TenantAdmittedAt,
-		&i.Attempt,
-		&i.Errors,
-		&i.TraceContext,
+		&i.DocketRun.ID,
+		&i.DocketRun.RunID,
+		&i.DocketRun.TenantID,
+		&i.DocketRun.ScopeKey,
+		&i.DocketRun.GraphID,
+		&i.DocketRun.GraphHash,
+		&i.DocketRun.Status,
+		&i.DocketRun.Step,
+		&i.DocketRun.State,
+		&i.DocketRun.CheckpointSeq,
+		&i.DocketRun.LatestCheckpointType,
+		&i.DocketRun.ClaimToken,
+		&i.DocketRun.ClaimedAt,
+		&i.DocketRun.WakeAt,
+		&i.DocketRun.ClaimAttempts,
+		&i.DocketRun.ClaimAbandons,
+		&i.DocketRun.PoisonedAt,
+		&i.DocketRun.PoisonReason,
+		&i.DocketRun.InsertedAt,
+		&i.DocketRun.StartedAt,
+		&i.DocketRun.UpdatedAt,
+		&i.DocketRun.FinishedAt,
+		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
+		&i.DocketRun.TraceContext,
+		&i.Phase,
 	)
 	return i, err
 }
@@ -429,9 +435,10 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 }
 
 const LockRun = `-- name: LockRun :one
-select id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context from /*schema*/docket_runs
- where scope_key = $1::text and run_id = $2
-   for update
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = $1::text and r.run_id = $2
+   for update of r
 `
 
 type LockRunParams struct {
@@ -439,38 +446,44 @@ type LockRunParams struct {
 	RunID    string
 }
 
+type LockRunRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
 // MutateRun's serialization point: the decision sees the row as it is while
 // no claim call or holder can change it.
-func (q *Queries) LockRun(ctx context.Context, arg LockRunParams) (DocketRun, error) {
+func (q *Queries) LockRun(ctx context.Context, arg LockRunParams) (LockRunRow, error) {
 	row := q.db.QueryRow(ctx, LockRun, arg.ScopeKey, arg.RunID)
-	var i DocketRun
+	var i LockRunRow
 	err := row.Scan(
-		&i.ID,
-		&i.RunID,
-		&i.TenantID,
-		&i.ScopeKey,
-		&i.GraphID,
-		&i.GraphHash,
-		&i.Status,
-		&i.Step,
-		&i.State,
-		&i.CheckpointSeq,
-		&i.LatestCheckpointType,
-		&i.ClaimToken,
-		&i.ClaimedAt,
-		&i.WakeAt,
-		&i.ClaimAttempts,
-		&i.ClaimAbandons,
-		&i.PoisonedAt,
-		&i.PoisonReason,
-		&i.InsertedAt,
-		&i.StartedAt,
-		&i.UpdatedAt,
-		&i.FinishedAt,
-		&i.TenantAdmittedAt,
-		&i.Attempt,
-		&i.Errors,
-		&i.TraceContext,
+		&i.DocketRun.ID,
+		&i.DocketRun.RunID,
+		&i.DocketRun.TenantID,
+		&i.DocketRun.ScopeKey,
+		&i.DocketRun.GraphID,
+		&i.DocketRun.GraphHash,
+		&i.DocketRun.Status,
+		&i.DocketRun.Step,
+		&i.DocketRun.State,
+		&i.DocketRun.CheckpointSeq,
+		&i.DocketRun.LatestCheckpointType,
+		&i.DocketRun.ClaimToken,
+		&i.DocketRun.ClaimedAt,
+		&i.DocketRun.WakeAt,
+		&i.DocketRun.ClaimAttempts,
+		&i.DocketRun.ClaimAbandons,
+		&i.DocketRun.PoisonedAt,
+		&i.DocketRun.PoisonReason,
+		&i.DocketRun.InsertedAt,
+		&i.DocketRun.StartedAt,
+		&i.DocketRun.UpdatedAt,
+		&i.DocketRun.FinishedAt,
+		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
+		&i.DocketRun.TraceContext,
+		&i.Phase,
 	)
 	return i, err
 }

@@ -81,7 +81,7 @@ update /*schema*/docket_runs r
    and r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
    and r.claim_token = sqlc.arg(claim_token)::uuid
    and r.checkpoint_seq = sqlc.arg(expected_seq)
-returning sqlc.embed(r),
+returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase,
           (prior.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared;
 
 -- name: AbandonClaim :one
@@ -127,7 +127,7 @@ update /*schema*/docket_runs r
    and r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
    and r.claim_token = sqlc.arg(claim_token)::uuid
    and r.checkpoint_seq = sqlc.arg(expected_seq)
-returning sqlc.embed(r),
+returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase,
           (prior.tenant_admitted_at is not null)::boolean as marker_cleared;
 
 -- name: ApplyRunMutation :one
@@ -148,22 +148,22 @@ update /*schema*/docket_runs r
        finished_at = case when sqlc.arg(status) in ('done', 'failed', 'cancelled') then now() end,
        updated_at = now()
  where r.id = sqlc.arg(id)
-returning *;
+returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase;
 
 -- name: RetryPoisonedRun :one
 -- An operator revives a poisoned run: healthy, due now, counters restarted.
 -- Poison already cleared the marker, so the run is queued and must be
 -- promoted again under its tenant's cap.
-update /*schema*/docket_runs
+update /*schema*/docket_runs r
    set poisoned_at = null,
        poison_reason = null,
        wake_at = now(),
        claim_attempts = 0,
        claim_abandons = 0,
        updated_at = now()
- where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
-   and status = 'running' and poisoned_at is not null
-returning *;
+ where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
+   and r.status = 'running' and r.poisoned_at is not null
+returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase;
 
 -- name: RetryFinishedRun :one
 -- An operator sends a finished run back to work, on a row its transaction
@@ -201,4 +201,4 @@ update /*schema*/docket_runs r
        updated_at = now()
  where r.id = sqlc.arg(id)
    and r.status in ('done', 'failed', 'cancelled')
-returning *;
+returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase;

@@ -4,12 +4,12 @@
 -- leaves neither behind. A duplicate run_id inserts nothing and returns no row
 -- instead of raising, which keeps the caller's transaction usable. The trace
 -- context travels as text so every execution mode sends it alike.
-insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+insert into /*schema*/docket_runs as r (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
 values (sqlc.arg(run_id), sqlc.narg(tenant_id), sqlc.arg(graph_id), sqlc.arg(graph_hash),
         'running', sqlc.arg(state)::text::jsonb, coalesce(sqlc.narg(wake_at)::timestamptz, now()),
         sqlc.narg(trace_context)::text::jsonb)
 on conflict (run_id) do nothing
-returning *;
+returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase;
 
 -- name: InsertRuns :execrows
 -- A batch of new running runs in one statement, so a large backlog costs one
@@ -78,9 +78,10 @@ select sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase
 -- name: LockRun :one
 -- MutateRun's serialization point: the decision sees the row as it is while
 -- no claim call or holder can change it.
-select * from /*schema*/docket_runs
- where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
-   for update;
+select sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
+   for update of r;
 
 -- name: GetRunFence :one
 -- Explains a fenced write that matched nothing: missing run, stale fence, or

@@ -8,8 +8,8 @@ const (
   the insert time: of every scope, or of one with --tenant or --tenantless.
   --status S      only runs with status running, waiting, done, failed or cancelled
   --phase P       only runs in phase P at the database clock: queued, ready,
-                  executing, retrying, scheduled, waiting, poisoned, done,
-                  failed or cancelled
+                  executing, retrying, scheduled, paused, waiting, poisoned,
+                  done, failed or cancelled
   --graph G       only runs of graph G
   --limit N       page size, 1..1000 (default 100)
   --after CURSOR  continue after the cursor a previous page printed

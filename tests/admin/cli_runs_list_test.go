@@ -249,7 +249,7 @@ func TestCLIRunsListErrors(t *testing.T) {
 		{[]string{"--limit", "1001"}, "--limit 1001 is outside 1..1000"},
 		{[]string{"--limit", "many"}, "invalid value"},
 		{[]string{"--status", "stuck"}, `--status "stuck" is not one of running, waiting, done, failed, cancelled`},
-		{[]string{"--phase", "running"}, `--phase "running" is not one of queued, ready, executing, retrying, scheduled, waiting, poisoned, done, failed, cancelled`},
+		{[]string{"--phase", "running"}, `--phase "running" is not one of queued, ready, executing, retrying, scheduled, paused, waiting, poisoned, done, failed, cancelled`},
 		{[]string{"--tenant", "acme", "--tenantless"}, "--tenant and --tenantless exclude each other"},
 		{[]string{"--tenant", ""}, "--tenant needs a tenant id"},
 		{[]string{"--after", "r3"}, `--after "r3": want STARTED_AT/RUN_ID`},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/testkit"
 )
 
@@ -29,7 +30,7 @@ func TestConsoleRunsPhaseTabs(t *testing.T) {
 		where run_id = 'n1'`)
 	c := newConsoleClient(t, consoleServer(t, d.pool, false, nil))
 	r := c.get("/runs").expect(t, "runs", http.StatusOK)
-	want := "all 10, queued 2, ready 1, executing 1, retrying 1, scheduled 1, waiting 1, poisoned 1, done 1, failed 1, cancelled 0"
+	want := "all 10, queued 2, ready 1, executing 1, retrying 1, scheduled 1, paused 0, waiting 1, poisoned 1, done 1, failed 1, cancelled 0"
 	if got := consoleTabTexts(t, r.body); got != want {
 		t.Errorf("tabs %q, want %q", got, want)
 	}
@@ -53,7 +54,7 @@ func TestConsoleRunsPhaseTabs(t *testing.T) {
 
 	// A tab links the filtered list of its phase, keeping the other filters.
 	r = c.get("/runs?tenant=acme&graph=send").expect(t, "acme send", http.StatusOK)
-	if got, want := consoleTabTexts(t, r.body), "all 3, queued 1, ready 0, executing 0, retrying 1, scheduled 0, waiting 0, poisoned 1, done 0, failed 0, cancelled 0"; got != want {
+	if got, want := consoleTabTexts(t, r.body), "all 3, queued 1, ready 0, executing 0, retrying 1, scheduled 0, paused 0, waiting 0, poisoned 1, done 0, failed 0, cancelled 0"; got != want {
 		t.Errorf("acme send tabs %q, want %q", got, want)
 	}
 	link := consoleLink(r.body, "tab-queued")
@@ -80,7 +81,7 @@ func TestConsoleRunsPhaseTabs(t *testing.T) {
 	// The domain page counts every phase, next to the statuses.
 	r = c.get("/").expect(t, "domain", http.StatusOK)
 	testkit.ExpectRows(t, "phases", testkit.ConsoleTable(t, r.body, "phases"),
-		"queued | 2", "ready | 1", "executing | 1", "retrying | 1", "scheduled | 1", "waiting | 1", "poisoned | 1", "done | 1", "failed | 1", "cancelled | 0")
+		"queued | 2", "ready | 1", "executing | 1", "retrying | 1", "scheduled | 1", "paused | 0", "waiting | 1", "poisoned | 1", "done | 1", "failed | 1", "cancelled | 0")
 	testkit.ExpectRows(t, "statuses", testkit.ConsoleTable(t, r.body, "statuses"),
 		"running | 7", "waiting | 1", "done | 1", "failed | 1", "cancelled | 0")
 	if !strings.Contains(r.body, `href="`+consolePrefix+`/runs?phase=retrying"`) {
@@ -92,7 +93,11 @@ func TestConsoleRunsPhaseTabs(t *testing.T) {
 func consoleTabTexts(t *testing.T, body string) string {
 	t.Helper()
 	var out []string
-	for _, id := range []string{"all", "queued", "ready", "executing", "retrying", "scheduled", "waiting", "poisoned", "done", "failed", "cancelled"} {
+	ids := []string{"all"}
+	for _, p := range docket.RunPhases() {
+		ids = append(ids, string(p))
+	}
+	for _, id := range ids {
 		start := strings.Index(body, `id="tab-`+id+`"`)
 		if start < 0 {
 			t.Fatalf("no tab %s", id)

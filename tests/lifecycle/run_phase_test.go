@@ -96,6 +96,11 @@ func phaseScenario(t *testing.T) (*testkit.RunStore, []phaseCase) {
 	if _, err := s.Client.Cancel(ctx, docket.Tenant("acme"), "c1"); err != nil {
 		t.Fatal(err)
 	}
+	// Paused: a queued run of a tenant an operator paused.
+	s.Insert("hold", "h1")
+	if _, err := s.Client.PauseTenant(ctx, docket.Tenant("hold"), docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	// Scheduled from its insert: due in two hours.
 	if _, err := s.Client.InsertRun(ctx, docket.NewRun{RunID: "s1", Scope: docket.Tenant("acme"), GraphID: "graph", GraphHash: "v1",
 		State: []byte(`{}`), WakeAt: s.DbNow().Add(2 * time.Hour)}); err != nil {
@@ -108,6 +113,7 @@ func phaseScenario(t *testing.T) (*testkit.RunStore, []phaseCase) {
 		{"acme", "e1", docket.PhaseExecuting},
 		{"retry", "t1", docket.PhaseRetrying},
 		{"moved", "m1", docket.PhaseScheduled},
+		{"hold", "h1", docket.PhasePaused},
 		{"abandon", "ab1", docket.PhaseScheduled},
 		{"acme", "s1", docket.PhaseScheduled},
 		{"wait", "w1", docket.PhaseWaiting},
@@ -253,7 +259,12 @@ func sameSet(a, b []string) bool {
 // branch returns as they are.
 func TestRunPhaseConstantsMatchTheFunction(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile(filepath.Join(testkit.ModuleRoot(t), "db", "functions", "docket_run_phase_v1.sql"))
+	// db/functions holds the current version only.
+	sources, err := filepath.Glob(filepath.Join(testkit.ModuleRoot(t), "db", "functions", "docket_run_phase_v*.sql"))
+	if err != nil || len(sources) != 1 {
+		t.Fatalf("sources of docket_run_phase: %q, %v", sources, err)
+	}
+	src, err := os.ReadFile(sources[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,4 +286,59 @@ func TestRunPhaseConstantsMatchTheFunction(t *testing.T) {
 	if !sameSet(fromSQL, consts) || len(fromSQL) != len(consts) {
 		t.Fatalf("the function returns %v, RunPhases lists %v", fromSQL, consts)
 	}
+}
+
+// The Runs that writes return carry the phase their own statement derived,
+// as reads do, and so does the run MutateRun's decide function receives.
+func TestRunPhaseOfWhatWritesReturn(t *testing.T) {
+	t.Parallel()
+	s := testkit.NewRunStore(t, 4)
+	ctx := testkit.Context(t)
+	expect := func(what string, got, want docket.RunPhase) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s: phase %q, want %q", what, got, want)
+		}
+	}
+	inserted, err := s.Client.InsertRun(ctx, docket.NewRun{RunID: "w1", Scope: docket.Tenant("acme"), GraphID: "graph", GraphHash: "v1", State: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("InsertRun", inserted.Phase, docket.PhaseQueued)
+	lease := s.Claim("acme", "w1")
+	kept, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: lease.Seq, Step: 1, State: []byte(`{}`),
+		Disposition: docket.RetainClaim()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("Commit that keeps the claim", kept.Phase, docket.PhaseExecuting)
+	later, err := s.Client.Commit(ctx, docket.CommitRequest{Holder: lease.Holder, ExpectedSeq: kept.CheckpointSeq, Step: 2, State: []byte(`{}`),
+		Disposition: docket.ReleaseAt(s.DbNow().Add(time.Hour))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("Commit released for later", later.Phase, docket.PhaseScheduled)
+	var decided docket.RunPhase
+	cancelled, err := s.Client.MutateRun(ctx, docket.Tenant("acme"), "w1", func(r docket.Run) (docket.Mutation, error) {
+		decided = r.Phase
+		return docket.Mutation{Status: docket.StatusCancelled}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("the run MutateRun decides on", decided, docket.PhaseScheduled)
+	expect("MutateRun", cancelled.Run.Phase, docket.PhaseCancelled)
+	retried, err := s.Client.RetryRun(ctx, docket.Tenant("acme"), "w1", docket.RetryRunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("RetryRun", retried.Phase, docket.PhaseQueued)
+	if _, err := s.Client.PauseTenant(ctx, docket.Tenant("acme"), docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	paused, err := s.Client.InsertRun(ctx, docket.NewRun{RunID: "w2", Scope: docket.Tenant("acme"), GraphID: "graph", GraphHash: "v1", State: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("InsertRun of a paused tenant", paused.Phase, docket.PhasePaused)
 }

@@ -1,3 +1,9 @@
+
+-- Schema V9: docket_run_phase version 2, which names the phase of a paused
+-- tenant's unclaimed runs (paused) under TenantFair. Same arguments and
+-- result, so no reader changes.
+
+-- include docket_run_phase_v2.sql
 create or replace function docket_run_phase(r docket_runs, observed_at timestamptz)
     returns text
     language plpgsql
@@ -8,14 +14,20 @@ as $$
 -- The one definition of a run's phase, read by every query that shows or
 -- filters runs. The order of the branches is the precedence: a terminal
 -- status first, then the external wait, the poison facts, a held claim,
--- and for an unclaimed running run when it is due and whether its tenant
--- admitted it. It reads nothing but its arguments.
+-- and for an unclaimed running run whether its tenant is paused, when it
+-- is due and whether its tenant admitted it. Beyond its arguments it reads
+-- the run's partition and the policy row, both by primary key.
 begin
 return case
     when r.status in ('done', 'failed', 'cancelled') then r.status
     when r.status = 'waiting' then 'waiting'
     when r.poisoned_at is not null then 'poisoned'
     when r.claim_token is not null then 'executing'
+    -- A paused tenant's unclaimed runs wait for its resume. Only TenantFair
+    -- honours the pause; under Legacy they are claimed as usual.
+    when exists (select from docket_claim_partitions p where p.scope_key = r.scope_key and p.paused)
+         and exists (select from docket_claim_policy pol where pol.id = 1 and pol.admission_mode = 'tenant_fair')
+        then 'paused'
     -- Not due, and the last write was a failed attempt: the verdict commit
     -- appends the error entry and sets updated_at in one statement, so the
     -- newest entry's time equals updated_at exactly when nothing wrote the
@@ -30,3 +42,5 @@ return case
 end;
 end
 $$;
+-- end include
+
