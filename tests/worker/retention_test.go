@@ -143,12 +143,17 @@ func TestWorkerRetentionOfSeveralWorkersNeverWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var passes []<-chan docket.WorkerEvent
-	var stops []func()
+	// Every client is open before any Worker runs: Open locks the policy
+	// row, which a running Worker's claim calls take too.
+	var clients []*docket.Client
 	for range 3 {
 		cfg := testkit.PoolConfig(t, databaseURL, 4)
 		cfg.ConnConfig.RuntimeParams["lock_timeout"] = "5ms"
-		worker := testkit.OpenClient(t, testkit.Pool(t, cfg), testkit.TenantFairConfig(4))
+		clients = append(clients, testkit.OpenClient(t, testkit.Pool(t, cfg), testkit.TenantFairConfig(4)))
+	}
+	var passes []<-chan docket.WorkerEvent
+	var stops []func()
+	for _, worker := range clients {
 		pass := make(chan docket.WorkerEvent, 1)
 		w, runResult := testkit.StartWorker(t, worker, docket.WorkerConfig{Concurrency: 1, PollInterval: time.Hour,
 			Retention: docket.WorkerRetention{BatchSize: 7},
