@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/docketrun/docket-go/internal/startstop"
 )
 
 // Errors of the worker runtime.
@@ -133,26 +135,22 @@ func (w *Worker) Run(ctx context.Context) error {
 	handlers, cancelHandlers := context.WithCancelCause(ctx)
 	defer cancelHandlers(ErrWorkerStopped)
 	listenCtx, stopListening := context.WithCancel(ctx)
-	listening := make(chan struct{})
 	wake := make(chan struct{}, 1)
 	scheduleWake := make(chan struct{}, 1)
-	go func() {
-		defer close(listening)
-		w.listen(listenCtx, wake, scheduleWake)
-	}()
-	// The cleaner stops with the listener: when the worker stops claiming.
-	retaining := make(chan struct{})
-	go func() {
-		defer close(retaining)
-		w.retain(listenCtx)
-	}()
-
-	// So does the schedule taker.
-	scheduling := make(chan struct{})
-	go func() {
-		defer close(scheduling)
-		w.takeSchedules(listenCtx, scheduleWake)
-	}()
+	services := []startstop.Service{startstop.NewFunc(func(ctx context.Context) {
+		w.listen(ctx, wake, scheduleWake)
+	})}
+	// The cleaner and the schedule taker stop with the listener: when the
+	// worker stops claiming.
+	if !w.cfg.Retention.Off {
+		services = append(services, w.retentionCleaner())
+	}
+	if w.cfg.Schedules {
+		services = append(services, w.scheduleTaker(scheduleWake))
+	}
+	for _, s := range services {
+		_ = s.Start(listenCtx) // a new service is never refused
+	}
 
 	w.logger.InfoContext(ctx, "docket worker started",
 		"policy", w.client.engine.Name(),
@@ -162,9 +160,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		"heartbeat_interval", w.cfg.HeartbeatInterval)
 	w.poll(ctx, io, handlers, wake)
 	stopListening()
-	<-listening
-	<-retaining
-	<-scheduling
+	for _, s := range services {
+		s.Stop()
+	}
 	w.runErr = w.drain(ctx, io, cancelHandlers)
 	return w.runErr
 }

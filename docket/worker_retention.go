@@ -3,6 +3,8 @@ package docket
 import (
 	"context"
 	"time"
+
+	"github.com/docketrun/docket-go/internal/maintenance"
 )
 
 // Defaults of WorkerRetention's zero fields.
@@ -72,52 +74,28 @@ func (r WorkerRetention) keep(status RunStatus) time.Duration {
 	return r.Failed
 }
 
-// retain runs the cleaner's passes until ctx ends: one at once, then one
-// every Retention.Every. It returns at once when the cleaner is off.
-func (w *Worker) retain(ctx context.Context) {
-	if w.cfg.Retention.Off {
-		return
+// retentionCleaner returns the cleaner of w's Retention, deleting through
+// w's client and reporting each pass as an EventRetention.
+func (w *Worker) retentionCleaner() *maintenance.RetentionCleaner {
+	r := w.cfg.Retention
+	keep := make([]maintenance.Keep, len(finishedStatuses))
+	for i, status := range finishedStatuses {
+		keep[i] = maintenance.Keep{Status: string(status), For: r.keep(status)}
 	}
-	ticker := time.NewTicker(w.cfg.Retention.Every)
-	defer ticker.Stop()
-	for {
-		w.retentionPass(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
-}
-
-// retentionPass deletes, for each finished status, the runs that finished
-// longer ago than that status is kept. A failure is logged and reported,
-// and the next pass tries again; a pass cut short by the worker's stop
-// reports nothing.
-func (w *Worker) retentionPass(ctx context.Context) {
-	start := time.Now()
-	var deleted int64
-	var err error
-	for _, status := range finishedStatuses {
-		var n int64
-		n, err = w.client.DeleteFinishedRuns(ctx, DeleteFinishedRunsOptions{
-			Status:         status,
-			FinishedBefore: start.Add(-w.cfg.Retention.keep(status)),
-			BatchSize:      w.cfg.Retention.BatchSize,
-		})
-		deleted += n
-		if err != nil {
-			break
-		}
-	}
-	if err != nil && ctx.Err() != nil {
-		return
-	}
-	if err != nil {
-		w.logger.WarnContext(ctx, "docket worker retention pass failed; trying again at the next pass",
-			"deleted", deleted, "error", err.Error())
-	} else {
-		w.logger.DebugContext(ctx, "docket worker retention pass", "deleted", deleted)
-	}
-	w.emit(WorkerEvent{Kind: EventRetention, Deleted: deleted, Err: err})
+	return maintenance.NewRetentionCleaner(maintenance.RetentionConfig{
+		Every:     r.Every,
+		Keep:      keep,
+		BatchSize: r.BatchSize,
+		DeleteFinished: func(ctx context.Context, status string, cutoff time.Time, batch int) (int64, error) {
+			return w.client.DeleteFinishedRuns(ctx, DeleteFinishedRunsOptions{
+				Status:         RunStatus(status),
+				FinishedBefore: cutoff,
+				BatchSize:      batch,
+			})
+		},
+		Logger: w.logger,
+		OnPass: func(deleted int64, err error) {
+			w.emit(WorkerEvent{Kind: EventRetention, Deleted: deleted, Err: err})
+		},
+	})
 }
