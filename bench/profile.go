@@ -25,9 +25,11 @@ func runProfile(ctx context.Context, c *cluster, o options, p *progress) error {
 	sz := o.sizes
 	fmt.Fprintf(&report, "TenantFair profile: PostgreSQL %s, pg_stat_statements.track = all\n", c.srv.FullVersion())
 
-	p.logf("profile: claim loop, 1 claimer, demand %d, %d runs over %d tenants", ceilingDemand, sz.CeilingRuns, sz.CeilingTenants)
-	if err := profileClaims(ctx, c, sz, &report); err != nil {
-		return fmt.Errorf("claim loop: %w", err)
+	for _, shape := range []struct{ claimers, demand int }{{1, ceilingDemand}, {1, 1}, {contentionClaimers, contentionDemand}} {
+		p.logf("profile: claim loop, %d claimers, demand %d, %d runs over %d tenants", shape.claimers, shape.demand, sz.CeilingRuns, sz.CeilingTenants)
+		if err := profileClaims(ctx, c, sz, shape.claimers, shape.demand, &report); err != nil {
+			return fmt.Errorf("claim loop: %w", err)
+		}
 	}
 	p.logf("profile: Worker drain of %d no-op runs", sz.DrainRuns)
 	if err := profileDrain(ctx, c, sz, p, &report); err != nil {
@@ -53,10 +55,10 @@ func runProfile(ctx context.Context, c *cluster, o options, p *progress) error {
 	return nil
 }
 
-// profileClaims runs the single-claimer ceiling loop and reports the top
-// statements.
-func profileClaims(ctx context.Context, c *cluster, sz sizes, report *strings.Builder) (err error) {
-	env, err := openDocket(ctx, c, engineTenantFair, uncappedCap, 3)
+// profileClaims runs claimers concurrent claim loops of demand on the
+// ceiling's backlog and reports the top statements.
+func profileClaims(ctx context.Context, c *cluster, sz sizes, claimers, demand int, report *strings.Builder) (err error) {
+	env, err := openDocket(ctx, c, engineTenantFair, uncappedCap, claimers+2)
 	if err != nil {
 		return err
 	}
@@ -67,12 +69,16 @@ func profileClaims(ctx context.Context, c *cluster, sz sizes, report *strings.Bu
 	if err := resetStatements(ctx, env); err != nil {
 		return err
 	}
-	res, err := runClaimLoops(ctx, []claimFunc{docketClaim(env.client, ceilingDemand)}, sz.CeilingRuns, sz.CeilingBudget)
+	claims := make([]claimFunc, claimers)
+	for i := range claims {
+		claims[i] = docketClaim(env.client, demand)
+	}
+	res, err := runClaimLoops(ctx, claims, sz.CeilingRuns, sz.CeilingBudget)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(report, "\n== Claim loop: 1 claimer, demand %d, %d runs over %d tenants: %d calls, %.0f claims/s, p50 %.2f ms ==\n",
-		ceilingDemand, sz.CeilingRuns, sz.CeilingTenants, len(res.Calls)+1, res.claimsPerSecond(), summarize(res.Calls).P50Ms)
+	fmt.Fprintf(report, "\n== Claim loop: %d claimers, demand %d, %d runs over %d tenants: %d calls, %.0f claims/s, p50 %.2f ms p99 %.2f ms ==\n",
+		claimers, demand, sz.CeilingRuns, sz.CeilingTenants, len(res.Calls), res.claimsPerSecond(), summarize(res.Calls).P50Ms, summarize(res.Calls).P99Ms)
 	return topStatements(ctx, env, report)
 }
 

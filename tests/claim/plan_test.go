@@ -1,12 +1,11 @@
 package claim
 
 import (
-	"github.com/docketrun/docket-go/internal/testkit"
-
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +13,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/db"
+	"github.com/docketrun/docket-go/internal/testkit"
 )
 
 // Plan regression check of the claim engines. Every SQL statement of
@@ -25,22 +27,38 @@ import (
 // scan docket_runs or a per-scope table sequentially, and each statement
 // must reach docket_runs through exactly its intended indexes.
 
-// planSource is one engine: its function and its source file, which the
-// newest migration includes verbatim (make check-generate), and per marked
+// planSource is one engine: its function (whose source file is the one the
+// newest migration includes verbatim, see sourceFile), and per marked
 // statement every index its plan must use and no other (a relation read
 // without an index would show up as a sequential scan). The singleton
 // policy row is the one relation that a sequential scan may read: it has one
 // row.
 type planSource struct {
 	function string
-	file     string
 	indexes  map[string][]string
 }
 
 // planSources are the two engines.
 var planSources = []planSource{
-	{"docket_tenant_fair_claim", "../../db/functions/docket_tenant_fair_claim_v4.sql", planTenantFairIndexes},
-	{"docket_legacy_claim", "../../db/functions/docket_legacy_claim_v2.sql", planLegacyIndexes},
+	{"docket_tenant_fair_claim", planTenantFairIndexes},
+	{"docket_legacy_claim", planLegacyIndexes},
+}
+
+// sourceFile is the path of the engine's current source in db/functions:
+// the version the newest migration that includes the function names.
+func (s planSource) sourceFile(t *testing.T) string {
+	t.Helper()
+	functions, err := db.InstalledFunctions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range functions {
+		if f.Name == s.function {
+			return filepath.Join("..", "..", "db", filepath.FromSlash(db.FunctionsDir), f.File)
+		}
+	}
+	t.Fatalf("no migration installs %s", s.function)
+	return ""
 }
 
 // planVar is a PL/pgSQL variable of the engine as a statement parameter:
@@ -76,6 +94,9 @@ var planVars = map[string]planVar{
 	"v_run_scopes":     {"text[]", func(f *planFixture) any { return []string{f.scope} }},
 	"v_position":       {"bigint", func(f *planFixture) any { return f.position }},
 	"v_scope":          {"text", func(f *planFixture) any { return f.scope }},
+	// Null, as in parked mode: the lock statement then probes the pages,
+	// so the plan shows the probe's indexes.
+	"v_win_index":      {"integer", func(*planFixture) any { return nil }},
 	"v_cap":            {"integer", func(*planFixture) any { return 10 }},
 	"v_limit":          {"integer", func(*planFixture) any { return 8 }},
 	"v_served_ready":   {"boolean", func(*planFixture) any { return false }},
@@ -171,7 +192,8 @@ var (
 // checks that no statement reads a table outside the markers.
 func planStatements(t *testing.T, source planSource) []planStatement {
 	t.Helper()
-	src, err := os.ReadFile(source.file)
+	file := source.sourceFile(t)
+	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +204,7 @@ func planStatements(t *testing.T, source planSource) []planStatement {
 	}
 	outside := planComment.ReplaceAllString(planMarked.ReplaceAllString(text, ""), "")
 	if unmarked := planTable.FindAllString(outside, -1); len(unmarked) > 0 {
-		t.Fatalf("%s has statements outside the plan markers: %q", source.file, unmarked)
+		t.Fatalf("%s has statements outside the plan markers: %q", file, unmarked)
 	}
 	names := make([]string, len(out))
 	for i, s := range out {
@@ -199,14 +221,15 @@ func planStatements(t *testing.T, source planSource) []planStatement {
 func TestClaimPlanSourceIsInstalled(t *testing.T) {
 	pool := testkit.NewPool(t)
 	for _, source := range planSources {
-		src, err := os.ReadFile(source.file)
+		file := source.sourceFile(t)
+		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		text := string(src)
 		start, end := strings.Index(text, "as $$\n"), strings.LastIndex(text, "$$;")
 		if start < 0 || end < start {
-			t.Fatalf("%s: no function body", source.file)
+			t.Fatalf("%s: no function body", file)
 		}
 		var installed string
 		if err := pool.QueryRow(testkit.Context(t), `select prosrc from pg_proc
@@ -215,7 +238,7 @@ func TestClaimPlanSourceIsInstalled(t *testing.T) {
 			t.Fatal(err)
 		}
 		if installed != text[start+len("as $$"):end] {
-			t.Fatalf("the installed %s differs from %s", source.function, source.file)
+			t.Fatalf("the installed %s differs from %s", source.function, file)
 		}
 	}
 }

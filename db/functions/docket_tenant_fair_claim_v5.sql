@@ -109,10 +109,12 @@ declare
     -- the head's place to the next; the other 8 frozen ids still cover the
     -- Q - 2 further outcomes the walk may take.
     c_class_reserve constant integer := 4;
-    -- The first ring window of a call is this many positions: a call that
-    -- fills its demand within a few visits probes few positions it never
-    -- reaches, and a call over dormant positions reads the rest of its
-    -- inspections as a second window.
+    -- The first ring window of a call is this many positions, and never
+    -- more than the demand: a call that fills its demand within a few
+    -- visits probes few positions it never reaches (a demand-one call that
+    -- finds a page at its first position probes only that one), and a call
+    -- over dormant positions reads the rest of its inspections as a second
+    -- window.
     c_first_window constant integer := 4;
     -- The wake sweep unparks at most this many partitions per call: each is
     -- one schedule row update under the policy lock, so a call pays at most
@@ -309,7 +311,10 @@ begin
             -- end statement
         end if;
 
-        v_call_token := gen_random_uuid();
+        -- Only trace rows identify the call; production rows leave it null.
+        if p_trace then
+            v_call_token := gen_random_uuid();
+        end if;
 
         loop
             v_position := null;
@@ -351,7 +356,8 @@ begin
                         -- snapshot; a wrap past the window reads a new one,
                         -- which may revisit positions.
                         v_window := least(c_inspections - v_visit,
-                                          case when v_visit = 0 then c_first_window else c_inspections end);
+                                          case when v_visit = 0 then least(c_first_window, p_demand)
+                                               else c_inspections end);
                         -- statement ring_window
                         select coalesce(array_agg(w.pos order by w.lap, w.pos), '{}'),
                                coalesce(array_agg(w.scope order by w.lap, w.pos), '{}'),
@@ -550,10 +556,15 @@ begin
                 -- scope a moment earlier; a page found here is read again, in
                 -- a snapshot taken after the lock, by the candidate statement.
                 -- A paused partition's pages are not probed: the case
-                -- evaluates its branch only for an unpaused one.
+                -- evaluates its branch only for an unpaused one. A position
+                -- the ring window's probe found a page at is not probed
+                -- again: the candidate statement reads its pages anyway, and
+                -- a page gone since ends the visit there as empty_page, the
+                -- disposition this probe would have given (the full-ring walk
+                -- never parks, so the probe decides nothing else).
                 -- statement partition_lock
                 select pa.max_active, pa.paused,
-                       case when pa.paused then false else
+                       case when pa.paused then false when v_win_index is not null then true else
                        exists (select from docket_runs r
                                 where r.scope_key = v_scope and r.status = 'running'
                                   and r.poisoned_at is null and r.claim_token is null
