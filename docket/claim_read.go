@@ -41,7 +41,7 @@ func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResul
 		if _, found := runs[l.RunID]; !found {
 			readErr = runNotFound(l.RunID)
 		}
-		(&storeCall{t: c.telemetry, op: opFetchRun, start: start}).end(ctx, &readErr)
+		c.telemetry.recordStore(ctx, opFetchRun, start, readErr, false)
 	}
 	return out, runs, nil
 }
