@@ -96,46 +96,48 @@ type TenantBrowsePage struct {
 // the primary key; the count orders scan every partition once per page (see
 // docs/console.md for the measured cost). Each row is its own snapshot. An
 // unknown sort or state, a bad cursor or limit fails with ErrInvalidArgument.
-func (c *store) BrowseTenants(ctx context.Context, req BrowseTenantsRequest) (_ TenantBrowsePage, err error) {
-	defer c.telemetry.storeCall(opBrowseTenants).end(ctx, &err)
-	q, err := c.checkBrowse(req)
-	if err != nil {
-		return TenantBrowsePage{}, err
-	}
-	keys, err := c.browseKeys(ctx, req.Sort, q)
-	if err != nil {
-		return TenantBrowsePage{}, fmt.Errorf("docket: browse tenants: %w", err)
-	}
-	var page TenantBrowsePage
-	if len(keys) > q.limit {
-		keys = keys[:q.limit]
-		last := keys[q.limit-1]
-		page.Next = &TenantCursor{Value: last.value, Scope: scopeOfKey(last.key)}
-	}
-	scopeKeys := make([]string, len(keys))
-	for i, k := range keys {
-		scopeKeys[i] = k.key
-	}
-	if page.Tenants, err = c.browsedTenants(ctx, scopeKeys); err != nil {
-		return TenantBrowsePage{}, err
-	}
-	return page, nil
+func (c *store) BrowseTenants(ctx context.Context, req BrowseTenantsRequest) (TenantBrowsePage, error) {
+	return timed(ctx, c.telemetry, opBrowseTenants, func() (TenantBrowsePage, error) {
+		q, err := c.checkBrowse(req)
+		if err != nil {
+			return TenantBrowsePage{}, err
+		}
+		keys, err := c.browseKeys(ctx, req.Sort, q)
+		if err != nil {
+			return TenantBrowsePage{}, fmt.Errorf("docket: browse tenants: %w", err)
+		}
+		var page TenantBrowsePage
+		if len(keys) > q.limit {
+			keys = keys[:q.limit]
+			last := keys[q.limit-1]
+			page.Next = &TenantCursor{Value: last.value, Scope: scopeOfKey(last.key)}
+		}
+		scopeKeys := make([]string, len(keys))
+		for i, k := range keys {
+			scopeKeys[i] = k.key
+		}
+		if page.Tenants, err = c.browsedTenants(ctx, scopeKeys); err != nil {
+			return TenantBrowsePage{}, err
+		}
+		return page, nil
+	})
 }
 
 // InspectTenant returns one scope's BrowseTenants row: its inspection (also
 // without an effective cap) and its last grant. An invalid scope fails with
 // ErrInvalidArgument or ErrTenantRequired.
-func (c *store) InspectTenant(ctx context.Context, scope Scope) (_ BrowsedTenant, err error) {
-	defer c.telemetry.storeCall(opInspectTenant).end(ctx, &err)
-	key, err := c.scopeKey(scope)
-	if err != nil {
-		return BrowsedTenant{}, err
-	}
-	rows, err := c.browsedTenants(ctx, []string{key})
-	if err != nil {
-		return BrowsedTenant{}, err
-	}
-	return rows[0], nil
+func (c *store) InspectTenant(ctx context.Context, scope Scope) (BrowsedTenant, error) {
+	return timed(ctx, c.telemetry, opInspectTenant, func() (BrowsedTenant, error) {
+		key, err := c.scopeKey(scope)
+		if err != nil {
+			return BrowsedTenant{}, err
+		}
+		rows, err := c.browsedTenants(ctx, []string{key})
+		if err != nil {
+			return BrowsedTenant{}, err
+		}
+		return rows[0], nil
+	})
 }
 
 // browsedTenants inspects each of keys and adds its last grant, its failed

@@ -35,13 +35,14 @@ type ClaimPolicyDefault struct {
 // FetchClaimPolicyDefault returns the persisted default cap, its version, the
 // active engine, the last configured cap and whether the policy has been
 // initialized.
-func (c *store) FetchClaimPolicyDefault(ctx context.Context) (_ ClaimPolicyDefault, err error) {
-	defer c.telemetry.storeCall(opFetchClaimPolicyDefault).end(ctx, &err)
-	row, err := c.queries.GetClaimPolicy(ctx)
-	if err != nil {
-		return ClaimPolicyDefault{}, fmt.Errorf("docket: reading claim policy: %w", err)
-	}
-	return claimPolicyDefaultOf(row), nil
+func (c *store) FetchClaimPolicyDefault(ctx context.Context) (ClaimPolicyDefault, error) {
+	return timed(ctx, c.telemetry, opFetchClaimPolicyDefault, func() (ClaimPolicyDefault, error) {
+		row, err := c.queries.GetClaimPolicy(ctx)
+		if err != nil {
+			return ClaimPolicyDefault{}, fmt.Errorf("docket: reading claim policy: %w", err)
+		}
+		return claimPolicyDefaultOf(row), nil
+	})
 }
 
 // PutClaimPolicyDefault changes the persisted default cap at runtime and
@@ -51,37 +52,38 @@ func (c *store) FetchClaimPolicyDefault(ctx context.Context) (_ ClaimPolicyDefau
 // change: before the first TenantFair start this fails with ErrNotInitialized.
 // An invalid cap fails with ErrInvalidCap and a version mismatch with
 // ErrStale; either way nothing is written.
-func (c *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
-	defer c.telemetry.storeCall(opPutClaimPolicyDefault).end(ctx, &err)
-	capValue, err := checkedCap(maxActiveRuns)
-	if err != nil {
-		return ClaimPolicyDefault{}, err
-	}
-	if err := opts.validate(); err != nil {
-		return ClaimPolicyDefault{}, err
-	}
-	var written gen.DocketClaimPolicy
-	err = c.inTx(ctx, func(q *gen.Queries) error {
-		current, err := q.LockClaimPolicy(ctx)
+func (c *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
+	return timed(ctx, c.telemetry, opPutClaimPolicyDefault, func() (ClaimPolicyDefault, error) {
+		capValue, err := checkedCap(maxActiveRuns)
 		if err != nil {
-			return fmt.Errorf("docket: locking claim policy: %w", err)
+			return ClaimPolicyDefault{}, err
 		}
-		if current.InitializedAt == nil {
-			return fmt.Errorf("%w: no TenantFair start has persisted a default yet", ErrNotInitialized)
+		if err := opts.validate(); err != nil {
+			return ClaimPolicyDefault{}, err
 		}
-		if err := opts.check(current.PolicyVersion); err != nil {
-			return err
-		}
-		written, err = q.PutClaimPolicyDefault(ctx, capValue)
+		var written gen.DocketClaimPolicy
+		err = c.inTx(ctx, func(q *gen.Queries) error {
+			current, err := q.LockClaimPolicy(ctx)
+			if err != nil {
+				return fmt.Errorf("docket: locking claim policy: %w", err)
+			}
+			if current.InitializedAt == nil {
+				return fmt.Errorf("%w: no TenantFair start has persisted a default yet", ErrNotInitialized)
+			}
+			if err := opts.check(current.PolicyVersion); err != nil {
+				return err
+			}
+			written, err = q.PutClaimPolicyDefault(ctx, capValue)
+			if err != nil {
+				return fmt.Errorf("docket: writing claim policy default: %w", err)
+			}
+			return nil
+		})
 		if err != nil {
-			return fmt.Errorf("docket: writing claim policy default: %w", err)
+			return ClaimPolicyDefault{}, err
 		}
-		return nil
+		return claimPolicyDefaultOf(written), nil
 	})
-	if err != nil {
-		return ClaimPolicyDefault{}, err
-	}
-	return claimPolicyDefaultOf(written), nil
 }
 
 func claimPolicyDefaultOf(row gen.DocketClaimPolicy) ClaimPolicyDefault {

@@ -50,40 +50,41 @@ type MinuteActivity struct {
 // runs by status and by phase and the last 15 minutes of activity. The
 // counts (one statement for both) and the activity each scan docket_runs
 // once: operator tooling, not a hot path.
-func (c *store) DomainOverview(ctx context.Context) (_ DomainOverview, err error) {
-	defer c.telemetry.storeCall(opDomainOverview).end(ctx, &err)
-	policyRow, err := c.queries.GetClaimPolicy(ctx)
-	if err != nil {
-		return DomainOverview{}, fmt.Errorf("docket: reading claim policy: %w", err)
-	}
-	summary, err := c.queries.ConsoleDomainSummary(ctx)
-	if err != nil {
-		return DomainOverview{}, fmt.Errorf("docket: reading domain summary: %w", err)
-	}
-	counts, err := c.queries.ConsoleRunPhaseCounts(ctx, gen.ConsoleRunPhaseCountsParams{})
-	if err != nil {
-		return DomainOverview{}, fmt.Errorf("docket: counting runs by status and phase: %w", err)
-	}
-	activity, err := c.queries.ConsoleActivity(ctx)
-	if err != nil {
-		return DomainOverview{}, fmt.Errorf("docket: reading activity: %w", err)
-	}
-	out := DomainOverview{
-		Policy:       claimPolicyDefaultOf(policyRow),
-		Cursor:       summary.ScanRingPosition,
-		Partitions:   summary.Partitions,
-		RingSize:     summary.RingSize,
-		Parked:       summary.Parked,
-		RunsByStatus: map[RunStatus]int64{},
-		RunsByPhase:  map[RunPhase]int64{},
-		Activity:     make([]MinuteActivity, len(activity)),
-	}
-	for _, n := range counts {
-		out.RunsByStatus[RunStatus(n.Status)] += n.Runs
-		out.RunsByPhase[RunPhase(n.Phase)] += n.Runs
-	}
-	for i, m := range activity {
-		out.Activity[i] = MinuteActivity{Minute: m.Minute, Claimed: m.Claimed, Finished: m.Finished, Updated: m.Updated}
-	}
-	return out, nil
+func (c *store) DomainOverview(ctx context.Context) (DomainOverview, error) {
+	return timed(ctx, c.telemetry, opDomainOverview, func() (DomainOverview, error) {
+		policyRow, err := c.queries.GetClaimPolicy(ctx)
+		if err != nil {
+			return DomainOverview{}, fmt.Errorf("docket: reading claim policy: %w", err)
+		}
+		summary, err := c.queries.ConsoleDomainSummary(ctx)
+		if err != nil {
+			return DomainOverview{}, fmt.Errorf("docket: reading domain summary: %w", err)
+		}
+		counts, err := c.queries.ConsoleRunPhaseCounts(ctx, gen.ConsoleRunPhaseCountsParams{})
+		if err != nil {
+			return DomainOverview{}, fmt.Errorf("docket: counting runs by status and phase: %w", err)
+		}
+		activity, err := c.queries.ConsoleActivity(ctx)
+		if err != nil {
+			return DomainOverview{}, fmt.Errorf("docket: reading activity: %w", err)
+		}
+		out := DomainOverview{
+			Policy:       claimPolicyDefaultOf(policyRow),
+			Cursor:       summary.ScanRingPosition,
+			Partitions:   summary.Partitions,
+			RingSize:     summary.RingSize,
+			Parked:       summary.Parked,
+			RunsByStatus: map[RunStatus]int64{},
+			RunsByPhase:  map[RunPhase]int64{},
+			Activity:     make([]MinuteActivity, len(activity)),
+		}
+		for _, n := range counts {
+			out.RunsByStatus[RunStatus(n.Status)] += n.Runs
+			out.RunsByPhase[RunPhase(n.Phase)] += n.Runs
+		}
+		for i, m := range activity {
+			out.Activity[i] = MinuteActivity{Minute: m.Minute, Claimed: m.Claimed, Finished: m.Finished, Updated: m.Updated}
+		}
+		return out, nil
+	})
 }

@@ -67,16 +67,17 @@ type ClaimPolicyInspection struct {
 // that never had a partition reads as version 0 with no ring position. A scope
 // with no override in a domain whose policy was never initialized has no
 // effective cap: ErrNotInitialized.
-func (c *store) InspectClaimPolicy(ctx context.Context, scope Scope) (_ ClaimPolicyInspection, err error) {
-	defer c.telemetry.storeCall(opInspectClaimPolicy).end(ctx, &err)
-	out, err := c.inspectScope(ctx, scope)
-	if err != nil {
-		return ClaimPolicyInspection{}, err
-	}
-	if out.Source == "" {
-		return ClaimPolicyInspection{}, fmt.Errorf("%w: %s has no override and the policy has no default", ErrNotInitialized, scope)
-	}
-	return out, nil
+func (c *store) InspectClaimPolicy(ctx context.Context, scope Scope) (ClaimPolicyInspection, error) {
+	return timed(ctx, c.telemetry, opInspectClaimPolicy, func() (ClaimPolicyInspection, error) {
+		out, err := c.inspectScope(ctx, scope)
+		if err != nil {
+			return ClaimPolicyInspection{}, err
+		}
+		if out.Source == "" {
+			return ClaimPolicyInspection{}, fmt.Errorf("%w: %s has no override and the policy has no default", ErrNotInitialized, scope)
+		}
+		return out, nil
+	})
 }
 
 // inspectScope reads what InspectClaimPolicy returns, except that a scope

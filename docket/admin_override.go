@@ -24,13 +24,14 @@ type ClaimPolicyOverride struct {
 // the scope's admitted count creates debt; no admission is revoked.
 // An invalid cap (ErrInvalidCap), an invalid scope (ErrInvalidArgument,
 // ErrTenantRequired) or a version mismatch (ErrStale) writes nothing.
-func (c *store) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActiveRuns int, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
-	defer c.telemetry.storeCall(opPutClaimPolicyOverride).end(ctx, &err)
-	capValue, err := checkedCap(maxActiveRuns)
-	if err != nil {
-		return ClaimPolicyOverride{}, err
-	}
-	return c.writeOverride(ctx, scope, &capValue, opts)
+func (c *store) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActiveRuns int, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
+	return timed(ctx, c.telemetry, opPutClaimPolicyOverride, func() (ClaimPolicyOverride, error) {
+		capValue, err := checkedCap(maxActiveRuns)
+		if err != nil {
+			return ClaimPolicyOverride{}, err
+		}
+		return c.writeOverride(ctx, scope, &capValue, opts)
+	})
 }
 
 // ResetClaimPolicyOverride removes the cap override of one scope, so the
@@ -38,9 +39,10 @@ func (c *store) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActi
 // PutClaimPolicyOverride it creates the partition if the scope has none, so
 // every successful write moves the version. An invalid scope or a version
 // mismatch writes nothing.
-func (c *store) ResetClaimPolicyOverride(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (_ ClaimPolicyOverride, err error) {
-	defer c.telemetry.storeCall(opResetClaimPolicyOverride).end(ctx, &err)
-	return c.writeOverride(ctx, scope, nil, opts)
+func (c *store) ResetClaimPolicyOverride(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
+	return timed(ctx, c.telemetry, opResetClaimPolicyOverride, func() (ClaimPolicyOverride, error) {
+		return c.writeOverride(ctx, scope, nil, opts)
+	})
 }
 
 // writeOverride runs the compare-and-set under partition authority; a nil

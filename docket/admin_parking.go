@@ -16,38 +16,39 @@ import (
 // first TenantFair start this fails with ErrNotInitialized, and a version
 // mismatch fails with ErrStale; either way nothing is written. Writing the
 // current value is a write too (the version moves).
-func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opts ClaimPolicyWriteOptions) (_ ClaimPolicyDefault, err error) {
-	defer c.telemetry.storeCall(opPutClaimPolicyParking).end(ctx, &err)
-	if err := opts.validate(); err != nil {
-		return ClaimPolicyDefault{}, err
-	}
-	var written gen.DocketClaimPolicy
-	err = c.inTx(ctx, func(q *gen.Queries) error {
-		// The policy row lock keeps every claim call out until this commits,
-		// so none parks after the unpark below.
-		current, err := q.LockClaimPolicy(ctx)
-		if err != nil {
-			return fmt.Errorf("docket: locking claim policy: %w", err)
+func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
+	return timed(ctx, c.telemetry, opPutClaimPolicyParking, func() (ClaimPolicyDefault, error) {
+		if err := opts.validate(); err != nil {
+			return ClaimPolicyDefault{}, err
 		}
-		if current.InitializedAt == nil {
-			return fmt.Errorf("%w: no TenantFair start has persisted a policy yet", ErrNotInitialized)
-		}
-		if err := opts.check(current.PolicyVersion); err != nil {
-			return err
-		}
-		written, err = q.PutClaimPolicyParkDormant(ctx, parkDormant)
-		if err != nil {
-			return fmt.Errorf("docket: writing claim policy park_dormant: %w", err)
-		}
-		if !parkDormant {
-			if _, err := q.UnparkAllPartitions(ctx); err != nil {
-				return fmt.Errorf("docket: unparking partitions: %w", err)
+		var written gen.DocketClaimPolicy
+		err := c.inTx(ctx, func(q *gen.Queries) error {
+			// The policy row lock keeps every claim call out until this commits,
+			// so none parks after the unpark below.
+			current, err := q.LockClaimPolicy(ctx)
+			if err != nil {
+				return fmt.Errorf("docket: locking claim policy: %w", err)
 			}
+			if current.InitializedAt == nil {
+				return fmt.Errorf("%w: no TenantFair start has persisted a policy yet", ErrNotInitialized)
+			}
+			if err := opts.check(current.PolicyVersion); err != nil {
+				return err
+			}
+			written, err = q.PutClaimPolicyParkDormant(ctx, parkDormant)
+			if err != nil {
+				return fmt.Errorf("docket: writing claim policy park_dormant: %w", err)
+			}
+			if !parkDormant {
+				if _, err := q.UnparkAllPartitions(ctx); err != nil {
+					return fmt.Errorf("docket: unparking partitions: %w", err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return ClaimPolicyDefault{}, err
 		}
-		return nil
+		return claimPolicyDefaultOf(written), nil
 	})
-	if err != nil {
-		return ClaimPolicyDefault{}, err
-	}
-	return claimPolicyDefaultOf(written), nil
 }

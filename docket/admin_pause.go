@@ -28,9 +28,10 @@ type TenantPause struct {
 // its ring position) when the scope has none yet. Pausing a paused scope is a
 // write too (the version moves). An invalid scope (ErrInvalidArgument,
 // ErrTenantRequired) or a version mismatch (ErrStale) writes nothing.
-func (c *store) PauseTenant(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (_ TenantPause, err error) {
-	defer c.telemetry.storeCall(opPauseTenant).end(ctx, &err)
-	return c.writePaused(ctx, scope, true, opts)
+func (c *store) PauseTenant(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (TenantPause, error) {
+	return timed(ctx, c.telemetry, opPauseTenant, func() (TenantPause, error) {
+		return c.writePaused(ctx, scope, true, opts)
+	})
 }
 
 // ResumeTenant undoes PauseTenant: the next claim calls admit and lease the
@@ -38,9 +39,10 @@ func (c *store) PauseTenant(ctx context.Context, scope Scope, opts ClaimPolicyWr
 // commit so they claim them at once. Like PauseTenant it bumps the partition
 // version, creates a missing partition, and writes nothing on an invalid
 // scope or a version mismatch (ErrStale).
-func (c *store) ResumeTenant(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (_ TenantPause, err error) {
-	defer c.telemetry.storeCall(opResumeTenant).end(ctx, &err)
-	return c.writePaused(ctx, scope, false, opts)
+func (c *store) ResumeTenant(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (TenantPause, error) {
+	return timed(ctx, c.telemetry, opResumeTenant, func() (TenantPause, error) {
+		return c.writePaused(ctx, scope, false, opts)
+	})
 }
 
 // writePaused runs the compare-and-set of the pause flag under partition

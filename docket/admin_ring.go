@@ -86,35 +86,36 @@ const defaultRingWindow = 50
 // continued from the ring's first position, where n is the window size or
 // the number of positions when the ring is smaller (each position appears
 // once). A negative From or a bad limit fails with ErrInvalidArgument.
-func (c *store) RingWindow(ctx context.Context, req RingWindowRequest) (_ RingWindow, err error) {
-	defer c.telemetry.storeCall(opRingWindow).end(ctx, &err)
-	limit := req.Limit
-	switch {
-	case limit == 0:
-		limit = defaultRingWindow
-	case limit < 0 || limit > MaxListLimit:
-		return RingWindow{}, invalidArgument("ring window %d is outside 1..%d", req.Limit, MaxListLimit)
-	}
-	if req.From < 0 {
-		return RingWindow{}, invalidArgument("ring position %d is negative", req.From)
-	}
-	summary, err := c.queries.ConsoleDomainSummary(ctx)
-	if err != nil {
-		return RingWindow{}, fmt.Errorf("docket: ring window: %w", err)
-	}
-	out := RingWindow{Cursor: summary.ScanRingPosition, RingSize: summary.RingSize, Partitions: summary.Partitions, Parked: summary.Parked}
-	if req.From == 0 {
-		return c.centredRingWindow(ctx, out, limit)
-	}
-	if out.Slots, out.Next, err = c.ringSegment(ctx, req.From, limit); err != nil {
-		return RingWindow{}, err
-	}
-	if len(out.Slots) > 0 && out.Slots[0].Position > 1 {
-		if out.Prev, err = c.ringStart(ctx, out.Slots[0].Position-1, limit); err != nil {
+func (c *store) RingWindow(ctx context.Context, req RingWindowRequest) (RingWindow, error) {
+	return timed(ctx, c.telemetry, opRingWindow, func() (RingWindow, error) {
+		limit := req.Limit
+		switch {
+		case limit == 0:
+			limit = defaultRingWindow
+		case limit < 0 || limit > MaxListLimit:
+			return RingWindow{}, invalidArgument("ring window %d is outside 1..%d", req.Limit, MaxListLimit)
+		}
+		if req.From < 0 {
+			return RingWindow{}, invalidArgument("ring position %d is negative", req.From)
+		}
+		summary, err := c.queries.ConsoleDomainSummary(ctx)
+		if err != nil {
+			return RingWindow{}, fmt.Errorf("docket: ring window: %w", err)
+		}
+		out := RingWindow{Cursor: summary.ScanRingPosition, RingSize: summary.RingSize, Partitions: summary.Partitions, Parked: summary.Parked}
+		if req.From == 0 {
+			return c.centredRingWindow(ctx, out, limit)
+		}
+		if out.Slots, out.Next, err = c.ringSegment(ctx, req.From, limit); err != nil {
 			return RingWindow{}, err
 		}
-	}
-	return out, nil
+		if len(out.Slots) > 0 && out.Slots[0].Position > 1 {
+			if out.Prev, err = c.ringStart(ctx, out.Slots[0].Position-1, limit); err != nil {
+				return RingWindow{}, err
+			}
+		}
+		return out, nil
+	})
 }
 
 // centredRingWindow fills out with the window of size limit centred on

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 )
 
 // ClaimDue is the only admission entrypoint: one claim statement of the
@@ -20,7 +20,7 @@ import (
 // batch after a local synchronous_commit off, so its implicit transaction
 // commits without waiting for its WAL flush.
 func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	return c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanEveryCall, func(p policy.Plan) ([]policy.Row, error) {
+	return c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanEveryCall, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 		if p.AsyncCommit {
 			return c.claimBatch(ctx, p, c.engine.statements.claimSQL, nil, nil)
 		}
@@ -37,7 +37,7 @@ func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (C
 	if err != nil {
 		return ClaimResult{}, err
 	}
-	return c.claimWith(ctx, req, false, spanEveryCall, func(p policy.Plan) ([]policy.Row, error) {
+	return c.claimWith(ctx, req, false, spanEveryCall, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 		return execClaim(ctx, q, c.engine.statements, p)
 	})
 }
@@ -46,7 +46,7 @@ func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (C
 // and observes the result, records its span as spanning says and maps the
 // errors of the public API.
 func (c *Client) claimWith(ctx context.Context, req ClaimRequest, asyncCommit bool, spanning claimSpanning,
-	exec func(policy.Plan) ([]policy.Row, error)) (ClaimResult, error) {
+	exec func(claimpolicy.Plan) ([]claimpolicy.Row, error)) (ClaimResult, error) {
 	preq, err := claimRequest(req, false)
 	if err != nil {
 		return ClaimResult{}, err
@@ -55,7 +55,7 @@ func (c *Client) claimWith(ctx context.Context, req ClaimRequest, asyncCommit bo
 	sp := c.startClaimSpan(ctx, preq, spanning)
 	start := time.Now()
 	rows, err := exec(c.engine.Plan(preq))
-	var res policy.Result
+	var res claimpolicy.Result
 	if err == nil {
 		res, err = c.engine.Decode(rows)
 	}
@@ -71,27 +71,27 @@ func (c *Client) claimWith(ctx context.Context, req ClaimRequest, asyncCommit bo
 }
 
 // claimRequest validates req and converts it to the engine's units.
-func claimRequest(req ClaimRequest, trace bool) (policy.Request, error) {
+func claimRequest(req ClaimRequest, trace bool) (claimpolicy.Request, error) {
 	switch {
 	case req.Now.IsZero():
-		return policy.Request{}, invalidArgument("claim Now is the zero time")
+		return claimpolicy.Request{}, invalidArgument("claim Now is the zero time")
 	case req.Limit < 1 || req.Limit > math.MaxInt32:
-		return policy.Request{}, invalidArgument("claim Limit %d is outside 1..%d", req.Limit, math.MaxInt32)
+		return claimpolicy.Request{}, invalidArgument("claim Limit %d is outside 1..%d", req.Limit, math.MaxInt32)
 	case req.ClaimTTL < 0:
-		return policy.Request{}, invalidArgument("claim ClaimTTL %v is negative", req.ClaimTTL)
+		return claimpolicy.Request{}, invalidArgument("claim ClaimTTL %v is negative", req.ClaimTTL)
 	case req.MaxClaimAttempts < 1 || req.MaxClaimAttempts > math.MaxInt32:
-		return policy.Request{}, invalidArgument("claim MaxClaimAttempts %d is outside 1..%d", req.MaxClaimAttempts, math.MaxInt32)
+		return claimpolicy.Request{}, invalidArgument("claim MaxClaimAttempts %d is outside 1..%d", req.MaxClaimAttempts, math.MaxInt32)
 	case !req.Preference.Valid():
-		return policy.Request{}, invalidArgument("claim Preference %q is none of \"\", \"ready\", \"expired\"", string(req.Preference))
+		return claimpolicy.Request{}, invalidArgument("claim Preference %q is none of \"\", \"ready\", \"expired\"", string(req.Preference))
 	}
 	cutoff := req.Now.Add(-req.ClaimTTL)
 	if err := requireStorableTime("claim Now", req.Now); err != nil {
-		return policy.Request{}, err
+		return claimpolicy.Request{}, err
 	}
 	if err := requireStorableTime("claim Now minus ClaimTTL", cutoff); err != nil {
-		return policy.Request{}, err
+		return claimpolicy.Request{}, err
 	}
-	return policy.Request{
+	return claimpolicy.Request{
 		Now:         req.Now,
 		Cutoff:      cutoff,
 		Demand:      int32(req.Limit),

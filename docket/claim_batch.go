@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/gen"
-	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 )
 
 // claimBatch sends claimSQL, a production claim statement, with plan p's
@@ -18,8 +18,8 @@ import (
 // transaction's commit. More statements may follow the claim: more queues
 // them and readMore reads their results. It serves only calls that commit
 // on their own, never a caller's transaction.
-func (c *Client) claimBatch(ctx context.Context, p policy.Plan, claimSQL string,
-	more func(*pgx.Batch), readMore func(pgx.BatchResults) error) ([]policy.Row, error) {
+func (c *Client) claimBatch(ctx context.Context, p claimpolicy.Plan, claimSQL string,
+	more func(*pgx.Batch), readMore func(pgx.BatchResults) error) ([]claimpolicy.Row, error) {
 	if p.Trace {
 		return nil, fmt.Errorf("docket: a traced %s plan on a claim batch", p.Function)
 	}
@@ -53,7 +53,7 @@ func (c *Client) claimBatch(ctx context.Context, p policy.Plan, claimSQL string,
 // readClaimBatch reads the results of a claim batch in order: its leading
 // settings statements, the claim's rows, then, through readMore when set,
 // the rest.
-func readClaimBatch(results pgx.BatchResults, settings int, readMore func(pgx.BatchResults) error) ([]policy.Row, error) {
+func readClaimBatch(results pgx.BatchResults, settings int, readMore func(pgx.BatchResults) error) ([]claimpolicy.Row, error) {
 	for range settings {
 		if _, err := results.Exec(); err != nil {
 			return nil, err
@@ -63,9 +63,9 @@ func readClaimBatch(results pgx.BatchResults, settings int, readMore func(pgx.Ba
 	if err != nil {
 		return nil, err
 	}
-	// Every production claim statement returns the columns of policy.Row
+	// Every production claim statement returns the columns of claimpolicy.Row
 	// in its order.
-	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[policy.Row])
+	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[claimpolicy.Row])
 	if err != nil {
 		return nil, err
 	}

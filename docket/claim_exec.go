@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -21,7 +22,7 @@ const (
 // accessor. An AsyncCommit plan goes in a claim batch instead
 // (Client.claimBatch), since its setting must share the claim's implicit
 // transaction.
-func execClaim(ctx context.Context, q *gen.Queries, st claimStatements, p policy.Plan) ([]policy.Row, error) {
+func execClaim(ctx context.Context, q *gen.Queries, st claimStatements, p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 	if p.Trace {
 		return nil, fmt.Errorf("docket: a traced %s plan on the production path", p.Function)
 	}
@@ -32,7 +33,7 @@ func execClaim(ctx context.Context, q *gen.Queries, st claimStatements, p policy
 }
 
 // execClaimTrace runs a traced plan through the engine's generated accessor.
-func execClaimTrace(ctx context.Context, q *gen.Queries, st claimStatements, p policy.Plan) ([]policy.TraceRow, error) {
+func execClaimTrace(ctx context.Context, q *gen.Queries, st claimStatements, p claimpolicy.Plan) ([]claimpolicy.TraceRow, error) {
 	if !p.Trace {
 		return nil, fmt.Errorf("docket: a production %s plan on the trace path", p.Function)
 	}
@@ -46,10 +47,10 @@ func execClaimTrace(ctx context.Context, q *gen.Queries, st claimStatements, p p
 // and lock timeouts become *ClaimPolicyUnavailableError, rows outside the
 // contract a schema mismatch.
 func claimError(err error) error {
-	if unavailable, ok := errors.AsType[*policy.UnavailableError](err); ok {
+	if unavailable, ok := errors.AsType[*claimpolicy.UnavailableError](err); ok {
 		return &ClaimPolicyUnavailableError{Reason: unavailable.Reason}
 	}
-	if errors.Is(err, policy.ErrMalformedRow) {
+	if errors.Is(err, claimpolicy.ErrMalformedRow) {
 		return fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
 	}
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {

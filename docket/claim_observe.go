@@ -5,13 +5,13 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 )
 
 // observeClaim records the identity-free observation of one claim call that
 // started at start: a debug log and the claim, admission, attempt, poison and
 // release metrics. Only bounded enums and counts leave this function.
-func (c *Client) observeClaim(ctx context.Context, start time.Time, req policy.Request, res policy.Result, err error) {
+func (c *Client) observeClaim(ctx context.Context, start time.Time, req claimpolicy.Request, res claimpolicy.Result, err error) {
 	elapsed := time.Since(start)
 	obs := c.engine.Observe(req, res, err)
 	c.logger.LogAttrs(ctx, slog.LevelDebug, "docket claim",

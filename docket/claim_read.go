@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/gen"
-	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 )
 
 // claimDueRead is ClaimDue for the Worker, which needs the state of every
@@ -24,7 +24,7 @@ import (
 func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResult, map[string]gen.LeasedRunsRow, error) {
 	start := time.Now()
 	var leased []gen.LeasedRunsRow
-	out, err := c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanOutcomeCalls, func(p policy.Plan) ([]policy.Row, error) {
+	out, err := c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanOutcomeCalls, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 		rows, read, err := c.execClaimRead(ctx, p)
 		leased = read
 		return rows, err
@@ -41,14 +41,14 @@ func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResul
 		if _, found := runs[l.RunID]; !found {
 			readErr = runNotFound(l.RunID)
 		}
-		(&storeCall{t: c.telemetry, op: opFetchRun, start: start}).end(ctx, &readErr)
+		c.telemetry.recordStore(ctx, opFetchRun, start, readErr, false)
 	}
 	return out, runs, nil
 }
 
 // execClaimRead sends a production plan's claim statement, which notes the
 // runs it leases, and LeasedRuns as one claim batch.
-func (c *Client) execClaimRead(ctx context.Context, p policy.Plan) ([]policy.Row, []gen.LeasedRunsRow, error) {
+func (c *Client) execClaimRead(ctx context.Context, p claimpolicy.Plan) ([]claimpolicy.Row, []gen.LeasedRunsRow, error) {
 	var leased []gen.LeasedRunsRow
 	rows, err := c.claimBatch(ctx, p, c.engine.statements.noted,
 		func(b *pgx.Batch) { b.Queue(c.qualified(gen.LeasedRuns)) },

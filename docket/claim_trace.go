@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -69,7 +70,7 @@ func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimReq
 	sp := c.startClaimSpan(ctx, preq, spanEveryCall)
 	start := time.Now()
 	rows, err := execClaimTrace(ctx, q, c.engine.statements, c.engine.Plan(preq))
-	var tr policy.Trace
+	var tr claimpolicy.Trace
 	if err == nil {
 		tr, err = c.engine.DecodeTrace(rows)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -115,7 +116,7 @@ type ClaimResult struct {
 func (r ClaimResult) Outcomes() int { return len(r.Leases) + len(r.Poisoned) }
 
 // claimResultOf converts decoded outcomes to the public result.
-func claimResultOf(res policy.Result) ClaimResult {
+func claimResultOf(res claimpolicy.Result) ClaimResult {
 	var out ClaimResult
 	for _, o := range res.Outcomes {
 		if o.Poisoned {

@@ -52,4 +52,4 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Client, error) 
 func (c *Client) Pool() *pgxpool.Pool { return c.pool }
 
 // Policy returns the resolved admission engine.
-func (c *Client) Policy() policy.ClaimPolicy { return c.engine.ClaimPolicy }
+func (c *Client) Policy() policy.ClaimPolicy { return c.engine.configured }

@@ -117,7 +117,7 @@ func tenantFair(mode docket.TenantMode, defaultCap int) docket.Config {
 }
 
 // unknownPolicy is a ClaimPolicy that Open does not implement; it borrows
-// the seam methods of Legacy but is not Legacy.
+// the sealed methods of Legacy but is not Legacy.
 type unknownPolicy struct{ policy.Legacy }
 
 func (unknownPolicy) Name() string { return "unknown" }

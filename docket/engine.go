@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -14,8 +15,10 @@ import (
 // to run, whether the engine walks the fair ring, and how startup persists
 // it.
 type engine struct {
-	// ClaimPolicy plans, decodes and observes the engine's calls.
-	policy.ClaimPolicy
+	// Engine plans, decodes and observes the engine's calls.
+	claimpolicy.Engine
+	// configured is the engine as Client.Policy reports it.
+	configured policy.ClaimPolicy
 	// tenantFair says whether the engine walks the TenantFair ring: the
 	// Worker sweeps it, and every expired claim it poisons held an admission.
 	tenantFair bool
@@ -29,10 +32,10 @@ type engine struct {
 type claimStatements struct {
 	// claim runs a production call through the generated accessor; claimSQL
 	// is its text, for a claim batch.
-	claim    func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error)
+	claim    func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error)
 	claimSQL string
 	// trace runs a traced call through the generated accessor.
-	trace func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.TraceRow, error)
+	trace func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.TraceRow, error)
 	// noted is the SQL of the Worker's claim-batch statement, which notes
 	// the runs it leases.
 	noted string
@@ -41,15 +44,16 @@ type claimStatements struct {
 // legacyEngine is the Legacy engine.
 func legacyEngine() engine {
 	return engine{
-		ClaimPolicy: policy.Legacy{},
+		Engine:     claimpolicy.Legacy{},
+		configured: policy.Legacy{},
 		statements: claimStatements{
-			claim: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error) {
+			claim: func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error) {
 				rows, err := q.LegacyClaim(ctx, gen.LegacyClaimParams(a))
-				return convertRows(rows, err, func(r gen.LegacyClaimRow) policy.Row { return policy.Row(r) })
+				return convertRows(rows, err, func(r gen.LegacyClaimRow) claimpolicy.Row { return claimpolicy.Row(r) })
 			},
-			trace: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.TraceRow, error) {
+			trace: func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.TraceRow, error) {
 				rows, err := q.LegacyClaimTrace(ctx, gen.LegacyClaimTraceParams(a))
-				return convertRows(rows, err, func(r gen.LegacyClaimTraceRow) policy.TraceRow { return policy.TraceRow(r) })
+				return convertRows(rows, err, func(r gen.LegacyClaimTraceRow) claimpolicy.TraceRow { return claimpolicy.TraceRow(r) })
 			},
 			claimSQL: gen.LegacyClaim,
 			noted:    gen.LegacyClaimNoted,
@@ -62,16 +66,17 @@ func legacyEngine() engine {
 // validated.
 func tenantFairEngine(p policy.TenantFair) engine {
 	return engine{
-		ClaimPolicy: p,
-		tenantFair:  true,
+		Engine:     claimpolicy.TenantFair{},
+		configured: p,
+		tenantFair: true,
 		statements: claimStatements{
-			claim: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.Row, error) {
+			claim: func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error) {
 				rows, err := q.TenantFairClaim(ctx, gen.TenantFairClaimParams(a))
-				return convertRows(rows, err, func(r gen.TenantFairClaimRow) policy.Row { return policy.Row(r) })
+				return convertRows(rows, err, func(r gen.TenantFairClaimRow) claimpolicy.Row { return claimpolicy.Row(r) })
 			},
-			trace: func(ctx context.Context, q *gen.Queries, a policy.Args) ([]policy.TraceRow, error) {
+			trace: func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.TraceRow, error) {
 				rows, err := q.TenantFairClaimTrace(ctx, gen.TenantFairClaimTraceParams(a))
-				return convertRows(rows, err, func(r gen.TenantFairClaimTraceRow) policy.TraceRow { return policy.TraceRow(r) })
+				return convertRows(rows, err, func(r gen.TenantFairClaimTraceRow) claimpolicy.TraceRow { return claimpolicy.TraceRow(r) })
 			},
 			claimSQL: gen.TenantFairClaim,
 			noted:    gen.TenantFairClaimNoted,

@@ -69,61 +69,60 @@ type AbandonResult struct {
 // or after min(base * 2^abandons, cap) (abandons counted before this one), or
 // poisoned when MaxAbandons is reached. A stale holder gets AbandonStale and
 // changes nothing; a missing run is ErrNotFound.
-func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (_ AbandonResult, err error) {
-	call := c.telemetry.storeCall(opAbandonClaim)
-	defer call.end(ctx, &err)
-	scopeKey, err := c.holderKey(req.Holder)
-	if err != nil {
-		return AbandonResult{}, err
-	}
-	base, limit := req.BackoffBase, req.BackoffCap
-	if base == 0 {
-		base = DefaultAbandonBackoffBase
-	}
-	if limit == 0 {
-		limit = DefaultAbandonBackoffCap
-	}
-	switch {
-	case base < 0 || limit < 0 || base > limit:
-		return AbandonResult{}, invalidArgument("abandon backoff base %s and cap %s need 0 < base <= cap", base, limit)
-	case req.MaxAbandons < 0 || req.MaxAbandons > math.MaxInt32:
-		return AbandonResult{}, invalidArgument("max abandons %d is outside 0..%d", req.MaxAbandons, math.MaxInt32)
-	case req.ExpectedSeq < 0:
-		return AbandonResult{}, invalidArgument("expected checkpoint sequence %d is negative", req.ExpectedSeq)
-	}
-	if !req.RetryAt.IsZero() {
-		if err := requireStorableTime("abandon RetryAt", req.RetryAt); err != nil {
-			return AbandonResult{}, err
+func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (AbandonResult, error) {
+	return timedStale(ctx, c.telemetry, opAbandonClaim, func() (AbandonResult, bool, error) {
+		scopeKey, err := c.holderKey(req.Holder)
+		if err != nil {
+			return AbandonResult{}, false, err
 		}
-	}
-	params := gen.AbandonClaimParams{
-		MaxAbandons:        int32(req.MaxAbandons),
-		BackoffBaseSeconds: base.Seconds(),
-		BackoffCapSeconds:  limit.Seconds(),
-		ScopeKey:           scopeKey,
-		RunID:              req.Holder.RunID,
-		ClaimToken:         req.Holder.Token,
-		ExpectedSeq:        req.ExpectedSeq,
-	}
-	if !req.RetryAt.IsZero() {
-		params.RetryAt = &req.RetryAt
-	}
-	row, err := c.queries.AbandonClaim(ctx, params)
-	if errors.Is(err, pgx.ErrNoRows) {
-		if err := explainFenceMiss(ctx, c.queries, scopeKey, req.Holder.RunID, nil); err != nil {
-			return AbandonResult{}, err
+		base, limit := req.BackoffBase, req.BackoffCap
+		if base == 0 {
+			base = DefaultAbandonBackoffBase
 		}
-		call.markStale()
-		return AbandonResult{Outcome: AbandonStale}, nil
-	}
-	if err != nil {
-		return AbandonResult{}, fmt.Errorf("docket: abandon claim: %w", err)
-	}
-	c.announceIfDue(ctx, c.queries, row.DocketRun)
-	outcome := AbandonRescheduled
-	if row.DocketRun.PoisonedAt != nil {
-		outcome = AbandonPoisoned
-	}
-	c.telemetry.abandoned(ctx, outcome, !req.RetryAt.IsZero(), row.MarkerCleared)
-	return AbandonResult{Outcome: outcome, Run: runWithPhase(row.DocketRun, row.Phase)}, nil
+		if limit == 0 {
+			limit = DefaultAbandonBackoffCap
+		}
+		switch {
+		case base < 0 || limit < 0 || base > limit:
+			return AbandonResult{}, false, invalidArgument("abandon backoff base %s and cap %s need 0 < base <= cap", base, limit)
+		case req.MaxAbandons < 0 || req.MaxAbandons > math.MaxInt32:
+			return AbandonResult{}, false, invalidArgument("max abandons %d is outside 0..%d", req.MaxAbandons, math.MaxInt32)
+		case req.ExpectedSeq < 0:
+			return AbandonResult{}, false, invalidArgument("expected checkpoint sequence %d is negative", req.ExpectedSeq)
+		}
+		if !req.RetryAt.IsZero() {
+			if err := requireStorableTime("abandon RetryAt", req.RetryAt); err != nil {
+				return AbandonResult{}, false, err
+			}
+		}
+		params := gen.AbandonClaimParams{
+			MaxAbandons:        int32(req.MaxAbandons),
+			BackoffBaseSeconds: base.Seconds(),
+			BackoffCapSeconds:  limit.Seconds(),
+			ScopeKey:           scopeKey,
+			RunID:              req.Holder.RunID,
+			ClaimToken:         req.Holder.Token,
+			ExpectedSeq:        req.ExpectedSeq,
+		}
+		if !req.RetryAt.IsZero() {
+			params.RetryAt = &req.RetryAt
+		}
+		row, err := c.queries.AbandonClaim(ctx, params)
+		if errors.Is(err, pgx.ErrNoRows) {
+			if err := explainFenceMiss(ctx, c.queries, scopeKey, req.Holder.RunID, nil); err != nil {
+				return AbandonResult{}, false, err
+			}
+			return AbandonResult{Outcome: AbandonStale}, true, nil
+		}
+		if err != nil {
+			return AbandonResult{}, false, fmt.Errorf("docket: abandon claim: %w", err)
+		}
+		c.announceIfDue(ctx, c.queries, row.DocketRun)
+		outcome := AbandonRescheduled
+		if row.DocketRun.PoisonedAt != nil {
+			outcome = AbandonPoisoned
+		}
+		c.telemetry.abandoned(ctx, outcome, !req.RetryAt.IsZero(), row.MarkerCleared)
+		return AbandonResult{Outcome: outcome, Run: runWithPhase(row.DocketRun, row.Phase)}, false, nil
+	})
 }

@@ -108,15 +108,16 @@ type CommitRequest struct {
 // RetainClaim and ReleaseImmediate keep the admission marker. An invalid
 // request returns ErrInvalidArgument; a mismatched token or sequence returns
 // ErrStaleFence; both change nothing. It returns the committed run.
-func (c *Client) Commit(ctx context.Context, req CommitRequest) (_ Run, err error) {
-	defer c.telemetry.storeCall(opCommit).end(ctx, &err)
-	row, err := c.commit(ctx, c.queries, req)
-	if err != nil {
-		return Run{}, err
-	}
-	c.telemetry.committed(ctx, req.Disposition, row.MarkerCleared)
-	c.announceIfDue(ctx, c.queries, row.DocketRun)
-	return runWithPhase(row.DocketRun, row.Phase), nil
+func (c *Client) Commit(ctx context.Context, req CommitRequest) (Run, error) {
+	return timed(ctx, c.telemetry, opCommit, func() (Run, error) {
+		row, err := c.commit(ctx, c.queries, req)
+		if err != nil {
+			return Run{}, err
+		}
+		c.telemetry.committed(ctx, req.Disposition, row.MarkerCleared)
+		c.announceIfDue(ctx, c.queries, row.DocketRun)
+		return runWithPhase(row.DocketRun, row.Phase), nil
+	})
 }
 
 // CommitTx is Commit inside the caller's transaction, so a holder's
@@ -125,18 +126,19 @@ func (c *Client) Commit(ctx context.Context, req CommitRequest) (_ Run, err erro
 // fence (token and ExpectedSeq) is unchanged. The admission-release counter
 // is not recorded, since the transaction's outcome is the caller's; the
 // store-call metric is.
-func (c *Client) CommitTx(ctx context.Context, tx pgx.Tx, req CommitRequest) (_ Run, err error) {
-	defer c.telemetry.storeCall(opCommit).end(ctx, &err)
-	q, err := c.withTx(tx)
-	if err != nil {
-		return Run{}, err
-	}
-	row, err := c.commit(ctx, q, req)
-	if err != nil {
-		return Run{}, err
-	}
-	c.announceIfDue(ctx, q, row.DocketRun)
-	return runWithPhase(row.DocketRun, row.Phase), nil
+func (c *Client) CommitTx(ctx context.Context, tx pgx.Tx, req CommitRequest) (Run, error) {
+	return timed(ctx, c.telemetry, opCommit, func() (Run, error) {
+		q, err := c.withTx(tx)
+		if err != nil {
+			return Run{}, err
+		}
+		row, err := c.commit(ctx, q, req)
+		if err != nil {
+			return Run{}, err
+		}
+		c.announceIfDue(ctx, q, row.DocketRun)
+		return runWithPhase(row.DocketRun, row.Phase), nil
+	})
 }
 
 // commit validates req and runs the fenced commit statement on q.

@@ -61,23 +61,24 @@ func (c *Client) holderKey(h Holder) (string, error) {
 // only moves forward: greatest(claimed_at, now). The claim and the admission
 // marker are kept. A holder that no longer has the claim gets ErrClaimLost
 // and changes nothing.
-func (c *Client) RefreshClaim(ctx context.Context, h Holder) (_ time.Time, err error) {
-	defer c.telemetry.storeCall(opRefreshClaim).end(ctx, &err)
-	scopeKey, err := c.holderKey(h)
-	if err != nil {
-		return time.Time{}, err
-	}
-	claimedAt, err := c.queries.RefreshClaim(ctx, gen.RefreshClaimParams{
-		ScopeKey: scopeKey, RunID: h.RunID, ClaimToken: h.Token,
+func (c *Client) RefreshClaim(ctx context.Context, h Holder) (time.Time, error) {
+	return timed(ctx, c.telemetry, opRefreshClaim, func() (time.Time, error) {
+		scopeKey, err := c.holderKey(h)
+		if err != nil {
+			return time.Time{}, err
+		}
+		claimedAt, err := c.queries.RefreshClaim(ctx, gen.RefreshClaimParams{
+			ScopeKey: scopeKey, RunID: h.RunID, ClaimToken: h.Token,
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return time.Time{}, explainFenceMiss(ctx, c.queries, scopeKey, h.RunID,
+				fmt.Errorf("%w: run %q", ErrClaimLost, h.RunID))
+		}
+		if err != nil {
+			return time.Time{}, fmt.Errorf("docket: refresh claim: %w", err)
+		}
+		return *claimedAt, nil
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, explainFenceMiss(ctx, c.queries, scopeKey, h.RunID,
-			fmt.Errorf("%w: run %q", ErrClaimLost, h.RunID))
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("docket: refresh claim: %w", err)
-	}
-	return *claimedAt, nil
 }
 
 // ReleaseClaim gives the claim back at once without a checkpoint: the claim
@@ -86,26 +87,25 @@ func (c *Client) RefreshClaim(ctx context.Context, h Holder) (_ time.Time, err e
 // reports whether this call released the claim; false means the token no
 // longer holds it (already released, stolen or finished) and nothing changed,
 // which makes the call idempotent. A missing run is ErrNotFound.
-func (c *Client) ReleaseClaim(ctx context.Context, h Holder) (_ bool, err error) {
-	call := c.telemetry.storeCall(opReleaseClaim)
-	defer call.end(ctx, &err)
-	scopeKey, err := c.holderKey(h)
-	if err != nil {
-		return false, err
-	}
-	released, err := c.queries.ReleaseClaim(ctx, gen.ReleaseClaimParams{
-		ScopeKey: scopeKey, RunID: h.RunID, ClaimToken: h.Token,
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		if err := explainFenceMiss(ctx, c.queries, scopeKey, h.RunID, nil); err != nil {
-			return false, err
+func (c *Client) ReleaseClaim(ctx context.Context, h Holder) (bool, error) {
+	return timedStale(ctx, c.telemetry, opReleaseClaim, func() (bool, bool, error) {
+		scopeKey, err := c.holderKey(h)
+		if err != nil {
+			return false, false, err
 		}
-		call.markStale()
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("docket: release claim: %w", err)
-	}
-	c.announceIfDue(ctx, c.queries, released)
-	return true, nil
+		released, err := c.queries.ReleaseClaim(ctx, gen.ReleaseClaimParams{
+			ScopeKey: scopeKey, RunID: h.RunID, ClaimToken: h.Token,
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			if err := explainFenceMiss(ctx, c.queries, scopeKey, h.RunID, nil); err != nil {
+				return false, false, err
+			}
+			return false, true, nil
+		}
+		if err != nil {
+			return false, false, fmt.Errorf("docket: release claim: %w", err)
+		}
+		c.announceIfDue(ctx, c.queries, released)
+		return true, false, nil
+	})
 }

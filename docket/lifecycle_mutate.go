@@ -50,55 +50,56 @@ func (c *store) MutateRun(ctx context.Context, scope Scope, runID string, decide
 }
 
 // mutateRun is MutateRun, timed as store operation op.
-func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID string, decide func(Run) (Mutation, error)) (_ MutateResult, err error) {
-	defer c.telemetry.storeCall(op).end(ctx, &err)
-	scopeKey, err := c.runKey(scope, runID)
-	if err != nil {
-		return MutateResult{}, err
-	}
-	if decide == nil {
-		return MutateResult{}, invalidArgument("nil decide function")
-	}
-	var result MutateResult
-	var markerCleared bool
-	err = c.inTx(ctx, func(q *gen.Queries) error {
-		row, err := lockRun(ctx, q, scopeKey, runID)
+func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID string, decide func(Run) (Mutation, error)) (MutateResult, error) {
+	return timed(ctx, c.telemetry, op, func() (MutateResult, error) {
+		scopeKey, err := c.runKey(scope, runID)
 		if err != nil {
-			return err
+			return MutateResult{}, err
 		}
-		current := runWithPhase(row.DocketRun, row.Phase)
-		m, err := decide(current)
-		if err != nil {
-			return fmt.Errorf("docket: mutate run decision: %w", err)
+		if decide == nil {
+			return MutateResult{}, invalidArgument("nil decide function")
 		}
-		if m.Status == "" {
-			result = MutateResult{Run: current}
-			return nil
-		}
-		params, err := mutationParams(current, row.DocketRun.ID, m)
-		if err != nil {
-			return err
-		}
-		written, err := q.ApplyRunMutation(ctx, params)
-		if err != nil {
-			return mapRunWriteError("mutate run", err)
-		}
-		if row.DocketRun.ClaimToken != nil {
-			// The holder's Worker ends its handler at once (at this commit).
-			if err := q.NotifyClaimRevoked(ctx, gen.NotifyClaimRevokedParams{ClaimToken: row.DocketRun.ClaimToken.String(), Status: written.DocketRun.Status}); err != nil {
-				return fmt.Errorf("docket: notify the claim's holder: %w", err)
+		var result MutateResult
+		var markerCleared bool
+		err = c.inTx(ctx, func(q *gen.Queries) error {
+			row, err := lockRun(ctx, q, scopeKey, runID)
+			if err != nil {
+				return err
 			}
+			current := runWithPhase(row.DocketRun, row.Phase)
+			m, err := decide(current)
+			if err != nil {
+				return fmt.Errorf("docket: mutate run decision: %w", err)
+			}
+			if m.Status == "" {
+				result = MutateResult{Run: current}
+				return nil
+			}
+			params, err := mutationParams(current, row.DocketRun.ID, m)
+			if err != nil {
+				return err
+			}
+			written, err := q.ApplyRunMutation(ctx, params)
+			if err != nil {
+				return mapRunWriteError("mutate run", err)
+			}
+			if row.DocketRun.ClaimToken != nil {
+				// The holder's Worker ends its handler at once (at this commit).
+				if err := q.NotifyClaimRevoked(ctx, gen.NotifyClaimRevokedParams{ClaimToken: row.DocketRun.ClaimToken.String(), Status: written.DocketRun.Status}); err != nil {
+					return fmt.Errorf("docket: notify the claim's holder: %w", err)
+				}
+			}
+			markerCleared = row.DocketRun.TenantAdmittedAt != nil
+			c.announceIfDue(ctx, q, written.DocketRun)
+			result = MutateResult{Run: runWithPhase(written.DocketRun, written.Phase), Changed: true}
+			return nil
+		})
+		if err != nil {
+			return MutateResult{}, err
 		}
-		markerCleared = row.DocketRun.TenantAdmittedAt != nil
-		c.announceIfDue(ctx, q, written.DocketRun)
-		result = MutateResult{Run: runWithPhase(written.DocketRun, written.Phase), Changed: true}
-		return nil
+		c.telemetry.signalled(ctx, markerCleared)
+		return result, nil
 	})
-	if err != nil {
-		return MutateResult{}, err
-	}
-	c.telemetry.signalled(ctx, markerCleared)
-	return result, nil
 }
 
 // lockRun locks the run of scopeKey and runID for a lifecycle decision
@@ -160,31 +161,32 @@ func (c *Client) Cancel(ctx context.Context, scope Scope, runID string) (MutateR
 // run is queued and is promoted again under its tenant's cap. A run that is
 // not poisoned returns a *TransitionError (ErrInvalidTransition) and changes
 // nothing.
-func (c *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (_ Run, err error) {
-	defer c.telemetry.storeCall(opRetryPoisonedRun).end(ctx, &err)
-	scopeKey, err := c.runKey(scope, runID)
-	if err != nil {
-		return Run{}, err
-	}
-	var revived Run
-	err = c.inTx(ctx, func(q *gen.Queries) error {
-		row, err := lockRun(ctx, q, scopeKey, runID)
+func (c *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string) (Run, error) {
+	return timed(ctx, c.telemetry, opRetryPoisonedRun, func() (Run, error) {
+		scopeKey, err := c.runKey(scope, runID)
 		if err != nil {
-			return err
+			return Run{}, err
 		}
-		if err := TransitionRetryPoisoned.Check(runWithPhase(row.DocketRun, row.Phase)); err != nil {
-			return err
-		}
-		written, err := q.RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
+		var revived Run
+		err = c.inTx(ctx, func(q *gen.Queries) error {
+			row, err := lockRun(ctx, q, scopeKey, runID)
+			if err != nil {
+				return err
+			}
+			if err := TransitionRetryPoisoned.Check(runWithPhase(row.DocketRun, row.Phase)); err != nil {
+				return err
+			}
+			written, err := q.RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
+			if err != nil {
+				return fmt.Errorf("docket: retry poisoned run: %w", err)
+			}
+			c.announceIfDue(ctx, q, written.DocketRun)
+			revived = runWithPhase(written.DocketRun, written.Phase)
+			return nil
+		})
 		if err != nil {
-			return fmt.Errorf("docket: retry poisoned run: %w", err)
+			return Run{}, err
 		}
-		c.announceIfDue(ctx, q, written.DocketRun)
-		revived = runWithPhase(written.DocketRun, written.Phase)
-		return nil
+		return revived, nil
 	})
-	if err != nil {
-		return Run{}, err
-	}
-	return revived, nil
 }

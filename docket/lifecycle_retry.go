@@ -35,39 +35,40 @@ type RetryRunOptions struct {
 // *TransitionError (ErrInvalidTransition); another scope's run returns
 // ErrNotFound; an invalid scope, run id or WakeAt returns ErrInvalidArgument
 // (or ErrTenantRequired). Nothing changes in any of these cases.
-func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts RetryRunOptions) (_ Run, err error) {
-	defer c.telemetry.storeCall(opRetryRun).end(ctx, &err)
-	scopeKey, err := c.runKey(scope, runID)
-	if err != nil {
-		return Run{}, err
-	}
-	params := gen.RetryFinishedRunParams{}
-	if !opts.WakeAt.IsZero() {
-		if err := requireStorableTime("retry WakeAt", opts.WakeAt); err != nil {
+func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts RetryRunOptions) (Run, error) {
+	return timed(ctx, c.telemetry, opRetryRun, func() (Run, error) {
+		scopeKey, err := c.runKey(scope, runID)
+		if err != nil {
 			return Run{}, err
 		}
-		params.WakeAt = &opts.WakeAt
-	}
-	var retried Run
-	err = c.inTx(ctx, func(q *gen.Queries) error {
-		row, err := lockRun(ctx, q, scopeKey, runID)
+		params := gen.RetryFinishedRunParams{}
+		if !opts.WakeAt.IsZero() {
+			if err := requireStorableTime("retry WakeAt", opts.WakeAt); err != nil {
+				return Run{}, err
+			}
+			params.WakeAt = &opts.WakeAt
+		}
+		var retried Run
+		err = c.inTx(ctx, func(q *gen.Queries) error {
+			row, err := lockRun(ctx, q, scopeKey, runID)
+			if err != nil {
+				return err
+			}
+			if err := TransitionRetry.check(runWithPhase(row.DocketRun, row.Phase), opts.Force); err != nil {
+				return err
+			}
+			params.ID = row.DocketRun.ID
+			written, err := q.RetryFinishedRun(ctx, params)
+			if err != nil {
+				return fmt.Errorf("docket: retry run: %w", err)
+			}
+			c.announceIfDue(ctx, q, written.DocketRun)
+			retried = runWithPhase(written.DocketRun, written.Phase)
+			return nil
+		})
 		if err != nil {
-			return err
+			return Run{}, err
 		}
-		if err := TransitionRetry.check(runWithPhase(row.DocketRun, row.Phase), opts.Force); err != nil {
-			return err
-		}
-		params.ID = row.DocketRun.ID
-		written, err := q.RetryFinishedRun(ctx, params)
-		if err != nil {
-			return fmt.Errorf("docket: retry run: %w", err)
-		}
-		c.announceIfDue(ctx, q, written.DocketRun)
-		retried = runWithPhase(written.DocketRun, written.Phase)
-		return nil
+		return retried, nil
 	})
-	if err != nil {
-		return Run{}, err
-	}
-	return retried, nil
 }

@@ -53,28 +53,30 @@ type DeleteFinishedRunsOptions struct {
 //
 // The application role of docs/grants.sql cannot delete runs: run retention
 // as a role that also holds DELETE on docket_runs.
-func (c *store) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRunsOptions) (total int64, err error) {
-	defer c.telemetry.storeCall(opDeleteFinishedRuns).end(ctx, &err)
-	params, err := c.retentionParams(opts)
-	if err != nil {
-		return 0, err
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return total, fmt.Errorf("docket: delete finished runs: %w", err)
-		}
-		deleted, err := c.queries.DeleteFinishedRuns(ctx, params)
+func (c *store) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRunsOptions) (int64, error) {
+	return timed(ctx, c.telemetry, opDeleteFinishedRuns, func() (int64, error) {
+		params, err := c.retentionParams(opts)
 		if err != nil {
-			return total, fmt.Errorf("docket: delete finished runs: %w", err)
+			return 0, err
 		}
-		total += deleted
-		if opts.OnBatch != nil {
-			opts.OnBatch(deleted, total)
+		var total int64
+		for {
+			if err := ctx.Err(); err != nil {
+				return total, fmt.Errorf("docket: delete finished runs: %w", err)
+			}
+			deleted, err := c.queries.DeleteFinishedRuns(ctx, params)
+			if err != nil {
+				return total, fmt.Errorf("docket: delete finished runs: %w", err)
+			}
+			total += deleted
+			if opts.OnBatch != nil {
+				opts.OnBatch(deleted, total)
+			}
+			if deleted < int64(params.BatchSize) {
+				return total, nil
+			}
 		}
-		if deleted < int64(params.BatchSize) {
-			return total, nil
-		}
-	}
+	})
 }
 
 // finishedStatuses are the statuses retention deletes, in the order a

@@ -36,25 +36,26 @@ func (c *Client) InsertRunTx(ctx context.Context, tx pgx.Tx, run NewRun) (Run, e
 	return c.insertRun(ctx, q, run)
 }
 
-func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (_ Run, err error) {
-	defer c.telemetry.storeCall(opInsertRun).end(ctx, &err)
-	ctx, sp := c.startSpan(ctx, spanInsert, trace.SpanKindProducer, trace.WithAttributes(spanAttrRunsCount.Int(1)))
-	defer func() { sp.end(err) }()
-	params, err := c.newRunParams(run)
-	if err != nil {
-		return Run{}, err
-	}
-	sp.set(runAttrs(params.RunID, run.Scope, params.GraphID)...)
-	params.TraceContext = injectTraceContext(ctx)
-	row, err := q.InsertRun(ctx, params)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Run{}, fmt.Errorf("%w: run %q", ErrDuplicateRun, params.RunID)
-	}
-	if err != nil {
-		return Run{}, mapRunWriteError("insert run", err)
-	}
-	c.announceDue(ctx, q, run.WakeAt)
-	return runWithPhase(row.DocketRun, row.Phase), nil
+func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (Run, error) {
+	return timed(ctx, c.telemetry, opInsertRun, func() (_ Run, err error) {
+		ctx, sp := c.startSpan(ctx, spanInsert, trace.SpanKindProducer, trace.WithAttributes(spanAttrRunsCount.Int(1)))
+		defer func() { sp.end(err) }()
+		params, err := c.newRunParams(run)
+		if err != nil {
+			return Run{}, err
+		}
+		sp.set(runAttrs(params.RunID, run.Scope, params.GraphID)...)
+		params.TraceContext = injectTraceContext(ctx)
+		row, err := q.InsertRun(ctx, params)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Run{}, fmt.Errorf("%w: run %q", ErrDuplicateRun, params.RunID)
+		}
+		if err != nil {
+			return Run{}, mapRunWriteError("insert run", err)
+		}
+		c.announceDue(ctx, q, run.WakeAt)
+		return runWithPhase(row.DocketRun, row.Phase), nil
+	})
 }
 
 // InsertRuns inserts many running runs with one statement in its own
@@ -79,49 +80,50 @@ func (c *Client) InsertRunsTx(ctx context.Context, tx pgx.Tx, runs []NewRun) ([]
 	return c.insertRuns(ctx, q, runs)
 }
 
-func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) (_ []string, err error) {
-	defer c.telemetry.storeCall(opInsertRuns).end(ctx, &err)
-	ctx, sp := c.startSpan(ctx, spanInsert, trace.SpanKindProducer, trace.WithAttributes(spanAttrRunsCount.Int(len(runs))))
-	defer func() { sp.end(err) }()
-	if len(runs) == 0 {
-		return nil, nil
-	}
-	batch := gen.InsertRunsParams{
-		TraceContext: injectTraceContext(ctx),
-		RunIds:       make([]string, len(runs)),
-		ScopeKeys:    make([]string, len(runs)),
-		GraphIds:     make([]string, len(runs)),
-		GraphHashes:  make([]string, len(runs)),
-		States:       make([]string, len(runs)),
-		WakeAts:      make([]time.Time, len(runs)),
-	}
-	first := make(map[string]int, len(runs))
-	for i, run := range runs {
-		p, err := c.newRunParams(run)
-		if err != nil {
-			return nil, fmt.Errorf("run at index %d of the batch: %w", i, err)
+func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) ([]string, error) {
+	return timed(ctx, c.telemetry, opInsertRuns, func() (_ []string, err error) {
+		ctx, sp := c.startSpan(ctx, spanInsert, trace.SpanKindProducer, trace.WithAttributes(spanAttrRunsCount.Int(len(runs))))
+		defer func() { sp.end(err) }()
+		if len(runs) == 0 {
+			return nil, nil
 		}
-		if j, seen := first[p.RunID]; seen {
-			return nil, fmt.Errorf("%w: run %q at index %d repeats index %d of the batch", ErrDuplicateRun, p.RunID, i, j)
+		batch := gen.InsertRunsParams{
+			TraceContext: injectTraceContext(ctx),
+			RunIds:       make([]string, len(runs)),
+			ScopeKeys:    make([]string, len(runs)),
+			GraphIds:     make([]string, len(runs)),
+			GraphHashes:  make([]string, len(runs)),
+			States:       make([]string, len(runs)),
+			WakeAts:      make([]time.Time, len(runs)),
 		}
-		first[p.RunID] = i
-		batch.RunIds[i] = p.RunID
-		batch.ScopeKeys[i] = deref(p.TenantID)
-		batch.GraphIds[i] = p.GraphID
-		batch.GraphHashes[i] = p.GraphHash
-		batch.States[i] = string(p.State)
-		if p.WakeAt != nil {
-			batch.WakeAts[i] = *p.WakeAt
+		first := make(map[string]int, len(runs))
+		for i, run := range runs {
+			p, err := c.newRunParams(run)
+			if err != nil {
+				return nil, fmt.Errorf("run at index %d of the batch: %w", i, err)
+			}
+			if j, seen := first[p.RunID]; seen {
+				return nil, fmt.Errorf("%w: run %q at index %d repeats index %d of the batch", ErrDuplicateRun, p.RunID, i, j)
+			}
+			first[p.RunID] = i
+			batch.RunIds[i] = p.RunID
+			batch.ScopeKeys[i] = deref(p.TenantID)
+			batch.GraphIds[i] = p.GraphID
+			batch.GraphHashes[i] = p.GraphHash
+			batch.States[i] = string(p.State)
+			if p.WakeAt != nil {
+				batch.WakeAts[i] = *p.WakeAt
+			}
 		}
-	}
-	if len(runs) == 1 {
-		sp.set(runAttrs(batch.RunIds[0], runs[0].Scope, batch.GraphIds[0])...)
-	}
-	if _, err := q.InsertRuns(ctx, batch); err != nil {
-		return nil, batchWriteError(err, batch.RunIds)
-	}
-	c.announceDue(ctx, q, batch.WakeAts...)
-	return batch.RunIds, nil
+		if len(runs) == 1 {
+			sp.set(runAttrs(batch.RunIds[0], runs[0].Scope, batch.GraphIds[0])...)
+		}
+		if _, err := q.InsertRuns(ctx, batch); err != nil {
+			return nil, batchWriteError(err, batch.RunIds)
+		}
+		c.announceDue(ctx, q, batch.WakeAts...)
+		return batch.RunIds, nil
+	})
 }
 
 // newRunParams validates run under the client's tenant mode and returns the

@@ -28,31 +28,32 @@ type ListDomainRunsRequest struct {
 // (StartedAt, RunID), continuing strictly after req.After. Unlike ListRuns it
 // is not served by an index in that order, so it suits operators, not hot
 // paths.
-func (c *store) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) (_ RunPage, err error) {
-	defer c.telemetry.storeCall(opListDomainRuns).end(ctx, &err)
-	f, err := checkListFilter(req.GraphID, req.Status, req.Phase, req.After, req.Limit)
-	if err != nil {
-		return RunPage{}, err
-	}
-	// One row beyond the page tells whether another page exists.
-	pageLimit := int32(f.limit + 1)
-	var rows []phasedRow
-	if req.After == nil {
-		var got []gen.ListDomainRunsRow
-		got, err = c.queries.ListDomainRuns(ctx, gen.ListDomainRunsParams{
-			GraphID: f.graphID, Status: f.status, Phase: f.phase, PageLimit: pageLimit,
-		})
-		rows = phased(got)
-	} else {
-		var got []gen.ListDomainRunsAfterRow
-		got, err = c.queries.ListDomainRunsAfter(ctx, gen.ListDomainRunsAfterParams{
-			AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
-			GraphID: f.graphID, Status: f.status, Phase: f.phase, PageLimit: pageLimit,
-		})
-		rows = phased(got)
-	}
-	if err != nil {
-		return RunPage{}, fmt.Errorf("docket: list domain runs: %w", err)
-	}
-	return pageOf(rows, f.limit), nil
+func (c *store) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) (RunPage, error) {
+	return timed(ctx, c.telemetry, opListDomainRuns, func() (RunPage, error) {
+		f, err := checkListFilter(req.GraphID, req.Status, req.Phase, req.After, req.Limit)
+		if err != nil {
+			return RunPage{}, err
+		}
+		// One row beyond the page tells whether another page exists.
+		pageLimit := int32(f.limit + 1)
+		var rows []phasedRow
+		if req.After == nil {
+			var got []gen.ListDomainRunsRow
+			got, err = c.queries.ListDomainRuns(ctx, gen.ListDomainRunsParams{
+				GraphID: f.graphID, Status: f.status, Phase: f.phase, PageLimit: pageLimit,
+			})
+			rows = phased(got)
+		} else {
+			var got []gen.ListDomainRunsAfterRow
+			got, err = c.queries.ListDomainRunsAfter(ctx, gen.ListDomainRunsAfterParams{
+				AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
+				GraphID: f.graphID, Status: f.status, Phase: f.phase, PageLimit: pageLimit,
+			})
+			rows = phased(got)
+		}
+		if err != nil {
+			return RunPage{}, fmt.Errorf("docket: list domain runs: %w", err)
+		}
+		return pageOf(rows, f.limit), nil
+	})
 }

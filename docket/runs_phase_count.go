@@ -38,51 +38,52 @@ type RunPhaseCounts struct {
 // statement, at the database clock. A count of one scope reads that scope's
 // runs only; a count of every scope reads every run of the domain, which
 // suits operators, not hot paths.
-func (c *store) CountRunPhases(ctx context.Context, req CountRunPhasesRequest) (_ RunPhaseCounts, err error) {
-	defer c.telemetry.storeCall(opCountRunPhases).end(ctx, &err)
-	f, err := checkListFilter(req.GraphID, req.Status, "", nil, 0)
-	if err != nil {
-		return RunPhaseCounts{}, err
-	}
-	for name, t := range map[string]time.Time{"StartedFrom": req.StartedFrom, "StartedBefore": req.StartedBefore} {
-		if !t.IsZero() {
-			if err := requireStorableTime(name, t); err != nil {
-				return RunPhaseCounts{}, err
-			}
-		}
-	}
-	from, before := optionalTime(req.StartedFrom), optionalTime(req.StartedBefore)
-	var rows []gen.ConsoleRunPhaseCountsRow
-	if req.Scope != nil {
-		scopeKey, err := c.runScopeKey(*req.Scope)
+func (c *store) CountRunPhases(ctx context.Context, req CountRunPhasesRequest) (RunPhaseCounts, error) {
+	return timed(ctx, c.telemetry, opCountRunPhases, func() (RunPhaseCounts, error) {
+		f, err := checkListFilter(req.GraphID, req.Status, "", nil, 0)
 		if err != nil {
 			return RunPhaseCounts{}, err
 		}
-		var got []gen.ConsoleScopeRunPhaseCountsRow
-		got, err = c.queries.ConsoleScopeRunPhaseCounts(ctx, gen.ConsoleScopeRunPhaseCountsParams{
-			ScopeKey: scopeKey, GraphID: f.graphID, Status: f.status, StartedFrom: from, StartedBefore: before,
-		})
-		if err != nil {
-			return RunPhaseCounts{}, fmt.Errorf("docket: count run phases: %w", err)
+		for name, t := range map[string]time.Time{"StartedFrom": req.StartedFrom, "StartedBefore": req.StartedBefore} {
+			if !t.IsZero() {
+				if err := requireStorableTime(name, t); err != nil {
+					return RunPhaseCounts{}, err
+				}
+			}
 		}
-		for _, g := range got {
-			rows = append(rows, gen.ConsoleRunPhaseCountsRow(g))
+		from, before := optionalTime(req.StartedFrom), optionalTime(req.StartedBefore)
+		var rows []gen.ConsoleRunPhaseCountsRow
+		if req.Scope != nil {
+			scopeKey, err := c.runScopeKey(*req.Scope)
+			if err != nil {
+				return RunPhaseCounts{}, err
+			}
+			var got []gen.ConsoleScopeRunPhaseCountsRow
+			got, err = c.queries.ConsoleScopeRunPhaseCounts(ctx, gen.ConsoleScopeRunPhaseCountsParams{
+				ScopeKey: scopeKey, GraphID: f.graphID, Status: f.status, StartedFrom: from, StartedBefore: before,
+			})
+			if err != nil {
+				return RunPhaseCounts{}, fmt.Errorf("docket: count run phases: %w", err)
+			}
+			for _, g := range got {
+				rows = append(rows, gen.ConsoleRunPhaseCountsRow(g))
+			}
+		} else {
+			rows, err = c.queries.ConsoleRunPhaseCounts(ctx, gen.ConsoleRunPhaseCountsParams{
+				GraphID: f.graphID, Status: f.status, StartedFrom: from, StartedBefore: before,
+			})
+			if err != nil {
+				return RunPhaseCounts{}, fmt.Errorf("docket: count run phases: %w", err)
+			}
 		}
-	} else {
-		rows, err = c.queries.ConsoleRunPhaseCounts(ctx, gen.ConsoleRunPhaseCountsParams{
-			GraphID: f.graphID, Status: f.status, StartedFrom: from, StartedBefore: before,
-		})
-		if err != nil {
-			return RunPhaseCounts{}, fmt.Errorf("docket: count run phases: %w", err)
+		out := RunPhaseCounts{Phases: map[RunPhase]int64{}, Statuses: map[RunStatus]int64{}}
+		for _, r := range rows {
+			out.Phases[RunPhase(r.Phase)] += r.Runs
+			out.Statuses[RunStatus(r.Status)] += r.Runs
+			out.Total += r.Runs
 		}
-	}
-	out := RunPhaseCounts{Phases: map[RunPhase]int64{}, Statuses: map[RunStatus]int64{}}
-	for _, r := range rows {
-		out.Phases[RunPhase(r.Phase)] += r.Runs
-		out.Statuses[RunStatus(r.Status)] += r.Runs
-		out.Total += r.Runs
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // optionalTime is t, or nil for the zero time.

@@ -18,30 +18,31 @@ import (
 // name its scope already uses is ErrDuplicateSchedule; neither writes
 // anything. On success it wakes the domain's listening Workers, so one
 // takes the new schedule into account at once.
-func (c *store) AddSchedule(ctx context.Context, s NewSchedule) (_ PeriodicSchedule, err error) {
-	defer c.telemetry.storeCall(opAddSchedule).end(ctx, &err)
-	v, err := c.validateSchedule(s, time.Now())
-	if err != nil {
-		return PeriodicSchedule{}, err
-	}
-	row, err := c.queries.InsertSchedule(ctx, gen.InsertScheduleParams{
-		TenantID:        s.Scope.tenantColumn(),
-		Name:            s.Name,
-		GraphID:         s.GraphID,
-		GraphHash:       s.GraphHash,
-		State:           string(s.State),
-		CronExpr:        v.cron,
-		IntervalSeconds: v.seconds,
-		TimeZone:        v.zone,
-		MissedTicks:     string(v.missed),
-		NextTickAt:      v.firstTick,
+func (c *store) AddSchedule(ctx context.Context, s NewSchedule) (PeriodicSchedule, error) {
+	return timed(ctx, c.telemetry, opAddSchedule, func() (PeriodicSchedule, error) {
+		v, err := c.validateSchedule(s, time.Now())
+		if err != nil {
+			return PeriodicSchedule{}, err
+		}
+		row, err := c.queries.InsertSchedule(ctx, gen.InsertScheduleParams{
+			TenantID:        s.Scope.tenantColumn(),
+			Name:            s.Name,
+			GraphID:         s.GraphID,
+			GraphHash:       s.GraphHash,
+			State:           string(s.State),
+			CronExpr:        v.cron,
+			IntervalSeconds: v.seconds,
+			TimeZone:        v.zone,
+			MissedTicks:     string(v.missed),
+			NextTickAt:      v.firstTick,
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return PeriodicSchedule{}, fmt.Errorf("%w: %q in %s", ErrDuplicateSchedule, s.Name, s.Scope)
+		}
+		if err != nil {
+			return PeriodicSchedule{}, fmt.Errorf("docket: add schedule: %w", err)
+		}
+		c.announceDue(ctx, c.queries, time.Time{})
+		return scheduleFromRow(row), nil
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return PeriodicSchedule{}, fmt.Errorf("%w: %q in %s", ErrDuplicateSchedule, s.Name, s.Scope)
-	}
-	if err != nil {
-		return PeriodicSchedule{}, fmt.Errorf("docket: add schedule: %w", err)
-	}
-	c.announceDue(ctx, c.queries, time.Time{})
-	return scheduleFromRow(row), nil
 }

@@ -13,65 +13,67 @@ import (
 // ListSchedules returns one page of schedules in (scope, name) order, of one
 // scope or of all, with a keyset cursor: each page is one statement on the
 // (scope, name) index, and a page with more after it carries Next.
-func (c *store) ListSchedules(ctx context.Context, req ListSchedulesRequest) (_ SchedulePage, err error) {
-	defer c.telemetry.storeCall(opListSchedules).end(ctx, &err)
-	limit := req.Limit
-	switch {
-	case limit == 0:
-		limit = DefaultListLimit
-	case limit < 0 || limit > MaxListLimit:
-		return SchedulePage{}, invalidArgument("list limit %d is outside 1..%d", req.Limit, MaxListLimit)
-	}
-	params := gen.ListSchedulesParams{PageLimit: int32(limit + 1)}
-	if req.Scope != nil {
-		key, err := c.runScopeKey(*req.Scope)
+func (c *store) ListSchedules(ctx context.Context, req ListSchedulesRequest) (SchedulePage, error) {
+	return timed(ctx, c.telemetry, opListSchedules, func() (SchedulePage, error) {
+		limit := req.Limit
+		switch {
+		case limit == 0:
+			limit = DefaultListLimit
+		case limit < 0 || limit > MaxListLimit:
+			return SchedulePage{}, invalidArgument("list limit %d is outside 1..%d", req.Limit, MaxListLimit)
+		}
+		params := gen.ListSchedulesParams{PageLimit: int32(limit + 1)}
+		if req.Scope != nil {
+			key, err := c.runScopeKey(*req.Scope)
+			if err != nil {
+				return SchedulePage{}, err
+			}
+			params.ScopeKey = &key
+		}
+		if req.After != nil {
+			key, err := c.runScopeKey(req.After.Scope)
+			if err != nil {
+				return SchedulePage{}, err
+			}
+			if err := requireStorable("cursor name", req.After.Name); err != nil {
+				return SchedulePage{}, err
+			}
+			params.AfterScopeKey, params.AfterName = key, req.After.Name
+		}
+		rows, err := c.queries.ListSchedules(ctx, params)
 		if err != nil {
-			return SchedulePage{}, err
+			return SchedulePage{}, fmt.Errorf("docket: list schedules: %w", err)
 		}
-		params.ScopeKey = &key
-	}
-	if req.After != nil {
-		key, err := c.runScopeKey(req.After.Scope)
-		if err != nil {
-			return SchedulePage{}, err
+		var page SchedulePage
+		if len(rows) > limit {
+			rows = rows[:limit]
+			last := rows[limit-1]
+			page.Next = &ScheduleCursor{Scope: scopeOf(last.TenantID), Name: last.Name}
 		}
-		if err := requireStorable("cursor name", req.After.Name); err != nil {
-			return SchedulePage{}, err
+		page.Schedules = make([]PeriodicSchedule, len(rows))
+		for i, row := range rows {
+			page.Schedules[i] = scheduleFromRow(row)
 		}
-		params.AfterScopeKey, params.AfterName = key, req.After.Name
-	}
-	rows, err := c.queries.ListSchedules(ctx, params)
-	if err != nil {
-		return SchedulePage{}, fmt.Errorf("docket: list schedules: %w", err)
-	}
-	var page SchedulePage
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[limit-1]
-		page.Next = &ScheduleCursor{Scope: scopeOf(last.TenantID), Name: last.Name}
-	}
-	page.Schedules = make([]PeriodicSchedule, len(rows))
-	for i, row := range rows {
-		page.Schedules[i] = scheduleFromRow(row)
-	}
-	return page, nil
+		return page, nil
+	})
 }
 
 // FetchSchedule returns the schedule name of scope, or ErrNotFound.
-func (c *store) FetchSchedule(ctx context.Context, scope Scope, name string) (_ PeriodicSchedule, err error) {
-	defer c.telemetry.storeCall(opFetchSchedule).end(ctx, &err)
-	key, err := c.scheduleAddress(scope, name)
-	if err != nil {
-		return PeriodicSchedule{}, err
-	}
-	row, err := c.queries.GetSchedule(ctx, gen.GetScheduleParams{ScopeKey: key, Name: name})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return PeriodicSchedule{}, fmt.Errorf("%w: schedule %q in %s", ErrNotFound, name, scope)
-	}
-	if err != nil {
-		return PeriodicSchedule{}, fmt.Errorf("docket: fetch schedule: %w", err)
-	}
-	return scheduleFromRow(row), nil
+func (c *store) FetchSchedule(ctx context.Context, scope Scope, name string) (PeriodicSchedule, error) {
+	return timed(ctx, c.telemetry, opFetchSchedule, func() (PeriodicSchedule, error) {
+		key, err := c.scheduleAddress(scope, name)
+		if err != nil {
+			return PeriodicSchedule{}, err
+		}
+		row, err := c.queries.GetSchedule(ctx, gen.GetScheduleParams{ScopeKey: key, Name: name})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return PeriodicSchedule{}, fmt.Errorf("%w: schedule %q in %s", ErrNotFound, name, scope)
+		}
+		if err != nil {
+			return PeriodicSchedule{}, fmt.Errorf("docket: fetch schedule: %w", err)
+		}
+		return scheduleFromRow(row), nil
+	})
 }
 
 // scheduleAddress validates the address of an existing schedule and returns

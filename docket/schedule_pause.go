@@ -17,13 +17,14 @@ import (
 // and returns it as it is. A missing schedule is ErrNotFound; a version
 // mismatch (ExpectedVersion) is a *StaleVersionError (ErrStale) and writes
 // nothing.
-func (c *store) PauseSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (_ PeriodicSchedule, err error) {
-	defer c.telemetry.storeCall(opPauseSchedule).end(ctx, &err)
-	return c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
-		if row.Paused {
-			return row, nil
-		}
-		return q.SetSchedulePaused(ctx, gen.SetSchedulePausedParams{ID: row.ID, Paused: true, NextTickAt: row.NextTickAt})
+func (c *store) PauseSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (PeriodicSchedule, error) {
+	return timed(ctx, c.telemetry, opPauseSchedule, func() (PeriodicSchedule, error) {
+		return c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
+			if row.Paused {
+				return row, nil
+			}
+			return q.SetSchedulePaused(ctx, gen.SetSchedulePausedParams{ID: row.ID, Paused: true, NextTickAt: row.NextTickAt})
+		})
 	})
 }
 
@@ -34,25 +35,26 @@ func (c *store) PauseSchedule(ctx context.Context, scope Scope, name string, opt
 // it as it is. Errors are those of PauseSchedule; a stored cadence this
 // binary cannot read is a *ScheduleError. The resume wakes listening
 // Workers.
-func (c *store) ResumeSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (_ PeriodicSchedule, err error) {
-	defer c.telemetry.storeCall(opResumeSchedule).end(ctx, &err)
-	resumed := false
-	s, err := c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
-		if !row.Paused {
-			return row, nil
+func (c *store) ResumeSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (PeriodicSchedule, error) {
+	return timed(ctx, c.telemetry, opResumeSchedule, func() (PeriodicSchedule, error) {
+		resumed := false
+		s, err := c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
+			if !row.Paused {
+				return row, nil
+			}
+			cad, err := cadenceOfRow(row)
+			if err != nil {
+				return row, err
+			}
+			resumed = true
+			next := cad.after(row.NextTickAt, time.Now())
+			return q.SetSchedulePaused(ctx, gen.SetSchedulePausedParams{ID: row.ID, Paused: false, NextTickAt: next})
+		})
+		if err == nil && resumed {
+			c.announceDue(ctx, c.queries, time.Time{})
 		}
-		cad, err := cadenceOfRow(row)
-		if err != nil {
-			return row, err
-		}
-		resumed = true
-		next := cad.after(row.NextTickAt, time.Now())
-		return q.SetSchedulePaused(ctx, gen.SetSchedulePausedParams{ID: row.ID, Paused: false, NextTickAt: next})
+		return s, err
 	})
-	if err == nil && resumed {
-		c.announceDue(ctx, c.queries, time.Time{})
-	}
-	return s, err
 }
 
 // editSchedule locks the schedule, checks the expected version and applies

@@ -11,13 +11,14 @@ import (
 // inserted stay. A missing schedule is ErrNotFound; a version mismatch
 // (ExpectedVersion) is a *StaleVersionError (ErrStale) and deletes nothing.
 // A tick being taken when it is called is committed first.
-func (c *store) RemoveSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (err error) {
-	defer c.telemetry.storeCall(opRemoveSchedule).end(ctx, &err)
-	_, err = c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
-		if _, err := q.DeleteSchedule(ctx, row.ID); err != nil {
-			return row, fmt.Errorf("delete: %w", err)
-		}
-		return row, nil
+func (c *store) RemoveSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) error {
+	return timedErr(ctx, c.telemetry, opRemoveSchedule, func() error {
+		_, err := c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
+			if _, err := q.DeleteSchedule(ctx, row.ID); err != nil {
+				return row, fmt.Errorf("delete: %w", err)
+			}
+			return row, nil
+		})
+		return err
 	})
-	return err
 }

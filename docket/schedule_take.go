@@ -67,57 +67,65 @@ func (c *Client) TakeDueTicksTx(ctx context.Context, tx pgx.Tx, now time.Time, l
 	return ticks, err
 }
 
+// tickBatch is one takeDueTicks result, carried through timed.
+type tickBatch struct {
+	ticks []ScheduleTick
+	full  bool
+}
+
 // takeDueTicks is TakeDueTicksTx on q; full reports a batch that advanced
 // limit schedules, so more may be due. Rows it cannot read are not
 // advanced and do not count, so a caller that repeats full batches never
 // spins on them.
-func (c *Client) takeDueTicks(ctx context.Context, q *gen.Queries, now time.Time, limit int) (_ []ScheduleTick, full bool, err error) {
-	defer c.telemetry.storeCall(opTakeScheduleTicks).end(ctx, &err)
-	rows, err := q.LockDueSchedules(ctx, gen.LockDueSchedulesParams{Now: now, BatchLimit: int32(limit)})
-	if err != nil {
-		return nil, false, fmt.Errorf("docket: locking due schedules: %w", err)
-	}
-	var (
-		ticks   []ScheduleTick
-		runs    []NewRun
-		advance gen.AdvanceSchedulesParams
-	)
-	for _, row := range rows {
-		scope := scopeOf(row.TenantID)
-		cad, err := cadenceOfRow(row)
+func (c *Client) takeDueTicks(ctx context.Context, q *gen.Queries, now time.Time, limit int) ([]ScheduleTick, bool, error) {
+	batch, err := timed(ctx, c.telemetry, opTakeScheduleTicks, func() (tickBatch, error) {
+		rows, err := q.LockDueSchedules(ctx, gen.LockDueSchedulesParams{Now: now, BatchLimit: int32(limit)})
 		if err != nil {
-			ticks = append(ticks, ScheduleTick{Scope: scope, Schedule: row.Name, At: row.NextTickAt, Err: err})
-			continue
+			return tickBatch{}, fmt.Errorf("docket: locking due schedules: %w", err)
 		}
-		due, following := cad.dueTicks(row.NextTickAt, now, MissedTicks(row.MissedTicks))
-		for _, at := range due {
-			run := NewRun{
-				RunID: ScheduleRunID(scope, row.Name, at), Scope: scope,
-				GraphID: row.GraphID, GraphHash: row.GraphHash, State: row.State,
+		var (
+			ticks   []ScheduleTick
+			runs    []NewRun
+			advance gen.AdvanceSchedulesParams
+		)
+		for _, row := range rows {
+			scope := scopeOf(row.TenantID)
+			cad, err := cadenceOfRow(row)
+			if err != nil {
+				ticks = append(ticks, ScheduleTick{Scope: scope, Schedule: row.Name, At: row.NextTickAt, Err: err})
+				continue
 			}
-			tick := ScheduleTick{Scope: scope, Schedule: row.Name, At: at, RunID: run.RunID}
-			if _, tick.Err = c.newRunParams(run); tick.Err == nil {
-				runs = append(runs, run)
+			due, following := cad.dueTicks(row.NextTickAt, now, MissedTicks(row.MissedTicks))
+			for _, at := range due {
+				run := NewRun{
+					RunID: ScheduleRunID(scope, row.Name, at), Scope: scope,
+					GraphID: row.GraphID, GraphHash: row.GraphHash, State: row.State,
+				}
+				tick := ScheduleTick{Scope: scope, Schedule: row.Name, At: at, RunID: run.RunID}
+				if _, tick.Err = c.newRunParams(run); tick.Err == nil {
+					runs = append(runs, run)
+				}
+				ticks = append(ticks, tick)
 			}
-			ticks = append(ticks, tick)
+			advance.Ids = append(advance.Ids, row.ID)
+			advance.NextTickAts = append(advance.NextTickAts, following)
+			advance.LastTickAts = append(advance.LastTickAts, due[len(due)-1])
 		}
-		advance.Ids = append(advance.Ids, row.ID)
-		advance.NextTickAts = append(advance.NextTickAts, following)
-		advance.LastTickAts = append(advance.LastTickAts, due[len(due)-1])
-	}
-	runs, err = c.dropExistingRuns(ctx, q, runs, ticks)
-	if err != nil {
-		return nil, false, err
-	}
-	if _, err := c.insertRuns(ctx, q, runs); err != nil {
-		return nil, false, fmt.Errorf("docket: inserting tick runs: %w", err)
-	}
-	if len(advance.Ids) > 0 {
-		if err := q.AdvanceSchedules(ctx, advance); err != nil {
-			return nil, false, fmt.Errorf("docket: advancing schedules: %w", err)
+		runs, err = c.dropExistingRuns(ctx, q, runs, ticks)
+		if err != nil {
+			return tickBatch{}, err
 		}
-	}
-	return ticks, len(advance.Ids) == limit, nil
+		if _, err := c.insertRuns(ctx, q, runs); err != nil {
+			return tickBatch{}, fmt.Errorf("docket: inserting tick runs: %w", err)
+		}
+		if len(advance.Ids) > 0 {
+			if err := q.AdvanceSchedules(ctx, advance); err != nil {
+				return tickBatch{}, fmt.Errorf("docket: advancing schedules: %w", err)
+			}
+		}
+		return tickBatch{ticks, len(advance.Ids) == limit}, nil
+	})
+	return batch.ticks, batch.full, err
 }
 
 // dropExistingRuns removes the runs whose id exists already and marks their

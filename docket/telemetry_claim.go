@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -22,7 +23,7 @@ const (
 var outcomeClasses = [...]policy.WorkClass{policy.ClassAdmittedReady, policy.ClassQueuedReady, policy.ClassExpired}
 
 // outcomeCounts is the identity-free tally of a claim call's outcomes that
-// policy.Observation does not carry: outcomes per class and kind, and the
+// claimpolicy.Observation does not carry: outcomes per class and kind, and the
 // poisons that cleared an admission marker.
 type outcomeCounts struct {
 	leases, poisons [len(outcomeClasses)]int
@@ -33,7 +34,7 @@ type outcomeCounts struct {
 // both engines (the class is read under the row lock), and TenantFair's
 // expired page holds only marked claims; a Legacy expired poison may or may
 // not have held one, so it is not counted as a release.
-func countOutcomes(res policy.Result, tenantFair bool) outcomeCounts {
+func countOutcomes(res claimpolicy.Result, tenantFair bool) outcomeCounts {
 	var n outcomeCounts
 	for _, o := range res.Outcomes {
 		for i, class := range outcomeClasses {
@@ -55,7 +56,7 @@ func countOutcomes(res policy.Result, tenantFair bool) outcomeCounts {
 
 // claim records one claim call that reached the claim statement: obs is its
 // observation, n the tally of its outcomes and elapsed its duration.
-func (t *telemetry) claim(ctx context.Context, elapsed time.Duration, obs policy.Observation, n outcomeCounts) {
+func (t *telemetry) claim(ctx context.Context, elapsed time.Duration, obs claimpolicy.Observation, n outcomeCounts) {
 	seconds := elapsed.Seconds()
 	engine := attrPolicy.String(obs.Policy)
 	result := attrResult.String(obs.Result)

@@ -57,30 +57,45 @@ const (
 	storeError    = "error"
 )
 
-// storeCall times one store operation. Start it first thing and defer its
-// end with the operation's named error result:
+// timed runs f as store operation op and records its duration with the
+// result f's error classifies. A store method's body is f:
 //
-//	defer c.telemetry.storeCall(opCommit).end(ctx, &err)
-type storeCall struct {
-	t     *telemetry
-	op    string
-	start time.Time
-	stale bool
+//	func (c *store) FetchRun(ctx context.Context, scope Scope, runID string) (Run, error) {
+//		return timed(ctx, c.telemetry, opFetchRun, func() (Run, error) {
+//			...
+//		})
+//	}
+func timed[T any](ctx context.Context, t *telemetry, op string, f func() (T, error)) (T, error) {
+	return timedStale(ctx, t, op, func() (T, bool, error) {
+		v, err := f()
+		return v, false, err
+	})
 }
 
-// storeCall starts timing operation op.
-func (t *telemetry) storeCall(op string) *storeCall {
-	return &storeCall{t: t, op: op, start: time.Now()}
+// timedStale is timed for an operation that can come back stale without an
+// error: f reports stale when the holder's fence no longer matched, so
+// nothing changed.
+func timedStale[T any](ctx context.Context, t *telemetry, op string, f func() (T, bool, error)) (_ T, err error) {
+	start := time.Now()
+	var stale bool
+	defer func() { t.recordStore(ctx, op, start, err, stale) }()
+	var v T
+	v, stale, err = f()
+	return v, err
 }
 
-// markStale classifies a call that returns no error as stale: the holder's
-// fence no longer matched, so nothing changed.
-func (s *storeCall) markStale() { s.stale = true }
+// timedErr is timed for an operation that returns only an error.
+func timedErr(ctx context.Context, t *telemetry, op string, f func() error) error {
+	_, err := timed(ctx, t, op, func() (struct{}, error) { return struct{}{}, f() })
+	return err
+}
 
-// end records the call's duration with the result *err classifies.
-func (s *storeCall) end(ctx context.Context, err *error) {
-	s.t.storeDuration.Record(ctx, time.Since(s.start).Seconds(), metric.WithAttributes(
-		attrOperation.String(s.op), attrResult.String(storeResult(*err, s.stale))))
+// recordStore records one call of operation op that began at start, with
+// the result err and stale classify. timed calls it; so do the calls that
+// time several operations with one statement.
+func (t *telemetry) recordStore(ctx context.Context, op string, start time.Time, err error, stale bool) {
+	t.storeDuration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(
+		attrOperation.String(op), attrResult.String(storeResult(err, stale))))
 }
 
 // storeResult classifies an operation's error into the bounded result set.

@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 )
 
 // The reason attribute values of docket.worker.fenced_commits: what the row
@@ -32,15 +32,15 @@ func (t *telemetry) fenced(ctx context.Context, reason string) {
 // its result is claimed (at least one outcome), empty, unavailable (the
 // engine refused it) or error.
 func (t *telemetry) sweepCall(ctx context.Context, outcomes int, err error) {
-	result := policy.ResultClaimed
+	result := claimpolicy.ResultClaimed
 	switch {
 	case err != nil:
-		result = policy.ResultError
+		result = claimpolicy.ResultError
 		if _, ok := errors.AsType[*ClaimPolicyUnavailableError](err); ok {
-			result = policy.ResultUnavailable
+			result = claimpolicy.ResultUnavailable
 		}
 	case outcomes == 0:
-		result = policy.ResultEmpty
+		result = claimpolicy.ResultEmpty
 	}
 	t.workerSweepCalls.Add(ctx, 1, metric.WithAttributes(attrResult.String(result)))
 }

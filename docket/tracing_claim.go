@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 )
 
 // claimSpanning says which claim calls record a docket.claim span.
@@ -29,14 +29,14 @@ const (
 type claimSpan struct {
 	c     *Client
 	ctx   context.Context
-	req   policy.Request
+	req   claimpolicy.Request
 	start time.Time
 	sp    *span
 }
 
 // startClaimSpan begins the docket.claim span of one claim call of
 // spanning that passed validation, so its statement is about to run.
-func (c *Client) startClaimSpan(ctx context.Context, req policy.Request, spanning claimSpanning) claimSpan {
+func (c *Client) startClaimSpan(ctx context.Context, req claimpolicy.Request, spanning claimSpanning) claimSpan {
 	if c.tracer == nil {
 		return claimSpan{}
 	}

@@ -32,10 +32,7 @@ func (p commitPlan) batchable() bool {
 func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupcommit.Result[batchCommitted], error) {
 	callCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
 	defer cancel()
-	calls := make([]*storeCall, len(batch))
-	for i := range batch {
-		calls[i] = c.telemetry.storeCall(opCommit)
-	}
+	start := time.Now()
 	n := len(batch)
 	params := gen.CommitRunsParams{
 		ScopeKeys: make([]string, n), RunIds: make([]string, n), ClaimTokens: make([]string, n),
@@ -73,7 +70,7 @@ func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupc
 			res.Err = explainFenceMiss(callCtx, c.queries, q.scopeKey, req.Holder.RunID,
 				fmt.Errorf("%w: run %q at checkpoint %d", ErrStaleFence, req.Holder.RunID, req.ExpectedSeq))
 		}
-		calls[i].end(ctx, &res.Err)
+		c.telemetry.recordStore(ctx, opCommit, start, res.Err, false)
 	}
 	return results, nil
 }

@@ -1,27 +1,19 @@
-// Package policy holds the ClaimPolicy seam of Docket: an admission engine
-// plans one data-only claim statement, the run store executes it, and the
-// engine decodes and observes the rows.
+// Package policy holds what an application configures and reads of Docket's
+// admission engines: the two engines, Legacy and TenantFair, the value
+// docket.Config.ClaimPolicy takes, and the vocabulary of claim outcomes,
+// traces and refusals. How an engine plans a claim statement and reads its
+// rows is internal to Docket.
 package policy
 
-// ClaimPolicy is an admission engine behind RunStore.ClaimDue. Plan says which
-// claim function to call with which arguments; the run store executes it
-// through the generated accessor; Decode turns the rows into outcomes or a
-// typed refusal; Observe summarizes the call without any identity. The set of
-// engines is closed: docket.Config accepts Legacy and TenantFair (or
-// pointers to them) and refuses any other implementation, since the run
-// store holds claim statements for those two functions only.
+// ClaimPolicy is an admission engine behind RunStore.ClaimDue: Legacy{} or
+// TenantFair{...}, or a pointer to either. The set of engines is closed and
+// the interface is sealed: it can be named and passed, not implemented,
+// since the run store holds claim statements for those two engines only.
 type ClaimPolicy interface {
 	// Name is the engine's admission_mode: "legacy" or "tenant_fair".
 	Name() string
-	// Plan returns the one statement that serves req.
-	Plan(req Request) Plan
-	// Decode turns the production rows of a planned call into its result.
-	Decode(rows []Row) (Result, error)
-	// DecodeTrace turns the rows of a traced call into its trace.
-	DecodeTrace(rows []TraceRow) (Trace, error)
-	// Observe summarizes a finished call (res and err as Decode returned
-	// them, or a zero res with an execution error) for telemetry.
-	Observe(req Request, res Result, err error) Observation
+	// claimPolicy seals the interface to this package's engines.
+	claimPolicy()
 }
 
 // Legacy is the tenant-blind, oldest-first engine; the default only for
@@ -30,6 +22,8 @@ type Legacy struct{}
 
 // Name implements ClaimPolicy.
 func (Legacy) Name() string { return "legacy" }
+
+func (Legacy) claimPolicy() {}
 
 // TenantFair is the exact per-tenant admission engine with bounded fair
 // rotation across tenants.
@@ -47,3 +41,5 @@ type TenantFair struct {
 
 // Name implements ClaimPolicy.
 func (TenantFair) Name() string { return "tenant_fair" }
+
+func (TenantFair) claimPolicy() {}

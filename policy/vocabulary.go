@@ -15,11 +15,6 @@ const (
 	ClassExpired WorkClass = "expired"
 )
 
-// valid reports whether c is one of the three work classes.
-func (c WorkClass) valid() bool {
-	return c == ClassAdmittedReady || c == ClassQueuedReady || c == ClassExpired
-}
-
 // OutcomeDisposition is the trace disposition of one outcome.
 type OutcomeDisposition string
 
@@ -34,25 +29,6 @@ const (
 	// OutcomeExpiredRecovery is an outcome of an expired claim.
 	OutcomeExpiredRecovery OutcomeDisposition = "expired_recovery"
 )
-
-// tenantFairDisposition is the disposition TenantFair reports for class c.
-func tenantFairDisposition(c WorkClass) OutcomeDisposition {
-	switch c {
-	case ClassAdmittedReady:
-		return OutcomeAdmittedReacquisition
-	case ClassQueuedReady:
-		return OutcomeQueuedPromotion
-	}
-	return OutcomeExpiredRecovery
-}
-
-// legacyDisposition is the disposition Legacy reports for class c.
-func legacyDisposition(c WorkClass) OutcomeDisposition {
-	if c == ClassExpired {
-		return OutcomeExpiredRecovery
-	}
-	return ""
-}
 
 // Disposition is the disposition of one TenantFair inspection.
 type Disposition string
@@ -84,18 +60,8 @@ const (
 	DispositionPaused Disposition = "paused"
 )
 
-// valid reports whether d is one of the inspection dispositions.
-func (d Disposition) valid() bool {
-	switch d {
-	case DispositionGrant, DispositionPartitionLockSkip, DispositionEmptyPage,
-		DispositionLockMiss, DispositionStale, DispositionCapDebtDenial, DispositionDenied,
-		DispositionPaused:
-		return true
-	}
-	return false
-}
-
-// The error_reason values of a refused claim call.
+// The error_reason values of a refused claim call: the Reason of a
+// docket.ClaimPolicyUnavailableError.
 const (
 	// ReasonReadOnlyTransaction: the call ran in a read-only transaction.
 	ReasonReadOnlyTransaction = "read_only_transaction"
@@ -111,22 +77,30 @@ const (
 	ReasonMalformedPolicy = "malformed_policy"
 )
 
-// ContentionPolicyCursor is the contention phase of ReasonLockContention:
-// the singleton policy cursor, the only proven contention point.
-const ContentionPolicyCursor = "policy_cursor"
-
-// knownReason reports whether r is one of the error reasons.
-func knownReason(r string) bool {
-	switch r {
-	case ReasonReadOnlyTransaction, ReasonUnsupportedIsolation, ReasonLockContention,
-		ReasonNotInitialized, ReasonInactiveEngine, ReasonMalformedPolicy:
-		return true
-	}
-	return false
-}
-
 // The poison reasons a claim call may write.
 const (
 	// PoisonMaxClaimAttempts poisons a candidate whose attempts reached the limit.
 	PoisonMaxClaimAttempts = "max_claim_attempts_exceeded"
 )
+
+// Preference is the advisory class preference of a demand-one claim: with a
+// Limit (Demand) of 1 the engine serves the preferred class when it can and
+// falls back to the other one. With a Limit of 2 or more each nonempty class
+// is reserved one outcome instead, and the preference is ignored. The docket
+// package names this type docket.Preference.
+type Preference string
+
+// The class preferences; PreferNone is SQL NULL.
+const (
+	// PreferNone leaves the class to age order.
+	PreferNone Preference = ""
+	// PreferReady prefers due unclaimed work.
+	PreferReady Preference = "ready"
+	// PreferExpired prefers recovering expired claims.
+	PreferExpired Preference = "expired"
+)
+
+// Valid reports whether p is one of the three preferences.
+func (p Preference) Valid() bool {
+	return p == PreferNone || p == PreferReady || p == PreferExpired
+}

@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/internal/testkit"
-	"github.com/docketrun/docket-go/policy"
 )
 
 // A refused batch names the offending entry by its index in the batch,
@@ -63,7 +63,7 @@ func TestBatchErrorsNameTheIndex(t *testing.T) {
 
 	// A claim row outside the contract is named by its index too.
 	kind := "outcome"
-	if _, err := (policy.Legacy{}).Decode([]policy.Row{{RowKind: &kind}, {}}); err == nil ||
+	if _, err := (claimpolicy.Legacy{}).Decode([]claimpolicy.Row{{RowKind: &kind}, {}}); err == nil ||
 		err.Error() != "policy: malformed claim row: row at index 0: run_id is NULL" {
 		t.Errorf("Decode of a malformed row: %v", err)
 	}

@@ -1,11 +1,12 @@
-package policy
+package claimpolicy
 
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/docketrun/docket-go/policy"
 )
 
 // Trace is the decoded trace of one claim call. It carries call, scope,
@@ -17,7 +18,7 @@ type Trace struct {
 	// Outcomes describes each outcome of Result, in the same order.
 	Outcomes []OutcomeTrace
 	// Inspections holds one entry per TenantFair visit, in visit order.
-	Inspections []Inspection
+	Inspections []policy.Inspection
 }
 
 // OutcomeTrace is the internal view of one outcome.
@@ -27,45 +28,16 @@ type OutcomeTrace struct {
 	// Ordinal numbers the outcomes of the call from 1 in mutation order.
 	Ordinal int
 	// Disposition is the outcome disposition ("" for Legacy ready rows).
-	Disposition OutcomeDisposition
+	Disposition policy.OutcomeDisposition
 	// CallToken identifies the call; TransactionID its transaction.
 	CallToken     uuid.UUID
 	TransactionID int64
 }
 
-// Inspection is one visit of a TenantFair call.
-type Inspection struct {
-	CallToken     uuid.UUID
-	TransactionID int64
-	// Visit numbers the visits of the call from 1.
-	Visit  int
-	Demand int
-	// CursorBefore is the call-local cursor before the visit; CursorAfter
-	// is the visited RingPosition.
-	CursorBefore int64
-	CursorAfter  int64
-	RingPosition int64
-	// ScopeKey is the visited partition ("" is the tenantless owner).
-	ScopeKey    string
-	Disposition Disposition
-	// Outcomes counts the outcomes of the visit; EpochDelta is 1 for a grant.
-	Outcomes   int
-	EpochDelta int
-	// Parked reports that this visit parked its partition (parked mode
-	// only; the disposition is then empty_page). ParkedUntil is the time it
-	// wakes, nil when it is parked until a write.
-	Parked      bool
-	ParkedUntil *time.Time
-	// Woken is the number of partitions the call's wake sweep unparked
-	// before its walk, the same on every visit of a call (0 outside parked
-	// mode).
-	Woken int
-}
-
 // decodeTrace decodes the rows of a traced call of the engine whose outcome
 // dispositions dispositionOf gives; withVisits says whether the engine visits
 // ring positions (TenantFair) or not (Legacy).
-func decodeTrace(rows []TraceRow, dispositionOf func(WorkClass) OutcomeDisposition, withVisits bool) (Trace, error) {
+func decodeTrace(rows []TraceRow, dispositionOf func(policy.WorkClass) policy.OutcomeDisposition, withVisits bool) (Trace, error) {
 	var tr Trace
 	for i, r := range rows {
 		kind, err := required(r.RowKind, "row_kind")
@@ -106,7 +78,7 @@ func decodeTrace(rows []TraceRow, dispositionOf func(WorkClass) OutcomeDispositi
 }
 
 // decodeOutcomeTrace decodes the internal columns of an outcome row.
-func decodeOutcomeTrace(r TraceRow, want OutcomeDisposition, withVisits bool) (OutcomeTrace, error) {
+func decodeOutcomeTrace(r TraceRow, want policy.OutcomeDisposition, withVisits bool) (OutcomeTrace, error) {
 	var ot OutcomeTrace
 	var err error
 	if ot.CallToken, err = required(r.CallToken, "call_token"); err != nil {
@@ -130,9 +102,9 @@ func decodeOutcomeTrace(r TraceRow, want OutcomeDisposition, withVisits bool) (O
 		return OutcomeTrace{}, fmt.Errorf("outcome_ordinal %d", ordinal)
 	}
 	ot.Visit, ot.Ordinal = int(visit), int(ordinal)
-	var got OutcomeDisposition
+	var got policy.OutcomeDisposition
 	if r.Disposition != nil {
-		got = OutcomeDisposition(*r.Disposition)
+		got = policy.OutcomeDisposition(*r.Disposition)
 	}
 	if got != want || (want == "") != (r.Disposition == nil) {
 		return OutcomeTrace{}, fmt.Errorf("outcome disposition %q, want %q", got, want)
@@ -142,69 +114,69 @@ func decodeOutcomeTrace(r TraceRow, want OutcomeDisposition, withVisits bool) (O
 }
 
 // decodeInspection decodes one inspection row.
-func decodeInspection(r TraceRow) (Inspection, error) {
-	var in Inspection
+func decodeInspection(r TraceRow) (policy.Inspection, error) {
+	var in policy.Inspection
 	var err error
 	if in.CallToken, err = required(r.CallToken, "call_token"); err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	if in.TransactionID, err = required(r.TransactionID, "transaction_id"); err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	visit, err := required(r.VisitOrdinal, "visit_ordinal")
 	if err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	demand, err := required(r.Demand, "demand")
 	if err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	if in.CursorBefore, err = required(r.CursorBefore, "cursor_before"); err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	if in.CursorAfter, err = required(r.CursorAfter, "cursor_after"); err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	if in.RingPosition, err = required(r.RingPosition, "ring_position"); err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	if in.ScopeKey, err = required(r.ScopeKey, "scope_key"); err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	disposition, err := required(r.Disposition, "disposition")
 	if err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	outcomes, err := required(r.OutcomeCount, "outcome_count")
 	if err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	epochDelta, err := required(r.EpochDelta, "epoch_delta")
 	if err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
 	in.Visit, in.Demand = int(visit), int(demand)
-	in.Disposition = Disposition(disposition)
+	in.Disposition = policy.Disposition(disposition)
 	in.Outcomes, in.EpochDelta = int(outcomes), int(epochDelta)
 	if err := decodePark(r, &in); err != nil {
-		return Inspection{}, err
+		return policy.Inspection{}, err
 	}
-	granted := in.Disposition == DispositionGrant
+	granted := in.Disposition == policy.DispositionGrant
 	wantEpochDelta := 0
 	if granted {
 		wantEpochDelta = 1
 	}
 	switch {
-	case !in.Disposition.valid():
-		return Inspection{}, fmt.Errorf("inspection disposition %q", disposition)
-	case in.Visit < 1 || in.Visit > InspectionsPerCall:
-		return Inspection{}, fmt.Errorf("visit_ordinal %d", in.Visit)
+	case !validDisposition(in.Disposition):
+		return policy.Inspection{}, fmt.Errorf("inspection disposition %q", disposition)
+	case in.Visit < 1 || in.Visit > policy.InspectionsPerCall:
+		return policy.Inspection{}, fmt.Errorf("visit_ordinal %d", in.Visit)
 	case in.CursorAfter != in.RingPosition:
-		return Inspection{}, fmt.Errorf("cursor_after %d is not the visited position %d", in.CursorAfter, in.RingPosition)
-	case granted != (in.Outcomes > 0) || in.Outcomes > OutcomesPerGrant || in.Outcomes < 0:
-		return Inspection{}, fmt.Errorf("%d outcomes with disposition %q", in.Outcomes, disposition)
+		return policy.Inspection{}, fmt.Errorf("cursor_after %d is not the visited position %d", in.CursorAfter, in.RingPosition)
+	case granted != (in.Outcomes > 0) || in.Outcomes > policy.OutcomesPerGrant || in.Outcomes < 0:
+		return policy.Inspection{}, fmt.Errorf("%d outcomes with disposition %q", in.Outcomes, disposition)
 	case in.EpochDelta != wantEpochDelta:
-		return Inspection{}, fmt.Errorf("epoch_delta %d with disposition %q", in.EpochDelta, disposition)
+		return policy.Inspection{}, fmt.Errorf("epoch_delta %d with disposition %q", in.EpochDelta, disposition)
 	}
 	return in, nil
 }
@@ -213,9 +185,9 @@ func decodeInspection(r TraceRow) (Inspection, error) {
 // columns that are null on other inspection rows: outcome_ordinal 0 marks a
 // park (of an empty_page visit), eligible_at its wake time, claim_attempt
 // the call's wake sweep count.
-func decodePark(r TraceRow, in *Inspection) error {
+func decodePark(r TraceRow, in *policy.Inspection) error {
 	if r.OutcomeOrdinal != nil {
-		if *r.OutcomeOrdinal != 0 || in.Disposition != DispositionEmptyPage {
+		if *r.OutcomeOrdinal != 0 || in.Disposition != policy.DispositionEmptyPage {
 			return fmt.Errorf("outcome_ordinal %d on an inspection with disposition %q", *r.OutcomeOrdinal, in.Disposition)
 		}
 		in.Parked = true

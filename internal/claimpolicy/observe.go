@@ -1,6 +1,10 @@
-package policy
+package claimpolicy
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/docketrun/docket-go/policy"
+)
 
 // Observation is the identity-free summary of one claim call for telemetry:
 // only bounded enums and counts, never tenant, scope, run, graph, cursor,
@@ -57,14 +61,14 @@ func observe(name string, admits bool, req Request, res Result, err error) Obser
 		Preference: string(req.Preference),
 		Demand:     int(req.Demand),
 	}
-	if req.Preference == PreferNone {
+	if req.Preference == policy.PreferNone {
 		obs.Preference = "none"
 	}
 	var unavailable *UnavailableError
 	switch {
 	case errors.As(err, &unavailable):
 		obs.Result, obs.Reason = ResultUnavailable, unavailable.Reason
-		if unavailable.Reason == ReasonLockContention {
+		if unavailable.Reason == policy.ReasonLockContention {
 			obs.ContentionPhase = ContentionPolicyCursor
 		}
 		return obs
@@ -84,26 +88,26 @@ func observe(name string, admits bool, req Request, res Result, err error) Obser
 			obs.Leases++
 		}
 		switch o.Class {
-		case ClassAdmittedReady:
+		case policy.ClassAdmittedReady:
 			obs.AdmittedReady++
 			if admits && !o.Poisoned {
 				obs.Reacquisitions++
 			}
-		case ClassQueuedReady:
+		case policy.ClassQueuedReady:
 			obs.QueuedReady++
 			if admits && !o.Poisoned {
 				obs.Promotions++
 			}
-		case ClassExpired:
+		case policy.ClassExpired:
 			obs.Expired++
 			if !o.Poisoned {
 				obs.Steals++
 			}
 		}
 	}
-	if req.Demand == 1 && req.Preference != PreferNone {
-		gotExpired := res.Outcomes[0].Class == ClassExpired
-		obs.FallbackUsed = gotExpired != (req.Preference == PreferExpired)
+	if req.Demand == 1 && req.Preference != policy.PreferNone {
+		gotExpired := res.Outcomes[0].Class == policy.ClassExpired
+		obs.FallbackUsed = gotExpired != (req.Preference == policy.PreferExpired)
 	}
 	return obs
 }

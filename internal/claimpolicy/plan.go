@@ -1,6 +1,10 @@
-package policy
+package claimpolicy
 
-import "time"
+import (
+	"time"
+
+	"github.com/docketrun/docket-go/policy"
+)
 
 // Function names the claim function a Plan calls.
 type Function int
@@ -23,28 +27,6 @@ func (f Function) String() string {
 	return "invalid"
 }
 
-// Preference is the advisory class preference of a demand-one claim: with a
-// Limit (Demand) of 1 the engine serves the preferred class when it can and
-// falls back to the other one. With a Limit of 2 or more each nonempty class
-// is reserved one outcome instead, and the preference is ignored. The docket
-// package names this type docket.Preference.
-type Preference string
-
-// The class preferences; PreferNone is SQL NULL.
-const (
-	// PreferNone leaves the class to age order.
-	PreferNone Preference = ""
-	// PreferReady prefers due unclaimed work.
-	PreferReady Preference = "ready"
-	// PreferExpired prefers recovering expired claims.
-	PreferExpired Preference = "expired"
-)
-
-// Valid reports whether p is one of the three preferences.
-func (p Preference) Valid() bool {
-	return p == PreferNone || p == PreferReady || p == PreferExpired
-}
-
 // Request is a validated claim request in the units of the claim functions.
 // The run store validates the public request before building one.
 type Request struct {
@@ -57,7 +39,7 @@ type Request struct {
 	// MaxAttempts poisons a candidate whose claim_attempts reached it, >= 1.
 	MaxAttempts int32
 	// Preference is the advisory class preference.
-	Preference Preference
+	Preference policy.Preference
 	// Trace asks for the identity-bearing inspection rows (trusted callers only).
 	Trace bool
 	// AsyncCommit asks for a claim statement that turns synchronous_commit
@@ -98,7 +80,7 @@ type Plan struct {
 // trusted inspection, not throughput, and commits as the session says.
 func plan(fn Function, req Request) Plan {
 	var preference *string
-	if req.Preference != PreferNone {
+	if req.Preference != policy.PreferNone {
 		p := string(req.Preference)
 		preference = &p
 	}

@@ -1,11 +1,11 @@
-package policy_test
+package claimpolicy_test
 
 import (
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 )
 
 func TestDecodeTraceParkReport(t *testing.T) {
@@ -19,7 +19,7 @@ func TestDecodeTraceParkReport(t *testing.T) {
 	forGood.ClaimAttempt = ptr(int32(3))
 	awake := traceInspection("grant", 1, 1)
 	awake.ClaimAttempt = ptr(int32(3))
-	tr, err := policy.TenantFair{}.DecodeTrace([]policy.TraceRow{parked, forGood, awake})
+	tr, err := claimpolicy.TenantFair{}.DecodeTrace([]claimpolicy.TraceRow{parked, forGood, awake})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,13 +42,13 @@ func TestDecodeTraceParkReport(t *testing.T) {
 	oddOrdinal.OutcomeOrdinal = ptr(int32(2))
 	negative := traceInspection("empty_page", 0, 0)
 	negative.ClaimAttempt = ptr(int32(-1))
-	for name, row := range map[string]policy.TraceRow{
+	for name, row := range map[string]claimpolicy.TraceRow{
 		"a wake time without a park": untimed,
 		"a grant that parked":        grantParked,
 		"an outcome ordinal of 2":    oddOrdinal,
 		"a negative sweep count":     negative,
 	} {
-		if _, err := (policy.TenantFair{}).DecodeTrace([]policy.TraceRow{row}); !errors.Is(err, policy.ErrMalformedRow) {
+		if _, err := (claimpolicy.TenantFair{}).DecodeTrace([]claimpolicy.TraceRow{row}); !errors.Is(err, claimpolicy.ErrMalformedRow) {
 			t.Errorf("%s: err = %v, want ErrMalformedRow", name, err)
 		}
 	}

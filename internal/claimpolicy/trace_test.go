@@ -1,4 +1,4 @@
-package policy_test
+package claimpolicy_test
 
 import (
 	"errors"
@@ -6,14 +6,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/policy"
 )
 
 // traceOutcome is a traced lease row of visit 1 with disposition.
-func traceOutcome(class, disposition string, visit int32) policy.TraceRow {
+func traceOutcome(class, disposition string, visit int32) claimpolicy.TraceRow {
 	r := leaseRow()
 	r.WorkClass = ptr(class)
-	tr := policy.TraceRow{
+	tr := claimpolicy.TraceRow{
 		RowKind: r.RowKind, RunID: r.RunID, TenantID: r.TenantID, GraphID: r.GraphID,
 		GraphHash: r.GraphHash, CheckpointSeq: r.CheckpointSeq, ClaimToken: r.ClaimToken,
 		ClaimedAt: r.ClaimedAt, ClaimAttempt: r.ClaimAttempt, WorkClass: r.WorkClass,
@@ -27,8 +28,8 @@ func traceOutcome(class, disposition string, visit int32) policy.TraceRow {
 }
 
 // traceInspection is an inspection row of visit 1 at position 4.
-func traceInspection(disposition string, outcomes, epochDelta int32) policy.TraceRow {
-	return policy.TraceRow{
+func traceInspection(disposition string, outcomes, epochDelta int32) claimpolicy.TraceRow {
+	return claimpolicy.TraceRow{
 		RowKind: ptr("inspection"), CallToken: ptr(uuid.Nil), TransactionID: ptr(int64(77)),
 		VisitOrdinal: ptr(int32(1)), Demand: ptr(int32(3)), CursorBefore: ptr(int64(2)),
 		CursorAfter: ptr(int64(4)), RingPosition: ptr(int64(4)), ScopeKey: ptr("acme"),
@@ -37,7 +38,7 @@ func traceInspection(disposition string, outcomes, epochDelta int32) policy.Trac
 }
 
 func TestDecodeTraceTenantFair(t *testing.T) {
-	tr, err := policy.TenantFair{}.DecodeTrace([]policy.TraceRow{
+	tr, err := claimpolicy.TenantFair{}.DecodeTrace([]claimpolicy.TraceRow{
 		traceOutcome("queued_ready", "queued_promotion", 1),
 		traceInspection("grant", 1, 1),
 	})
@@ -56,7 +57,7 @@ func TestDecodeTraceTenantFair(t *testing.T) {
 }
 
 func TestDecodeTraceLegacy(t *testing.T) {
-	tr, err := policy.Legacy{}.DecodeTrace([]policy.TraceRow{
+	tr, err := claimpolicy.Legacy{}.DecodeTrace([]claimpolicy.TraceRow{
 		traceOutcome("queued_ready", "", 0),
 		traceOutcome("expired", "expired_recovery", 0),
 	})
@@ -70,28 +71,28 @@ func TestDecodeTraceRefusesMalformedRows(t *testing.T) {
 	moved.CursorAfter = ptr(int64(5))
 	cases := []struct {
 		name   string
-		engine policy.ClaimPolicy
-		rows   []policy.TraceRow
+		engine claimpolicy.Engine
+		rows   []claimpolicy.TraceRow
 	}{
-		{"wrong TenantFair disposition", policy.TenantFair{}, []policy.TraceRow{traceOutcome("queued_ready", "admitted_reacquisition", 1)}},
-		{"TenantFair outcome without visit", policy.TenantFair{}, []policy.TraceRow{traceOutcome("queued_ready", "queued_promotion", 0)}},
-		{"Legacy outcome with a visit", policy.Legacy{}, []policy.TraceRow{traceOutcome("queued_ready", "", 1)}},
-		{"Legacy ready outcome with a disposition", policy.Legacy{}, []policy.TraceRow{traceOutcome("queued_ready", "queued_promotion", 0)}},
-		{"Legacy inspection", policy.Legacy{}, []policy.TraceRow{traceInspection("empty_page", 0, 0)}},
-		{"unknown inspection disposition", policy.TenantFair{}, []policy.TraceRow{traceInspection("skipped", 0, 0)}},
-		{"grant without outcomes", policy.TenantFair{}, []policy.TraceRow{traceInspection("grant", 0, 1)}},
-		{"denial with outcomes", policy.TenantFair{}, []policy.TraceRow{traceInspection("denied", 1, 0)}},
-		{"grant without epoch", policy.TenantFair{}, []policy.TraceRow{traceInspection("grant", 1, 0)}},
-		{"grant above Q", policy.TenantFair{}, []policy.TraceRow{traceInspection("grant", 9, 1)}},
-		{"cursor not at the visited position", policy.TenantFair{}, []policy.TraceRow{moved}},
+		{"wrong TenantFair disposition", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{traceOutcome("queued_ready", "admitted_reacquisition", 1)}},
+		{"TenantFair outcome without visit", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{traceOutcome("queued_ready", "queued_promotion", 0)}},
+		{"Legacy outcome with a visit", claimpolicy.Legacy{}, []claimpolicy.TraceRow{traceOutcome("queued_ready", "", 1)}},
+		{"Legacy ready outcome with a disposition", claimpolicy.Legacy{}, []claimpolicy.TraceRow{traceOutcome("queued_ready", "queued_promotion", 0)}},
+		{"Legacy inspection", claimpolicy.Legacy{}, []claimpolicy.TraceRow{traceInspection("empty_page", 0, 0)}},
+		{"unknown inspection disposition", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{traceInspection("skipped", 0, 0)}},
+		{"grant without outcomes", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{traceInspection("grant", 0, 1)}},
+		{"denial with outcomes", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{traceInspection("denied", 1, 0)}},
+		{"grant without epoch", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{traceInspection("grant", 1, 0)}},
+		{"grant above Q", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{traceInspection("grant", 9, 1)}},
+		{"cursor not at the visited position", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{moved}},
 	}
 	for _, tc := range cases {
-		if _, err := tc.engine.DecodeTrace(tc.rows); !errors.Is(err, policy.ErrMalformedRow) {
+		if _, err := tc.engine.DecodeTrace(tc.rows); !errors.Is(err, claimpolicy.ErrMalformedRow) {
 			t.Fatalf("%s: err = %v, want ErrMalformedRow", tc.name, err)
 		}
 	}
-	_, err := policy.TenantFair{}.DecodeTrace([]policy.TraceRow{{RowKind: ptr("error"), ErrorReason: ptr("inactive_engine")}})
-	var unavailable *policy.UnavailableError
+	_, err := claimpolicy.TenantFair{}.DecodeTrace([]claimpolicy.TraceRow{{RowKind: ptr("error"), ErrorReason: ptr("inactive_engine")}})
+	var unavailable *claimpolicy.UnavailableError
 	if !errors.As(err, &unavailable) || unavailable.Reason != "inactive_engine" {
 		t.Fatalf("error row: %v", err)
 	}

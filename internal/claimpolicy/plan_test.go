@@ -1,8 +1,9 @@
-package policy_test
+package claimpolicy_test
 
 import (
 	"testing"
 
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -11,11 +12,11 @@ import (
 // depend on it.
 func TestPlanCarriesAsyncCommit(t *testing.T) {
 	engines := []struct {
-		engine policy.ClaimPolicy
-		fn     policy.Function
+		engine claimpolicy.Engine
+		fn     claimpolicy.Function
 	}{
-		{policy.TenantFair{DefaultMaxActiveRuns: 2}, policy.FunctionTenantFair},
-		{policy.Legacy{}, policy.FunctionLegacy},
+		{claimpolicy.TenantFair{}, claimpolicy.FunctionTenantFair},
+		{claimpolicy.Legacy{}, claimpolicy.FunctionLegacy},
 	}
 	cases := []struct {
 		name               string
@@ -29,7 +30,7 @@ func TestPlanCarriesAsyncCommit(t *testing.T) {
 	for _, e := range engines {
 		for _, tc := range cases {
 			t.Run(e.engine.Name()+"/"+tc.name, func(t *testing.T) {
-				req := policy.Request{
+				req := claimpolicy.Request{
 					Now: testNow, Cutoff: testNow.Add(-1), Demand: 4, MaxAttempts: 7,
 					Preference: policy.PreferReady, Trace: tc.trace, AsyncCommit: tc.async,
 				}

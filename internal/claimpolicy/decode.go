@@ -1,4 +1,4 @@
-package policy
+package claimpolicy
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/docketrun/docket-go/policy"
 )
 
 // ErrMalformedRow reports a claim row outside the SQL contract: an unknown
@@ -32,7 +34,7 @@ type Outcome struct {
 	GraphID       string
 	GraphHash     string
 	CheckpointSeq int64
-	Class         WorkClass
+	Class         policy.WorkClass
 	// EligibleAt is the old wake_at (ready) or claimed_at (expired).
 	EligibleAt time.Time
 	// Attempt is claim_attempts after the outcome (a poison leaves it as it was).
@@ -119,8 +121,8 @@ func decodeOutcome(r Row) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	o.Class = WorkClass(class)
-	if !o.Class.valid() {
+	o.Class = policy.WorkClass(class)
+	if !validClass(o.Class) {
 		return Outcome{}, fmt.Errorf("work_class %q", class)
 	}
 	if o.EligibleAt, err = required(r.EligibleAt, "eligible_at"); err != nil {
@@ -145,7 +147,7 @@ func decodeOutcome(r Row) (Outcome, error) {
 		}
 		o.ClaimToken, o.ClaimedAt = *r.ClaimToken, *r.ClaimedAt
 	case poisoned:
-		if r.PoisonedAt == nil || r.PoisonReason == nil || *r.PoisonReason != PoisonMaxClaimAttempts {
+		if r.PoisonedAt == nil || r.PoisonReason == nil || *r.PoisonReason != policy.PoisonMaxClaimAttempts {
 			return Outcome{}, errors.New("a poison needs poisoned_at and the max_claim_attempts_exceeded reason")
 		}
 		o.Poisoned = true

@@ -1,4 +1,4 @@
-package policy_test
+package claimpolicy_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -18,8 +19,8 @@ var (
 func ptr[T any](v T) *T { return &v }
 
 // leaseRow is a valid production lease row.
-func leaseRow() policy.Row {
-	return policy.Row{
+func leaseRow() claimpolicy.Row {
+	return claimpolicy.Row{
 		RowKind:       ptr("outcome"),
 		RunID:         ptr("run-1"),
 		TenantID:      ptr("acme"),
@@ -35,7 +36,7 @@ func leaseRow() policy.Row {
 }
 
 // poisonRow is a valid production poison row.
-func poisonRow() policy.Row {
+func poisonRow() claimpolicy.Row {
 	r := leaseRow()
 	r.ClaimToken, r.ClaimedAt = nil, nil
 	r.PoisonedAt, r.PoisonReason = ptr(testNow), ptr("max_claim_attempts_exceeded")
@@ -44,11 +45,11 @@ func poisonRow() policy.Row {
 }
 
 func TestDecodeLeaseAndPoison(t *testing.T) {
-	res, err := policy.TenantFair{}.Decode([]policy.Row{leaseRow(), poisonRow()})
+	res, err := claimpolicy.TenantFair{}.Decode([]claimpolicy.Row{leaseRow(), poisonRow()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []policy.Outcome{
+	want := []claimpolicy.Outcome{
 		{RunID: "run-1", TenantID: ptr("acme"), GraphID: "g", GraphHash: "h", CheckpointSeq: 4,
 			Class: policy.ClassQueuedReady, EligibleAt: testNow.Add(-time.Minute), Attempt: 2,
 			ClaimToken: testToken, ClaimedAt: testNow},
@@ -72,13 +73,13 @@ func TestDecodeLeaseAndPoison(t *testing.T) {
 }
 
 func TestDecodeEmptyAndTenantless(t *testing.T) {
-	res, err := policy.Legacy{}.Decode(nil)
+	res, err := claimpolicy.Legacy{}.Decode(nil)
 	if err != nil || len(res.Outcomes) != 0 {
 		t.Fatalf("no rows: %+v, %v", res, err)
 	}
 	r := leaseRow()
 	r.TenantID = nil
-	res, err = policy.Legacy{}.Decode([]policy.Row{r})
+	res, err = claimpolicy.Legacy{}.Decode([]claimpolicy.Row{r})
 	if err != nil || res.Outcomes[0].TenantID != nil {
 		t.Fatalf("tenantless: %+v, %v", res, err)
 	}
@@ -87,8 +88,8 @@ func TestDecodeEmptyAndTenantless(t *testing.T) {
 func TestDecodeErrorRow(t *testing.T) {
 	for _, reason := range []string{"read_only_transaction", "unsupported_isolation", "lock_contention",
 		"not_initialized", "inactive_engine", "malformed_policy"} {
-		_, err := policy.TenantFair{}.Decode([]policy.Row{{RowKind: ptr("error"), ErrorReason: ptr(reason)}})
-		var unavailable *policy.UnavailableError
+		_, err := claimpolicy.TenantFair{}.Decode([]claimpolicy.Row{{RowKind: ptr("error"), ErrorReason: ptr(reason)}})
+		var unavailable *claimpolicy.UnavailableError
 		if !errors.As(err, &unavailable) || unavailable.Reason != reason {
 			t.Fatalf("%s: err = %v", reason, err)
 		}
@@ -96,28 +97,32 @@ func TestDecodeErrorRow(t *testing.T) {
 }
 
 func TestDecodeRefusesMalformedRows(t *testing.T) {
-	cases := map[string][]policy.Row{
-		"no row kind":          {func() policy.Row { r := leaseRow(); r.RowKind = nil; return r }()},
-		"unknown row kind":     {func() policy.Row { r := leaseRow(); r.RowKind = ptr("grant"); return r }()},
-		"inspection row":       {func() policy.Row { r := leaseRow(); r.RowKind = ptr("inspection"); return r }()},
-		"unknown class":        {func() policy.Row { r := leaseRow(); r.WorkClass = ptr("ready"); return r }()},
-		"no run id":            {func() policy.Row { r := leaseRow(); r.RunID = nil; return r }()},
-		"no eligible time":     {func() policy.Row { r := leaseRow(); r.EligibleAt = nil; return r }()},
-		"empty tenant id":      {func() policy.Row { r := leaseRow(); r.TenantID = ptr(""); return r }()},
-		"lease without token":  {func() policy.Row { r := leaseRow(); r.ClaimToken = nil; return r }()},
-		"lease with nil token": {func() policy.Row { r := leaseRow(); r.ClaimToken = ptr(uuid.Nil); return r }()},
-		"lease at attempt 0":   {func() policy.Row { r := leaseRow(); r.ClaimAttempt = ptr(int32(0)); return r }()},
-		"lease and poison":     {func() policy.Row { r := leaseRow(); r.PoisonedAt = ptr(testNow); return r }()},
-		"neither":              {func() policy.Row { r := poisonRow(); r.PoisonedAt, r.PoisonReason = nil, nil; return r }()},
-		"poison without time":  {func() policy.Row { r := poisonRow(); r.PoisonedAt = nil; return r }()},
-		"abandon poison":       {func() policy.Row { r := poisonRow(); r.PoisonReason = ptr("max_claim_abandons_exceeded"); return r }()},
+	cases := map[string][]claimpolicy.Row{
+		"no row kind":          {func() claimpolicy.Row { r := leaseRow(); r.RowKind = nil; return r }()},
+		"unknown row kind":     {func() claimpolicy.Row { r := leaseRow(); r.RowKind = ptr("grant"); return r }()},
+		"inspection row":       {func() claimpolicy.Row { r := leaseRow(); r.RowKind = ptr("inspection"); return r }()},
+		"unknown class":        {func() claimpolicy.Row { r := leaseRow(); r.WorkClass = ptr("ready"); return r }()},
+		"no run id":            {func() claimpolicy.Row { r := leaseRow(); r.RunID = nil; return r }()},
+		"no eligible time":     {func() claimpolicy.Row { r := leaseRow(); r.EligibleAt = nil; return r }()},
+		"empty tenant id":      {func() claimpolicy.Row { r := leaseRow(); r.TenantID = ptr(""); return r }()},
+		"lease without token":  {func() claimpolicy.Row { r := leaseRow(); r.ClaimToken = nil; return r }()},
+		"lease with nil token": {func() claimpolicy.Row { r := leaseRow(); r.ClaimToken = ptr(uuid.Nil); return r }()},
+		"lease at attempt 0":   {func() claimpolicy.Row { r := leaseRow(); r.ClaimAttempt = ptr(int32(0)); return r }()},
+		"lease and poison":     {func() claimpolicy.Row { r := leaseRow(); r.PoisonedAt = ptr(testNow); return r }()},
+		"neither":              {func() claimpolicy.Row { r := poisonRow(); r.PoisonedAt, r.PoisonReason = nil, nil; return r }()},
+		"poison without time":  {func() claimpolicy.Row { r := poisonRow(); r.PoisonedAt = nil; return r }()},
+		"abandon poison": {func() claimpolicy.Row {
+			r := poisonRow()
+			r.PoisonReason = ptr("max_claim_abandons_exceeded")
+			return r
+		}()},
 		"unknown error reason": {{RowKind: ptr("error"), ErrorReason: ptr("busy")}},
 		"error without reason": {{RowKind: ptr("error")}},
 		"error with outcomes":  {leaseRow(), {RowKind: ptr("error"), ErrorReason: ptr("lock_contention")}},
 	}
 	for name, rows := range cases {
-		for _, engine := range []policy.ClaimPolicy{policy.TenantFair{}, policy.Legacy{}} {
-			if _, err := engine.Decode(rows); !errors.Is(err, policy.ErrMalformedRow) {
+		for _, engine := range []claimpolicy.Engine{claimpolicy.TenantFair{}, claimpolicy.Legacy{}} {
+			if _, err := engine.Decode(rows); !errors.Is(err, claimpolicy.ErrMalformedRow) {
 				t.Fatalf("%s (%s): err = %v, want ErrMalformedRow", name, engine.Name(), err)
 			}
 		}
