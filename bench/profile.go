@@ -79,7 +79,41 @@ func profileClaims(ctx context.Context, c *cluster, sz sizes, claimers, demand i
 	}
 	fmt.Fprintf(report, "\n== Claim loop: %d claimers, demand %d, %d runs over %d tenants: %d calls, %.0f claims/s, p50 %.2f ms p99 %.2f ms ==\n",
 		claimers, demand, sz.CeilingRuns, sz.CeilingTenants, len(res.Calls), res.claimsPerSecond(), summarize(res.Calls).P50Ms, summarize(res.Calls).P99Ms)
+	if err := serializedSection(ctx, env, res, report); err != nil {
+		return err
+	}
 	return topStatements(ctx, env, report)
+}
+
+// serializedSection splits the time between two claim calls of a loop:
+// calls serialize on the policy row, so the loop's elapsed time over its
+// calls is the cycle of one call; of it, the engine works inside the
+// function for its mean time less the mean wait for the policy row (the
+// policy_wait statement, the only nested statement that ends "for
+// update"), and the rest is the hand-off to the next waiter plus what
+// happens outside the function under the lock (its return and the commit).
+// With one claimer nothing waits, and the cycle includes the client's round
+// trip.
+func serializedSection(ctx context.Context, env *docketEnv, res loopResult, report *strings.Builder) error {
+	var calls int64
+	var engineMs, waitMs float64
+	if err := env.pool.QueryRow(ctx, `
+		select coalesce(sum(calls) filter (where toplevel and query like '%docket_tenant_fair_claim(%'), 0),
+		       coalesce(sum(total_exec_time) filter (where toplevel and query like '%docket_tenant_fair_claim(%'), 0),
+		       coalesce(sum(total_exec_time) filter (where not toplevel and query ~ 'for update$'), 0)
+		  from pg_stat_statements
+		 where dbid = (select oid from pg_database where datname = current_database())`).
+		Scan(&calls, &engineMs, &waitMs); err != nil {
+		return err
+	}
+	if calls == 0 || len(res.Calls) == 0 {
+		return fmt.Errorf("no claim call was counted")
+	}
+	cycle := ms(res.Elapsed) / float64(len(res.Calls))
+	work := (engineMs - waitMs) / float64(calls)
+	fmt.Fprintf(report, "per call: cycle %.3f ms (elapsed / calls), engine work %.3f ms (function time %.3f ms less policy row wait %.3f ms), rest %.3f ms\n",
+		cycle, work, engineMs/float64(calls), waitMs/float64(calls), cycle-work)
+	return nil
 }
 
 // profileDrain drains no-op runs with a TenantFair Worker and reports the
