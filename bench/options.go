@@ -11,7 +11,7 @@ import (
 )
 
 // scenarioNames are the scenarios in the order a full run executes them.
-var scenarioNames = []string{"ceiling", "drain", "fairness", "scale", "contention", "fastslow", "surge", "dormant"}
+var scenarioNames = []string{"ceiling", "drain", "fairness", "scale", "contention", "fastslow", "surge", "dormant", "fleet"}
 
 // options are the command-line settings of one scorecard run.
 type options struct {
