@@ -51,6 +51,14 @@ type fleetResult struct {
 	TenantFairVsLegacy float64 `json:"tenant_fair_vs_legacy"`
 }
 
+// contention is the point's lock contention count, "-" for River.
+func (pt fleetPoint) contention() string {
+	if pt.Engine == engineRiver {
+		return "-"
+	}
+	return fmt.Sprint(pt.Contention)
+}
+
 // rate is the reported runs/s of engine.
 func (r *fleetResult) rate(engine engineName) float64 {
 	for _, pt := range r.Points {
@@ -79,8 +87,8 @@ func runFleet(ctx context.Context, c *cluster, o options, p *progress) (*fleetRe
 			}
 			pt.Round = round
 			res.All = append(res.All, pt)
-			p.logf("  %-18s drained %d runs in %.2fs: %.0f runs/s, %d claim calls, p50 %.2f ms, p99 %.2f ms, %d lock_contention",
-				engine, res.Runs, pt.Seconds, pt.RunsPerSecond, pt.Claim.Calls, pt.Claim.P50Ms, pt.Claim.P99Ms, pt.Contention)
+			p.logf("  %-18s drained %d runs in %.2fs: %.0f runs/s, %d claim calls, p50 %.2f ms, p99 %.2f ms, lock_contention %s",
+				engine, res.Runs, pt.Seconds, pt.RunsPerSecond, pt.Claim.Calls, pt.Claim.P50Ms, pt.Claim.P99Ms, pt.contention())
 		}
 	}
 	for _, engine := range engines {
@@ -145,12 +153,8 @@ func (r *fleetResult) table() *table {
 		r.Runs, fleetHandler, r.Tenants, r.Members, r.Concurrency, r.Rounds, r.Cap, r.Concurrency, r.River.Cooldown, r.River.Poll),
 		"engine", "drain s", "runs/s", "claim calls", "claim p50 ms", "claim p99 ms", "lock_contention", "vs River", "vs Legacy")
 	for _, pt := range r.Points {
-		contention := fmt.Sprint(pt.Contention)
-		if pt.Engine == engineRiver {
-			contention = "-"
-		}
 		t.add(string(pt.Engine), f2(pt.Seconds), f0(pt.RunsPerSecond), fmt.Sprint(pt.Claim.Calls), f2(pt.Claim.P50Ms), f2(pt.Claim.P99Ms),
-			contention, f2(ratio(pt.RunsPerSecond, r.rate(engineRiver))), f2(ratio(pt.RunsPerSecond, r.rate(engineLegacy))))
+			pt.contention(), f2(ratio(pt.RunsPerSecond, r.rate(engineRiver))), f2(ratio(pt.RunsPerSecond, r.rate(engineLegacy))))
 	}
 	return t
 }
