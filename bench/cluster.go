@@ -125,10 +125,16 @@ func (c *cluster) cloneDatabase(ctx context.Context, template, label string) (st
 
 // openPool opens a pool of at most maxConns connections on database.
 func (c *cluster) openPool(ctx context.Context, database string, maxConns int) (*pgxpool.Pool, error) {
+	return c.openTracedPool(ctx, database, maxConns, nil)
+}
+
+// openTracedPool is openPool with tracer (nil: none) on every connection.
+func (c *cluster) openTracedPool(ctx context.Context, database string, maxConns int, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(c.srv.URL(database))
 	if err != nil {
 		return nil, err
 	}
 	cfg.MaxConns = int32(maxConns)
+	cfg.ConnConfig.Tracer = tracer
 	return pgxpool.NewWithConfig(ctx, cfg)
 }

@@ -45,7 +45,7 @@ func dormantOnce(ctx context.Context, c *cluster, p *progress, engine dormantEng
 	b := newBook(dormantActive * dormantPerTenant)
 	runs := b.addManySpread(dormantActive*dormantPerTenant, dormantActive, 0)
 	b.seal()
-	d, err := newDocketDrainOn(env, b)
+	d, err := newDocketDrainOn(env, b, drainConcurrency)
 	if err != nil {
 		return pt, err
 	}

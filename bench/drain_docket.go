@@ -25,15 +25,15 @@ func newDocketDrain(ctx context.Context, c *cluster, engine engineName, maxActiv
 	if err != nil {
 		return nil, err
 	}
-	return newDocketDrainOn(env, b)
+	return newDocketDrainOn(env, b, drainConcurrency)
 }
 
-// newDocketDrainOn is newDocketDrain on an environment already open; on
-// error it closes env.
-func newDocketDrainOn(env *docketEnv, b *book) (*docketDrain, error) {
+// newDocketDrainOn is newDocketDrain on an environment already open, with a
+// Worker of concurrency; on error it closes env.
+func newDocketDrainOn(env *docketEnv, b *book, concurrency int) (*docketDrain, error) {
 	d := &docketDrain{env: env, book: b, ran: make(chan error, 1)}
 	var err error
-	d.worker, err = docket.NewWorker(env.client, docket.WorkerConfig{Concurrency: drainConcurrency, Handler: d.handle})
+	d.worker, err = docket.NewWorker(env.client, docket.WorkerConfig{Concurrency: concurrency, Handler: d.handle})
 	if err != nil {
 		return nil, errors.Join(err, env.close())
 	}

@@ -32,11 +32,18 @@ func newRiverDrain(ctx context.Context, c *cluster, fetch riverFetch, b *book) (
 	if err != nil {
 		return nil, err
 	}
+	return newRiverDrainOn(env, fetch, b, drainConcurrency)
+}
+
+// newRiverDrainOn is newRiverDrain on an environment already open, with a
+// client of MaxWorkers concurrency; on error it closes env.
+func newRiverDrainOn(env *riverEnv, fetch riverFetch, b *book, concurrency int) (*riverDrain, error) {
 	d := &riverDrain{env: env, book: b}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(d.work))
+	var err error
 	d.client, err = river.NewClient(env.driver, &river.Config{
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: drainConcurrency}},
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: concurrency}},
 		Workers:           workers,
 		FetchCooldown:     fetch.Cooldown,
 		FetchPollInterval: fetch.Poll,

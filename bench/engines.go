@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
@@ -62,17 +63,32 @@ func openDocketConfig(ctx context.Context, c *cluster, engine engineName, cfg do
 	if err != nil {
 		return nil, err
 	}
-	pool, err := c.openPool(ctx, db, maxConns)
+	env, err := openDocketOn(ctx, c, db, engine, cfg, maxConns, nil, drop)
 	if err != nil {
 		return nil, errors.Join(err, drop())
+	}
+	return env, nil
+}
+
+// openDocketOn opens a pool of maxConns connections on database db, traced
+// by tracer (nil: none), and a client of cfg on it; the environment's close
+// closes the pool, then calls drop.
+func openDocketOn(ctx context.Context, c *cluster, db string, engine engineName, cfg docket.Config, maxConns int, tracer pgx.QueryTracer, drop func() error) (*docketEnv, error) {
+	pool, err := c.openTracedPool(ctx, db, maxConns, tracer)
+	if err != nil {
+		return nil, err
 	}
 	client, err := docket.Open(ctx, pool, cfg)
 	if err != nil {
 		pool.Close()
-		return nil, errors.Join(err, drop())
+		return nil, err
 	}
 	return &docketEnv{engine: engine, pool: pool, client: client, drop: drop}, nil
 }
+
+// keepDatabase is the drop of an environment that shares its database with
+// others: closing it leaves the database to whoever owns it.
+func keepDatabase() error { return nil }
 
 // close closes the pool and drops the database.
 func (e *docketEnv) close() error {

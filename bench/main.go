@@ -1,6 +1,6 @@
 // Command bench is Docket's scorecard: it starts a throwaway local
 // PostgreSQL, measures the claim ceiling, end-to-end drain, tenant
-// fairness, scale, contention, fast/slow, surge and dormant-tenant
+// fairness, scale, contention, fast/slow, surge, dormant-tenant and fleet
 // scenarios for Docket's TenantFair and Legacy engines (and River where the
 // scorecard compares),
 // prints one table per scenario and writes every figure as JSON.
@@ -85,6 +85,7 @@ func runScenarios(ctx context.Context, c *cluster, o options, p *progress, res *
 		{"fastslow", func() error { res.FastSlow, err = runFastSlow(ctx, c, o, p); return err }},
 		{"surge", func() error { res.Surge, err = runSurge(ctx, c, o, p); return err }},
 		{"dormant", func() error { res.Dormant, err = runDormant(ctx, c, o, p); return err }},
+		{"fleet", func() error { res.Fleet, err = runFleet(ctx, c, o, p); return err }},
 	}
 	for _, s := range steps {
 		if !o.selected(s.name) {
@@ -127,6 +128,9 @@ func report(w io.Writer, r *results) {
 	}
 	if r.Dormant != nil {
 		tables = append(tables, r.Dormant)
+	}
+	if r.Fleet != nil {
+		tables = append(tables, r.Fleet)
 	}
 	for _, t := range tables {
 		t.table().print(w)

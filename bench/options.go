@@ -11,7 +11,7 @@ import (
 )
 
 // scenarioNames are the scenarios in the order a full run executes them.
-var scenarioNames = []string{"ceiling", "drain", "fairness", "scale", "contention", "fastslow", "surge", "dormant"}
+var scenarioNames = []string{"ceiling", "drain", "fairness", "scale", "contention", "fastslow", "surge", "dormant", "fleet"}
 
 // options are the command-line settings of one scorecard run.
 type options struct {
@@ -26,11 +26,11 @@ type options struct {
 	// profile, when set, runs the TenantFair claim profile instead of the
 	// scenarios and writes it to this file.
 	profile string
-	// rounds is how many times the ceiling and drain measurements are
+	// rounds is how many times the ceiling, drain and fleet measurements are
 	// repeated, interleaved across engines; each engine's best round counts.
 	rounds int
 	// riverCooldown and riverPoll are River's FetchCooldown and
-	// FetchPollInterval in the drain scenarios.
+	// FetchPollInterval in the drain and fleet scenarios.
 	riverCooldown, riverPoll time.Duration
 	// sizes are the scenario dimensions, full or quick.
 	sizes sizes
@@ -46,9 +46,9 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&run, "run", strings.Join(scenarioNames, ","), "comma-separated scenarios to run: "+strings.Join(scenarioNames, ", "))
 	fs.StringVar(&o.pgTempDir, "pg-tmpdir", os.TempDir(), "parent directory of the throwaway PostgreSQL cluster (a disk, since the scale scenario holds a million runs)")
 	fs.StringVar(&o.profile, "profile", "", "instead of the scenarios, profile TenantFair claim calls (pg_stat_statements, auto_explain) and write the report to this file")
-	fs.IntVar(&o.rounds, "rounds", 2, "rounds of the ceiling and drain scenarios, interleaved across engines; the best round of each engine is reported")
-	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River FetchCooldown in the drain scenarios")
-	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain scenarios")
+	fs.IntVar(&o.rounds, "rounds", 2, "rounds of the ceiling, drain and fleet scenarios and of the dormant scenario's dormant-free drains, interleaved across engines; the best round of each engine is reported")
+	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River FetchCooldown in the drain and fleet scenarios")
+	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain and fleet scenarios")
 	fs.StringVar(&dormant, "dormant-tenants", "", "comma-separated dormant tenant counts of the dormant scenario (default 0,20000,100000; with -quick 0,20000)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

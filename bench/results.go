@@ -19,6 +19,7 @@ type results struct {
 	FastSlow    *fastSlowResult   `json:"fast_slow,omitempty"`
 	Surge       *surgeResult      `json:"surge,omitempty"`
 	Dormant     *dormantResult    `json:"dormant,omitempty"`
+	Fleet       *fleetResult      `json:"fleet,omitempty"`
 	Targets     []target          `json:"targets"`
 	WallSeconds float64           `json:"wall_seconds"`
 }

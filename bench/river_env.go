@@ -42,15 +42,26 @@ func openRiver(ctx context.Context, c *cluster, maxConns int) (*riverEnv, error)
 	if err != nil {
 		return nil, err
 	}
-	pool, err := c.openPool(ctx, db, maxConns)
+	env, err := openRiverOn(ctx, c, db, maxConns, nil, drop)
 	if err != nil {
 		return nil, errors.Join(err, drop())
+	}
+	return env, nil
+}
+
+// openRiverOn opens a pool of maxConns connections on database db, traced
+// by tracer (nil: none), and an insert-only client on it; the environment's
+// close closes the pool, then calls drop.
+func openRiverOn(ctx context.Context, c *cluster, db string, maxConns int, tracer pgx.QueryTracer, drop func() error) (*riverEnv, error) {
+	pool, err := c.openTracedPool(ctx, db, maxConns, tracer)
+	if err != nil {
+		return nil, err
 	}
 	driver := riverpgxv5.New(pool)
 	inserter, err := river.NewClient(driver, &river.Config{SkipUnknownJobCheck: true, Logger: quietLogger()})
 	if err != nil {
 		pool.Close()
-		return nil, errors.Join(err, drop())
+		return nil, err
 	}
 	return &riverEnv{pool: pool, driver: driver, inserter: inserter, drop: drop}, nil
 }

@@ -40,6 +40,8 @@ type sizes struct {
 	DormantTenants []int         `json:"dormant_tenants"`
 	DormantBudget  time.Duration `json:"dormant_budget_ns"`
 	DormantIdle    time.Duration `json:"dormant_idle_ns"`
+	// FleetRuns are drained by the fleet of small Workers.
+	FleetRuns int `json:"fleet_runs"`
 }
 
 // fullSizes are the scorecard's standard dimensions.
@@ -53,6 +55,7 @@ func fullSizes() sizes {
 		FastRuns:         1800, SlowRuns: 200,
 		CapacityRuns: 3000, SurgeArrivals: 20 * time.Second, SurgeBurst: 2 * time.Second, SurgeObserve: 20 * time.Second,
 		DormantTenants: []int{0, 20000, 100000}, DormantBudget: 60 * time.Second, DormantIdle: 5 * time.Second,
+		FleetRuns: 20000,
 	}
 }
 
@@ -67,5 +70,6 @@ func quickSizes() sizes {
 		FastRuns:         450, SlowRuns: 50,
 		CapacityRuns: 1000, SurgeArrivals: 8 * time.Second, SurgeBurst: time.Second, SurgeObserve: 6 * time.Second,
 		DormantTenants: []int{0, 20000}, DormantBudget: 20 * time.Second, DormantIdle: 2 * time.Second,
+		FleetRuns: 4000,
 	}
 }

@@ -49,6 +49,10 @@ func evaluateTargets(r *results) []target {
 	if r.Dormant != nil {
 		ts = append(ts, r.Dormant.targets()...)
 	}
+	if r.Fleet != nil {
+		ts = append(ts, check(fmt.Sprintf("fleet of %d Workers x %d: runs/s (TenantFair) / River runs/s", r.Fleet.Members, r.Fleet.Concurrency),
+			r.Fleet.TenantFairVsRiver, 1.0, true))
+	}
 	return ts
 }
 

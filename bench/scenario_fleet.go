@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+)
+
+// Fleet scenario shape: many small Workers, as a deployment of many pods
+// with a few slots each runs them. TenantFair's cap of drainCap does not
+// bind in aggregate (100 tenants x 4 > 32 slots).
+const (
+	fleetMembers     = 16
+	fleetConcurrency = 2
+	fleetHandler     = 5 * time.Millisecond
+	fleetTenants     = 100
+)
+
+// fleetPoint is one engine's fleet drain.
+type fleetPoint struct {
+	Engine        engineName `json:"engine"`
+	Round         int        `json:"round"`
+	Seconds       float64    `json:"seconds"`
+	RunsPerSecond float64    `json:"runs_per_second"`
+	// Claim is the latency of the fleet's claim calls from start to stop:
+	// the Worker's claim batch, River's JobGetAvailable fetch.
+	Claim latency `json:"claim"`
+	// Contention counts the Docket claim calls refused for policy lock
+	// contention (docket.admission.contentions); River has none.
+	Contention int64 `json:"lock_contention"`
+}
+
+// fleetResult is the fleet scenario.
+type fleetResult struct {
+	Runs        int          `json:"runs"`
+	Tenants     int          `json:"tenants"`
+	Members     int          `json:"members"`
+	Concurrency int          `json:"concurrency_per_member"`
+	HandlerMs   float64      `json:"handler_ms"`
+	Cap         int          `json:"tenant_fair_cap"`
+	River       riverFetch   `json:"river_fetch"`
+	Rounds      int          `json:"rounds"`
+	Points      []fleetPoint `json:"points"`
+	All         []fleetPoint `json:"all_rounds"`
+	// TenantFairVsRiver and TenantFairVsLegacy are TenantFair's drain rate
+	// (full-ring walk) over River's and over Legacy's.
+	TenantFairVsRiver  float64 `json:"tenant_fair_vs_river"`
+	TenantFairVsLegacy float64 `json:"tenant_fair_vs_legacy"`
+}
+
+// contention is the point's lock contention count, "-" for River.
+func (pt fleetPoint) contention() string {
+	if pt.Engine == engineRiver {
+		return "-"
+	}
+	return fmt.Sprint(pt.Contention)
+}
+
+// rate is the reported runs/s of engine.
+func (r *fleetResult) rate(engine engineName) float64 {
+	for _, pt := range r.Points {
+		if pt.Engine == engine {
+			return pt.RunsPerSecond
+		}
+	}
+	return 0
+}
+
+// runFleet drains the same backlog of 5 ms runs with a fleet of small
+// Docket Workers under each engine and with a fleet of River clients, each
+// member on a pool of its own.
+func runFleet(ctx context.Context, c *cluster, o options, p *progress) (*fleetResult, error) {
+	fetch := riverFetch{Cooldown: o.riverCooldown, Poll: o.riverPoll}
+	res := &fleetResult{Runs: o.sizes.FleetRuns, Tenants: fleetTenants, Members: fleetMembers, Concurrency: fleetConcurrency,
+		HandlerMs: ms(fleetHandler), Cap: drainCap, River: fetch, Rounds: o.rounds}
+	p.logf("fleet: %d runs (%s) over %d tenants, %d members of concurrency %d, each on its own pool, %d rounds",
+		res.Runs, fleetHandler, res.Tenants, res.Members, res.Concurrency, o.rounds)
+	engines := []engineName{engineTenantFair, engineTenantFairParked, engineLegacy, engineRiver}
+	for round := 1; round <= o.rounds; round++ {
+		for _, engine := range engines {
+			pt, err := fleetOnce(ctx, c, p, engine, res.Runs, fetch)
+			if err != nil {
+				return nil, fmt.Errorf("%s round %d: %w", engine, round, err)
+			}
+			pt.Round = round
+			res.All = append(res.All, pt)
+			p.logf("  %-18s drained %d runs in %.2fs: %.0f runs/s, %d claim calls, p50 %.2f ms, p99 %.2f ms, lock_contention %s",
+				engine, res.Runs, pt.Seconds, pt.RunsPerSecond, pt.Claim.Calls, pt.Claim.P50Ms, pt.Claim.P99Ms, pt.contention())
+		}
+	}
+	for _, engine := range engines {
+		best := fleetPoint{}
+		for _, pt := range res.All {
+			if pt.Engine == engine && pt.RunsPerSecond >= best.RunsPerSecond {
+				best = pt
+			}
+		}
+		res.Points = append(res.Points, best)
+	}
+	res.TenantFairVsRiver = ratio(res.rate(engineTenantFair), res.rate(engineRiver))
+	res.TenantFairVsLegacy = ratio(res.rate(engineTenantFair), res.rate(engineLegacy))
+	return res, nil
+}
+
+// fleetOnce builds a fleet of engine on a fresh database, drains runs over
+// fleetTenants tenants with it and drops it. The Docket clients' metrics go
+// to a manual reader, read once after the drain, for the lock contention
+// count.
+func fleetOnce(ctx context.Context, c *cluster, p *progress, engine engineName, runs int, fetch riverFetch) (pt fleetPoint, err error) {
+	b := newBook(runs)
+	backlog := b.addManySpread(runs, fleetTenants, fleetHandler)
+	b.seal()
+	names := docketClaimStatements()
+	if engine == engineRiver {
+		names = []string{riverFetchStatement}
+	}
+	s := fleetSetup{engine: engine, members: fleetMembers, concurrency: fleetConcurrency, maxActive: drainCap, fetch: fetch,
+		tracer: newCallTracer(names...)}
+	reader := sdkmetric.NewManualReader()
+	if engine != engineRiver {
+		s.meter = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+		defer func() { err = errors.Join(err, s.meter.Shutdown(context.WithoutCancel(ctx))) }()
+	}
+	f, err := newFleetDrain(ctx, c, s, b)
+	if err != nil {
+		return pt, err
+	}
+	d, err := drainBacklog(ctx, p, "fleet "+string(engine), f, b, backlog)
+	calls := s.tracer.durations()
+	if err = errors.Join(err, f.close()); err != nil {
+		return pt, err
+	}
+	if len(calls) == 0 {
+		return pt, fmt.Errorf("no claim call of %v was traced", names)
+	}
+	pt = fleetPoint{Engine: engine, Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(runs), Claim: summarize(calls)}
+	if s.meter != nil {
+		rm, err := collect(ctx, reader)
+		if err != nil {
+			return pt, err
+		}
+		pt.Contention = counterSum(rm, "docket.admission.contentions")
+	}
+	return pt, nil
+}
+
+// table renders the scenario.
+func (r *fleetResult) table() *table {
+	t := newTable(fmt.Sprintf("9. Fleet: %d runs (%s handler) over %d tenants, %d members of concurrency %d, each with its own pool and client, best of %d round(s) (Docket Workers, TenantFair cap %d; River clients MaxWorkers %d, FetchCooldown %s, FetchPollInterval %s); claim call = the statement's round trip on its connection, pool wait excluded (Docket: the Worker's claim batch; River: JobGetAvailable)",
+		r.Runs, fleetHandler, r.Tenants, r.Members, r.Concurrency, r.Rounds, r.Cap, r.Concurrency, r.River.Cooldown, r.River.Poll),
+		"engine", "drain s", "runs/s", "claim calls", "claim p50 ms", "claim p99 ms", "lock_contention", "vs River", "vs Legacy")
+	for _, pt := range r.Points {
+		t.add(string(pt.Engine), f2(pt.Seconds), f0(pt.RunsPerSecond), fmt.Sprint(pt.Claim.Calls), f2(pt.Claim.P50Ms), f2(pt.Claim.P99Ms),
+			pt.contention(), f2(ratio(pt.RunsPerSecond, r.rate(engineRiver))), f2(ratio(pt.RunsPerSecond, r.rate(engineLegacy))))
+	}
+	return t
+}
