@@ -17,14 +17,18 @@ import (
 // own table, migrated once into the template every test database clones.
 func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m, func(ctx context.Context, databaseURL string) error {
-		if err := docket.Migrate(ctx, databaseURL, docket.MigrateOptions{}); err != nil {
-			return err
-		}
 		pool, err := pgxpool.New(ctx, databaseURL)
 		if err != nil {
 			return err
 		}
 		defer pool.Close()
+		migrator, err := docket.NewMigrator(pool, docket.MigratorConfig{})
+		if err != nil {
+			return err
+		}
+		if err := migrator.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
+			return err
+		}
 		if _, err := pool.Exec(ctx, `create table invoices (id bigint primary key)`); err != nil {
 			return fmt.Errorf("create invoices: %w", err)
 		}

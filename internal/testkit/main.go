@@ -14,6 +14,10 @@ import (
 // os.Exit(testkit.Main(m)).
 func Main(m *testing.M) int {
 	return pgtest.Main(m, func(ctx context.Context, databaseURL string) error {
-		return docket.Migrate(ctx, databaseURL, docket.MigrateOptions{})
+		migrator, err := docket.NewMigratorURL(databaseURL, docket.MigratorConfig{})
+		if err != nil {
+			return err
+		}
+		return migrator.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{})
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/cli"
 	"github.com/docketrun/docket-go/internal/pgtest"
 	"github.com/docketrun/docket-go/internal/testkit"
@@ -45,7 +44,7 @@ func TestCLIHelpOnEveryCommand(t *testing.T) {
 func TestCLIErrorsAfterMigrateUp(t *testing.T) {
 	t.Parallel()
 	v1 := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, v1, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+	testkit.MigrateOrFail(t, v1, testkit.MigrateCall{Target: testkit.MigrationV1Version})
 	r := testkit.CLIExpect(t, cli.ExitFailure, "schema mismatch", "policy", "get", "--database-url", v1)
 	if strings.Count(r.Stderr, "docket: ") != 1 {
 		t.Fatalf("doubled prefix: %q", r.Stderr)

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/cli"
 	"github.com/docketrun/docket-go/internal/pgtest"
 	"github.com/docketrun/docket-go/internal/testkit"
@@ -40,7 +39,7 @@ func TestCLIMigrateUpCreatesEveryObject(t *testing.T) {
 		t.Fatalf("status after down:\n%s\nwant:\n%s", r.Stdout, want)
 	}
 	testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "up", "--database-url", url)
-	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 }
 
 func TestCLIPolicyCommands(t *testing.T) {
@@ -135,7 +134,7 @@ func TestCLISchemaFlagAndEnvironment(t *testing.T) {
 	url := pgtest.NewEmptyDatabase(t)
 	t.Setenv("DOCKET_DATABASE_URL", url)
 	testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "up", "--schema", "tenant_domain")
-	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{Schema: "tenant_domain"}, testkit.MigrationAllVersions...)
+	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{Schema: "tenant_domain"}, testkit.MigrationAllVersions...)
 	pool := testkit.PoolFor(t, url)
 	if got := testkit.QueryInt64(t, pool, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
 		t.Fatalf("public holds %d relations after migrating another schema", got)
@@ -167,7 +166,7 @@ func TestCLIUsageAndFailures(t *testing.T) {
 	testkit.CLIExpect(t, cli.ExitUsage, "missing action", "policy")
 
 	v1 := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, v1, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+	testkit.MigrateOrFail(t, v1, testkit.MigrateCall{Target: testkit.MigrationV1Version})
 	testkit.CLIExpect(t, cli.ExitFailure, "schema mismatch", "policy", "get", "--database-url", v1)
 	testkit.CLIExpect(t, cli.ExitFailure, "", "policy", "get", "--database-url", "postgres://docket@127.0.0.1:1/none?connect_timeout=5")
 }

@@ -104,8 +104,9 @@ func findPsql(t *testing.T) string {
 	return matches[len(matches)-1]
 }
 
-// The Go form of `docket migrate sql`: every format, and one section.
-func TestMigrationFilesAndSQL(t *testing.T) {
+// The Go form of `docket migrate sql` (Migrator.Files and Migrator.SQL):
+// every format, and one section.
+func TestMigratorFilesAndSQL(t *testing.T) {
 	t.Parallel()
 	// Each format's names, built from the embedded files' names (which
 	// are dbmate's layout): one file per migration, or an up and a down.
@@ -121,11 +122,12 @@ func TestMigrationFilesAndSQL(t *testing.T) {
 		docket.FormatDbmate:        single,
 		docket.FormatGoose:         single,
 	}
+	migrator := testkit.PoolMigrator(t, nil, docket.MigratorConfig{}) // no database: Files and SQL only
 	if len(want) != len(docket.MigrationFormats) {
 		t.Fatalf("formats %v, want the names of %d", docket.MigrationFormats, len(want))
 	}
 	for format, names := range want {
-		files, err := docket.MigrationFiles(format)
+		files, err := migrator.Files(format)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,18 +139,18 @@ func TestMigrationFilesAndSQL(t *testing.T) {
 			t.Errorf("%s: files %v, want %v", format, got, names)
 		}
 	}
-	goose, _ := docket.MigrationFiles(docket.FormatGoose)
+	goose, _ := migrator.Files(docket.FormatGoose)
 	if !strings.HasPrefix(goose[0].SQL, "-- +goose Up\n-- +goose StatementBegin\n") || !strings.Contains(goose[0].SQL, "\n-- +goose Down\n") {
 		t.Errorf("goose file:\n%s", goose[0].SQL[:200])
 	}
-	up, err := docket.MigrationSQL(testkit.MigrationV2Version, docket.MigrateUp)
+	up, err := migrator.SQL(testkit.MigrationV2Version, docket.MigrateUp)
 	if err != nil || !strings.Contains(up, "create table docket_claim_policy") || strings.Contains(up, "migrate:") {
 		t.Fatalf("V2 up: %v", err)
 	}
-	if _, err := docket.MigrationFiles("flyway"); err == nil {
+	if _, err := migrator.Files("flyway"); err == nil {
 		t.Fatal("an unknown format was accepted")
 	}
-	if _, err := docket.MigrationSQL("20991231000000", docket.MigrateUp); err == nil {
+	if _, err := migrator.SQL("20991231000000", docket.MigrateUp); err == nil {
 		t.Fatal("an unknown version was accepted")
 	}
 	testkit.CLIExpect(t, cli.ExitUsage, "pass --version or --out", "migrate", "sql", "--format", "goose")

@@ -52,7 +52,7 @@ var forbiddenStatements = []forbidden{
 func TestLeastPrivilegeRole(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: testkit.AppSchema})
+	testkit.MigrateOrFail(t, databaseURL, testkit.MigrateCall{Schema: testkit.AppSchema})
 	owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, testkit.AppSchema))
 	role, password := testkit.CreateRole(t, owner)
 	testkit.ApplyGrants(t, owner, testkit.GrantsScript(t), testkit.AppSchema, role, owner.Config().ConnConfig.Database)
@@ -302,7 +302,7 @@ func TestEveryDocumentedGrantIsNeeded(t *testing.T) {
 		t.Run("without "+v.without, func(t *testing.T) {
 			t.Parallel()
 			databaseURL := pgtest.NewEmptyDatabase(t)
-			testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: testkit.AppSchema})
+			testkit.MigrateOrFail(t, databaseURL, testkit.MigrateCall{Schema: testkit.AppSchema})
 			owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, testkit.AppSchema))
 			role, password := testkit.CreateRole(t, owner)
 			testkit.ApplyGrants(t, owner, v.script, testkit.AppSchema, role, owner.Config().ConnConfig.Database)

@@ -53,7 +53,7 @@ func TestStartupRejectsSchemaMismatch(t *testing.T) {
 	t.Run("V1 only", func(t *testing.T) {
 		t.Parallel()
 		url := pgtest.NewEmptyDatabase(t)
-		testkit.MigrateOrFail(t, url, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+		testkit.MigrateOrFail(t, url, testkit.MigrateCall{Target: testkit.MigrationV1Version})
 		pool := testkit.PoolFor(t, url)
 		startupExpectMismatch(t, pool, false)
 		if got := testkit.QueryInt64(t, pool, `select count(*) from pg_class where relname like 'docket_claim_%'`); got != 0 {

@@ -124,7 +124,7 @@ func TestWorkersSurviveTwoRestarts(t *testing.T) {
 		}
 	})
 	url := srv.URL("postgres")
-	if err := docket.Migrate(ctx, url, docket.MigrateOptions{}); err != nil {
+	if err := testkit.URLMigrator(t, url, docket.MigratorConfig{}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	observer := testkit.WorkerPool(t, url, 2)

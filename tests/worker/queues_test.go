@@ -58,7 +58,7 @@ func TestWorkerQueuesKeepDomainsApart(t *testing.T) {
 	ctx := testkit.Context(t)
 	pool := testkit.PoolFor(t, pgtest.NewEmptyDatabase(t))
 	for _, schema := range []string{"email", "reports"} {
-		if err := docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: schema}); err != nil {
+		if err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: schema}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

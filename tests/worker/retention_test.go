@@ -81,7 +81,7 @@ func TestWorkerRetentionDeletesOldFinishedRuns(t *testing.T) {
 func TestRetentionRunsUnderTheApplicationGrants(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: testkit.AppSchema})
+	testkit.MigrateOrFail(t, databaseURL, testkit.MigrateCall{Schema: testkit.AppSchema})
 	owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, testkit.AppSchema))
 	role, password := testkit.CreateRole(t, owner)
 	testkit.ApplyGrants(t, owner, testkit.GrantsScript(t), testkit.AppSchema, role, owner.Config().ConnConfig.Database)
