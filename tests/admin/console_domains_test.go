@@ -11,8 +11,8 @@ import (
 
 	"github.com/docketrun/docket-go/console"
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // One all-domains console serves every domain (queue) of its database: "/"

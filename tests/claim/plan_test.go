@@ -1,7 +1,7 @@
 package claim
 
 import (
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 
 	"encoding/json"
 	"fmt"

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // keywordDSN turns a postgres URL into pgx's keyword/value form.

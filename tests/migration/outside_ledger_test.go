@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // migrationCount is how many migrations the binary embeds: gooseApplied of
@@ -49,7 +48,7 @@ func TestOutsideLedgerStatusNamesTheVersionTheShapeMatches(t *testing.T) {
 	t.Parallel()
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", migrationCount)...)+outsideNewest, "",
+	cliExact(t, testkit.ExitOK, migrationLines(repeat("outside", migrationCount)...)+outsideNewest, "",
 		"migrate", "status", "--schema", "docket", "--database-url", databaseURL)
 	statuses, err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema}).Status(testkit.Context(t), docket.MigrateOptions{})
 	if err != nil {
@@ -63,11 +62,11 @@ func TestOutsideLedgerStatusNamesTheVersionTheShapeMatches(t *testing.T) {
 	expectGooseStateUnchanged(t, "status", pool, before)
 
 	v3URL, _ := gooseApplied(t, 3)
-	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
+	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
 		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt --schema docket` records V1..V3 in docket_schema_migrations\n", "",
 		"migrate", "status", "--schema", "docket", "--database-url", v3URL)
 	// Without --schema the hint names no schema; the search_path decides.
-	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
+	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
 		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt` records V1..V3 in docket_schema_migrations\n", "",
 		"migrate", "status", "--database-url", testkit.MigrationURLWithSearchPath(t, v3URL, gooseSchema))
 }
@@ -100,13 +99,13 @@ func TestAdoptInASchemaWhoseNameNeedsQuoting(t *testing.T) {
 	const schema = "Docket_App"
 	databaseURL, pool := gooseAppliedIn(t, schema, migrationCount)
 	args := []string{"--schema", schema, "--database-url", databaseURL}
-	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", migrationCount)...)+
+	cliExact(t, testkit.ExitOK, migrationLines(repeat("outside", migrationCount)...)+
 		"applied outside Docket's ledger, shape matches "+newest+": `docket migrate adopt --schema Docket_App` records V1.."+newest+" in docket_schema_migrations\n", "",
 		append([]string{"migrate", "status"}, args...)...)
-	testkit.CLIExpect(t, cli.ExitOK, "recorded "+testkit.MigrationNewestName+" in schema Docket_App\n", append([]string{"migrate", "adopt"}, args...)...)
-	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
-	testkit.CLIExpect(t, cli.ExitOK, "rolled back "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "down"}, args...)...)
-	testkit.CLIExpect(t, cli.ExitOK, "applied "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "up"}, args...)...)
+	testkit.CLIExpect(t, testkit.ExitOK, "recorded "+testkit.MigrationNewestName+" in schema Docket_App\n", append([]string{"migrate", "adopt"}, args...)...)
+	cliExact(t, testkit.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
+	testkit.CLIExpect(t, testkit.ExitOK, "rolled back "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "down"}, args...)...)
+	testkit.CLIExpect(t, testkit.ExitOK, "applied "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "up"}, args...)...)
 	cfg := testkit.TenantFairConfig(2)
 	cfg.Schema = schema
 	testkit.OpenClient(t, pool, cfg)
@@ -120,7 +119,7 @@ func TestOutsideLedgerStatusSaysWhenTheShapeMatchesNoVersion(t *testing.T) {
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	testkit.ExecSQL(t, pool, `alter table docket.docket_runs add column note text`)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "",
+	cliExact(t, testkit.ExitFailure, "",
 		"docket: migrate status: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest "+newest+": extra column docket_runs.note): restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
 		"migrate", "status", "--schema", "docket", "--database-url", databaseURL)
 	_, err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema}).Status(testkit.Context(t), docket.MigrateOptions{})
@@ -140,7 +139,7 @@ func TestOutsideLedgerUpIsRefusedAndChangesNothing(t *testing.T) {
 	t.Parallel()
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "", upRefusedNewest, "migrate", "up", "--schema", "docket", "--database-url", databaseURL)
+	cliExact(t, testkit.ExitFailure, "", upRefusedNewest, "migrate", "up", "--schema", "docket", "--database-url", databaseURL)
 	expectGooseStateUnchanged(t, "docket migrate up", pool, before)
 
 	ctx := testkit.Context(t)
@@ -174,7 +173,7 @@ func TestOutsideLedgerDownExplainsAndChangesNothing(t *testing.T) {
 	t.Parallel()
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "", downRefusedNewest, "migrate", "down", "--schema", "docket", "--database-url", databaseURL)
+	cliExact(t, testkit.ExitFailure, "", downRefusedNewest, "migrate", "down", "--schema", "docket", "--database-url", databaseURL)
 	expectGooseStateUnchanged(t, "docket migrate down", pool, before)
 	err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema}).Migrate(testkit.Context(t), docket.MigrateDown, docket.MigrateOptions{})
 	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || outside.Version != testkit.MigrationNewest {
@@ -202,7 +201,7 @@ func TestAdoptThenStatusUpAndDownWork(t *testing.T) {
 		adopted.WriteString("recorded " + name + " in schema docket\n")
 	}
 	args := []string{"--schema", "docket", "--database-url", databaseURL}
-	cliExact(t, cli.ExitOK, adopted.String(), "", append([]string{"migrate", "adopt"}, args...)...)
+	cliExact(t, testkit.ExitOK, adopted.String(), "", append([]string{"migrate", "adopt"}, args...)...)
 	// goose's own version 0 and one row per migration.
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.goose_db_version`); got != int64(migrationCount)+1 {
 		t.Fatalf("goose_db_version holds %d rows after adopt, want its %d", got, migrationCount+1)
@@ -210,18 +209,18 @@ func TestAdoptThenStatusUpAndDownWork(t *testing.T) {
 	withLedger := append(slices.Clone(objects), docketLedgerObjects...)
 	slices.Sort(withLedger)
 	testkit.MigrationExpectSameCatalog(t, "adopt adds only the ledger", docketObjects(t, pool), withLedger)
-	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
-	cliExact(t, cli.ExitOK, "schema docket is up to date at "+testkit.MigrationNewest+": nothing to apply\n", "", append([]string{"migrate", "up"}, args...)...)
+	cliExact(t, testkit.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
+	cliExact(t, testkit.ExitOK, "schema docket is up to date at "+testkit.MigrationNewest+": nothing to apply\n", "", append([]string{"migrate", "up"}, args...)...)
 	testkit.OpenClient(t, pool, cfg)
 
-	down := testkit.CLIExpect(t, cli.ExitOK, "", append([]string{"migrate", "down"}, args...)...)
+	down := testkit.CLIExpect(t, testkit.ExitOK, "", append([]string{"migrate", "down"}, args...)...)
 	if !strings.HasPrefix(down.Stdout, "rolled back "+testkit.MigrationNewestName+" in schema docket (") || strings.Count(down.Stdout, "\n") != 1 {
 		t.Fatalf("down printed %q", down.Stdout)
 	}
-	cliExact(t, cli.ExitOK, migrationLines(append(repeat("applied", migrationCount-1), "pending")...), "", append([]string{"migrate", "status"}, args...)...)
+	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("applied", migrationCount-1), "pending")...), "", append([]string{"migrate", "status"}, args...)...)
 	belowNewest := testkit.MigrationAllVersions[migrationCount-2]
 	testkit.MigrationExpectSameCatalog(t, "goose "+newest+" adopted, then down", docketObjects(t, pool), referenceCatalog(t, belowNewest))
-	testkit.CLIExpect(t, cli.ExitOK, "applied "+testkit.MigrationNewestName+" in schema docket", append([]string{"migrate", "up"}, args...)...)
+	testkit.CLIExpect(t, testkit.ExitOK, "applied "+testkit.MigrationNewestName+" in schema docket", append([]string{"migrate", "up"}, args...)...)
 	testkit.MigrationExpectSameCatalog(t, "goose "+newest+" adopted, down, up", docketObjects(t, pool), referenceCatalog(t, ""))
 	testkit.OpenClient(t, pool, cfg)
 }
@@ -278,7 +277,7 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	testkit.ExecSQL(t, pool, `alter table docket.docket_runs add column note text`)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "",
+	cliExact(t, testkit.ExitFailure, "",
 		"docket: migrate adopt: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest "+newest+": extra column docket_runs.note): nothing was recorded; restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
 		"migrate", "adopt", "--schema", "docket", "--database-url", databaseURL)
 	expectGooseStateUnchanged(t, "docket migrate adopt", pool, before)
@@ -301,9 +300,9 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	empty := pgtest.NewEmptyDatabase(t)
 	emptyPool := testkit.PoolFor(t, empty)
 	catalog := testkit.Catalog(t, emptyPool)
-	cliExact(t, cli.ExitFailure, "", "docket: migrate adopt: schema mismatch: schema docket does not exist: nothing to adopt (`docket migrate up` installs Docket)\n",
+	cliExact(t, testkit.ExitFailure, "", "docket: migrate adopt: schema mismatch: schema docket does not exist: nothing to adopt (`docket migrate up` installs Docket)\n",
 		"migrate", "adopt", "--schema", "docket", "--database-url", empty)
-	cliExact(t, cli.ExitFailure, "", "docket: migrate adopt: schema mismatch: no Docket tables in schema public: nothing to adopt (`docket migrate up` installs Docket)\n",
+	cliExact(t, testkit.ExitFailure, "", "docket: migrate adopt: schema mismatch: no Docket tables in schema public: nothing to adopt (`docket migrate up` installs Docket)\n",
 		"migrate", "adopt", "--database-url", empty)
 	if got := testkit.Catalog(t, emptyPool); got != catalog {
 		t.Fatalf("a refused adopt changed the catalog: %s, was %s", got, catalog)
@@ -311,7 +310,7 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	// An app's own table named docket_* is no Docket install: adopt finds
 	// nothing to adopt, and up installs Docket beside it.
 	testkit.ExecSQL(t, emptyPool, `create table docket_archive (id bigint primary key)`)
-	testkit.CLIExpect(t, cli.ExitFailure, "no Docket tables in schema public", "migrate", "adopt", "--database-url", empty)
+	testkit.CLIExpect(t, testkit.ExitFailure, "no Docket tables in schema public", "migrate", "adopt", "--database-url", empty)
 	testkit.MigrateOrFail(t, empty, testkit.MigrateCall{})
 	testkit.MigrationExpectApplied(t, empty, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 }
@@ -325,7 +324,7 @@ func TestAdoptRefusesWhenALedgerExists(t *testing.T) {
 	testkit.MigrateOrFail(t, migrated, testkit.MigrateCall{Schema: gooseSchema})
 	pool := testkit.PoolFor(t, migrated)
 	before := strings.Join(testkit.MigrationCatalog(t, pool, gooseSchema), "\n")
-	cliExact(t, cli.ExitFailure, "",
+	cliExact(t, testkit.ExitFailure, "",
 		"docket: migrate adopt: schema already keeps Docket's ledger: schema docket records "+strings.Join(testkit.MigrationAllVersions, ", ")+" in docket_schema_migrations: nothing was adopted; `docket migrate status --schema docket` lists them\n",
 		"migrate", "adopt", "--schema", "docket", "--database-url", migrated)
 	err := testkit.URLMigrator(t, migrated, docket.MigratorConfig{Schema: gooseSchema}).Migrate(testkit.Context(t), docket.MigrateAdopt, docket.MigrateOptions{})
@@ -338,9 +337,9 @@ func TestAdoptRefusesWhenALedgerExists(t *testing.T) {
 	testkit.MigrationExpectApplied(t, migrated, testkit.MigrateCall{Schema: gooseSchema}, testkit.MigrationAllVersions...)
 
 	gooseURL, goose := gooseApplied(t, migrationCount)
-	testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
+	testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
 	adopted := gooseState(t, goose)
-	testkit.CLIExpect(t, cli.ExitFailure, "schema already keeps Docket's ledger", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
+	testkit.CLIExpect(t, testkit.ExitFailure, "schema already keeps Docket's ledger", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
 	expectGooseStateUnchanged(t, "a second adopt", goose, adopted)
 
 	// An earlier release recorded Docket's versions in dbmate's ledger.

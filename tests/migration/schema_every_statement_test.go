@@ -15,9 +15,9 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/dockettest"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // statementRecorder is a pgx tracer that records which generated statements

@@ -9,9 +9,9 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/dockettest"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // recorder is a dockettest.TB that records failures instead of ending

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // docsBlock returns the first fenced block of lang in docs/NAME after the

@@ -8,8 +8,8 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/examples/invoices"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The example app embeds Docket: its own sqlc query joins its invoices to

@@ -16,8 +16,8 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pglocal"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // invocations records every handler invocation by a unique number, so

@@ -12,7 +12,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pglocal"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // countTolerant returns the number of done runs, or -1 while the server
