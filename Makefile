@@ -1,15 +1,23 @@
 # Docket for Go. `make test` is the full suite (it starts its own PostgreSQL);
 # `make demo` runs the main job on a throwaway local PostgreSQL.
+#
+# Modules: the library (this directory), tests/ (the integration tests and
+# their harness: testcontainers, chromedp, rapid and the OpenTelemetry SDK
+# stay out of the library's go.mod), bench/, examples/goose and
+# examples/traces. Each module's targets cd into it; there is no go.work.
 
 GO        ?= go
 SQLC      := $(GO) tool -modfile=tools/go.mod sqlc
 STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 PKGS      := ./...
+# TESTS is the tests module; its staticcheck reads the tools from ../tools.
+TESTS     := tests
+TESTS_STATICCHECK := $(GO) tool -modfile=../tools/go.mod staticcheck
 TEST_FLAGS ?= -count=1 -timeout 30m
 # RACE_RUN picks the database tests test-race runs again under -race: the
 # Worker, the claim paths and telemetry, where the concurrency is. The
-# pattern runs over every package under tests/, so a Worker, Claim or
-# Telemetry test keeps its race run whichever subject package holds it.
+# pattern runs over every package of the tests module, so a Worker, Claim
+# or Telemetry test keeps its race run whichever subject package holds it.
 RACE_RUN  ?= Worker|Claim|Telemetry
 
 .PHONY: all test-deps tools generate check-generate release-migration check-tidy vet test test-unit test-pg test-matrix demo bench console-screenshots
@@ -40,18 +48,22 @@ check-generate:
 		test $$status = 0 || { echo "$(EXAMPLE_SCHEMA) is stale: run make generate"; exit 1; }
 	$(SQLC) diff -f examples/invoices/sqlc.yaml
 
-## check-tidy: fail when go.mod or go.sum of the library, the bench module or the goose example module is not tidy
+## check-tidy: fail when go.mod or go.sum of the library, the tests module, the bench module or an example module is not tidy
 check-tidy:
 	$(GO) mod tidy -diff
+	cd $(TESTS) && $(GO) mod tidy -diff
 	cd bench && $(GO) mod tidy -diff
 	cd examples/goose && $(GO) mod tidy -diff
+	cd examples/traces && $(GO) mod tidy -diff
 
-## vet: static checks
+## vet: static checks of the library, the tests module and the example modules
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
+	cd $(TESTS) && $(GO) vet ./... && $(TESTS_STATICCHECK) ./...
 	cd examples/goose && $(GO) vet ./... && $(GO) tool -modfile=../../tools/go.mod staticcheck ./...
+	cd examples/traces && $(GO) vet ./... && $(GO) tool -modfile=../../tools/go.mod staticcheck ./...
 
 ## test-deps: install the Debian packages the suite needs (PostgreSQL, psql, PgBouncer, Chromium, gcc, npm) when missing
 test-deps:
@@ -63,21 +75,23 @@ tools:
 	@$(SQLC) version >/dev/null
 	@$(STATICCHECK) -version >/dev/null
 
-## test: install what the suite needs, generated-code drift, frozen-migration and tidy checks, vet, then every test against real PostgreSQL
+## test: install what the suite needs, generated-code drift, frozen-migration and tidy checks, vet, then every test of the library and the tests module against real PostgreSQL
 test: test-deps tools check-generate check-tidy vet
 	$(GO) test $(TEST_FLAGS) $(PKGS)
+	cd $(TESTS) && $(GO) test $(TEST_FLAGS) ./...
 	$(MAKE) test-race
 
 .PHONY: test-race
 
-## test-race (run by test after the main run): the facade's tests and the RACE_RUN tests of ./tests/... under the race detector
+## test-race (run by test after the main run): the facade's tests and the RACE_RUN tests of the tests module under the race detector
 test-race:
 	$(GO) test -race $(TEST_FLAGS) ./docket/
-	$(GO) test -race $(TEST_FLAGS) -run '$(RACE_RUN)' ./tests/...
+	cd $(TESTS) && $(GO) test -race $(TEST_FLAGS) -run '$(RACE_RUN)' ./...
 
-## test-unit: the database-free tests only (core-only job)
+## test-unit: the database-free tests only, of both modules (core-only job)
 test-unit:
 	$(GO) test $(TEST_FLAGS) -short $(PKGS)
+	cd $(TESTS) && $(GO) test $(TEST_FLAGS) -short ./...
 
 # PG_SKIP names the tests test-pg leaves out: the domain move needs pg_dump
 # and pg_restore of the server's major, which the fetched binaries lack, and
@@ -85,10 +99,11 @@ test-unit:
 # function bodies (14 and newer); the default leg runs all of them.
 PG_SKIP   ?= TestDomainMovesToAnotherDatabaseByDumpAndRestore$(if $(filter 13,$(PG)),|TestEveryStatementStaysInItsSchema$$|TestSchemaReachCheckersCatchEveryWayOut)
 
-## test-pg: the database tests on PostgreSQL $(PG) (binaries fetched when not installed)
+## test-pg: the database tests on PostgreSQL $(PG) (binaries fetched when not installed): the tests module and the library's launcher
 test-pg:
 	@test -n "$(PG)" || { echo "usage: make test-pg PG=13"; exit 2; }
-	DOCKET_TEST_PG_VERSION=$(PG) $(GO) test $(TEST_FLAGS) -skip '$(PG_SKIP)' ./tests/... ./internal/...
+	cd $(TESTS) && DOCKET_TEST_PG_VERSION=$(PG) $(GO) test $(TEST_FLAGS) -skip '$(PG_SKIP)' ./...
+	DOCKET_TEST_PG_VERSION=$(PG) $(GO) test $(TEST_FLAGS) -skip '$(PG_SKIP)' ./internal/...
 
 ## test-matrix: the core-only job plus the database tests on PostgreSQL 13 and 17
 test-matrix: test-unit
@@ -101,7 +116,7 @@ demo:
 
 ## console-screenshots: the console browser test's screenshots into docs/console (the docs show two)
 console-screenshots:
-	DOCKET_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run 'TestConsoleBrowser$$' ./tests/admin/
+	cd $(TESTS) && DOCKET_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run 'TestConsoleBrowser$$' ./admin/
 
 ## bench: the scorecard (its own module, starts its own PostgreSQL)
 bench:

@@ -76,7 +76,11 @@ func (c *cluster) buildTemplates(ctx context.Context) error {
 	if err := c.admin(ctx, "create database "+docketTemplate); err != nil {
 		return err
 	}
-	if err := docket.Migrate(ctx, c.srv.URL(docketTemplate), docket.MigrateOptions{Schema: "public"}); err != nil {
+	docketMigrator, err := docket.NewMigratorURL(c.srv.URL(docketTemplate), docket.MigratorConfig{Schema: "public"})
+	if err != nil {
+		return fmt.Errorf("migrate docket template: %w", err)
+	}
+	if err := docketMigrator.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		return fmt.Errorf("migrate docket template: %w", err)
 	}
 	if err := c.admin(ctx, "create database "+riverTemplate); err != nil {

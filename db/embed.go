@@ -1,5 +1,5 @@
 // Package db embeds the reviewed SQL of Docket: the dbmate migrations that
-// docket.Migrate applies and the function sources they include. The SQL files
+// docket.Migrator applies and the function sources they include. The SQL files
 // themselves are the source of truth.
 package db
 

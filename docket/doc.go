@@ -8,18 +8,17 @@
 //
 // # Main types
 //
-// Migrate, MigrateWithPool or MigrateTx installs the schema; Open returns a
-// Client once the schema has the shape of the newest version this binary
-// embeds, however it was applied (anything else is ErrSchemaMismatch). A
-// Client
-// inserts runs (InsertRun, and InsertRunTx inside the application's own
-// transaction), claims them (ClaimDue, ClaimDueTx), writes the holder's
-// commits (Commit, CommitTx, RefreshClaim, ReleaseClaim, AbandonClaim),
-// reads them (FetchRun, InspectRun, ListRuns) and manages schedules of
-// periodic runs (AddSchedule and the rest). Admin, from NewAdmin, holds the
-// administration half alone (claim policy writes, listings, run retries,
-// DeleteFinishedRuns) without synchronizing the policy row; a Client offers
-// every Admin method too.
+// A Migrator (NewMigrator, NewMigratorURL) installs the schema with Migrate
+// or MigrateTx; Open returns a Client once the schema has the shape of the
+// newest version this binary embeds, however it was applied (anything else
+// is ErrSchemaMismatch). A Client inserts runs (InsertRun, and InsertRunTx
+// inside the application's own transaction), claims them (ClaimDue,
+// ClaimDueTx), writes the holder's commits (Commit, CommitTx, RefreshClaim,
+// ReleaseClaim, AbandonClaim), reads them (FetchRun, InspectRun, ListRuns)
+// and manages schedules of periodic runs (AddSchedule and the rest). Admin,
+// from NewAdmin, holds the administration half alone (claim policy writes,
+// listings, run retries, DeleteFinishedRuns) without synchronizing the
+// policy row; a Client offers every Admin method too.
 //
 // Config configures Open: the TenantMode, the ClaimPolicy, the Schema and
 // the logger, meter and tracer providers. Every run belongs to a Scope:

@@ -18,14 +18,18 @@ import (
 func Example() {
 	ctx := context.Background()
 	databaseURL := "postgres://app@127.0.0.1:5432/app?search_path=docket"
-	if err := docket.Migrate(ctx, databaseURL, docket.MigrateOptions{}); err != nil {
-		log.Fatal(err)
-	}
 	pool, err := pgxpool.New(ctx, databaseURL)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer pool.Close()
+	migrator, err := docket.NewMigrator(pool, docket.MigratorConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := migrator.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
+		log.Fatal(err)
+	}
 
 	client, err := docket.Open(ctx, pool, docket.Config{
 		TenantMode:  docket.TenantRequired,

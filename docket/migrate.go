@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// MigrateDirection selects what Migrate does.
+// MigrateDirection selects what Migrator.Migrate and Migrator.MigrateTx do.
 type MigrateDirection int
 
 const (
@@ -33,20 +33,24 @@ const (
 	MigrateAdopt
 )
 
-// MigrateOptions configures Migrate and its variants.
-type MigrateOptions struct {
+// MigratorConfig configures a Migrator.
+type MigratorConfig struct {
 	// Schema is the schema (the "prefix") to install into; Migrate creates
 	// it when it does not exist. Empty means the first schema of the
 	// connection's search_path parameter, else "public".
 	Schema string
-	// Direction is MigrateUp (default), MigrateDown or MigrateAdopt.
-	Direction MigrateDirection
-	// Log receives one line per migration applied or rolled back, or one
-	// line saying nothing was pending; nil discards them.
+	// Log receives one line per migration applied, rolled back or adopted,
+	// or one line saying nothing was pending; nil discards them.
 	Log io.Writer
+}
+
+// MigrateOptions configures one call of Migrate, MigrateTx or Status.
+type MigrateOptions struct {
 	// Target, when set, is the version of the newest migration to consider
-	// (e.g. "20261101000001" for V1 only): MigrateUp stops there and
-	// MigrateStatus lists no later migration. Empty means every migration.
+	// (e.g. "20261101000001" for V1 only): MigrateUp stops there, MigrateAdopt
+	// compares the schema with the versions up to it only, and Status lists
+	// no later migration. Empty means every migration. MigrateDown ignores
+	// it.
 	Target string
 }
 
@@ -64,125 +68,151 @@ type MigrationStatus struct {
 	OutsideLedger bool
 }
 
-// ErrInvalidSchemaName reports a schema name Migrate refuses to use.
+// ErrInvalidSchemaName reports a schema name a Migrator refuses to use.
 var ErrInvalidSchemaName = errors.New("docket: invalid schema name")
 
 // schemaNamePattern keeps schema names to plain identifiers: a search_path
 // lists schemas separated by commas and the name lands in DDL.
 var schemaNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
-// Migrate connects with pgx to databaseURL (a URL or a keyword/value DSN,
-// anything pgx.ParseConfig accepts) and applies, rolls back one of, or
-// adopts (MigrateAdopt) Docket's migrations in the schema named by
-// opts.Schema or by the connection's search_path. Each migration runs in its
-// own transaction, so a failed upgrade leaves the previous version intact.
-// A schema that holds Docket's objects but keeps no Docket ledger (another
-// tool applied the files) is refused by MigrateUp and MigrateDown with an
-// *OutsideLedgerError, changing nothing: MigrateAdopt records it first.
-func Migrate(ctx context.Context, databaseURL string, opts MigrateOptions) error {
-	if err := validateMigrateDirection(opts); err != nil {
-		return err
-	}
-	return withMigrationConn(ctx, databaseURL, opts, func(conn *pgx.Conn, schema string) error {
-		return migrate(ctx, conn, schema, opts)
-	})
+// Migrator applies, rolls back, lists and adopts Docket's migrations in one
+// schema, over the application's pool (NewMigrator) or over a connection
+// of its own to a database URL (NewMigratorURL); it also hands the
+// migrations to an app that applies them with its own tool (Files, SQL).
+// Each migration runs in its own transaction, so a failed upgrade leaves
+// the previous version intact; concurrent Migrators of one schema take
+// turns under the schema's migration lock. A schema that holds Docket's
+// objects but keeps no Docket ledger (another tool applied the files) is
+// refused by MigrateUp and MigrateDown with an *OutsideLedgerError,
+// changing nothing: MigrateAdopt records it first. A Migrator is safe for
+// concurrent use.
+type Migrator struct {
+	pool   *pgxpool.Pool
+	url    *pgx.ConnConfig // set by NewMigratorURL
+	schema string          // resolved; empty for a nil pool without Config.Schema
+	config MigratorConfig
 }
 
-// MigrateWithPool is Migrate over the application's own pool: each
-// migration runs in its own transaction on one of the pool's connections.
-func MigrateWithPool(ctx context.Context, pool *pgxpool.Pool, opts MigrateOptions) error {
-	if pool == nil {
-		return invalidArgument("nil pool")
+// NewMigrator returns a Migrator over the application's own pool: each
+// migration runs in its own transaction on one of the pool's connections,
+// in config.Schema or else the schema of the pool's search_path parameter.
+// A nil pool makes a Migrator for MigrateTx, Files and SQL only; its
+// Migrate and Status return ErrInvalidArgument. A schema name that is not
+// a plain identifier is ErrInvalidSchemaName.
+func NewMigrator(pool *pgxpool.Pool, config MigratorConfig) (*Migrator, error) {
+	m := &Migrator{pool: pool, config: config}
+	if pool == nil && config.Schema == "" {
+		return m, nil
 	}
-	if err := validateMigrateDirection(opts); err != nil {
-		return err
+	var params map[string]string
+	if pool != nil {
+		params = pool.Config().ConnConfig.RuntimeParams
 	}
-	schema, err := migrationSchema(opts, pool.Config().ConnConfig.RuntimeParams)
+	schema, err := migrationSchema(config, params)
 	if err != nil {
+		return nil, err
+	}
+	m.schema = schema
+	return m, nil
+}
+
+// NewMigratorURL returns a Migrator that opens one pgx connection to
+// databaseURL (a URL or a keyword/value DSN, anything pgx.ParseConfig
+// accepts) for each Migrate and Status call and closes it before
+// returning, so migrations use exactly the connection semantics of the
+// rest of Docket (sslmode, DSNs, service files, environment). It connects
+// to nothing itself: a URL pgx cannot parse is an error here, a database
+// it cannot reach one of the first call.
+func NewMigratorURL(databaseURL string, config MigratorConfig) (*Migrator, error) {
+	cfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("docket: migrate: parsing the database URL: %w", err)
+	}
+	schema, err := migrationSchema(config, cfg.RuntimeParams)
+	if err != nil {
+		return nil, err
+	}
+	return &Migrator{url: cfg, schema: schema, config: config}, nil
+}
+
+// Migrate applies every pending migration (MigrateUp), rolls back the
+// newest applied one (MigrateDown) or records what another tool applied
+// (MigrateAdopt), each in its own transaction, and writes what it did to
+// Config.Log.
+func (m *Migrator) Migrate(ctx context.Context, direction MigrateDirection, opts MigrateOptions) error {
+	if err := validateMigrateDirection(direction); err != nil {
 		return err
 	}
-	return migrate(ctx, pool, schema, opts)
+	return m.withDatabase(ctx, func(b txBeginner) error {
+		return migrate(ctx, b, m.schema, direction, opts, m.config.Log)
+	})
 }
 
 // MigrateTx is Migrate inside the caller's transaction: every migration runs
 // in a savepoint of tx and takes effect when the caller commits; the
-// caller's search_path is restored before it returns. On an error the
-// caller must roll tx back.
-func MigrateTx(ctx context.Context, tx pgx.Tx, opts MigrateOptions) error {
+// caller's search_path is restored before it returns. Without
+// Config.Schema the schema is the first of the search_path parameter of
+// tx's connection. On an error the caller must roll tx back.
+func (m *Migrator) MigrateTx(ctx context.Context, tx pgx.Tx, direction MigrateDirection, opts MigrateOptions) error {
 	if tx == nil {
 		return invalidArgument("nil transaction")
 	}
-	if err := validateMigrateDirection(opts); err != nil {
+	if err := validateMigrateDirection(direction); err != nil {
 		return err
 	}
-	schema, err := migrationSchema(opts, tx.Conn().Config().RuntimeParams)
+	schema, err := migrationSchema(m.config, tx.Conn().Config().RuntimeParams)
 	if err != nil {
 		return err
 	}
-	return keepingSearchPath(ctx, tx, func() error { return migrate(ctx, tx, schema, opts) })
+	return keepingSearchPath(ctx, tx, func() error { return migrate(ctx, tx, schema, direction, opts, m.config.Log) })
 }
 
-// MigrateStatus lists Docket's migrations and whether each is applied in the
-// schema that Migrate would use with the same arguments. It keeps nothing:
-// for a schema that holds Docket's objects but no Docket ledger, it tells
-// which version they match by applying the migrations into a scratch schema
-// inside its transaction, which it rolls back (the role needs CREATE on the
-// database for that), and marks the migrations up to that version
-// OutsideLedger. When they match no version it returns an
-// *OutsideLedgerError matching ErrSchemaMismatch.
-func MigrateStatus(ctx context.Context, databaseURL string, opts MigrateOptions) ([]MigrationStatus, error) {
+// Status lists Docket's migrations and whether each is applied in the
+// Migrator's schema. It keeps nothing: for a schema that holds Docket's
+// objects but no Docket ledger, it tells which version they match by
+// applying the migrations into a scratch schema inside its transaction,
+// which it rolls back (the role needs CREATE on the database for that),
+// and marks the migrations up to that version OutsideLedger. When they
+// match no version it returns an *OutsideLedgerError matching
+// ErrSchemaMismatch.
+func (m *Migrator) Status(ctx context.Context, opts MigrateOptions) ([]MigrationStatus, error) {
 	var statuses []MigrationStatus
-	err := withMigrationConn(ctx, databaseURL, opts, func(conn *pgx.Conn, schema string) (err error) {
-		statuses, err = migrationStatus(ctx, conn, schema, opts)
+	err := m.withDatabase(ctx, func(b txBeginner) (err error) {
+		statuses, err = migrationStatus(ctx, b, m.schema, opts)
 		return err
 	})
 	return statuses, err
 }
 
-// MigrateStatusWithPool is MigrateStatus over the application's own pool.
-func MigrateStatusWithPool(ctx context.Context, pool *pgxpool.Pool, opts MigrateOptions) ([]MigrationStatus, error) {
-	if pool == nil {
-		return nil, invalidArgument("nil pool")
-	}
-	schema, err := migrationSchema(opts, pool.Config().ConnConfig.RuntimeParams)
-	if err != nil {
-		return nil, err
-	}
-	return migrationStatus(ctx, pool, schema, opts)
-}
-
-func validateMigrateDirection(opts MigrateOptions) error {
-	if opts.Direction != MigrateUp && opts.Direction != MigrateDown && opts.Direction != MigrateAdopt {
-		return invalidArgument("unknown migrate direction %d", opts.Direction)
+func validateMigrateDirection(direction MigrateDirection) error {
+	if direction != MigrateUp && direction != MigrateDown && direction != MigrateAdopt {
+		return invalidArgument("unknown migrate direction %d", direction)
 	}
 	return nil
 }
 
-// withMigrationConn resolves the schema of opts and opens one pgx
-// connection to databaseURL for fn, so migrations use exactly the connection
-// semantics of the rest of Docket (sslmode, DSNs, service files,
-// environment), and reports pgx's own error.
-func withMigrationConn(ctx context.Context, databaseURL string, opts MigrateOptions, fn func(conn *pgx.Conn, schema string) error) error {
-	cfg, err := pgx.ParseConfig(databaseURL)
-	if err != nil {
-		return fmt.Errorf("docket: migrate: parsing the database URL: %w", err)
+// withDatabase runs fn over the Migrator's pool, or over one connection to
+// its URL opened for fn, and reports pgx's own error.
+func (m *Migrator) withDatabase(ctx context.Context, fn func(b txBeginner) error) error {
+	if m.url == nil {
+		if m.pool == nil {
+			return invalidArgument("nil pool")
+		}
+		return fn(m.pool)
 	}
-	schema, err := migrationSchema(opts, cfg.RuntimeParams)
-	if err != nil {
-		return err
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := pgx.ConnectConfig(ctx, m.url.Copy())
 	if err != nil {
 		return fmt.Errorf("docket: migrate: connecting: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return fn(conn, schema)
+	return fn(conn)
 }
 
-// migrationSchema is opts.Schema, else the first schema of the connection's
-// search_path parameter, else "public"; it must be a plain identifier.
-func migrationSchema(opts MigrateOptions, runtimeParams map[string]string) (string, error) {
-	schema := opts.Schema
+// migrationSchema is config.Schema, else the first schema of the
+// connection's search_path parameter, else "public"; it must be a plain
+// identifier.
+func migrationSchema(config MigratorConfig, runtimeParams map[string]string) (string, error) {
+	schema := config.Schema
 	if schema == "" {
 		schema = strings.TrimSpace(strings.Split(runtimeParams["search_path"], ",")[0])
 	}

@@ -55,7 +55,7 @@ type OutsideLedgerError struct {
 	command string           // the docket command that adopts the schema
 }
 
-// opStatus marks an OutsideLedgerError of MigrateStatus.
+// opStatus marks an OutsideLedgerError of Migrator.Status.
 const opStatus MigrateDirection = -1
 
 // differencesShown bounds the differences an error message lists.

@@ -7,7 +7,7 @@ import (
 )
 
 // MigrationFormat names the file layout of a migration tool, for apps that
-// apply Docket's migrations with their own tool instead of Migrate.
+// apply Docket's migrations with their own tool instead of a Migrator.
 type MigrationFormat string
 
 const (
@@ -25,7 +25,7 @@ const (
 	FormatGolangMigrate MigrationFormat = "golang-migrate"
 )
 
-// MigrationFormats lists every format MigrationFiles writes.
+// MigrationFormats lists every format Migrator.Files writes.
 var MigrationFormats = []MigrationFormat{FormatPlain, FormatDbmate, FormatGoose, FormatGolangMigrate}
 
 // MigrationFile is one file of Docket's migrations in some tool's layout.
@@ -38,12 +38,12 @@ type MigrationFile struct {
 	SQL string
 }
 
-// MigrationFiles returns Docket's migrations, oldest first, as the files of
-// format. Every file applies into the connection's current schema (the
+// Files returns Docket's migrations, oldest first, as the files of format;
+// it needs no database. Every file applies into the connection's current schema (the
 // first schema of its search_path), which the functions then stay bound to.
 // A schema applied this way keeps no Docket ledger; Open judges it by its
 // shape.
-func MigrationFiles(format MigrationFormat) ([]MigrationFile, error) {
+func (m *Migrator) Files(format MigrationFormat) ([]MigrationFile, error) {
 	if !slices.Contains(MigrationFormats, format) {
 		return nil, invalidArgument("unknown migration format %q (want one of %v)", format, MigrationFormats)
 	}
@@ -74,9 +74,10 @@ func MigrationFiles(format MigrationFormat) ([]MigrationFile, error) {
 	return files, nil
 }
 
-// MigrationSQL returns the up or down section of one migration as plain SQL,
-// without a transaction wrapper: what Migrate runs in its transaction.
-func MigrationSQL(version string, direction MigrateDirection) (string, error) {
+// SQL returns the up or down section of one migration as plain SQL,
+// without a transaction wrapper: what Migrate runs in its transaction. It
+// needs no database.
+func (m *Migrator) SQL(version string, direction MigrateDirection) (string, error) {
 	if direction != MigrateUp && direction != MigrateDown {
 		return "", invalidArgument("migration SQL has an up and a down section, not direction %d", direction)
 	}

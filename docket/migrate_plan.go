@@ -14,7 +14,7 @@ import (
 )
 
 // ErrUnknownMigration reports a MigrateOptions.Target (or a version asked
-// of MigrationSQL) that names no embedded migration.
+// of Migrator.SQL) that names no embedded migration.
 var ErrUnknownMigration = errors.New("docket: unknown migration version")
 
 // migration is one embedded migration in dbmate's format, parsed.

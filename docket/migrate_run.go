@@ -25,21 +25,21 @@ type txBeginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// migrate applies every pending migration of opts (one transaction each),
-// or rolls back the newest applied one, and says what it did on opts.Log.
-func migrate(ctx context.Context, b txBeginner, schema string, opts MigrateOptions) error {
+// migrate applies every pending migration up to opts.Target (one
+// transaction each), rolls back the newest applied one, or adopts, and says
+// what it did on log.
+func migrate(ctx context.Context, b txBeginner, schema string, direction MigrateDirection, opts MigrateOptions, log io.Writer) error {
 	ms, err := migrationsUpTo(opts.Target)
 	if err != nil {
 		return err
 	}
-	log := opts.Log
 	if log == nil {
 		log = io.Discard
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	switch opts.Direction {
+	switch direction {
 	case MigrateDown:
 		// Down rolls back the newest applied migration, whatever the target.
 		all, err := embeddedMigrations()

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/docketrun/docket-go/internal/cli"
+	"github.com/docketrun/docket-go/cmd/docket/internal/cli"
 )
 
 func main() {

@@ -87,16 +87,18 @@ func run(ctx context.Context, databaseURL, dir string, adopt bool) error {
 		return nil
 	}
 	// goose:adopt:begin
-	// From now on `docket migrate` (or docket.Migrate) manages the schema:
-	// adopt records the versions whose shape the schema has in
+	// From now on `docket migrate` (or a docket.Migrator) manages the
+	// schema: adopt records the versions whose shape the schema has in
 	// docket_schema_migrations; goose's own table is left as it is.
-	opts := docket.MigrateOptions{Schema: "docket", Direction: docket.MigrateAdopt, Log: os.Stdout}
-	if err := docket.Migrate(ctx, databaseURL, opts); err != nil {
+	migrator, err := docket.NewMigratorURL(databaseURL, docket.MigratorConfig{Schema: "docket", Log: os.Stdout})
+	if err != nil {
+		return err
+	}
+	if err := migrator.Migrate(ctx, docket.MigrateAdopt, docket.MigrateOptions{}); err != nil {
 		return err
 	}
 	// goose:adopt:end
-	opts.Direction = docket.MigrateUp
-	return docket.Migrate(ctx, databaseURL, opts) // nothing pending
+	return migrator.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}) // nothing pending
 }
 
 // gooseUp writes Docket's goose files into dir and applies them with goose
@@ -106,7 +108,11 @@ func gooseUp(ctx context.Context, databaseURL, dir string) error {
 	// Docket's files go in a directory of their own, not the app's: they
 	// install into the connection's current schema, so mixed into the app's
 	// goose directory they would land in the app's schema.
-	files, err := docket.MigrationFiles(docket.FormatGoose)
+	migrator, err := docket.NewMigrator(nil, docket.MigratorConfig{}) // no database: Files only
+	if err != nil {
+		return err
+	}
+	files, err := migrator.Files(docket.FormatGoose)
 	if err != nil {
 		return err
 	}

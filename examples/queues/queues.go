@@ -49,7 +49,11 @@ func queues(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, sendEm
 	// Each queue is a Docket domain in its own schema (`docket migrate up
 	// --schema email`, `--schema reports`): its own ring, cursor and caps.
 	for _, schema := range []string{"email", "reports"} {
-		if err := docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: schema}); err != nil {
+		migrator, err := docket.NewMigrator(pool, docket.MigratorConfig{Schema: schema})
+		if err != nil {
+			return err
+		}
+		if err := migrator.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 			return err
 		}
 	}

@@ -43,7 +43,11 @@ func quickStart(ctx context.Context, databaseURL string, sendInvoice func(ctx co
 	defer pool.Close()
 
 	// Once per deployment (stopped, homogeneous rollout; see docs/operations.md).
-	if err := docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "docket"}); err != nil {
+	migrator, err := docket.NewMigrator(pool, docket.MigratorConfig{Schema: "docket"})
+	if err != nil {
+		return err
+	}
+	if err := migrator.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		return err
 	}
 

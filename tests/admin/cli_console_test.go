@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // "docket console" serves the console at the root of a loopback address,
@@ -30,7 +29,7 @@ func TestCLIConsole(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("a write on the read-only console: %d", resp.StatusCode)
 	}
-	if code, rest := stop(); code != cli.ExitOK || rest != "docket console stopped" {
+	if code, rest := stop(); code != testkit.ExitOK || rest != "docket console stopped" {
 		t.Fatalf("exit %d, output %q", code, rest)
 	}
 
@@ -38,7 +37,7 @@ func TestCLIConsole(t *testing.T) {
 	if status, body := testkit.ConsoleCLIGet(t, base+"tenants/acme"); status != http.StatusOK || !strings.Contains(body, `id="cap-form"`) {
 		t.Fatalf("tenant page with writes: %d\n%s", status, body)
 	}
-	if code, _ := stop(); code != cli.ExitOK {
+	if code, _ := stop(); code != testkit.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
 }
@@ -51,14 +50,13 @@ func TestCLIConsoleRefusesBadArguments(t *testing.T) {
 		code int
 		msg  string
 	}{
-		"no database":    {nil, cli.ExitUsage, "no database"},
-		"bad URL":        {[]string{"--database-url", "postgres://%zz"}, cli.ExitUsage, "invalid database URL"},
-		"extra argument": {[]string{"--database-url", "postgres://localhost/x", "now"}, cli.ExitUsage, `unexpected argument "now"`},
-		"unknown flag":   {[]string{"--public"}, cli.ExitUsage, "flag provided but not defined"},
+		"no database":    {nil, testkit.ExitUsage, "no database"},
+		"bad URL":        {[]string{"--database-url", "postgres://%zz"}, testkit.ExitUsage, "invalid database URL"},
+		"extra argument": {[]string{"--database-url", "postgres://localhost/x", "now"}, testkit.ExitUsage, `unexpected argument "now"`},
+		"unknown flag":   {[]string{"--public"}, testkit.ExitUsage, "flag provided but not defined"},
 	} {
-		var stdout, stderr strings.Builder
-		if code := cli.Run(testkit.Context(t), append([]string{"console"}, tc.args...), &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
-			t.Errorf("%s: exit %d, stderr %q", name, code, stderr.String())
+		if r := testkit.CLIRun(t, append([]string{"console"}, tc.args...)...); r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) {
+			t.Errorf("%s: exit %d, stderr %q", name, r.Code, r.Stderr)
 		}
 	}
 }

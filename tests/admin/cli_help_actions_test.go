@@ -4,8 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // --help on each runs and tenants action with its own usage prints only
@@ -30,7 +29,7 @@ func TestCLIHelpOnRunsAndTenantsActions(t *testing.T) {
 			append(words, "-h"),
 			append(words, "acme", "r1", "--json", "-help"),
 		} {
-			r := testkit.CLIExpect(t, cli.ExitOK, "", args...)
+			r := testkit.CLIExpect(t, testkit.ExitOK, "", args...)
 			if !strings.HasPrefix(r.Stdout, head) || r.Stderr != "" || strings.Contains(r.Stdout, "Exit codes:") {
 				t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.Stdout, r.Stderr)
 			}
@@ -42,12 +41,12 @@ func TestCLIHelpOnRunsAndTenantsActions(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"tenants", "--help"}, {"tenants", "-h"}, {"help", "tenants"}} {
-		r := testkit.CLIExpect(t, cli.ExitOK, "", args...)
+		r := testkit.CLIExpect(t, testkit.ExitOK, "", args...)
 		if !strings.HasPrefix(r.Stdout, "docket tenants <action>") || r.Stderr != "" || strings.Contains(r.Stdout, "Exit codes:") {
 			t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.Stdout, r.Stderr)
 		}
 	}
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "help")
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "help")
 	for _, line := range []string{
 		"  tenants    list the domain's partitions, show, pause or resume one scope\n",
 		"  schedules  list, add, pause, resume or remove schedules of periodic runs\n",
@@ -60,7 +59,7 @@ func TestCLIHelpOnRunsAndTenantsActions(t *testing.T) {
 	}
 	// A usage error of an action prints that action's usage.
 	unreachable := "postgres://docket@127.0.0.1:1/none?connect_timeout=5"
-	if r := testkit.CLIExpect(t, cli.ExitUsage, "", "tenants", "list", "--nope", "--database-url", unreachable); !strings.Contains(r.Stderr, heads["tenants list"]) {
+	if r := testkit.CLIExpect(t, testkit.ExitUsage, "", "tenants", "list", "--nope", "--database-url", unreachable); !strings.Contains(r.Stderr, heads["tenants list"]) {
 		t.Errorf("tenants list --nope printed %q", r.Stderr)
 	}
 }

@@ -9,8 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // A refused run transition says, in the CLI's own terms, what state the run
@@ -57,7 +56,7 @@ func TestCLIRunTransitionMessages(t *testing.T) {
 		{"retry-poisoned", "f1", `run "f1" is failed; ` + poisonRule + rerun},
 		{"retry-poisoned", "w1", `run "w1" is waiting; ` + poisonRule + resume},
 	} {
-		r := testkit.CLIExpect(t, cli.ExitUsage, "", "runs", tc.action, "acme", tc.run, "--database-url", url)
+		r := testkit.CLIExpect(t, testkit.ExitUsage, "", "runs", tc.action, "acme", tc.run, "--database-url", url)
 		if want := "docket: runs " + tc.action + ": " + tc.want + "\n"; r.Stderr != want || r.Stdout != "" {
 			t.Errorf("docket runs %s acme %s printed\nstdout %q\nstderr %q\nwant stderr %q", tc.action, tc.run, r.Stdout, r.Stderr, want)
 		}
@@ -83,7 +82,7 @@ func runsState(t *testing.T, pool *pgxpool.Pool) string {
 func TestCLISchedulesAddNeedsState(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
-	r := testkit.CLIExpect(t, cli.ExitUsage, "", "schedules", "add", "acme", "nightly", "--every", "1h", "--graph", "g", "--graph-hash", "v1",
+	r := testkit.CLIExpect(t, testkit.ExitUsage, "", "schedules", "add", "acme", "nightly", "--every", "1h", "--graph", "g", "--graph-hash", "v1",
 		"--database-url", pool.Config().ConnString())
 	if want := "docket: schedules add: missing --state JSON: the state document of every run a tick inserts, such as --state '{}'\n"; !strings.HasPrefix(r.Stderr, want) {
 		t.Fatalf("schedules add without --state printed\n%q\nwant it to start with\n%q", r.Stderr, want)
@@ -105,14 +104,14 @@ var hardCodedVersion = regexp.MustCompile(`\bV[0-9]+\b|[Ss]chema version [0-9]+|
 // "docket version" prints, from the embedded migrations.
 func TestCLIHelpNamesNoSchemaVersion(t *testing.T) {
 	t.Parallel()
-	texts := []string{testkit.CLIExpect(t, cli.ExitOK, "", "help").Stdout}
+	texts := []string{testkit.CLIExpect(t, testkit.ExitOK, "", "help").Stdout}
 	for cmd, actions := range map[string][]string{
 		"migrate": {"up"}, "policy": {"get"}, "runs": {"list", "show", "cancel", "resume", "retry-poisoned", "retry", "prune"},
 		"tenants": {"list", "show"}, "schedules": {"list", "add", "pause", "resume", "remove"}, "console": nil, "demo": nil, "version": nil,
 	} {
-		texts = append(texts, testkit.CLIExpect(t, cli.ExitOK, "", cmd, "--help").Stdout)
+		texts = append(texts, testkit.CLIExpect(t, testkit.ExitOK, "", cmd, "--help").Stdout)
 		for _, action := range actions {
-			texts = append(texts, testkit.CLIExpect(t, cli.ExitOK, "", cmd, action, "--help").Stdout)
+			texts = append(texts, testkit.CLIExpect(t, testkit.ExitOK, "", cmd, action, "--help").Stdout)
 		}
 	}
 	for _, text := range texts {

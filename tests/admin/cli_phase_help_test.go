@@ -6,15 +6,14 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The phases `docket runs list --help` names are exactly docket.RunPhases,
 // in its order, so the help cannot drift from the one definition.
 func TestCLIRunsListHelpNamesEveryPhase(t *testing.T) {
 	t.Parallel()
-	help := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--help").Stdout
+	help := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--help").Stdout
 	m := regexp.MustCompile(`(?s)--phase P\s+only runs in phase P at the database clock: (.*?)\n  --graph`).FindStringSubmatch(help)
 	if m == nil {
 		t.Fatalf("runs list --help names no phases:\n%s", help)

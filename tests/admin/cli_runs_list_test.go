@@ -7,8 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // seedRow is one run of the listing domain, with fixed times so output
@@ -87,7 +86,7 @@ func TestCLIRunsListTable(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
 	url := seed(t, pool)
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--database-url", url)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--database-url", url)
 	wantLines(t, "runs list", r.Stdout, listHeader, listR5, listR4, listR3, listR2, listR1)
 	token := queryText(t, pool, `select claim_token::text from docket_runs where run_id = 'r3'`)
 	if strings.Contains(r.Stdout, token) || r.Stderr != "" {
@@ -123,19 +122,19 @@ func TestCLIRunsListPages(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
 	url := seed(t, pool)
-	first := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "3", "--database-url", url)
+	first := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--limit", "3", "--database-url", url)
 	wantLines(t, "page 1", first.Stdout, listHeader, listR5, listR4, listR3,
 		"next: 2026-01-01T00:00:03Z/r3")
-	second := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "3", "--after", nextCursor(t, first.Stdout), "--database-url", url)
+	second := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--limit", "3", "--after", nextCursor(t, first.Stdout), "--database-url", url)
 	wantLines(t, "page 2", second.Stdout, listHeader, listR2, listR1)
 
 	// A page that ends exactly at the last run still prints no cursor.
-	exact := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--limit", "2", "--after", "2026-01-01T00:00:03Z/r3", "--database-url", url)
+	exact := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--limit", "2", "--after", "2026-01-01T00:00:03Z/r3", "--database-url", url)
 	wantLines(t, "exact last page", exact.Stdout, listHeader, listR2, listR1)
 
-	scoped := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--database-url", url)
+	scoped := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--database-url", url)
 	wantLines(t, "scoped page 1", scoped.Stdout, listHeader, listR2, "next: 2026-01-01T00:00:02Z/r2")
-	scoped = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--after", nextCursor(t, scoped.Stdout), "--database-url", url)
+	scoped = testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--tenant", "acme", "--limit", "1", "--after", nextCursor(t, scoped.Stdout), "--database-url", url)
 	wantLines(t, "scoped page 2", scoped.Stdout, listHeader, listR1)
 }
 
@@ -164,7 +163,7 @@ func TestCLIRunsListFilters(t *testing.T) {
 		{[]string{"--phase", "done", "--tenantless"}, []string{listR4}},
 		{[]string{"--phase", "ready"}, nil},
 	} {
-		r := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"runs", "list"}, c.args...), "--database-url", url)...)
+		r := testkit.CLIExpect(t, testkit.ExitOK, "", append(append([]string{"runs", "list"}, c.args...), "--database-url", url)...)
 		wantLines(t, "runs list "+strings.Join(c.args, " "), r.Stdout, append([]string{listHeader}, c.want...)...)
 	}
 }
@@ -175,7 +174,7 @@ func TestCLIRunsListJSON(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
 	url := seed(t, pool)
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--limit", "3", "--database-url", url)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--json", "--limit", "3", "--database-url", url)
 	lines := cliLines(r.Stdout)
 	if len(lines) != 4 {
 		t.Fatalf("runs list --json printed %d lines, want 3 runs and a cursor:\n%s", len(lines), r.Stdout)
@@ -217,7 +216,7 @@ func TestCLIRunsListJSON(t *testing.T) {
 	if got[3] != (line{Next: "2026-01-01T00:00:03Z/r3"}) {
 		t.Fatalf("cursor line = %+v", got[3])
 	}
-	rest := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--after", got[3].Next, "--database-url", url)
+	rest := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--json", "--after", got[3].Next, "--database-url", url)
 	var ids []string
 	for _, l := range cliLines(rest.Stdout) {
 		var v line
@@ -229,7 +228,7 @@ func TestCLIRunsListJSON(t *testing.T) {
 	if strings.Join(ids, ",") != "r2,r1" {
 		t.Fatalf("second JSON page = %v, want r2,r1 and no cursor", ids)
 	}
-	wake := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "list", "--json", "--tenant", "acme", "--graph", "g1", "--database-url", url)
+	wake := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--json", "--tenant", "acme", "--graph", "g1", "--database-url", url)
 	var r1 line
 	if err := json.Unmarshal([]byte(wake.Stdout), &r1); err != nil || r1.WakeAt == nil || *r1.WakeAt != "2026-01-01T00:00:00Z" {
 		t.Fatalf("r1 as JSON = %+v (%v)", r1, err)
@@ -259,10 +258,10 @@ func TestCLIRunsListErrors(t *testing.T) {
 		{[]string{"--force"}, "--force does not apply to runs list"},
 		{[]string{"--batch", "5"}, "--batch does not apply to runs list"},
 	} {
-		r := testkit.CLIExpect(t, cli.ExitUsage, c.fragment, append(append([]string{"runs", "list"}, c.args...), "--database-url", unreachable)...)
+		r := testkit.CLIExpect(t, testkit.ExitUsage, c.fragment, append(append([]string{"runs", "list"}, c.args...), "--database-url", unreachable)...)
 		if r.Stdout != "" || !strings.Contains(r.Stderr, "docket runs list [--tenant") {
 			t.Errorf("runs list %v: stdout %q, stderr lacks the list usage: %q", c.args, r.Stdout, r.Stderr)
 		}
 	}
-	testkit.CLIExpect(t, cli.ExitFailure, "runs list: ", "runs", "list", "--database-url", unreachable)
+	testkit.CLIExpect(t, testkit.ExitFailure, "runs list: ", "runs", "list", "--database-url", unreachable)
 }

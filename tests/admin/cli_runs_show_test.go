@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // "docket runs show" prints the public and scheduling views of one run:
@@ -20,7 +19,7 @@ func TestCLIRunsShow(t *testing.T) {
 		errors = '[{"attempt": 1, "at": "2026-01-01T00:00:01.5+00:00", "kind": "panic", "error": "nil map"},
 		           {"attempt": 2, "at": "2026-01-01T00:00:02+00:00", "kind": "error", "error": "line one\nline \"two\""}]'
 		 where run_id = 'r3'`)
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r3", "--database-url", url)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "show", "beta", "r3", "--database-url", url)
 	wantLines(t, "runs show beta r3", r.Stdout,
 		"scope: tenant:beta",
 		"run_id: r3",
@@ -49,7 +48,7 @@ func TestCLIRunsShow(t *testing.T) {
 		`error: attempt 1 at 2026-01-01T00:00:01.5Z panic "nil map"`,
 		`error: attempt 2 at 2026-01-01T00:00:02Z error "line one\nline \"two\""`,
 	)
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r3", "--json", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "show", "beta", "r3", "--json", "--database-url", url)
 	var withErrors struct {
 		Attempt int `json:"attempt"`
 		Errors  []struct {
@@ -66,7 +65,7 @@ func TestCLIRunsShow(t *testing.T) {
 		e[0].Kind != "panic" || e[0].Error != "nil map" || e[1].Error != "line one\nline \"two\"" {
 		t.Fatalf("runs show --json attempt and errors: %+v", withErrors)
 	}
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "show", "beta", "r5", "--json", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "show", "beta", "r5", "--json", "--database-url", url)
 	var v map[string]any
 	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
 		t.Fatalf("runs show --json printed %q: %v", r.Stdout, err)
@@ -86,12 +85,12 @@ func TestCLIRunsShow(t *testing.T) {
 	if state, ok := v["state"].(map[string]any); !ok || state["n"] != 1.0 {
 		t.Errorf("runs show --json state = %#v", v["state"])
 	}
-	testkit.CLIExpect(t, cli.ExitOK, "finished_at: 2026-01-01T00:02:00Z", "runs", "show", "--tenantless", "r4", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitOK, "admission_state: queued", "runs", "show", "acme", "r1", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "finished_at: 2026-01-01T00:02:00Z", "runs", "show", "--tenantless", "r4", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "admission_state: queued", "runs", "show", "acme", "r1", "--database-url", url)
 
 	// Another scope's run reads as missing.
-	testkit.CLIExpect(t, cli.ExitFailure, "not found", "runs", "show", "acme", "r3", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitFailure, "not found", "runs", "show", "--tenantless", "r1", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitFailure, "not found", "runs", "show", "acme", "r3", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitFailure, "not found", "runs", "show", "--tenantless", "r1", "--database-url", url)
 	for _, args := range [][]string{
 		{"runs", "show", "beta"},
 		{"runs", "show"},
@@ -99,7 +98,7 @@ func TestCLIRunsShow(t *testing.T) {
 		{"runs", "show", "beta", "r3", "--limit", "2"},
 		{"runs", "show", "beta", "r3", "--force"},
 	} {
-		testkit.CLIExpect(t, cli.ExitUsage, "docket runs show TENANT RUN_ID", append(args, "--database-url", url)...)
+		testkit.CLIExpect(t, testkit.ExitUsage, "docket runs show TENANT RUN_ID", append(args, "--database-url", url)...)
 	}
 }
 
@@ -113,20 +112,20 @@ func TestCLIRunsSignals(t *testing.T) {
 	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status)
 		values ('w2', 'acme', 'g1', 'h1', '{}', 'waiting')`)
 
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "resume", "acme", "r2", "--database-url", url)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "resume", "acme", "r2", "--database-url", url)
 	if len(cliLines(r.Stdout)) != 6 || cliLines(r.Stdout)[2] != "status: running" || cliLines(r.Stdout)[0] != "scope: tenant:acme" {
 		t.Fatalf("runs resume printed %q", r.Stdout)
 	}
 	if got := queryText(t, pool, `select status || ' ' || (wake_at is not null)::text from docket_runs where run_id = 'r2'`); got != "running true" {
 		t.Fatalf("r2 after resume: %s", got)
 	}
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "cancel", "beta", "r3", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "cancel", "beta", "r3", "--database-url", url)
 	wantLines(t, "runs cancel beta r3", r.Stdout, "scope: tenant:beta", "run_id: r3", "status: cancelled", "step: 2", "checkpoint_seq: 3")
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where run_id = 'r3' and claim_token is null and finished_at is not null`); got != 1 {
 		t.Fatal("cancel left r3 claimed or unfinished")
 	}
-	testkit.CLIExpect(t, cli.ExitOK, "status: cancelled", "runs", "cancel", "acme", "w2", "--database-url", url)
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "runs", "retry-poisoned", "beta", "r5", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "status: cancelled", "runs", "cancel", "acme", "w2", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "retry-poisoned", "beta", "r5", "--database-url", url)
 	if lines := cliLines(r.Stdout); len(lines) != 6 || lines[1] != "run_id: r5" || lines[2] != "status: running" {
 		t.Fatalf("runs retry-poisoned printed %q", r.Stdout)
 	}
@@ -140,21 +139,21 @@ func TestCLIRunsSignals(t *testing.T) {
 		fragment string
 		args     []string
 	}{
-		{cli.ExitUsage, `run "r4" is done; cancel applies only to a run that is running, waiting or poisoned; use docket runs retry --force to run it again`, []string{"cancel", "--tenantless", "r4"}},
-		{cli.ExitUsage, `run "r3" is cancelled; cancel applies only to a run that is running, waiting or poisoned; use docket runs retry to run it again`, []string{"cancel", "beta", "r3"}},
-		{cli.ExitUsage, `run "r1" is running; resume applies only to a run that is waiting`, []string{"resume", "acme", "r1"}},
-		{cli.ExitUsage, `run "r4" is done; resume applies only to a run that is waiting`, []string{"resume", "--tenantless", "r4"}},
-		{cli.ExitUsage, `run "r5" is running; retry-poisoned applies only to a run that is poisoned`, []string{"retry-poisoned", "beta", "r5"}},
-		{cli.ExitUsage, `run "r1" is running; retry-poisoned applies only to a run that is poisoned`, []string{"retry-poisoned", "acme", "r1"}},
-		{cli.ExitFailure, "not found", []string{"cancel", "acme", "nope"}},
-		{cli.ExitFailure, "not found", []string{"resume", "beta", "r2"}},
-		{cli.ExitFailure, "not found", []string{"retry-poisoned", "--tenantless", "r5"}},
-		{cli.ExitUsage, "missing TENANT", []string{"cancel"}},
-		{cli.ExitUsage, "want RUN_ID", []string{"resume", "acme"}},
-		{cli.ExitUsage, "want RUN_ID", []string{"retry-poisoned", "--tenantless", "a", "b"}},
-		{cli.ExitUsage, "--json does not apply to runs cancel", []string{"cancel", "acme", "r1", "--json"}},
-		{cli.ExitUsage, "--force does not apply to runs resume", []string{"resume", "acme", "r1", "--force"}},
-		{cli.ExitUsage, "--status does not apply to runs retry-poisoned", []string{"retry-poisoned", "acme", "r1", "--status", "done"}},
+		{testkit.ExitUsage, `run "r4" is done; cancel applies only to a run that is running, waiting or poisoned; use docket runs retry --force to run it again`, []string{"cancel", "--tenantless", "r4"}},
+		{testkit.ExitUsage, `run "r3" is cancelled; cancel applies only to a run that is running, waiting or poisoned; use docket runs retry to run it again`, []string{"cancel", "beta", "r3"}},
+		{testkit.ExitUsage, `run "r1" is running; resume applies only to a run that is waiting`, []string{"resume", "acme", "r1"}},
+		{testkit.ExitUsage, `run "r4" is done; resume applies only to a run that is waiting`, []string{"resume", "--tenantless", "r4"}},
+		{testkit.ExitUsage, `run "r5" is running; retry-poisoned applies only to a run that is poisoned`, []string{"retry-poisoned", "beta", "r5"}},
+		{testkit.ExitUsage, `run "r1" is running; retry-poisoned applies only to a run that is poisoned`, []string{"retry-poisoned", "acme", "r1"}},
+		{testkit.ExitFailure, "not found", []string{"cancel", "acme", "nope"}},
+		{testkit.ExitFailure, "not found", []string{"resume", "beta", "r2"}},
+		{testkit.ExitFailure, "not found", []string{"retry-poisoned", "--tenantless", "r5"}},
+		{testkit.ExitUsage, "missing TENANT", []string{"cancel"}},
+		{testkit.ExitUsage, "want RUN_ID", []string{"resume", "acme"}},
+		{testkit.ExitUsage, "want RUN_ID", []string{"retry-poisoned", "--tenantless", "a", "b"}},
+		{testkit.ExitUsage, "--json does not apply to runs cancel", []string{"cancel", "acme", "r1", "--json"}},
+		{testkit.ExitUsage, "--force does not apply to runs resume", []string{"resume", "acme", "r1", "--force"}},
+		{testkit.ExitUsage, "--status does not apply to runs retry-poisoned", []string{"retry-poisoned", "acme", "r1", "--status", "done"}},
 	} {
 		testkit.CLIExpect(t, c.code, c.fragment, append(append([]string{"runs"}, c.args...), "--database-url", url)...)
 	}

@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // runsInsert inserts a run of tenant (nil for tenantless) with status,
@@ -26,12 +25,12 @@ func runsInsert(t *testing.T, url, runID string, tenant any, status string, fini
 func TestCLIRunsHelp(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"runs", "--help"}, {"runs", "-h"}, {"help", "runs"}, {"runs", "retry", "--help"}, {"runs", "prune", "-h"}} {
-		r := testkit.CLIExpect(t, cli.ExitOK, "", args...)
+		r := testkit.CLIExpect(t, testkit.ExitOK, "", args...)
 		if !strings.HasPrefix(r.Stdout, "docket runs <action>") || strings.Contains(r.Stdout, "Exit codes:") || r.Stderr != "" {
 			t.Errorf("docket %s printed\nstdout: %q\nstderr: %q", strings.Join(args, " "), r.Stdout, r.Stderr)
 		}
 	}
-	if r := testkit.CLIExpect(t, cli.ExitOK, "", "help"); !strings.Contains(r.Stdout, "  runs       list, show, signal, retry or prune runs") {
+	if r := testkit.CLIExpect(t, testkit.ExitOK, "", "help"); !strings.Contains(r.Stdout, "  runs       list, show, signal, retry or prune runs") {
 		t.Errorf("docket help lacks the runs command:\n%s", r.Stdout)
 	}
 }
@@ -49,18 +48,18 @@ func TestCLIRunsRetry(t *testing.T) {
 	runsInsert(t, url, "queued", "acme", "running", nil)
 	runsInsert(t, url, "loose", nil, "cancelled", &now)
 
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "retry", "acme", "failed", "--database-url", url)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "retry", "acme", "failed", "--database-url", url)
 	for _, line := range []string{"scope: tenant:acme", "run_id: failed", "status: running", "checkpoint_seq: 0"} {
 		if !strings.Contains(r.Stdout, line+"\n") {
 			t.Fatalf("runs retry lacks %q:\n%s", line, r.Stdout)
 		}
 	}
-	testkit.CLIExpect(t, cli.ExitUsage, `run "failed" is running; retry applies only to a run that is failed or cancelled`, "runs", "retry", "acme", "failed", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitUsage, "use docket runs retry --force to run it again", "runs", "retry", "acme", "done", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitUsage, `run "queued" is running; retry applies only`, "runs", "retry", "acme", "queued", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitFailure, "not found", "runs", "retry", "beta", "failed", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitOK, "status: running", "runs", "retry", "--force", "acme", "done", "--database-url", url)
-	testkit.CLIExpect(t, cli.ExitOK, "scope: tenantless", "runs", "retry", "--tenantless", "loose", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitUsage, `run "failed" is running; retry applies only to a run that is failed or cancelled`, "runs", "retry", "acme", "failed", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitUsage, "use docket runs retry --force to run it again", "runs", "retry", "acme", "done", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitUsage, `run "queued" is running; retry applies only`, "runs", "retry", "acme", "queued", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitFailure, "not found", "runs", "retry", "beta", "failed", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "status: running", "runs", "retry", "--force", "acme", "done", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "scope: tenantless", "runs", "retry", "--tenantless", "loose", "--database-url", url)
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where status = 'running' and finished_at is null`); got != 4 {
 		t.Fatalf("running runs after the retries = %d, want 4", got)
 	}
@@ -76,7 +75,7 @@ func TestCLIRunsRetry(t *testing.T) {
 		{"runs", "nope"},
 		{"runs"},
 	} {
-		testkit.CLIExpect(t, cli.ExitUsage, "", append(args, "--database-url", url)...)
+		testkit.CLIExpect(t, testkit.ExitUsage, "", append(args, "--database-url", url)...)
 	}
 }
 
@@ -94,14 +93,14 @@ func TestCLIRunsPrune(t *testing.T) {
 	runsInsert(t, url, "recent", "acme", "failed", &recent)
 	runsInsert(t, url, "queued", "acme", "running", nil)
 
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "runs", "prune", "--finished-before", "1h", "--batch", "2", "--database-url", url)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "prune", "--finished-before", "1h", "--batch", "2", "--database-url", url)
 	if !strings.HasPrefix(r.Stdout, "batch 1: deleted 2 (total 2)\nbatch 2: deleted 1 (total 3)\nfinished_before: ") ||
 		!strings.HasSuffix(r.Stdout, "\ndeleted: 3\n") {
 		t.Fatalf("runs prune printed %q", r.Stdout)
 	}
-	testkit.CLIExpect(t, cli.ExitOK, "deleted: 0", "runs", "prune", "--finished-before", "30d", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "deleted: 0", "runs", "prune", "--finished-before", "30d", "--database-url", url)
 	cutoff := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
-	testkit.CLIExpect(t, cli.ExitOK, "deleted: 1\n", "runs", "prune", "--finished-before", cutoff, "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "deleted: 1\n", "runs", "prune", "--finished-before", cutoff, "--database-url", url)
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs`); got != 1 {
 		t.Fatalf("runs left = %d, want the queued one", got)
 	}
@@ -116,6 +115,6 @@ func TestCLIRunsPrune(t *testing.T) {
 		{"runs", "prune", "--finished-before", "1h", "--force"},
 		{"runs", "prune", "--finished-before", "1h", "acme"},
 	} {
-		testkit.CLIExpect(t, cli.ExitUsage, "", append(args, "--database-url", unreachable)...)
+		testkit.CLIExpect(t, testkit.ExitUsage, "", append(args, "--database-url", unreachable)...)
 	}
 }

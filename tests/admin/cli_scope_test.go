@@ -7,9 +7,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // scopeSeedScopes are the scopes of the round-trip domain: the tenantless
@@ -67,7 +66,7 @@ func TestCLIScopeRoundTrip(t *testing.T) {
 	url := scopeSeed(t)
 	cliOK := func(args ...string) string {
 		t.Helper()
-		return testkit.CLIExpect(t, cli.ExitOK, "", append(args, "--database-url", url)...).Stdout
+		return testkit.CLIExpect(t, testkit.ExitOK, "", append(args, "--database-url", url)...).Stdout
 	}
 
 	t.Run("runs", func(t *testing.T) {
@@ -160,7 +159,7 @@ func TestCLIScopeOperandForms(t *testing.T) {
 		{"tenant:tenantless", "tenant:tenantless"},
 		{"tenant:tenant:nested", "tenant:tenant:nested"},
 	} {
-		r := testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "show", tc.operand, "--database-url", url)
+		r := testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "show", tc.operand, "--database-url", url)
 		wantPrefixLines(t, "tenants show "+tc.operand, r.Stdout, "scope: "+tc.scope)
 	}
 	unreachable := "postgres://docket@127.0.0.1:1/none?connect_timeout=5"
@@ -171,7 +170,7 @@ func TestCLIScopeOperandForms(t *testing.T) {
 		{"schedules", "pause", "tenant:", "hourly"},
 		{"runs", "list", "--tenant", "tenant:"},
 	} {
-		r := testkit.CLIExpect(t, cli.ExitUsage, "", append(args, "--database-url", unreachable)...)
+		r := testkit.CLIExpect(t, testkit.ExitUsage, "", append(args, "--database-url", unreachable)...)
 		if want := `tenant:": want tenant:ID, tenantless or a tenant id`; !strings.Contains(r.Stderr, want) {
 			t.Errorf("docket %s: stderr %q lacks %q", strings.Join(args, " "), r.Stderr, want)
 		}

@@ -9,9 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The tenants table's header and the seeded scopes' rows (cap 4 by default,
@@ -40,7 +39,7 @@ func tenantsSeedPool(t *testing.T) (*pgxpool.Pool, string, func() string) {
 	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at, tenant_admitted_at)
 		values ('r6', 'beta', 'g1', 'h1', '{}', 'running', now() - interval '1 minute', now())`)
 	testkit.ExecSQL(t, pool, `update docket_runs set tenant_admitted_at = now() where run_id = 'r3'`)
-	testkit.CLIExpect(t, cli.ExitOK, "", "policy", "set-override", "beta", "1", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "", "policy", "set-override", "beta", "1", "--database-url", url)
 	testkit.ExecSQL(t, pool, `update docket_claim_partitions set admission_epoch = 5 where scope_key = 'beta'`)
 	testkit.ExecSQL(t, pool, `update docket_claim_schedule set parked_until = '2031-01-02T03:04:05Z' where scope_key = 'beta'`)
 	return pool, url, func() string { return admState(t, pool) }
@@ -51,17 +50,17 @@ func tenantsSeedPool(t *testing.T) (*pgxpool.Pool, string, func() string) {
 func TestCLITenantsList(t *testing.T) {
 	t.Parallel()
 	url, _ := tenantsSeed(t)
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--database-url", url)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "list", "--database-url", url)
 	wantLines(t, "tenants list", r.Stdout, tenantsHeader, tenantsNone, tenantsAcme, tenantsBeta)
 
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "list", "--limit", "2", "--database-url", url)
 	wantLines(t, "tenants page 1", r.Stdout, tenantsHeader, tenantsNone, tenantsAcme, "next: tenant:acme")
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--limit", "2", "--after", nextCursor(t, r.Stdout), "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "list", "--limit", "2", "--after", nextCursor(t, r.Stdout), "--database-url", url)
 	wantLines(t, "tenants page 2", r.Stdout, tenantsHeader, tenantsBeta)
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--after", "tenantless", "--limit", "1", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "list", "--after", "tenantless", "--limit", "1", "--database-url", url)
 	wantLines(t, "tenants after tenantless", r.Stdout, tenantsHeader, tenantsAcme, "next: tenant:acme")
 
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--json", "--limit", "2", "--after", "tenantless", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "list", "--json", "--limit", "2", "--after", "tenantless", "--database-url", url)
 	lines := cliLines(r.Stdout)
 	if len(lines) != 2 {
 		t.Fatalf("tenants list --json printed %q", r.Stdout)
@@ -83,7 +82,7 @@ func TestCLITenantsList(t *testing.T) {
 			t.Errorf("beta as JSON %s = %#v, want %#v", key, beta[key], v)
 		}
 	}
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--json", "--limit", "1", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "list", "--json", "--limit", "1", "--database-url", url)
 	if lines := cliLines(r.Stdout); len(lines) != 2 || lines[1] != `{"next":"tenantless"}` {
 		t.Fatalf("tenants list --json --limit 1 printed %q", r.Stdout)
 	}
@@ -94,13 +93,13 @@ func TestCLITenantsShow(t *testing.T) {
 	t.Parallel()
 	url, state := tenantsSeed(t)
 	for _, scope := range [][]string{{"beta"}, {"acme"}, {"--tenantless"}, {"never-seen"}} {
-		show := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"tenants", "show"}, scope...), "--database-url", url)...)
-		inspect := testkit.CLIExpect(t, cli.ExitOK, "", append(append([]string{"policy", "inspect"}, scope...), "--database-url", url)...)
+		show := testkit.CLIExpect(t, testkit.ExitOK, "", append(append([]string{"tenants", "show"}, scope...), "--database-url", url)...)
+		inspect := testkit.CLIExpect(t, testkit.ExitOK, "", append(append([]string{"policy", "inspect"}, scope...), "--database-url", url)...)
 		if show.Stdout != inspect.Stdout {
 			t.Fatalf("tenants show %v printed\n%s\npolicy inspect printed\n%s", scope, show.Stdout, inspect.Stdout)
 		}
 	}
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "show", "beta", "--database-url", url)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "show", "beta", "--database-url", url)
 	for _, line := range []string{"scope: tenant:beta", "effective_max_active_runs: 1", "source: override", "admission_epoch: 5",
 		"unfinished: 3", "parked: until 2031-01-02T03:04:05Z", "paused: no", "admitted_ready: 1", "admitted_claimed: 1", "debt: 1"} {
 		if !strings.Contains(r.Stdout, line+"\n") {
@@ -125,7 +124,7 @@ func TestCLITenantsShow(t *testing.T) {
 		{"tenants", "explode"},
 		{"tenants"},
 	} {
-		testkit.CLIExpect(t, cli.ExitUsage, "", append(args, "--database-url", url)...)
+		testkit.CLIExpect(t, testkit.ExitUsage, "", append(args, "--database-url", url)...)
 	}
 	if after := state(); after != before {
 		t.Fatalf("refused tenants commands changed the database:\nbefore %s\nafter  %s", before, after)
@@ -139,7 +138,7 @@ func TestCLITenantsNotInitialized(t *testing.T) {
 	pool := testkit.NewPool(t)
 	url := seed(t, pool)
 	for _, args := range [][]string{{"tenants", "list"}, {"tenants", "show", "acme"}} {
-		r := testkit.CLIExpect(t, cli.ExitFailure, "not initialized", append(args, "--database-url", url)...)
+		r := testkit.CLIExpect(t, testkit.ExitFailure, "not initialized", append(args, "--database-url", url)...)
 		if !strings.Contains(r.Stderr, "start the application once") || r.Stdout != "" {
 			t.Fatalf("docket %v printed %q / %q", args, r.Stdout, r.Stderr)
 		}
@@ -161,27 +160,27 @@ func TestCLITenantsPauseResume(t *testing.T) {
 		}
 		return fmt.Sprintf("paused=%v version=%d", paused, version)
 	}
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "pause", "acme", "--expected-version", "0", "--database-url", url)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "pause", "acme", "--expected-version", "0", "--database-url", url)
 	wantLines(t, "tenants pause acme", r.Stdout, "scope: tenant:acme", "paused: yes", "partition_version: 1")
 	if got := partition(); got != "paused=true version=1" {
 		t.Fatalf("acme after pause: %s", got)
 	}
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "list", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "list", "--database-url", url)
 	wantLines(t, "tenants list with acme paused", r.Stdout, tenantsHeader, tenantsNone,
 		strings.TrimSuffix(tenantsAcme, "no")+"yes", tenantsBeta)
-	testkit.CLIExpect(t, cli.ExitOK, "paused: yes\n", "tenants", "show", "acme", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "paused: yes\n", "tenants", "show", "acme", "--database-url", url)
 
 	before := state()
-	testkit.CLIExpect(t, cli.ExitStale, "docket: tenants resume: stale version: expected 0, current 1\n",
+	testkit.CLIExpect(t, testkit.ExitStale, "docket: tenants resume: stale version: expected 0, current 1\n",
 		"tenants", "resume", "acme", "--expected-version", "0", "--database-url", url)
 	if after := state(); after != before || partition() != "paused=true version=1" {
 		t.Fatalf("stale resume changed the database: %s", partition())
 	}
-	r = testkit.CLIExpect(t, cli.ExitOK, "", "tenants", "resume", "acme", "--expected-version", "1", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "tenants", "resume", "acme", "--expected-version", "1", "--database-url", url)
 	wantLines(t, "tenants resume acme", r.Stdout, "scope: tenant:acme", "paused: no", "partition_version: 2")
 	if got := partition(); got != "paused=false version=2" {
 		t.Fatalf("acme after resume: %s", got)
 	}
-	testkit.CLIExpect(t, cli.ExitUsage, "--expected-version applies to pause and resume only",
+	testkit.CLIExpect(t, testkit.ExitUsage, "--expected-version applies to pause and resume only",
 		"tenants", "show", "acme", "--expected-version", "1", "--database-url", url)
 }

@@ -5,8 +5,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // docket version prints the build's version and the schema version the
@@ -18,15 +17,15 @@ func TestCLIVersionAndUnknownCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "version")
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "version")
 	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if r.Stderr != "" || len(lines) < 3 || !strings.HasPrefix(lines[0], "docket ") ||
 		!strings.Contains(r.Stdout, "\nschema "+schema+"\n") || !strings.HasPrefix(lines[len(lines)-1], "go go1.") {
 		t.Fatalf("version printed\nstdout: %q\nstderr: %q", r.Stdout, r.Stderr)
 	}
-	testkit.CLIExpect(t, cli.ExitUsage, "version: unexpected argument", "version", "extra")
-	testkit.CLIExpect(t, cli.ExitOK, "docket version", "version", "--help")
-	unknown := testkit.CLIExpect(t, cli.ExitUsage, "", "frobnicate")
+	testkit.CLIExpect(t, testkit.ExitUsage, "version: unexpected argument", "version", "extra")
+	testkit.CLIExpect(t, testkit.ExitOK, "docket version", "version", "--help")
+	unknown := testkit.CLIExpect(t, testkit.ExitUsage, "", "frobnicate")
 	if unknown.Stdout != "" || unknown.Stderr != "docket: unknown command \"frobnicate\" (docket help lists the commands)\n" {
 		t.Fatalf("unknown command printed\nstdout: %q\nstderr: %q", unknown.Stdout, unknown.Stderr)
 	}

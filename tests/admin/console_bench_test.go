@@ -11,8 +11,8 @@ import (
 
 	"github.com/docketrun/docket-go/console"
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // consoleBenchPartitions is the domain size of the tenants page benchmark.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/docketrun/docket-go/console"
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // One all-domains console serves every domain (queue) of its database: "/"
@@ -26,7 +26,7 @@ func TestConsoleServesEveryDomainOfItsDatabase(t *testing.T) {
 	testkit.ExecSQL(t, pool, `create schema app`)
 	clients := map[string]*docket.Client{}
 	for _, schema := range []string{"email", "reports"} {
-		if err := docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: schema}); err != nil {
+		if err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: schema}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		cfg := testkit.TenantFairConfig(2)

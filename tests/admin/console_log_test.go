@@ -15,7 +15,7 @@ import (
 
 	"github.com/docketrun/docket-go/console"
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // syncBuffer is a log sink the server's goroutines share.

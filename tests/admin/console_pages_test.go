@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/console"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The seeded tenants' rows of the tenants page: scope, cap, source,

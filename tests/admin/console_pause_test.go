@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // consolePaused reads a partition's pause flag and version.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/console"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // No console page names a schema version: the notes about the claim trace

@@ -1,8 +1,8 @@
 // Package admin holds the integration tests of the operator surfaces: Admin's
 // run lists and claim policy writes, the docket CLI and the console.
 //
-// Every test runs against a real PostgreSQL in its own database cloned from
-// a migrated template; see internal/pgtest for how the server is found,
+// Every test runs against a real PostgreSQL in its own database cloned from a
+// migrated template; see tests/internal/pgtest for how the server is found,
 // started or shared.
 package admin
 
@@ -10,7 +10,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 func TestMain(m *testing.M) {

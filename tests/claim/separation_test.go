@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/oracle"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // base is the base time of the separation control, the same as the

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // A TenantFair visit chooses its class heads among the rows it locked: a

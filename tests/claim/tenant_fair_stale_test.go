@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // A stale TenantFair visit froze candidate ids, locked at least one, and saw

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // roguePolicy is a ClaimPolicy that is neither engine.

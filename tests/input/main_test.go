@@ -1,8 +1,8 @@
 // Package input holds the bad-input matrix: every public function given every
 // kind of bad input must refuse it with a typed error and change nothing.
 //
-// Every test runs against a real PostgreSQL in its own database cloned from
-// a migrated template; see internal/pgtest for how the server is found,
+// Every test runs against a real PostgreSQL in its own database cloned from a
+// migrated template; see tests/internal/pgtest for how the server is found,
 // started or shared.
 package input
 
@@ -10,7 +10,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 func TestMain(m *testing.M) {

@@ -9,11 +9,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
-// badSchemaNames are schema names Migrate must refuse: anything that is
+// badSchemaNames are schema names a Migrator must refuse: anything that is
 // not a plain identifier of at most 63 bytes.
 var badSchemaNames = []string{
 	`bad"name`,
@@ -33,11 +33,32 @@ line`,
 	`schema.name`,
 }
 
-// migrateCase is one refused Migrate or MigrateStatus call.
+// migrateCase is one refused Migrator call (or NewMigratorURL refusing to
+// make the Migrator).
 type migrateCase struct {
 	name string
 	want error
 	call func(ctx context.Context, databaseURL string) error
+}
+
+// migrateURL makes a Migrator over databaseURL and migrates: the error of
+// whichever step refuses.
+func migrateURL(ctx context.Context, databaseURL string, config docket.MigratorConfig, direction docket.MigrateDirection, opts docket.MigrateOptions) error {
+	m, err := docket.NewMigratorURL(databaseURL, config)
+	if err != nil {
+		return err
+	}
+	return m.Migrate(ctx, direction, opts)
+}
+
+// statusURL makes a Migrator over databaseURL and lists its status.
+func statusURL(ctx context.Context, databaseURL string, config docket.MigratorConfig, opts docket.MigrateOptions) error {
+	m, err := docket.NewMigratorURL(databaseURL, config)
+	if err != nil {
+		return err
+	}
+	_, err = m.Status(ctx, opts)
+	return err
 }
 
 func migrateCases(t testing.TB) []migrateCase {
@@ -45,45 +66,60 @@ func migrateCases(t testing.TB) []migrateCase {
 	for _, name := range badSchemaNames {
 		cases = append(cases,
 			migrateCase{"Migrate up into " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
-				return docket.Migrate(ctx, u, docket.MigrateOptions{Schema: name})
+				return migrateURL(ctx, u, docket.MigratorConfig{Schema: name}, docket.MigrateUp, docket.MigrateOptions{})
 			}},
 			migrateCase{"Migrate down in " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
-				return docket.Migrate(ctx, u, docket.MigrateOptions{Schema: name, Direction: docket.MigrateDown})
+				return migrateURL(ctx, u, docket.MigratorConfig{Schema: name}, docket.MigrateDown, docket.MigrateOptions{})
 			}},
-			migrateCase{"MigrateStatus of " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
-				_, err := docket.MigrateStatus(ctx, u, docket.MigrateOptions{Schema: name})
+			migrateCase{"Status of " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
+				return statusURL(ctx, u, docket.MigratorConfig{Schema: name}, docket.MigrateOptions{})
+			}},
+			migrateCase{"NewMigrator without a pool into " + name, docket.ErrInvalidSchemaName, func(context.Context, string) error {
+				_, err := docket.NewMigrator(nil, docket.MigratorConfig{Schema: name})
 				return err
 			}},
 		)
-		// A search_path names its schemas separated by commas, and Migrate
-		// takes the first, so a comma cannot be tried that way.
+		// A search_path names its schemas separated by commas, and a
+		// Migrator takes the first, so a comma cannot be tried that way.
 		if !strings.Contains(name, ",") {
 			cases = append(cases, migrateCase{"Migrate up with search_path " + name, docket.ErrInvalidSchemaName, func(ctx context.Context, u string) error {
-				return docket.Migrate(ctx, testkit.MigrationURLWithSearchPath(t, u, name), docket.MigrateOptions{})
+				return migrateURL(ctx, testkit.MigrationURLWithSearchPath(t, u, name), docket.MigratorConfig{}, docket.MigrateUp, docket.MigrateOptions{})
 			}})
 		}
 	}
 	return append(cases,
 		migrateCase{"Migrate unknown target", docket.ErrUnknownMigration, func(ctx context.Context, u string) error {
-			return docket.Migrate(ctx, u, docket.MigrateOptions{Target: "20991231000000"})
+			return migrateURL(ctx, u, docket.MigratorConfig{}, docket.MigrateUp, docket.MigrateOptions{Target: "20991231000000"})
 		}},
-		migrateCase{"MigrateStatus unknown target", docket.ErrUnknownMigration, func(ctx context.Context, u string) error {
-			_, err := docket.MigrateStatus(ctx, u, docket.MigrateOptions{Target: "v2"})
-			return err
+		migrateCase{"Status unknown target", docket.ErrUnknownMigration, func(ctx context.Context, u string) error {
+			return statusURL(ctx, u, docket.MigratorConfig{}, docket.MigrateOptions{Target: "v2"})
 		}},
 		migrateCase{"Migrate direction 7", docket.ErrInvalidArgument, func(ctx context.Context, u string) error {
-			return docket.Migrate(ctx, u, docket.MigrateOptions{Direction: 7})
+			return migrateURL(ctx, u, docket.MigratorConfig{}, 7, docket.MigrateOptions{})
+		}},
+		migrateCase{"Migrate without a pool", docket.ErrInvalidArgument, func(ctx context.Context, _ string) error {
+			m, err := docket.NewMigrator(nil, docket.MigratorConfig{})
+			if err != nil {
+				return err
+			}
+			return m.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{})
+		}},
+		migrateCase{"MigrateTx nil transaction", docket.ErrInvalidArgument, func(ctx context.Context, _ string) error {
+			m, err := docket.NewMigrator(nil, docket.MigratorConfig{})
+			if err != nil {
+				return err
+			}
+			return m.MigrateTx(ctx, nil, docket.MigrateUp, docket.MigrateOptions{})
 		}},
 		migrateCase{"Migrate cancelled context", context.Canceled, func(_ context.Context, u string) error {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			return docket.Migrate(ctx, u, docket.MigrateOptions{})
+			return migrateURL(ctx, u, docket.MigratorConfig{}, docket.MigrateUp, docket.MigrateOptions{})
 		}},
-		migrateCase{"MigrateStatus cancelled context", context.Canceled, func(_ context.Context, u string) error {
+		migrateCase{"Status cancelled context", context.Canceled, func(_ context.Context, u string) error {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			_, err := docket.MigrateStatus(ctx, u, docket.MigrateOptions{})
-			return err
+			return statusURL(ctx, u, docket.MigratorConfig{}, docket.MigrateOptions{})
 		}},
 	)
 }
@@ -120,7 +156,7 @@ func TestMigrateRefusesBadInputAndCreatesNothing(t *testing.T) {
 		})
 	}
 	// A URL that does not parse is refused before any connection.
-	if err := docket.Migrate(testkit.Context(t), "postgres://%zz", docket.MigrateOptions{}); err == nil || errors.Is(err, docket.ErrInvalidSchemaName) {
+	if _, err := docket.NewMigratorURL("postgres://%zz", docket.MigratorConfig{}); err == nil || errors.Is(err, docket.ErrInvalidSchemaName) {
 		t.Fatalf("unparsable URL: %v, want a parse error", err)
 	}
 	tried++

@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // oddIdentifiers are valid identifiers that would break SQL or a
@@ -85,7 +84,7 @@ func TestOddIdentifiersRoundTripLiterally(t *testing.T) {
 		if err != nil || inspection.Unfinished != 1 || inspection.Source != docket.CapFromOverride {
 			t.Fatalf("inspect %q: %+v, %v", at(i+1), inspection, err)
 		}
-		r := testkit.CLIExpect(t, cli.ExitOK, "", "policy", "inspect", "--database-url", pool.Config().ConnString(), "--", at(i+1))
+		r := testkit.CLIExpect(t, testkit.ExitOK, "", "policy", "inspect", "--database-url", pool.Config().ConnString(), "--", at(i+1))
 		if !strings.Contains(r.Stdout, "scope: tenant:"+at(i+1)+"\n") {
 			t.Fatalf("CLI inspect of %q printed:\n%s", at(i+1), r.Stdout)
 		}

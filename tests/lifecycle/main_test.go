@@ -3,8 +3,8 @@
 // retry, errors, retention, schedules, deadlines, exec modes and odd
 // identifiers.
 //
-// Every test runs against a real PostgreSQL in its own database cloned from
-// a migrated template; see internal/pgtest for how the server is found,
+// Every test runs against a real PostgreSQL in its own database cloned from a
+// migrated template; see tests/internal/pgtest for how the server is found,
 // started or shared.
 package lifecycle
 
@@ -12,7 +12,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 func TestMain(m *testing.M) {

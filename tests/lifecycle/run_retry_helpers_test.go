@@ -3,7 +3,7 @@ package lifecycle
 import (
 	"slices"
 
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // Helpers of the retry and retention tests.

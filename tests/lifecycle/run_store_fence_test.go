@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 func TestRunStoreCommitFence(t *testing.T) {

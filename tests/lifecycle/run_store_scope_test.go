@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // Every read and write names a scope; another scope's run reads as missing

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The facade's refusals of a run transition name the run's state, what the

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // TestScheduleRollbackLeavesTickToNextTaker: a taker whose transaction rolls

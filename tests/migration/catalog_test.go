@@ -8,9 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // docketFunctions are the functions a migrated Docket schema holds.
@@ -64,7 +63,7 @@ func procs(t testing.TB, pool *pgxpool.Pool, schema string) []proc {
 func TestFunctionsAreInvokerWithFixedSearchPath(t *testing.T) {
 	t.Parallel()
 	custom := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, custom, docket.MigrateOptions{Schema: testkit.AppSchema})
+	testkit.MigrateOrFail(t, custom, testkit.MigrateCall{Schema: testkit.AppSchema})
 	domains := []struct {
 		schema string
 		pool   *pgxpool.Pool

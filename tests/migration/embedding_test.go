@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // keywordDSN turns a postgres URL into pgx's keyword/value form.
@@ -33,16 +33,16 @@ func TestMigrateTakesWhatPgxTakes(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
 	var log bytes.Buffer
-	if err := docket.Migrate(testkit.Context(t), keywordDSN(t, databaseURL), docket.MigrateOptions{Log: &log}); err != nil {
+	if err := testkit.URLMigrator(t, keywordDSN(t, databaseURL), docket.MigratorConfig{Log: &log}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatalf("migrate with a keyword/value DSN: %v", err)
 	}
 	want := "applied 20261101000001_docket_v1.sql in schema public ("
 	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "applied 20261201000004_docket_v4.sql in schema public (") {
 		t.Fatalf("log %q lacks the applied migrations", log.String())
 	}
-	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	testkit.MigrationExpectApplied(t, databaseURL, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 	log.Reset()
-	if err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Log: &log}); err != nil {
+	if err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Log: &log}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := log.String(); got != "schema public is up to date at "+testkit.MigrationNewest+": nothing to apply\n" {
@@ -50,22 +50,22 @@ func TestMigrateTakesWhatPgxTakes(t *testing.T) {
 	}
 	testkit.OpenClient(t, testkit.PoolFor(t, databaseURL), testkit.TenantFairConfig(2))
 
-	err := docket.Migrate(testkit.Context(t), pgtest.DatabaseURL(databaseURL, "docket_no_such_database"), docket.MigrateOptions{})
+	err := testkit.URLMigrator(t, pgtest.DatabaseURL(databaseURL, "docket_no_such_database"), docket.MigratorConfig{}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{})
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "3D000" || !strings.Contains(err.Error(), `database "docket_no_such_database" does not exist`) {
 		t.Fatalf("migrate into a missing database: %v; want pgx's 3D000 error", err)
 	}
 }
 
-// MigrateWithPool migrates through the application's own pool into the
+// A Migrator over the application's own pool migrates into the
 // named schema; the pool's own search_path (the app's tables first) is
 // never changed, and Docket then opens on a pool that lists both schemas.
-func TestMigrateWithPoolKeepsTheAppsSearchPath(t *testing.T) {
+func TestMigratorOverAPoolKeepsTheAppsSearchPath(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
 	app := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"))
 	testkit.ExecSQL(t, app, `create schema app; create table app.invoices (id bigint primary key)`)
-	if err := docket.MigrateWithPool(testkit.Context(t), app, docket.MigrateOptions{Schema: "docket"}); err != nil {
+	if err := testkit.PoolMigrator(t, app, docket.MigratorConfig{Schema: "docket"}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatalf("migrate with the app's pool: %v", err)
 	}
 	for range 3 { // every connection the pool may hand out
@@ -83,7 +83,7 @@ func TestMigrateWithPoolKeepsTheAppsSearchPath(t *testing.T) {
 	if got := testkit.QueryInt64(t, app, `select count(*) from pg_tables where schemaname in ('app', 'public') and tablename like 'docket\_%'`); got != 0 {
 		t.Fatalf("%d Docket tables landed in the app's schemas", got)
 	}
-	statuses, err := docket.MigrateStatusWithPool(testkit.Context(t), app, docket.MigrateOptions{Schema: "docket"})
+	statuses, err := testkit.PoolMigrator(t, app, docket.MigratorConfig{Schema: "docket"}).Status(testkit.Context(t), docket.MigrateOptions{})
 	if err != nil || len(statuses) != len(testkit.MigrationAllVersions) || slices.ContainsFunc(statuses, func(s docket.MigrationStatus) bool { return !s.Applied }) {
 		t.Fatalf("status through the pool: %+v, %v", statuses, err)
 	}
@@ -105,7 +105,8 @@ func TestMigrateTxFollowsTheCallersTransaction(t *testing.T) {
 		if _, err := tx.Exec(testkit.Context(t), `set local search_path = public`); err != nil {
 			t.Fatal(err)
 		}
-		if err := docket.MigrateTx(testkit.Context(t), tx, docket.MigrateOptions{Schema: "docket"}); err != nil {
+		migrator := testkit.PoolMigrator(t, nil, docket.MigratorConfig{Schema: "docket"})
+		if err := migrator.MigrateTx(testkit.Context(t), tx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 			t.Fatalf("migrate in the transaction: %v", err)
 		}
 		var searchPath string
@@ -128,7 +129,7 @@ func TestMigrateTxFollowsTheCallersTransaction(t *testing.T) {
 			t.Fatalf("commit=%v: %d docket schemas, want %d", commit, got, want)
 		}
 	}
-	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, testkit.MigrationAllVersions...)
+	testkit.MigrationExpectApplied(t, databaseURL, testkit.MigrateCall{Schema: "docket"}, testkit.MigrationAllVersions...)
 }
 
 // A schema that an earlier release migrated recorded Docket's versions in
@@ -138,14 +139,14 @@ func TestMigrateTxFollowsTheCallersTransaction(t *testing.T) {
 func TestMigrateAdoptsTheEarlierLedger(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Target: testkit.MigrationV2Version})
+	testkit.MigrateOrFail(t, databaseURL, testkit.MigrateCall{Target: testkit.MigrationV2Version})
 	pool := testkit.PoolFor(t, databaseURL)
 	testkit.ExecSQL(t, pool, `drop table docket_schema_migrations;
 		create table schema_migrations (version varchar(128) primary key);
 		insert into schema_migrations values ('20250101000000'), ('20261101000001'), ('20261101000002')`)
-	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{}, testkit.MigrationV1Version, testkit.MigrationV2Version)
+	testkit.MigrationExpectApplied(t, databaseURL, testkit.MigrateCall{}, testkit.MigrationV1Version, testkit.MigrationV2Version)
 	var log bytes.Buffer
-	if err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Log: &log}); err != nil {
+	if err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Log: &log}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatalf("migrate over the earlier ledger: %v", err)
 	}
 	if !strings.Contains(log.String(), "recorded [20261101000001 20261101000002] from schema_migrations") ||
@@ -170,7 +171,7 @@ func TestMigrateIgnoresAnotherToolsLedger(t *testing.T) {
 	pool := testkit.PoolFor(t, databaseURL)
 	testkit.ExecSQL(t, pool, `create table schema_migrations (version bigint not null primary key, dirty boolean not null);
 		insert into schema_migrations values (7, false)`)
-	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{})
+	testkit.MigrateOrFail(t, databaseURL, testkit.MigrateCall{})
 	var rows string
 	if err := pool.QueryRow(testkit.Context(t), `select string_agg(version::text || ':' || dirty::text, ',') from schema_migrations`).Scan(&rows); err != nil || rows != "7:false" {
 		t.Fatalf("the other tool's ledger became %q (%v)", rows, err)
@@ -186,8 +187,9 @@ func TestMigrateConcurrentMigratorsApplyOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
+		migrator := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: "docket"})
 		wg.Go(func() {
-			errs[i] = docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: "docket"})
+			errs[i] = migrator.Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{})
 		})
 	}
 	wg.Wait()
@@ -196,7 +198,7 @@ func TestMigrateConcurrentMigratorsApplyOnce(t *testing.T) {
 			t.Fatalf("migrator %d: %v", i, err)
 		}
 	}
-	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, testkit.MigrationAllVersions...)
+	testkit.MigrationExpectApplied(t, databaseURL, testkit.MigrateCall{Schema: "docket"}, testkit.MigrationAllVersions...)
 }
 
 // A ledger holding a version this binary does not know is a newer
@@ -207,7 +209,7 @@ func TestMigrateRefusesANewerSchema(t *testing.T) {
 	pool := testkit.PoolFor(t, databaseURL)
 	testkit.ExecSQL(t, pool, `insert into docket_schema_migrations (version) values ('20991231000000')`)
 	for _, dir := range []docket.MigrateDirection{docket.MigrateUp, docket.MigrateDown} {
-		err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Direction: dir})
+		err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{}).Migrate(testkit.Context(t), dir, docket.MigrateOptions{})
 		if !errors.Is(err, docket.ErrMigrationOrder) {
 			t.Fatalf("direction %d over a newer schema: %v, want ErrMigrationOrder", dir, err)
 		}

@@ -3,8 +3,8 @@
 // checks, the schema guard and schema config, the function catalog, least
 // privilege, PgBouncer and the server version.
 //
-// Every test runs against a real PostgreSQL in its own database cloned from
-// a migrated template; see internal/pgtest for how the server is found,
+// Every test runs against a real PostgreSQL in its own database cloned from a
+// migrated template; see tests/internal/pgtest for how the server is found,
 // started or shared.
 package migration
 
@@ -12,7 +12,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 func TestMain(m *testing.M) {

@@ -9,9 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // v2Objects are objects only V2 creates; each must be absent at V1.
@@ -31,8 +31,8 @@ func hasPrefix(objects []string, prefix string) bool {
 func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	t.Parallel()
 	v1URL := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, v1URL, docket.MigrateOptions{Target: testkit.MigrationV1Version})
-	testkit.MigrationExpectApplied(t, v1URL, docket.MigrateOptions{}, testkit.MigrationV1Version)
+	testkit.MigrateOrFail(t, v1URL, testkit.MigrateCall{Target: testkit.MigrationV1Version})
+	testkit.MigrationExpectApplied(t, v1URL, testkit.MigrateCall{}, testkit.MigrationV1Version)
 	v1 := testkit.MigrationCatalog(t, testkit.PoolFor(t, v1URL), "public")
 	for _, o := range v2Objects {
 		if slices.Contains(v1, o) {
@@ -41,8 +41,8 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	}
 
 	url := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
-	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	testkit.MigrateOrFail(t, url, testkit.MigrateCall{})
+	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 	pool := testkit.PoolFor(t, url)
 	v2 := testkit.MigrationCatalog(t, pool, "public")
 	for _, o := range v2Objects {
@@ -70,8 +70,8 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	catalogs := map[string][]string{testkit.MigrationV1Version: v1, testkit.MigrationAllVersions[len(testkit.MigrationAllVersions)-1]: v2}
 	for i := len(testkit.MigrationAllVersions) - 2; i >= 1; i-- {
 		below := pgtest.NewEmptyDatabase(t)
-		testkit.MigrateOrFail(t, below, docket.MigrateOptions{Target: testkit.MigrationAllVersions[i]})
-		testkit.MigrationExpectApplied(t, below, docket.MigrateOptions{}, testkit.MigrationAllVersions[:i+1]...)
+		testkit.MigrateOrFail(t, below, testkit.MigrateCall{Target: testkit.MigrationAllVersions[i]})
+		testkit.MigrationExpectApplied(t, below, testkit.MigrateCall{}, testkit.MigrationAllVersions[:i+1]...)
 		catalogs[testkit.MigrationAllVersions[i]] = testkit.MigrationCatalog(t, testkit.PoolFor(t, below), "public")
 	}
 	for i := 1; i < len(testkit.MigrationAllVersions); i++ {
@@ -97,13 +97,13 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 		t.Fatalf("V8 did not replace the entry check with one that admits retry entries:\nV8 %s\nV7 %s", got, was)
 	}
 	for i := len(testkit.MigrationAllVersions) - 1; i >= 1; i-- {
-		testkit.MigrateOrFail(t, url, docket.MigrateOptions{Direction: docket.MigrateDown})
-		testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions[:i]...)
+		testkit.MigrateOrFail(t, url, testkit.MigrateCall{Direction: docket.MigrateDown})
+		testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions[:i]...)
 		testkit.MigrationExpectSameCatalog(t, "after down to "+testkit.MigrationAllVersions[i-1], testkit.MigrationCatalog(t, pool, "public"), catalogs[testkit.MigrationAllVersions[i-1]])
 	}
 
-	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
-	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	testkit.MigrateOrFail(t, url, testkit.MigrateCall{})
+	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 	testkit.MigrationExpectSameCatalog(t, "after up again", testkit.MigrationCatalog(t, pool, "public"), catalogs[testkit.MigrationAllVersions[len(testkit.MigrationAllVersions)-1]])
 }
 
@@ -171,7 +171,7 @@ var v3Objects = []string{
 func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, url, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+	testkit.MigrateOrFail(t, url, testkit.MigrateCall{Target: testkit.MigrationV1Version})
 	pool := testkit.PoolFor(t, url)
 	// First-run order decides ring positions: beta, then alpha, then the
 	// tenantless scope, then gamma (which only has terminal runs).
@@ -199,8 +199,8 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
-	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	testkit.MigrateOrFail(t, url, testkit.MigrateCall{})
+	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 
 	var after string
 	if err := pool.QueryRow(testkit.Context(t), runsSnapshot).Scan(&after); err != nil {
@@ -255,12 +255,12 @@ func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
 func TestMigrationCustomSchemasAreIndependentDomains(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, url, docket.MigrateOptions{Schema: "alpha"})
-	testkit.MigrateOrFail(t, testkit.MigrationURLWithSearchPath(t, url, "beta"), docket.MigrateOptions{})
+	testkit.MigrateOrFail(t, url, testkit.MigrateCall{Schema: "alpha"})
+	testkit.MigrateOrFail(t, testkit.MigrationURLWithSearchPath(t, url, "beta"), testkit.MigrateCall{})
 	// The same physical schema named again is the same domain: nothing to do.
-	testkit.MigrateOrFail(t, testkit.MigrationURLWithSearchPath(t, url, "alpha"), docket.MigrateOptions{})
+	testkit.MigrateOrFail(t, testkit.MigrationURLWithSearchPath(t, url, "alpha"), testkit.MigrateCall{})
 	for _, schema := range []string{"alpha", "beta"} {
-		testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{Schema: schema}, testkit.MigrationAllVersions...)
+		testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{Schema: schema}, testkit.MigrationAllVersions...)
 	}
 	admin := testkit.PoolFor(t, url)
 	if got := testkit.QueryInt64(t, admin, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {
@@ -308,7 +308,7 @@ func TestMigrationCustomSchemasAreIndependentDomains(t *testing.T) {
 func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, url, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+	testkit.MigrateOrFail(t, url, testkit.MigrateCall{Target: testkit.MigrationV1Version})
 	pool := testkit.PoolFor(t, url)
 	testkit.MigrationInsertRuns(t, pool, testkit.MigrationRun{RunID: "r1", Tenant: "t1", Shape: "claimed"}, testkit.MigrationRun{RunID: "r2", Tenant: "t1", Shape: "ready"}, testkit.MigrationRun{RunID: "r3", Tenant: "", Shape: "done"})
 	// The claim function comes after every table, trigger and backfill of V2;
@@ -322,7 +322,7 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	err := docket.Migrate(testkit.Context(t), url, docket.MigrateOptions{})
+	err := testkit.URLMigrator(t, url, docket.MigratorConfig{}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{})
 	if err == nil {
 		t.Fatal("V2 applied over a conflicting docket_tenant_fair_claim")
 	}
@@ -330,7 +330,7 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 		t.Fatalf("V2 failed elsewhere than at the claim function: %v", err)
 	}
 
-	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationV1Version)
+	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationV1Version)
 	testkit.MigrationExpectSameCatalog(t, "after the failed upgrade", testkit.MigrationCatalog(t, pool, "public"), before)
 	var runsAfter string
 	if err := pool.QueryRow(testkit.Context(t), runsSnapshot).Scan(&runsAfter); err != nil {
@@ -342,8 +342,8 @@ func TestMigrationFailedUpgradeLeavesV1Intact(t *testing.T) {
 
 	// Removing the conflict lets the same upgrade succeed.
 	testkit.ExecSQL(t, pool, `drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean)`)
-	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
-	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	testkit.MigrateOrFail(t, url, testkit.MigrateCall{})
+	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_admitted_at = claimed_at`); got != 1 {
 		t.Fatalf("marked runs after the retried upgrade = %d, want 1", got)
 	}
@@ -467,7 +467,7 @@ func txInsertRun(t testing.TB, tx pgx.Tx, runID, tenant string) {
 func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, url, docket.MigrateOptions{Target: testkit.MigrationV2Version})
+	testkit.MigrateOrFail(t, url, testkit.MigrateCall{Target: testkit.MigrationV2Version})
 	pool := testkit.PoolFor(t, url)
 	testkit.MigrationInsertRuns(t, pool,
 		testkit.MigrationRun{RunID: "a-future", Tenant: "alpha", Shape: "future"},
@@ -489,8 +489,8 @@ func TestMigrationPopulatedUpgradeToV3KeepsTheFullRingWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	testkit.MigrateOrFail(t, url, docket.MigrateOptions{})
-	testkit.MigrationExpectApplied(t, url, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	testkit.MigrateOrFail(t, url, testkit.MigrateCall{})
+	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 	var after string
 	if err := pool.QueryRow(testkit.Context(t), snapshot).Scan(&after); err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // gooseSchema is the schema the goose-applied databases hold Docket in.
@@ -53,7 +53,7 @@ func gooseAppliedIn(t *testing.T, schema string, n int) (string, *pgxpool.Pool) 
 		insert into goose_db_version (version_id, is_applied) values (0, true)`); err != nil {
 		t.Fatal(err)
 	}
-	files, err := docket.MigrationFiles(docket.FormatGoose)
+	files, err := testkit.PoolMigrator(t, nil, docket.MigratorConfig{}).Files(docket.FormatGoose)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func docketObjects(t *testing.T, pool *pgxpool.Pool) []string {
 func referenceCatalog(t *testing.T, target string) []string {
 	t.Helper()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: gooseSchema, Target: target})
+	testkit.MigrateOrFail(t, databaseURL, testkit.MigrateCall{Schema: gooseSchema, Target: target})
 	return testkit.MigrationCatalog(t, testkit.PoolFor(t, databaseURL), gooseSchema)
 }
 

@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // migrationCount is how many migrations the binary embeds: gooseApplied of
@@ -49,9 +48,9 @@ func TestOutsideLedgerStatusNamesTheVersionTheShapeMatches(t *testing.T) {
 	t.Parallel()
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", migrationCount)...)+outsideNewest, "",
+	cliExact(t, testkit.ExitOK, migrationLines(repeat("outside", migrationCount)...)+outsideNewest, "",
 		"migrate", "status", "--schema", "docket", "--database-url", databaseURL)
-	statuses, err := docket.MigrateStatus(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema})
+	statuses, err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema}).Status(testkit.Context(t), docket.MigrateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +62,11 @@ func TestOutsideLedgerStatusNamesTheVersionTheShapeMatches(t *testing.T) {
 	expectGooseStateUnchanged(t, "status", pool, before)
 
 	v3URL, _ := gooseApplied(t, 3)
-	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
+	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
 		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt --schema docket` records V1..V3 in docket_schema_migrations\n", "",
 		"migrate", "status", "--schema", "docket", "--database-url", v3URL)
 	// Without --schema the hint names no schema; the search_path decides.
-	cliExact(t, cli.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
+	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
 		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt` records V1..V3 in docket_schema_migrations\n", "",
 		"migrate", "status", "--database-url", testkit.MigrationURLWithSearchPath(t, v3URL, gooseSchema))
 }
@@ -80,7 +79,7 @@ func TestOutsideLedgerStatusTellsEveryVersionApart(t *testing.T) {
 		t.Run(testkit.MigrationNames[n-1], func(t *testing.T) {
 			t.Parallel()
 			databaseURL, _ := gooseApplied(t, n)
-			statuses, err := docket.MigrateStatus(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema})
+			statuses, err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema}).Status(testkit.Context(t), docket.MigrateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,13 +99,13 @@ func TestAdoptInASchemaWhoseNameNeedsQuoting(t *testing.T) {
 	const schema = "Docket_App"
 	databaseURL, pool := gooseAppliedIn(t, schema, migrationCount)
 	args := []string{"--schema", schema, "--database-url", databaseURL}
-	cliExact(t, cli.ExitOK, migrationLines(repeat("outside", migrationCount)...)+
+	cliExact(t, testkit.ExitOK, migrationLines(repeat("outside", migrationCount)...)+
 		"applied outside Docket's ledger, shape matches "+newest+": `docket migrate adopt --schema Docket_App` records V1.."+newest+" in docket_schema_migrations\n", "",
 		append([]string{"migrate", "status"}, args...)...)
-	testkit.CLIExpect(t, cli.ExitOK, "recorded "+testkit.MigrationNewestName+" in schema Docket_App\n", append([]string{"migrate", "adopt"}, args...)...)
-	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
-	testkit.CLIExpect(t, cli.ExitOK, "rolled back "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "down"}, args...)...)
-	testkit.CLIExpect(t, cli.ExitOK, "applied "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "up"}, args...)...)
+	testkit.CLIExpect(t, testkit.ExitOK, "recorded "+testkit.MigrationNewestName+" in schema Docket_App\n", append([]string{"migrate", "adopt"}, args...)...)
+	cliExact(t, testkit.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
+	testkit.CLIExpect(t, testkit.ExitOK, "rolled back "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "down"}, args...)...)
+	testkit.CLIExpect(t, testkit.ExitOK, "applied "+testkit.MigrationNewestName+" in schema Docket_App", append([]string{"migrate", "up"}, args...)...)
 	cfg := testkit.TenantFairConfig(2)
 	cfg.Schema = schema
 	testkit.OpenClient(t, pool, cfg)
@@ -120,10 +119,10 @@ func TestOutsideLedgerStatusSaysWhenTheShapeMatchesNoVersion(t *testing.T) {
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	testkit.ExecSQL(t, pool, `alter table docket.docket_runs add column note text`)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "",
+	cliExact(t, testkit.ExitFailure, "",
 		"docket: migrate status: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest "+newest+": extra column docket_runs.note): restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
 		"migrate", "status", "--schema", "docket", "--database-url", databaseURL)
-	_, err := docket.MigrateStatus(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema})
+	_, err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema}).Status(testkit.Context(t), docket.MigrateOptions{})
 	outside, ok := errors.AsType[*docket.OutsideLedgerError](err)
 	if !ok || !errors.Is(err, docket.ErrSchemaMismatch) || !errors.Is(err, docket.ErrOutsideLedger) ||
 		outside.Version != "" || outside.Closest != testkit.MigrationNewest || !slices.Equal(outside.Differences, []string{"extra column docket_runs.note"}) {
@@ -140,11 +139,11 @@ func TestOutsideLedgerUpIsRefusedAndChangesNothing(t *testing.T) {
 	t.Parallel()
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "", upRefusedNewest, "migrate", "up", "--schema", "docket", "--database-url", databaseURL)
+	cliExact(t, testkit.ExitFailure, "", upRefusedNewest, "migrate", "up", "--schema", "docket", "--database-url", databaseURL)
 	expectGooseStateUnchanged(t, "docket migrate up", pool, before)
 
 	ctx := testkit.Context(t)
-	opts := docket.MigrateOptions{Schema: gooseSchema}
+	config := docket.MigratorConfig{Schema: gooseSchema}
 	expectRefusedAtNewest := func(what string, err error) {
 		t.Helper()
 		outside, ok := errors.AsType[*docket.OutsideLedgerError](err)
@@ -154,13 +153,14 @@ func TestOutsideLedgerUpIsRefusedAndChangesNothing(t *testing.T) {
 		}
 		expectGooseStateUnchanged(t, what, pool, before)
 	}
-	expectRefusedAtNewest("Migrate", docket.Migrate(ctx, databaseURL, opts))
-	expectRefusedAtNewest("MigrateWithPool", docket.MigrateWithPool(ctx, pool, opts))
+	expectRefusedAtNewest("Migrate over a URL", testkit.URLMigrator(t, databaseURL, config).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}))
+	poolMigrator := testkit.PoolMigrator(t, pool, config)
+	expectRefusedAtNewest("Migrate over a pool", poolMigrator.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}))
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = docket.MigrateTx(ctx, tx, opts)
+	err = poolMigrator.MigrateTx(ctx, tx, docket.MigrateUp, docket.MigrateOptions{})
 	if rollbackErr := tx.Rollback(ctx); rollbackErr != nil {
 		t.Fatal(rollbackErr)
 	}
@@ -173,9 +173,9 @@ func TestOutsideLedgerDownExplainsAndChangesNothing(t *testing.T) {
 	t.Parallel()
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "", downRefusedNewest, "migrate", "down", "--schema", "docket", "--database-url", databaseURL)
+	cliExact(t, testkit.ExitFailure, "", downRefusedNewest, "migrate", "down", "--schema", "docket", "--database-url", databaseURL)
 	expectGooseStateUnchanged(t, "docket migrate down", pool, before)
-	err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateDown})
+	err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema}).Migrate(testkit.Context(t), docket.MigrateDown, docket.MigrateOptions{})
 	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || outside.Version != testkit.MigrationNewest {
 		t.Fatalf("down over a goose-applied schema: %#v", err)
 	}
@@ -201,7 +201,7 @@ func TestAdoptThenStatusUpAndDownWork(t *testing.T) {
 		adopted.WriteString("recorded " + name + " in schema docket\n")
 	}
 	args := []string{"--schema", "docket", "--database-url", databaseURL}
-	cliExact(t, cli.ExitOK, adopted.String(), "", append([]string{"migrate", "adopt"}, args...)...)
+	cliExact(t, testkit.ExitOK, adopted.String(), "", append([]string{"migrate", "adopt"}, args...)...)
 	// goose's own version 0 and one row per migration.
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.goose_db_version`); got != int64(migrationCount)+1 {
 		t.Fatalf("goose_db_version holds %d rows after adopt, want its %d", got, migrationCount+1)
@@ -209,18 +209,18 @@ func TestAdoptThenStatusUpAndDownWork(t *testing.T) {
 	withLedger := append(slices.Clone(objects), docketLedgerObjects...)
 	slices.Sort(withLedger)
 	testkit.MigrationExpectSameCatalog(t, "adopt adds only the ledger", docketObjects(t, pool), withLedger)
-	cliExact(t, cli.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
-	cliExact(t, cli.ExitOK, "schema docket is up to date at "+testkit.MigrationNewest+": nothing to apply\n", "", append([]string{"migrate", "up"}, args...)...)
+	cliExact(t, testkit.ExitOK, migrationLines(repeat("applied", migrationCount)...), "", append([]string{"migrate", "status"}, args...)...)
+	cliExact(t, testkit.ExitOK, "schema docket is up to date at "+testkit.MigrationNewest+": nothing to apply\n", "", append([]string{"migrate", "up"}, args...)...)
 	testkit.OpenClient(t, pool, cfg)
 
-	down := testkit.CLIExpect(t, cli.ExitOK, "", append([]string{"migrate", "down"}, args...)...)
+	down := testkit.CLIExpect(t, testkit.ExitOK, "", append([]string{"migrate", "down"}, args...)...)
 	if !strings.HasPrefix(down.Stdout, "rolled back "+testkit.MigrationNewestName+" in schema docket (") || strings.Count(down.Stdout, "\n") != 1 {
 		t.Fatalf("down printed %q", down.Stdout)
 	}
-	cliExact(t, cli.ExitOK, migrationLines(append(repeat("applied", migrationCount-1), "pending")...), "", append([]string{"migrate", "status"}, args...)...)
+	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("applied", migrationCount-1), "pending")...), "", append([]string{"migrate", "status"}, args...)...)
 	belowNewest := testkit.MigrationAllVersions[migrationCount-2]
 	testkit.MigrationExpectSameCatalog(t, "goose "+newest+" adopted, then down", docketObjects(t, pool), referenceCatalog(t, belowNewest))
-	testkit.CLIExpect(t, cli.ExitOK, "applied "+testkit.MigrationNewestName+" in schema docket", append([]string{"migrate", "up"}, args...)...)
+	testkit.CLIExpect(t, testkit.ExitOK, "applied "+testkit.MigrationNewestName+" in schema docket", append([]string{"migrate", "up"}, args...)...)
 	testkit.MigrationExpectSameCatalog(t, "goose "+newest+" adopted, down, up", docketObjects(t, pool), referenceCatalog(t, ""))
 	testkit.OpenClient(t, pool, cfg)
 }
@@ -243,7 +243,7 @@ func TestAdoptOfAnOlderVersionLetsUpApplyTheRest(t *testing.T) {
 	t.Parallel()
 	databaseURL, pool := gooseApplied(t, 3)
 	var log strings.Builder
-	if err := docket.MigrateWithPool(testkit.Context(t), pool, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt, Log: &log}); err != nil {
+	if err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: gooseSchema, Log: &log}).Migrate(testkit.Context(t), docket.MigrateAdopt, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := "schema docket has the shape of V3, applied outside Docket's ledger: recording it in docket_schema_migrations\n" +
@@ -253,9 +253,9 @@ func TestAdoptOfAnOlderVersionLetsUpApplyTheRest(t *testing.T) {
 	if log.String() != want {
 		t.Fatalf("adopt logged\n%s\nwant\n%s", log.String(), want)
 	}
-	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: gooseSchema}, testkit.MigrationAllVersions[:3]...)
+	testkit.MigrationExpectApplied(t, databaseURL, testkit.MigrateCall{Schema: gooseSchema}, testkit.MigrationAllVersions[:3]...)
 	log.Reset()
-	if err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema, Log: &log}); err != nil {
+	if err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema, Log: &log}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var applied []string
@@ -277,11 +277,11 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	databaseURL, pool := gooseApplied(t, migrationCount)
 	testkit.ExecSQL(t, pool, `alter table docket.docket_runs add column note text`)
 	before := gooseState(t, pool)
-	cliExact(t, cli.ExitFailure, "",
+	cliExact(t, testkit.ExitFailure, "",
 		"docket: migrate adopt: schema applied outside Docket's ledger: no Docket ledger in schema docket, and its Docket objects do not have the shape of any Docket version (closest "+newest+": extra column docket_runs.note): nothing was recorded; restore the shape of one version with the tool that applied it, then run `docket migrate adopt --schema docket`\n",
 		"migrate", "adopt", "--schema", "docket", "--database-url", databaseURL)
 	expectGooseStateUnchanged(t, "docket migrate adopt", pool, before)
-	err := docket.Migrate(testkit.Context(t), databaseURL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt})
+	err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema}).Migrate(testkit.Context(t), docket.MigrateAdopt, docket.MigrateOptions{})
 	if !errors.Is(err, docket.ErrSchemaMismatch) || !errors.Is(err, docket.ErrOutsideLedger) {
 		t.Fatalf("adopt of a mismatched shape: %v", err)
 	}
@@ -290,7 +290,7 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	// Target bounds the versions the shape may match.
 	newestURL, newestPool := gooseApplied(t, migrationCount)
 	before = gooseState(t, newestPool)
-	err = docket.Migrate(testkit.Context(t), newestURL, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt, Target: testkit.MigrationV3Version})
+	err = testkit.URLMigrator(t, newestURL, docket.MigratorConfig{Schema: gooseSchema}).Migrate(testkit.Context(t), docket.MigrateAdopt, docket.MigrateOptions{Target: testkit.MigrationV3Version})
 	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || !errors.Is(err, docket.ErrSchemaMismatch) || outside.Closest != testkit.MigrationV3Version ||
 		!strings.Contains(err.Error(), "do not have the shape of any Docket version up to V3 (closest V3: ") {
 		t.Fatalf("adopt of a %s shape with Target V3: %v", newest, err)
@@ -300,9 +300,9 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	empty := pgtest.NewEmptyDatabase(t)
 	emptyPool := testkit.PoolFor(t, empty)
 	catalog := testkit.Catalog(t, emptyPool)
-	cliExact(t, cli.ExitFailure, "", "docket: migrate adopt: schema mismatch: schema docket does not exist: nothing to adopt (`docket migrate up` installs Docket)\n",
+	cliExact(t, testkit.ExitFailure, "", "docket: migrate adopt: schema mismatch: schema docket does not exist: nothing to adopt (`docket migrate up` installs Docket)\n",
 		"migrate", "adopt", "--schema", "docket", "--database-url", empty)
-	cliExact(t, cli.ExitFailure, "", "docket: migrate adopt: schema mismatch: no Docket tables in schema public: nothing to adopt (`docket migrate up` installs Docket)\n",
+	cliExact(t, testkit.ExitFailure, "", "docket: migrate adopt: schema mismatch: no Docket tables in schema public: nothing to adopt (`docket migrate up` installs Docket)\n",
 		"migrate", "adopt", "--database-url", empty)
 	if got := testkit.Catalog(t, emptyPool); got != catalog {
 		t.Fatalf("a refused adopt changed the catalog: %s, was %s", got, catalog)
@@ -310,9 +310,9 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	// An app's own table named docket_* is no Docket install: adopt finds
 	// nothing to adopt, and up installs Docket beside it.
 	testkit.ExecSQL(t, emptyPool, `create table docket_archive (id bigint primary key)`)
-	testkit.CLIExpect(t, cli.ExitFailure, "no Docket tables in schema public", "migrate", "adopt", "--database-url", empty)
-	testkit.MigrateOrFail(t, empty, docket.MigrateOptions{})
-	testkit.MigrationExpectApplied(t, empty, docket.MigrateOptions{}, testkit.MigrationAllVersions...)
+	testkit.CLIExpect(t, testkit.ExitFailure, "no Docket tables in schema public", "migrate", "adopt", "--database-url", empty)
+	testkit.MigrateOrFail(t, empty, testkit.MigrateCall{})
+	testkit.MigrationExpectApplied(t, empty, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 }
 
 // adopt refuses a schema whose versions a ledger already records: Docket's
@@ -321,25 +321,25 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 func TestAdoptRefusesWhenALedgerExists(t *testing.T) {
 	t.Parallel()
 	migrated := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, migrated, docket.MigrateOptions{Schema: gooseSchema})
+	testkit.MigrateOrFail(t, migrated, testkit.MigrateCall{Schema: gooseSchema})
 	pool := testkit.PoolFor(t, migrated)
 	before := strings.Join(testkit.MigrationCatalog(t, pool, gooseSchema), "\n")
-	cliExact(t, cli.ExitFailure, "",
+	cliExact(t, testkit.ExitFailure, "",
 		"docket: migrate adopt: schema already keeps Docket's ledger: schema docket records "+strings.Join(testkit.MigrationAllVersions, ", ")+" in docket_schema_migrations: nothing was adopted; `docket migrate status --schema docket` lists them\n",
 		"migrate", "adopt", "--schema", "docket", "--database-url", migrated)
-	err := docket.Migrate(testkit.Context(t), migrated, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt})
+	err := testkit.URLMigrator(t, migrated, docket.MigratorConfig{Schema: gooseSchema}).Migrate(testkit.Context(t), docket.MigrateAdopt, docket.MigrateOptions{})
 	if !errors.Is(err, docket.ErrLedgerExists) {
 		t.Fatalf("adopt of a Docket-migrated schema: %v", err)
 	}
 	if after := strings.Join(testkit.MigrationCatalog(t, pool, gooseSchema), "\n"); after != before {
 		t.Fatal("a refused adopt changed the schema")
 	}
-	testkit.MigrationExpectApplied(t, migrated, docket.MigrateOptions{Schema: gooseSchema}, testkit.MigrationAllVersions...)
+	testkit.MigrationExpectApplied(t, migrated, testkit.MigrateCall{Schema: gooseSchema}, testkit.MigrationAllVersions...)
 
 	gooseURL, goose := gooseApplied(t, migrationCount)
-	testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
+	testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
 	adopted := gooseState(t, goose)
-	testkit.CLIExpect(t, cli.ExitFailure, "schema already keeps Docket's ledger", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
+	testkit.CLIExpect(t, testkit.ExitFailure, "schema already keeps Docket's ledger", "migrate", "adopt", "--schema", "docket", "--database-url", gooseURL)
 	expectGooseStateUnchanged(t, "a second adopt", goose, adopted)
 
 	// An earlier release recorded Docket's versions in dbmate's ledger.
@@ -348,7 +348,7 @@ func TestAdoptRefusesWhenALedgerExists(t *testing.T) {
 	testkit.ExecSQL(t, legacyPool, `drop table docket_schema_migrations;
 		create table schema_migrations (version varchar(128) primary key)`)
 	testkit.ExecSQL(t, legacyPool, `insert into schema_migrations select unnest($1::text[])`, testkit.MigrationAllVersions)
-	err = docket.Migrate(testkit.Context(t), legacy, docket.MigrateOptions{Direction: docket.MigrateAdopt})
+	err = testkit.URLMigrator(t, legacy, docket.MigratorConfig{}).Migrate(testkit.Context(t), docket.MigrateAdopt, docket.MigrateOptions{})
 	if !errors.Is(err, docket.ErrLedgerExists) || !strings.Contains(err.Error(), "in schema_migrations (an earlier release's ledger; `docket migrate up` copies them)") {
 		t.Fatalf("adopt of a schema with an earlier release's ledger: %v", err)
 	}
@@ -377,8 +377,9 @@ func TestAdoptHoldsTheMigrationLockInOneTransaction(t *testing.T) {
 	for i := range adopters {
 		p := testkit.Pool(t, testkit.PoolConfig(t, databaseURL, 1))
 		adopters[i] = &testPool{pid: testkit.BackendPID(t, p), err: make(chan error, 1)}
+		migrator := testkit.PoolMigrator(t, p, docket.MigratorConfig{Schema: gooseSchema})
 		go func() {
-			adopters[i].err <- docket.MigrateWithPool(ctx, p, docket.MigrateOptions{Schema: gooseSchema, Direction: docket.MigrateAdopt})
+			adopters[i].err <- migrator.Migrate(ctx, docket.MigrateAdopt, docket.MigrateOptions{})
 		}()
 	}
 	for _, a := range adopters {
@@ -406,7 +407,7 @@ func TestAdoptHoldsTheMigrationLockInOneTransaction(t *testing.T) {
 	if errs[0] != nil || !errors.Is(errs[1], docket.ErrLedgerExists) {
 		t.Fatalf("two concurrent adopts returned %v", errs)
 	}
-	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: gooseSchema}, testkit.MigrationAllVersions...)
+	testkit.MigrationExpectApplied(t, databaseURL, testkit.MigrateCall{Schema: gooseSchema}, testkit.MigrationAllVersions...)
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.docket_schema_migrations`); got != int64(migrationCount) {
 		t.Fatalf("the ledger holds %d rows, want %d", got, migrationCount)
 	}

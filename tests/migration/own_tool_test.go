@@ -12,9 +12,8 @@ import (
 	_ "github.com/amacneil/dbmate/v2/pkg/driver/postgres"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // An app that runs dbmate for its own migrations writes Docket's into the
@@ -24,7 +23,7 @@ import (
 func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	r := testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "sql", "--format", "dbmate", "--out", dir)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "sql", "--format", "dbmate", "--out", dir)
 	var wrote string
 	for _, name := range testkit.MigrationNames {
 		wrote += "wrote " + filepath.Join(dir, name) + "\n"
@@ -32,7 +31,7 @@ func TestOwnToolDbmateAppliesDocketWithTheAppsMigrations(t *testing.T) {
 	if r.Stdout != wrote {
 		t.Fatalf("migrate sql printed %q", r.Stdout)
 	}
-	testkit.CLIExpect(t, cli.ExitFailure, "exists; nothing is overwritten", "migrate", "sql", "--format", "dbmate", "--out", dir)
+	testkit.CLIExpect(t, testkit.ExitFailure, "exists; nothing is overwritten", "migrate", "sql", "--format", "dbmate", "--out", dir)
 	if err := os.WriteFile(filepath.Join(dir, "20250101000000_invoices.sql"), []byte(
 		"-- migrate:up\ncreate table invoices (id bigint primary key, run_id text);\n-- migrate:down\ndrop table invoices;\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -75,7 +74,7 @@ func TestOwnToolPsqlAppliesThePlainSQL(t *testing.T) {
 	databaseURL := pgtest.NewEmptyDatabase(t)
 	pool := testkit.PoolFor(t, databaseURL)
 	testkit.ExecSQL(t, pool, `create schema docket`)
-	script := testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "sql").Stdout
+	script := testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "sql").Stdout
 	cmd := exec.CommandContext(testkit.Context(t), psql, "--no-psqlrc", "--quiet", "-v", "ON_ERROR_STOP=1", "-d", databaseURL)
 	cmd.Env = append(os.Environ(), "PGOPTIONS=-c search_path=docket")
 	cmd.Stdin = strings.NewReader(script)
@@ -83,7 +82,7 @@ func TestOwnToolPsqlAppliesThePlainSQL(t *testing.T) {
 		t.Fatalf("psql: %v\n%s", err, out)
 	}
 	testkit.OpenClient(t, testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "docket")), testkit.TenantFairConfig(2))
-	down := testkit.CLIExpect(t, cli.ExitOK, "", "migrate", "sql", "--down").Stdout
+	down := testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "sql", "--down").Stdout
 	// The down sections come newest first.
 	newestDown := strings.TrimSuffix(testkit.MigrationNewestName, ".sql") + ".down.sql"
 	if !strings.HasPrefix(down, "-- Docket migration "+newestDown+"\nbegin;\n") {
@@ -104,8 +103,9 @@ func findPsql(t *testing.T) string {
 	return matches[len(matches)-1]
 }
 
-// The Go form of `docket migrate sql`: every format, and one section.
-func TestMigrationFilesAndSQL(t *testing.T) {
+// The Go form of `docket migrate sql` (Migrator.Files and Migrator.SQL):
+// every format, and one section.
+func TestMigratorFilesAndSQL(t *testing.T) {
 	t.Parallel()
 	// Each format's names, built from the embedded files' names (which
 	// are dbmate's layout): one file per migration, or an up and a down.
@@ -121,11 +121,12 @@ func TestMigrationFilesAndSQL(t *testing.T) {
 		docket.FormatDbmate:        single,
 		docket.FormatGoose:         single,
 	}
+	migrator := testkit.PoolMigrator(t, nil, docket.MigratorConfig{}) // no database: Files and SQL only
 	if len(want) != len(docket.MigrationFormats) {
 		t.Fatalf("formats %v, want the names of %d", docket.MigrationFormats, len(want))
 	}
 	for format, names := range want {
-		files, err := docket.MigrationFiles(format)
+		files, err := migrator.Files(format)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,23 +138,23 @@ func TestMigrationFilesAndSQL(t *testing.T) {
 			t.Errorf("%s: files %v, want %v", format, got, names)
 		}
 	}
-	goose, _ := docket.MigrationFiles(docket.FormatGoose)
+	goose, _ := migrator.Files(docket.FormatGoose)
 	if !strings.HasPrefix(goose[0].SQL, "-- +goose Up\n-- +goose StatementBegin\n") || !strings.Contains(goose[0].SQL, "\n-- +goose Down\n") {
 		t.Errorf("goose file:\n%s", goose[0].SQL[:200])
 	}
-	up, err := docket.MigrationSQL(testkit.MigrationV2Version, docket.MigrateUp)
+	up, err := migrator.SQL(testkit.MigrationV2Version, docket.MigrateUp)
 	if err != nil || !strings.Contains(up, "create table docket_claim_policy") || strings.Contains(up, "migrate:") {
 		t.Fatalf("V2 up: %v", err)
 	}
-	if _, err := docket.MigrationFiles("flyway"); err == nil {
+	if _, err := migrator.Files("flyway"); err == nil {
 		t.Fatal("an unknown format was accepted")
 	}
-	if _, err := docket.MigrationSQL("20991231000000", docket.MigrateUp); err == nil {
+	if _, err := migrator.SQL("20991231000000", docket.MigrateUp); err == nil {
 		t.Fatal("an unknown version was accepted")
 	}
-	testkit.CLIExpect(t, cli.ExitUsage, "pass --version or --out", "migrate", "sql", "--format", "goose")
-	testkit.CLIExpect(t, cli.ExitUsage, "unknown migration", "migrate", "sql", "--version", "1")
-	testkit.CLIExpect(t, cli.ExitUsage, "exclude each other", "migrate", "sql", "--up", "--down")
+	testkit.CLIExpect(t, testkit.ExitUsage, "pass --version or --out", "migrate", "sql", "--format", "goose")
+	testkit.CLIExpect(t, testkit.ExitUsage, "unknown migration", "migrate", "sql", "--version", "1")
+	testkit.CLIExpect(t, testkit.ExitUsage, "exclude each other", "migrate", "sql", "--up", "--down")
 }
 
 // The embedded migrations are named VERSION_docket_vN.sql with N their

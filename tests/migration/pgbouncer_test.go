@@ -16,9 +16,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgbouncer"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgbouncer"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 func TestPgBouncerTransactionPooling(t *testing.T) {
@@ -317,7 +317,7 @@ func TestPgBouncerSchemaFromRoleSettings(t *testing.T) {
 	t.Parallel()
 	const schema = "hard_bouncer_domain"
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: schema})
+	testkit.MigrateOrFail(t, databaseURL, testkit.MigrateCall{Schema: schema})
 	owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, schema))
 	role, password := testkit.CreateRole(t, owner)
 	dbname := owner.Config().ConnConfig.Database

@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // forbidden is a statement the application role must not be able to run.
@@ -52,7 +52,7 @@ var forbiddenStatements = []forbidden{
 func TestLeastPrivilegeRole(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: testkit.AppSchema})
+	testkit.MigrateOrFail(t, databaseURL, testkit.MigrateCall{Schema: testkit.AppSchema})
 	owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, testkit.AppSchema))
 	role, password := testkit.CreateRole(t, owner)
 	testkit.ApplyGrants(t, owner, testkit.GrantsScript(t), testkit.AppSchema, role, owner.Config().ConnConfig.Database)
@@ -302,7 +302,7 @@ func TestEveryDocumentedGrantIsNeeded(t *testing.T) {
 		t.Run("without "+v.without, func(t *testing.T) {
 			t.Parallel()
 			databaseURL := pgtest.NewEmptyDatabase(t)
-			testkit.MigrateOrFail(t, databaseURL, docket.MigrateOptions{Schema: testkit.AppSchema})
+			testkit.MigrateOrFail(t, databaseURL, testkit.MigrateCall{Schema: testkit.AppSchema})
 			owner := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, testkit.AppSchema))
 			role, password := testkit.CreateRole(t, owner)
 			testkit.ApplyGrants(t, owner, v.script, testkit.AppSchema, role, owner.Config().ConnConfig.Database)

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // appPool is an app's pool whose search_path names only its own schemas,
@@ -24,7 +24,7 @@ func appPool(t *testing.T) *pgxpool.Pool {
 	databaseURL := pgtest.NewEmptyDatabase(t)
 	app := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"))
 	testkit.ExecSQL(t, app, `create schema app; create table app.invoices (id bigint primary key, run_id text not null)`)
-	if err := docket.MigrateWithPool(testkit.Context(t), app, docket.MigrateOptions{Schema: "docket"}); err != nil {
+	if err := testkit.PoolMigrator(t, app, docket.MigratorConfig{Schema: "docket"}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return app

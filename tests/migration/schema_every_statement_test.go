@@ -15,9 +15,9 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/dockettest"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // statementRecorder is a pgx tracer that records which generated statements
@@ -127,20 +127,20 @@ func everyStatement(t *testing.T, pool *pgxpool.Pool) {
 	}
 	// Migrations: up, one step down and up again, then a schema migrated by
 	// an earlier release into dbmate's ledger, which the migrator adopts.
-	must("migrate up", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "docket"}))
-	must("migrate down", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "docket", Direction: docket.MigrateDown}))
-	must("migrate up again", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "docket"}))
-	must("migrate old", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "old"}))
+	must("migrate up", testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "docket"}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}))
+	must("migrate down", testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "docket"}).Migrate(ctx, docket.MigrateDown, docket.MigrateOptions{}))
+	must("migrate up again", testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "docket"}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}))
+	must("migrate old", testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "old"}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}))
 	testkit.ExecSQL(t, pool, `create table old.schema_migrations (version varchar(128) primary key);
 insert into old.schema_migrations select version from old.docket_schema_migrations;
 drop table old.docket_schema_migrations`)
-	must("migrate old adopting dbmate's ledger", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "old"}))
+	must("migrate old adopting dbmate's ledger", testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "old"}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}))
 	// A schema another tool migrated: no ledger at all, then adopted.
-	must("migrate outside", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "adopted"}))
+	must("migrate outside", testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "adopted"}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}))
 	testkit.ExecSQL(t, pool, `drop table adopted.docket_schema_migrations`)
-	_, err := docket.MigrateStatusWithPool(ctx, pool, docket.MigrateOptions{Schema: "adopted"})
+	_, err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "adopted"}).Status(ctx, docket.MigrateOptions{})
 	must("status outside the ledger", err)
-	must("adopt", docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "adopted", Direction: docket.MigrateAdopt}))
+	must("adopt", testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "adopted"}).Migrate(ctx, docket.MigrateAdopt, docket.MigrateOptions{}))
 	domains, err := docket.ListDomains(ctx, pool)
 	must("list domains", err)
 	if len(domains) != 3 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/internal/sqlschema"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // catalogNamesQuery lists what a query can name like a relation in one

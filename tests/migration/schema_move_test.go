@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // domainSnapshot renders what a fairness domain remembers: the policy row
@@ -58,7 +58,7 @@ func TestDomainMovesToAnotherDatabaseByDumpAndRestore(t *testing.T) {
 	sourceURL := pgtest.NewEmptyDatabase(t) // first: under -short it skips the database tests
 	pgDump, pgRestore := pgTool(t, "pg_dump"), pgTool(t, "pg_restore")
 	source := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, sourceURL, "app"))
-	if err := docket.MigrateWithPool(ctx, source, docket.MigrateOptions{Schema: "docket"}); err != nil {
+	if err := testkit.PoolMigrator(t, source, docket.MigratorConfig{Schema: "docket"}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before := testkit.OpenClient(t, source, cfg)

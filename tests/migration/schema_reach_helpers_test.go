@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
 )
 
 // A Docket domain can move to any server, or be a Citus distributed schema,

@@ -18,9 +18,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
 	"github.com/docketrun/docket-go/internal/sqlschema"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // decoySQLState is what every decoy raises when something reaches it.
@@ -42,7 +42,7 @@ func reachDatabase(t *testing.T, searchPath string, tracer pgx.QueryTracer) *pgx
 	}
 	t.Cleanup(pool.Close)
 	testkit.ExecSQL(t, pool, "create schema "+pgx.Identifier{searchPath}.Sanitize())
-	if err := docket.MigrateWithPool(testkit.Context(t), pool, docket.MigrateOptions{Schema: "docket"}); err != nil {
+	if err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "docket"}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return pool

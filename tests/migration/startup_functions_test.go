@@ -9,7 +9,7 @@ import (
 
 	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // A Docket function whose installed body is not the one the binary embeds

@@ -10,7 +10,7 @@ import (
 
 	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The columns Open requires are exactly those of a migrated schema, table

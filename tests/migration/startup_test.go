@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // startupExpectPolicy checks an initialized policy's caps, version and mode.
@@ -53,7 +53,7 @@ func TestStartupRejectsSchemaMismatch(t *testing.T) {
 	t.Run("V1 only", func(t *testing.T) {
 		t.Parallel()
 		url := pgtest.NewEmptyDatabase(t)
-		testkit.MigrateOrFail(t, url, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+		testkit.MigrateOrFail(t, url, testkit.MigrateCall{Target: testkit.MigrationV1Version})
 		pool := testkit.PoolFor(t, url)
 		startupExpectMismatch(t, pool, false)
 		if got := testkit.QueryInt64(t, pool, `select count(*) from pg_class where relname like 'docket_claim_%'`); got != 0 {

@@ -6,7 +6,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // ops are the differential operations with their weights: claims dominate

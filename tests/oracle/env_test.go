@@ -12,9 +12,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/oracle"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The differential test drives the reference model and a real database with

@@ -14,8 +14,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The identities of the telemetry scenario. None of them may appear as an

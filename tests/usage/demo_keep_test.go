@@ -2,16 +2,13 @@ package usage
 
 import (
 	"bufio"
-	"context"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // demoKeepCommand matches one printed console command.
@@ -24,7 +21,7 @@ func TestDemoKeepPrintsConsoleCommands(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	code, stdout, stderr := demoRun(t, "--database-url", url, "--keep",
 		"--hot-runs", "20", "--light-tenants", "2", "--light-runs", "2", "--handler-time", "0s")
-	if code != cli.ExitOK {
+	if code != testkit.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "kept the demo's schemas; database URL: "+url+"\n") {
@@ -44,26 +41,17 @@ func TestDemoKeepPrintsConsoleCommands(t *testing.T) {
 		t.Fatalf("the kept TenantFair domain: %d\n%s", status, body)
 	}
 	testkit.ExpectRows(t, "statuses", testkit.ConsoleTable(t, body, "statuses"), "running | 0", "waiting | 0", "done | 24", "failed | 0", "cancelled | 0")
-	if code, _ := stop(); code != cli.ExitOK {
+	if code, _ := stop(); code != testkit.ExitOK {
 		t.Fatalf("console exit %d", code)
 	}
 }
 
 // "docket demo --keep" on its throwaway server leaves it running, prints its
-// URL, and removes it only when its context ends (Ctrl-C).
+// URL, and removes it only when it is interrupted (Ctrl-C).
 func TestDemoKeepWaitsBeforeRemovingItsServer(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(testkit.Context(t))
-	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	var stderr strings.Builder
-	go func() {
-		code := cli.Run(ctx, []string{"demo", "--keep", "--hot-runs", "10", "--light-tenants", "1", "--light-runs", "2", "--handler-time", "0s"}, pw, &stderr)
-		pw.Close()
-		done <- code
-	}()
-	lines := bufio.NewScanner(pr)
+	demo := testkit.CLIStart(t, "demo", "--keep", "--hot-runs", "10", "--light-tenants", "1", "--light-runs", "2", "--handler-time", "0s")
+	lines := bufio.NewScanner(demo.Stdout)
 	var out []string
 	for lines.Scan() {
 		out = append(out, lines.Text())
@@ -73,8 +61,9 @@ func TestDemoKeepWaitsBeforeRemovingItsServer(t *testing.T) {
 	}
 	commands := demoKeepCommand.FindAllStringSubmatch(strings.Join(out, "\n"), -1)
 	if len(commands) != 2 {
-		cancel()
-		t.Fatalf("no console commands (exit %v):\n%s\nstderr:\n%s", <-done, strings.Join(out, "\n"), stderr.String())
+		demo.Interrupt()
+		code, stderr := demo.Wait()
+		t.Fatalf("no console commands (exit %v):\n%s\nstderr:\n%s", code, strings.Join(out, "\n"), stderr)
 	}
 	// The server is still up: the kept schema answers.
 	pool := testkit.PoolFor(t, commands[1][1])
@@ -82,12 +71,12 @@ func TestDemoKeepWaitsBeforeRemovingItsServer(t *testing.T) {
 		t.Fatalf("%d done runs in the kept schema, want 12", n)
 	}
 	pool.Close()
-	cancel()
+	demo.Interrupt()
 	var rest []string
 	for lines.Scan() {
 		rest = append(rest, lines.Text())
 	}
-	if code := <-done; code != cli.ExitOK || !strings.Contains(strings.Join(rest, "\n"), "removed the local PostgreSQL") {
-		t.Fatalf("exit %d after the stop; output:\n%s\nstderr:\n%s", code, strings.Join(rest, "\n"), stderr.String())
+	if code, stderr := demo.Wait(); code != testkit.ExitOK || !strings.Contains(strings.Join(rest, "\n"), "removed the local PostgreSQL") {
+		t.Fatalf("exit %d after the stop; output:\n%s\nstderr:\n%s", code, strings.Join(rest, "\n"), stderr)
 	}
 }

@@ -1,22 +1,19 @@
 package usage
 
 import (
-	"bytes"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/cli"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
-// demoRun runs "docket demo" in-process with args.
+// demoRun runs "docket demo" with args.
 func demoRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code = cli.Run(testkit.Context(t), append([]string{"demo"}, args...), &out, &errOut)
-	return code, out.String(), errOut.String()
+	r := testkit.CLIRun(t, append([]string{"demo"}, args...)...)
+	return r.Code, r.Stdout, r.Stderr
 }
 
 func TestDemoDrainsBothEnginesAndDropsItsSchemas(t *testing.T) {
@@ -24,7 +21,7 @@ func TestDemoDrainsBothEnginesAndDropsItsSchemas(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	code, stdout, stderr := demoRun(t, "--database-url", url,
 		"--hot-runs", "100", "--light-tenants", "5", "--light-runs", "4", "--handler-time", "1ms")
-	if code != cli.ExitOK {
+	if code != testkit.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	for _, fragment := range []string{
@@ -68,7 +65,7 @@ func TestDemoRefusesBadArgumentsBeforeStartingAnything(t *testing.T) {
 		{"--no-such-flag"},
 	} {
 		code, stdout, stderr := demoRun(t, args...)
-		if code != cli.ExitUsage || stdout != "" || !strings.Contains(stderr, "docket demo [--database-url URL]") {
+		if code != testkit.ExitUsage || stdout != "" || !strings.Contains(stderr, "docket demo [--database-url URL]") {
 			t.Errorf("demo %v: exit %d, stdout %q, stderr %q; want usage error 2 before any output", args, code, stdout, stderr)
 		}
 	}

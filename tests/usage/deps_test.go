@@ -1,12 +1,13 @@
 package usage
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // What an app links when it imports docket: PostgreSQL's driver, the
@@ -52,6 +53,28 @@ func TestDocketLinksOnlyWhatPostgreSQLNeeds(t *testing.T) {
 	for _, p := range strings.Fields(string(pkgs)) {
 		if strings.Contains(p, "/driver/") || strings.Contains(p, "lib/pq") {
 			t.Errorf("importing docket links the database driver package %s", p)
+		}
+	}
+}
+
+// The library's module graph holds none of the tests' dependencies: they
+// live in the tests module, so an app that requires Docket does not get
+// them in its own go.sum.
+func TestLibraryModuleLeavesOutTheTestsDependencies(t *testing.T) {
+	t.Parallel()
+	cmd := exec.CommandContext(testkit.Context(t), "go", "list", "-m", "all")
+	cmd.Dir = testkit.ModuleRoot(t)
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m all: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, _, _ := strings.Cut(line, " ")
+		for _, testOnly := range []string{"github.com/testcontainers/", "github.com/chromedp/", "pgregory.net/rapid", "go.opentelemetry.io/otel/sdk"} {
+			if strings.HasPrefix(path, testOnly) {
+				t.Errorf("the library's module graph holds %s", line)
+			}
 		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/dockettest"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // recorder is a dockettest.TB that records failures instead of ending
@@ -247,7 +247,7 @@ func TestDockettestRequireInsertedInSchema(t *testing.T) {
 	t.Parallel()
 	ctx := testkit.Context(t)
 	pool := testkit.PoolFor(t, pgtest.NewEmptyDatabase(t))
-	if err := docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: "docket"}); err != nil {
+	if err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "docket"}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	client := testkit.OpenClient(t, pool, docket.Config{Schema: "docket", TenantMode: docket.TenantRequired,

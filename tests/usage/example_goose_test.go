@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // docsBlock returns the first fenced block of lang in docs/NAME after the
@@ -79,7 +78,7 @@ func TestExampleGooseAppliesDocketIntoItsOwnSchema(t *testing.T) {
 	if goose != "0,"+strings.Join(testkit.MigrationAllVersions, ",") {
 		t.Fatalf("goose recorded %s", goose)
 	}
-	testkit.MigrationExpectApplied(t, databaseURL, docket.MigrateOptions{Schema: "docket"}, testkit.MigrationAllVersions...)
+	testkit.MigrationExpectApplied(t, databaseURL, testkit.MigrateCall{Schema: "docket"}, testkit.MigrationAllVersions...)
 	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.docket_runs where run_id = 'invoice-42' and status = 'done'`); got != 1 {
 		t.Fatalf("%d done runs invoice-42 in schema docket, want 1", got)
 	}

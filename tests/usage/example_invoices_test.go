@@ -8,8 +8,8 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/examples/invoices"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The example app embeds Docket: its own sqlc query joins its invoices to
@@ -19,7 +19,7 @@ func TestExampleInvoicesAppEmbedsTheRepository(t *testing.T) {
 	t.Parallel()
 	databaseURL := pgtest.NewEmptyDatabase(t)
 	pool := testkit.PoolFor(t, databaseURL)
-	if err := docket.MigrateWithPool(testkit.Context(t), pool, docket.MigrateOptions{}); err != nil {
+	if err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	own, err := os.ReadFile("../../examples/invoices/db/schema/20250101000000_invoices.sql")

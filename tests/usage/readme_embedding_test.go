@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/examples/embedding"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The manual's embedding example is the region of examples/embedding, byte

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/examples/queues"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The manual's queues example is the code of examples/queues, byte for byte

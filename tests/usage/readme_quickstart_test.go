@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/examples/quickstart"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The README's quick start is the code of examples/quickstart, byte for

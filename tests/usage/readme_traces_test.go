@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/examples/traces"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // The manual's traces example is the code of examples/traces, byte for byte

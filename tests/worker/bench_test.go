@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // Worker drain shape: no-op runs over testkit.BenchTenants tenants, handled by one

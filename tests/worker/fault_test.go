@@ -16,8 +16,8 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pglocal"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // invocations records every handler invocation by a unique number, so
@@ -124,7 +124,7 @@ func TestWorkersSurviveTwoRestarts(t *testing.T) {
 		}
 	})
 	url := srv.URL("postgres")
-	if err := docket.Migrate(ctx, url, docket.MigrateOptions{}); err != nil {
+	if err := testkit.URLMigrator(t, url, docket.MigratorConfig{}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	observer := testkit.WorkerPool(t, url, 2)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // waitClosed waits for ch to be closed, failing the test after testkit.WorkerDeadline.

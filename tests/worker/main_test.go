@@ -2,8 +2,8 @@
 // reading, attempts, commits, events and hooks, exec modes, restarts,
 // retries, retention, sweeps, wake on write and faults while committing.
 //
-// Every test runs against a real PostgreSQL in its own database cloned from
-// a migrated template; see internal/pgtest for how the server is found,
+// Every test runs against a real PostgreSQL in its own database cloned from a
+// migrated template; see tests/internal/pgtest for how the server is found,
 // started or shared.
 package worker
 
@@ -11,7 +11,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 func TestMain(m *testing.M) {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // queueProbe is one queue's handler: it reports each run it starts and
@@ -58,7 +58,7 @@ func TestWorkerQueuesKeepDomainsApart(t *testing.T) {
 	ctx := testkit.Context(t)
 	pool := testkit.PoolFor(t, pgtest.NewEmptyDatabase(t))
 	for _, schema := range []string{"email", "reports"} {
-		if err := docket.MigrateWithPool(ctx, pool, docket.MigrateOptions{Schema: schema}); err != nil {
+		if err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: schema}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

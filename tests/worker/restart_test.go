@@ -12,7 +12,7 @@ import (
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/pglocal"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // countTolerant returns the number of done runs, or -1 while the server
@@ -46,7 +46,7 @@ func TestWorkerSurvivesAPostgreSQLRestart(t *testing.T) {
 		}
 	})
 	url := srv.URL("postgres")
-	if err := docket.Migrate(ctx, url, docket.MigrateOptions{}); err != nil {
+	if err := testkit.URLMigrator(t, url, docket.MigratorConfig{}).Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	pool := testkit.WorkerPool(t, url, 16)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // Helpers of the retry-policy tests.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testkit"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
 // Every write that makes a run due now wakes a listening Worker at once,

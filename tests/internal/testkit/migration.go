@@ -160,18 +160,38 @@ func MigrationExpectSameCatalog(t testing.TB, what string, got, want []string) {
 		strings.Join(missing, "\n  "), strings.Join(extra, "\n  "))
 }
 
-// MigrateOrFail runs docket.Migrate and fails the test on error.
-func MigrateOrFail(t testing.TB, databaseURL string, opts docket.MigrateOptions) {
+// MigrateCall is one Migrator call as a test states it: the schema (empty:
+// the URL's search_path), the direction and the target version.
+type MigrateCall struct {
+	Schema    string
+	Direction docket.MigrateDirection
+	Target    string
+}
+
+// Migrator is a docket.Migrator over its own connection to databaseURL in
+// the schema of c, or fails the test.
+func (c MigrateCall) Migrator(t testing.TB, databaseURL string) *docket.Migrator {
 	t.Helper()
-	if err := docket.Migrate(Context(t), databaseURL, opts); err != nil {
-		t.Fatalf("migrate %+v: %v", opts, err)
+	m, err := docket.NewMigratorURL(databaseURL, docket.MigratorConfig{Schema: c.Schema})
+	if err != nil {
+		t.Fatalf("new migrator %+v: %v", c, err)
+	}
+	return m
+}
+
+// MigrateOrFail runs the migration c describes and fails the test on error.
+func MigrateOrFail(t testing.TB, databaseURL string, c MigrateCall) {
+	t.Helper()
+	if err := c.Migrator(t, databaseURL).Migrate(Context(t), c.Direction, docket.MigrateOptions{Target: c.Target}); err != nil {
+		t.Fatalf("migrate %+v: %v", c, err)
 	}
 }
 
-// MigrationAppliedVersions lists the versions MigrateStatus reports as applied.
-func MigrationAppliedVersions(t testing.TB, databaseURL string, opts docket.MigrateOptions) []string {
+// MigrationAppliedVersions lists the versions Migrator.Status reports as
+// applied in the schema of c, up to its target.
+func MigrationAppliedVersions(t testing.TB, databaseURL string, c MigrateCall) []string {
 	t.Helper()
-	statuses, err := docket.MigrateStatus(Context(t), databaseURL, opts)
+	statuses, err := c.Migrator(t, databaseURL).Status(Context(t), docket.MigrateOptions{Target: c.Target})
 	if err != nil {
 		t.Fatalf("migrate status: %v", err)
 	}
@@ -186,9 +206,9 @@ func MigrationAppliedVersions(t testing.TB, databaseURL string, opts docket.Migr
 }
 
 // MigrationExpectApplied fails unless exactly want is applied.
-func MigrationExpectApplied(t testing.TB, databaseURL string, opts docket.MigrateOptions, want ...string) {
+func MigrationExpectApplied(t testing.TB, databaseURL string, c MigrateCall, want ...string) {
 	t.Helper()
-	if got := MigrationAppliedVersions(t, databaseURL, opts); !slices.Equal(got, want) {
+	if got := MigrationAppliedVersions(t, databaseURL, c); !slices.Equal(got, want) {
 		t.Fatalf("applied migrations = %v, want %v", got, want)
 	}
 }
@@ -291,4 +311,25 @@ func MigrationAwaitLockWait(t testing.TB, pool *pgxpool.Pool, pid uint32) {
 			t.Fatalf("waiting for backend %d to block: %v", pid, err)
 		}
 	}
+}
+
+// URLMigrator is docket.NewMigratorURL(databaseURL, config), or fails the
+// test.
+func URLMigrator(t testing.TB, databaseURL string, config docket.MigratorConfig) *docket.Migrator {
+	t.Helper()
+	m, err := docket.NewMigratorURL(databaseURL, config)
+	if err != nil {
+		t.Fatalf("NewMigratorURL %+v: %v", config, err)
+	}
+	return m
+}
+
+// PoolMigrator is docket.NewMigrator(pool, config), or fails the test.
+func PoolMigrator(t testing.TB, pool *pgxpool.Pool, config docket.MigratorConfig) *docket.Migrator {
+	t.Helper()
+	m, err := docket.NewMigrator(pool, config)
+	if err != nil {
+		t.Fatalf("NewMigrator %+v: %v", config, err)
+	}
+	return m
 }

@@ -71,7 +71,11 @@ func drainEngine(ctx context.Context, databaseURL string, e engine, o Options) (
 			err = errors.Join(err, drop())
 		}
 	}()
-	if err := docket.Migrate(ctx, databaseURL, docket.MigrateOptions{Schema: schema}); err != nil {
+	migrator, err := docket.NewMigratorURL(databaseURL, docket.MigratorConfig{Schema: schema})
+	if err != nil {
+		return res, err
+	}
+	if err := migrator.Migrate(ctx, docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		return res, err
 	}
 	pool, err := openPool(ctx, databaseURL, schema, o.Concurrency)

@@ -2,47 +2,38 @@ package testkit
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/docketrun/docket-go/internal/cli"
 )
 
-// ConsoleCLI runs "docket console" in-process until stop is called and
-// returns the URL it printed; wait returns its exit code and the rest of
-// its output.
+// ConsoleCLI runs "docket console" until stop is called and returns the
+// URL it printed; stop interrupts it as Ctrl-C does and returns its exit
+// code and the rest of its output.
 func ConsoleCLI(t *testing.T, args ...string) (baseURL string, stop func() (int, string)) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(Context(t))
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	var stderr strings.Builder
-	go func() {
-		code := cli.Run(ctx, append([]string{"console"}, args...), pw, &stderr)
-		pw.Close()
-		done <- code
-	}()
-	lines := bufio.NewScanner(pr)
+	p := CLIStart(t, append([]string{"console"}, args...)...)
+	lines := bufio.NewScanner(p.Stdout)
 	if !lines.Scan() {
-		cancel()
-		t.Fatalf("docket console printed nothing (exit %d); stderr:\n%s", <-done, stderr.String())
+		p.Interrupt()
+		code, stderr := p.Wait()
+		t.Fatalf("docket console printed nothing (exit %d); stderr:\n%s", code, stderr)
 	}
 	m := regexp.MustCompile(`^docket console \((read-only|writes enabled)\) listening on (http://127\.0\.0\.1:[0-9]+/)$`).FindStringSubmatch(lines.Text())
 	if m == nil {
-		cancel()
+		p.Interrupt()
 		t.Fatalf("first line %q", lines.Text())
 	}
 	return m[2], func() (int, string) {
-		cancel()
+		p.Interrupt()
 		var rest []string
 		for lines.Scan() {
 			rest = append(rest, lines.Text())
 		}
-		return <-done, strings.Join(rest, "\n")
+		code, _ := p.Wait()
+		return code, strings.Join(rest, "\n")
 	}
 }
 

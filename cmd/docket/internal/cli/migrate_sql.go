@@ -32,7 +32,11 @@ func runMigrateSQL(args []string, out output) int {
 	if *up && *down {
 		return out.failf(ExitUsage, "migrate sql: --up and --down exclude each other")
 	}
-	files, err := docket.MigrationFiles(docket.MigrationFormat(*format))
+	migrator, err := docket.NewMigrator(nil, docket.MigratorConfig{})
+	if err != nil {
+		return out.failf(ExitFailure, "migrate sql: %v", err)
+	}
+	files, err := migrator.Files(docket.MigrationFormat(*format))
 	if err != nil {
 		return out.failf(ExitUsage, "migrate sql: %v", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"flag"
 	"io"
 
-	"github.com/docketrun/docket-go/internal/demo"
+	"github.com/docketrun/docket-go/cmd/docket/internal/demo"
 )
 
 const demoUsage = `docket demo [--database-url URL] [--hot-runs N] [--light-tenants N]

@@ -15,14 +15,15 @@ import (
 	"github.com/docketrun/docket-go/internal/sqlschema"
 )
 
-// ModuleRoot is the library module's directory, found from this file.
+// ModuleRoot is the library module's directory (the tests module's parent),
+// found from this file.
 func ModuleRoot(t testing.TB) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("testkit: no caller information for the module root")
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // GeneratedStatements are the statements of package gen by query name, as

@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketrun/docket-go/internal/pgbouncer"
+	"github.com/docketrun/docket-go/tests/internal/pgbouncer"
 )
 
 // StartBouncer starts PgBouncer in transaction pooling mode in front of

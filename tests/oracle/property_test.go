@@ -9,7 +9,12 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/docketrun/docket-go/oracle"
 )
+
+// t0 is the fixed base time of the property tests.
+var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // drawSeconds draws a duration of lo..hi seconds.
 func drawSeconds(rt *rapid.T, lo, hi int, label string) time.Duration {
@@ -17,36 +22,36 @@ func drawSeconds(rt *rapid.T, lo, hi int, label string) time.Duration {
 }
 
 // drawPreference draws a claim preference.
-func drawPreference(rt *rapid.T) Preference {
-	return rapid.SampledFrom([]Preference{PreferNone, PreferReady, PreferExpired}).Draw(rt, "pref")
+func drawPreference(rt *rapid.T) oracle.Preference {
+	return rapid.SampledFrom([]oracle.Preference{oracle.PreferNone, oracle.PreferReady, oracle.PreferExpired}).Draw(rt, "pref")
 }
 
 // drawBudgets draws production or small budgets.
-func drawBudgets(rt *rapid.T) Budgets {
+func drawBudgets(rt *rapid.T) oracle.Budgets {
 	if rapid.Bool().Draw(rt, "small budgets") {
-		return Budgets{
+		return oracle.Budgets{
 			S: rapid.IntRange(1, 6).Draw(rt, "S"),
 			Q: rapid.IntRange(1, 4).Draw(rt, "Q"),
 			K: rapid.IntRange(1, 5).Draw(rt, "K"),
 		}
 	}
-	return DefaultBudgets()
+	return oracle.DefaultBudgets()
 }
 
 // checkRows enforces the row checks of the schema on every run.
-func checkRows(rt *rapid.T, m *Model) {
+func checkRows(rt *rapid.T, m *oracle.Model) {
 	for _, r := range m.Runs() {
 		bad := func(why string) { rt.Fatalf("run %s %s: %+v", r.RunID, why, r) }
-		if r.Admitted && (r.Status != StatusRunning || r.Poisoned) {
+		if r.Admitted && (r.Status != oracle.StatusRunning || r.Poisoned) {
 			bad("holds a marker while not healthy running")
 		}
-		if r.Claimed() && (r.Status != StatusRunning || r.Poisoned || r.HasWake) {
+		if r.Claimed() && (r.Status != oracle.StatusRunning || r.Poisoned || r.HasWake) {
 			bad("holds a claim while not healthy running without wake")
 		}
 		if r.Healthy() && r.HasWake == r.Claimed() {
 			bad("healthy running without exactly one of wake or claim")
 		}
-		if r.Status != StatusRunning && (r.Claimed() || r.HasWake || r.Poisoned) {
+		if r.Status != oracle.StatusRunning && (r.Claimed() || r.HasWake || r.Poisoned) {
 			bad("waiting or terminal with claim, wake or poison")
 		}
 		if r.Poisoned && (r.HasWake || r.Claimed() || r.PoisonReason == "") {
@@ -57,7 +62,7 @@ func checkRows(rt *rapid.T, m *Model) {
 
 // checkClaimCall checks one claim call of the model: invariants 1-3 and the
 // unit rule through CheckMechanics, cursor continuity, demand and epochs.
-func checkClaimCall(rt *rapid.T, m *Model, before *Model, ring map[int64]string, res ClaimResult, call string, lastCursor int64) {
+func checkClaimCall(rt *rapid.T, m *oracle.Model, before *oracle.Model, ring map[int64]string, res oracle.ClaimResult, call string, lastCursor int64) {
 	b := m.Budgets()
 	if res.CursorBefore != lastCursor {
 		rt.Fatalf("invariant 1: call starts at %d, previous call left %d", res.CursorBefore, lastCursor)
@@ -68,7 +73,7 @@ func checkClaimCall(rt *rapid.T, m *Model, before *Model, ring map[int64]string,
 		}
 		return
 	}
-	if _, err := CheckMechanics(res.Events(call), ring, b.S, b.Q); err != nil {
+	if _, err := oracle.CheckMechanics(res.Events(call), ring, b.S, b.Q); err != nil {
 		rt.Fatalf("model trace: %v", err)
 	}
 	if res.Inspections[0].CursorBefore != lastCursor || res.CursorAfter != res.Inspections[len(res.Inspections)-1].CursorAfter {
@@ -101,7 +106,7 @@ func checkClaimCall(rt *rapid.T, m *Model, before *Model, ring map[int64]string,
 
 // lifecycleProp is the state of the random lifecycle property.
 type lifecycleProp struct {
-	m          *Model
+	m          *oracle.Model
 	now        time.Time
 	lastCursor int64
 	calls      int
@@ -112,15 +117,15 @@ type lifecycleProp struct {
 }
 
 // pick draws a run satisfying keep; ok is false when there is none.
-func (h *lifecycleProp) pick(rt *rapid.T, keep func(Run) bool) (r Run, ok bool) {
-	var rs []Run
+func (h *lifecycleProp) pick(rt *rapid.T, keep func(oracle.Run) bool) (r oracle.Run, ok bool) {
+	var rs []oracle.Run
 	for _, r := range h.m.Runs() {
 		if keep(r) {
 			rs = append(rs, r)
 		}
 	}
 	if len(rs) == 0 {
-		return Run{}, false
+		return oracle.Run{}, false
 	}
 	return rapid.SampledFrom(rs).Draw(rt, "run"), true
 }
@@ -142,7 +147,7 @@ func must(rt *rapid.T, err error) {
 }
 
 func (h *lifecycleProp) actions() map[string]func(*rapid.T) {
-	claimed := func(r Run) bool { return r.Claimed() }
+	claimed := func(r oracle.Run) bool { return r.Claimed() }
 	return map[string]func(*rapid.T){
 		"advance": func(rt *rapid.T) { h.now = h.now.Add(drawSeconds(rt, 0, 40, "dt")) },
 		"insert": func(rt *rapid.T) {
@@ -166,9 +171,9 @@ func (h *lifecycleProp) actions() map[string]func(*rapid.T) {
 			if !ok {
 				return
 			}
-			s := Schedule{Kind: ScheduleKind(rapid.IntRange(int(RetainClaim), int(ReleaseTerminal)).Draw(rt, "kind"))}
+			s := oracle.Schedule{Kind: oracle.ScheduleKind(rapid.IntRange(int(oracle.RetainClaim), int(oracle.ReleaseTerminal)).Draw(rt, "kind"))}
 			s.At = h.now.Add(drawSeconds(rt, 1, 60, "at"))
-			s.Status = rapid.SampledFrom([]Status{StatusDone, StatusFailed, StatusCancelled}).Draw(rt, "status")
+			s.Status = rapid.SampledFrom([]oracle.Status{oracle.StatusDone, oracle.StatusFailed, oracle.StatusCancelled}).Draw(rt, "status")
 			must(rt, h.m.Commit(r.RunID, r.Token, r.CheckpointSeq, s, h.now))
 		},
 		"release": func(rt *rapid.T) {
@@ -196,54 +201,54 @@ func (h *lifecycleProp) actions() map[string]func(*rapid.T) {
 				h.now.Add(drawSeconds(rt, -5, 30, "retry")), rapid.IntRange(0, 3).Draw(rt, "max abandons")))
 		},
 		"signal": func(rt *rapid.T) {
-			r, ok := h.pick(rt, func(r Run) bool { return r.Status.Unfinished() && !r.Poisoned })
+			r, ok := h.pick(rt, func(r oracle.Run) bool { return r.Status.Unfinished() && !r.Poisoned })
 			if !ok {
 				return
 			}
 			must(rt, h.m.Signal(r.RunID, h.now))
 		},
 		"mutate": func(rt *rapid.T) {
-			r, ok := h.pick(rt, func(r Run) bool { return r.Status.Unfinished() && !r.Poisoned })
+			r, ok := h.pick(rt, func(r oracle.Run) bool { return r.Status.Unfinished() && !r.Poisoned })
 			if !ok {
 				return
 			}
-			status := rapid.SampledFrom([]Status{StatusRunning, StatusWaiting, StatusDone, StatusFailed}).Draw(rt, "status")
+			status := rapid.SampledFrom([]oracle.Status{oracle.StatusRunning, oracle.StatusWaiting, oracle.StatusDone, oracle.StatusFailed}).Draw(rt, "status")
 			must(rt, h.m.MutateRun(r.RunID, status, h.now.Add(drawSeconds(rt, -5, 30, "wake")), h.now))
 		},
 		"cancel": func(rt *rapid.T) {
-			r, ok := h.pick(rt, func(r Run) bool { return r.Status.Unfinished() })
+			r, ok := h.pick(rt, func(r oracle.Run) bool { return r.Status.Unfinished() })
 			if !ok {
 				return
 			}
 			must(rt, h.m.Cancel(r.RunID, h.now))
 		},
 		"retry": func(rt *rapid.T) {
-			r, ok := h.pick(rt, func(r Run) bool { return r.Poisoned })
+			r, ok := h.pick(rt, func(r oracle.Run) bool { return r.Poisoned })
 			if !ok {
 				return
 			}
 			must(rt, h.m.RetryPoisonedRun(r.RunID, h.now))
 		},
 		"wake": func(rt *rapid.T) {
-			r, ok := h.pick(rt, func(r Run) bool { return r.Status == StatusWaiting })
+			r, ok := h.pick(rt, func(r oracle.Run) bool { return r.Status == oracle.StatusWaiting })
 			if !ok {
 				return
 			}
 			must(rt, h.m.Wake(r.RunID, h.now))
 		},
 		"stale": func(rt *rapid.T) {
-			r, ok := h.pick(rt, func(Run) bool { return true })
+			r, ok := h.pick(rt, func(oracle.Run) bool { return true })
 			if !ok {
 				return
 			}
-			err := h.m.Commit(r.RunID, "token-stale", r.CheckpointSeq, Schedule{Kind: ReleaseTerminal, Status: StatusDone}, h.now)
-			var fe *FenceError
-			if !errors.As(err, &fe) || !errors.Is(err, ErrClaimLost) {
+			err := h.m.Commit(r.RunID, "token-stale", r.CheckpointSeq, oracle.Schedule{Kind: oracle.ReleaseTerminal, Status: oracle.StatusDone}, h.now)
+			var fe *oracle.FenceError
+			if !errors.As(err, &fe) || !errors.Is(err, oracle.ErrClaimLost) {
 				rt.Fatalf("stale commit err = %v", err)
 			}
 			if r.Claimed() {
 				err = h.m.AbandonClaim(r.RunID, r.Token, r.CheckpointSeq+1, h.now, h.now, 1)
-				if !errors.Is(err, ErrStaleFence) {
+				if !errors.Is(err, oracle.ErrStaleFence) {
 					rt.Fatalf("stale fence err = %v", err)
 				}
 			}
@@ -303,7 +308,7 @@ func (h *lifecycleProp) check(rt *rapid.T) {
 
 func TestPropertyModelLifecycle(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		m, err := NewModelWithBudgets(rapid.IntRange(1, 4).Draw(rt, "default cap"), drawBudgets(rt))
+		m, err := oracle.NewModelWithBudgets(rapid.IntRange(1, 4).Draw(rt, "default cap"), drawBudgets(rt))
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -321,7 +326,7 @@ func TestPropertyModelLifecycle(t *testing.T) {
 
 // settle applies a random count-neutral or non-terminal follow-up to one
 // claimed outcome, keeping every partition unfinished (the ring fixed).
-func settle(rt *rapid.T, m *Model, o Outcome, now time.Time) {
+func settle(rt *rapid.T, m *oracle.Model, o oracle.Outcome, now time.Time) {
 	if o.Poison {
 		return
 	}
@@ -332,25 +337,25 @@ func settle(rt *rapid.T, m *Model, o Outcome, now time.Time) {
 	case 1:
 		_, err = m.ReleaseClaim(r.RunID, r.Token, now)
 	case 2:
-		err = m.Commit(r.RunID, r.Token, r.CheckpointSeq, Schedule{Kind: ReleaseImmediate}, now)
+		err = m.Commit(r.RunID, r.Token, r.CheckpointSeq, oracle.Schedule{Kind: oracle.ReleaseImmediate}, now)
 	case 3:
-		err = m.Commit(r.RunID, r.Token, r.CheckpointSeq, Schedule{Kind: ReleaseAt, At: now.Add(drawSeconds(rt, 1, 60, "at"))}, now)
+		err = m.Commit(r.RunID, r.Token, r.CheckpointSeq, oracle.Schedule{Kind: oracle.ReleaseAt, At: now.Add(drawSeconds(rt, 1, 60, "at"))}, now)
 	case 4:
-		err = m.Commit(r.RunID, r.Token, r.CheckpointSeq, Schedule{Kind: ReleaseExternal}, now)
+		err = m.Commit(r.RunID, r.Token, r.CheckpointSeq, oracle.Schedule{Kind: oracle.ReleaseExternal}, now)
 	}
 	must(rt, err)
 }
 
 // targetAdmissible reports whether ready work of scope permits an outcome:
 // a due admitted-ready row, or a due queued row with a free slot.
-func targetAdmissible(m *Model, scope string, now time.Time) bool {
+func targetAdmissible(m *oracle.Model, scope string, now time.Time) bool {
 	c := m.Counts(scope, now)
 	return c.AdmittedReady > 0 || (c.Queued > 0 && c.Admitted < c.Cap)
 }
 
 func TestPropertyFrozenWindow(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		m, err := NewModelWithBudgets(rapid.IntRange(1, 4).Draw(rt, "default cap"), drawBudgets(rt))
+		m, err := oracle.NewModelWithBudgets(rapid.IntRange(1, 4).Draw(rt, "default cap"), drawBudgets(rt))
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -395,7 +400,7 @@ func TestPropertyFrozenWindow(t *testing.T) {
 
 		// The window: calls until the target's first grant. Only competitor
 		// rows are touched; no cap or ring change.
-		var events []Event
+		var events []oracle.Event
 		granted := false
 		for call := 1; call <= 500 && !granted; call++ {
 			res, err := m.Claim(now, now.Add(-drawSeconds(rt, 0, 120, "ttl")), rapid.IntRange(1, 20).Draw(rt, "demand"),
@@ -429,16 +434,16 @@ func TestPropertyFrozenWindow(t *testing.T) {
 		for _, s := range ring {
 			all = append(all, s)
 		}
-		loose := Window{Target: target, Cohort: all, Ring: ring, S: b.S, Q: b.Q, L: 1 << 20}
-		obs, err := Check(events, loose)
+		loose := oracle.Window{Target: target, Cohort: all, Ring: ring, S: b.S, Q: b.Q, L: 1 << 20}
+		obs, err := oracle.Check(events, loose)
 		if err != nil {
 			rt.Fatalf("loose window: %v", err)
 		}
 		if !obs.TargetGranted {
 			rt.Fatalf("checker missed the target grant")
 		}
-		tight := Window{Target: target, Cohort: obs.GrantingCohort, Ring: ring, S: b.S, Q: b.Q, L: obs.MaxConsecutiveFailedTarget}
-		obs2, err := Check(events, tight)
+		tight := oracle.Window{Target: target, Cohort: obs.GrantingCohort, Ring: ring, S: b.S, Q: b.Q, L: obs.MaxConsecutiveFailedTarget}
+		obs2, err := oracle.Check(events, tight)
 		if err != nil {
 			rt.Fatalf("tight window: %v", err)
 		}
@@ -449,16 +454,16 @@ func TestPropertyFrozenWindow(t *testing.T) {
 		if tight.L > 0 {
 			short := tight
 			short.L--
-			var v *Violation
-			if _, err := Check(events, short); !errors.As(err, &v) || v.Invariant != InvTargetFailures {
+			var v *oracle.Violation
+			if _, err := oracle.Check(events, short); !errors.As(err, &v) || v.Invariant != oracle.InvTargetFailures {
 				rt.Fatalf("L-1 window err = %v, want invariant 5", err)
 			}
 		}
 		if len(tight.Cohort) > 1 {
 			short := tight
 			short.Cohort = slices.DeleteFunc(slices.Clone(tight.Cohort), func(s string) bool { return s != target })
-			var v *Violation
-			if _, err := Check(events, short); !errors.As(err, &v) || v.Invariant != InvCohort {
+			var v *oracle.Violation
+			if _, err := oracle.Check(events, short); !errors.As(err, &v) || v.Invariant != oracle.InvCohort {
 				rt.Fatalf("cohort {t} err = %v, want the cohort rule", err)
 			}
 		}

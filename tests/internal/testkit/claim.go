@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
 )
 
 // ClaimBase is the logical clock of the claim tests: runs are due relative to it

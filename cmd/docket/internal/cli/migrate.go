@@ -43,20 +43,26 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 	if err != nil {
 		return out.failf(ExitUsage, "migrate: %v", err)
 	}
-	opts := docket.MigrateOptions{Schema: conn.schema, Log: out.stdout}
+	var direction docket.MigrateDirection
 	switch positional[0] {
 	case "up":
-		err = docket.Migrate(ctx, databaseURL, opts)
+		direction = docket.MigrateUp
 	case "down":
-		opts.Direction = docket.MigrateDown
-		err = docket.Migrate(ctx, databaseURL, opts)
+		direction = docket.MigrateDown
 	case "status":
-		err = printMigrateStatus(ctx, databaseURL, opts, conn.schema, out)
+		// Status reads; no direction.
 	case "adopt":
-		opts.Direction = docket.MigrateAdopt
-		err = docket.Migrate(ctx, databaseURL, opts)
+		direction = docket.MigrateAdopt
 	default:
 		return out.failf(ExitUsage, "migrate: unknown action %q\n\n%s", positional[0], migrateUsage)
+	}
+	migrator, err := docket.NewMigratorURL(databaseURL, docket.MigratorConfig{Schema: conn.schema, Log: out.stdout})
+	if err == nil {
+		if positional[0] == "status" {
+			err = printMigrateStatus(ctx, migrator, conn.schema, out)
+		} else {
+			err = migrator.Migrate(ctx, direction, docket.MigrateOptions{})
+		}
 	}
 	if err != nil {
 		return out.failf(migrateExitCode(err), "migrate %s: %v", positional[0], err)
@@ -67,8 +73,8 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 // printMigrateStatus lists each migration as "applied", "pending" or
 // "outside" (applied outside Docket's ledger), and then says what an
 // outside schema's shape matches and how to adopt it.
-func printMigrateStatus(ctx context.Context, databaseURL string, opts docket.MigrateOptions, schemaFlag string, out output) error {
-	statuses, err := docket.MigrateStatus(ctx, databaseURL, opts)
+func printMigrateStatus(ctx context.Context, migrator *docket.Migrator, schemaFlag string, out output) error {
+	statuses, err := migrator.Status(ctx, docket.MigrateOptions{})
 	if err != nil {
 		return err
 	}
