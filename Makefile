@@ -26,10 +26,15 @@ all: check-generate vet test
 
 # EXAMPLE_SCHEMA is Docket's schema as the example app's sqlc reads it.
 EXAMPLE_SCHEMA := examples/invoices/db/docket
+# SQLC_OUT are the packages the two entries of sqlc.yaml write: the facade's
+# internal/dbgen (every query) and the public gen (db/queries/app only).
+SQLC_OUT := internal/dbgen gen
 
-## generate: expand db/functions into the migrations, then regenerate gen/ (and the example app's store) with sqlc
+## generate: expand db/functions into the migrations, then regenerate internal/dbgen/ and gen/ (and the example app's store) with sqlc
 generate:
 	$(GO) run ./internal/sqlinclude
+	@# sqlc never deletes: a query file moved or removed would leave its old accessors behind.
+	rm -f $(addsuffix /*.sql.go,$(SQLC_OUT))
 	$(SQLC) generate
 	rm -rf $(EXAMPLE_SCHEMA)
 	$(GO) run ./cmd/docket migrate sql --format golang-migrate --out $(EXAMPLE_SCHEMA) >/dev/null
@@ -39,7 +44,7 @@ generate:
 release-migration:
 	$(GO) run ./internal/sqlinclude -release
 
-## check-generate: fail when migrations or gen/ differ from their sources, or a released migration changed
+## check-generate: fail when migrations, internal/dbgen/ or gen/ differ from their sources, or a released migration changed
 check-generate:
 	$(GO) run ./internal/sqlinclude -check
 	$(SQLC) diff

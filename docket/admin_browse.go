@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // TenantSort orders BrowseTenants.
@@ -151,7 +151,7 @@ func (c *store) browsedTenants(ctx context.Context, keys []string) ([]BrowsedTen
 	if err != nil {
 		return nil, fmt.Errorf("docket: failed runs and queue heads: %w", err)
 	}
-	extras := make(map[string]gen.ConsoleTenantExtrasRow, len(extraRows))
+	extras := make(map[string]dbgen.ConsoleTenantExtrasRow, len(extraRows))
 	for _, e := range extraRows {
 		extras[e.ScopeKey] = e
 	}
@@ -242,7 +242,7 @@ func (c *store) browseKeys(ctx context.Context, sort TenantSort, q browseQuery) 
 	var keys []browseKey
 	switch sort {
 	case TenantSortUnfinished:
-		rows, err := c.queries.ConsoleTenantsByUnfinished(ctx, gen.ConsoleTenantsByUnfinishedParams{
+		rows, err := c.queries.ConsoleTenantsByUnfinished(ctx, dbgen.ConsoleTenantsByUnfinishedParams{
 			AfterScopeKey: q.afterKey, AfterValue: q.afterValue, Prefix: q.prefix, State: q.state, PageLimit: pageLimit,
 		})
 		for _, r := range rows {
@@ -250,7 +250,7 @@ func (c *store) browseKeys(ctx context.Context, sort TenantSort, q browseQuery) 
 		}
 		return keys, err
 	case TenantSortQueued:
-		rows, err := c.queries.ConsoleTenantsByQueued(ctx, gen.ConsoleTenantsByQueuedParams{
+		rows, err := c.queries.ConsoleTenantsByQueued(ctx, dbgen.ConsoleTenantsByQueuedParams{
 			AfterScopeKey: q.afterKey, AfterValue: q.afterValue, Prefix: q.prefix, State: q.state, PageLimit: pageLimit,
 		})
 		for _, r := range rows {
@@ -258,7 +258,7 @@ func (c *store) browseKeys(ctx context.Context, sort TenantSort, q browseQuery) 
 		}
 		return keys, err
 	case TenantSortDebt:
-		rows, err := c.queries.ConsoleTenantsByDebt(ctx, gen.ConsoleTenantsByDebtParams{
+		rows, err := c.queries.ConsoleTenantsByDebt(ctx, dbgen.ConsoleTenantsByDebtParams{
 			AfterScopeKey: q.afterKey, AfterValue: q.afterValue, Prefix: q.prefix, State: q.state, PageLimit: pageLimit,
 		})
 		for _, r := range rows {
@@ -266,7 +266,7 @@ func (c *store) browseKeys(ctx context.Context, sort TenantSort, q browseQuery) 
 		}
 		return keys, err
 	default:
-		rows, err := c.queries.ConsoleTenantsByScope(ctx, gen.ConsoleTenantsByScopeParams{
+		rows, err := c.queries.ConsoleTenantsByScope(ctx, dbgen.ConsoleTenantsByScopeParams{
 			AfterScopeKey: q.afterKey, Prefix: q.prefix, State: q.state, PageLimit: pageLimit,
 		})
 		for _, r := range rows {

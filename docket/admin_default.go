@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // ClaimPolicyDefault is the singleton claim policy of a fairness domain.
@@ -61,8 +61,8 @@ func (c *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, op
 		if err := opts.validate(); err != nil {
 			return ClaimPolicyDefault{}, err
 		}
-		var written gen.DocketClaimPolicy
-		err = c.inTx(ctx, func(q *gen.Queries) error {
+		var written dbgen.DocketClaimPolicy
+		err = c.inTx(ctx, func(q *dbgen.Queries) error {
 			current, err := q.LockClaimPolicy(ctx)
 			if err != nil {
 				return fmt.Errorf("docket: locking claim policy: %w", err)
@@ -86,7 +86,7 @@ func (c *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, op
 	})
 }
 
-func claimPolicyDefaultOf(row gen.DocketClaimPolicy) ClaimPolicyDefault {
+func claimPolicyDefaultOf(row dbgen.DocketClaimPolicy) ClaimPolicyDefault {
 	return ClaimPolicyDefault{
 		AdmissionMode:           row.AdmissionMode,
 		MaxActiveRuns:           intOrZero(row.MaxActive),

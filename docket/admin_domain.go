@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // DomainOverview is one operator's view of a fairness domain: its policy,
@@ -60,7 +60,7 @@ func (c *store) DomainOverview(ctx context.Context) (DomainOverview, error) {
 		if err != nil {
 			return DomainOverview{}, fmt.Errorf("docket: reading domain summary: %w", err)
 		}
-		counts, err := c.queries.ConsoleRunPhaseCounts(ctx, gen.ConsoleRunPhaseCountsParams{})
+		counts, err := c.queries.ConsoleRunPhaseCounts(ctx, dbgen.ConsoleRunPhaseCountsParams{})
 		if err != nil {
 			return DomainOverview{}, fmt.Errorf("docket: counting runs by status and phase: %w", err)
 		}

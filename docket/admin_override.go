@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // ClaimPolicyOverride is the cap state of one owner partition after a write.
@@ -55,8 +55,8 @@ func (c *store) writeOverride(ctx context.Context, scope Scope, capValue *int32,
 	if err := opts.validate(); err != nil {
 		return ClaimPolicyOverride{}, err
 	}
-	var written gen.DocketClaimPartition
-	err = c.inTx(ctx, func(q *gen.Queries) error {
+	var written dbgen.DocketClaimPartition
+	err = c.inTx(ctx, func(q *dbgen.Queries) error {
 		if err := q.EnsureClaimPartition(ctx, key); err != nil {
 			return fmt.Errorf("docket: creating claim partition: %w", err)
 		}
@@ -68,7 +68,7 @@ func (c *store) writeOverride(ctx context.Context, scope Scope, capValue *int32,
 		if err := opts.check(current.PartitionVersion); err != nil {
 			return err
 		}
-		written, err = q.PutClaimPartitionOverride(ctx, gen.PutClaimPartitionOverrideParams{
+		written, err = q.PutClaimPartitionOverride(ctx, dbgen.PutClaimPartitionOverrideParams{
 			MaxActive: capValue,
 			ScopeKey:  key,
 		})

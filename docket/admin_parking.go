@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // PutClaimPolicyParking turns parked partitions on or off for the whole
@@ -21,8 +21,8 @@ func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opt
 		if err := opts.validate(); err != nil {
 			return ClaimPolicyDefault{}, err
 		}
-		var written gen.DocketClaimPolicy
-		err := c.inTx(ctx, func(q *gen.Queries) error {
+		var written dbgen.DocketClaimPolicy
+		err := c.inTx(ctx, func(q *dbgen.Queries) error {
 			// The policy row lock keeps every claim call out until this commits,
 			// so none parks after the unpark below.
 			current, err := q.LockClaimPolicy(ctx)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // TenantPause is the pause state of one owner partition after a write.
@@ -55,8 +55,8 @@ func (c *store) writePaused(ctx context.Context, scope Scope, paused bool, opts 
 	if err := opts.validate(); err != nil {
 		return TenantPause{}, err
 	}
-	var written gen.DocketClaimPartition
-	err = c.inTx(ctx, func(q *gen.Queries) error {
+	var written dbgen.DocketClaimPartition
+	err = c.inTx(ctx, func(q *dbgen.Queries) error {
 		if err := q.EnsureClaimPartition(ctx, key); err != nil {
 			return fmt.Errorf("docket: creating claim partition: %w", err)
 		}
@@ -69,7 +69,7 @@ func (c *store) writePaused(ctx context.Context, scope Scope, paused bool, opts 
 		if err := opts.check(current.PartitionVersion); err != nil {
 			return err
 		}
-		written, err = q.PutClaimPartitionPaused(ctx, gen.PutClaimPartitionPausedParams{
+		written, err = q.PutClaimPartitionPaused(ctx, dbgen.PutClaimPartitionPausedParams{
 			Paused:   paused,
 			ScopeKey: key,
 		})

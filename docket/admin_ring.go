@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // RingState says what a TenantFair visit would find at a ring position.
@@ -129,7 +129,7 @@ func (c *store) centredRingWindow(ctx context.Context, out RingWindow, limit int
 	// The positions at or before the cursor's place that the window holds,
 	// its own included.
 	want := (n-1)/2 + 1
-	before, err := c.queries.ConsoleRingStart(ctx, gen.ConsoleRingStartParams{AtOrBefore: out.Cursor, WindowSize: int32(want)})
+	before, err := c.queries.ConsoleRingStart(ctx, dbgen.ConsoleRingStartParams{AtOrBefore: out.Cursor, WindowSize: int32(want)})
 	if err != nil {
 		return RingWindow{}, fmt.Errorf("docket: ring window start: %w", err)
 	}
@@ -137,7 +137,7 @@ func (c *store) centredRingWindow(ctx context.Context, out RingWindow, limit int
 	if missing := want - int(before.Positions); missing > 0 {
 		// Too few positions lie before the cursor: the window starts on the
 		// ring's last positions, which precede the first on the circle.
-		tail, err := c.queries.ConsoleRingStart(ctx, gen.ConsoleRingStartParams{AtOrBefore: math.MaxInt64, WindowSize: int32(missing)})
+		tail, err := c.queries.ConsoleRingStart(ctx, dbgen.ConsoleRingStartParams{AtOrBefore: math.MaxInt64, WindowSize: int32(missing)})
 		if err != nil {
 			return RingWindow{}, fmt.Errorf("docket: ring window start: %w", err)
 		}
@@ -186,7 +186,7 @@ func (c *store) centredRingWindow(ctx context.Context, out RingWindow, limit int
 // ringSegment returns up to limit positions from from on and the first
 // position after them (0 when the ring ends there).
 func (c *store) ringSegment(ctx context.Context, from int64, limit int) ([]RingSlot, int64, error) {
-	rows, err := c.queries.ConsoleRingWindow(ctx, gen.ConsoleRingWindowParams{FromPosition: from, PageLimit: int32(limit + 1)})
+	rows, err := c.queries.ConsoleRingWindow(ctx, dbgen.ConsoleRingWindowParams{FromPosition: from, PageLimit: int32(limit + 1)})
 	if err != nil {
 		return nil, 0, fmt.Errorf("docket: ring window: %w", err)
 	}
@@ -205,7 +205,7 @@ func (c *store) ringSegment(ctx context.Context, from int64, limit int) ([]RingS
 // ringStart returns the first of up to size positions at or before at; 1
 // when there is none, which starts at the ring's beginning.
 func (c *store) ringStart(ctx context.Context, at int64, size int) (int64, error) {
-	start, err := c.queries.ConsoleRingStart(ctx, gen.ConsoleRingStartParams{AtOrBefore: at, WindowSize: int32(size)})
+	start, err := c.queries.ConsoleRingStart(ctx, dbgen.ConsoleRingStartParams{AtOrBefore: at, WindowSize: int32(size)})
 	if err != nil {
 		return 0, fmt.Errorf("docket: ring window start: %w", err)
 	}
@@ -213,7 +213,7 @@ func (c *store) ringStart(ctx context.Context, at int64, size int) (int64, error
 }
 
 // ringPosition reads the position column, which is never null.
-func ringPosition(r gen.ConsoleRingWindowRow) int64 {
+func ringPosition(r dbgen.ConsoleRingWindowRow) int64 {
 	if r.RingPosition == nil {
 		return 0
 	}
@@ -221,7 +221,7 @@ func ringPosition(r gen.ConsoleRingWindowRow) int64 {
 }
 
 // ringStateOf classifies one position as a visit would see it.
-func ringStateOf(r gen.ConsoleRingWindowRow) RingState {
+func ringStateOf(r dbgen.ConsoleRingWindowRow) RingState {
 	underCap := r.EffectiveMaxActive == nil || r.Admitted < int64(*r.EffectiveMaxActive)
 	switch {
 	case r.UnfinishedCount == 0:

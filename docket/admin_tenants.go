@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // ListTenantsRequest selects one page of the domain's partitions in scope key
@@ -44,7 +44,7 @@ func (c *store) ListTenants(ctx context.Context, req ListTenantsRequest) (Tenant
 			}
 			after = &key
 		}
-		keys, err := c.queries.ListClaimPartitionScopes(ctx, gen.ListClaimPartitionScopesParams{
+		keys, err := c.queries.ListClaimPartitionScopes(ctx, dbgen.ListClaimPartitionScopesParams{
 			AfterScopeKey: after, PageLimit: int32(limit + 1),
 		})
 		if err != nil {

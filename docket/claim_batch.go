@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/internal/claimpolicy"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // claimBatch sends claimSQL, a production claim statement, with plan p's
@@ -30,7 +30,7 @@ func (c *Client) claimBatch(ctx context.Context, p claimpolicy.Plan, claimSQL st
 		settings++
 	}
 	if p.AsyncCommit {
-		batch.Queue(gen.CommitClaimAsynchronously)
+		batch.Queue(dbgen.CommitClaimAsynchronously)
 		settings++
 	}
 	a := p.Args

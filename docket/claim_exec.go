@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/internal/claimpolicy"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -22,7 +22,7 @@ const (
 // accessor. An AsyncCommit plan goes in a claim batch instead
 // (Client.claimBatch), since its setting must share the claim's implicit
 // transaction.
-func execClaim(ctx context.Context, q *gen.Queries, st claimStatements, p claimpolicy.Plan) ([]claimpolicy.Row, error) {
+func execClaim(ctx context.Context, q *dbgen.Queries, st claimStatements, p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 	if p.Trace {
 		return nil, fmt.Errorf("docket: a traced %s plan on the production path", p.Function)
 	}
@@ -33,7 +33,7 @@ func execClaim(ctx context.Context, q *gen.Queries, st claimStatements, p claimp
 }
 
 // execClaimTrace runs a traced plan through the engine's generated accessor.
-func execClaimTrace(ctx context.Context, q *gen.Queries, st claimStatements, p claimpolicy.Plan) ([]claimpolicy.TraceRow, error) {
+func execClaimTrace(ctx context.Context, q *dbgen.Queries, st claimStatements, p claimpolicy.Plan) ([]claimpolicy.TraceRow, error) {
 	if !p.Trace {
 		return nil, fmt.Errorf("docket: a production %s plan on the trace path", p.Function)
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/internal/claimpolicy"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // claimDueRead is ClaimDue for the Worker, which needs the state of every
@@ -21,9 +21,9 @@ import (
 // store call of the batch's duration. Like every claim call of a Worker, it
 // records a docket.claim span only when it leased or poisoned a run, or
 // failed.
-func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResult, map[string]gen.LeasedRunsRow, error) {
+func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResult, map[string]dbgen.LeasedRunsRow, error) {
 	start := time.Now()
-	var leased []gen.LeasedRunsRow
+	var leased []dbgen.LeasedRunsRow
 	out, err := c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanOutcomeCalls, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 		rows, read, err := c.execClaimRead(ctx, p)
 		leased = read
@@ -32,7 +32,7 @@ func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResul
 	if err != nil {
 		return ClaimResult{}, nil, err
 	}
-	runs := make(map[string]gen.LeasedRunsRow, len(leased))
+	runs := make(map[string]dbgen.LeasedRunsRow, len(leased))
 	for _, row := range leased {
 		runs[row.RunID] = row
 	}
@@ -48,16 +48,16 @@ func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResul
 
 // execClaimRead sends a production plan's claim statement, which notes the
 // runs it leases, and LeasedRuns as one claim batch.
-func (c *Client) execClaimRead(ctx context.Context, p claimpolicy.Plan) ([]claimpolicy.Row, []gen.LeasedRunsRow, error) {
-	var leased []gen.LeasedRunsRow
+func (c *Client) execClaimRead(ctx context.Context, p claimpolicy.Plan) ([]claimpolicy.Row, []dbgen.LeasedRunsRow, error) {
+	var leased []dbgen.LeasedRunsRow
 	rows, err := c.claimBatch(ctx, p, c.engine.statements.noted,
-		func(b *pgx.Batch) { b.Queue(c.qualified(gen.LeasedRuns)) },
+		func(b *pgx.Batch) { b.Queue(c.qualified(dbgen.LeasedRuns)) },
 		func(results pgx.BatchResults) error {
 			leasedRows, err := results.Query()
 			if err != nil {
 				return err
 			}
-			leased, err = pgx.CollectRows(leasedRows, pgx.RowToStructByPos[gen.LeasedRunsRow])
+			leased, err = pgx.CollectRows(leasedRows, pgx.RowToStructByPos[dbgen.LeasedRunsRow])
 			return err
 		})
 	if err != nil {

@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/internal/claimpolicy"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -62,7 +62,7 @@ func (c *Client) TraceClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimReques
 	return c.traceClaimDue(ctx, q, req)
 }
 
-func (c *Client) traceClaimDue(ctx context.Context, q *gen.Queries, req ClaimRequest) (ClaimTrace, error) {
+func (c *Client) traceClaimDue(ctx context.Context, q *dbgen.Queries, req ClaimRequest) (ClaimTrace, error) {
 	preq, err := claimRequest(req, true)
 	if err != nil {
 		return ClaimTrace{}, err

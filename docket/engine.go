@@ -3,8 +3,8 @@ package docket
 import (
 	"context"
 
-	"github.com/docketrun/docket-go/gen"
 	"github.com/docketrun/docket-go/internal/claimpolicy"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -25,17 +25,17 @@ type engine struct {
 	// statements are the generated claim statements of the engine's function.
 	statements claimStatements
 	// synchronize persists the engine in the locked singleton policy row.
-	synchronize func(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy) error
+	synchronize func(ctx context.Context, q *dbgen.Queries, row dbgen.DocketClaimPolicy) error
 }
 
 // claimStatements are the generated statements of one claim function.
 type claimStatements struct {
 	// claim runs a production call through the generated accessor; claimSQL
 	// is its text, for a claim batch.
-	claim    func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error)
+	claim    func(ctx context.Context, q *dbgen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error)
 	claimSQL string
 	// trace runs a traced call through the generated accessor.
-	trace func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.TraceRow, error)
+	trace func(ctx context.Context, q *dbgen.Queries, a claimpolicy.Args) ([]claimpolicy.TraceRow, error)
 	// noted is the SQL of the Worker's claim-batch statement, which notes
 	// the runs it leases.
 	noted string
@@ -47,16 +47,16 @@ func legacyEngine() engine {
 		Engine:     claimpolicy.Legacy{},
 		configured: policy.Legacy{},
 		statements: claimStatements{
-			claim: func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error) {
-				rows, err := q.LegacyClaim(ctx, gen.LegacyClaimParams(a))
-				return convertRows(rows, err, func(r gen.LegacyClaimRow) claimpolicy.Row { return claimpolicy.Row(r) })
+			claim: func(ctx context.Context, q *dbgen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error) {
+				rows, err := q.LegacyClaim(ctx, dbgen.LegacyClaimParams(a))
+				return convertRows(rows, err, func(r dbgen.LegacyClaimRow) claimpolicy.Row { return claimpolicy.Row(r) })
 			},
-			trace: func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.TraceRow, error) {
-				rows, err := q.LegacyClaimTrace(ctx, gen.LegacyClaimTraceParams(a))
-				return convertRows(rows, err, func(r gen.LegacyClaimTraceRow) claimpolicy.TraceRow { return claimpolicy.TraceRow(r) })
+			trace: func(ctx context.Context, q *dbgen.Queries, a claimpolicy.Args) ([]claimpolicy.TraceRow, error) {
+				rows, err := q.LegacyClaimTrace(ctx, dbgen.LegacyClaimTraceParams(a))
+				return convertRows(rows, err, func(r dbgen.LegacyClaimTraceRow) claimpolicy.TraceRow { return claimpolicy.TraceRow(r) })
 			},
-			claimSQL: gen.LegacyClaim,
-			noted:    gen.LegacyClaimNoted,
+			claimSQL: dbgen.LegacyClaim,
+			noted:    dbgen.LegacyClaimNoted,
 		},
 		synchronize: synchronizeLegacy,
 	}
@@ -70,18 +70,18 @@ func tenantFairEngine(p policy.TenantFair) engine {
 		configured: p,
 		tenantFair: true,
 		statements: claimStatements{
-			claim: func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error) {
-				rows, err := q.TenantFairClaim(ctx, gen.TenantFairClaimParams(a))
-				return convertRows(rows, err, func(r gen.TenantFairClaimRow) claimpolicy.Row { return claimpolicy.Row(r) })
+			claim: func(ctx context.Context, q *dbgen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error) {
+				rows, err := q.TenantFairClaim(ctx, dbgen.TenantFairClaimParams(a))
+				return convertRows(rows, err, func(r dbgen.TenantFairClaimRow) claimpolicy.Row { return claimpolicy.Row(r) })
 			},
-			trace: func(ctx context.Context, q *gen.Queries, a claimpolicy.Args) ([]claimpolicy.TraceRow, error) {
-				rows, err := q.TenantFairClaimTrace(ctx, gen.TenantFairClaimTraceParams(a))
-				return convertRows(rows, err, func(r gen.TenantFairClaimTraceRow) claimpolicy.TraceRow { return claimpolicy.TraceRow(r) })
+			trace: func(ctx context.Context, q *dbgen.Queries, a claimpolicy.Args) ([]claimpolicy.TraceRow, error) {
+				rows, err := q.TenantFairClaimTrace(ctx, dbgen.TenantFairClaimTraceParams(a))
+				return convertRows(rows, err, func(r dbgen.TenantFairClaimTraceRow) claimpolicy.TraceRow { return claimpolicy.TraceRow(r) })
 			},
-			claimSQL: gen.TenantFairClaim,
-			noted:    gen.TenantFairClaimNoted,
+			claimSQL: dbgen.TenantFairClaim,
+			noted:    dbgen.TenantFairClaimNoted,
 		},
-		synchronize: func(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy) error {
+		synchronize: func(ctx context.Context, q *dbgen.Queries, row dbgen.DocketClaimPolicy) error {
 			return synchronizeTenantFair(ctx, q, row, p)
 		},
 	}

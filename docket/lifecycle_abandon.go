@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // Default backoff of AbandonClaim: the n-th abandon (counting from zero)
@@ -95,7 +95,7 @@ func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (AbandonR
 				return AbandonResult{}, false, err
 			}
 		}
-		params := gen.AbandonClaimParams{
+		params := dbgen.AbandonClaimParams{
 			MaxAbandons:        int32(req.MaxAbandons),
 			BackoffBaseSeconds: base.Seconds(),
 			BackoffCapSeconds:  limit.Seconds(),

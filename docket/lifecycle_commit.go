@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // Disposition says what happens to a run after a commit. Build one with
@@ -142,25 +142,25 @@ func (c *Client) CommitTx(ctx context.Context, tx pgx.Tx, req CommitRequest) (Ru
 }
 
 // commit validates req and runs the fenced commit statement on q.
-func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) (gen.CommitRunRow, error) {
+func (c *Client) commit(ctx context.Context, q *dbgen.Queries, req CommitRequest) (dbgen.CommitRunRow, error) {
 	scopeKey, err := c.holderKey(req.Holder)
 	if err != nil {
-		return gen.CommitRunRow{}, err
+		return dbgen.CommitRunRow{}, err
 	}
 	if err := req.Disposition.validate(); err != nil {
-		return gen.CommitRunRow{}, err
+		return dbgen.CommitRunRow{}, err
 	}
 	if req.ExpectedSeq < 0 {
-		return gen.CommitRunRow{}, invalidArgument("expected checkpoint sequence %d is negative", req.ExpectedSeq)
+		return dbgen.CommitRunRow{}, invalidArgument("expected checkpoint sequence %d is negative", req.ExpectedSeq)
 	}
 	if req.Step < 0 || req.Step > math.MaxInt32 {
-		return gen.CommitRunRow{}, invalidArgument("step %d is outside 0..%d", req.Step, math.MaxInt32)
+		return dbgen.CommitRunRow{}, invalidArgument("step %d is outside 0..%d", req.Step, math.MaxInt32)
 	}
 	failure, err := req.failure()
 	if err != nil {
-		return gen.CommitRunRow{}, err
+		return dbgen.CommitRunRow{}, err
 	}
-	params := gen.CommitRunParams{
+	params := dbgen.CommitRunParams{
 		Step:          int32(req.Step),
 		Status:        string(req.Disposition.status),
 		Schedule:      req.Disposition.kind,
@@ -175,14 +175,14 @@ func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) 
 	}
 	if req.State != nil {
 		if err := validateState(req.State); err != nil {
-			return gen.CommitRunRow{}, err
+			return dbgen.CommitRunRow{}, err
 		}
 		state := string(req.State)
 		params.State = &state
 	}
 	if req.CheckpointType != "" {
 		if err := validateIdentifier("checkpoint type", req.CheckpointType); err != nil {
-			return gen.CommitRunRow{}, err
+			return dbgen.CommitRunRow{}, err
 		}
 		params.CheckpointType = &req.CheckpointType
 	}
@@ -195,11 +195,11 @@ func (c *Client) commit(ctx context.Context, q *gen.Queries, req CommitRequest) 
 	}
 	row, err := q.CommitRun(ctx, params)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return gen.CommitRunRow{}, explainFenceMiss(ctx, q, scopeKey, req.Holder.RunID,
+		return dbgen.CommitRunRow{}, explainFenceMiss(ctx, q, scopeKey, req.Holder.RunID,
 			fmt.Errorf("%w: run %q at checkpoint %d", ErrStaleFence, req.Holder.RunID, req.ExpectedSeq))
 	}
 	if err != nil {
-		return gen.CommitRunRow{}, mapRunWriteError("commit", err)
+		return dbgen.CommitRunRow{}, mapRunWriteError("commit", err)
 	}
 	return row, nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // Holder identifies the holder of one claim: the run, its scope and the exact
@@ -67,7 +67,7 @@ func (c *Client) RefreshClaim(ctx context.Context, h Holder) (time.Time, error) 
 		if err != nil {
 			return time.Time{}, err
 		}
-		claimedAt, err := c.queries.RefreshClaim(ctx, gen.RefreshClaimParams{
+		claimedAt, err := c.queries.RefreshClaim(ctx, dbgen.RefreshClaimParams{
 			ScopeKey: scopeKey, RunID: h.RunID, ClaimToken: h.Token,
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -93,7 +93,7 @@ func (c *Client) ReleaseClaim(ctx context.Context, h Holder) (bool, error) {
 		if err != nil {
 			return false, false, err
 		}
-		released, err := c.queries.ReleaseClaim(ctx, gen.ReleaseClaimParams{
+		released, err := c.queries.ReleaseClaim(ctx, dbgen.ReleaseClaimParams{
 			ScopeKey: scopeKey, RunID: h.RunID, ClaimToken: h.Token,
 		})
 		if errors.Is(err, pgx.ErrNoRows) {

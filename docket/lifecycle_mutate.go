@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // Mutation is the decision of a MutateRun decide function. The zero Mutation
@@ -61,7 +61,7 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 		}
 		var result MutateResult
 		var markerCleared bool
-		err = c.inTx(ctx, func(q *gen.Queries) error {
+		err = c.inTx(ctx, func(q *dbgen.Queries) error {
 			row, err := lockRun(ctx, q, scopeKey, runID)
 			if err != nil {
 				return err
@@ -85,7 +85,7 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 			}
 			if row.DocketRun.ClaimToken != nil {
 				// The holder's Worker ends its handler at once (at this commit).
-				if err := q.NotifyClaimRevoked(ctx, gen.NotifyClaimRevokedParams{ClaimToken: row.DocketRun.ClaimToken.String(), Status: written.DocketRun.Status}); err != nil {
+				if err := q.NotifyClaimRevoked(ctx, dbgen.NotifyClaimRevokedParams{ClaimToken: row.DocketRun.ClaimToken.String(), Status: written.DocketRun.Status}); err != nil {
 					return fmt.Errorf("docket: notify the claim's holder: %w", err)
 				}
 			}
@@ -104,40 +104,40 @@ func (c *store) mutateRun(ctx context.Context, op string, scope Scope, runID str
 
 // lockRun locks the run of scopeKey and runID for a lifecycle decision
 // (LockRun), with its phase: ErrNotFound when there is none.
-func lockRun(ctx context.Context, q *gen.Queries, scopeKey, runID string) (gen.LockRunRow, error) {
-	row, err := q.LockRun(ctx, gen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
+func lockRun(ctx context.Context, q *dbgen.Queries, scopeKey, runID string) (dbgen.LockRunRow, error) {
+	row, err := q.LockRun(ctx, dbgen.LockRunParams{ScopeKey: scopeKey, RunID: runID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return gen.LockRunRow{}, runNotFound(runID)
+		return dbgen.LockRunRow{}, runNotFound(runID)
 	}
 	if err != nil {
-		return gen.LockRunRow{}, fmt.Errorf("docket: lock run: %w", err)
+		return dbgen.LockRunRow{}, fmt.Errorf("docket: lock run: %w", err)
 	}
 	return row, nil
 }
 
 // mutationParams validates m against the current run and returns the write.
-func mutationParams(current Run, id int64, m Mutation) (gen.ApplyRunMutationParams, error) {
+func mutationParams(current Run, id int64, m Mutation) (dbgen.ApplyRunMutationParams, error) {
 	switch {
 	case !m.Status.valid():
-		return gen.ApplyRunMutationParams{}, invalidArgument("unknown run status %q", m.Status)
+		return dbgen.ApplyRunMutationParams{}, invalidArgument("unknown run status %q", m.Status)
 	case m.Status != StatusRunning && !m.WakeAt.IsZero():
-		return gen.ApplyRunMutationParams{}, invalidArgument("a wake time needs status running, not %q", m.Status)
+		return dbgen.ApplyRunMutationParams{}, invalidArgument("a wake time needs status running, not %q", m.Status)
 	case current.Status.Terminal():
-		return gen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is already %s; use RetryRun to run it again", ErrInvalidTransition, current.RunID, current.Status)
+		return dbgen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is already %s; use RetryRun to run it again", ErrInvalidTransition, current.RunID, current.Status)
 	case current.Poisoned() && !m.Status.Terminal():
-		return gen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is poisoned; use RetryPoisonedRun or finish it", ErrInvalidTransition, current.RunID)
+		return dbgen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is poisoned; use RetryPoisonedRun or finish it", ErrInvalidTransition, current.RunID)
 	}
-	params := gen.ApplyRunMutationParams{Status: string(m.Status), ID: id}
+	params := dbgen.ApplyRunMutationParams{Status: string(m.Status), ID: id}
 	if m.State != nil {
 		if err := validateState(m.State); err != nil {
-			return gen.ApplyRunMutationParams{}, err
+			return dbgen.ApplyRunMutationParams{}, err
 		}
 		state := string(m.State)
 		params.State = &state
 	}
 	if !m.WakeAt.IsZero() {
 		if err := requireStorableTime("mutation WakeAt", m.WakeAt); err != nil {
-			return gen.ApplyRunMutationParams{}, err
+			return dbgen.ApplyRunMutationParams{}, err
 		}
 		params.WakeAt = &m.WakeAt
 	}
@@ -168,7 +168,7 @@ func (c *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string)
 			return Run{}, err
 		}
 		var revived Run
-		err = c.inTx(ctx, func(q *gen.Queries) error {
+		err = c.inTx(ctx, func(q *dbgen.Queries) error {
 			row, err := lockRun(ctx, q, scopeKey, runID)
 			if err != nil {
 				return err
@@ -176,7 +176,7 @@ func (c *store) RetryPoisonedRun(ctx context.Context, scope Scope, runID string)
 			if err := TransitionRetryPoisoned.Check(runWithPhase(row.DocketRun, row.Phase)); err != nil {
 				return err
 			}
-			written, err := q.RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
+			written, err := q.RetryPoisonedRun(ctx, dbgen.RetryPoisonedRunParams{ScopeKey: scopeKey, RunID: runID})
 			if err != nil {
 				return fmt.Errorf("docket: retry poisoned run: %w", err)
 			}

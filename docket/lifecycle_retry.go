@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // RetryRunOptions tune a RetryRun.
@@ -41,7 +41,7 @@ func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts Re
 		if err != nil {
 			return Run{}, err
 		}
-		params := gen.RetryFinishedRunParams{}
+		params := dbgen.RetryFinishedRunParams{}
 		if !opts.WakeAt.IsZero() {
 			if err := requireStorableTime("retry WakeAt", opts.WakeAt); err != nil {
 				return Run{}, err
@@ -49,7 +49,7 @@ func (c *store) RetryRun(ctx context.Context, scope Scope, runID string, opts Re
 			params.WakeAt = &opts.WakeAt
 		}
 		var retried Run
-		err = c.inTx(ctx, func(q *gen.Queries) error {
+		err = c.inTx(ctx, func(q *dbgen.Queries) error {
 			row, err := lockRun(ctx, q, scopeKey, runID)
 			if err != nil {
 				return err

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/db"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 var (
@@ -230,7 +230,7 @@ func docketCatalog(ctx context.Context, tx pgx.Tx) (map[string]string, error) {
 	if err := tx.QueryRow(ctx, `select coalesce(current_schema(), ''), coalesce(quote_ident(current_schema()), '')`).Scan(&schema, &quoted); err != nil {
 		return nil, fmt.Errorf("docket: migrate: reading the current schema: %w", err)
 	}
-	rows, err := gen.New(tx).DocketCatalog(ctx)
+	rows, err := dbgen.New(tx).DocketCatalog(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("docket: migrate: reading the shape of schema %s: %w", schema, err)
 	}
@@ -347,7 +347,7 @@ func shortKey(key string) string {
 // new ledger, in one transaction holding the migration lock.
 func adopt(ctx context.Context, b txBeginner, schema string, candidates []migration, log io.Writer) error {
 	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
-		q := gen.New(tx)
+		q := dbgen.New(tx)
 		if err := q.LockMigrations(ctx, schema); err != nil {
 			return fmt.Errorf("docket: migrate: locking schema %s: %w", schema, err)
 		}
@@ -400,7 +400,7 @@ func adopt(ctx context.Context, b txBeginner, schema string, candidates []migrat
 // recordedVersions are the Docket versions the schema (the search_path)
 // records, and where: Docket's ledger, else an earlier release's entries
 // in dbmate's schema_migrations.
-func recordedVersions(ctx context.Context, q *gen.Queries, schema string) ([]string, string, error) {
+func recordedVersions(ctx context.Context, q *dbgen.Queries, schema string) ([]string, string, error) {
 	exists, err := q.LedgerExists(ctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("docket: migrate: reading the ledger of schema %s: %w", schema, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/db"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // ErrMigrationOrder reports a schema whose applied migrations this binary
@@ -71,7 +71,7 @@ func migrate(ctx context.Context, b txBeginner, schema string, direction Migrate
 // transaction that also records it, and returns it; nil when none is pending.
 func applyNext(ctx context.Context, b txBeginner, schema string, ms []migration, log io.Writer) (*migration, error) {
 	var next *migration
-	err := inMigrationTx(ctx, b, schema, log, MigrateUp, func(q *gen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
+	err := inMigrationTx(ctx, b, schema, log, MigrateUp, func(q *dbgen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
 		pending, err := pendingMigration(ms, applied)
 		if err != nil || pending == nil {
 			return err
@@ -96,7 +96,7 @@ func applyNext(ctx context.Context, b txBeginner, schema string, ms []migration,
 // rollbackNewest runs the down section of the newest applied migration and
 // forgets it, in one transaction.
 func rollbackNewest(ctx context.Context, b txBeginner, schema string, ms []migration, log io.Writer) error {
-	return inMigrationTx(ctx, b, schema, log, MigrateDown, func(q *gen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
+	return inMigrationTx(ctx, b, schema, log, MigrateDown, func(q *dbgen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
 		if len(applied) == 0 {
 			fmt.Fprintf(log, "schema %s has no Docket migration applied: nothing to roll back\n", schema)
 			return nil
@@ -156,7 +156,7 @@ func migrationStatus(ctx context.Context, b txBeginner, schema string, opts Migr
 		return nil, err
 	}
 	var statuses []MigrationStatus
-	err = inMigrationTx(ctx, b, schema, io.Discard, opStatus, func(_ *gen.Queries, _ pgx.Tx, applied []string, outside *shapeMatch) error {
+	err = inMigrationTx(ctx, b, schema, io.Discard, opStatus, func(_ *dbgen.Queries, _ pgx.Tx, applied []string, outside *shapeMatch) error {
 		if outside != nil && outside.matched == nil {
 			return outside.err(opStatus)
 		}
@@ -181,10 +181,10 @@ func migrationStatus(ctx context.Context, b txBeginner, schema string, opts Migr
 // applied them) is an *OutsideLedgerError for MigrateUp and MigrateDown,
 // before anything is written; opStatus gets its shape match.
 func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writer, op MigrateDirection,
-	fn func(q *gen.Queries, tx pgx.Tx, applied []string, outside *shapeMatch) error) error {
+	fn func(q *dbgen.Queries, tx pgx.Tx, applied []string, outside *shapeMatch) error) error {
 	write := op != opStatus
 	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
-		q := gen.New(tx)
+		q := dbgen.New(tx)
 		if write {
 			if err := q.LockMigrations(ctx, schema); err != nil {
 				return fmt.Errorf("docket: migrate: locking schema %s: %w", schema, err)
@@ -240,7 +240,7 @@ func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writ
 // appliedVersions reads Docket's ledger; when it does not exist yet, the
 // versions an earlier release recorded in dbmate's ledger count, and with
 // write the ledger is created holding them.
-func appliedVersions(ctx context.Context, q *gen.Queries, tx pgx.Tx, schema string, log io.Writer, write bool) ([]string, error) {
+func appliedVersions(ctx context.Context, q *dbgen.Queries, tx pgx.Tx, schema string, log io.Writer, write bool) ([]string, error) {
 	exists, err := q.LedgerExists(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("docket: migrate: reading the ledger of schema %s: %w", schema, err)

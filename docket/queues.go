@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // ListDomains returns the schemas of pool's database that hold a Docket
@@ -19,7 +19,7 @@ func ListDomains(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	if pool == nil {
 		return nil, invalidArgument("nil pool")
 	}
-	domains, err := gen.New(pool).ListDomains(ctx)
+	domains, err := dbgen.New(pool).ListDomains(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("docket: listing domains: %w", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // Retention batch sizes of DeleteFinishedRuns.
@@ -84,24 +84,24 @@ func (c *store) DeleteFinishedRuns(ctx context.Context, opts DeleteFinishedRunsO
 var finishedStatuses = []RunStatus{StatusDone, StatusCancelled, StatusFailed}
 
 // retentionParams validates opts and returns one batch's statement arguments.
-func (c *store) retentionParams(opts DeleteFinishedRunsOptions) (gen.DeleteFinishedRunsParams, error) {
+func (c *store) retentionParams(opts DeleteFinishedRunsOptions) (dbgen.DeleteFinishedRunsParams, error) {
 	if opts.Status != "" && !opts.Status.Terminal() {
-		return gen.DeleteFinishedRunsParams{}, invalidArgument("retention status %q is not a finished status (done, failed or cancelled)", opts.Status)
+		return dbgen.DeleteFinishedRunsParams{}, invalidArgument("retention status %q is not a finished status (done, failed or cancelled)", opts.Status)
 	}
 	if opts.FinishedBefore.IsZero() {
-		return gen.DeleteFinishedRunsParams{}, invalidArgument("a FinishedBefore cutoff is required")
+		return dbgen.DeleteFinishedRunsParams{}, invalidArgument("a FinishedBefore cutoff is required")
 	}
 	if err := requireStorableTime("retention FinishedBefore", opts.FinishedBefore); err != nil {
-		return gen.DeleteFinishedRunsParams{}, err
+		return dbgen.DeleteFinishedRunsParams{}, err
 	}
 	batch := opts.BatchSize
 	switch {
 	case batch == 0:
 		batch = DefaultRetentionBatch
 	case batch < 1 || batch > MaxRetentionBatch:
-		return gen.DeleteFinishedRunsParams{}, invalidArgument("retention batch size %d is outside 1..%d", batch, MaxRetentionBatch)
+		return dbgen.DeleteFinishedRunsParams{}, invalidArgument("retention batch size %d is outside 1..%d", batch, MaxRetentionBatch)
 	}
-	params := gen.DeleteFinishedRunsParams{FinishedBefore: opts.FinishedBefore, BatchSize: int32(batch)}
+	params := dbgen.DeleteFinishedRunsParams{FinishedBefore: opts.FinishedBefore, BatchSize: int32(batch)}
 	for _, status := range finishedStatuses {
 		if opts.Status == "" || opts.Status == status {
 			params.Statuses = append(params.Statuses, string(status))
@@ -110,7 +110,7 @@ func (c *store) retentionParams(opts DeleteFinishedRunsOptions) (gen.DeleteFinis
 	if opts.Scope != nil {
 		key, err := c.runScopeKey(*opts.Scope)
 		if err != nil {
-			return gen.DeleteFinishedRunsParams{}, err
+			return dbgen.DeleteFinishedRunsParams{}, err
 		}
 		params.ScopeKey = &key
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // MaxStateBytes is the largest run state document accepted, in bytes of JSON
@@ -223,7 +223,7 @@ type RunPage struct {
 }
 
 // runWithPhase maps a stored row read with its phase to its public view.
-func runWithPhase(row gen.DocketRun, phase string) Run {
+func runWithPhase(row dbgen.DocketRun, phase string) Run {
 	r := runFromRow(row)
 	r.Phase = RunPhase(phase)
 	return r
@@ -231,7 +231,7 @@ func runWithPhase(row gen.DocketRun, phase string) Run {
 
 // runFromRow maps a stored row to its public view, dropping the claim token
 // and the admission marker; the phase is left "" for the caller that read it.
-func runFromRow(row gen.DocketRun) Run {
+func runFromRow(row dbgen.DocketRun) Run {
 	return Run{
 		RunID:                row.RunID,
 		Scope:                scopeOf(row.TenantID),

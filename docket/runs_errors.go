@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // runIDConstraint is the unique constraint that identifies a duplicate run id.
@@ -56,8 +56,8 @@ func batchWriteError(err error, runIDs []string) error {
 // missing from the scope (ErrNotFound), or it exists but the guard (token,
 // sequence or expected state) no longer holds, and stale is returned, also
 // matching ErrRunCancelled when an operator cancelled the run.
-func explainFenceMiss(ctx context.Context, q *gen.Queries, scopeKey, runID string, stale error) error {
-	fence, err := q.GetRunFence(ctx, gen.GetRunFenceParams{ScopeKey: scopeKey, RunID: runID})
+func explainFenceMiss(ctx context.Context, q *dbgen.Queries, scopeKey, runID string, stale error) error {
+	fence, err := q.GetRunFence(ctx, dbgen.GetRunFenceParams{ScopeKey: scopeKey, RunID: runID})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return runNotFound(runID)

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // InsertRun inserts one running run in its own transaction; see InsertRunTx.
@@ -36,7 +36,7 @@ func (c *Client) InsertRunTx(ctx context.Context, tx pgx.Tx, run NewRun) (Run, e
 	return c.insertRun(ctx, q, run)
 }
 
-func (c *Client) insertRun(ctx context.Context, q *gen.Queries, run NewRun) (Run, error) {
+func (c *Client) insertRun(ctx context.Context, q *dbgen.Queries, run NewRun) (Run, error) {
 	return timed(ctx, c.telemetry, opInsertRun, func() (_ Run, err error) {
 		ctx, sp := c.startSpan(ctx, spanInsert, trace.SpanKindProducer, trace.WithAttributes(spanAttrRunsCount.Int(1)))
 		defer func() { sp.end(err) }()
@@ -80,14 +80,14 @@ func (c *Client) InsertRunsTx(ctx context.Context, tx pgx.Tx, runs []NewRun) ([]
 	return c.insertRuns(ctx, q, runs)
 }
 
-func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) ([]string, error) {
+func (c *Client) insertRuns(ctx context.Context, q *dbgen.Queries, runs []NewRun) ([]string, error) {
 	return timed(ctx, c.telemetry, opInsertRuns, func() (_ []string, err error) {
 		ctx, sp := c.startSpan(ctx, spanInsert, trace.SpanKindProducer, trace.WithAttributes(spanAttrRunsCount.Int(len(runs))))
 		defer func() { sp.end(err) }()
 		if len(runs) == 0 {
 			return nil, nil
 		}
-		batch := gen.InsertRunsParams{
+		batch := dbgen.InsertRunsParams{
 			TraceContext: injectTraceContext(ctx),
 			RunIds:       make([]string, len(runs)),
 			ScopeKeys:    make([]string, len(runs)),
@@ -128,27 +128,27 @@ func (c *Client) insertRuns(ctx context.Context, q *gen.Queries, runs []NewRun) 
 
 // newRunParams validates run under the client's tenant mode and returns the
 // insert parameters, with a generated run id when none was given.
-func (c *Client) newRunParams(run NewRun) (gen.InsertRunParams, error) {
+func (c *Client) newRunParams(run NewRun) (dbgen.InsertRunParams, error) {
 	if _, err := c.scopeKey(run.Scope); err != nil {
-		return gen.InsertRunParams{}, err
+		return dbgen.InsertRunParams{}, err
 	}
 	runID := run.RunID
 	if runID == "" {
 		runID = uuid.NewString()
 	}
 	if err := validateIdentifier("run id", runID); err != nil {
-		return gen.InsertRunParams{}, err
+		return dbgen.InsertRunParams{}, err
 	}
 	if err := validateIdentifier("graph id", run.GraphID); err != nil {
-		return gen.InsertRunParams{}, err
+		return dbgen.InsertRunParams{}, err
 	}
 	if err := validateIdentifier("graph hash", run.GraphHash); err != nil {
-		return gen.InsertRunParams{}, err
+		return dbgen.InsertRunParams{}, err
 	}
 	if err := validateState(run.State); err != nil {
-		return gen.InsertRunParams{}, err
+		return dbgen.InsertRunParams{}, err
 	}
-	params := gen.InsertRunParams{
+	params := dbgen.InsertRunParams{
 		RunID:     runID,
 		GraphID:   run.GraphID,
 		GraphHash: run.GraphHash,
@@ -157,7 +157,7 @@ func (c *Client) newRunParams(run NewRun) (gen.InsertRunParams, error) {
 	}
 	if !run.WakeAt.IsZero() {
 		if err := requireStorableTime("WakeAt", run.WakeAt); err != nil {
-			return gen.InsertRunParams{}, err
+			return dbgen.InsertRunParams{}, err
 		}
 		wake := run.WakeAt
 		params.WakeAt = &wake

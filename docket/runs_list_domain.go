@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // ListDomainRunsRequest selects one page of the runs of every scope of the
@@ -38,14 +38,14 @@ func (c *store) ListDomainRuns(ctx context.Context, req ListDomainRunsRequest) (
 		pageLimit := int32(f.limit + 1)
 		var rows []phasedRow
 		if req.After == nil {
-			var got []gen.ListDomainRunsRow
-			got, err = c.queries.ListDomainRuns(ctx, gen.ListDomainRunsParams{
+			var got []dbgen.ListDomainRunsRow
+			got, err = c.queries.ListDomainRuns(ctx, dbgen.ListDomainRunsParams{
 				GraphID: f.graphID, Status: f.status, Phase: f.phase, PageLimit: pageLimit,
 			})
 			rows = phased(got)
 		} else {
-			var got []gen.ListDomainRunsAfterRow
-			got, err = c.queries.ListDomainRunsAfter(ctx, gen.ListDomainRunsAfterParams{
+			var got []dbgen.ListDomainRunsAfterRow
+			got, err = c.queries.ListDomainRunsAfter(ctx, dbgen.ListDomainRunsAfterParams{
 				AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
 				GraphID: f.graphID, Status: f.status, Phase: f.phase, PageLimit: pageLimit,
 			})

@@ -1,6 +1,6 @@
 package docket
 
-import "github.com/docketrun/docket-go/gen"
+import "github.com/docketrun/docket-go/internal/dbgen"
 
 // listFilter is a validated run listing request: nil filters select all.
 type listFilter struct {
@@ -13,13 +13,13 @@ type listFilter struct {
 // phasedRow is a run row read with its phase; every listing's row type has
 // this shape, so each converts to it.
 type phasedRow struct {
-	DocketRun gen.DocketRun
+	DocketRun dbgen.DocketRun
 	Phase     string
 }
 
 // phased converts the rows of one listing statement.
 func phased[R ~struct {
-	DocketRun gen.DocketRun
+	DocketRun dbgen.DocketRun
 	Phase     string
 }](rows []R) []phasedRow {
 	out := make([]phasedRow, len(rows))

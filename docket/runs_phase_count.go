@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // CountRunPhasesRequest selects the runs CountRunPhases counts: the filters
@@ -52,24 +52,24 @@ func (c *store) CountRunPhases(ctx context.Context, req CountRunPhasesRequest) (
 			}
 		}
 		from, before := optionalTime(req.StartedFrom), optionalTime(req.StartedBefore)
-		var rows []gen.ConsoleRunPhaseCountsRow
+		var rows []dbgen.ConsoleRunPhaseCountsRow
 		if req.Scope != nil {
 			scopeKey, err := c.runScopeKey(*req.Scope)
 			if err != nil {
 				return RunPhaseCounts{}, err
 			}
-			var got []gen.ConsoleScopeRunPhaseCountsRow
-			got, err = c.queries.ConsoleScopeRunPhaseCounts(ctx, gen.ConsoleScopeRunPhaseCountsParams{
+			var got []dbgen.ConsoleScopeRunPhaseCountsRow
+			got, err = c.queries.ConsoleScopeRunPhaseCounts(ctx, dbgen.ConsoleScopeRunPhaseCountsParams{
 				ScopeKey: scopeKey, GraphID: f.graphID, Status: f.status, StartedFrom: from, StartedBefore: before,
 			})
 			if err != nil {
 				return RunPhaseCounts{}, fmt.Errorf("docket: count run phases: %w", err)
 			}
 			for _, g := range got {
-				rows = append(rows, gen.ConsoleRunPhaseCountsRow(g))
+				rows = append(rows, dbgen.ConsoleRunPhaseCountsRow(g))
 			}
 		} else {
-			rows, err = c.queries.ConsoleRunPhaseCounts(ctx, gen.ConsoleRunPhaseCountsParams{
+			rows, err = c.queries.ConsoleRunPhaseCounts(ctx, dbgen.ConsoleRunPhaseCountsParams{
 				GraphID: f.graphID, Status: f.status, StartedFrom: from, StartedBefore: before,
 			})
 			if err != nil {

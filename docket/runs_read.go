@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // FetchRun returns the public view of runID in scope. A run of another scope
@@ -19,7 +19,7 @@ func (c *store) FetchRun(ctx context.Context, scope Scope, runID string) (Run, e
 		if err != nil {
 			return Run{}, err
 		}
-		row, err := c.queries.GetRun(ctx, gen.GetRunParams{ScopeKey: scopeKey, RunID: runID})
+		row, err := c.queries.GetRun(ctx, dbgen.GetRunParams{ScopeKey: scopeKey, RunID: runID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return Run{}, runNotFound(runID)
 		}
@@ -38,7 +38,7 @@ func (c *store) InspectRun(ctx context.Context, scope Scope, runID string) (RunI
 		if err != nil {
 			return RunInspection{}, err
 		}
-		got, err := c.queries.InspectRun(ctx, gen.InspectRunParams{ScopeKey: scopeKey, RunID: runID})
+		got, err := c.queries.InspectRun(ctx, dbgen.InspectRunParams{ScopeKey: scopeKey, RunID: runID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return RunInspection{}, runNotFound(runID)
 		}
@@ -68,7 +68,7 @@ func (c *store) InspectRun(ctx context.Context, scope Scope, runID string) (RunI
 
 // admissionState derives the state of row at now. The schema guarantees a
 // marker only on healthy running rows.
-func admissionState(row gen.DocketRun, now time.Time) AdmissionState {
+func admissionState(row dbgen.DocketRun, now time.Time) AdmissionState {
 	switch {
 	case RunStatus(row.Status) != StatusRunning || row.PoisonedAt != nil:
 		return AdmissionInactive
@@ -101,14 +101,14 @@ func (c *store) ListRuns(ctx context.Context, req ListRunsRequest) (RunPage, err
 		pageLimit := int32(limit + 1)
 		var rows []phasedRow
 		if req.After == nil {
-			var got []gen.ListRunsRow
-			got, err = c.queries.ListRuns(ctx, gen.ListRunsParams{
+			var got []dbgen.ListRunsRow
+			got, err = c.queries.ListRuns(ctx, dbgen.ListRunsParams{
 				ScopeKey: scopeKey, GraphID: graphID, Status: status, Phase: phase, PageLimit: pageLimit,
 			})
 			rows = phased(got)
 		} else {
-			var got []gen.ListRunsAfterRow
-			got, err = c.queries.ListRunsAfter(ctx, gen.ListRunsAfterParams{
+			var got []dbgen.ListRunsAfterRow
+			got, err = c.queries.ListRunsAfter(ctx, dbgen.ListRunsAfterParams{
 				ScopeKey: scopeKey, AfterStartedAt: req.After.StartedAt, AfterRunID: req.After.RunID,
 				GraphID: graphID, Status: status, Phase: phase, PageLimit: pageLimit,
 			})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // AddSchedule stores a schedule whose ticks a Worker with
@@ -24,7 +24,7 @@ func (c *store) AddSchedule(ctx context.Context, s NewSchedule) (PeriodicSchedul
 		if err != nil {
 			return PeriodicSchedule{}, err
 		}
-		row, err := c.queries.InsertSchedule(ctx, gen.InsertScheduleParams{
+		row, err := c.queries.InsertSchedule(ctx, dbgen.InsertScheduleParams{
 			TenantID:        s.Scope.tenantColumn(),
 			Name:            s.Name,
 			GraphID:         s.GraphID,

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // cadence computes a schedule's ticks: a cron expression in its zone, or a
@@ -16,7 +16,7 @@ type cadence struct {
 
 // cadenceOfRow rebuilds the cadence of a stored schedule. A row written by
 // another tool with an expression or zone this binary refuses is an error.
-func cadenceOfRow(row gen.DocketSchedule) (cadence, error) {
+func cadenceOfRow(row dbgen.DocketSchedule) (cadence, error) {
 	if row.IntervalSeconds != nil {
 		if *row.IntervalSeconds < 1 {
 			return cadence{}, scheduleError("every", strconv.FormatInt(*row.IntervalSeconds, 10)+"s", "must be at least one second")

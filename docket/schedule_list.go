@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // ListSchedules returns one page of schedules in (scope, name) order, of one
@@ -22,7 +22,7 @@ func (c *store) ListSchedules(ctx context.Context, req ListSchedulesRequest) (Sc
 		case limit < 0 || limit > MaxListLimit:
 			return SchedulePage{}, invalidArgument("list limit %d is outside 1..%d", req.Limit, MaxListLimit)
 		}
-		params := gen.ListSchedulesParams{PageLimit: int32(limit + 1)}
+		params := dbgen.ListSchedulesParams{PageLimit: int32(limit + 1)}
 		if req.Scope != nil {
 			key, err := c.runScopeKey(*req.Scope)
 			if err != nil {
@@ -65,7 +65,7 @@ func (c *store) FetchSchedule(ctx context.Context, scope Scope, name string) (Pe
 		if err != nil {
 			return PeriodicSchedule{}, err
 		}
-		row, err := c.queries.GetSchedule(ctx, gen.GetScheduleParams{ScopeKey: key, Name: name})
+		row, err := c.queries.GetSchedule(ctx, dbgen.GetScheduleParams{ScopeKey: key, Name: name})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return PeriodicSchedule{}, fmt.Errorf("%w: schedule %q in %s", ErrNotFound, name, scope)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // PauseSchedule stops a schedule's ticks until ResumeSchedule and bumps its
@@ -19,11 +19,11 @@ import (
 // nothing.
 func (c *store) PauseSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (PeriodicSchedule, error) {
 	return timed(ctx, c.telemetry, opPauseSchedule, func() (PeriodicSchedule, error) {
-		return c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
+		return c.editSchedule(ctx, scope, name, opts, func(q *dbgen.Queries, row dbgen.DocketSchedule) (dbgen.DocketSchedule, error) {
 			if row.Paused {
 				return row, nil
 			}
-			return q.SetSchedulePaused(ctx, gen.SetSchedulePausedParams{ID: row.ID, Paused: true, NextTickAt: row.NextTickAt})
+			return q.SetSchedulePaused(ctx, dbgen.SetSchedulePausedParams{ID: row.ID, Paused: true, NextTickAt: row.NextTickAt})
 		})
 	})
 }
@@ -38,7 +38,7 @@ func (c *store) PauseSchedule(ctx context.Context, scope Scope, name string, opt
 func (c *store) ResumeSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) (PeriodicSchedule, error) {
 	return timed(ctx, c.telemetry, opResumeSchedule, func() (PeriodicSchedule, error) {
 		resumed := false
-		s, err := c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
+		s, err := c.editSchedule(ctx, scope, name, opts, func(q *dbgen.Queries, row dbgen.DocketSchedule) (dbgen.DocketSchedule, error) {
 			if !row.Paused {
 				return row, nil
 			}
@@ -48,7 +48,7 @@ func (c *store) ResumeSchedule(ctx context.Context, scope Scope, name string, op
 			}
 			resumed = true
 			next := cad.after(row.NextTickAt, time.Now())
-			return q.SetSchedulePaused(ctx, gen.SetSchedulePausedParams{ID: row.ID, Paused: false, NextTickAt: next})
+			return q.SetSchedulePaused(ctx, dbgen.SetSchedulePausedParams{ID: row.ID, Paused: false, NextTickAt: next})
 		})
 		if err == nil && resumed {
 			c.announceDue(ctx, c.queries, time.Time{})
@@ -60,7 +60,7 @@ func (c *store) ResumeSchedule(ctx context.Context, scope Scope, name string, op
 // editSchedule locks the schedule, checks the expected version and applies
 // edit in one transaction; any error rolls everything back.
 func (c *store) editSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions,
-	edit func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error)) (PeriodicSchedule, error) {
+	edit func(q *dbgen.Queries, row dbgen.DocketSchedule) (dbgen.DocketSchedule, error)) (PeriodicSchedule, error) {
 	key, err := c.scheduleAddress(scope, name)
 	if err != nil {
 		return PeriodicSchedule{}, err
@@ -68,9 +68,9 @@ func (c *store) editSchedule(ctx context.Context, scope Scope, name string, opts
 	if err := opts.validate(); err != nil {
 		return PeriodicSchedule{}, err
 	}
-	var written gen.DocketSchedule
-	err = c.inTx(ctx, func(q *gen.Queries) error {
-		row, err := q.LockSchedule(ctx, gen.LockScheduleParams{ScopeKey: key, Name: name})
+	var written dbgen.DocketSchedule
+	err = c.inTx(ctx, func(q *dbgen.Queries) error {
+		row, err := q.LockSchedule(ctx, dbgen.LockScheduleParams{ScopeKey: key, Name: name})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: schedule %q in %s", ErrNotFound, name, scope)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // RemoveSchedule deletes a schedule, so it inserts nothing more; the runs it
@@ -13,7 +13,7 @@ import (
 // A tick being taken when it is called is committed first.
 func (c *store) RemoveSchedule(ctx context.Context, scope Scope, name string, opts ScheduleWriteOptions) error {
 	return timedErr(ctx, c.telemetry, opRemoveSchedule, func() error {
-		_, err := c.editSchedule(ctx, scope, name, opts, func(q *gen.Queries, row gen.DocketSchedule) (gen.DocketSchedule, error) {
+		_, err := c.editSchedule(ctx, scope, name, opts, func(q *dbgen.Queries, row dbgen.DocketSchedule) (dbgen.DocketSchedule, error) {
 			if _, err := q.DeleteSchedule(ctx, row.ID); err != nil {
 				return row, fmt.Errorf("delete: %w", err)
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // Batch sizes of a take.
@@ -77,16 +77,16 @@ type tickBatch struct {
 // limit schedules, so more may be due. Rows it cannot read are not
 // advanced and do not count, so a caller that repeats full batches never
 // spins on them.
-func (c *Client) takeDueTicks(ctx context.Context, q *gen.Queries, now time.Time, limit int) ([]ScheduleTick, bool, error) {
+func (c *Client) takeDueTicks(ctx context.Context, q *dbgen.Queries, now time.Time, limit int) ([]ScheduleTick, bool, error) {
 	batch, err := timed(ctx, c.telemetry, opTakeScheduleTicks, func() (tickBatch, error) {
-		rows, err := q.LockDueSchedules(ctx, gen.LockDueSchedulesParams{Now: now, BatchLimit: int32(limit)})
+		rows, err := q.LockDueSchedules(ctx, dbgen.LockDueSchedulesParams{Now: now, BatchLimit: int32(limit)})
 		if err != nil {
 			return tickBatch{}, fmt.Errorf("docket: locking due schedules: %w", err)
 		}
 		var (
 			ticks   []ScheduleTick
 			runs    []NewRun
-			advance gen.AdvanceSchedulesParams
+			advance dbgen.AdvanceSchedulesParams
 		)
 		for _, row := range rows {
 			scope := scopeOf(row.TenantID)
@@ -132,7 +132,7 @@ func (c *Client) takeDueTicks(ctx context.Context, q *gen.Queries, now time.Time
 // ticks ErrDuplicateRun. The schedule rows are locked, so no other taker
 // inserts these ids meanwhile; a run inserted by other means between this
 // read and the insert fails the take, and the next take drops it here.
-func (c *Client) dropExistingRuns(ctx context.Context, q *gen.Queries, runs []NewRun, ticks []ScheduleTick) ([]NewRun, error) {
+func (c *Client) dropExistingRuns(ctx context.Context, q *dbgen.Queries, runs []NewRun, ticks []ScheduleTick) ([]NewRun, error) {
 	if len(runs) == 0 {
 		return nil, nil
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // MissedTicks is what a schedule does with the ticks that came due while no
@@ -150,7 +150,7 @@ type SchedulePage struct {
 }
 
 // scheduleFromRow maps a stored row to its public view.
-func scheduleFromRow(row gen.DocketSchedule) PeriodicSchedule {
+func scheduleFromRow(row dbgen.DocketSchedule) PeriodicSchedule {
 	s := PeriodicSchedule{
 		Scope:       scopeOf(row.TenantID),
 		Name:        row.Name,

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // Statements that scope one statement to Config.Schema. set_config with
@@ -41,7 +41,7 @@ type scopedDB struct {
 	borrowed bool
 }
 
-var _ gen.DBTX = scopedDB{}
+var _ dbgen.DBTX = scopedDB{}
 
 // batch queues sql between the scoping statements.
 func (s scopedDB) batch(sql string, args []any) *pgx.Batch {
@@ -58,7 +58,7 @@ func (s scopedDB) batch(sql string, args []any) *pgx.Batch {
 	return b
 }
 
-// Exec implements gen.DBTX.
+// Exec implements dbgen.DBTX.
 func (s scopedDB) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	results := s.db.SendBatch(ctx, s.batch(sql, args))
 	_, err := results.Exec()
@@ -69,7 +69,7 @@ func (s scopedDB) Exec(ctx context.Context, sql string, args ...any) (pgconn.Com
 	return tag, errors.Join(err, closeUnlessFailed(results, err))
 }
 
-// Query implements gen.DBTX; closing the rows ends the round trip.
+// Query implements dbgen.DBTX; closing the rows ends the round trip.
 func (s scopedDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	results := s.db.SendBatch(ctx, s.batch(sql, args))
 	if _, err := results.Exec(); err != nil {
@@ -82,7 +82,7 @@ func (s scopedDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows,
 	return &scopedRows{Rows: rows, results: results}, nil
 }
 
-// QueryRow implements gen.DBTX.
+// QueryRow implements dbgen.DBTX.
 func (s scopedDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	rows, err := s.Query(ctx, sql, args...)
 	return scopedRow{rows: rows, err: err}

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketrun/docket-go/db"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -25,7 +25,7 @@ const undefinedTable = "42P01"
 // function with the body this binary embeds, and the singleton policy row.
 // When Docket's ledger exists it must hold exactly the embedded versions.
 // It only reads.
-func verifySchema(ctx context.Context, q *gen.Queries) error {
+func verifySchema(ctx context.Context, q *dbgen.Queries) error {
 	shape, err := q.SchemaShape(ctx)
 	if err != nil {
 		return fmt.Errorf("docket: reading schema shape: %w", err)
@@ -68,7 +68,7 @@ func verifySchema(ctx context.Context, q *gen.Queries) error {
 // verifyLedger compares Docket's ledger, when the schema keeps one, with the
 // embedded migrations. A schema without it (applied by another tool) is
 // judged by its shape alone.
-func verifyLedger(ctx context.Context, q *gen.Queries, where string) error {
+func verifyLedger(ctx context.Context, q *dbgen.Queries, where string) error {
 	applied, err := q.LedgerVersions(ctx)
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == undefinedTable {
 		return nil
@@ -102,7 +102,7 @@ func requiredColumns() []string {
 // cap overwrites it; an unchanged one writes nothing, so a runtime default
 // change survives restarts. Overrides are never touched.
 func (c *Client) synchronizePolicy(ctx context.Context) error {
-	return c.inTx(ctx, func(q *gen.Queries) error {
+	return c.inTx(ctx, func(q *dbgen.Queries) error {
 		row, err := q.LockClaimPolicy(ctx)
 		if err != nil {
 			return fmt.Errorf("docket: locking claim policy: %w", err)
@@ -114,7 +114,7 @@ func (c *Client) synchronizePolicy(ctx context.Context) error {
 // synchronizeLegacy selects the Legacy engine. It leaves the persisted
 // default and every marker alone: Legacy never reads or creates markers, and
 // lifecycle writes keep clearing them as usual.
-func synchronizeLegacy(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy) error {
+func synchronizeLegacy(ctx context.Context, q *dbgen.Queries, row dbgen.DocketClaimPolicy) error {
 	legacy := policy.Legacy{}.Name()
 	if row.AdmissionMode == legacy {
 		return nil
@@ -127,7 +127,7 @@ func synchronizeLegacy(ctx context.Context, q *gen.Queries, row gen.DocketClaimP
 
 // synchronizeTenantFair selects TenantFair and persists its configured cap
 // and ParkDormant.
-func synchronizeTenantFair(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy, engine policy.TenantFair) error {
+func synchronizeTenantFair(ctx context.Context, q *dbgen.Queries, row dbgen.DocketClaimPolicy, engine policy.TenantFair) error {
 	switching := row.AdmissionMode != engine.Name()
 	if switching {
 		// Claims taken under Legacy become admissions, or an expired one
@@ -159,7 +159,7 @@ func synchronizeTenantFair(ctx context.Context, q *gen.Queries, row gen.DocketCl
 // like the cap: an unchanged one writes nothing, so a runtime change made
 // with PutClaimPolicyParking survives restarts until the configuration
 // itself changes.
-func synchronizeParkDormant(ctx context.Context, q *gen.Queries, row gen.DocketClaimPolicy, configured bool) error {
+func synchronizeParkDormant(ctx context.Context, q *dbgen.Queries, row dbgen.DocketClaimPolicy, configured bool) error {
 	if row.ConfiguredParkDormant == configured {
 		return nil
 	}

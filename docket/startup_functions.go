@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/docketrun/docket-go/db"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // verifyFunctions compares every Docket function installed in the schema with
@@ -16,7 +16,7 @@ import (
 // function is ErrSchemaMismatch naming each function, its expected source
 // file and what differs. Overloads are the shape check's concern; here one
 // installed body of the name must match.
-func verifyFunctions(ctx context.Context, q *gen.Queries) error {
+func verifyFunctions(ctx context.Context, q *dbgen.Queries) error {
 	want, err := db.InstalledFunctions()
 	if err != nil {
 		return fmt.Errorf("docket: reading embedded functions: %w", err)

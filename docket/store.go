@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // store is one fairness domain's run store without an engine: everything
@@ -16,7 +16,7 @@ import (
 type store struct {
 	pool *pgxpool.Pool
 	// queries run on pool, each statement scoped to the schema when set.
-	queries *gen.Queries
+	queries *dbgen.Queries
 	// names qualifies statements with the schema; nil when none is set.
 	names *qualifier
 	// tenantMode decides whether the tenantless scope may be addressed.
@@ -36,16 +36,16 @@ func newStore(pool *pgxpool.Pool, tenantMode TenantMode, schema string, logger *
 	if schema != "" {
 		st.names = newQualifier(schema)
 	}
-	st.queries = gen.New(st.scopedOn(pool, false))
+	st.queries = dbgen.New(st.scopedOn(pool, false))
 	return st
 }
 
 // scopedOn returns db as the generated code's executor: db itself, or, when
 // a schema is set, db with each statement scoped to that schema; borrowed
 // marks the app's own transaction, whose search_path is restored.
-func (c *store) scopedOn(db batchSender, borrowed bool) gen.DBTX {
+func (c *store) scopedOn(db batchSender, borrowed bool) dbgen.DBTX {
 	if c.names == nil {
-		return db.(gen.DBTX)
+		return db.(dbgen.DBTX)
 	}
 	return scopedDB{db: db, names: c.names, borrowed: borrowed}
 }
@@ -60,17 +60,17 @@ func (c *store) qualified(sql string) string {
 
 // inTx runs fn in a transaction of the store's own, its statements scoped
 // to the schema when it is set.
-func (c *store) inTx(ctx context.Context, fn func(q *gen.Queries) error) error {
+func (c *store) inTx(ctx context.Context, fn func(q *dbgen.Queries) error) error {
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		return fn(gen.New(c.scopedOn(tx, false)))
+		return fn(dbgen.New(c.scopedOn(tx, false)))
 	})
 }
 
 // withTx binds the queries to the caller's transaction; a nil tx is refused
 // with ErrInvalidArgument instead of panicking at the first statement.
-func (c *store) withTx(tx pgx.Tx) (*gen.Queries, error) {
+func (c *store) withTx(tx pgx.Tx) (*dbgen.Queries, error) {
 	if tx == nil {
 		return nil, invalidArgument("nil transaction")
 	}
-	return gen.New(c.scopedOn(tx, true)), nil
+	return dbgen.New(c.scopedOn(tx, true)), nil
 }

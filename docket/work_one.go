@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -88,7 +88,7 @@ func (c *Client) claimOne(ctx context.Context, runID string, now time.Time) (Lea
 		return Lease{}, nil, 0, fmt.Errorf("docket: Work: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if _, err := gen.New(c.scopedOn(tx, false)).LockOtherClaimableRuns(ctx, runID); err != nil {
+	if _, err := dbgen.New(c.scopedOn(tx, false)).LockOtherClaimableRuns(ctx, runID); err != nil {
 		return Lease{}, nil, 0, fmt.Errorf("docket: Work: locking the other runs: %w", err)
 	}
 	revolution := 1
@@ -146,7 +146,7 @@ func (c *Client) notLeased(ctx context.Context, scope Scope, runID string, calls
 	if err != nil {
 		return err
 	}
-	older, err := c.queries.OlderQueuedRuns(ctx, gen.OlderQueuedRunsParams{ScopeKey: key, RunID: runID})
+	older, err := c.queries.OlderQueuedRuns(ctx, dbgen.OlderQueuedRunsParams{ScopeKey: key, RunID: runID})
 	if err != nil {
 		return fmt.Errorf("docket: run %q was not leased; reading its FIFO: %w", runID, err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // commitApplied reports whether the run's row shows req as its latest
@@ -16,7 +16,7 @@ func (c *Client) commitApplied(ctx context.Context, req CommitRequest) (bool, er
 	if err != nil {
 		return false, err
 	}
-	params := gen.CommitAppliedParams{
+	params := dbgen.CommitAppliedParams{
 		ScopeKey:    scopeKey,
 		RunID:       req.Holder.RunID,
 		ExpectedSeq: req.ExpectedSeq,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/internal/groupcommit"
 )
 
@@ -34,7 +34,7 @@ func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupc
 	defer cancel()
 	start := time.Now()
 	n := len(batch)
-	params := gen.CommitRunsParams{
+	params := dbgen.CommitRunsParams{
 		ScopeKeys: make([]string, n), RunIds: make([]string, n), ClaimTokens: make([]string, n),
 		ExpectedSeqs: make([]int64, n), Steps: make([]int32, n), States: make([]string, n),
 		CheckpointTypes: make([]string, n), Statuses: make([]string, n), Schedules: make([]string, n),
@@ -56,7 +56,7 @@ func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupc
 	if err != nil {
 		return nil, err
 	}
-	written := make(map[uuid.UUID]gen.CommitRunsRow, len(rows))
+	written := make(map[uuid.UUID]dbgen.CommitRunsRow, len(rows))
 	for _, row := range rows {
 		written[row.ClaimToken] = row
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/internal/notifier"
 )
 
@@ -78,7 +78,7 @@ func (w *Worker) listenConn(ctx context.Context) (notifier.Conn, string, error) 
 		return nil, "", err
 	}
 	conn := pooled.Hijack()
-	channel, err := gen.New(w.client.scopedOn(conn, false)).RunsDueChannel(ctx)
+	channel, err := dbgen.New(w.client.scopedOn(conn, false)).RunsDueChannel(ctx)
 	if err != nil {
 		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listenCloseTimeout)
 		defer cancel()

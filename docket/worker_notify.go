@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // announceDue wakes the domain's listening workers when any of wakeAts (a
@@ -17,7 +17,7 @@ import (
 // anyway. A failure is therefore logged, not returned, because the write it
 // follows has already succeeded (or, inside a transaction, the failure aborts
 // that transaction and its commit reports it).
-func (c *store) announceDue(ctx context.Context, q *gen.Queries, wakeAts ...time.Time) {
+func (c *store) announceDue(ctx context.Context, q *dbgen.Queries, wakeAts ...time.Time) {
 	now := time.Now()
 	for _, at := range wakeAts {
 		if at.IsZero() || !at.After(now) {
@@ -34,7 +34,7 @@ func (c *store) announceDue(ctx context.Context, q *gen.Queries, wakeAts ...time
 // resume, a released claim, a retried poison, a cooperative yield, a past
 // ReleaseAt or retry time). On a caller's transaction q delivers it at
 // commit.
-func (c *store) announceIfDue(ctx context.Context, q *gen.Queries, row gen.DocketRun) {
+func (c *store) announceIfDue(ctx context.Context, q *dbgen.Queries, row dbgen.DocketRun) {
 	if row.Status == string(StatusRunning) && row.ClaimToken == nil && row.PoisonedAt == nil && row.WakeAt != nil {
 		c.announceDue(ctx, q, *row.WakeAt)
 	}

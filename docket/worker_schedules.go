@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/internal/maintenance"
 )
 
@@ -73,7 +73,7 @@ func (w *Worker) scheduleBatch(ctx context.Context, now time.Time) ([]ScheduleTi
 		ticks []ScheduleTick
 		full  bool
 	)
-	err := w.client.inTx(callCtx, func(q *gen.Queries) error {
+	err := w.client.inTx(callCtx, func(q *dbgen.Queries) error {
 		var err error
 		ticks, full, err = w.client.takeDueTicks(callCtx, q, now, DefaultScheduleBatch)
 		return err

@@ -1,87 +1,46 @@
-// Package gen is the sqlc-generated typed repository of Docket: one Go
-// accessor per query in db/queries, over the tables of db/schema. Every file
-// here but this one is written by `make generate`; CI fails when they drift.
+// Package gen is the public part of Docket's sqlc-generated repository: one
+// Go accessor per query in db/queries/app, over the tables of db/schema, all
+// of them safe to call directly, on any connection or inside the app's own
+// pgx transaction (gen.New(tx)) next to the docket facade. Every file here
+// but this one is written by `make generate`; CI fails when they drift.
 //
-// Apps may embed it in their own pgx transactions (gen.New(tx)) next to the
-// docket facade, and their own sqlc queries may join Docket's tables. The
-// accessors name Docket's relations unqualified, each behind the comment
+// A query belongs in db/queries/app, and so in this package, only when
+// calling it cannot break the invariants of the run lifecycle
+// (docs/manual.md) whatever the arguments, which is the case for three
+// kinds of statement:
+//
+//   - Reads: a select that takes no row lock, writes nothing and calls only
+//     functions that cannot write (stable or immutable ones). Scoped reads
+//     take the scope key ("" for the tenantless scope, else the tenant id);
+//     the others read across every scope, for operator tooling. A DocketRun
+//     row carries the claim token, the holder's proof of its lease, which
+//     the facade's Run never shows: keep it out of logs and responses.
+//   - Inserts of new runs into docket_runs, whose bookkeeping (the owner
+//     partition, its ring position and counters) the table's triggers do in
+//     the same statement, so the claim invariants hold. They skip what
+//     docket.Client.InsertRunTx adds: the tenant mode, the identifier rules
+//     and the document checks, refused before any SQL with typed errors that
+//     leave the transaction usable, and the wake-up of listening Workers.
+//   - That wake-up: a notification on the domain's due-run channel with an
+//     empty payload, which in the same transaction is sent at commit and
+//     costs a Worker at most one claim call that finds nothing.
+//
+// Every other query (claim calls, holder writes fenced by the lease, row
+// locks and compare-and-set writes, policy and schedule writes, startup and
+// migration statements) stays in db/queries and is generated only into the
+// facade's internal repository, because its safety depends on arguments the
+// facade validates, on how the facade reads its rows or on a protocol of
+// several statements; call the facade's method instead. A test in
+// tests/migration derives both sets from the query files and checks this
+// rule statement by statement.
+//
+// The accessors name Docket's relations unqualified, each behind the comment
 // /*schema*/: with docket.Config.Schema set, the transaction's search_path
 // must resolve to that schema, or the app's DBTX replaces each marker with
 // the quoted schema and a dot, as the facade does for its own statements.
 //
-// Safe to call directly, on any connection or inside the app's transaction:
-//
-//   - Reads, which change nothing: GetRun, InspectRun, ListRuns,
-//     ListRunsAfter, GetClaimPolicy, InspectClaimScope, ListClaimSchedule,
-//     ListRingPositions, RingPositions. They take the scope key ("" for the
-//     tenantless scope, else the tenant id). ListDomainRuns,
-//     ListDomainRunsAfter and ListClaimPartitionScopes read across every
-//     scope, for operator tooling; RunsDueChannel names the domain's LISTEN
-//     channel. The console's reads (ConsoleDomainSummary, ConsoleRunsByStatus,
-//     ConsoleActivity, ConsoleTenantsByScope, ConsoleTenantsByUnfinished,
-//     ConsoleTenantsByQueued, ConsoleTenantsByDebt, ConsoleLastGrants,
-//     ConsoleRingStart, ConsoleRingWindow), the schedule reads GetSchedule,
-//     ListSchedules and NextScheduleTick, and ExistingRunIDs and
-//     OlderQueuedRuns read too. A DocketRun row carries the claim token, the holder's proof
-//     of its lease, which the facade's Run never shows: keep it out of logs
-//     and responses.
-//   - Inserts, whose bookkeeping the triggers on docket_runs do in the same
-//     statement (the owner partition, its ring position and counters), so
-//     they keep the claim invariants: InsertRun and InsertRuns. They skip
-//     what docket.Client.InsertRunTx adds: the tenant mode, the identifier
-//     rules and the document checks, refused before any SQL with typed
-//     errors that leave the transaction usable, and the wake-up of listening
-//     Workers, which NotifyRunsDue (safe too) in the same transaction sends
-//     at commit.
-//
-// Only through the facade, because their safety depends on arguments the
-// facade validates, on how it reads their rows, or on a protocol of several
-// statements:
-//
-//   - Claim calls: TenantFairClaim, TenantFairClaimTrace, LegacyClaim,
-//     LegacyClaimTrace, TenantFairClaimNoted, LegacyClaimNoted, LeasedRuns
-//     and CommitClaimAsynchronously. The facade bounds the demand, the
-//     attempts and the times, calls only the active engine, and turns the
-//     error rows (a refusal returns rows, not an error) into typed errors;
-//     the asynchronous-commit setting must never reach a caller's
-//     transaction.
-//   - Holder writes, fenced by the claim token and the checkpoint sequence
-//     the facade carries from the lease, and the reads of that protocol:
-//     CommitRun, CommitRuns, RefreshClaim, ReleaseClaim, AbandonClaim,
-//     CommitApplied (was a commit whose answer was lost applied),
-//     GetRunFence (why a fenced write matched nothing).
-//   - Compare-and-set and lifecycle writes: LockRun (the row lock a
-//     mutation decides under, which also holds off claims of that run),
-//     ApplyRunMutation, RetryPoisonedRun, RetryFinishedRun, and the
-//     retention delete DeleteFinishedRuns, whose cutoff, batch size and
-//     scope the facade checks.
-//   - Policy writes: PutClaimPolicyDefault, PutClaimPolicyParkDormant,
-//     EnsureClaimPartition, LockClaimPartition, PutClaimPartitionOverride,
-//     and the startup statements LockClaimPolicy, InitializeClaimPolicy,
-//     SetAdmissionMode, MarkLegacyClaimsAdmitted, SynchronizeParkDormant,
-//     UnparkAllPartitions, which keep the markers and caps exact only in the
-//     order the facade runs them.
-//   - Schedule writes: InsertSchedule, SetSchedulePaused and DeleteSchedule
-//     (compare-and-set on the version the facade checks), and the tick
-//     protocol LockDueSchedules and AdvanceSchedules, whose ticks only the
-//     facade inserts as runs in the same transaction (TakeDueTicksTx).
-//   - LockSchedule and LockOtherClaimableRuns, row locks that dockettest.Work
-//     and the schedule edits decide under.
-//   - Migration statements: LockMigrations, RecordMigration and
-//     ForgetMigration, which keep Docket's ledger in step with the applied
-//     migrations only inside docket migrate.
-//
-// Calling these directly can break the invariants the run lifecycle
-// of docs/manual.md describes; the triggers and checks refuse many mistakes, not
-// all. The schema checks of Open (SchemaShape, MissingColumns,
-// InstalledFunctionBodies) and the ledger reads (LedgerExists,
-// LedgerVersions, LegacyLedgerHoldsDocket, LegacyLedgerVersions) change
-// nothing, but they serve startup and migration and have no contract of
-// their own.
-//
-// Stability: the safe accessors above and the models (DocketRun and the
-// docket_claim_* tables) follow the schema version; a release that changes
-// them says so in CHANGELOG.md with a new migration. The other accessors and
-// the query texts exported as constants are for the facade and may change in
-// any release.
+// Stability: the accessors and the models (DocketRun and the docket_claim_*
+// tables) follow the schema version; a release that changes them says so in
+// CHANGELOG.md with a new migration. The query texts exported as constants
+// may change in any release.
 package gen

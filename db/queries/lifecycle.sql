@@ -202,3 +202,17 @@ update /*schema*/docket_runs r
  where r.id = sqlc.arg(id)
    and r.status in ('done', 'failed', 'cancelled')
 returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase;
+
+-- name: LockRun :one
+-- MutateRun's serialization point: the decision sees the row as it is while
+-- no claim call or holder can change it.
+select sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
+   for update of r;
+
+-- name: GetRunFence :one
+-- Explains a fenced write that matched nothing: missing run, stale fence, or
+-- a run an operator cancelled.
+select claim_token, checkpoint_seq, status from /*schema*/docket_runs
+ where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);

@@ -1,16 +1,3 @@
--- name: RunsDueChannel :one
--- The LISTEN channel of this fairness domain. NOTIFY is already database
--- scoped; the schema's digest keeps two domains of one database apart and the
--- name within PostgreSQL's 63-byte identifier limit for any schema name.
--- NotifyRunsDue and NotifyClaimRevoked must build the same name.
-select ('docket_runs_due_' || md5(current_schema()))::text as channel;
-
--- name: NotifyRunsDue :exec
--- Tells listening workers of this domain that runs became due now. Inside a
--- transaction PostgreSQL delivers it at commit, folds duplicates into one and
--- drops it on rollback, so a worker never wakes for work it cannot see.
-select pg_notify('docket_runs_due_' || md5(current_schema()), '');
-
 -- name: NotifyClaimRevoked :exec
 -- Tells the Worker that holds a claim that an operator's write revoked it
 -- (MutateRun, Cancel), so it ends that handler at once instead of at its
@@ -198,16 +185,3 @@ select exists (
                 else r.claim_token is distinct from sqlc.arg(claim_token)::uuid end
        and (sqlc.arg(schedule)::text <> 'terminal' or r.status = sqlc.arg(status)::text)
 ) as applied;
-
--- name: RingPositions :one
--- The size of the ring claim calls walk, on its own partial index: the
--- Worker divides it by S to know how many unfilled claim calls make one
--- revolution. With parking on, calls walk only the awake ring.
-select (case when p.park_dormant
-             then (select count(*) from /*schema*/docket_claim_schedule s
-                    where s.unfinished_count > 0 and s.parked_until is null)
-             else (select count(*) from /*schema*/docket_claim_schedule s
-                    where s.unfinished_count > 0)
-        end)::integer as positions
-  from /*schema*/docket_claim_policy p
- where p.id = 1;

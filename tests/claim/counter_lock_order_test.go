@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
@@ -156,7 +156,7 @@ func TestBatchCommitTakesCountersInScopeOrder(t *testing.T) {
 		if err != nil || len(res.Leases) != 2 {
 			t.Fatalf("claim both runs: %d leases, %v", len(res.Leases), err)
 		}
-		var batch gen.CommitRunsParams
+		var batch dbgen.CommitRunsParams
 		for _, scope := range []string{second, first} {
 			for _, lease := range res.Leases {
 				if lease.RunID != scope+"-run" {
@@ -175,7 +175,7 @@ func TestBatchCommitTakesCountersInScopeOrder(t *testing.T) {
 			}
 		}
 		return func(ctx context.Context) error {
-			rows, err := gen.New(pool).CommitRuns(ctx, batch)
+			rows, err := dbgen.New(pool).CommitRuns(ctx, batch)
 			if err == nil && len(rows) != 2 {
 				err = fmt.Errorf("committed %d runs, want 2", len(rows))
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/policy"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
@@ -60,7 +60,7 @@ var parkRaceWrites = []parkRaceWrite{
 		setup:    func(e *testkit.ClaimEnv) { e.Waiting("p", "p-wait") },
 		eligible: "p-wait",
 		write: func(ctx context.Context, e *testkit.ClaimEnv, tx pgx.Tx) error {
-			_, err := gen.New(tx).ApplyRunMutation(ctx, gen.ApplyRunMutationParams{
+			_, err := dbgen.New(tx).ApplyRunMutation(ctx, dbgen.ApplyRunMutationParams{
 				Status: string(docket.StatusRunning), ID: parkRunID(ctx, tx, "p-wait")})
 			return err
 		},
@@ -71,7 +71,7 @@ var parkRaceWrites = []parkRaceWrite{
 		eligible: "p-timer",
 		write: func(ctx context.Context, e *testkit.ClaimEnv, tx pgx.Tx) error {
 			due := parkDue()
-			_, err := gen.New(tx).ApplyRunMutation(ctx, gen.ApplyRunMutationParams{
+			_, err := dbgen.New(tx).ApplyRunMutation(ctx, dbgen.ApplyRunMutationParams{
 				Status: string(docket.StatusRunning), WakeAt: &due, ID: parkRunID(ctx, tx, "p-timer")})
 			return err
 		},
@@ -81,7 +81,7 @@ var parkRaceWrites = []parkRaceWrite{
 		setup:    func(e *testkit.ClaimEnv) { e.Poisoned("p", "p-poison") },
 		eligible: "p-poison",
 		write: func(ctx context.Context, e *testkit.ClaimEnv, tx pgx.Tx) error {
-			_, err := gen.New(tx).RetryPoisonedRun(ctx, gen.RetryPoisonedRunParams{ScopeKey: "p", RunID: "p-poison"})
+			_, err := dbgen.New(tx).RetryPoisonedRun(ctx, dbgen.RetryPoisonedRunParams{ScopeKey: "p", RunID: "p-poison"})
 			return err
 		},
 	},

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
@@ -217,7 +217,7 @@ func TestDeleteFinishedRunsSkipsLockedRowsAndNeverBlocksClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = retentionTx.Rollback(ctx) }()
-	deleted, err := gen.New(retentionTx).DeleteFinishedRuns(ctx, gen.DeleteFinishedRunsParams{FinishedBefore: testkit.RetentionCutoff, BatchSize: 10, Statuses: []string{"done", "failed", "cancelled"}})
+	deleted, err := dbgen.New(retentionTx).DeleteFinishedRuns(ctx, dbgen.DeleteFinishedRunsParams{FinishedBefore: testkit.RetentionCutoff, BatchSize: 10, Statuses: []string{"done", "failed", "cancelled"}})
 	if err != nil || deleted != 1 {
 		t.Fatalf("open retention batch = %d, %v; want 1", deleted, err)
 	}
@@ -269,7 +269,7 @@ func TestDeleteFinishedRunsPlanReadsTheRetentionIndex(t *testing.T) {
 			"one status":            {done, cutoff, nil, 1000},
 			"one status of a scope": {done, cutoff, &scope, 1000},
 		} {
-			if _, err := conn.Exec(ctx, "prepare retention_plan (text[], timestamptz, text, integer) as "+gen.DeleteFinishedRuns); err != nil {
+			if _, err := conn.Exec(ctx, "prepare retention_plan (text[], timestamptz, text, integer) as "+dbgen.DeleteFinishedRuns); err != nil {
 				t.Fatal(err)
 			}
 			// EXPLAIN EXECUTE takes no bind parameters: the values go in as

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/tests/internal/pgtest"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
@@ -66,8 +66,8 @@ func waitedClaimReads(t *testing.T) bool {
 	// Due: the runs inserted below take wake_at = now() at their insert.
 	now := time.Now().Add(time.Minute)
 	batch := &pgx.Batch{}
-	batch.Queue(gen.TenantFairClaimNoted, now, now.Add(-testkit.ClaimTTL), int32(10), int32(testkit.ClaimMaxAttempts), nil)
-	batch.Queue(gen.LeasedRuns)
+	batch.Queue(dbgen.TenantFairClaimNoted, now, now.Add(-testkit.ClaimTTL), int32(10), int32(testkit.ClaimMaxAttempts), nil)
+	batch.Queue(dbgen.LeasedRuns)
 	results := pool.SendBatch(ctx, batch)
 	defer func() { _ = results.Close() }()
 	if err := testkit.AwaitActivity(ctx, pool, `exists (select 1 from pg_stat_activity
@@ -84,7 +84,7 @@ func waitedClaimReads(t *testing.T) bool {
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
-	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[gen.TenantFairClaimNotedRow])
+	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[dbgen.TenantFairClaimNotedRow])
 	if err != nil {
 		t.Fatalf("claim rows: %v", err)
 	}
@@ -92,7 +92,7 @@ func waitedClaimReads(t *testing.T) bool {
 	if err != nil {
 		t.Fatalf("leased runs: %v", err)
 	}
-	read, err := pgx.CollectRows(leasedRows, pgx.RowToStructByPos[gen.LeasedRunsRow])
+	read, err := pgx.CollectRows(leasedRows, pgx.RowToStructByPos[dbgen.LeasedRunsRow])
 	if err != nil {
 		t.Fatalf("leased runs rows: %v", err)
 	}

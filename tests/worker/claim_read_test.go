@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/tests/internal/pgtest"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
@@ -27,7 +27,7 @@ import (
 
 // noted runs one engine's noted claim statement on q and returns its
 // leases (run id -> claim token and checkpoint_seq) and its poisoned run ids.
-type noted func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]lease, []string)
+type noted func(t testing.TB, q *dbgen.Queries, now time.Time, demand int32) (map[string]lease, []string)
 
 // lease is what a noted claim returned for one leased run.
 type lease struct {
@@ -45,27 +45,27 @@ type engine struct {
 // engines are both engines with their noted claim statements.
 var engines = []engine{
 	{"tenant_fair", func(t testing.TB) *testkit.ClaimEnv { return testkit.NewClaimTenantFair(t, 10) },
-		func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]lease, []string) {
-			rows, err := q.TenantFairClaimNoted(testkit.Context(t), gen.TenantFairClaimNotedParams{
+		func(t testing.TB, q *dbgen.Queries, now time.Time, demand int32) (map[string]lease, []string) {
+			rows, err := q.TenantFairClaimNoted(testkit.Context(t), dbgen.TenantFairClaimNotedParams{
 				Now: now, Cutoff: now.Add(-testkit.ClaimTTL), Demand: demand, MaxAttempts: testkit.ClaimMaxAttempts})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
-			return outcomes(t, rows, func(r gen.TenantFairClaimNotedRow) gen.LegacyClaimNotedRow { return gen.LegacyClaimNotedRow(r) })
+			return outcomes(t, rows, func(r dbgen.TenantFairClaimNotedRow) dbgen.LegacyClaimNotedRow { return dbgen.LegacyClaimNotedRow(r) })
 		}},
 	{"legacy", testkit.NewClaimLegacy,
-		func(t testing.TB, q *gen.Queries, now time.Time, demand int32) (map[string]lease, []string) {
-			rows, err := q.LegacyClaimNoted(testkit.Context(t), gen.LegacyClaimNotedParams{
+		func(t testing.TB, q *dbgen.Queries, now time.Time, demand int32) (map[string]lease, []string) {
+			rows, err := q.LegacyClaimNoted(testkit.Context(t), dbgen.LegacyClaimNotedParams{
 				Now: now, Cutoff: now.Add(-testkit.ClaimTTL), Demand: demand, MaxAttempts: testkit.ClaimMaxAttempts})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
-			return outcomes(t, rows, func(r gen.LegacyClaimNotedRow) gen.LegacyClaimNotedRow { return r })
+			return outcomes(t, rows, func(r dbgen.LegacyClaimNotedRow) dbgen.LegacyClaimNotedRow { return r })
 		}},
 }
 
 // outcomes splits outcome rows into leases and poisoned run ids.
-func outcomes[R any](t testing.TB, rows []R, convert func(R) gen.LegacyClaimNotedRow) (map[string]lease, []string) {
+func outcomes[R any](t testing.TB, rows []R, convert func(R) dbgen.LegacyClaimNotedRow) (map[string]lease, []string) {
 	t.Helper()
 	leases := map[string]lease{}
 	var poisoned []string
@@ -107,7 +107,7 @@ func TestClaimNotedReadsExactlyItsLeases(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = tx.Rollback(ctx) }()
-			q := gen.New(tx)
+			q := dbgen.New(tx)
 			leases, poisoned := eng.claim(t, q, testkit.ClaimBase, 10)
 			wantLeased := []string{"a-1", "a-2", "a-3", "b-expired"}
 			if got := slices.Sorted(func(yield func(string) bool) {
@@ -147,7 +147,7 @@ func TestClaimNotedReadsExactlyItsLeases(t *testing.T) {
 			if err := tx.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if read, err := gen.New(e.Pool).LeasedRuns(ctx); err != nil || len(read) != 0 {
+			if read, err := dbgen.New(e.Pool).LeasedRuns(ctx); err != nil || len(read) != 0 {
 				t.Fatalf("LeasedRuns outside the claim's transaction: %d rows, %v; want none", len(read), err)
 			}
 			if got := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_runs where claim_token is not null`); got != 4 {

@@ -17,7 +17,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/tests/internal/pgtest"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
@@ -108,7 +108,7 @@ type answerDropper struct {
 
 // TraceQueryStart arms conn's connection when the statement is sql.
 func (d *answerDropper) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	if data.SQL == gen.CommitApplied {
+	if data.SQL == dbgen.CommitApplied {
 		d.checks.Add(1)
 	}
 	if data.SQL != d.sql {
@@ -164,7 +164,7 @@ type lostCommitEnv struct {
 // before and then completes the run with {"done": true}.
 func newHardLostCommitEnv(t *testing.T, run string, before func(ctx context.Context, env *lostCommitEnv)) (*lostCommitEnv, func()) {
 	t.Helper()
-	pool, dropper := lostAnswerPool(t, pgtest.NewDatabase(t), gen.CommitRuns)
+	pool, dropper := lostAnswerPool(t, pgtest.NewDatabase(t), dbgen.CommitRuns)
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })

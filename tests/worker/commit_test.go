@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
@@ -73,7 +73,7 @@ func read(t *testing.T, s *testkit.RunStore, runID string, token uuid.UUID, keep
 func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 	t.Parallel()
 	s := testkit.NewRunStore(t, 20)
-	q := gen.New(s.Pool)
+	q := dbgen.New(s.Pool)
 	ctx := testkit.Context(t)
 	retryAt := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 	cases := []commitCase{
@@ -115,11 +115,11 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 		return token, seq
 	}
 
-	perRun := map[string]gen.CommitRunRow{}
+	perRun := map[string]dbgen.CommitRunRow{}
 	for _, c := range cases {
 		runID := "per-run-" + c.name
 		token, seq := fence(runID, c)
-		params := gen.CommitRunParams{Step: c.step, Status: c.status, Schedule: c.schedule,
+		params := dbgen.CommitRunParams{Step: c.step, Status: c.status, Schedule: c.schedule,
 			ScopeKey: "per-run", RunID: runID, ClaimToken: token, ExpectedSeq: seq}
 		if c.state != "" {
 			params.State = &c.state
@@ -143,7 +143,7 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 		}
 	}
 
-	var batch gen.CommitRunsParams
+	var batch dbgen.CommitRunsParams
 	for _, c := range cases {
 		runID := "batch-" + c.name
 		token, seq := fence(runID, c)
@@ -162,7 +162,7 @@ func TestWorkerBatchCommitMatchesCommitPerRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("batch commit: %v", err)
 	}
-	byToken := map[uuid.UUID]gen.CommitRunsRow{}
+	byToken := map[uuid.UUID]dbgen.CommitRunsRow{}
 	for _, row := range rows {
 		byToken[row.ClaimToken] = row
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/tests/internal/pgtest"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
@@ -121,7 +121,7 @@ func wmBatchCommitRoundTrips(t *testing.T, rs *testkit.RunStore) {
 		leases = append(leases, res.Leases[0])
 	}
 	later := time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC)
-	var params gen.CommitRunsParams
+	var params dbgen.CommitRunsParams
 	for _, l := range leases {
 		schedule, status, state := "terminal", "done", `{"batch": "done"}`
 		if l.RunID == "batch-later" {
@@ -138,7 +138,7 @@ func wmBatchCommitRoundTrips(t *testing.T, rs *testkit.RunStore) {
 		params.Schedules = append(params.Schedules, schedule)
 		params.WakeAts = append(params.WakeAts, later)
 	}
-	rows, err := gen.New(rs.Pool).CommitRuns(testkit.Context(t), params)
+	rows, err := dbgen.New(rs.Pool).CommitRuns(testkit.Context(t), params)
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("batch commit: %d rows, %v; want 2", len(rows), err)
 	}

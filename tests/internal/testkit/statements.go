@@ -26,13 +26,21 @@ func ModuleRoot(t testing.TB) string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-// GeneratedStatements are the statements of package gen by query name, as
-// sqlc wrote them into gen/*.sql.go: the whole query set, read from the
+// GeneratedStatements are the statements of package internal/dbgen by query
+// name, as sqlc wrote them into internal/dbgen/*.sql.go: the whole query set
+// the facade can send (gen's statements are a subset of it), read from the
 // generated source rather than listed.
 func GeneratedStatements(t testing.TB) map[string]string {
 	t.Helper()
+	return PackageStatements(t, filepath.Join("internal", "dbgen"))
+}
+
+// PackageStatements are the statements sqlc wrote into the *.sql.go files of
+// the generated package in dir (relative to the module root), by query name.
+func PackageStatements(t testing.TB, dir string) map[string]string {
+	t.Helper()
 	statements := map[string]string{}
-	for _, file := range parseGoFiles(t, filepath.Join(ModuleRoot(t), "gen"), "*.sql.go") {
+	for _, file := range parseGoFiles(t, filepath.Join(ModuleRoot(t), dir), "*.sql.go") {
 		for _, decl := range file.Decls {
 			gd, ok := decl.(*ast.GenDecl)
 			if !ok || gd.Tok != token.CONST {
@@ -47,10 +55,10 @@ func GeneratedStatements(t testing.TB) map[string]string {
 					}
 					sql, err := strconv.Unquote(lit.Value)
 					if err != nil {
-						t.Fatalf("gen constant %s: %v", name.Name, err)
+						t.Fatalf("%s constant %s: %v", dir, name.Name, err)
 					}
 					if StatementName(sql) != name.Name {
-						t.Fatalf("gen constant %s does not start with its sqlc name line: %.60q", name.Name, sql)
+						t.Fatalf("%s constant %s does not start with its sqlc name line: %.60q", dir, name.Name, sql)
 					}
 					statements[name.Name] = sql
 				}
@@ -58,7 +66,7 @@ func GeneratedStatements(t testing.TB) map[string]string {
 		}
 	}
 	if len(statements) == 0 {
-		t.Fatal("testkit: found no generated statements")
+		t.Fatalf("testkit: found no generated statements in %s", dir)
 	}
 	return statements
 }

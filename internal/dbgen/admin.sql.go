@@ -3,11 +3,10 @@
 //   sqlc v1.31.1
 // source: admin.sql
 
-package gen
+package dbgen
 
 import (
 	"context"
-	"time"
 )
 
 const EnsureClaimPartition = `-- name: EnsureClaimPartition :exec
@@ -20,93 +19,6 @@ on conflict (scope_key) do nothing
 func (q *Queries) EnsureClaimPartition(ctx context.Context, scopeKey string) error {
 	_, err := q.db.Exec(ctx, EnsureClaimPartition, scopeKey)
 	return err
-}
-
-const InspectClaimScope = `-- name: InspectClaimScope :one
-select
-    pol.admission_mode,
-    pol.max_active as default_max_active,
-    pol.policy_version,
-    part.max_active as override_max_active,
-    coalesce(part.partition_version, 0)::bigint as partition_version,
-    coalesce(part.admission_epoch, 0)::bigint as admission_epoch,
-    coalesce(part.paused, false)::boolean as paused,
-    sched.ring_position,
-    coalesce(sched.unfinished_count, 0)::bigint as unfinished_count,
-    pol.park_dormant,
-    (sched.parked_until is not null)::boolean as parked,
-    -- 'infinity' (parked until a write) has no Go time: it reads as parked
-    -- with no time.
-    timed.parked_until,
-    (select count(*) from /*schema*/docket_runs r
-      where r.scope_key = $1::text
-        and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-        and r.tenant_admitted_at is null and r.wake_at <= now()) as queued,
-    (select count(*) from /*schema*/docket_runs r
-      where r.scope_key = $1::text
-        and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-        and r.tenant_admitted_at is not null and r.wake_at <= now()) as admitted_ready,
-    (select count(*) from /*schema*/docket_runs r
-      where r.scope_key = $1::text
-        and r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
-        and r.tenant_admitted_at is not null) as admitted_claimed,
-    (select count(*) from /*schema*/docket_runs r
-      where r.scope_key = $1::text
-        and r.status = 'running' and r.poisoned_at is null
-        and r.tenant_admitted_at is not null) as admitted
-  from /*schema*/docket_claim_policy pol
-  left join /*schema*/docket_claim_partitions part on part.scope_key = $1::text
-  left join /*schema*/docket_claim_schedule sched on sched.scope_key = part.scope_key
-  left join /*schema*/docket_claim_schedule timed on timed.scope_key = part.scope_key
-        and timed.parked_until <> 'infinity'
- where pol.id = 1
-`
-
-type InspectClaimScopeRow struct {
-	AdmissionMode     string
-	DefaultMaxActive  *int32
-	PolicyVersion     int64
-	OverrideMaxActive *int32
-	PartitionVersion  int64
-	AdmissionEpoch    int64
-	Paused            bool
-	RingPosition      *int64
-	UnfinishedCount   int64
-	ParkDormant       bool
-	Parked            bool
-	ParkedUntil       *time.Time
-	Queued            int64
-	AdmittedReady     int64
-	AdmittedClaimed   int64
-	Admitted          int64
-}
-
-// One snapshot of a scope's effective policy and token-free admission counts.
-// A scope without a partition reads as version 0 with no ring position.
-// Admitted counts every healthy running row with a marker, due or not, since
-// that is what occupies a slot.
-func (q *Queries) InspectClaimScope(ctx context.Context, scopeKey string) (InspectClaimScopeRow, error) {
-	row := q.db.QueryRow(ctx, InspectClaimScope, scopeKey)
-	var i InspectClaimScopeRow
-	err := row.Scan(
-		&i.AdmissionMode,
-		&i.DefaultMaxActive,
-		&i.PolicyVersion,
-		&i.OverrideMaxActive,
-		&i.PartitionVersion,
-		&i.AdmissionEpoch,
-		&i.Paused,
-		&i.RingPosition,
-		&i.UnfinishedCount,
-		&i.ParkDormant,
-		&i.Parked,
-		&i.ParkedUntil,
-		&i.Queued,
-		&i.AdmittedReady,
-		&i.AdmittedClaimed,
-		&i.Admitted,
-	)
-	return i, err
 }
 
 const ListDomains = `-- name: ListDomains :many

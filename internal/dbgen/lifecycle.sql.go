@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: lifecycle.sql
 
-package gen
+package dbgen
 
 import (
 	"context"
@@ -325,6 +325,85 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 		&i.DocketRun.TraceContext,
 		&i.Phase,
 		&i.MarkerCleared,
+	)
+	return i, err
+}
+
+const GetRunFence = `-- name: GetRunFence :one
+select claim_token, checkpoint_seq, status from /*schema*/docket_runs
+ where scope_key = $1::text and run_id = $2
+`
+
+type GetRunFenceParams struct {
+	ScopeKey string
+	RunID    string
+}
+
+type GetRunFenceRow struct {
+	ClaimToken    *uuid.UUID
+	CheckpointSeq int64
+	Status        string
+}
+
+// Explains a fenced write that matched nothing: missing run, stale fence, or
+// a run an operator cancelled.
+func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRunFenceRow, error) {
+	row := q.db.QueryRow(ctx, GetRunFence, arg.ScopeKey, arg.RunID)
+	var i GetRunFenceRow
+	err := row.Scan(&i.ClaimToken, &i.CheckpointSeq, &i.Status)
+	return i, err
+}
+
+const LockRun = `-- name: LockRun :one
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = $1::text and r.run_id = $2
+   for update of r
+`
+
+type LockRunParams struct {
+	ScopeKey string
+	RunID    string
+}
+
+type LockRunRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
+// MutateRun's serialization point: the decision sees the row as it is while
+// no claim call or holder can change it.
+func (q *Queries) LockRun(ctx context.Context, arg LockRunParams) (LockRunRow, error) {
+	row := q.db.QueryRow(ctx, LockRun, arg.ScopeKey, arg.RunID)
+	var i LockRunRow
+	err := row.Scan(
+		&i.DocketRun.ID,
+		&i.DocketRun.RunID,
+		&i.DocketRun.TenantID,
+		&i.DocketRun.ScopeKey,
+		&i.DocketRun.GraphID,
+		&i.DocketRun.GraphHash,
+		&i.DocketRun.Status,
+		&i.DocketRun.Step,
+		&i.DocketRun.State,
+		&i.DocketRun.CheckpointSeq,
+		&i.DocketRun.LatestCheckpointType,
+		&i.DocketRun.ClaimToken,
+		&i.DocketRun.ClaimedAt,
+		&i.DocketRun.WakeAt,
+		&i.DocketRun.ClaimAttempts,
+		&i.DocketRun.ClaimAbandons,
+		&i.DocketRun.PoisonedAt,
+		&i.DocketRun.PoisonReason,
+		&i.DocketRun.InsertedAt,
+		&i.DocketRun.StartedAt,
+		&i.DocketRun.UpdatedAt,
+		&i.DocketRun.FinishedAt,
+		&i.DocketRun.TenantAdmittedAt,
+		&i.DocketRun.Attempt,
+		&i.DocketRun.Errors,
+		&i.DocketRun.TraceContext,
+		&i.Phase,
 	)
 	return i, err
 }

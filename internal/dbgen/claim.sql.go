@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: claim.sql
 
-package gen
+package dbgen
 
 import (
 	"context"

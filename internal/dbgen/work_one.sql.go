@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: work_one.sql
 
-package gen
+package dbgen
 
 import (
 	"context"
@@ -27,28 +27,4 @@ func (q *Queries) LockOtherClaimableRuns(ctx context.Context, runID string) (int
 	var locked int64
 	err := row.Scan(&locked)
 	return locked, err
-}
-
-const OlderQueuedRuns = `-- name: OlderQueuedRuns :one
-select count(*)::bigint as older
-  from /*schema*/docket_runs o
-  join /*schema*/docket_runs r on r.scope_key = o.scope_key
- where r.scope_key = $1::text and r.run_id = $2
-   and o.status = 'running' and o.poisoned_at is null and o.claim_token is null
-   and o.tenant_admitted_at is null and o.wake_at <= now()
-   and (o.wake_at, o.id) < (r.wake_at, r.id)
-`
-
-type OlderQueuedRunsParams struct {
-	ScopeKey string
-	RunID    string
-}
-
-// The queued runs of a scope ahead of one run in its FIFO: TenantFair
-// promotes a scope's queued runs in (wake_at, id) order only.
-func (q *Queries) OlderQueuedRuns(ctx context.Context, arg OlderQueuedRunsParams) (int64, error) {
-	row := q.db.QueryRow(ctx, OlderQueuedRuns, arg.ScopeKey, arg.RunID)
-	var older int64
-	err := row.Scan(&older)
-	return older, err
 }

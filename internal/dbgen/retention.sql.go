@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: retention.sql
 
-package gen
+package dbgen
 
 import (
 	"context"

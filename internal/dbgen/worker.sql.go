@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: worker.sql
 
-package gen
+package dbgen
 
 import (
 	"context"
@@ -378,54 +378,6 @@ type NotifyClaimRevokedParams struct {
 func (q *Queries) NotifyClaimRevoked(ctx context.Context, arg NotifyClaimRevokedParams) error {
 	_, err := q.db.Exec(ctx, NotifyClaimRevoked, arg.ClaimToken, arg.Status)
 	return err
-}
-
-const NotifyRunsDue = `-- name: NotifyRunsDue :exec
-select pg_notify('docket_runs_due_' || md5(current_schema()), '')
-`
-
-// Tells listening workers of this domain that runs became due now. Inside a
-// transaction PostgreSQL delivers it at commit, folds duplicates into one and
-// drops it on rollback, so a worker never wakes for work it cannot see.
-func (q *Queries) NotifyRunsDue(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, NotifyRunsDue)
-	return err
-}
-
-const RingPositions = `-- name: RingPositions :one
-select (case when p.park_dormant
-             then (select count(*) from /*schema*/docket_claim_schedule s
-                    where s.unfinished_count > 0 and s.parked_until is null)
-             else (select count(*) from /*schema*/docket_claim_schedule s
-                    where s.unfinished_count > 0)
-        end)::integer as positions
-  from /*schema*/docket_claim_policy p
- where p.id = 1
-`
-
-// The size of the ring claim calls walk, on its own partial index: the
-// Worker divides it by S to know how many unfilled claim calls make one
-// revolution. With parking on, calls walk only the awake ring.
-func (q *Queries) RingPositions(ctx context.Context) (int32, error) {
-	row := q.db.QueryRow(ctx, RingPositions)
-	var positions int32
-	err := row.Scan(&positions)
-	return positions, err
-}
-
-const RunsDueChannel = `-- name: RunsDueChannel :one
-select ('docket_runs_due_' || md5(current_schema()))::text as channel
-`
-
-// The LISTEN channel of this fairness domain. NOTIFY is already database
-// scoped; the schema's digest keeps two domains of one database apart and the
-// name within PostgreSQL's 63-byte identifier limit for any schema name.
-// NotifyRunsDue and NotifyClaimRevoked must build the same name.
-func (q *Queries) RunsDueChannel(ctx context.Context) (string, error) {
-	row := q.db.QueryRow(ctx, RunsDueChannel)
-	var channel string
-	err := row.Scan(&channel)
-	return channel, err
 }
 
 const TenantFairClaimNoted = `-- name: TenantFairClaimNoted :many

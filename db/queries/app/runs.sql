@@ -75,16 +75,13 @@ select sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase
  order by r.started_at desc, r.run_id desc
  limit sqlc.arg(page_limit);
 
--- name: LockRun :one
--- MutateRun's serialization point: the decision sees the row as it is while
--- no claim call or holder can change it.
-select sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase
-  from /*schema*/docket_runs r
+-- name: OlderQueuedRuns :one
+-- The queued runs of a scope ahead of one run in its FIFO: TenantFair
+-- promotes a scope's queued runs in (wake_at, id) order only.
+select count(*)::bigint as older
+  from /*schema*/docket_runs o
+  join /*schema*/docket_runs r on r.scope_key = o.scope_key
  where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
-   for update of r;
-
--- name: GetRunFence :one
--- Explains a fenced write that matched nothing: missing run, stale fence, or
--- a run an operator cancelled.
-select claim_token, checkpoint_seq, status from /*schema*/docket_runs
- where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id);
+   and o.status = 'running' and o.poisoned_at is null and o.claim_token is null
+   and o.tenant_admitted_at is null and o.wake_at <= now()
+   and (o.wake_at, o.id) < (r.wake_at, r.id);

@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: schedules.sql
 
-package gen
+package dbgen
 
 import (
 	"context"
@@ -45,70 +45,6 @@ func (q *Queries) DeleteSchedule(ctx context.Context, id int64) (int64, error) {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const ExistingRunIDs = `-- name: ExistingRunIDs :many
-select run_id from /*schema*/docket_runs where run_id = any($1::text[])
-`
-
-// The tick runs that already exist: a tick is inserted at most once even
-// when a schedule is removed and added again over the same ticks.
-func (q *Queries) ExistingRunIDs(ctx context.Context, runIds []string) ([]string, error) {
-	rows, err := q.db.Query(ctx, ExistingRunIDs, runIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var run_id string
-		if err := rows.Scan(&run_id); err != nil {
-			return nil, err
-		}
-		items = append(items, run_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const GetSchedule = `-- name: GetSchedule :one
-select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from /*schema*/docket_schedules
- where scope_key = $1::text and name = $2
-`
-
-type GetScheduleParams struct {
-	ScopeKey string
-	Name     string
-}
-
-// The scope predicate is part of the lookup, so another owner's schedule is
-// indistinguishable from a missing one.
-func (q *Queries) GetSchedule(ctx context.Context, arg GetScheduleParams) (DocketSchedule, error) {
-	row := q.db.QueryRow(ctx, GetSchedule, arg.ScopeKey, arg.Name)
-	var i DocketSchedule
-	err := row.Scan(
-		&i.ID,
-		&i.TenantID,
-		&i.ScopeKey,
-		&i.Name,
-		&i.GraphID,
-		&i.GraphHash,
-		&i.State,
-		&i.CronExpr,
-		&i.IntervalSeconds,
-		&i.TimeZone,
-		&i.MissedTicks,
-		&i.Paused,
-		&i.PausedAt,
-		&i.NextTickAt,
-		&i.LastTickAt,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.Version,
-	)
-	return i, err
 }
 
 const InsertSchedule = `-- name: InsertSchedule :one
@@ -171,68 +107,6 @@ func (q *Queries) InsertSchedule(ctx context.Context, arg InsertScheduleParams) 
 		&i.Version,
 	)
 	return i, err
-}
-
-const ListSchedules = `-- name: ListSchedules :many
-select id, tenant_id, scope_key, name, graph_id, graph_hash, state, cron_expr, interval_seconds, time_zone, missed_ticks, paused, paused_at, next_tick_at, last_tick_at, created_at, updated_at, version from /*schema*/docket_schedules
- where ($1::text is null or scope_key = $1::text)
-   and (scope_key, name) > ($2::text, $3::text)
- order by scope_key, name
- limit $4
-`
-
-type ListSchedulesParams struct {
-	ScopeKey      *string
-	AfterScopeKey string
-	AfterName     string
-	PageLimit     int32
-}
-
-// One page in (scope_key, name) order, served by the unique constraint's
-// index; the keyset cursor is always an index condition. A cursor of two
-// empty strings precedes every schedule, since names are never empty.
-func (q *Queries) ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]DocketSchedule, error) {
-	rows, err := q.db.Query(ctx, ListSchedules,
-		arg.ScopeKey,
-		arg.AfterScopeKey,
-		arg.AfterName,
-		arg.PageLimit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []DocketSchedule
-	for rows.Next() {
-		var i DocketSchedule
-		if err := rows.Scan(
-			&i.ID,
-			&i.TenantID,
-			&i.ScopeKey,
-			&i.Name,
-			&i.GraphID,
-			&i.GraphHash,
-			&i.State,
-			&i.CronExpr,
-			&i.IntervalSeconds,
-			&i.TimeZone,
-			&i.MissedTicks,
-			&i.Paused,
-			&i.PausedAt,
-			&i.NextTickAt,
-			&i.LastTickAt,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.Version,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const LockDueSchedules = `-- name: LockDueSchedules :many
@@ -327,22 +201,6 @@ func (q *Queries) LockSchedule(ctx context.Context, arg LockScheduleParams) (Doc
 		&i.Version,
 	)
 	return i, err
-}
-
-const NextScheduleTick = `-- name: NextScheduleTick :one
-select next_tick_at from /*schema*/docket_schedules
- where not paused
- order by next_tick_at, id
- limit 1
-`
-
-// The earliest tick of any unpaused schedule, the first entry of the due
-// index; no row when there is none.
-func (q *Queries) NextScheduleTick(ctx context.Context) (time.Time, error) {
-	row := q.db.QueryRow(ctx, NextScheduleTick)
-	var next_tick_at time.Time
-	err := row.Scan(&next_tick_at)
-	return next_tick_at, err
 }
 
 const SetSchedulePaused = `-- name: SetSchedulePaused :one
