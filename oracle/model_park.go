@@ -11,12 +11,19 @@ const WakeBatch = 64
 
 // SetParkDormant turns parked partitions on or off (docket_claim_policy.
 // park_dormant). Turning them off unparks every partition, like the admin
-// write and startup synchronization do.
+// write and startup synchronization do. Turning them on parks every awake,
+// unpaused member of the ring that is dormant at the write, like the batch
+// park that follows the switch. The model does not know the database clock
+// of that write, so it takes every wake time as later than it (no healthy
+// unclaimed run is due at the write): the same assumption as InsertRun's.
 func (m *Model) SetParkDormant(on bool) {
 	m.park = on
-	if !on {
-		for _, p := range m.order {
+	for _, p := range m.order {
+		switch {
+		case !on:
 			unpark(p)
+		case p.Unfinished > 0 && !p.Parked && !p.Paused:
+			m.tryPark(p, time.Time{})
 		}
 	}
 }
