@@ -60,9 +60,9 @@ func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opt
 
 // parkBatchSize is how many awake ring members one batch of
 // parkDormantPartitions locks and checks: large enough that switching on over
-// 100,000 dormant partitions takes a few dozen short transactions, small
-// enough that each holds its schedule rows for milliseconds.
-const parkBatchSize = 2000
+// 100,000 dormant partitions takes twenty short transactions, small enough
+// that each holds its schedule rows for tens of milliseconds.
+const parkBatchSize = 5000
 
 // parkDormantPartitions parks every partition that is dormant now, walking
 // the awake ring in ring order, one short transaction per batch: the

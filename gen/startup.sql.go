@@ -208,8 +208,7 @@ update /*schema*/docket_claim_schedule s
                and r.poisoned_at is null and r.claim_token is null
                and r.tenant_admitted_at is null
              order by r.wake_at
-             limit 1)), 'infinity'),
-       updated_at = now()
+             limit 1)), 'infinity')
  where s.scope_key = any ($1::text[])
    and s.unfinished_count > 0 and s.parked_until is null
    and exists (select from /*schema*/docket_claim_policy pol
