@@ -13,17 +13,21 @@ const WakeBatch = 64
 // park_dormant). Turning them off unparks every partition, like the admin
 // write and startup synchronization do. Turning them on parks every awake,
 // unpaused member of the ring that is dormant at the write, like the batch
-// park that follows the switch. The model does not know the database clock
-// of that write, so it takes every wake time as later than it (no healthy
-// unclaimed run is due at the write): the same assumption as InsertRun's.
-func (m *Model) SetParkDormant(on bool) {
+// park that follows the switch; the model does not know the database clock
+// of that write and takes every wake time as later than it (the same
+// assumption as InsertRun's). SetParkDormantAt names that clock.
+func (m *Model) SetParkDormant(on bool) { m.SetParkDormantAt(on, time.Time{}) }
+
+// SetParkDormantAt is SetParkDormant with the database clock of the switch:
+// a healthy unclaimed run due at dbNow keeps its partition awake.
+func (m *Model) SetParkDormantAt(on bool, dbNow time.Time) {
 	m.park = on
 	for _, p := range m.order {
 		switch {
 		case !on:
 			unpark(p)
 		case p.Unfinished > 0 && !p.Parked && !p.Paused:
-			m.tryPark(p, time.Time{})
+			m.tryPark(p, dbNow)
 		}
 	}
 }
