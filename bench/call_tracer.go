@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/internal/dbgen"
 )
 
 // riverFetchStatement is the sqlc name of the statement River's producer
@@ -19,7 +19,7 @@ const riverFetchStatement = "JobGetAvailable"
 // docketClaimStatements are the sqlc names of the claim statements a Docket
 // Worker sends in its claim batch, one per engine.
 func docketClaimStatements() []string {
-	return []string{statementName(gen.TenantFairClaimNoted), statementName(gen.LegacyClaimNoted)}
+	return []string{statementName(dbgen.TenantFairClaimNoted), statementName(dbgen.LegacyClaimNoted)}
 }
 
 // statementName is the sqlc name of a generated statement: the first word

@@ -197,3 +197,46 @@ func counterSum(rm metricdata.ResourceMetrics, name string) int64 {
 	}
 	return n
 }
+
+// switchOnOnce loads n dormant tenants and the active backlog into a fresh
+// TenantFair database with parking off, starts a Worker on the backlog, and
+// times PutClaimPolicyParking(on), which parks every dormant partition
+// before it returns. It reports the seconds the switch took and how many
+// partitions were parked when it returned.
+func switchOnOnce(ctx context.Context, c *cluster, n int) (seconds float64, parked int64, err error) {
+	env, err := openDocketConfig(ctx, c, engineTenantFair, docketConfig(engineTenantFair, drainCap), drainPoolConns)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := loadDormant(ctx, env, n); err != nil {
+		return 0, 0, errors.Join(fmt.Errorf("load %d dormant tenants: %w", n, err), env.close())
+	}
+	b := newBook(dormantActive * dormantPerTenant)
+	runs := b.addManySpread(dormantActive*dormantPerTenant, dormantActive, 0)
+	b.seal()
+	d, err := newDocketDrainOn(env, b, drainConcurrency)
+	if err != nil {
+		return 0, 0, errors.Join(err, env.close())
+	}
+	defer func() { err = errors.Join(err, d.close()) }()
+	if err := d.insert(ctx, runs); err != nil {
+		return 0, 0, fmt.Errorf("insert: %w", err)
+	}
+	if err := d.start(ctx); err != nil {
+		return 0, 0, fmt.Errorf("start: %w", err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+		defer cancel()
+		err = errors.Join(err, d.stop(stopCtx))
+	}()
+	began := time.Now()
+	if _, err := env.client.PutClaimPolicyParking(ctx, true, docket.ClaimPolicyWriteOptions{}); err != nil {
+		return 0, 0, fmt.Errorf("switch on: %w", err)
+	}
+	seconds = time.Since(began).Seconds()
+	if err := env.pool.QueryRow(ctx, `select count(*) from docket_claim_schedule where parked_until is not null`).Scan(&parked); err != nil {
+		return seconds, 0, fmt.Errorf("parked count: %w", err)
+	}
+	return seconds, parked, nil
+}

@@ -20,6 +20,12 @@ type dormantEngine struct {
 	// the drain, as in a domain that has run in parked mode for a while,
 	// and what that took is reported apart.
 	parks bool
+	// cold marks a parked engine whose dormant tenants are not parked
+	// before the drain: parking is on from Open, so each dormant tenant's
+	// insert parks it, and the drain starts right after the load. Its
+	// points also time switching parking on over the dormant tenants of a
+	// domain loaded with parking off while a Worker drains.
+	cold bool
 }
 
 // dormantBound is one target of a dormant engine.
@@ -42,6 +48,12 @@ var dormantEngines = []dormantEngine{
 		config: docketConfig(engineTenantFairParked, drainCap),
 		bounds: []dormantBound{{dormant: 20000, atLeast: 0.8}, {dormant: 100000, atLeast: 0.8}},
 		parks:  true,
+	},
+	{
+		name: engineTenantFairParked, label: "TenantFair parked, cold",
+		config: docketConfig(engineTenantFairParked, drainCap),
+		bounds: []dormantBound{{dormant: 20000, atLeast: 0.8}, {dormant: 100000, atLeast: 0.8}},
+		cold:   true,
 	},
 	{
 		name: engineLegacy, label: "Legacy",

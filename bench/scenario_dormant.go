@@ -31,6 +31,12 @@ type dormantPoint struct {
 	// revolution a domain pays once when it turns parking on.
 	ParkCalls   int     `json:"park_calls,omitempty"`
 	ParkSeconds float64 `json:"park_seconds,omitempty"`
+	// SwitchOnSeconds is how long PutClaimPolicyParking(on) took over the
+	// dormant tenants of a domain loaded with parking off while a Worker
+	// drained the backlog, SwitchOnParked how many partitions it parked
+	// (cold engine only).
+	SwitchOnSeconds float64 `json:"switch_on_seconds,omitempty"`
+	SwitchOnParked  int64   `json:"switch_on_parked,omitempty"`
 	// Finished runs of the backlog when the drain ended: all of them
 	// (Complete) or those done within the budget.
 	Finished      int64   `json:"finished_runs"`
@@ -92,6 +98,13 @@ func runDormant(ctx context.Context, c *cluster, o options, p *progress) (*dorma
 				if err != nil {
 					return nil, fmt.Errorf("%s among %d dormant: %w", engine.label, dormant, err)
 				}
+				if engine.cold && dormant > 0 {
+					if pt.SwitchOnSeconds, pt.SwitchOnParked, err = switchOnOnce(ctx, c, dormant); err != nil {
+						return nil, fmt.Errorf("switching parking on among %d dormant: %w", dormant, err)
+					}
+					p.logf("  %-22s %6d dormant: switching parking on parked %d partitions in %.2fs while a Worker drained",
+						engine.label, dormant, pt.SwitchOnParked, pt.SwitchOnSeconds)
+				}
 				p.logf("  %-22s %6d dormant (load %.1fs, round %d): %d/%d runs in %.2fs, %.1f runs/s, %.0f calls/s, %d sweep calls, %.0f calls/s idle",
 					engine.label, dormant, pt.LoadSeconds, round, pt.Finished, dormantActive*dormantPerTenant, pt.Seconds, pt.RunsPerSecond, pt.CallsPerSecond, pt.SweepCalls, pt.IdleCallsPerSecond)
 				if round == 1 || pt.RunsPerSecond > best[i].RunsPerSecond {
@@ -101,7 +114,7 @@ func runDormant(ctx context.Context, c *cluster, o options, p *progress) (*dorma
 		}
 		res.Points = append(res.Points, best...)
 	}
-	if base, ok := res.point(dormantEngines[0].name, 0); ok {
+	if base, ok := res.point(dormantEngines[0].label, 0); ok {
 		for i := range res.Points {
 			res.Points[i].VsDormantFree = ratio(res.Points[i].RunsPerSecond, base.RunsPerSecond)
 		}
@@ -109,10 +122,11 @@ func runDormant(ctx context.Context, c *cluster, o options, p *progress) (*dorma
 	return res, nil
 }
 
-// point returns engine's point among dormant tenants, if measured.
-func (r *dormantResult) point(engine engineName, dormant int) (dormantPoint, bool) {
+// point returns the point of the engine labelled label among dormant
+// tenants, if measured.
+func (r *dormantResult) point(label string, dormant int) (dormantPoint, bool) {
 	for _, pt := range r.Points {
-		if pt.Engine == engine && pt.Dormant == dormant {
+		if pt.Label == label && pt.Dormant == dormant {
 			return pt, true
 		}
 	}
@@ -121,15 +135,24 @@ func (r *dormantResult) point(engine engineName, dormant int) (dormantPoint, boo
 
 // targets checks every bound of the dormant engines whose points ran.
 func (r *dormantResult) targets() []target {
-	if _, ok := r.point(dormantEngines[0].name, 0); !ok {
+	if _, ok := r.point(dormantEngines[0].label, 0); !ok {
 		return nil
 	}
 	var ts []target
 	for _, engine := range dormantEngines {
 		for _, b := range engine.bounds {
-			if pt, ok := r.point(engine.name, b.dormant); ok {
+			if pt, ok := r.point(engine.label, b.dormant); ok {
 				ts = append(ts, check(fmt.Sprintf("Worker drain runs/s (%s) with %d dormant tenants / dormant-free TenantFair drain", engine.label, b.dormant),
 					pt.VsDormantFree, b.atLeast, true))
+			}
+		}
+		if !engine.cold {
+			continue
+		}
+		for _, pt := range r.Points {
+			if pt.Label == engine.label && pt.SwitchOnSeconds > 0 && pt.Dormant == 100000 {
+				ts = append(ts, check(fmt.Sprintf("switching parking on over %d dormant tenants while a Worker drains, seconds", pt.Dormant),
+					pt.SwitchOnSeconds, 2, false))
 			}
 		}
 	}
@@ -140,7 +163,7 @@ func (r *dormantResult) targets() []target {
 func (r *dormantResult) table() *table {
 	t := newTable(fmt.Sprintf("8. Dormant tenants: %d tenants x %d no-op runs behind tenants holding one run due tomorrow, Docket Worker concurrency %d, TenantFair cap %d, poll interval %s, at most %.0fs per drain, then %.0fs idle",
 		r.Active, r.PerTenant, r.Concurrency, r.Cap, r.PollInterval, r.BudgetSeconds, r.IdleSeconds),
-		"engine", "dormant", "ring", "load s", "finished", "drain s", "runs/s", "calls/s", "sweep calls", "inspections/claim <=", "idle calls/s", "vs dormant-free")
+		"engine", "dormant", "ring", "load s", "finished", "drain s", "runs/s", "calls/s", "sweep calls", "inspections/claim <=", "idle calls/s", "vs dormant-free", "switch-on s")
 	for _, pt := range r.Points {
 		insp := "-"
 		if pt.InspectionsPerClaimAtMost > 0 {
@@ -150,9 +173,13 @@ func (r *dormantResult) table() *table {
 		if pt.Complete {
 			idle = f1(pt.IdleCallsPerSecond)
 		}
+		switchOn := "-"
+		if pt.SwitchOnSeconds > 0 {
+			switchOn = f2(pt.SwitchOnSeconds)
+		}
 		t.add(pt.Label, strconv.Itoa(pt.Dormant), strconv.Itoa(pt.RingPositions), f1(pt.LoadSeconds),
 			strconv.FormatInt(pt.Finished, 10), f2(pt.Seconds), f1(pt.RunsPerSecond), f0(pt.CallsPerSecond),
-			strconv.FormatInt(pt.SweepCalls, 10), insp, idle, f3(pt.VsDormantFree))
+			strconv.FormatInt(pt.SweepCalls, 10), insp, idle, f3(pt.VsDormantFree), switchOn)
 	}
 	return t
 }

@@ -101,14 +101,44 @@ func requiredColumns() []string {
 // TenantFair: the first start initializes the default; a changed configured
 // cap overwrites it; an unchanged one writes nothing, so a runtime default
 // change survives restarts. Overrides are never touched.
+//
+// A start that makes the domain walk parked (a changed configured
+// ParkDormant turned on, or a switch from Legacy to a domain that parks)
+// then parks every dormant partition, after the commit, as
+// PutClaimPolicyParking(on) does.
 func (c *Client) synchronizePolicy(ctx context.Context) error {
-	return c.inTx(ctx, func(q *dbgen.Queries) error {
+	var before dbgen.DocketClaimPolicy
+	err := c.inTx(ctx, func(q *dbgen.Queries) error {
 		row, err := q.LockClaimPolicy(ctx)
 		if err != nil {
 			return fmt.Errorf("docket: locking claim policy: %w", err)
 		}
+		before = row
 		return c.engine.synchronize(ctx, q, row)
 	})
+	if err != nil {
+		return err
+	}
+	if startsParking(before, c.engine) {
+		c.parkDormantPartitions(ctx)
+	}
+	return nil
+}
+
+// startsParking reports whether synchronizing e over the policy row before
+// turns the parked walk on: before, the domain did not walk parked, and the
+// synchronized TenantFair engine leaves park_dormant on.
+func startsParking(before dbgen.DocketClaimPolicy, e engine) bool {
+	p, ok := e.configured.(policy.TenantFair)
+	if !ok {
+		return false
+	}
+	wasParking := before.AdmissionMode == p.Name() && before.ParkDormant
+	parking := before.ParkDormant
+	if before.ConfiguredParkDormant != p.ParkDormant {
+		parking = p.ParkDormant
+	}
+	return parking && !wasParking
 }
 
 // synchronizeLegacy selects the Legacy engine. It leaves the persisted

@@ -24,7 +24,6 @@ func parkedAsleep(m *Model, ring map[int64]string) []int64 {
 // pass the parked-mode mechanics check with the parks known before each call.
 func TestCheckMechanicsParkedAcceptsModelTraces(t *testing.T) {
 	m := newTestModel(t, 2)
-	m.SetParkDormant(true)
 	for i := range 40 {
 		scope := fmt.Sprintf("t%02d", i)
 		switch i % 4 {
@@ -35,6 +34,7 @@ func TestCheckMechanicsParkedAcceptsModelTraces(t *testing.T) {
 			insert(t, m, scope, scope+"-later", at(600*i))
 		}
 	}
+	walkParkedUnparked(m) // the walk parks: these are its traces
 	now := at(0)
 	parks, woken := 0, 0
 	for call := range 30 {

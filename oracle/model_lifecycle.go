@@ -12,7 +12,8 @@ import (
 // wakeAt afterwards: the model does not know the database clock of the
 // write, so it never treats the new run as due at the write (the database
 // unparks at once when it is), which is exact for wake times after the
-// database clock.
+// database clock. In parked mode an insert into an unpaused partition that
+// had no unfinished run parks it until wakeAt, as the insert trigger does.
 func (m *Model) InsertRun(scope, runID string, wakeAt time.Time) error {
 	if runID == "" {
 		return opError("InsertRun", ErrInvalidArgument, "empty run id")
@@ -25,7 +26,14 @@ func (m *Model) InsertRun(scope, runID string, wakeAt time.Time) error {
 	r := &Run{ID: m.nextID, RunID: runID, Scope: scope, Status: StatusRunning, HasWake: true, WakeAt: wakeAt}
 	m.runs = append(m.runs, r)
 	m.byRunID[runID] = r
+	empty := p.Unfinished == 0
 	p.Unfinished++
+	if m.park && empty && !p.Paused {
+		// Park on write: the partition held nothing, and the new run is not
+		// due at the write.
+		p.Parked, p.ParkedUntil = true, wakeAt
+		return nil
+	}
 	m.wakeByWrite(r, time.Time{})
 	return nil
 }

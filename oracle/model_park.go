@@ -11,12 +11,23 @@ const WakeBatch = 64
 
 // SetParkDormant turns parked partitions on or off (docket_claim_policy.
 // park_dormant). Turning them off unparks every partition, like the admin
-// write and startup synchronization do.
-func (m *Model) SetParkDormant(on bool) {
+// write and startup synchronization do. Turning them on parks every awake,
+// unpaused member of the ring that is dormant at the write, like the batch
+// park that follows the switch; the model does not know the database clock
+// of that write and takes every wake time as later than it (the same
+// assumption as InsertRun's). SetParkDormantAt names that clock.
+func (m *Model) SetParkDormant(on bool) { m.SetParkDormantAt(on, time.Time{}) }
+
+// SetParkDormantAt is SetParkDormant with the database clock of the switch:
+// a healthy unclaimed run due at dbNow keeps its partition awake.
+func (m *Model) SetParkDormantAt(on bool, dbNow time.Time) {
 	m.park = on
-	if !on {
-		for _, p := range m.order {
+	for _, p := range m.order {
+		switch {
+		case !on:
 			unpark(p)
+		case p.Unfinished > 0 && !p.Parked && !p.Paused:
+			m.tryPark(p, dbNow)
 		}
 	}
 }

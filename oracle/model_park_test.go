@@ -16,12 +16,17 @@ func parkedOf(t *testing.T, m *Model, scope string) (bool, time.Time) {
 	return p.Parked, p.ParkedUntil
 }
 
+// walkParkedUnparked turns parked mode on without the batch park of the
+// switch, as a domain whose batch park skipped every row (each held by a
+// writer) is left: the walk has to park what is dormant.
+func walkParkedUnparked(m *Model) { m.park = true }
+
 func TestModelParkedWalkParksDormantPartitions(t *testing.T) {
 	m := newTestModel(t, 10)
-	m.SetParkDormant(true)
 	insert(t, m, "a", "a-timer", at(3600))
 	insert(t, m, "b", "b-1", at(-60))
 	insert(t, m, "b", "b-2", at(-50))
+	walkParkedUnparked(m)
 
 	res, err := m.Claim(at(0), at(-3600), 1, 10, PreferNone)
 	if err != nil {
@@ -130,5 +135,53 @@ func TestModelParkedSweepIsBounded(t *testing.T) {
 		if want := i >= WakeBatch; parked != want {
 			t.Fatalf("t%03d parked %v, want %v (earliest first)", i, parked, want)
 		}
+	}
+}
+
+func TestModelParksOnInsertIntoEmptyPartition(t *testing.T) {
+	m := newTestModel(t, 10)
+	m.SetParkDormant(true)
+	insert(t, m, "a", "a-timer", at(3600))
+	if parked, until := parkedOf(t, m, "a"); !parked || !until.Equal(at(3600)) {
+		t.Fatalf("a parked %v until %v, want until +1h", parked, until)
+	}
+	// A second run of a parked partition only moves its time earlier.
+	insert(t, m, "a", "a-earlier", at(600))
+	insert(t, m, "a", "a-later", at(7200))
+	if _, until := parkedOf(t, m, "a"); !until.Equal(at(600)) {
+		t.Fatalf("a parked until %v, want +10m", until)
+	}
+	// A paused partition is never parked on write.
+	m.Pause("p")
+	insert(t, m, "p", "p-timer", at(3600))
+	if parked, _ := parkedOf(t, m, "p"); parked {
+		t.Fatal("paused p was parked on insert")
+	}
+	// With parking off nothing parks on write.
+	m.SetParkDormant(false)
+	insert(t, m, "c", "c-timer", at(3600))
+	if parked, _ := parkedOf(t, m, "c"); parked {
+		t.Fatal("c was parked with parking off")
+	}
+}
+
+func TestModelSwitchOnParksDormantPartitions(t *testing.T) {
+	m := newTestModel(t, 10)
+	insert(t, m, "a", "a-timer", at(3600))
+	insert(t, m, "b", "b-1", at(-60))
+	insert(t, m, "p", "p-timer", at(3600))
+	m.Pause("p")
+	if _, err := m.Claim(at(0), at(-3600), 1, 10, PreferNone); err != nil {
+		t.Fatal(err)
+	}
+	m.SetParkDormant(true)
+	if parked, until := parkedOf(t, m, "a"); !parked || !until.Equal(at(3600)) {
+		t.Fatalf("a parked %v until %v, want until +1h", parked, until)
+	}
+	if parked, _ := parkedOf(t, m, "b"); parked {
+		t.Fatal("b, which holds a claim, was parked")
+	}
+	if parked, _ := parkedOf(t, m, "p"); parked {
+		t.Fatal("paused p was parked")
 	}
 }

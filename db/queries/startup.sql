@@ -88,3 +88,64 @@ returning *;
 update /*schema*/docket_claim_schedule
    set parked_until = null
  where parked_until is not null;
+
+-- name: LockAwakePartitionsBatch :many
+-- Switching parking on parks what is dormant now, in batches: first this
+-- statement locks the next members of the awake ring after a ring position,
+-- in ring order (the awake ring's own index), without waiting. A row some
+-- writer or claim call holds is skipped and stays awake for the walk to
+-- park; the caller moves on past it.
+select s.scope_key, s.ring_position
+  from /*schema*/docket_claim_schedule s
+ where s.ring_position > sqlc.arg(after_position)::bigint
+   and s.unfinished_count > 0 and s.parked_until is null
+ order by s.ring_position
+ limit sqlc.arg(batch_size)::integer
+   for no key update skip locked;
+
+-- name: ParkDormantPartitionsBatch :execrows
+-- The second step of a batch park, in a statement whose snapshot is taken
+-- after LockAwakePartitionsBatch holds the rows, so it sees every write that
+-- committed before the lock, and every later write waits for this
+-- transaction and then sets the row right (wake by write). It re-checks
+-- dormancy as the walk's park does (no claimed running row, no healthy
+-- unclaimed running row due now), leaves paused partitions awake, parks
+-- nothing unless the domain still walks parked, and parks each dormant one
+-- until the earliest wake_at of its healthy unclaimed running rows, else for
+-- good.
+update /*schema*/docket_claim_schedule s
+   set parked_until = coalesce(least(
+           (select r.wake_at from /*schema*/docket_runs r
+             where r.scope_key = s.scope_key and r.status = 'running'
+               and r.poisoned_at is null and r.claim_token is null
+               and r.tenant_admitted_at is not null
+             order by r.wake_at
+             limit 1),
+           (select r.wake_at from /*schema*/docket_runs r
+             where r.scope_key = s.scope_key and r.status = 'running'
+               and r.poisoned_at is null and r.claim_token is null
+               and r.tenant_admitted_at is null
+             order by r.wake_at
+             limit 1)), 'infinity')
+ where s.scope_key = any (sqlc.arg(scope_keys)::text[])
+   and s.unfinished_count > 0 and s.parked_until is null
+   and exists (select from /*schema*/docket_claim_policy pol
+                where pol.id = 1 and pol.admission_mode = 'tenant_fair' and pol.park_dormant)
+   and not exists (select from /*schema*/docket_claim_partitions pa
+                    where pa.scope_key = s.scope_key and pa.paused)
+   and not exists (select from /*schema*/docket_runs r
+                    where r.scope_key = s.scope_key and r.status = 'running'
+                      and r.poisoned_at is null and r.claim_token is null
+                      and r.tenant_admitted_at is not null and r.wake_at <= now())
+   and not exists (select from /*schema*/docket_runs r
+                    where r.scope_key = s.scope_key and r.status = 'running'
+                      and r.poisoned_at is null and r.claim_token is null
+                      and r.tenant_admitted_at is null and r.wake_at <= now())
+   and not exists (select from /*schema*/docket_runs r
+                    where r.scope_key = s.scope_key and r.status = 'running'
+                      and r.poisoned_at is null and r.claim_token is not null
+                      and r.tenant_admitted_at is not null)
+   and not exists (select from /*schema*/docket_runs r
+                    where r.scope_key = s.scope_key and r.status = 'running'
+                      and r.poisoned_at is null and r.claim_token is not null
+                      and r.tenant_admitted_at is null);

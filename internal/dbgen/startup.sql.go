@@ -76,6 +76,51 @@ func (q *Queries) InstalledFunctionBodies(ctx context.Context) ([]InstalledFunct
 	return items, nil
 }
 
+const LockAwakePartitionsBatch = `-- name: LockAwakePartitionsBatch :many
+select s.scope_key, s.ring_position
+  from /*schema*/docket_claim_schedule s
+ where s.ring_position > $1::bigint
+   and s.unfinished_count > 0 and s.parked_until is null
+ order by s.ring_position
+ limit $2::integer
+   for no key update skip locked
+`
+
+type LockAwakePartitionsBatchParams struct {
+	AfterPosition int64
+	BatchSize     int32
+}
+
+type LockAwakePartitionsBatchRow struct {
+	ScopeKey     string
+	RingPosition *int64
+}
+
+// Switching parking on parks what is dormant now, in batches: first this
+// statement locks the next members of the awake ring after a ring position,
+// in ring order (the awake ring's own index), without waiting. A row some
+// writer or claim call holds is skipped and stays awake for the walk to
+// park; the caller moves on past it.
+func (q *Queries) LockAwakePartitionsBatch(ctx context.Context, arg LockAwakePartitionsBatchParams) ([]LockAwakePartitionsBatchRow, error) {
+	rows, err := q.db.Query(ctx, LockAwakePartitionsBatch, arg.AfterPosition, arg.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockAwakePartitionsBatchRow
+	for rows.Next() {
+		var i LockAwakePartitionsBatchRow
+		if err := rows.Scan(&i.ScopeKey, &i.RingPosition); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const LockClaimPolicy = `-- name: LockClaimPolicy :one
 select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant from /*schema*/docket_claim_policy where id = 1 for update
 `
@@ -147,6 +192,62 @@ func (q *Queries) MissingColumns(ctx context.Context, qualifiedColumns []string)
 		return nil, err
 	}
 	return items, nil
+}
+
+const ParkDormantPartitionsBatch = `-- name: ParkDormantPartitionsBatch :execrows
+update /*schema*/docket_claim_schedule s
+   set parked_until = coalesce(least(
+           (select r.wake_at from /*schema*/docket_runs r
+             where r.scope_key = s.scope_key and r.status = 'running'
+               and r.poisoned_at is null and r.claim_token is null
+               and r.tenant_admitted_at is not null
+             order by r.wake_at
+             limit 1),
+           (select r.wake_at from /*schema*/docket_runs r
+             where r.scope_key = s.scope_key and r.status = 'running'
+               and r.poisoned_at is null and r.claim_token is null
+               and r.tenant_admitted_at is null
+             order by r.wake_at
+             limit 1)), 'infinity')
+ where s.scope_key = any ($1::text[])
+   and s.unfinished_count > 0 and s.parked_until is null
+   and exists (select from /*schema*/docket_claim_policy pol
+                where pol.id = 1 and pol.admission_mode = 'tenant_fair' and pol.park_dormant)
+   and not exists (select from /*schema*/docket_claim_partitions pa
+                    where pa.scope_key = s.scope_key and pa.paused)
+   and not exists (select from /*schema*/docket_runs r
+                    where r.scope_key = s.scope_key and r.status = 'running'
+                      and r.poisoned_at is null and r.claim_token is null
+                      and r.tenant_admitted_at is not null and r.wake_at <= now())
+   and not exists (select from /*schema*/docket_runs r
+                    where r.scope_key = s.scope_key and r.status = 'running'
+                      and r.poisoned_at is null and r.claim_token is null
+                      and r.tenant_admitted_at is null and r.wake_at <= now())
+   and not exists (select from /*schema*/docket_runs r
+                    where r.scope_key = s.scope_key and r.status = 'running'
+                      and r.poisoned_at is null and r.claim_token is not null
+                      and r.tenant_admitted_at is not null)
+   and not exists (select from /*schema*/docket_runs r
+                    where r.scope_key = s.scope_key and r.status = 'running'
+                      and r.poisoned_at is null and r.claim_token is not null
+                      and r.tenant_admitted_at is null)
+`
+
+// The second step of a batch park, in a statement whose snapshot is taken
+// after LockAwakePartitionsBatch holds the rows, so it sees every write that
+// committed before the lock, and every later write waits for this
+// transaction and then sets the row right (wake by write). It re-checks
+// dormancy as the walk's park does (no claimed running row, no healthy
+// unclaimed running row due now), leaves paused partitions awake, parks
+// nothing unless the domain still walks parked, and parks each dormant one
+// until the earliest wake_at of its healthy unclaimed running rows, else for
+// good.
+func (q *Queries) ParkDormantPartitionsBatch(ctx context.Context, scopeKeys []string) (int64, error) {
+	result, err := q.db.Exec(ctx, ParkDormantPartitionsBatch, scopeKeys)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const SchemaShape = `-- name: SchemaShape :one

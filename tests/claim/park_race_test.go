@@ -99,7 +99,7 @@ func parkRunID(ctx context.Context, tx pgx.Tx, runID string) int64 {
 // with due work, at position 2.
 func newParkRace(t *testing.T, w parkRaceWrite) *testkit.ClaimEnv {
 	t.Helper()
-	e := testkit.NewClaimParked(t, 10)
+	e := testkit.NewClaimWalkParked(t, 10)
 	w.setup(e)
 	e.DueMany("q", "q", 3, testkit.ClaimBase.Add(-time.Hour))
 	if e.Position("p") != 1 || e.Position("q") != 2 {
@@ -292,7 +292,7 @@ func parkAwaitBlocked(t *testing.T, e *testkit.ClaimEnv, pid uint32, done chan e
 // its next run makes it a ring member as usual.
 func TestParkedRaceLastRunFinishesBeforeParkLock(t *testing.T) {
 	t.Parallel()
-	e := testkit.NewClaimParked(t, 10)
+	e := testkit.NewClaimWalkParked(t, 10)
 	e.Due("p", "p-run", testkit.ClaimBase.Add(-time.Hour))
 	res, err := e.Client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 	if err != nil || len(res.Leases) != 1 || res.Leases[0].RunID != "p-run" {

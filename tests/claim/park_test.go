@@ -31,7 +31,7 @@ func parkExpectVisit(t testing.TB, in docket.ClaimInspection, tenant string, d p
 // serves.
 func TestParkedDormantPartitionsParkAndLeaveTheWalk(t *testing.T) {
 	t.Parallel()
-	e := testkit.NewClaimParked(t, 10)
+	e := testkit.NewClaimWalkParked(t, 10)
 	timer := testkit.ClaimBase.Add(time.Hour)
 	e.Due("a", "a-timer", timer)
 	e.Waiting("b", "b-wait")
@@ -92,7 +92,7 @@ func btoi(b bool) int {
 // cutoff makes the old claim expired recovers it.
 func TestParkedClaimedPartitionNeverParks(t *testing.T) {
 	t.Parallel()
-	e := testkit.NewClaimParked(t, 10)
+	e := testkit.NewClaimWalkParked(t, 10)
 	e.Claimed("x", "x-live", testkit.ClaimBase.Add(-time.Minute), true)
 	e.Claimed("y", "y-old", testkit.ClaimBase.Add(-2*time.Hour), true)
 	e.Claimed("z", "z-unadmitted", testkit.ClaimBase.Add(-time.Minute), false)
@@ -130,7 +130,7 @@ func TestParkedClaimedPartitionNeverParks(t *testing.T) {
 // next visit, with the row free, parks it.
 func TestParkedLockedScheduleRowIsSkippedNotWaited(t *testing.T) {
 	t.Parallel()
-	e := testkit.NewClaimParked(t, 10)
+	e := testkit.NewClaimWalkParked(t, 10)
 	timer := testkit.ClaimBase.Add(time.Hour)
 	e.Due("a", "a-timer", timer)
 	e.DueMany("b", "b", 2, testkit.ClaimBase.Add(-time.Hour))
@@ -158,7 +158,7 @@ func TestParkedLockedScheduleRowIsSkippedNotWaited(t *testing.T) {
 // visited, no wait) and unparked by the next call.
 func TestParkedWakeSweepSkipsLockedRow(t *testing.T) {
 	t.Parallel()
-	e := testkit.NewClaimParked(t, 10)
+	e := testkit.NewClaimWalkParked(t, 10)
 	timer := testkit.ClaimBase.Add(time.Hour)
 	e.Due("a", "a-timer", timer)
 	e.DueMany("b", "b", 3, testkit.ClaimBase.Add(-time.Hour))
@@ -189,9 +189,9 @@ func TestParkedWakeSweepSkipsLockedRow(t *testing.T) {
 // time has come, earliest first; the next call unparks the rest.
 func TestParkedWakeSweepIsBounded(t *testing.T) {
 	t.Parallel()
-	e := testkit.NewClaimParked(t, 10)
+	e := testkit.NewClaimWalkParked(t, 10)
 	const tenants = 70
-	testkit.ExecSQL(t, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+	e.ExecWalkParks(`insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 		select format('r%s', g), format('t%s', lpad(g::text, 3, '0')), 'g', 'h1', 'running', '{}',
 		       $1::timestamptz + make_interval(secs => g)
 		  from generate_series(1, $2::integer) as g`, testkit.ClaimBase.Add(time.Hour), tenants)
@@ -236,7 +236,7 @@ func TestParkedWakeSweepIsBounded(t *testing.T) {
 // unfinished ring again without parking; turning it on again parks again.
 func TestParkedTurningOffReturnsToTheFullRingWalk(t *testing.T) {
 	t.Parallel()
-	e := testkit.NewClaimParked(t, 10)
+	e := testkit.NewClaimWalkParked(t, 10)
 	timer := testkit.ClaimBase.Add(time.Hour)
 	e.Due("a", "a-timer", timer)
 	e.DueMany("b", "b", 2, testkit.ClaimBase.Add(-time.Hour))
@@ -274,12 +274,15 @@ func TestParkedTurningOffReturnsToTheFullRingWalk(t *testing.T) {
 	}
 	e.ExpectPark("a", testkit.Awake)
 
+	// Turning parking on parks the dormant a at once (the batch park of the
+	// switch), so the next call no longer visits it.
 	if _, err := e.Client.PutClaimPolicyParking(ctx, true, docket.ClaimPolicyWriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	e.ExpectPark("a", testkit.ParkedUntil(timer))
 	tr = e.Trace(testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
-	if !slices.ContainsFunc(tr.Inspections, func(in docket.ClaimInspection) bool { return in.ScopeKey == "a" && in.Parked }) {
-		t.Fatalf("after turning parking on again a was not parked: %+v", tr.Inspections)
+	if slices.ContainsFunc(tr.Inspections, func(in docket.ClaimInspection) bool { return in.ScopeKey == "a" }) {
+		t.Fatalf("after turning parking on again a was visited: %+v", tr.Inspections)
 	}
 	e.ExpectPark("a", testkit.ParkedUntil(timer))
 }
@@ -341,14 +344,28 @@ func TestParkedPolicyWrites(t *testing.T) {
 	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 1 {
 		t.Fatalf("parked partitions under Legacy = %d, want 1 (Legacy leaves them)", n)
 	}
+	// The start unparks every partition, then parks again what is dormant
+	// now: a, until its run's wake_at rather than the 'infinity' set above.
 	testkit.OpenClient(t, pool, testkit.ParkedConfig(4))
-	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 0 {
-		t.Fatalf("parked partitions after the switch to TenantFair = %d, want 0", n)
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_schedule
+		 where parked_until is not null
+		   and parked_until is distinct from (select wake_at from docket_runs where run_id = 'r1')`); n != 0 {
+		t.Fatalf("partitions parked otherwise than a until r1's wake_at after the switch to TenantFair = %d, want 0", n)
+	}
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_schedule where parked_until is not null`); n != 1 {
+		t.Fatalf("parked partitions after the switch to TenantFair = %d, want 1 (a, parked again)", n)
 	}
 	expect("after the Legacy interlude", true, true, 5)
 
 	inspection, err := admin.InspectClaimPolicy(ctx, docket.Tenant("a"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if !inspection.ParkDormant || !inspection.Parked || inspection.ParkedUntil == nil {
+		t.Fatalf("inspection %+v, want parking on and a parked until its run's wake_at", inspection)
+	}
+	testkit.ExecSQL(t, pool, `update docket_claim_schedule set parked_until = null where scope_key = 'a'`)
+	if inspection, err = admin.InspectClaimPolicy(ctx, docket.Tenant("a")); err != nil {
 		t.Fatal(err)
 	}
 	if !inspection.ParkDormant || inspection.Parked || inspection.ParkedUntil != nil {
@@ -389,8 +406,8 @@ func TestParkedActiveTenantsAmongManyDormantAreServedPromptly(t *testing.T) {
 		capValue = 4
 		demand   = 8
 	)
-	e := testkit.NewClaimParked(t, capValue)
-	testkit.ExecSQL(t, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+	e := testkit.NewClaimWalkParked(t, capValue)
+	e.ExecWalkParks(`insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 		select format('t%s-%s', lpad(i::text, 4, '0'), k), format('t%s', lpad(i::text, 4, '0')), 'g', 'h1', 'running', '{}',
 		       case when i % $3 = 0 then $1::timestamptz - interval '1 hour' + make_interval(secs => k)
 		            else $1::timestamptz + interval '1 day' end

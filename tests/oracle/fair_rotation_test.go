@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
@@ -177,10 +178,27 @@ func (e *rotationEnv) seed() map[int64]string {
 			}
 		}
 	}
+	if e.cfg.parked {
+		e.wakeTestDue(e.pool, "hot%")
+	}
 	if e.cfg.dormant {
 		e.insert("dormant", "dormant-1", now.Add(1000*time.Hour))
 	}
 	return e.ring()
+}
+
+// wakeTestDue unparks, through q, the partitions whose scope keys match
+// like. The test clock (now) is years after the database clock, so for the
+// database their work, due at now, is not due yet, and the insert into
+// their empty partitions parked them on write; a domain whose clock is the
+// database's leaves a partition with due work awake.
+func (e *rotationEnv) wakeTestDue(q interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, like string) {
+	e.t.Helper()
+	if _, err := q.Exec(e.ctx, `update docket_claim_schedule set parked_until = null where scope_key like $1`, like); err != nil {
+		e.t.Fatalf("wake %s: %v", like, err)
+	}
 }
 
 // insert inserts one run.
@@ -370,6 +388,9 @@ func (e *rotationEnv) openWindow(round int) (int64, map[int64]string) {
 		if err != nil {
 			t.Fatalf("insert target run: %v", err)
 		}
+	}
+	if e.cfg.parked {
+		e.wakeTestDue(tx, "target")
 	}
 	var seq int64
 	if err := tx.QueryRow(e.ctx, `select nextval('fr_commit_order')`).Scan(&seq); err != nil {

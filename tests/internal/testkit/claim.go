@@ -32,6 +32,10 @@ type ClaimEnv struct {
 	T      testing.TB
 	Pool   *pgxpool.Pool
 	Client *docket.Client
+	// WalkParks makes the run helpers (Due, Waiting, Poisoned, Claimed) leave
+	// the partition awake, so the walk's park is what parks it: see
+	// NewClaimWalkParked.
+	WalkParks bool
 }
 
 // NewClaimTenantFair opens a fresh database with a TenantFair client at defaultCap.
@@ -76,8 +80,37 @@ func ClaimTenantArg(tenant string) any {
 // due inserts a running run of tenant that is due at wake.
 func (e *ClaimEnv) Due(tenant, runID string, wake time.Time) {
 	e.T.Helper()
-	ExecSQL(e.T, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+	e.insertRun(tenant, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
 		values ($1, $2, 'g', 'h1', 'running', '{}', $3)`, runID, ClaimTenantArg(tenant), wake)
+}
+
+// insertRun runs the insert sql of one run of tenant. With WalkParks it runs
+// inside a transaction in which a run of tenant that is due for the database
+// clock exists from before the insert until after it, so the partition is
+// never empty when the run arrives and the insert trigger does not park it
+// (the state a partition is in when its due work finished and left only
+// later work).
+func (e *ClaimEnv) insertRun(tenant, sql string, args ...any) {
+	e.T.Helper()
+	if !e.WalkParks {
+		ExecSQL(e.T, e.Pool, sql, args...)
+		return
+	}
+	ctx := Context(e.T)
+	err := pgx.BeginFunc(ctx, e.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+			values ('walk-parks-awake', $1, 'g', 'h1', 'running', '{}', now() - interval '1 hour')`, ClaimTenantArg(tenant)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, sql, args...); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `delete from docket_runs where run_id = 'walk-parks-awake'`)
+		return err
+	})
+	if err != nil {
+		e.T.Fatalf("exec %q keeping the partition awake: %v", sql, err)
+	}
 }
 
 // dueMany inserts n due runs of tenant named prefix-1..prefix-n, one second
@@ -100,7 +133,7 @@ func (e *ClaimEnv) Claimed(tenant, runID string, claimedAt time.Time, admitted b
 	if admitted {
 		marker = claimedAt
 	}
-	ExecSQL(e.T, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state,
+	e.insertRun(tenant, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state,
 			claim_token, claimed_at, claim_attempts, tenant_admitted_at)
 		values ($1, $2, 'g', 'h1', 'running', '{}', gen_random_uuid(), $3, 1, $4)`,
 		runID, ClaimTenantArg(tenant), claimedAt, marker)
@@ -109,7 +142,7 @@ func (e *ClaimEnv) Claimed(tenant, runID string, claimedAt time.Time, admitted b
 // waiting inserts a run of tenant parked as waiting.
 func (e *ClaimEnv) Waiting(tenant, runID string) {
 	e.T.Helper()
-	ExecSQL(e.T, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state)
+	e.insertRun(tenant, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state)
 		values ($1, $2, 'g', 'h1', 'waiting', '{}')`, runID, ClaimTenantArg(tenant))
 }
 

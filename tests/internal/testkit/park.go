@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
@@ -23,6 +24,41 @@ func NewClaimParked(t testing.TB, defaultCap int) *ClaimEnv {
 	t.Helper()
 	pool := NewPool(t)
 	return &ClaimEnv{T: t, Pool: pool, Client: OpenClient(t, pool, ParkedConfig(defaultCap))}
+}
+
+// NewClaimWalkParked is NewClaimParked for tests of the walk's park (the
+// safety net of park on write): its run helpers insert every run into a
+// partition that is not empty at the insert, so no insert parks it, and the
+// partition stays awake until a visit of the walk parks it. The tests'
+// clock (ClaimBase) is later than the database clock, so without this every
+// run they insert would park its empty partition on write.
+func NewClaimWalkParked(t testing.TB, defaultCap int) *ClaimEnv {
+	t.Helper()
+	e := NewClaimParked(t, defaultCap)
+	e.WalkParks = true
+	return e
+}
+
+// ExecWalkParks runs sql (inserts of runs) so that no insert parks a
+// partition on write: in one transaction that turns park_dormant off for its
+// own statements and back on before it commits, so other transactions never
+// see the flag change. The partitions stay awake until the walk parks them.
+func (e *ClaimEnv) ExecWalkParks(sql string, args ...any) {
+	e.T.Helper()
+	ctx := Context(e.T)
+	err := pgx.BeginFunc(ctx, e.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `update docket_claim_policy set park_dormant = false where id = 1`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, sql, args...); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `update docket_claim_policy set park_dormant = true where id = 1`)
+		return err
+	})
+	if err != nil {
+		e.T.Fatalf("exec %q without park on write: %v", sql, err)
+	}
 }
 
 // ParkState is the parked_until of one schedule row.
@@ -70,7 +106,7 @@ var ParkedForGood = ParkState{Parked: true, Infinity: true}
 // poisoned inserts a poisoned running run of tenant.
 func (e *ClaimEnv) Poisoned(tenant, runID string) {
 	e.T.Helper()
-	ExecSQL(e.T, e.Pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state,
+	e.insertRun(tenant, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state,
 			poisoned_at, poison_reason)
 		values ($1, $2, 'g', 'h1', 'running', '{}', now(), 'max_claim_attempts_exceeded')`, runID, ClaimTenantArg(tenant))
 }
