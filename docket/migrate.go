@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
+	"io/fs"
+	"path"
+	"slices"
 	"strings"
 
+	"github.com/amacneil/dbmate/v2/pkg/dbmate"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/db"
 )
 
 // MigrateDirection selects what Migrator.Migrate and Migrator.MigrateTx do.
@@ -67,13 +72,6 @@ type MigrationStatus struct {
 	// files). Applied is false; Migrate with MigrateAdopt records it.
 	OutsideLedger bool
 }
-
-// ErrInvalidSchemaName reports a schema name a Migrator refuses to use.
-var ErrInvalidSchemaName = errors.New("docket: invalid schema name")
-
-// schemaNamePattern keeps schema names to plain identifiers: a search_path
-// lists schemas separated by commas and the name lands in DDL.
-var schemaNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // Migrator applies, rolls back, lists and adopts Docket's migrations in one
 // schema, over the application's pool (NewMigrator) or over a connection
@@ -223,4 +221,181 @@ func migrationSchema(config MigratorConfig, runtimeParams map[string]string) (st
 		return "", fmt.Errorf("%w: %q", ErrInvalidSchemaName, schema)
 	}
 	return schema, nil
+}
+
+// ErrUnknownMigration reports a MigrateOptions.Target (or a version asked
+// of Migrator.SQL) that names no embedded migration.
+var ErrUnknownMigration = errors.New("docket: unknown migration version")
+
+// migration is one embedded migration in dbmate's format, parsed.
+type migration struct {
+	version string
+	name    string
+	up      string
+	down    string
+}
+
+// embeddedMigrations parses every embedded migration, oldest first, with
+// dbmate's own parser: the files stay dbmate migrations, whatever runs them.
+func embeddedMigrations() ([]migration, error) {
+	entries, err := fs.ReadDir(db.Migrations, db.MigrationsDir)
+	if err != nil {
+		return nil, fmt.Errorf("docket: reading embedded migrations: %w", err)
+	}
+	var out []migration
+	for _, e := range entries {
+		version, _, ok := strings.Cut(e.Name(), "_")
+		if !ok || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		m := dbmate.Migration{FileName: e.Name(), FilePath: path.Join(db.MigrationsDir, e.Name()), FS: db.Migrations, Version: version}
+		parsed, err := m.Parse()
+		if err != nil {
+			return nil, fmt.Errorf("docket: parsing embedded migration %s: %w", e.Name(), err)
+		}
+		if !parsed.UpOptions.Transaction() || !parsed.DownOptions.Transaction() {
+			return nil, fmt.Errorf("docket: embedded migration %s must run in a transaction", e.Name())
+		}
+		out = append(out, migration{version: version, name: e.Name(), up: sectionBody(parsed.Up), down: sectionBody(parsed.Down)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return strings.Compare(a.version, b.version) })
+	return out, nil
+}
+
+// sectionBody drops the "-- migrate:up" or "-- migrate:down" line that
+// dbmate's parser keeps at the start of a section, so a section can be
+// written into another tool's layout.
+func sectionBody(section string) string {
+	if strings.HasPrefix(section, "-- migrate:") {
+		if _, rest, ok := strings.Cut(section, "\n"); ok {
+			return rest
+		}
+		return ""
+	}
+	return section
+}
+
+// migrationsUpTo returns the embedded migrations, without those newer than
+// target when target is set; versions share one fixed width, so string
+// order is version order.
+func migrationsUpTo(target string) ([]migration, error) {
+	all, err := embeddedMigrations()
+	if err != nil {
+		return nil, err
+	}
+	if target == "" {
+		return all, nil
+	}
+	at := slices.IndexFunc(all, func(m migration) bool { return m.version == target })
+	if at < 0 {
+		return nil, fmt.Errorf("%w: %q (known: %v)", ErrUnknownMigration, target, versionsOf(all))
+	}
+	return all[:at+1], nil
+}
+
+// versionsOf lists the versions of ms in order.
+func versionsOf(ms []migration) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.version
+	}
+	return out
+}
+
+// embeddedVersions lists the versions of the embedded migrations.
+func embeddedVersions() ([]string, error) {
+	all, err := embeddedMigrations()
+	if err != nil {
+		return nil, err
+	}
+	return versionsOf(all), nil
+}
+
+// MigrationFormat names the file layout of a migration tool, for apps that
+// apply Docket's migrations with their own tool instead of a Migrator.
+type MigrationFormat string
+
+const (
+	// FormatPlain is one "NAME.up.sql" and one "NAME.down.sql" per migration,
+	// each wrapped in begin/commit, for psql -f or any SQL runner.
+	FormatPlain MigrationFormat = "plain"
+	// FormatDbmate is one "VERSION_NAME.sql" per migration with
+	// "-- migrate:up" and "-- migrate:down" sections.
+	FormatDbmate MigrationFormat = "dbmate"
+	// FormatGoose is one "VERSION_NAME.sql" per migration with goose's Up and
+	// Down annotations; each section is one statement block.
+	FormatGoose MigrationFormat = "goose"
+	// FormatGolangMigrate is one "VERSION_NAME.up.sql" and one
+	// "VERSION_NAME.down.sql" per migration.
+	FormatGolangMigrate MigrationFormat = "golang-migrate"
+)
+
+// MigrationFormats lists every format Migrator.Files writes.
+var MigrationFormats = []MigrationFormat{FormatPlain, FormatDbmate, FormatGoose, FormatGolangMigrate}
+
+// MigrationFile is one file of Docket's migrations in some tool's layout.
+type MigrationFile struct {
+	// Version is the migration's version, e.g. "20261101000002".
+	Version string
+	// Name is the file name the tool expects.
+	Name string
+	// SQL is the file's content.
+	SQL string
+}
+
+// Files returns Docket's migrations, oldest first, as the files of format;
+// it needs no database. Every file applies into the connection's current schema (the
+// first schema of its search_path), which the functions then stay bound to.
+// A schema applied this way keeps no Docket ledger; Open judges it by its
+// shape.
+func (m *Migrator) Files(format MigrationFormat) ([]MigrationFile, error) {
+	if !slices.Contains(MigrationFormats, format) {
+		return nil, invalidArgument("unknown migration format %q (want one of %v)", format, MigrationFormats)
+	}
+	ms, err := embeddedMigrations()
+	if err != nil {
+		return nil, err
+	}
+	var files []MigrationFile
+	for _, m := range ms {
+		base := strings.TrimSuffix(m.name, ".sql")
+		switch format {
+		case FormatPlain:
+			files = append(files,
+				MigrationFile{m.version, base + ".up.sql", "begin;\n" + m.up + "\ncommit;\n"},
+				MigrationFile{m.version, base + ".down.sql", "begin;\n" + m.down + "\ncommit;\n"})
+		case FormatGolangMigrate:
+			files = append(files,
+				MigrationFile{m.version, base + ".up.sql", m.up},
+				MigrationFile{m.version, base + ".down.sql", m.down})
+		case FormatDbmate:
+			files = append(files, MigrationFile{m.version, m.name, "-- migrate:up\n" + m.up + "\n-- migrate:down\n" + m.down})
+		case FormatGoose:
+			files = append(files, MigrationFile{m.version, m.name,
+				"-- +goose Up\n-- +goose StatementBegin\n" + m.up + "\n-- +goose StatementEnd\n\n" +
+					"-- +goose Down\n-- +goose StatementBegin\n" + m.down + "\n-- +goose StatementEnd\n"})
+		}
+	}
+	return files, nil
+}
+
+// SQL returns the up or down section of one migration as plain SQL,
+// without a transaction wrapper: what Migrate runs in its transaction. It
+// needs no database.
+func (m *Migrator) SQL(version string, direction MigrateDirection) (string, error) {
+	if direction != MigrateUp && direction != MigrateDown {
+		return "", invalidArgument("migration SQL has an up and a down section, not direction %d", direction)
+	}
+	ms, err := embeddedMigrations()
+	if err != nil {
+		return "", err
+	}
+	at := slices.IndexFunc(ms, func(m migration) bool { return m.version == version })
+	if at < 0 {
+		return "", fmt.Errorf("%w: %q (known: %v)", ErrUnknownMigration, version, versionsOf(ms))
+	}
+	if direction == MigrateDown {
+		return ms[at].down, nil
+	}
+	return ms[at].up, nil
 }

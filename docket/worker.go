@@ -3,10 +3,17 @@ package docket
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/docketrun/docket-go/internal/dbgen"
+	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/notifier"
 	"github.com/docketrun/docket-go/internal/startstop"
 )
 
@@ -261,4 +268,166 @@ func (w *Worker) announceYield(io context.Context) {
 	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
 	defer cancel()
 	w.client.announceDue(ctx, w.client.queries, time.Time{})
+}
+
+// drain finishes a stopping worker. After Stop it lets in-flight handlers
+// finish until Stop's context ends (when ctx ended instead, it does not
+// wait); then it cancels the remaining handlers and hands their claims back
+// with the admission kept. It returns the failed hand-backs; those claims
+// expire after ClaimTTL and are stolen, so no run is lost.
+func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCauseFunc) error {
+	w.mu.Lock()
+	stopCtx := w.stopCtx
+	w.mu.Unlock()
+	w.logger.InfoContext(io, "docket worker stopping", "in_flight", len(w.inFlight()))
+	if stopCtx != nil && ctx.Err() == nil {
+		w.awaitIdle(ctx, stopCtx)
+	}
+	// Surrender first, so a handler that returns once cancelled cannot
+	// commit its verdict ahead of the hand-back.
+	var surrendered []*Job
+	for _, j := range w.inFlight() {
+		if j.surrender() {
+			surrendered = append(surrendered, j)
+		}
+	}
+	cancelHandlers(ErrWorkerStopped)
+
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		yielded  int
+		failures []error
+	)
+	for _, j := range surrendered {
+		wg.Go(func() {
+			released, err := j.handBack(io)
+			mu.Lock()
+			defer mu.Unlock()
+			if released {
+				yielded++
+			}
+			if err != nil {
+				failures = append(failures, err)
+				w.failure(io, "docket worker could not hand a claim back; it will expire", j.RunID, err)
+			}
+		})
+	}
+	wg.Wait()
+	if yielded > 0 {
+		w.announceYield(io)
+	}
+	w.logger.InfoContext(io, "docket worker stopped", "handed_back", yielded, "hand_back_failures", len(failures))
+	if len(failures) > 0 {
+		return fmt.Errorf("docket: worker stop: %d claims could not be handed back and will expire: %w",
+			len(failures), errors.Join(failures...))
+	}
+	return nil
+}
+
+// awaitIdle waits until no job is in flight, or ctx or stopCtx ends.
+func (w *Worker) awaitIdle(ctx, stopCtx context.Context) {
+	for len(w.inFlight()) > 0 {
+		select {
+		case <-w.jobEnded:
+		case <-stopCtx.Done():
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// listenCloseTimeout bounds the close of a listener connection whose
+// channel could not be read.
+const listenCloseTimeout = time.Second
+
+// listen keeps a LISTEN session on the domain's due-run channel on a
+// connection of its own and signals every channel of wakes for every
+// notification, reconnecting with backoff after any error, until ctx ends
+// (see package notifier).
+func (w *Worker) listen(ctx context.Context, wakes ...chan<- struct{}) {
+	l := &notifier.Listener{
+		Connect:   w.listenConn,
+		Wakes:     wakes,
+		WaitBound: w.cfg.PollInterval,
+		Backoff:   errorBackoff,
+		OnListen: func() {
+			w.logger.DebugContext(ctx, "docket worker listening for due runs")
+			w.emit(WorkerEvent{Kind: EventListening})
+		},
+		OnError: func(err error, retryIn time.Duration) {
+			w.logger.WarnContext(ctx, "docket worker listener failed; reconnecting",
+				"error", fmt.Errorf("docket: worker %w", err).Error(), "retry_in", retryIn)
+		},
+		OnPayload: func(payload string) { w.revoked(ctx, payload) },
+	}
+	l.Run(ctx)
+}
+
+// revoked ends the handler of the job whose claim a NotifyClaimRevoked
+// payload ("revoked TOKEN STATUS") names, if this worker holds it: with a
+// cause matching ErrRunCancelled when the run was cancelled, else
+// ErrClaimLost. Any other payload is not for it.
+func (w *Worker) revoked(ctx context.Context, payload string) {
+	fields := strings.Fields(payload)
+	if len(fields) != 3 || fields[0] != "revoked" {
+		return
+	}
+	token, err := uuid.Parse(fields[1])
+	if err != nil {
+		return
+	}
+	for _, j := range w.inFlight() {
+		if j.holder.Token != token {
+			continue
+		}
+		w.debug(ctx, "docket worker claim revoked; cancelling its handler", j.RunID, "status", fields[2])
+		j.cancelHandler(revocationCause(RunStatus(fields[2])))
+	}
+}
+
+// revocationCause is the cause a handler's context ends with when an
+// operator's write revoked its claim and left the run in status.
+func revocationCause(status RunStatus) error {
+	if status == StatusCancelled {
+		return fmt.Errorf("%w by an operator", ErrRunCancelled)
+	}
+	return fmt.Errorf("%w: an operator's write made the run %s", ErrClaimLost, status)
+}
+
+// listenConn takes a connection out of the pool for good and reads the
+// domain's due-run channel on it.
+func (w *Worker) listenConn(ctx context.Context) (notifier.Conn, string, error) {
+	pooled, err := w.client.pool.Acquire(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	conn := pooled.Hijack()
+	channel, err := dbgen.New(w.client.scopedOn(conn, false)).RunsDueChannel(ctx)
+	if err != nil {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listenCloseTimeout)
+		defer cancel()
+		_ = conn.Close(closeCtx) // the session never started
+		return nil, "", fmt.Errorf("reading the due-run channel: %w", err)
+	}
+	return conn, channel, nil
+}
+
+// leaseRead is what one claim call read of the runs it leased, shared by
+// their jobs: the claim and the read are one batch (Client.claimDueRead).
+type leaseRead struct {
+	runs map[string]dbgen.LeasedRunsRow
+
+	// cohort is the call's jobs in the worker's group commit.
+	cohort groupcommit.Cohort
+}
+
+// row returns the row of runID; a run the read did not find is ErrNotFound.
+func (r *leaseRead) row(runID string) (dbgen.LeasedRunsRow, error) {
+	row, found := r.runs[runID]
+	if !found {
+		return dbgen.LeasedRunsRow{}, runNotFound(runID)
+	}
+	return row, nil
 }

@@ -2,9 +2,17 @@ package docket
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/internal/dbgen"
+	"github.com/docketrun/docket-go/internal/maintenance"
 )
 
 // Handler runs one claimed run and says what happens to it next. It runs on
@@ -142,4 +150,331 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 		cfg.ScheduleClock = wallClock{}
 	}
 	return cfg, nil
+}
+
+// workerCallTimeout bounds one database call of the worker (claim, read,
+// commit, release, notify), so a hung connection cannot stall it forever.
+const workerCallTimeout = 30 * time.Second
+
+// Backoff bounds after a failed call: the wait doubles from
+// errorBackoffBase up to errorBackoffMax.
+const (
+	errorBackoffBase = 100 * time.Millisecond
+	errorBackoffMax  = 5 * time.Second
+)
+
+// errorBackoff is the wait after the given number of consecutive failures
+// (>= 1): exponential with jitter in its upper half, so workers that failed
+// together do not retry together.
+func errorBackoff(failures int) time.Duration {
+	d := errorBackoffBase << min(max(failures-1, 0), 6)
+	d = min(d, errorBackoffMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+// contentionBackoff is the short jittered wait after a claim refused for
+// lock contention: another poller holds the policy lock, which is normal.
+func contentionBackoff() time.Duration {
+	return 10*time.Millisecond + rand.N(50*time.Millisecond)
+}
+
+// sleep waits d or until ctx ends, and reports whether the full wait passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// RetryPolicy is how a Worker retries a handler attempt that failed: a Fail
+// verdict, a recovered panic or the zero Result. An attempt numbered n (see
+// Job.Attempt) that fails while n < MaxAttempts is retried: the run is
+// released (ReleaseAt) until the commit time plus the delay of n, and its
+// failure joins the run's error history. The attempt numbered MaxAttempts
+// fails the run, keeping the whole history. The delay of attempt n is
+// min(Backoff * Multiplier^(n-1), MaxBackoff), from which a random fraction
+// of at most Jitter is taken off, truncated to the microsecond; so no delay
+// exceeds MaxBackoff and none is below (1-Jitter) of the undisturbed one.
+//
+// The zero RetryPolicy keeps a failure failing the run at once (MaxAttempts
+// 1). Zero durations and a zero Multiplier take the documented defaults; a
+// zero Jitter means none.
+type RetryPolicy struct {
+	// MaxAttempts is the number of handler attempts a run gets before a
+	// failure fails it, counted since its last Complete, Continue or
+	// WaitExternal verdict; 0 means DefaultRetryMaxAttempts (1: no retry).
+	MaxAttempts int
+	// Backoff is the delay after the first failed attempt (0:
+	// DefaultRetryBackoff).
+	Backoff time.Duration
+	// MaxBackoff caps the delay (0: DefaultRetryMaxBackoff); it must not be
+	// below Backoff.
+	MaxBackoff time.Duration
+	// Multiplier grows the delay from one failed attempt to the next, >= 1
+	// (0: DefaultRetryMultiplier).
+	Multiplier float64
+	// Jitter, in 0..1, is the largest fraction of the delay taken off at
+	// random, so runs that failed together do not retry together.
+	Jitter float64
+	// Random, when set, draws the jitter: a value in [0, 1) (values outside
+	// are clamped). It is called concurrently from the worker's handler
+	// goroutines. Nil uses math/rand/v2; tests inject a fixed source so
+	// delays are exact.
+	Random func() float64
+}
+
+// Defaults of RetryPolicy.
+const (
+	// DefaultRetryMaxAttempts is the MaxAttempts of a zero field: a failed
+	// attempt fails the run at once, so nothing is retried unless asked.
+	DefaultRetryMaxAttempts = 1
+	// DefaultRetryBackoff is the Backoff of a zero field.
+	DefaultRetryBackoff = time.Second
+	// DefaultRetryMaxBackoff is the MaxBackoff of a zero field.
+	DefaultRetryMaxBackoff = 10 * time.Minute
+	// DefaultRetryMultiplier is the Multiplier of a zero field.
+	DefaultRetryMultiplier = 2.0
+)
+
+// RetryPolicyError reports a WorkerConfig.Retry that NewWorker refuses
+// before starting anything, or a HandlerRetry that Register refuses. It
+// matches ErrInvalidConfig with errors.Is.
+type RetryPolicyError struct {
+	// Field names the refused RetryPolicy field.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+	// GraphID names the graph whose HandlerRetry was refused; it is empty
+	// for WorkerConfig.Retry.
+	GraphID string
+}
+
+// Error names the policy, the field and the reason.
+func (e *RetryPolicyError) Error() string {
+	if e.GraphID != "" {
+		return fmt.Sprintf("%v: HandlerRetry of graph %q: %s %s", ErrInvalidConfig, e.GraphID, e.Field, e.Reason)
+	}
+	return fmt.Sprintf("%v: worker Retry.%s %s", ErrInvalidConfig, e.Field, e.Reason)
+}
+
+// Is makes a RetryPolicyError match ErrInvalidConfig.
+func (e *RetryPolicyError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// resolve validates p and fills in its defaults.
+func (p RetryPolicy) resolve() (RetryPolicy, error) {
+	refuse := func(field, format string, args ...any) (RetryPolicy, error) {
+		return p, &RetryPolicyError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case p.MaxAttempts < 0 || p.MaxAttempts > math.MaxInt32:
+		return refuse("MaxAttempts", "%d is outside 1..%d", p.MaxAttempts, math.MaxInt32)
+	case p.Backoff < 0:
+		return refuse("Backoff", "%v is negative", p.Backoff)
+	case p.MaxBackoff < 0:
+		return refuse("MaxBackoff", "%v is negative", p.MaxBackoff)
+	case p.Multiplier != 0 && !(p.Multiplier >= 1 && p.Multiplier <= math.MaxFloat64):
+		return refuse("Multiplier", "%v is not a finite number >= 1", p.Multiplier)
+	case !(p.Jitter >= 0 && p.Jitter <= 1):
+		return refuse("Jitter", "%v is outside 0..1", p.Jitter)
+	}
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = DefaultRetryMaxAttempts
+	}
+	if p.Backoff == 0 {
+		p.Backoff = DefaultRetryBackoff
+	}
+	if p.MaxBackoff == 0 {
+		p.MaxBackoff = max(DefaultRetryMaxBackoff, p.Backoff)
+	}
+	if p.MaxBackoff < p.Backoff {
+		return refuse("MaxBackoff", "%v is below Backoff %v", p.MaxBackoff, p.Backoff)
+	}
+	if p.Multiplier == 0 {
+		p.Multiplier = DefaultRetryMultiplier
+	}
+	if p.Random == nil {
+		p.Random = rand.Float64
+	}
+	return p, nil
+}
+
+// backoff is the delay after the failed attempt numbered attempt (>= 1) of
+// a resolved policy.
+func (p RetryPolicy) backoff(attempt int) time.Duration {
+	d := math.Min(float64(p.Backoff)*math.Pow(p.Multiplier, float64(attempt-1)), float64(p.MaxBackoff))
+	if p.Jitter > 0 {
+		r := p.Random()
+		if !(r >= 0) {
+			r = 0
+		}
+		d -= d * p.Jitter * math.Min(r, 1)
+	}
+	return time.Duration(d).Truncate(time.Microsecond)
+}
+
+// Defaults of WorkerRetention's zero fields.
+const (
+	// DefaultRetentionEvery is the pause between a worker's retention passes.
+	DefaultRetentionEvery = 5 * time.Minute
+	// DefaultKeepDone is how long a done run is kept.
+	DefaultKeepDone = 24 * time.Hour
+	// DefaultKeepCancelled is how long a cancelled run is kept.
+	DefaultKeepCancelled = 24 * time.Hour
+	// DefaultKeepFailed is how long a failed run is kept.
+	DefaultKeepFailed = 7 * 24 * time.Hour
+)
+
+// WorkerRetention configures a Worker's periodic cleaner of finished runs,
+// which calls DeleteFinishedRuns for each finished status while the worker
+// runs. It is on by default: the zero value deletes done and cancelled runs
+// a day after they finished and failed runs after a week; Off keeps
+// everything. The worker's role needs DELETE on docket_runs (docs/grants.sql
+// grants it), and a pass holds one more pool connection while it runs.
+// Several workers of a domain may clean at once: each batch skips the rows
+// another one holds, so no run is deleted twice and no pass waits on a lock.
+type WorkerRetention struct {
+	// Off turns the cleaner off: the worker deletes nothing.
+	Off bool
+	// Every is the pause between passes; zero means DefaultRetentionEvery.
+	// The first pass runs when the worker starts.
+	Every time.Duration
+	// Done, Cancelled and Failed are how long runs that finished in each
+	// status are kept, by the worker's clock: a pass deletes those that
+	// finished longer ago. Zero means DefaultKeepDone, DefaultKeepCancelled
+	// and DefaultKeepFailed.
+	Done, Cancelled, Failed time.Duration
+	// BatchSize is DeleteFinishedRunsOptions.BatchSize: 1..MaxRetentionBatch,
+	// zero for DefaultRetentionBatch.
+	BatchSize int
+}
+
+// resolve refuses a retention configuration DeleteFinishedRuns or the
+// cleaner's timer could not use and fills in the defaults.
+func (r WorkerRetention) resolve() (WorkerRetention, error) {
+	switch {
+	case r.Every < 0 || r.Done < 0 || r.Cancelled < 0 || r.Failed < 0:
+		return r, invalidConfig("worker Retention durations must not be negative")
+	case r.BatchSize < 0 || r.BatchSize > MaxRetentionBatch:
+		return r, invalidConfig("worker Retention.BatchSize %d is outside 1..%d", r.BatchSize, MaxRetentionBatch)
+	}
+	for _, d := range []struct {
+		value *time.Duration
+		def   time.Duration
+	}{{&r.Every, DefaultRetentionEvery}, {&r.Done, DefaultKeepDone}, {&r.Cancelled, DefaultKeepCancelled}, {&r.Failed, DefaultKeepFailed}} {
+		if *d.value == 0 {
+			*d.value = d.def
+		}
+	}
+	return r, nil
+}
+
+// keep is how long runs that finished in status are kept.
+func (r WorkerRetention) keep(status RunStatus) time.Duration {
+	switch status {
+	case StatusDone:
+		return r.Done
+	case StatusCancelled:
+		return r.Cancelled
+	}
+	return r.Failed
+}
+
+// retentionCleaner returns the cleaner of w's Retention, deleting through
+// w's client and reporting each pass as an EventRetention.
+func (w *Worker) retentionCleaner() *maintenance.RetentionCleaner {
+	r := w.cfg.Retention
+	keep := make([]maintenance.Keep, len(finishedStatuses))
+	for i, status := range finishedStatuses {
+		keep[i] = maintenance.Keep{Status: string(status), For: r.keep(status)}
+	}
+	return maintenance.NewRetentionCleaner(maintenance.RetentionConfig{
+		Every:     r.Every,
+		Keep:      keep,
+		BatchSize: r.BatchSize,
+		DeleteFinished: func(ctx context.Context, status string, cutoff time.Time, batch int) (int64, error) {
+			return w.client.DeleteFinishedRuns(ctx, DeleteFinishedRunsOptions{
+				Status:         RunStatus(status),
+				FinishedBefore: cutoff,
+				BatchSize:      batch,
+			})
+		},
+		Logger: w.logger,
+		OnPass: func(deleted int64, err error) {
+			w.emit(WorkerEvent{Kind: EventRetention, Deleted: deleted, Err: err})
+		},
+	})
+}
+
+// ScheduleClock is the clock a Worker takes schedule ticks by: a tick is due
+// when the clock has reached it. Nil in WorkerConfig means the wall clock;
+// tests inject a clock of their own to drive ticks without waiting.
+type ScheduleClock interface {
+	// Now returns the clock's current time.
+	Now() time.Time
+	// At returns a channel that receives once the clock reaches t (at once
+	// when it has already).
+	At(t time.Time) <-chan time.Time
+}
+
+// wallClock is the ScheduleClock of real time.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
+
+// scheduleTaker returns the schedule taker of w: it takes ticks through
+// w's client by w's ScheduleClock, wakes on wake (AddSchedule and
+// ResumeSchedule notify) and reports each taken tick as an
+// EventScheduleTick, after its commit, and each pass as an
+// EventSchedulePass.
+func (w *Worker) scheduleTaker(wake <-chan struct{}) *maintenance.ScheduleTaker[ScheduleTick] {
+	return maintenance.NewScheduleTaker(maintenance.ScheduleConfig[ScheduleTick]{
+		PollInterval: w.cfg.PollInterval,
+		Clock:        w.cfg.ScheduleClock,
+		Wake:         wake,
+		TakeBatch:    w.scheduleBatch,
+		NextTick:     w.nextScheduleTick,
+		Backoff:      errorBackoff,
+		Wait:         sleep,
+		Logger:       w.logger,
+		OnTick: func(t ScheduleTick) {
+			w.emit(WorkerEvent{Kind: EventScheduleTick, RunID: t.RunID, Scope: t.Scope, Schedule: t.Schedule, TickAt: t.At, Err: t.Err})
+		},
+		OnPass: func(ticks int, err error) {
+			w.emit(WorkerEvent{Kind: EventSchedulePass, Ticks: ticks, Err: err})
+		},
+	})
+}
+
+// nextScheduleTick returns the earliest next tick of the domain, the zero
+// time when no schedule is unpaused.
+func (w *Worker) nextScheduleTick(ctx context.Context) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, workerCallTimeout)
+	defer cancel()
+	next, err := w.client.queries.NextScheduleTick(ctx)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	return next, err
+}
+
+// scheduleBatch takes one batch of due ticks in a transaction of its own.
+func (w *Worker) scheduleBatch(ctx context.Context, now time.Time) ([]ScheduleTick, bool, error) {
+	callCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
+	defer cancel()
+	var (
+		ticks []ScheduleTick
+		full  bool
+	)
+	err := w.client.inTx(callCtx, func(q *dbgen.Queries) error {
+		var err error
+		ticks, full, err = w.client.takeDueTicks(callCtx, q, now, DefaultScheduleBatch)
+		return err
+	})
+	return ticks, full, err
 }

@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docketrun/docket-go/internal/groupcommit"
@@ -465,3 +470,283 @@ func (j *Job) handBack(io context.Context) (bool, error) {
 
 // cancelHandler cancels the handler's context with cause.
 func (j *Job) cancelHandler(cause error) { j.cancel(cause) }
+
+// errZeroResult is the error a handler span records for the zero Result.
+var errZeroResult = errors.New("docket: the handler returned the zero Result")
+
+// startHandlerSpan starts the docket.handler span of j as a child of ctx's
+// span (the Worker's Run context), linked to the span that inserted the run
+// when the run stored one.
+func (j *Job) startHandlerSpan(ctx context.Context) (context.Context, *span) {
+	attrs := append(runAttrs(j.RunID, j.Scope, j.GraphID), spanAttrStep.Int(j.Step), spanAttrAttempt.Int(j.Attempt))
+	opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
+	if j.link.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: j.link}))
+	}
+	return j.worker.client.startSpan(ctx, spanHandler, trace.SpanKindConsumer, opts...)
+}
+
+// endHandlerSpan ends the handler span with the verdict's checkpoint type;
+// a failed attempt (fail, panic, no_result, or backoff when the retry
+// policy retries it) sets the status Error with handlerErr recorded when
+// there is one.
+func endHandlerSpan(sp *span, plan commitPlan, handlerErr error) {
+	sp.set(spanAttrVerdict.String(plan.checkpointType))
+	switch plan.checkpointType {
+	case "fail", "panic", "no_result", "backoff":
+		sp.fail(handlerErr, "docket: the handler failed the run ("+plan.checkpointType+")")
+	}
+	sp.end(nil)
+}
+
+// parentOf returns io carrying the span, so the spans of the verdict's
+// commit are its children; io itself without a span.
+func (s *span) parentOf(io context.Context) context.Context {
+	if s == nil {
+		return io
+	}
+	return trace.ContextWithSpan(io, s.s)
+}
+
+// startCommitSpan starts the docket.commit span of the write of plan.
+func (j *Job) startCommitSpan(ctx context.Context, plan commitPlan) *span {
+	_, sp := j.worker.client.startSpan(ctx, spanCommit, trace.SpanKindClient, trace.WithAttributes(
+		spanAttrRunID.String(j.RunID), spanAttrVerdict.String(plan.checkpointType)))
+	return sp
+}
+
+// settled ends sp, the commit span of plan, with what became of the write
+// (err its error), and reports the verdict event. A fence refusal is an
+// answer, not a failure: only a write that failed sets the status Error.
+func (j *Job) settled(sp *span, plan commitPlan, err error) {
+	outcome := verdictOutcome(err)
+	sp.set(spanAttrOutcome.String(outcome.String()), spanAttrFenced.Bool(outcome == VerdictFenced))
+	if outcome == VerdictFailed {
+		sp.fail(err, "docket: the verdict was not written")
+	}
+	sp.end(nil)
+	j.verdict(plan, err)
+}
+
+// CommitTx writes r, the handler's verdict, inside tx, the handler's own
+// transaction, so the run settles exactly when the handler's own writes
+// commit. Call it last: it stops the claim's heartbeat (the verdict's row
+// lock would block it), and the handler must then commit or roll back tx
+// and return before the claim TTL passes. When tx committed, the run is
+// settled with r and the Result the handler returns is ignored; when tx
+// rolled back, the Worker writes the returned Result as usual, fenced on the
+// same claim, so the run is written exactly once either way. A second call,
+// a refused fence (ErrStaleFence: the claim is gone) or an invalid r is an
+// error and stages nothing.
+func (j *Job) CommitTx(ctx context.Context, tx pgx.Tx, r Result) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.staged != nil:
+		return invalidArgument("run %q already has a verdict written in a transaction", j.RunID)
+	case j.released:
+		return fmt.Errorf("%w: run %q", ErrClaimLost, j.RunID)
+	}
+	plan := r.plan(j.step, j.attempt, j.route.retry)
+	if _, err := j.worker.client.CommitTx(ctx, tx, j.request(plan)); err != nil {
+		return err
+	}
+	j.beat.Stop()
+	j.staged = &plan
+	return nil
+}
+
+// settleStaged settles a job whose handler wrote its verdict with CommitTx:
+// when the row shows that verdict, the handler's transaction committed and
+// the job is done; otherwise it rolled back and the returned plan is
+// settled as usual. A failed check is presumed a rollback: the returned
+// plan's commit is fenced, so it cannot write twice.
+func (j *Job) settleStaged(io context.Context, returned commitPlan) {
+	j.mu.Lock()
+	staged := j.staged
+	j.mu.Unlock()
+	if staged == nil {
+		j.settle(io, returned)
+		return
+	}
+	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
+	applied, err := j.worker.client.commitApplied(ctx, j.request(*staged))
+	cancel()
+	if err != nil {
+		j.worker.failure(io, "docket worker could not check a verdict written in the handler's transaction", j.RunID, err)
+	}
+	if !applied {
+		j.settle(io, returned)
+		return
+	}
+	j.mu.Lock()
+	j.released = j.released || staged.releasesClaim()
+	j.seq++
+	j.mu.Unlock()
+	if staged.yields() {
+		j.worker.announceYield(io)
+	}
+	j.worker.debug(io, "docket worker run settled in the handler's transaction", j.RunID, "result", staged.checkpointType)
+	j.verdict(*staged, nil)
+}
+
+// newHeartbeat returns the heartbeat of j's claim, not yet started: it
+// refreshes the claim every HeartbeatInterval (see package heartbeat). A
+// claim the store reports gone cancels the handler and blocks further
+// writes; a claim that could not be refreshed for ClaimTTL is presumed lost
+// and cancels the handler, but the verdict is still offered to the fence.
+func (j *Job) newHeartbeat() *heartbeat.Heartbeat {
+	w := j.worker
+	return heartbeat.New(heartbeat.Config{
+		Interval: w.cfg.HeartbeatInterval,
+		TTL:      w.cfg.ClaimTTL,
+		Refresh: func(ctx context.Context) error {
+			_, err := w.client.RefreshClaim(ctx, j.holder)
+			return err
+		},
+		Lost: func(err error) bool { return errors.Is(err, ErrClaimLost) || errors.Is(err, ErrNotFound) },
+		Held: &j.held,
+		OnLost: func(ctx context.Context, err error) {
+			w.logger.InfoContext(ctx, "docket worker lost a claim; cancelling its handler")
+			w.debug(ctx, "docket worker claim lost", j.RunID)
+			j.mu.Lock()
+			j.released = true
+			j.mu.Unlock()
+			if errors.Is(err, ErrRunCancelled) {
+				j.cancelHandler(revocationCause(StatusCancelled))
+				return
+			}
+			j.cancelHandler(fmt.Errorf("%w: the store no longer shows the claim", ErrClaimLost))
+		},
+		OnFailed: func(ctx context.Context, err error) { w.failure(ctx, "docket worker heartbeat failed", j.RunID, err) },
+		OnExpired: func(ctx context.Context) {
+			w.logger.WarnContext(ctx, "docket worker presumes a claim lost after a ClaimTTL without refresh; cancelling its handler")
+			j.cancelHandler(fmt.Errorf("%w: not refreshed within the claim TTL", ErrClaimLost))
+		},
+	})
+}
+
+// The stack part of a panic's error entry.
+const (
+	// PanicStackFrames is how many frames of the panicking handler's
+	// goroutine a panic entry keeps at most, innermost first: the frame
+	// that panicked, its caller, and so on up to the handler Docket called.
+	PanicStackFrames = 16
+	// PanicStackSeparator ends the panic value in a panic entry's text; the
+	// frames follow it, one per two lines: the function's name, then a tab
+	// and file:line. strings.Cut(text, PanicStackSeparator) splits the
+	// value from the frames.
+	PanicStackSeparator = "\n\nstack of the panicking goroutine, innermost first:\n"
+	// panicStackOmitted is the last line of a stack that kept
+	// PanicStackFrames frames of a deeper one.
+	panicStackOmitted = "(outer frames omitted)"
+)
+
+// invokeFunction is the name runtime frames give Job.invoke, the frame
+// that calls the handler and recovers its panic: the stack of a panic
+// entry ends right above it. It is set in init, since Job.invoke itself
+// reads it.
+var invokeFunction string
+
+func init() {
+	invokeFunction = runtime.FuncForPC(reflect.ValueOf((*Job).invoke).Pointer()).Name()
+}
+
+// panicFrames returns the frames of the handler whose panic is being
+// recovered, innermost first: at most PanicStackFrames of them, and whether
+// deeper ones were left out. Its caller must be the deferred function that
+// recovered the panic, called by the runtime's panic machinery: the frames
+// above the runtime's panic frames (that function's and the runtime's) are
+// skipped, and the frames from Job.invoke on are Docket's own.
+func panicFrames() ([]runtime.Frame, bool) {
+	// The recovering function, runtime.gopanic, the runtime's frames of a
+	// runtime error, then PanicStackFrames frames and one to tell more.
+	var pcs [PanicStackFrames + 32]uintptr
+	n := runtime.Callers(2, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	var out []runtime.Frame
+	inPanic, inRuntime := false, true
+	for {
+		f, more := frames.Next()
+		switch {
+		case !inPanic:
+			inPanic = f.Function == "runtime.gopanic"
+		case f.Function == invokeFunction:
+			return out, false
+		case inRuntime && strings.HasPrefix(f.Function, "runtime."):
+			// runtime.panicmem, runtime.sigpanic, runtime.mapassign...: how
+			// the runtime raised a runtime error, not where the handler did.
+		case len(out) == PanicStackFrames:
+			return out, true
+		default:
+			inRuntime = false
+			out = append(out, f)
+		}
+		if !more {
+			// The buffer ended before Job.invoke: frames were left out
+			// when it was full.
+			return out, n == len(pcs) && len(out) > 0
+		}
+	}
+}
+
+// panicText is the error text of a handler panic with value and the
+// handler's frames: the value as fmt.Sprint prints it, then as many whole
+// frames as fit in MaxRunErrorBytes. A value that fills the bound by itself
+// is cut to it, and the frames are left out.
+func panicText(value any, frames []runtime.Frame, omitted bool) string {
+	text := storableText(fmt.Sprint(value))
+	if len(frames) == 0 || len(text)+len(PanicStackSeparator) >= MaxRunErrorBytes {
+		return errorText(text)
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	b.WriteString(PanicStackSeparator)
+	kept := 0
+	for _, f := range frames {
+		line := storableText(f.Function + "\n\t" + f.File + ":" + strconv.Itoa(f.Line))
+		if kept > 0 {
+			line = "\n" + line
+		}
+		if b.Len()+len(line) > MaxRunErrorBytes {
+			break
+		}
+		b.WriteString(line)
+		kept++
+	}
+	if kept == 0 {
+		return errorText(text)
+	}
+	if (omitted || kept < len(frames)) && b.Len()+1+len(panicStackOmitted) <= MaxRunErrorBytes {
+		b.WriteString("\n" + panicStackOmitted)
+	}
+	return b.String()
+}
+
+// groupCommitWait bounds how long a leading commit waits for the verdicts of
+// the other jobs of its claim call before it writes without them.
+const groupCommitWait = 200 * time.Microsecond
+
+// groupCommit folds the verdict commits of jobs that finish together into
+// one CommitRuns statement (see package groupcommit): the jobs of one claim
+// call form a cohort, since they start together and often finish together.
+// A statement that failed as a whole is groupcommit.ErrFlushFailed for each
+// of its commits; each job then commits alone, which reports its own error.
+type groupCommit = groupcommit.Group[batchCommit, batchCommitted]
+
+// batchCommit is one job's verdict commit in the group.
+type batchCommit struct {
+	req      CommitRequest
+	scopeKey string
+}
+
+// batchCommitted is the run's new checkpoint after a group commit.
+type batchCommitted struct {
+	seq  int64
+	step int
+}
+
+// newGroupCommit returns the group commit of client's worker.
+func newGroupCommit(client *Client) *groupCommit {
+	return groupcommit.New(client.commitBatch, groupCommitWait, nil)
+}

@@ -1,6 +1,8 @@
 package docket
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestQualifyNamesMarkedRelationsOnly(t *testing.T) {
 	q := newQualifier("Docket")

@@ -1,0 +1,378 @@
+package docket
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/docketrun/docket-go/internal/dbgen"
+)
+
+// ClaimPolicyDefault is the singleton claim policy of a fairness domain.
+type ClaimPolicyDefault struct {
+	// AdmissionMode is the active engine: "legacy" or "tenant_fair".
+	AdmissionMode string
+	// MaxActiveRuns is the persisted default cap; 0 until initialized.
+	MaxActiveRuns int
+	// ConfiguredMaxActiveRuns is the cap last synchronized from application
+	// configuration at startup; 0 until then.
+	ConfiguredMaxActiveRuns int
+	// ParkDormant reports whether the domain walks only its awake ring
+	// (parked partitions); see docs/fairness-parked.md.
+	ParkDormant bool
+	// ConfiguredParkDormant is the ParkDormant last synchronized from
+	// application configuration at startup (false until then).
+	ConfiguredParkDormant bool
+	// Version counts writes of the default and of ParkDormant;
+	// compare-and-set writes expect it.
+	Version int64
+	// Initialized reports whether a TenantFair start has persisted a default.
+	Initialized bool
+	// UpdatedAt is the time of the row's last write.
+	UpdatedAt time.Time
+}
+
+// FetchClaimPolicyDefault returns the persisted default cap, its version, the
+// active engine, the last configured cap and whether the policy has been
+// initialized.
+func (c *store) FetchClaimPolicyDefault(ctx context.Context) (ClaimPolicyDefault, error) {
+	return timed(ctx, c.telemetry, opFetchClaimPolicyDefault, func() (ClaimPolicyDefault, error) {
+		row, err := c.queries.GetClaimPolicy(ctx)
+		if err != nil {
+			return ClaimPolicyDefault{}, fmt.Errorf("docket: reading claim policy: %w", err)
+		}
+		return claimPolicyDefaultOf(row), nil
+	})
+}
+
+// PutClaimPolicyDefault changes the persisted default cap at runtime and
+// bumps its version by one. The configured cap is left alone, so restarting
+// with unchanged configuration keeps this value; changing the configured cap
+// overwrites it at the next start. Only an initialized policy has a default to
+// change: before the first TenantFair start this fails with ErrNotInitialized.
+// An invalid cap fails with ErrInvalidCap and a version mismatch with
+// ErrStale; either way nothing is written.
+func (c *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
+	return timed(ctx, c.telemetry, opPutClaimPolicyDefault, func() (ClaimPolicyDefault, error) {
+		capValue, err := checkedCap(maxActiveRuns)
+		if err != nil {
+			return ClaimPolicyDefault{}, err
+		}
+		if err := opts.validate(); err != nil {
+			return ClaimPolicyDefault{}, err
+		}
+		var written dbgen.DocketClaimPolicy
+		err = c.inTx(ctx, func(q *dbgen.Queries) error {
+			current, err := q.LockClaimPolicy(ctx)
+			if err != nil {
+				return fmt.Errorf("docket: locking claim policy: %w", err)
+			}
+			if current.InitializedAt == nil {
+				return fmt.Errorf("%w: no TenantFair start has persisted a default yet", ErrNotInitialized)
+			}
+			if err := opts.check(current.PolicyVersion); err != nil {
+				return err
+			}
+			written, err = q.PutClaimPolicyDefault(ctx, capValue)
+			if err != nil {
+				return fmt.Errorf("docket: writing claim policy default: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return ClaimPolicyDefault{}, err
+		}
+		return claimPolicyDefaultOf(written), nil
+	})
+}
+
+func claimPolicyDefaultOf(row dbgen.DocketClaimPolicy) ClaimPolicyDefault {
+	return ClaimPolicyDefault{
+		AdmissionMode:           row.AdmissionMode,
+		MaxActiveRuns:           intOrZero(row.MaxActive),
+		ConfiguredMaxActiveRuns: intOrZero(row.ConfiguredMaxActive),
+		ParkDormant:             row.ParkDormant,
+		ConfiguredParkDormant:   row.ConfiguredParkDormant,
+		Version:                 row.PolicyVersion,
+		Initialized:             row.InitializedAt != nil,
+		UpdatedAt:               row.UpdatedAt,
+	}
+}
+
+// intOrZero reads a nullable cap column; caps are never 0, so 0 means unset.
+func intOrZero(v *int32) int {
+	if v == nil {
+		return 0
+	}
+	return int(*v)
+}
+
+// ClaimPolicyOverride is the cap state of one owner partition after a write.
+type ClaimPolicyOverride struct {
+	// Scope is the owner the partition belongs to.
+	Scope Scope
+	// MaxActiveRuns is the override; 0 means none, so the default applies.
+	MaxActiveRuns int
+	// Version counts override writes of the partition.
+	Version int64
+}
+
+// PutClaimPolicyOverride sets the cap of one scope, overriding the default,
+// and bumps the partition version by one. A scope without runs gets its
+// partition (and with it a ring position) in the same transaction. Overrides
+// are durable runtime state: startup never touches them. Lowering a cap below
+// the scope's admitted count creates debt; no admission is revoked.
+// An invalid cap (ErrInvalidCap), an invalid scope (ErrInvalidArgument,
+// ErrTenantRequired) or a version mismatch (ErrStale) writes nothing.
+func (c *store) PutClaimPolicyOverride(ctx context.Context, scope Scope, maxActiveRuns int, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
+	return timed(ctx, c.telemetry, opPutClaimPolicyOverride, func() (ClaimPolicyOverride, error) {
+		capValue, err := checkedCap(maxActiveRuns)
+		if err != nil {
+			return ClaimPolicyOverride{}, err
+		}
+		return c.writeOverride(ctx, scope, &capValue, opts)
+	})
+}
+
+// ResetClaimPolicyOverride removes the cap override of one scope, so the
+// default applies again, and bumps the partition version by one. Like
+// PutClaimPolicyOverride it creates the partition if the scope has none, so
+// every successful write moves the version. An invalid scope or a version
+// mismatch writes nothing.
+func (c *store) ResetClaimPolicyOverride(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
+	return timed(ctx, c.telemetry, opResetClaimPolicyOverride, func() (ClaimPolicyOverride, error) {
+		return c.writeOverride(ctx, scope, nil, opts)
+	})
+}
+
+// writeOverride runs the compare-and-set under partition authority; a nil
+// capValue resets the override.
+func (c *store) writeOverride(ctx context.Context, scope Scope, capValue *int32, opts ClaimPolicyWriteOptions) (ClaimPolicyOverride, error) {
+	key, err := c.scopeKey(scope)
+	if err != nil {
+		return ClaimPolicyOverride{}, err
+	}
+	if err := opts.validate(); err != nil {
+		return ClaimPolicyOverride{}, err
+	}
+	var written dbgen.DocketClaimPartition
+	err = c.inTx(ctx, func(q *dbgen.Queries) error {
+		if err := q.EnsureClaimPartition(ctx, key); err != nil {
+			return fmt.Errorf("docket: creating claim partition: %w", err)
+		}
+		current, err := q.LockClaimPartition(ctx, key)
+		if err != nil {
+			return fmt.Errorf("docket: locking claim partition: %w", err)
+		}
+		// A stale write rolls back, taking a partition it just created along.
+		if err := opts.check(current.PartitionVersion); err != nil {
+			return err
+		}
+		written, err = q.PutClaimPartitionOverride(ctx, dbgen.PutClaimPartitionOverrideParams{
+			MaxActive: capValue,
+			ScopeKey:  key,
+		})
+		if err != nil {
+			return fmt.Errorf("docket: writing claim partition override: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return ClaimPolicyOverride{}, err
+	}
+	return ClaimPolicyOverride{
+		Scope:         scope,
+		MaxActiveRuns: intOrZero(written.MaxActive),
+		Version:       written.PartitionVersion,
+	}, nil
+}
+
+// PutClaimPolicyParking turns parked partitions on or off for the whole
+// fairness domain at runtime and bumps the policy version by one. The
+// configured value is left alone, so restarting with unchanged configuration
+// keeps this choice; changing the configured ParkDormant overwrites it at the
+// next start. Turning parking off unparks every partition in the same
+// transaction, so the next call walks the full ring. Turning it on parks
+// every partition that is dormant now, after the policy write commits, in
+// short batches that never wait for a lock (see parkDormantPartitions), so
+// the walk starts over a small awake ring. Before the
+// first TenantFair start this fails with ErrNotInitialized, and a version
+// mismatch fails with ErrStale; either way nothing is written. Writing the
+// current value is a write too (the version moves).
+func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
+	return timed(ctx, c.telemetry, opPutClaimPolicyParking, func() (ClaimPolicyDefault, error) {
+		if err := opts.validate(); err != nil {
+			return ClaimPolicyDefault{}, err
+		}
+		var written dbgen.DocketClaimPolicy
+		err := c.inTx(ctx, func(q *dbgen.Queries) error {
+			// The policy row lock keeps every claim call out until this commits,
+			// so none parks after the unpark below.
+			current, err := q.LockClaimPolicy(ctx)
+			if err != nil {
+				return fmt.Errorf("docket: locking claim policy: %w", err)
+			}
+			if current.InitializedAt == nil {
+				return fmt.Errorf("%w: no TenantFair start has persisted a policy yet", ErrNotInitialized)
+			}
+			if err := opts.check(current.PolicyVersion); err != nil {
+				return err
+			}
+			written, err = q.PutClaimPolicyParkDormant(ctx, parkDormant)
+			if err != nil {
+				return fmt.Errorf("docket: writing claim policy park_dormant: %w", err)
+			}
+			if !parkDormant {
+				if _, err := q.UnparkAllPartitions(ctx); err != nil {
+					return fmt.Errorf("docket: unparking partitions: %w", err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return ClaimPolicyDefault{}, err
+		}
+		if parkDormant {
+			c.parkDormantPartitions(ctx)
+		}
+		return claimPolicyDefaultOf(written), nil
+	})
+}
+
+// parkBatchSize is how many awake ring members one batch of
+// parkDormantPartitions locks and checks: large enough that switching on over
+// 100,000 dormant partitions takes twenty short transactions, small enough
+// that each holds its schedule rows for tens of milliseconds.
+const parkBatchSize = 5000
+
+// parkDormantPartitions parks every partition that is dormant now, walking
+// the awake ring in ring order, one short transaction per batch: the
+// first statement locks the batch's schedule rows without waiting (a row a
+// writer or a claim call holds is skipped and left to the walk's park), the
+// second re-checks dormancy in a snapshot taken after the lock and parks, so
+// it follows the walk's two-step park. It runs after the policy write has
+// committed, so claim calls are never held back by it, and the park
+// statement parks nothing once the domain no longer walks parked. It reports
+// how many partitions it parked. A failure stops it without undoing the
+// switch: every partition it did not reach stays awake until a visit of the
+// walk parks it, so the failure is logged rather than returned.
+func (c *store) parkDormantPartitions(ctx context.Context) int64 {
+	var parked, after int64
+	for {
+		var locked []dbgen.LockAwakePartitionsBatchRow
+		var n int64
+		err := c.inTx(ctx, func(q *dbgen.Queries) error {
+			var err error
+			locked, err = q.LockAwakePartitionsBatch(ctx, dbgen.LockAwakePartitionsBatchParams{AfterPosition: after, BatchSize: parkBatchSize})
+			if err != nil {
+				return fmt.Errorf("docket: locking awake partitions: %w", err)
+			}
+			if len(locked) == 0 {
+				return nil
+			}
+			keys := make([]string, len(locked))
+			for i, l := range locked {
+				keys[i] = l.ScopeKey
+			}
+			n, err = q.ParkDormantPartitionsBatch(ctx, keys)
+			if err != nil {
+				return fmt.Errorf("docket: parking dormant partitions: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			c.logger.WarnContext(ctx, "docket: parking dormant partitions stopped; the walk parks the rest", "parked", parked, "error", err)
+			return parked
+		}
+		if len(locked) == 0 {
+			return parked
+		}
+		parked += n
+		last := locked[len(locked)-1].RingPosition
+		if last == nil { // an identity column: never null
+			return parked
+		}
+		after = *last
+	}
+}
+
+// TenantPause is the pause state of one owner partition after a write.
+type TenantPause struct {
+	// Scope is the owner the partition belongs to.
+	Scope Scope
+	// Paused reports whether the partition is paused now.
+	Paused bool
+	// Version is the partition version after the write (the one cap
+	// overrides move too).
+	Version int64
+}
+
+// PauseTenant stops TenantFair from admitting or leasing any run of scope
+// until ResumeTenant: each claim call still visits the partition in its ring
+// order and refuses it (trace disposition "paused"), nothing of the scope is
+// deleted, its claimed runs keep their holders, who commit as usual, and its
+// queued and ready runs keep their order. Legacy does not read the flag. The
+// write bumps the partition version by one and creates the partition (with
+// its ring position) when the scope has none yet. Pausing a paused scope is a
+// write too (the version moves). An invalid scope (ErrInvalidArgument,
+// ErrTenantRequired) or a version mismatch (ErrStale) writes nothing.
+func (c *store) PauseTenant(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (TenantPause, error) {
+	return timed(ctx, c.telemetry, opPauseTenant, func() (TenantPause, error) {
+		return c.writePaused(ctx, scope, true, opts)
+	})
+}
+
+// ResumeTenant undoes PauseTenant: the next claim calls admit and lease the
+// scope's runs again, in their order, and listening Workers are woken at
+// commit so they claim them at once. Like PauseTenant it bumps the partition
+// version, creates a missing partition, and writes nothing on an invalid
+// scope or a version mismatch (ErrStale).
+func (c *store) ResumeTenant(ctx context.Context, scope Scope, opts ClaimPolicyWriteOptions) (TenantPause, error) {
+	return timed(ctx, c.telemetry, opResumeTenant, func() (TenantPause, error) {
+		return c.writePaused(ctx, scope, false, opts)
+	})
+}
+
+// writePaused runs the compare-and-set of the pause flag under partition
+// authority, as writeOverride does for the cap.
+func (c *store) writePaused(ctx context.Context, scope Scope, paused bool, opts ClaimPolicyWriteOptions) (TenantPause, error) {
+	key, err := c.scopeKey(scope)
+	if err != nil {
+		return TenantPause{}, err
+	}
+	if err := opts.validate(); err != nil {
+		return TenantPause{}, err
+	}
+	var written dbgen.DocketClaimPartition
+	err = c.inTx(ctx, func(q *dbgen.Queries) error {
+		if err := q.EnsureClaimPartition(ctx, key); err != nil {
+			return fmt.Errorf("docket: creating claim partition: %w", err)
+		}
+		// The lock waits for a claim call that is visiting the partition,
+		// so a call either saw the partition before the write or after it.
+		current, err := q.LockClaimPartition(ctx, key)
+		if err != nil {
+			return fmt.Errorf("docket: locking claim partition: %w", err)
+		}
+		if err := opts.check(current.PartitionVersion); err != nil {
+			return err
+		}
+		written, err = q.PutClaimPartitionPaused(ctx, dbgen.PutClaimPartitionPausedParams{
+			Paused:   paused,
+			ScopeKey: key,
+		})
+		if err != nil {
+			return fmt.Errorf("docket: writing claim partition pause: %w", err)
+		}
+		if !paused {
+			// The scope's due runs were due all along: only the resume
+			// makes them claimable, so Workers hear of it now.
+			c.announceDue(ctx, q, time.Time{})
+		}
+		return nil
+	})
+	if err != nil {
+		return TenantPause{}, err
+	}
+	return TenantPause{Scope: scope, Paused: written.Paused, Version: written.PartitionVersion}, nil
+}
