@@ -10,7 +10,9 @@
 --    those of v4.
 -- 2. The partition guard fires only on the updates it refuses (a changed
 --    scope_key) and on deletes, instead of on every admission epoch a grant
---    writes.
+--    writes; the schedule guard only on inserts, deletes and the updates of
+--    the columns it guards (scope_key, ring_position, unfinished_count),
+--    instead of on every park, unpark and wake.
 -- 3. Park on write: docket_runs_track_insert version 3 parks a partition
 --    that had no unfinished run when a write gives it only work that is not
 --    due, in a TenantFair domain with park_dormant on, so a domain with many
@@ -1097,7 +1099,18 @@ create trigger docket_claim_partitions_guard_trg
     before update of scope_key or delete on docket_claim_partitions
     for each row execute function docket_claim_partitions_guard();
 
+drop trigger docket_claim_schedule_guard_trg on docket_claim_schedule;
+create trigger docket_claim_schedule_guard_trg
+    before insert or update of scope_key, ring_position, unfinished_count or delete
+    on docket_claim_schedule
+    for each row execute function docket_claim_schedule_guard();
+
 -- migrate:down
+
+drop trigger docket_claim_schedule_guard_trg on docket_claim_schedule;
+create trigger docket_claim_schedule_guard_trg
+    before insert or update or delete on docket_claim_schedule
+    for each row execute function docket_claim_schedule_guard();
 
 drop trigger docket_claim_partitions_guard_trg on docket_claim_partitions;
 create trigger docket_claim_partitions_guard_trg

@@ -1,4 +1,9 @@
 
+drop trigger docket_claim_schedule_guard_trg on docket_claim_schedule;
+create trigger docket_claim_schedule_guard_trg
+    before insert or update or delete on docket_claim_schedule
+    for each row execute function docket_claim_schedule_guard();
+
 drop trigger docket_claim_partitions_guard_trg on docket_claim_partitions;
 create trigger docket_claim_partitions_guard_trg
     before update or delete on docket_claim_partitions
