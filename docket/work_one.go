@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/internal/dbgen"
+	"github.com/docketrun/docket-go/internal/maintenance"
 	"github.com/docketrun/docket-go/internal/testseam"
 	"github.com/docketrun/docket-go/policy"
 )
@@ -107,7 +108,7 @@ func (c *Client) claimOne(ctx context.Context, runID string, now time.Time) (Lea
 		res, runs, err := c.claimDueRead(ctx, req)
 		if isLockContention(err) && contended < workOneContentionTries {
 			contended++
-			if !sleep(ctx, contentionBackoff()) {
+			if !maintenance.Sleep(ctx, contentionBackoff()) {
 				return Lease{}, nil, calls, ctx.Err()
 			}
 			continue

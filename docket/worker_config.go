@@ -178,18 +178,6 @@ func contentionBackoff() time.Duration {
 	return 10*time.Millisecond + rand.N(50*time.Millisecond)
 }
 
-// sleep waits d or until ctx ends, and reports whether the full wait passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // RetryPolicy is how a Worker retries a handler attempt that failed: a Fail
 // verdict, a recovered panic or the zero Result. An attempt numbered n (see
 // Job.Attempt) that fails while n < MaxAttempts is retried: the run is
@@ -440,7 +428,6 @@ func (w *Worker) scheduleTaker(wake <-chan struct{}) *maintenance.ScheduleTaker[
 		TakeBatch:    w.scheduleBatch,
 		NextTick:     w.nextScheduleTick,
 		Backoff:      errorBackoff,
-		Wait:         sleep,
 		Logger:       w.logger,
 		OnTick: func(t ScheduleTick) {
 			w.emit(WorkerEvent{Kind: EventScheduleTick, RunID: t.RunID, Scope: t.Scope, Schedule: t.Schedule, TickAt: t.At, Err: t.Err})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/docketrun/docket-go/internal/groupcommit"
 	"github.com/docketrun/docket-go/internal/heartbeat"
+	"github.com/docketrun/docket-go/internal/maintenance"
 )
 
 // errReleased reports a holder write by a job whose claim the worker already
@@ -306,7 +307,7 @@ func (j *Job) settle(io context.Context, plan commitPlan) {
 			j.settled(sp, plan, err)
 			return
 		}
-		if !sleep(io, errorBackoff(failures)) {
+		if !maintenance.Sleep(io, errorBackoff(failures)) {
 			j.settled(sp, plan, err)
 			return
 		}

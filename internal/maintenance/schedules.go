@@ -54,7 +54,7 @@ type ScheduleTaker[T any] struct {
 // NewScheduleTaker returns the taker of cfg, not yet started.
 func NewScheduleTaker[T any](cfg ScheduleConfig[T]) *ScheduleTaker[T] {
 	if cfg.Wait == nil {
-		cfg.Wait = timerWait
+		cfg.Wait = Sleep
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -140,8 +140,10 @@ func (s *ScheduleTaker[T]) failed(ctx context.Context, taken int, err error) {
 	}
 }
 
-// timerWait waits d on a timer unless ctx ends first.
-func timerWait(ctx context.Context, d time.Duration) bool {
+// Sleep waits d on a timer unless ctx ends first, and reports whether the
+// full wait passed. It is the schedule taker's default Wait, and the
+// Worker's pause between retries.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
