@@ -274,7 +274,12 @@ func (c *store) parkDormantPartitions(ctx context.Context) int64 {
 			for i, l := range locked {
 				keys[i] = l.ScopeKey
 			}
-			n, err = q.ParkDormantPartitionsBatch(ctx, keys)
+			first, last := locked[0].RingPosition, locked[len(locked)-1].RingPosition
+			if first == nil || last == nil { // an identity column: never null
+				return fmt.Errorf("docket: locking awake partitions: a schedule row without a ring position")
+			}
+			n, err = q.ParkDormantPartitionsBatch(ctx, dbgen.ParkDormantPartitionsBatchParams{
+				ScopeKeys: keys, FirstPosition: *first, LastPosition: *last})
 			if err != nil {
 				return fmt.Errorf("docket: parking dormant partitions: %w", err)
 			}
@@ -288,11 +293,7 @@ func (c *store) parkDormantPartitions(ctx context.Context) int64 {
 			return parked
 		}
 		parked += n
-		last := locked[len(locked)-1].RingPosition
-		if last == nil { // an identity column: never null
-			return parked
-		}
-		after = *last
+		after = *locked[len(locked)-1].RingPosition
 	}
 }
 

@@ -127,7 +127,14 @@ update /*schema*/docket_claim_schedule s
                and r.tenant_admitted_at is null
              order by r.wake_at
              limit 1)), 'infinity')
- where s.scope_key = any (sqlc.arg(scope_keys)::text[])
+  -- The locked keys as a relation, and the stretch of the ring they lie in:
+  -- a key list tested per row (= any) leads the planner to a scan of every
+  -- schedule row per batch, so the batches of a large ring cost the square
+  -- of its size; joined by key within the stretch, a batch reads its own
+  -- rows only.
+  from unnest(sqlc.arg(scope_keys)::text[]) as k(scope_key)
+ where s.scope_key = k.scope_key
+   and s.ring_position between sqlc.arg(first_position)::bigint and sqlc.arg(last_position)::bigint
    and s.unfinished_count > 0 and s.parked_until is null
    and exists (select from /*schema*/docket_claim_policy pol
                 where pol.id = 1 and pol.admission_mode = 'tenant_fair' and pol.park_dormant)

@@ -209,7 +209,14 @@ update /*schema*/docket_claim_schedule s
                and r.tenant_admitted_at is null
              order by r.wake_at
              limit 1)), 'infinity')
- where s.scope_key = any ($1::text[])
+  -- The locked keys as a relation, and the stretch of the ring they lie in:
+  -- a key list tested per row (= any) leads the planner to a scan of every
+  -- schedule row per batch, so the batches of a large ring cost the square
+  -- of its size; joined by key within the stretch, a batch reads its own
+  -- rows only.
+  from unnest($3::text[]) as k(scope_key)
+ where s.scope_key = k.scope_key
+   and s.ring_position between $1::bigint and $2::bigint
    and s.unfinished_count > 0 and s.parked_until is null
    and exists (select from /*schema*/docket_claim_policy pol
                 where pol.id = 1 and pol.admission_mode = 'tenant_fair' and pol.park_dormant)
@@ -233,6 +240,12 @@ update /*schema*/docket_claim_schedule s
                       and r.tenant_admitted_at is null)
 `
 
+type ParkDormantPartitionsBatchParams struct {
+	FirstPosition int64
+	LastPosition  int64
+	ScopeKeys     []string
+}
+
 // The second step of a batch park, in a statement whose snapshot is taken
 // after LockAwakePartitionsBatch holds the rows, so it sees every write that
 // committed before the lock, and every later write waits for this
@@ -242,8 +255,8 @@ update /*schema*/docket_claim_schedule s
 // nothing unless the domain still walks parked, and parks each dormant one
 // until the earliest wake_at of its healthy unclaimed running rows, else for
 // good.
-func (q *Queries) ParkDormantPartitionsBatch(ctx context.Context, scopeKeys []string) (int64, error) {
-	result, err := q.db.Exec(ctx, ParkDormantPartitionsBatch, scopeKeys)
+func (q *Queries) ParkDormantPartitionsBatch(ctx context.Context, arg ParkDormantPartitionsBatchParams) (int64, error) {
+	result, err := q.db.Exec(ctx, ParkDormantPartitionsBatch, arg.FirstPosition, arg.LastPosition, arg.ScopeKeys)
 	if err != nil {
 		return 0, err
 	}
