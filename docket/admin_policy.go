@@ -3,6 +3,8 @@ package docket
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docketrun/docket-go/internal/dbgen"
@@ -245,25 +247,53 @@ func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opt
 // that each holds its schedule rows for tens of milliseconds.
 const parkBatchSize = 5000
 
+// parkStreams is how many batch streams parkDormantPartitions runs side by
+// side, each over its own stretch of the ring: a batch is CPU-bound in the
+// server (its rechecks and writes), so two streams use both cores of a
+// small server, and a pool too small for them only serializes them.
+const parkStreams = 2
+
 // parkDormantPartitions parks every partition that is dormant now, walking
 // the awake ring in ring order, one short transaction per batch: the
 // first statement locks the batch's schedule rows without waiting (a row a
 // writer or a claim call holds is skipped and left to the walk's park), the
 // second re-checks dormancy in a snapshot taken after the lock and parks, so
-// it follows the walk's two-step park. It runs after the policy write has
-// committed, so claim calls are never held back by it, and the park
+// it follows the walk's two-step park. The ring is split into parkStreams
+// stretches by position, each walked by its own stream; the stretches are
+// disjoint, so no two batches touch one row. It runs after the policy write
+// has committed, so claim calls are never held back by it, and the park
 // statement parks nothing once the domain no longer walks parked. It reports
-// how many partitions it parked. A failure stops it without undoing the
-// switch: every partition it did not reach stays awake until a visit of the
-// walk parks it, so the failure is logged rather than returned.
+// how many partitions it parked. A failure stops a stream without undoing
+// the switch: every partition it did not reach stays awake until a visit of
+// the walk parks it, so the failure is logged rather than returned.
 func (c *store) parkDormantPartitions(ctx context.Context) int64 {
-	var parked, after int64
+	last, err := c.queries.LastAwakeRingPosition(ctx)
+	if err != nil {
+		c.logger.WarnContext(ctx, "docket: parking dormant partitions stopped; the walk parks the rest", "parked", 0, "error", err)
+		return 0
+	}
+	var parked atomic.Int64
+	var streams sync.WaitGroup
+	for i := range parkStreams {
+		from, upTo := last*int64(i)/parkStreams, last*int64(i+1)/parkStreams
+		streams.Go(func() { parked.Add(c.parkStretch(ctx, from, upTo)) })
+	}
+	streams.Wait()
+	return parked.Load()
+}
+
+// parkStretch is one stream of parkDormantPartitions: it parks the dormant
+// partitions at ring positions in (after, upTo], batch by batch, and reports
+// how many it parked.
+func (c *store) parkStretch(ctx context.Context, after, upTo int64) int64 {
+	var parked int64
 	for {
 		var locked []dbgen.LockAwakePartitionsBatchRow
 		var n int64
 		err := c.inTx(ctx, func(q *dbgen.Queries) error {
 			var err error
-			locked, err = q.LockAwakePartitionsBatch(ctx, dbgen.LockAwakePartitionsBatchParams{AfterPosition: after, BatchSize: parkBatchSize})
+			locked, err = q.LockAwakePartitionsBatch(ctx, dbgen.LockAwakePartitionsBatchParams{
+				AfterPosition: after, UpToPosition: upTo, BatchSize: parkBatchSize})
 			if err != nil {
 				return fmt.Errorf("docket: locking awake partitions: %w", err)
 			}

@@ -98,10 +98,18 @@ update /*schema*/docket_claim_schedule
 select s.scope_key, s.ring_position
   from /*schema*/docket_claim_schedule s
  where s.ring_position > sqlc.arg(after_position)::bigint
+   and s.ring_position <= sqlc.arg(up_to_position)::bigint
    and s.unfinished_count > 0 and s.parked_until is null
  order by s.ring_position
  limit sqlc.arg(batch_size)::integer
    for no key update skip locked;
+
+-- name: LastAwakeRingPosition :one
+-- The largest position of the awake ring (0 when it is empty), where
+-- switching parking on splits the ring between its parallel batch streams.
+select coalesce(max(s.ring_position), 0)::bigint
+  from /*schema*/docket_claim_schedule s
+ where s.unfinished_count > 0 and s.parked_until is null;
 
 -- name: ParkDormantPartitionsBatch :execrows
 -- The second step of a batch park, in a statement whose snapshot is taken

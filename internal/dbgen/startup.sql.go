@@ -76,18 +76,35 @@ func (q *Queries) InstalledFunctionBodies(ctx context.Context) ([]InstalledFunct
 	return items, nil
 }
 
+const LastAwakeRingPosition = `-- name: LastAwakeRingPosition :one
+select coalesce(max(s.ring_position), 0)::bigint
+  from /*schema*/docket_claim_schedule s
+ where s.unfinished_count > 0 and s.parked_until is null
+`
+
+// The largest position of the awake ring (0 when it is empty), where
+// switching parking on splits the ring between its parallel batch streams.
+func (q *Queries) LastAwakeRingPosition(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, LastAwakeRingPosition)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const LockAwakePartitionsBatch = `-- name: LockAwakePartitionsBatch :many
 select s.scope_key, s.ring_position
   from /*schema*/docket_claim_schedule s
  where s.ring_position > $1::bigint
+   and s.ring_position <= $2::bigint
    and s.unfinished_count > 0 and s.parked_until is null
  order by s.ring_position
- limit $2::integer
+ limit $3::integer
    for no key update skip locked
 `
 
 type LockAwakePartitionsBatchParams struct {
 	AfterPosition int64
+	UpToPosition  int64
 	BatchSize     int32
 }
 
@@ -102,7 +119,7 @@ type LockAwakePartitionsBatchRow struct {
 // writer or claim call holds is skipped and stays awake for the walk to
 // park; the caller moves on past it.
 func (q *Queries) LockAwakePartitionsBatch(ctx context.Context, arg LockAwakePartitionsBatchParams) ([]LockAwakePartitionsBatchRow, error) {
-	rows, err := q.db.Query(ctx, LockAwakePartitionsBatch, arg.AfterPosition, arg.BatchSize)
+	rows, err := q.db.Query(ctx, LockAwakePartitionsBatch, arg.AfterPosition, arg.UpToPosition, arg.BatchSize)
 	if err != nil {
 		return nil, err
 	}
