@@ -49,9 +49,7 @@ func TestWorkerRetentionDeletesOldFinishedRuns(t *testing.T) {
 			handled <- job.RunID
 			return docket.Complete(nil)
 		}})
-	events.WaitFor(t, "a retention pass", func(evs []docket.WorkerEvent) bool {
-		return slices.ContainsFunc(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventRetention })
-	})
+	events.WaitFor(t, "a retention pass", testkit.WorkerRetentionPassed)
 	testkit.StopWorker(t, w, runResult)
 
 	var passes []docket.WorkerEvent

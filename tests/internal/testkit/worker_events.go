@@ -130,6 +130,12 @@ func WorkerListening(evs []docket.WorkerEvent) bool {
 	return WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventListening }) > 0
 }
 
+// WorkerRetentionPassed reports whether events hold the end of a pass of
+// the retention cleaner (a pass a stop cuts short reports nothing).
+func WorkerRetentionPassed(evs []docket.WorkerEvent) bool {
+	return WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventRetention }) > 0
+}
+
 // WorkerDistinctWritten counts the distinct runs with a written verdict.
 func WorkerDistinctWritten(events []docket.WorkerEvent, verdict string) int {
 	runs := map[string]bool{}
