@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/internal/dbgen"
+	"github.com/docketrun/docket-go/internal/sqlschema"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -175,7 +176,7 @@ func (c *Client) claimBatch(ctx context.Context, p claimpolicy.Plan, claimSQL st
 	batch := &pgx.Batch{}
 	settings := 0
 	if c.names != nil {
-		batch.Queue(scopeSearchPath, c.names.searchPath)
+		batch.Queue(sqlschema.ScopeSearchPath, c.names.SearchPath())
 		settings++
 	}
 	if p.AsyncCommit {

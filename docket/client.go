@@ -16,6 +16,7 @@ import (
 
 	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/internal/dbgen"
+	"github.com/docketrun/docket-go/internal/sqlschema"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -61,6 +62,10 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Client, error) 
 // Pool returns the pool the client runs on.
 func (c *Client) Pool() *pgxpool.Pool { return c.pool }
 
+// Schema returns Config.Schema: the schema the client's statements name
+// Docket's relations in, or "" when they resolve through the search_path.
+func (c *Client) Schema() string { return c.config.Schema }
+
 // Policy returns the resolved admission engine.
 func (c *Client) Policy() policy.ClaimPolicy { return c.engine.configured }
 
@@ -72,7 +77,7 @@ type store struct {
 	// queries run on pool, each statement scoped to the schema when set.
 	queries *dbgen.Queries
 	// names qualifies statements with the schema; nil when none is set.
-	names *qualifier
+	names *sqlschema.Schema
 	// tenantMode decides whether the tenantless scope may be addressed.
 	tenantMode TenantMode
 	logger     *slog.Logger
@@ -88,7 +93,7 @@ func newStore(pool *pgxpool.Pool, tenantMode TenantMode, schema string, logger *
 	}
 	st := &store{pool: pool, tenantMode: tenantMode, logger: logger, telemetry: tel}
 	if schema != "" {
-		st.names = newQualifier(schema)
+		st.names = sqlschema.NewSchema(schema)
 	}
 	st.queries = dbgen.New(st.scopedOn(pool, false))
 	return st
@@ -97,11 +102,11 @@ func newStore(pool *pgxpool.Pool, tenantMode TenantMode, schema string, logger *
 // scopedOn returns db as the generated code's executor: db itself, or, when
 // a schema is set, db with each statement scoped to that schema; borrowed
 // marks the app's own transaction, whose search_path is restored.
-func (c *store) scopedOn(db batchSender, borrowed bool) dbgen.DBTX {
+func (c *store) scopedOn(db sqlschema.BatchSender, borrowed bool) dbgen.DBTX {
 	if c.names == nil {
 		return db.(dbgen.DBTX)
 	}
-	return scopedDB{db: db, names: c.names, borrowed: borrowed}
+	return c.names.On(db, borrowed)
 }
 
 // qualified is sql with Docket's relations in the schema, when set.
@@ -109,7 +114,7 @@ func (c *store) qualified(sql string) string {
 	if c.names == nil {
 		return sql
 	}
-	return c.names.qualify(sql)
+	return c.names.Qualify(sql)
 }
 
 // inTx runs fn in a transaction of the store's own, its statements scoped

@@ -14,6 +14,7 @@ import (
 
 	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/internal/dbgen"
+	"github.com/docketrun/docket-go/internal/sqlschema"
 )
 
 var (
@@ -213,7 +214,7 @@ func matchShape(ctx context.Context, tx pgx.Tx, schema string, candidates []migr
 	}
 	// Rolling the savepoint back restores the schema's search_path; setting
 	// it again keeps the caller's statements in the schema regardless.
-	if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, searchPathValue(schema)); err != nil {
+	if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, sqlschema.SearchPathValue(schema)); err != nil {
 		return nil, fmt.Errorf("docket: migrate: selecting schema %s: %w", schema, err)
 	}
 	if match.matched != nil {
@@ -358,7 +359,7 @@ func adopt(ctx context.Context, b txBeginner, schema string, candidates []migrat
 		if !exists {
 			return fmt.Errorf("%w: schema %s does not exist: nothing to adopt (`docket migrate up` installs Docket)", ErrSchemaMismatch, schema)
 		}
-		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, searchPathValue(schema)); err != nil {
+		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, sqlschema.SearchPathValue(schema)); err != nil {
 			return fmt.Errorf("docket: migrate: selecting schema %s: %w", schema, err)
 		}
 		recorded, where, err := recordedVersions(ctx, q, schema)

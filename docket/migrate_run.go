@@ -12,6 +12,7 @@ import (
 
 	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/internal/dbgen"
+	"github.com/docketrun/docket-go/internal/sqlschema"
 )
 
 // ErrMigrationOrder reports a schema whose applied migrations this binary
@@ -202,7 +203,7 @@ func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writ
 				return fmt.Errorf("docket: migrate: creating schema %s: %w", schema, err)
 			}
 		}
-		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, searchPathValue(schema)); err != nil {
+		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, sqlschema.SearchPathValue(schema)); err != nil {
 			return fmt.Errorf("docket: migrate: selecting schema %s: %w", schema, err)
 		}
 		if exists {

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
-	"github.com/docketrun/docket-go/internal/testseam"
 )
 
 // DB is what the helpers without Tx read through: the application's pool,
@@ -33,7 +32,7 @@ func source[D DB](db D) (querier, string) {
 	switch d := any(db).(type) {
 	case *docket.Client:
 		if d != nil {
-			return d.Pool(), testseam.Schema.(func(*docket.Client) string)(d)
+			return d.Pool(), d.Schema()
 		}
 	case *pgxpool.Pool:
 		if d != nil {
