@@ -36,7 +36,8 @@
 // RetryAfter, RetryAtError, RetryAfterError, Continue, Yield or
 // WaitExternal (TypedComplete and TypedContinue encode a typed state).
 // Queues, from NewQueues, runs the Workers of several domains together and
-// stops them with one Stop.
+// stops them with one Stop. Client.WorkLease works one lease the
+// application claimed itself exactly as a Worker of one slot would.
 //
 // # Errors
 //

@@ -435,13 +435,13 @@ func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (AbandonR
 	})
 }
 
-// batchable reports whether the commit of p can join a set-based statement:
+// Batchable reports whether the commit of p can join a set-based statement:
 // a schedule that releases the claim, and a schedule, step and state that
 // Commit would accept (a RetryAt time PostgreSQL cannot hold would fail the
 // whole statement), and an attempt change and failure Commit would accept.
 // Anything else goes through Commit alone, which reports it.
-func (p commitPlan) batchable() bool {
-	return p.releasesClaim() && p.schedule.validate() == nil && p.step >= 0 && p.step <= math.MaxInt32 &&
+func (p commitPlan) Batchable() bool {
+	return p.ReleasesClaim() && p.schedule.validate() == nil && p.step >= 0 && p.step <= math.MaxInt32 &&
 		(p.state == nil || validateState(p.state) == nil) && p.attempt.valid() &&
 		(p.failure == nil || (p.attempt == AttemptCount && validFailureKind(p.failure.Kind)))
 }

@@ -287,7 +287,7 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 	// commit its verdict ahead of the hand-back.
 	var surrendered []*Job
 	for _, j := range w.inFlight() {
-		if j.surrender() {
+		if j.exec.Surrender() {
 			surrendered = append(surrendered, j)
 		}
 	}
@@ -301,7 +301,7 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 	)
 	for _, j := range surrendered {
 		wg.Go(func() {
-			released, err := j.handBack(io)
+			released, err := j.exec.HandBack(io)
 			mu.Lock()
 			defer mu.Unlock()
 			if released {
@@ -383,7 +383,7 @@ func (w *Worker) revoked(ctx context.Context, payload string) {
 			continue
 		}
 		w.debug(ctx, "docket worker claim revoked; cancelling its handler", j.RunID, "status", fields[2])
-		j.cancelHandler(revocationCause(RunStatus(fields[2])))
+		j.exec.Cancel(revocationCause(RunStatus(fields[2])))
 	}
 }
 

@@ -9,14 +9,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/docketrun/docket-go/internal/executor"
 	"github.com/docketrun/docket-go/internal/groupcommit"
-	"github.com/docketrun/docket-go/internal/heartbeat"
 	"github.com/docketrun/docket-go/internal/maintenance"
 )
 
@@ -54,21 +53,15 @@ type Job struct {
 	// CheckpointSeq is the commit fence of the latest checkpoint.
 	CheckpointSeq int64
 
-	// Who owns what. The job goroutine (Worker.start, or Work's calling
-	// goroutine) runs the job: it reads the run, calls the handler, which
-	// owns the exported fields, and commits the verdict. The heartbeat's
-	// timer goroutine and a stopping worker's drain reach the job too: the
-	// first to mark the claim lost and cancel the handler, the second to
-	// surrender the claim and hand it back. So:
-	//
-	//  - the fields up to mu are set before the job goroutine starts and
-	//    never change (route among them), or are safe for concurrent use
-	//    (held, beat, member, whose state the group commit's mutex guards);
-	//  - attempt and link are set by prepare, on the job goroutine, before
-	//    the handler starts, and only read after that;
-	//  - slotReleased belongs to the job goroutine alone;
-	//  - mu guards what the handler's API (Checkpoint, CommitTx), the
-	//    heartbeat and the drain share: the holder write state below.
+	// Who owns what. The job goroutine (Worker.start, or WorkLease's
+	// calling goroutine) runs the job: it reads the run, calls the handler,
+	// which owns the exported fields, and commits the verdict. The fields
+	// below up to exec are set before it starts and never change (route
+	// among them), or are safe for concurrent use (member, whose state the
+	// group commit's mutex guards, and exec, which serializes every write
+	// under the claim with the heartbeat's and a stopping worker's); attempt
+	// and link are set by prepare, on the job goroutine, before the handler
+	// starts; slotReleased belongs to the job goroutine alone.
 
 	worker *Worker
 	holder Holder
@@ -79,12 +72,9 @@ type Job struct {
 	read *leaseRead
 	// member is the job in its claim call's cohort of the group commit.
 	member *groupcommit.Member
-	// cancel ends the handler's context with a cause.
-	cancel context.CancelCauseFunc
-	// beat is the heartbeat of the claim.
-	beat *heartbeat.Heartbeat
-	// held is the latest time (worker clock) the claim was known to be held.
-	held heartbeat.Held
+	// exec is the holder side of the claim: its fence, heartbeat and
+	// commits (package executor).
+	exec *executor.Job[commitPlan]
 
 	// attempt is the handler attempt the policy decides on: Attempt as
 	// read, whatever the handler does to the exported field.
@@ -95,20 +85,11 @@ type Job struct {
 	// slotReleased is set once the job's slot was freed ahead of its end
 	// (see Worker.releaseSlotEarly).
 	slotReleased bool
-
-	// mu serializes holder writes and guards the fields below.
-	mu       sync.Mutex
-	seq      int64 // the fence the next commit expects
-	step     int   // the step the next commit keeps unless it sets one
-	prepared bool  // the run was read and the handler may run
-	released bool  // the handler may commit nothing more
-	// uncertain is set while an attempt of the pending commit failed
-	// without an answer, so it may have committed all the same.
-	uncertain bool
-	// staged is the verdict the handler wrote in its own transaction with
-	// CommitTx, if any.
-	staged *commitPlan
 }
+
+// errFencedOut is the cause a handler's context ends with when the fence
+// refused a write of its claim.
+var errFencedOut = fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost)
 
 // newJob builds the job of lease with its claim call's read, a member of
 // the call's cohort in the group commit, and the handler's context, a child
@@ -128,11 +109,19 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		route:         w.routeOf(lease.GraphID),
 		read:          read,
 		member:        w.commits.Join(&read.cohort),
-		seq:           lease.CheckpointSeq,
-		cancel:        cancel,
 	}
-	j.held.Confirm(lease.ClaimedAt)
-	j.beat = j.newHeartbeat()
+	seam := jobSeam{j}
+	j.exec = executor.New(executor.Config[commitPlan]{
+		Store:             seam,
+		Hooks:             seam,
+		HeartbeatInterval: w.cfg.HeartbeatInterval,
+		ClaimTTL:          w.cfg.ClaimTTL,
+		CallTimeout:       workerCallTimeout,
+		Backoff:           errorBackoff,
+		Sleep:             maintenance.Sleep,
+		NotHeld:           errReleased,
+		FencedOut:         errFencedOut,
+	}, executor.Fence{Seq: lease.CheckpointSeq}, lease.ClaimedAt, cancel)
 	return j, handlerCtx
 }
 
@@ -142,14 +131,14 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 // ErrStaleFence when the store refused the fence); the handler should then
 // return, since nothing it does for this run can be committed any more.
 func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) error {
-	run, err := j.commit(ctx, checkpointed(step, state))
+	fence, err := j.exec.Checkpoint(ctx, checkpointed(step, state))
 	if errors.Is(err, ErrStaleFence) {
 		return fmt.Errorf("%w: %w", ErrClaimLost, err)
 	}
 	if err != nil {
 		return err
 	}
-	j.State, j.Step, j.CheckpointSeq = run.State, run.Step, run.CheckpointSeq
+	j.State, j.Step, j.CheckpointSeq = fence.State, fence.Step, fence.Seq
 	return nil
 }
 
@@ -157,9 +146,9 @@ func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) e
 // commit the verdict. handlerCtx is the handler's context from newJob; io,
 // which outlives cancellation, carries the job's own database calls.
 func (j *Job) run(handlerCtx, io context.Context) {
-	j.beat.Start(io)
-	defer j.cancel(nil)
-	defer j.beat.Stop()
+	j.exec.Start(io)
+	defer j.exec.Cancel(nil)
+	defer j.exec.StopHeartbeat()
 
 	if !j.prepare(io) {
 		return
@@ -169,8 +158,8 @@ func (j *Job) run(handlerCtx, io context.Context) {
 	handlerCtx, sp := j.startHandlerSpan(handlerCtx)
 	plan, handlerErr := j.invoke(handlerCtx)
 	endHandlerSpan(sp, plan, handlerErr)
-	j.beat.Stop()
-	j.settleStaged(sp.parentOf(io), plan)
+	j.exec.StopHeartbeat()
+	j.exec.SettleStaged(sp.parentOf(io), plan)
 }
 
 // prepare takes the claimed run from the claim call's read for the handler.
@@ -181,37 +170,17 @@ func (j *Job) run(handlerCtx, io context.Context) {
 func (j *Job) prepare(io context.Context) bool {
 	row, err := j.read.row(j.RunID)
 	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
-		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.seq) {
+		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.CheckpointSeq) {
 		err = fmt.Errorf("docket: the read of run %q does not match its lease", j.RunID)
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	switch {
-	case j.released:
-		return false
-	case err != nil:
-		j.worker.failure(io, "docket worker could not read a claimed run", j.RunID, err)
-		j.releaseUnprepared(io)
+	if !j.exec.Prepare(io, int(row.Step), err) {
 		return false
 	}
-	j.prepared = true
 	j.link = extractTraceContext(row.TraceContext)
-	j.step = int(row.Step)
 	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
 	j.attempt = int(row.Attempt) + 1
 	j.Attempt = j.attempt
 	return true
-}
-
-// releaseUnprepared gives back the claim of a run the handler never saw,
-// without a checkpoint. The caller holds j.mu.
-func (j *Job) releaseUnprepared(io context.Context) {
-	j.released = true
-	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
-	defer cancel()
-	if _, err := j.worker.client.ReleaseClaim(ctx, j.holder); err != nil {
-		j.worker.failure(io, "docket worker could not release a claim; it will expire", j.RunID, err)
-	}
 }
 
 // invoke calls the handler and plans the commit of its verdict; a panic is
@@ -225,14 +194,14 @@ func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
 	defer func() {
 		if p := recover(); p != nil {
 			frames, omitted := panicFrames()
-			plan = panicked(j.currentStep(), j.attempt, policy, panicText(p, frames, omitted))
+			plan = panicked(j.exec.Step(), j.attempt, policy, panicText(p, frames, omitted))
 			handlerErr = fmt.Errorf("docket: handler panic: %v", p)
 			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked", "result", plan.checkpointType)
 			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(p))
 		}
 	}()
 	result := j.route.handle(ctx, j)
-	plan = result.plan(j.currentStep(), j.attempt, policy)
+	plan = result.plan(j.exec.Step(), j.attempt, policy)
 	switch {
 	case result.kind == resultMissing:
 		j.worker.logger.WarnContext(ctx, "docket worker handler returned the zero Result", "result", plan.checkpointType)
@@ -244,233 +213,6 @@ func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
 	}
 	return plan, handlerErr
 }
-
-// currentStep is the step a commit keeps unless its verdict sets one.
-func (j *Job) currentStep() int {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.step
-}
-
-// settle commits the verdict. Transient failures are retried with backoff
-// while the claim can still be ours; after that the claim is left to expire
-// and another claim redoes the work.
-func (j *Job) settle(io context.Context, plan commitPlan) {
-	sp := j.startCommitSpan(io, plan)
-	for failures := 1; ; failures++ {
-		size, err := j.finish(io, plan)
-		sp.set(spanAttrBatchSize.Int(size))
-		switch {
-		case err == nil:
-			j.settled(sp, plan, nil)
-			if plan.yields() {
-				j.worker.announceYield(io)
-			}
-			j.worker.debug(io, "docket worker run settled", j.RunID, "result", plan.checkpointType)
-			return
-		case errors.Is(err, errReleased):
-			j.worker.debug(io, "docket worker dropped a verdict; the claim was already given up", j.RunID, "result", plan.checkpointType)
-			j.settled(sp, plan, err)
-			return
-		case errors.Is(err, ErrStaleFence) && j.appliedEarlier(io, plan):
-			// The fence refused a retry because the lost attempt committed.
-			if plan.yields() {
-				j.worker.announceYield(io)
-			}
-			j.worker.client.telemetry.fenced(io, fenceAlreadyApplied)
-			j.worker.debug(io, "docket worker run settled; its commit was already applied", j.RunID, "result", plan.checkpointType)
-			j.settled(sp, plan, nil)
-			return
-		case errors.Is(err, ErrRunCancelled):
-			j.worker.client.telemetry.fenced(io, fenceCancelled)
-			j.worker.logger.InfoContext(io, "docket worker dropped a verdict; an operator cancelled the run",
-				"result", plan.checkpointType)
-			j.settled(sp, plan, err)
-			return
-		case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
-			j.worker.client.telemetry.fenced(io, fenceNewerHolder)
-			j.worker.logger.InfoContext(io, "docket worker commit refused by the claim fence; a newer holder owns the run",
-				"result", plan.checkpointType)
-			j.worker.debug(io, "docket worker commit fenced out", j.RunID, "result", plan.checkpointType)
-			j.settled(sp, plan, err)
-			return
-		case errors.Is(err, ErrInvalidArgument) && plan.checkpointType != "invalid_result":
-			j.worker.logger.WarnContext(io, "docket worker result refused as invalid; failing the run", "result", plan.checkpointType)
-			j.worker.debug(io, "docket worker invalid result", j.RunID, "error", err.Error())
-			j.settled(sp, plan, err)
-			plan = refused(j.currentStep(), err)
-			sp = j.startCommitSpan(io, plan)
-			continue
-		}
-		if time.Since(j.held.At()) >= j.worker.cfg.ClaimTTL {
-			j.worker.failure(io, "docket worker gave up committing; the claim will expire", j.RunID, err)
-			j.settled(sp, plan, err)
-			return
-		}
-		if !maintenance.Sleep(io, errorBackoff(failures)) {
-			j.settled(sp, plan, err)
-			return
-		}
-	}
-}
-
-// appliedEarlier reports whether the commit of plan, which the fence
-// refused, was committed by an earlier attempt whose answer was lost. Only
-// a job that had such an attempt asks the store; a failed check counts as
-// not applied.
-func (j *Job) appliedEarlier(io context.Context, plan commitPlan) bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if !j.uncertain {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
-	defer cancel()
-	applied, err := j.worker.client.commitApplied(ctx, j.request(plan))
-	if err != nil {
-		j.worker.failure(io, "docket worker could not check whether its commit was applied", j.RunID, err)
-		return false
-	}
-	return applied
-}
-
-// verdict reports the end of the write of plan, err its error.
-func (j *Job) verdict(plan commitPlan, err error) {
-	if j.worker.cfg.OnEvent == nil {
-		return
-	}
-	j.worker.emit(WorkerEvent{Kind: EventVerdict, RunID: j.RunID, Scope: j.Scope,
-		Verdict: plan.checkpointType, Outcome: verdictOutcome(err), Err: err})
-}
-
-// commit is one fenced holder write of plan, unless the worker already gave
-// the claim up.
-func (j *Job) commit(ctx context.Context, plan commitPlan) (Run, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.released {
-		return Run{}, errReleased
-	}
-	return j.commitLocked(ctx, plan)
-}
-
-// finish is commit for the verdict of a returned handler: one that can join
-// a set-based statement is written together with the verdicts of other
-// jobs, and alone only when that statement failed as a whole. It returns
-// how many commits the statement that wrote this one carried (0 when none
-// was sent).
-func (j *Job) finish(ctx context.Context, plan commitPlan) (int, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.released {
-		return 0, errReleased
-	}
-	if !plan.batchable() {
-		_, err := j.commitLocked(ctx, plan)
-		return 1, err
-	}
-	j.worker.releaseSlotEarly(j)
-	req := j.request(plan)
-	scopeKey, err := j.worker.client.holderKey(req.Holder)
-	if err != nil {
-		j.committed(plan, 0, 0, err)
-		return 0, err
-	}
-	res, size := j.worker.commits.Write(ctx, j.member, batchCommit{req: req, scopeKey: scopeKey})
-	if err := res.Err; errors.Is(err, groupcommit.ErrFlushFailed) {
-		// The statement may have committed before its answer was lost.
-		j.uncertain = true
-		_, err = j.commitLocked(ctx, plan)
-		return 1, err
-	}
-	j.committed(plan, res.Value.seq, res.Value.step, res.Err)
-	return size, res.Err
-}
-
-// commitLocked writes plan alone, fenced on the claim token and the expected
-// sequence. The caller holds j.mu.
-func (j *Job) commitLocked(ctx context.Context, plan commitPlan) (Run, error) {
-	callCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
-	defer cancel()
-	run, err := j.worker.client.Commit(callCtx, j.request(plan))
-	j.committed(plan, run.CheckpointSeq, run.Step, err)
-	return run, err
-}
-
-// request is the commit request of plan.
-func (j *Job) request(plan commitPlan) CommitRequest {
-	return CommitRequest{
-		Holder:         j.holder,
-		ExpectedSeq:    j.seq,
-		Step:           plan.step,
-		State:          plan.state,
-		CheckpointType: plan.checkpointType,
-		Disposition:    plan.schedule,
-		Attempt:        plan.attempt,
-		Failure:        plan.failure,
-	}
-}
-
-// committed records the outcome of a commit of plan. A fence miss means the
-// claim is gone: the handler's context is cancelled and no further write is
-// tried. Any other failure but a refused argument leaves it open whether the
-// statement committed. The caller holds j.mu.
-func (j *Job) committed(plan commitPlan, seq int64, step int, err error) {
-	switch {
-	case err == nil:
-		j.seq, j.step = seq, step
-		j.held.Confirm(time.Now())
-		j.released = j.released || plan.releasesClaim()
-		j.uncertain = false
-	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
-		j.released = true
-		j.cancel(fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost))
-	case !errors.Is(err, ErrInvalidArgument):
-		j.uncertain = true
-	}
-}
-
-// surrender takes the claim away from the handler for a stopping worker:
-// from now on the handler can commit nothing, and its heartbeat ends. It
-// reports whether the worker still held the claim, which handBack must then
-// give back.
-func (j *Job) surrender() bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.beat.Stop()
-	if j.released {
-		return false
-	}
-	j.released = true
-	return true
-}
-
-// handBack gives a surrendered claim back: a ReleaseImmediate commit that
-// keeps the admission when the handler had started, a plain release before
-// that. It reports whether the store accepted it; a fence miss means a newer
-// holder already owns the run, which needs nothing more.
-func (j *Job) handBack(io context.Context) (bool, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if !j.prepared {
-		ctx, cancel := context.WithTimeout(io, workerCallTimeout)
-		defer cancel()
-		return j.worker.client.ReleaseClaim(ctx, j.holder)
-	}
-	plan := stopped(j.step)
-	_, err := j.commitLocked(io, plan)
-	j.verdict(plan, err)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
-		return false, nil
-	}
-	return false, err
-}
-
-// cancelHandler cancels the handler's context with cause.
-func (j *Job) cancelHandler(cause error) { j.cancel(cause) }
 
 // errZeroResult is the error a handler span records for the zero Result.
 var errZeroResult = errors.New("docket: the handler returned the zero Result")
@@ -540,91 +282,14 @@ func (j *Job) settled(sp *span, plan commitPlan, err error) {
 // a refused fence (ErrStaleFence: the claim is gone) or an invalid r is an
 // error and stages nothing.
 func (j *Job) CommitTx(ctx context.Context, tx pgx.Tx, r Result) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	err := j.exec.CommitTx(ctx, tx, func(step int) commitPlan { return r.plan(step, j.attempt, j.route.retry) })
 	switch {
-	case j.staged != nil:
+	case errors.Is(err, executor.ErrStaged):
 		return invalidArgument("run %q already has a verdict written in a transaction", j.RunID)
-	case j.released:
+	case errors.Is(err, errReleased):
 		return fmt.Errorf("%w: run %q", ErrClaimLost, j.RunID)
 	}
-	plan := r.plan(j.step, j.attempt, j.route.retry)
-	if _, err := j.worker.client.CommitTx(ctx, tx, j.request(plan)); err != nil {
-		return err
-	}
-	j.beat.Stop()
-	j.staged = &plan
-	return nil
-}
-
-// settleStaged settles a job whose handler wrote its verdict with CommitTx:
-// when the row shows that verdict, the handler's transaction committed and
-// the job is done; otherwise it rolled back and the returned plan is
-// settled as usual. A failed check is presumed a rollback: the returned
-// plan's commit is fenced, so it cannot write twice.
-func (j *Job) settleStaged(io context.Context, returned commitPlan) {
-	j.mu.Lock()
-	staged := j.staged
-	j.mu.Unlock()
-	if staged == nil {
-		j.settle(io, returned)
-		return
-	}
-	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
-	applied, err := j.worker.client.commitApplied(ctx, j.request(*staged))
-	cancel()
-	if err != nil {
-		j.worker.failure(io, "docket worker could not check a verdict written in the handler's transaction", j.RunID, err)
-	}
-	if !applied {
-		j.settle(io, returned)
-		return
-	}
-	j.mu.Lock()
-	j.released = j.released || staged.releasesClaim()
-	j.seq++
-	j.mu.Unlock()
-	if staged.yields() {
-		j.worker.announceYield(io)
-	}
-	j.worker.debug(io, "docket worker run settled in the handler's transaction", j.RunID, "result", staged.checkpointType)
-	j.verdict(*staged, nil)
-}
-
-// newHeartbeat returns the heartbeat of j's claim, not yet started: it
-// refreshes the claim every HeartbeatInterval (see package heartbeat). A
-// claim the store reports gone cancels the handler and blocks further
-// writes; a claim that could not be refreshed for ClaimTTL is presumed lost
-// and cancels the handler, but the verdict is still offered to the fence.
-func (j *Job) newHeartbeat() *heartbeat.Heartbeat {
-	w := j.worker
-	return heartbeat.New(heartbeat.Config{
-		Interval: w.cfg.HeartbeatInterval,
-		TTL:      w.cfg.ClaimTTL,
-		Refresh: func(ctx context.Context) error {
-			_, err := w.client.RefreshClaim(ctx, j.holder)
-			return err
-		},
-		Lost: func(err error) bool { return errors.Is(err, ErrClaimLost) || errors.Is(err, ErrNotFound) },
-		Held: &j.held,
-		OnLost: func(ctx context.Context, err error) {
-			w.logger.InfoContext(ctx, "docket worker lost a claim; cancelling its handler")
-			w.debug(ctx, "docket worker claim lost", j.RunID)
-			j.mu.Lock()
-			j.released = true
-			j.mu.Unlock()
-			if errors.Is(err, ErrRunCancelled) {
-				j.cancelHandler(revocationCause(StatusCancelled))
-				return
-			}
-			j.cancelHandler(fmt.Errorf("%w: the store no longer shows the claim", ErrClaimLost))
-		},
-		OnFailed: func(ctx context.Context, err error) { w.failure(ctx, "docket worker heartbeat failed", j.RunID, err) },
-		OnExpired: func(ctx context.Context) {
-			w.logger.WarnContext(ctx, "docket worker presumes a claim lost after a ClaimTTL without refresh; cancelling its handler")
-			j.cancelHandler(fmt.Errorf("%w: not refreshed within the claim TTL", ErrClaimLost))
-		},
-	})
+	return err
 }
 
 // The stack part of a panic's error entry.

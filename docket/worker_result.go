@@ -197,12 +197,6 @@ func refused(step int, err error) commitPlan {
 		failureOf(ErrorKindInvalidResult, err)}
 }
 
-// releasesClaim reports whether committing p ends the holder's claim.
-func (p commitPlan) releasesClaim() bool { return p.schedule.kind != "retain" }
-
-// yields reports whether p makes the run due now with its admission kept.
-func (p commitPlan) yields() bool { return p.schedule.kind == "immediate" }
-
 // checkpointed is the plan of Job.Checkpoint: store step and state and keep
 // the claim.
 func checkpointed(step int, state json.RawMessage) commitPlan {

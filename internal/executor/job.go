@@ -1,0 +1,337 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/heartbeat"
+)
+
+// Job is the holder side of one claim. The job goroutine calls Prepare,
+// then the handler's Checkpoint and CommitTx run through it, then
+// SettleStaged (or Settle) writes the verdict; the heartbeat's timer and a
+// stopping Worker (Surrender, HandBack, Cancel) reach it concurrently, and
+// its mutex serializes every write under the claim.
+type Job[P Plan] struct {
+	cfg    Config[P]
+	cancel context.CancelCauseFunc
+	beat   *heartbeat.Heartbeat
+	// held is the latest time (worker clock) the claim was known held.
+	held heartbeat.Held
+
+	mu       sync.Mutex
+	fence    Fence
+	prepared bool // the run was read and the handler may run
+	released bool // the holder may commit nothing more
+	// uncertain is set while an attempt of the pending commit failed
+	// without an answer, so it may have committed all the same.
+	uncertain bool
+	// staged is the verdict the handler wrote in its own transaction.
+	staged *P
+}
+
+// New returns the executor of a claim made at claimedAt whose first commit
+// expects fence; cancel ends the handler's context. Start its heartbeat
+// with Start.
+func New[P Plan](cfg Config[P], fence Fence, claimedAt time.Time, cancel context.CancelCauseFunc) *Job[P] {
+	j := &Job[P]{cfg: cfg, cancel: cancel, fence: fence}
+	j.held.Confirm(claimedAt)
+	j.beat = heartbeat.New(heartbeat.Config{
+		Interval: cfg.HeartbeatInterval,
+		TTL:      cfg.ClaimTTL,
+		Refresh:  cfg.Store.Refresh,
+		Lost:     cfg.Store.Gone,
+		Held:     &j.held,
+		OnLost: func(ctx context.Context, err error) {
+			j.mu.Lock()
+			j.released = true
+			j.mu.Unlock()
+			j.cancel(cfg.Hooks.Lost(ctx, err))
+		},
+		OnFailed:  func(ctx context.Context, err error) { cfg.Hooks.Failure(ctx, "docket worker heartbeat failed", err) },
+		OnExpired: func(ctx context.Context) { j.cancel(cfg.Hooks.Expired(ctx)) },
+	})
+	return j
+}
+
+// Start starts the claim's heartbeat on io.
+func (j *Job[P]) Start(io context.Context) { j.beat.Start(io) }
+
+// StopHeartbeat ends the claim's heartbeat.
+func (j *Job[P]) StopHeartbeat() { j.beat.Stop() }
+
+// Cancel ends the handler's context with cause.
+func (j *Job[P]) Cancel(cause error) { j.cancel(cause) }
+
+// Prepare lets the handler start on the run read at step, unless the claim
+// was given up meanwhile; a read that failed (readErr) hands the claim back
+// without a checkpoint, so the run counts the attempt. It reports whether
+// the handler may run.
+func (j *Job[P]) Prepare(io context.Context, step int, readErr error) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.released:
+		return false
+	case readErr != nil:
+		j.cfg.Hooks.Failure(io, "docket worker could not read a claimed run", readErr)
+		j.released = true
+		ctx, cancel := context.WithTimeout(io, j.cfg.CallTimeout)
+		defer cancel()
+		if _, err := j.cfg.Store.Release(ctx); err != nil {
+			j.cfg.Hooks.Failure(io, "docket worker could not release a claim; it will expire", err)
+		}
+		return false
+	}
+	j.prepared = true
+	j.fence.Step = step
+	return true
+}
+
+// Step is the step a commit keeps unless it sets one.
+func (j *Job[P]) Step() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.fence.Step
+}
+
+// Checkpoint writes p alone, unless the claim was given up (Config.NotHeld),
+// and returns the new fence.
+func (j *Job[P]) Checkpoint(ctx context.Context, p P) (Fence, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.released {
+		return Fence{}, j.cfg.NotHeld
+	}
+	return j.commitLocked(ctx, p)
+}
+
+// CommitTx writes p, the handler's verdict, in tx and stages it: the
+// heartbeat stops (the verdict's row lock would block it) and SettleStaged
+// later finds out whether tx committed. A second call is ErrStaged, a claim
+// already given up Config.NotHeld; neither stages anything.
+func (j *Job[P]) CommitTx(ctx context.Context, tx pgx.Tx, p func(step int) P) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.staged != nil:
+		return ErrStaged
+	case j.released:
+		return j.cfg.NotHeld
+	}
+	plan := p(j.fence.Step)
+	if err := j.cfg.Store.CommitTx(ctx, tx, j.fence, plan); err != nil {
+		return err
+	}
+	j.beat.Stop()
+	j.staged = &plan
+	return nil
+}
+
+// SettleStaged settles the job whose handler returned the verdict
+// returned: when the handler wrote a verdict with CommitTx and the run
+// shows it, its transaction committed and the job is done; otherwise the
+// returned verdict is settled. A failed check counts as a rollback: the
+// returned verdict's commit is fenced, so it cannot write twice.
+func (j *Job[P]) SettleStaged(io context.Context, returned P) {
+	j.mu.Lock()
+	staged, fence := j.staged, j.fence
+	j.mu.Unlock()
+	if staged == nil {
+		j.Settle(io, returned)
+		return
+	}
+	ctx, cancel := context.WithTimeout(io, j.cfg.CallTimeout)
+	applied, err := j.cfg.Store.Applied(ctx, fence, *staged)
+	cancel()
+	if err != nil {
+		j.cfg.Hooks.Failure(io, "docket worker could not check a verdict written in the handler's transaction", err)
+	}
+	if !applied {
+		j.Settle(io, returned)
+		return
+	}
+	j.mu.Lock()
+	j.released = j.released || (*staged).ReleasesClaim()
+	j.fence.Seq++
+	j.mu.Unlock()
+	j.yielded(io, *staged)
+	j.cfg.Hooks.Staged(io, *staged)
+}
+
+// Settle writes p, the verdict of a returned handler. Writes that fail
+// without an answer are retried with backoff while the claim can still be
+// held; after that the claim is left to expire and another claim redoes
+// the work. A verdict the store refuses as invalid is replaced by the
+// Refused plan.
+func (j *Job[P]) Settle(io context.Context, p P) {
+	w := j.cfg.Hooks.Writing(io, p)
+	// replaced is set once p is the Refused plan, which is not replaced
+	// again.
+	replaced := false
+	for failures := 1; ; failures++ {
+		size, err := j.finish(io, p)
+		w.Carried(size)
+		if err == nil {
+			w.End(io, Written, nil)
+			j.yielded(io, p)
+			return
+		}
+		if errors.Is(err, j.cfg.NotHeld) {
+			w.End(io, Dropped, err)
+			return
+		}
+		switch answer := j.cfg.Store.Answer(err); {
+		case (answer == Fenced || answer == Cancelled) && j.appliedEarlier(io, p):
+			j.yielded(io, p)
+			w.End(io, AppliedEarlier, nil)
+			return
+		case answer == Cancelled:
+			w.End(io, CancelledByOperator, err)
+			return
+		case answer == Fenced:
+			w.End(io, FencedOut, err)
+			return
+		case answer == Invalid && !replaced:
+			w.End(io, Refused, err)
+			p, replaced = j.cfg.Hooks.Refused(j.Step(), err), true
+			w = j.cfg.Hooks.Writing(io, p)
+			continue
+		}
+		if time.Since(j.held.At()) >= j.cfg.ClaimTTL {
+			w.End(io, GaveUp, err)
+			return
+		}
+		if !j.cfg.Sleep(io, j.cfg.Backoff(failures)) {
+			w.End(io, Interrupted, err)
+			return
+		}
+	}
+}
+
+// yielded tells the domain's Workers when p, which took effect, made the
+// run due now.
+func (j *Job[P]) yielded(io context.Context, p P) {
+	if p.Yields() {
+		j.cfg.Hooks.Yielded(io)
+	}
+}
+
+// appliedEarlier reports whether the commit of p, which the fence refused,
+// was committed by an earlier attempt whose answer was lost. Only a job
+// that had such an attempt asks the store; a failed check counts as not
+// applied.
+func (j *Job[P]) appliedEarlier(io context.Context, p P) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.uncertain {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(io, j.cfg.CallTimeout)
+	defer cancel()
+	applied, err := j.cfg.Store.Applied(ctx, j.fence, p)
+	if err != nil {
+		j.cfg.Hooks.Failure(io, "docket worker could not check whether its commit was applied", err)
+		return false
+	}
+	return applied
+}
+
+// finish is one write of a returned handler's verdict: one that can share
+// a statement is written together with other jobs' verdicts, and alone only
+// when that statement failed as a whole. It returns how many commits the
+// statement that wrote p carried (0 when none was sent).
+func (j *Job[P]) finish(ctx context.Context, p P) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.released {
+		return 0, j.cfg.NotHeld
+	}
+	if !p.Batchable() {
+		_, err := j.commitLocked(ctx, p)
+		return 1, err
+	}
+	fence, size, err := j.cfg.Store.CommitGrouped(ctx, j.fence, p)
+	if errors.Is(err, groupcommit.ErrFlushFailed) {
+		// The statement may have committed before its answer was lost.
+		j.uncertain = true
+		_, err = j.commitLocked(ctx, p)
+		return 1, err
+	}
+	j.committed(p, fence, err)
+	return size, err
+}
+
+// commitLocked writes p alone, fenced on the claim. The caller holds j.mu.
+func (j *Job[P]) commitLocked(ctx context.Context, p P) (Fence, error) {
+	callCtx, cancel := context.WithTimeout(ctx, j.cfg.CallTimeout)
+	defer cancel()
+	fence, err := j.cfg.Store.Commit(callCtx, j.fence, p)
+	j.committed(p, fence, err)
+	return fence, err
+}
+
+// committed records the outcome of a write of p. A fence refusal means the
+// claim is gone: the handler's context is cancelled and no further write is
+// tried. Any other failure but a refused argument leaves it open whether
+// the statement committed. The caller holds j.mu.
+func (j *Job[P]) committed(p P, fence Fence, err error) {
+	if err == nil {
+		j.fence = fence
+		j.held.Confirm(time.Now())
+		j.released = j.released || p.ReleasesClaim()
+		j.uncertain = false
+		return
+	}
+	switch j.cfg.Store.Answer(err) {
+	case Fenced, Cancelled:
+		j.released = true
+		j.cancel(j.cfg.FencedOut)
+	case Unanswered:
+		j.uncertain = true
+	}
+}
+
+// Surrender takes the claim away from the handler for a stopping Worker:
+// from now on the handler can commit nothing, and the heartbeat ends. It
+// reports whether the claim was still held, which HandBack must then give
+// back.
+func (j *Job[P]) Surrender() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.beat.Stop()
+	if j.released {
+		return false
+	}
+	j.released = true
+	return true
+}
+
+// HandBack gives a surrendered claim back: the Stopped plan, which keeps
+// the admission, when the handler had started, a plain release before
+// that. It reports whether the store accepted it; a fence refusal means a
+// newer holder already owns the run, which needs nothing more.
+func (j *Job[P]) HandBack(io context.Context) (bool, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.prepared {
+		ctx, cancel := context.WithTimeout(io, j.cfg.CallTimeout)
+		defer cancel()
+		return j.cfg.Store.Release(ctx)
+	}
+	p := j.cfg.Hooks.Stopped(j.fence.Step)
+	_, err := j.commitLocked(io, p)
+	j.cfg.Hooks.Verdict(p, err)
+	switch {
+	case err == nil:
+		return true, nil
+	case j.cfg.Store.Answer(err) == Fenced, j.cfg.Store.Answer(err) == Cancelled:
+		return false, nil
+	}
+	return false, err
+}

@@ -1,0 +1,311 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/internal/groupcommit"
+)
+
+// plan is a test Plan: kind names it, the flags say what it does.
+type plan struct {
+	kind                    string
+	batchable, ends, yields bool
+}
+
+func (p plan) Kind() string        { return p.kind }
+func (p plan) Batchable() bool     { return p.batchable }
+func (p plan) ReleasesClaim() bool { return p.ends }
+func (p plan) Yields() bool        { return p.yields }
+
+var (
+	verdict   = plan{kind: "complete", batchable: true, ends: true}
+	yield     = plan{kind: "yield", batchable: true, ends: true, yields: true}
+	alone     = plan{kind: "retry", ends: true}
+	keep      = plan{kind: "checkpoint"}
+	errFenced = errors.New("fenced")
+	errCancel = errors.New("cancelled")
+	errBad    = errors.New("invalid")
+	errLost   = errors.New("connection lost")
+	errGone   = errors.New("not held")
+	errFence  = errors.New("fenced out cause")
+)
+
+// fake is the Store and the Hooks of one test job. Each write method
+// answers with the next error of its queue (nil once the queue is empty)
+// and records what it was asked, as "method kind seq".
+type fake struct {
+	t                            *testing.T
+	commit, grouped, tx, release []error
+	applied                      []bool
+	calls                        []string
+	endings                      []string
+	sleeps                       int
+	sleepOK                      bool
+}
+
+func (f *fake) next(q *[]error) error {
+	if len(*q) == 0 {
+		return nil
+	}
+	err := (*q)[0]
+	*q = (*q)[1:]
+	return err
+}
+
+func (f *fake) Commit(_ context.Context, fe Fence, p plan) (Fence, error) {
+	f.calls = append(f.calls, fmt.Sprintf("commit %s %d", p.kind, fe.Seq))
+	return Fence{Seq: fe.Seq + 1, Step: fe.Step, State: []byte(p.kind)}, f.next(&f.commit)
+}
+
+func (f *fake) CommitGrouped(_ context.Context, fe Fence, p plan) (Fence, int, error) {
+	f.calls = append(f.calls, fmt.Sprintf("grouped %s %d", p.kind, fe.Seq))
+	return Fence{Seq: fe.Seq + 1, Step: fe.Step}, 3, f.next(&f.grouped)
+}
+
+func (f *fake) CommitTx(_ context.Context, _ pgx.Tx, fe Fence, p plan) error {
+	f.calls = append(f.calls, fmt.Sprintf("tx %s %d", p.kind, fe.Seq))
+	return f.next(&f.tx)
+}
+
+func (f *fake) Applied(_ context.Context, fe Fence, p plan) (bool, error) {
+	f.calls = append(f.calls, fmt.Sprintf("applied %s %d", p.kind, fe.Seq))
+	if len(f.applied) == 0 {
+		return false, nil
+	}
+	a := f.applied[0]
+	f.applied = f.applied[1:]
+	return a, nil
+}
+
+func (f *fake) Release(context.Context) (bool, error) {
+	f.calls = append(f.calls, "release")
+	return true, f.next(&f.release)
+}
+
+func (f *fake) Refresh(context.Context) error { return nil }
+
+func (f *fake) Answer(err error) Answer {
+	switch {
+	case errors.Is(err, errCancel):
+		return Cancelled
+	case errors.Is(err, errFenced):
+		return Fenced
+	case errors.Is(err, errBad):
+		return Invalid
+	}
+	return Unanswered
+}
+
+func (f *fake) Gone(err error) bool { return errors.Is(err, errGone) }
+
+func (f *fake) Writing(_ context.Context, p plan) Write { return &fakeWrite{f: f, kind: p.kind} }
+func (f *fake) Verdict(p plan, err error) {
+	f.endings = append(f.endings, fmt.Sprintf("verdict %s %v", p.kind, err))
+}
+func (f *fake) Staged(_ context.Context, p plan) { f.endings = append(f.endings, "staged "+p.kind) }
+func (f *fake) Refused(int, error) plan {
+	return plan{kind: "invalid_result", batchable: true, ends: true}
+}
+func (f *fake) Stopped(int) plan        { return plan{kind: "stop", ends: true, yields: true} }
+func (f *fake) Yielded(context.Context) { f.endings = append(f.endings, "yielded") }
+func (f *fake) Failure(_ context.Context, msg string, _ error) {
+	f.endings = append(f.endings, "failure "+msg)
+}
+func (f *fake) Lost(context.Context, error) error { return errGone }
+func (f *fake) Expired(context.Context) error     { return errGone }
+
+// fakeWrite records the end of one plan's write.
+type fakeWrite struct {
+	f       *fake
+	kind    string
+	carried int
+}
+
+func (w *fakeWrite) Carried(n int) { w.carried = n }
+func (w *fakeWrite) End(_ context.Context, e Ending, err error) {
+	w.f.endings = append(w.f.endings, fmt.Sprintf("end %s %d %d %v", w.kind, e, w.carried, err))
+}
+
+// newJob returns a prepared job on f whose claim expects sequence 7, and
+// the handler's context.
+func newJob(t *testing.T, f *fake, ttl time.Duration) (*Job[plan], context.Context) {
+	t.Helper()
+	f.t = t
+	ctx, cancel := context.WithCancelCause(context.Background())
+	j := New(Config[plan]{
+		Store: f, Hooks: f, HeartbeatInterval: time.Hour, ClaimTTL: ttl, CallTimeout: time.Minute,
+		Backoff: func(int) time.Duration { return time.Millisecond },
+		Sleep:   func(context.Context, time.Duration) bool { f.sleeps++; return f.sleepOK },
+		NotHeld: errGone, FencedOut: errFence,
+	}, Fence{Seq: 7}, time.Now(), cancel)
+	if !j.Prepare(context.Background(), 2, nil) {
+		t.Fatal("Prepare refused a fresh job")
+	}
+	return j, ctx
+}
+
+func expect(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s:\n got %q\nwant %q", what, got, want)
+	}
+}
+
+// A batchable verdict joins the group commit; one that yields tells the
+// domain's workers after its write ended.
+func TestSettleGroupsAVerdict(t *testing.T) {
+	f := &fake{}
+	j, _ := newJob(t, f, time.Minute)
+	j.Settle(context.Background(), yield)
+	expect(t, "calls", f.calls, []string{"grouped yield 7"})
+	expect(t, "endings", f.endings, []string{"end yield 1 3 <nil>", "yielded"})
+	if _, err := j.Checkpoint(context.Background(), keep); !errors.Is(err, errGone) {
+		t.Fatalf("a checkpoint after the claim ended: %v, want NotHeld", err)
+	}
+}
+
+// A group statement that failed as a whole is written again alone; when
+// that answer is lost too and the next try is fenced, the store is asked
+// whether the lost attempt committed.
+func TestSettleFindsAnEarlierAttemptApplied(t *testing.T) {
+	f := &fake{grouped: []error{fmt.Errorf("%w: boom", groupcommit.ErrFlushFailed), errFenced},
+		commit: []error{errLost}, applied: []bool{true}, sleepOK: true}
+	j, _ := newJob(t, f, time.Minute)
+	j.Settle(context.Background(), verdict)
+	expect(t, "calls", f.calls, []string{"grouped complete 7", "commit complete 7", "grouped complete 7", "applied complete 7"})
+	expect(t, "endings", f.endings, []string{"end complete 2 3 <nil>"})
+	if f.sleeps != 1 {
+		t.Fatalf("%d backoffs, want 1", f.sleeps)
+	}
+}
+
+// A fence refusal without an uncertain attempt ends the claim: the
+// handler's context ends with FencedOut and nothing more is written.
+func TestSettleFencedOut(t *testing.T) {
+	f := &fake{commit: []error{errFenced}}
+	j, ctx := newJob(t, f, time.Minute)
+	j.Settle(context.Background(), alone)
+	expect(t, "calls", f.calls, []string{"commit retry 7"})
+	expect(t, "endings", f.endings, []string{"end retry 5 1 fenced"})
+	if !errors.Is(context.Cause(ctx), errFence) {
+		t.Fatalf("handler context cause %v, want FencedOut", context.Cause(ctx))
+	}
+	if j.Surrender() {
+		t.Fatal("Surrender after the fence reports the claim held")
+	}
+}
+
+// An operator's cancel is its own ending.
+func TestSettleCancelledByOperator(t *testing.T) {
+	f := &fake{grouped: []error{errCancel}}
+	j, _ := newJob(t, f, time.Minute)
+	j.Settle(context.Background(), verdict)
+	expect(t, "endings", f.endings, []string{"end complete 4 3 cancelled"})
+}
+
+// A verdict the store refuses as invalid is replaced by the Refused plan,
+// which is written next and never replaced again: refused too, it is
+// retried like any failed write (here the wait is interrupted).
+func TestSettleReplacesARefusedVerdict(t *testing.T) {
+	f := &fake{grouped: []error{errBad, errBad}}
+	j, _ := newJob(t, f, time.Minute)
+	j.Settle(context.Background(), verdict)
+	expect(t, "calls", f.calls, []string{"grouped complete 7", "grouped invalid_result 7"})
+	expect(t, "endings", f.endings, []string{"end complete 6 3 invalid", "end invalid_result 8 3 invalid"})
+}
+
+// Writes that keep failing without an answer are retried until the claim
+// TTL passed since the claim was last known held, or the context ends.
+func TestSettleGivesUpOrIsInterrupted(t *testing.T) {
+	f := &fake{commit: []error{errLost}}
+	j, _ := newJob(t, f, 0)
+	j.Settle(context.Background(), alone)
+	expect(t, "endings", f.endings, []string{"end retry 7 1 connection lost"})
+
+	f = &fake{commit: []error{errLost}, sleepOK: false}
+	j, _ = newJob(t, f, time.Minute)
+	j.Settle(context.Background(), alone)
+	expect(t, "endings", f.endings, []string{"end retry 8 1 connection lost"})
+}
+
+// A surrendered claim drops the verdict; HandBack writes the Stopped plan
+// once the handler had started, and only releases before that.
+func TestSurrenderAndHandBack(t *testing.T) {
+	f := &fake{}
+	j, _ := newJob(t, f, time.Minute)
+	if !j.Surrender() || j.Surrender() {
+		t.Fatal("Surrender reports the claim held exactly once")
+	}
+	j.Settle(context.Background(), verdict)
+	if ok, err := j.HandBack(context.Background()); !ok || err != nil {
+		t.Fatalf("HandBack = %v, %v", ok, err)
+	}
+	expect(t, "calls", f.calls, []string{"commit stop 7"})
+	expect(t, "endings", f.endings, []string{"end complete 3 0 not held", "verdict stop <nil>"})
+
+	f = &fake{}
+	_, cancel := context.WithCancelCause(context.Background())
+	j = New(Config[plan]{Store: f, Hooks: f, CallTimeout: time.Minute, NotHeld: errGone}, Fence{Seq: 1}, time.Now(), cancel)
+	j.Surrender()
+	if ok, err := j.HandBack(context.Background()); !ok || err != nil {
+		t.Fatalf("HandBack before Prepare = %v, %v", ok, err)
+	}
+	expect(t, "calls before Prepare", f.calls, []string{"release"})
+}
+
+// A failed read hands the claim back without a checkpoint.
+func TestPrepareReleasesAnUnreadableRun(t *testing.T) {
+	f := &fake{}
+	_, cancel := context.WithCancelCause(context.Background())
+	j := New(Config[plan]{Store: f, Hooks: f, CallTimeout: time.Minute, NotHeld: errGone}, Fence{Seq: 1}, time.Now(), cancel)
+	if j.Prepare(context.Background(), 0, errors.New("no row")) {
+		t.Fatal("Prepare accepted a failed read")
+	}
+	expect(t, "calls", f.calls, []string{"release"})
+	expect(t, "endings", f.endings, []string{"failure docket worker could not read a claimed run"})
+}
+
+// A verdict written in the handler's transaction settles the job when the
+// run shows it, and the returned verdict is settled when it does not; a
+// second CommitTx stages nothing.
+func TestCommitTxStagesOneVerdict(t *testing.T) {
+	stage := func(int) plan { return verdict }
+	f := &fake{applied: []bool{true}}
+	j, _ := newJob(t, f, time.Minute)
+	if err := j.CommitTx(context.Background(), nil, stage); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.CommitTx(context.Background(), nil, stage); !errors.Is(err, ErrStaged) {
+		t.Fatalf("second CommitTx: %v, want ErrStaged", err)
+	}
+	j.SettleStaged(context.Background(), alone)
+	expect(t, "calls", f.calls, []string{"tx complete 7", "applied complete 7"})
+	expect(t, "endings", f.endings, []string{"staged complete"})
+
+	f = &fake{}
+	j, _ = newJob(t, f, time.Minute)
+	if err := j.CommitTx(context.Background(), nil, stage); err != nil {
+		t.Fatal(err)
+	}
+	j.SettleStaged(context.Background(), alone)
+	expect(t, "calls after a rollback", f.calls, []string{"tx complete 7", "applied complete 7", "commit retry 7"})
+}
+
+// A checkpoint keeps the claim and moves the fence.
+func TestCheckpointMovesTheFence(t *testing.T) {
+	f := &fake{}
+	j, _ := newJob(t, f, time.Minute)
+	got, err := j.Checkpoint(context.Background(), keep)
+	if err != nil || got.Seq != 8 || string(got.State) != "checkpoint" {
+		t.Fatalf("Checkpoint = %+v, %v", got, err)
+	}
+	j.Settle(context.Background(), verdict)
+	expect(t, "calls", f.calls, []string{"commit checkpoint 7", "grouped complete 8"})
+}
