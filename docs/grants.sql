@@ -54,6 +54,17 @@ grant execute on function :"schema".docket_legacy_claim(timestamptz, timestamptz
 grant execute on function :"schema".docket_claim_precheck(text, timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
 -- Every read of runs computes their phase with this one (schema V8).
 grant execute on function :"schema".docket_run_phase(:"schema".docket_runs, timestamptz) to :"role";
+-- The derived run states (schema V11), which the engines, the triggers and
+-- the queries name; PostgreSQL inlines a function only for a role that may
+-- execute it.
+grant execute on function :"schema".docket_run_healthy(:"schema".docket_runs) to :"role";
+grant execute on function :"schema".docket_run_unclaimed(:"schema".docket_runs) to :"role";
+grant execute on function :"schema".docket_run_claimed(:"schema".docket_runs) to :"role";
+grant execute on function :"schema".docket_run_marked(:"schema".docket_runs) to :"role";
+grant execute on function :"schema".docket_run_marked_unclaimed(:"schema".docket_runs) to :"role";
+grant execute on function :"schema".docket_run_unmarked_unclaimed(:"schema".docket_runs) to :"role";
+grant execute on function :"schema".docket_run_marked_claimed(:"schema".docket_runs) to :"role";
+grant execute on function :"schema".docket_run_unmarked_claimed(:"schema".docket_runs) to :"role";
 
 -- Hardening of the database around the grants above.
 --

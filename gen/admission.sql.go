@@ -28,20 +28,16 @@ select
     timed.parked_until,
     (select count(*) from /*schema*/docket_runs r
       where r.scope_key = $1::text
-        and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-        and r.tenant_admitted_at is null and r.wake_at <= now()) as queued,
+        and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now()) as queued,
     (select count(*) from /*schema*/docket_runs r
       where r.scope_key = $1::text
-        and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-        and r.tenant_admitted_at is not null and r.wake_at <= now()) as admitted_ready,
+        and /*schema*/docket_run_marked_unclaimed(r) and r.wake_at <= now()) as admitted_ready,
     (select count(*) from /*schema*/docket_runs r
       where r.scope_key = $1::text
-        and r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
-        and r.tenant_admitted_at is not null) as admitted_claimed,
+        and /*schema*/docket_run_marked_claimed(r)) as admitted_claimed,
     (select count(*) from /*schema*/docket_runs r
       where r.scope_key = $1::text
-        and r.status = 'running' and r.poisoned_at is null
-        and r.tenant_admitted_at is not null) as admitted
+        and /*schema*/docket_run_marked(r)) as admitted
   from /*schema*/docket_claim_policy pol
   left join /*schema*/docket_claim_partitions part on part.scope_key = $1::text
   left join /*schema*/docket_claim_schedule sched on sched.scope_key = part.scope_key

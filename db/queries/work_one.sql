@@ -7,5 +7,5 @@
 select count(*)::bigint as locked
   from (select r.id
           from /*schema*/docket_runs r
-         where r.run_id <> sqlc.arg(run_id) and r.status = 'running' and r.poisoned_at is null
+         where r.run_id <> sqlc.arg(run_id) and /*schema*/docket_run_healthy(r)
            for update skip locked) as l;

@@ -16,8 +16,7 @@ with win as (
 ), claims as (
     select date_trunc('minute', r.claimed_at) as minute, count(*) as n
       from /*schema*/docket_runs r, win
-     where r.status = 'running' and r.poisoned_at is null
-       and r.claim_token is not null and r.claimed_at >= win.since
+     where /*schema*/docket_run_claimed(r) and r.claimed_at >= win.since
      group by 1
 ), recent as materialized (
     select r.finished_at, r.updated_at
@@ -120,8 +119,7 @@ const ConsoleLastGrants = `-- name: ConsoleLastGrants :many
 select r.scope_key, max(r.tenant_admitted_at)::timestamptz as last_granted_at
   from /*schema*/docket_runs r
  where r.scope_key = any($1::text[])
-   and r.status = 'running' and r.poisoned_at is null
-   and r.tenant_admitted_at is not null
+   and /*schema*/docket_run_marked(r)
  group by r.scope_key
 `
 
@@ -189,16 +187,13 @@ select s.ring_position, s.scope_key, s.unfinished_count,
        coalesce(p.max_active, pol.max_active) as effective_max_active,
        exists (select 1 from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
-                  and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-                  and r.tenant_admitted_at is null and r.wake_at <= now()) as has_queued,
+                  and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now()) as has_queued,
        exists (select 1 from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
-                  and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-                  and r.tenant_admitted_at is not null and r.wake_at <= now()) as has_admitted_ready,
+                  and /*schema*/docket_run_marked_unclaimed(r) and r.wake_at <= now()) as has_admitted_ready,
        (select count(*) from /*schema*/docket_runs r
          where r.scope_key = s.scope_key
-           and r.status = 'running' and r.poisoned_at is null
-           and r.tenant_admitted_at is not null)::bigint as admitted
+           and /*schema*/docket_run_marked(r))::bigint as admitted
   from /*schema*/docket_claim_schedule s
   join /*schema*/docket_claim_partitions p on p.scope_key = s.scope_key
   cross join /*schema*/docket_claim_policy pol
@@ -377,8 +372,7 @@ select k.scope_key::text as scope_key,
       select greatest(r.wake_at, r.inserted_at) as queued_since
         from /*schema*/docket_runs r
        where r.scope_key = k.scope_key
-         and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-         and r.tenant_admitted_at is null and r.wake_at <= now()
+         and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now()
        order by r.wake_at, r.id
        limit 1) h on true
 `
@@ -431,8 +425,7 @@ const ConsoleTenantsByDebt = `-- name: ConsoleTenantsByDebt :many
 with admitted as (
     select r.scope_key, count(*) as n
       from /*schema*/docket_runs r
-     where r.status = 'running' and r.poisoned_at is null
-       and r.tenant_admitted_at is not null
+     where /*schema*/docket_run_marked(r)
      group by r.scope_key
 ), ranked as (
     select p.scope_key,
@@ -457,8 +450,7 @@ select k.scope_key, k.sort_value
         or ($4::text = 'queued' and exists (
               select 1 from /*schema*/docket_runs r
                where r.scope_key = k.scope_key
-                 and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-                 and r.tenant_admitted_at is null and r.wake_at <= now()))
+                 and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now()))
         or ($4::text = 'capped' and k.capped))
  order by k.sort_value desc, k.scope_key
  limit $5
@@ -512,8 +504,7 @@ const ConsoleTenantsByQueued = `-- name: ConsoleTenantsByQueued :many
 with queued as (
     select r.scope_key, count(*) as n
       from /*schema*/docket_runs r
-     where r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-       and r.tenant_admitted_at is null and r.wake_at <= now()
+     where /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now()
      group by r.scope_key
 ), ranked as (
     select p.scope_key, coalesce(q.n, 0)::bigint as sort_value,
@@ -537,8 +528,7 @@ select k.scope_key, k.sort_value
         or ($4::text = 'capped' and (
               select count(*) from /*schema*/docket_runs r
                where r.scope_key = k.scope_key
-                 and r.status = 'running' and r.poisoned_at is null
-                 and r.tenant_admitted_at is not null) >= coalesce(k.max_active, pol.max_active)))
+                 and /*schema*/docket_run_marked(r)) >= coalesce(k.max_active, pol.max_active)))
  order by k.sort_value desc, k.scope_key
  limit $5
 `
@@ -600,13 +590,11 @@ select p.scope_key, 0::bigint as sort_value
         or ($3::text = 'queued' and exists (
               select 1 from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
-                 and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-                 and r.tenant_admitted_at is null and r.wake_at <= now()))
+                 and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now()))
         or ($3::text = 'capped' and (
               select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
-                 and r.status = 'running' and r.poisoned_at is null
-                 and r.tenant_admitted_at is not null) >= coalesce(p.max_active, pol.max_active)))
+                 and /*schema*/docket_run_marked(r)) >= coalesce(p.max_active, pol.max_active)))
  order by p.scope_key
  limit $4
 `
@@ -667,13 +655,11 @@ select p.scope_key, s.unfinished_count as sort_value
         or ($4::text = 'queued' and exists (
               select 1 from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
-                 and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
-                 and r.tenant_admitted_at is null and r.wake_at <= now()))
+                 and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now()))
         or ($4::text = 'capped' and (
               select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
-                 and r.status = 'running' and r.poisoned_at is null
-                 and r.tenant_admitted_at is not null) >= coalesce(p.max_active, pol.max_active)))
+                 and /*schema*/docket_run_marked(r)) >= coalesce(p.max_active, pol.max_active)))
  order by s.unfinished_count desc, p.scope_key
  limit $5
 `

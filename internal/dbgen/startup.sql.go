@@ -162,10 +162,9 @@ func (q *Queries) LockClaimPolicy(ctx context.Context) (DocketClaimPolicy, error
 }
 
 const MarkLegacyClaimsAdmitted = `-- name: MarkLegacyClaimsAdmitted :execrows
-update /*schema*/docket_runs
-   set tenant_admitted_at = claimed_at
- where status = 'running' and poisoned_at is null and claim_token is not null
-   and tenant_admitted_at is null
+update /*schema*/docket_runs r
+   set tenant_admitted_at = r.claimed_at
+ where /*schema*/docket_run_unmarked_claimed(r)
 `
 
 // Switching from Legacy to TenantFair adopts every live claim as an admission,
@@ -215,15 +214,11 @@ const ParkDormantPartitionsBatch = `-- name: ParkDormantPartitionsBatch :execrow
 update /*schema*/docket_claim_schedule s
    set parked_until = coalesce(least(
            (select r.wake_at from /*schema*/docket_runs r
-             where r.scope_key = s.scope_key and r.status = 'running'
-               and r.poisoned_at is null and r.claim_token is null
-               and r.tenant_admitted_at is not null
+             where r.scope_key = s.scope_key and /*schema*/docket_run_marked_unclaimed(r)
              order by r.wake_at
              limit 1),
            (select r.wake_at from /*schema*/docket_runs r
-             where r.scope_key = s.scope_key and r.status = 'running'
-               and r.poisoned_at is null and r.claim_token is null
-               and r.tenant_admitted_at is null
+             where r.scope_key = s.scope_key and /*schema*/docket_run_unmarked_unclaimed(r)
              order by r.wake_at
              limit 1)), 'infinity')
   -- The locked keys as a relation, and the stretch of the ring they lie in:
@@ -240,21 +235,13 @@ update /*schema*/docket_claim_schedule s
    and not exists (select from /*schema*/docket_claim_partitions pa
                     where pa.scope_key = s.scope_key and pa.paused)
    and not exists (select from /*schema*/docket_runs r
-                    where r.scope_key = s.scope_key and r.status = 'running'
-                      and r.poisoned_at is null and r.claim_token is null
-                      and r.tenant_admitted_at is not null and r.wake_at <= now())
+                    where r.scope_key = s.scope_key and /*schema*/docket_run_marked_unclaimed(r) and r.wake_at <= now())
    and not exists (select from /*schema*/docket_runs r
-                    where r.scope_key = s.scope_key and r.status = 'running'
-                      and r.poisoned_at is null and r.claim_token is null
-                      and r.tenant_admitted_at is null and r.wake_at <= now())
+                    where r.scope_key = s.scope_key and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now())
    and not exists (select from /*schema*/docket_runs r
-                    where r.scope_key = s.scope_key and r.status = 'running'
-                      and r.poisoned_at is null and r.claim_token is not null
-                      and r.tenant_admitted_at is not null)
+                    where r.scope_key = s.scope_key and /*schema*/docket_run_marked_claimed(r))
    and not exists (select from /*schema*/docket_runs r
-                    where r.scope_key = s.scope_key and r.status = 'running'
-                      and r.poisoned_at is null and r.claim_token is not null
-                      and r.tenant_admitted_at is null)
+                    where r.scope_key = s.scope_key and /*schema*/docket_run_unmarked_claimed(r))
 `
 
 type ParkDormantPartitionsBatchParams struct {

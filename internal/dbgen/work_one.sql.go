@@ -13,7 +13,7 @@ const LockOtherClaimableRuns = `-- name: LockOtherClaimableRuns :one
 select count(*)::bigint as locked
   from (select r.id
           from /*schema*/docket_runs r
-         where r.run_id <> $1 and r.status = 'running' and r.poisoned_at is null
+         where r.run_id <> $1 and /*schema*/docket_run_healthy(r)
            for update skip locked) as l
 `
 

@@ -82,6 +82,5 @@ select count(*)::bigint as older
   from /*schema*/docket_runs o
   join /*schema*/docket_runs r on r.scope_key = o.scope_key
  where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
-   and o.status = 'running' and o.poisoned_at is null and o.claim_token is null
-   and o.tenant_admitted_at is null and o.wake_at <= now()
+   and /*schema*/docket_run_unmarked_unclaimed(o) and o.wake_at <= now()
    and (o.wake_at, o.id) < (r.wake_at, r.id);

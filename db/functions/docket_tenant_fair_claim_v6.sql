@@ -293,15 +293,13 @@ begin
         if p_demand >= 2 then
             -- statement class_probes
             select (select r.id from docket_runs r
-                     where r.status = 'running' and r.poisoned_at is null
-                       and r.claim_token is null and r.wake_at <= p_now
+                     where docket_run_unclaimed(r) and r.wake_at <= p_now
                        and not exists (select from docket_claim_partitions pa
                                         where pa.scope_key = r.scope_key and pa.paused)
                      order by r.wake_at, r.id
                      limit 1) is null,
                    (select r.id from docket_runs r
-                     where r.status = 'running' and r.poisoned_at is null
-                       and r.claim_token is not null and r.tenant_admitted_at is not null
+                     where docket_run_marked_claimed(r)
                        and r.claimed_at < p_cutoff
                        and not exists (select from docket_claim_partitions pa
                                         where pa.scope_key = r.scope_key and pa.paused)
@@ -386,23 +384,17 @@ begin
                                   -- docket_runs_admitted_ready_idx
                                   left join lateral (select true as found
                                                        from docket_runs r
-                                                      where r.scope_key = n.scope and r.status = 'running'
-                                                        and r.poisoned_at is null and r.claim_token is null
-                                                        and r.tenant_admitted_at is not null and r.wake_at <= p_now
+                                                      where r.scope_key = n.scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now
                                                       limit 1) as ar on true
                                   -- docket_runs_queued_ready_idx
                                   left join lateral (select true as found
                                                        from docket_runs r
-                                                      where r.scope_key = n.scope and r.status = 'running'
-                                                        and r.poisoned_at is null and r.claim_token is null
-                                                        and r.tenant_admitted_at is null and r.wake_at <= p_now
+                                                      where r.scope_key = n.scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now
                                                       limit 1) as qr on true
                                   -- docket_runs_admitted_claimed_idx
                                   left join lateral (select true as found
                                                        from docket_runs r
-                                                      where r.scope_key = n.scope and r.status = 'running'
-                                                        and r.poisoned_at is null and r.claim_token is not null
-                                                        and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff
+                                                      where r.scope_key = n.scope and docket_run_marked_claimed(r) and r.claimed_at < p_cutoff
                                                       limit 1) as ex on true) as w;
                         -- end statement
                         v_win_next := 1;
@@ -566,17 +558,11 @@ begin
                 select pa.max_active, pa.paused,
                        case when pa.paused then false when v_win_index is not null then true else
                        exists (select from docket_runs r
-                                where r.scope_key = v_scope and r.status = 'running'
-                                  and r.poisoned_at is null and r.claim_token is null
-                                  and r.tenant_admitted_at is not null and r.wake_at <= p_now)
+                                where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now)
                        or exists (select from docket_runs r
-                                   where r.scope_key = v_scope and r.status = 'running'
-                                     and r.poisoned_at is null and r.claim_token is null
-                                     and r.tenant_admitted_at is null and r.wake_at <= p_now)
+                                   where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now)
                        or exists (select from docket_runs r
-                                   where r.scope_key = v_scope and r.status = 'running'
-                                     and r.poisoned_at is null and r.claim_token is not null
-                                     and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff)
+                                   where r.scope_key = v_scope and docket_run_marked_claimed(r) and r.claimed_at < p_cutoff)
                        end
                   into v_override, v_paused, v_has_page
                   from docket_claim_partitions pa
@@ -623,34 +609,22 @@ begin
                             update docket_claim_schedule s
                                set parked_until = coalesce(least(
                                        (select r.wake_at from docket_runs r
-                                         where r.scope_key = v_scope and r.status = 'running'
-                                           and r.poisoned_at is null and r.claim_token is null
-                                           and r.tenant_admitted_at is not null
+                                         where r.scope_key = v_scope and docket_run_marked_unclaimed(r)
                                          order by r.wake_at
                                          limit 1),
                                        (select r.wake_at from docket_runs r
-                                         where r.scope_key = v_scope and r.status = 'running'
-                                           and r.poisoned_at is null and r.claim_token is null
-                                           and r.tenant_admitted_at is null
+                                         where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r)
                                          order by r.wake_at
                                          limit 1)), 'infinity')
                              where s.scope_key = v_scope and s.unfinished_count > 0
                                and not exists (select from docket_runs r
-                                                where r.scope_key = v_scope and r.status = 'running'
-                                                  and r.poisoned_at is null and r.claim_token is null
-                                                  and r.tenant_admitted_at is not null and r.wake_at <= p_now)
+                                                where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now)
                                and not exists (select from docket_runs r
-                                                where r.scope_key = v_scope and r.status = 'running'
-                                                  and r.poisoned_at is null and r.claim_token is null
-                                                  and r.tenant_admitted_at is null and r.wake_at <= p_now)
+                                                where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now)
                                and not exists (select from docket_runs r
-                                                where r.scope_key = v_scope and r.status = 'running'
-                                                  and r.poisoned_at is null and r.claim_token is not null
-                                                  and r.tenant_admitted_at is not null)
+                                                where r.scope_key = v_scope and docket_run_marked_claimed(r))
                                and not exists (select from docket_runs r
-                                                where r.scope_key = v_scope and r.status = 'running'
-                                                  and r.poisoned_at is null and r.claim_token is not null
-                                                  and r.tenant_admitted_at is null)
+                                                where r.scope_key = v_scope and docket_run_unmarked_claimed(r))
                             returning s.parked_until
                               into v_parked_until;
                             -- end statement
@@ -717,9 +691,7 @@ begin
                             (select r.id, 'admitted_ready'::text as kind, 'ready'::text as class,
                                     r.wake_at as eligible, r.claim_attempts >= p_max_attempts as poison
                                from docket_runs r
-                              where r.scope_key = v_scope and r.status = 'running'
-                                and r.poisoned_at is null and r.claim_token is null
-                                and r.tenant_admitted_at is not null and r.wake_at <= p_now
+                              where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now
                               order by r.wake_at, r.id
                               limit c_frozen)
                             union all
@@ -727,9 +699,7 @@ begin
                             (select r.id, 'queued_ready', 'ready',
                                     r.wake_at, r.claim_attempts >= p_max_attempts
                                from docket_runs r
-                              where r.scope_key = v_scope and r.status = 'running'
-                                and r.poisoned_at is null and r.claim_token is null
-                                and r.tenant_admitted_at is null and r.wake_at <= p_now
+                              where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now
                               order by r.wake_at, r.id
                               limit v_limit)
                             union all
@@ -737,9 +707,7 @@ begin
                             (select r.id, 'expired', 'expired',
                                     r.claimed_at, r.claim_attempts >= p_max_attempts
                                from docket_runs r
-                              where r.scope_key = v_scope and r.status = 'running'
-                                and r.poisoned_at is null and r.claim_token is not null
-                                and r.tenant_admitted_at is not null and r.claimed_at < p_cutoff
+                              where r.scope_key = v_scope and docket_run_marked_claimed(r) and r.claimed_at < p_cutoff
                               order by r.claimed_at, r.id
                               limit c_frozen)
                         ), ranked as (
@@ -767,18 +735,11 @@ begin
                             -- newest committed one, rechecked against its kind.
                             select f.id, f.kind, f.class, f.eligible, f.preference_last, f.poison_first,
                                    l.id is not null as is_locked,
-                                   coalesce(l.scope_key = v_scope and l.status = 'running'
-                                       and l.poisoned_at is null
+                                   coalesce(l.scope_key = v_scope
                                        and case f.kind
-                                           when 'expired' then l.claim_token is not null
-                                               and l.claimed_at < p_cutoff
-                                               and l.tenant_admitted_at is not null
-                                           when 'admitted_ready' then l.claim_token is null
-                                               and l.wake_at <= p_now
-                                               and l.tenant_admitted_at is not null
-                                           else l.claim_token is null
-                                               and l.wake_at <= p_now
-                                               and l.tenant_admitted_at is null
+                                           when 'expired' then l.marked_claimed and l.claimed_at < p_cutoff
+                                           when 'admitted_ready' then l.marked_unclaimed and l.wake_at <= p_now
+                                           else l.unmarked_unclaimed and l.wake_at <= p_now
                                            end, false) as is_fresh,
                                    coalesce(l.claim_attempts >= p_max_attempts, false) as is_poison,
                                    case when f.kind = 'expired' then l.claimed_at else l.wake_at end
@@ -786,8 +747,10 @@ begin
                                    f.kind = 'queued_ready' and l.wake_at is distinct from f.eligible as is_moved
                               from frozen f
                               left join lateral (
-                                    select r.id, r.scope_key, r.status, r.poisoned_at, r.claim_token,
-                                           r.claimed_at, r.wake_at, r.tenant_admitted_at, r.claim_attempts
+                                    select r.id, r.scope_key, r.claimed_at, r.wake_at, r.claim_attempts,
+                                           docket_run_marked_claimed(r) as marked_claimed,
+                                           docket_run_marked_unclaimed(r) as marked_unclaimed,
+                                           docket_run_unmarked_unclaimed(r) as unmarked_unclaimed
                                       from docket_runs r
                                      where r.id = f.id
                                        for update skip locked) as l on true
@@ -803,9 +766,7 @@ begin
                                         then (select count(*)
                                                 from (select
                                                         from docket_runs r
-                                                       where r.scope_key = v_scope
-                                                         and r.tenant_admitted_at is not null
-                                                         and r.status = 'running' and r.poisoned_at is null
+                                                       where r.scope_key = v_scope and docket_run_marked(r)
                                                        limit v_cap::bigint + c_grant_outcomes) as a)
                                         else 0 end as admitted,
                                    -- The class heads are chosen among the rows this visit
@@ -907,9 +868,7 @@ begin
                            and exists (
                                select 1
                                  from docket_runs o
-                                where o.scope_key = r.scope_key and o.status = 'running'
-                                  and o.poisoned_at is null and o.claim_token is null
-                                  and o.tenant_admitted_at is null and o.wake_at <= p_now
+                                where o.scope_key = r.scope_key and docket_run_unmarked_unclaimed(o) and o.wake_at <= p_now
                                   and (o.wake_at, o.id) < (r.wake_at, r.id)
                                   and not (o.id = any (v_promote_ids)));
                         -- end statement

@@ -140,13 +140,11 @@ begin
         if p_demand >= 2 then
             -- statement class_probes
             select (select r.id from docket_runs r
-                     where r.status = 'running' and r.poisoned_at is null
-                       and r.claim_token is null and r.wake_at <= p_now
+                     where docket_run_unclaimed(r) and r.wake_at <= p_now
                      order by r.wake_at, r.id
                      limit 1) is null,
                    (select r.id from docket_runs r
-                     where r.status = 'running' and r.poisoned_at is null
-                       and r.claim_token is not null and r.claimed_at < p_cutoff
+                     where docket_run_claimed(r) and r.claimed_at < p_cutoff
                      order by r.claimed_at, r.id
                      limit 1) is null
               into v_served_ready, v_served_expired;
@@ -158,8 +156,7 @@ begin
             -- statement ready_rows
             select r.id, r.wake_at, r.claim_attempts >= p_max_attempts, r.tenant_admitted_at is not null
               from docket_runs r
-             where r.status = 'running' and r.poisoned_at is null
-               and r.claim_token is null and r.wake_at <= p_now
+             where docket_run_unclaimed(r) and r.wake_at <= p_now
              order by r.wake_at, r.id
              limit v_limit
                for update skip locked;
@@ -169,8 +166,7 @@ begin
             -- statement expired_rows
             select r.id, r.claimed_at, r.claim_attempts >= p_max_attempts
               from docket_runs r
-             where r.status = 'running' and r.poisoned_at is null
-               and r.claim_token is not null and r.claimed_at < p_cutoff
+             where docket_run_claimed(r) and r.claimed_at < p_cutoff
              order by r.claimed_at, r.id
              limit v_limit
                for update skip locked;

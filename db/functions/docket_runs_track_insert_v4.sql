@@ -63,10 +63,9 @@ begin
                else least(s.parked_until, d.next_wake) end,
            updated_at = now()
       from (select c.scope_key, count(*) as created,
-                   coalesce(bool_or(c.status = 'running' and c.poisoned_at is null
+                   coalesce(bool_or(docket_run_healthy(c)
                                     and (c.claim_token is not null or c.wake_at <= now())), false) as awake,
-                   min(c.wake_at) filter (where c.status = 'running' and c.poisoned_at is null
-                                            and c.claim_token is null) as next_wake
+                   min(c.wake_at) filter (where docket_run_unclaimed(c)) as next_wake
               from docket_created_runs c
              where c.status in ('running', 'waiting')
              group by c.scope_key) d
