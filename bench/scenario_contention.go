@@ -32,15 +32,21 @@ type contentionResult struct {
 }
 
 // runContention runs 16 concurrent demand-one claim loops on the ceiling's
-// backlog, for TenantFair and, as the tenant-blind reference, Legacy.
+// backlog, for TenantFair, Legacy (the tenant-blind reference) and the walk
+// floor (the least a call that keeps TenantFair's walk serializes).
 func runContention(ctx context.Context, c *cluster, o options, p *progress) (*contentionResult, error) {
 	sz := o.sizes
 	res := &contentionResult{Claimers: contentionClaimers, Demand: contentionDemand, Runs: sz.CeilingRuns, Tenants: sz.CeilingTenants}
 	p.logf("contention: %d claimers of demand %d on %d runs over %d tenants, budget %s",
 		contentionClaimers, contentionDemand, sz.CeilingRuns, sz.CeilingTenants, sz.ContentionBudget)
-	for _, engine := range []engineName{engineTenantFair, engineLegacy} {
-		r, err := measureClaims(ctx, c, claimSetup{Engine: engine, Runs: sz.CeilingRuns, Tenants: sz.CeilingTenants,
-			Claimers: contentionClaimers, Demand: contentionDemand}, sz.ContentionBudget)
+	for _, engine := range []engineName{engineTenantFair, engineLegacy, engineWalkFloor} {
+		setup := claimSetup{Engine: engine, Runs: sz.CeilingRuns, Tenants: sz.CeilingTenants,
+			Claimers: contentionClaimers, Demand: contentionDemand}
+		measure := measureClaims
+		if engine == engineWalkFloor {
+			measure = measureWalkFloor
+		}
+		r, err := measure(ctx, c, setup, sz.ContentionBudget)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", engine, err)
 		}
