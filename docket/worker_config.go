@@ -172,12 +172,6 @@ func errorBackoff(failures int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// contentionBackoff is the short jittered wait after a claim refused for
-// lock contention: another poller holds the policy lock, which is normal.
-func contentionBackoff() time.Duration {
-	return 10*time.Millisecond + rand.N(50*time.Millisecond)
-}
-
 // RetryPolicy is how a Worker retries a handler attempt that failed: a Fail
 // verdict, a recovered panic or the zero Result. An attempt numbered n (see
 // Job.Attempt) that fails while n < MaxAttempts is retried: the run is

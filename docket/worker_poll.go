@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/internal/ringsweep"
 	"github.com/docketrun/docket-go/policy"
 )
@@ -65,7 +66,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 					continue
 				}
 			case isLockContention(err):
-				backoff := contentionBackoff()
+				backoff := claimpolicy.ContentionBackoff()
 				retryAt, wanted = time.Now().Add(backoff), true
 				w.logger.DebugContext(ctx, "docket worker claim met lock contention", "retry_in", backoff)
 			default:

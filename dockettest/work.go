@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/internal/maintenance"
 	"github.com/docketrun/docket-go/internal/sqlschema"
@@ -182,7 +182,7 @@ func claimOne(ctx context.Context, c *docket.Client, runID string, now time.Time
 		res, err := c.ClaimDue(ctx, req)
 		if isLockContention(err) && contended < contentionTries {
 			contended++
-			if !maintenance.Sleep(ctx, 10*time.Millisecond+rand.N(50*time.Millisecond)) {
+			if !maintenance.Sleep(ctx, claimpolicy.ContentionBackoff()) {
 				return docket.Lease{}, false, calls, ctx.Err()
 			}
 			continue
