@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/docketrun/docket-go/internal/executor"
 )
 
 // WorkerEventKind says what a WorkerEvent reports.
@@ -150,9 +152,11 @@ func verdictOutcome(err error) VerdictOutcome {
 		return VerdictWritten
 	case errors.Is(err, errReleased):
 		return VerdictDropped
-	case errors.Is(err, ErrRunCancelled):
+	}
+	switch writeAnswer(err) {
+	case executor.Cancelled:
 		return VerdictCancelled
-	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrNotFound):
+	case executor.Fenced:
 		return VerdictFenced
 	}
 	return VerdictFailed

@@ -87,7 +87,11 @@ func (s jobSeam) Refresh(ctx context.Context) error {
 }
 
 // Answer implements executor.Store.
-func (jobSeam) Answer(err error) executor.Answer {
+func (jobSeam) Answer(err error) executor.Answer { return writeAnswer(err) }
+
+// writeAnswer classifies err, the error of a write under a claim, for the
+// executor and for the verdict events (verdictOutcome).
+func writeAnswer(err error) executor.Answer {
 	switch {
 	case errors.Is(err, ErrRunCancelled):
 		return executor.Cancelled
