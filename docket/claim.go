@@ -25,11 +25,18 @@ import (
 // reasons). An invalid request is refused before any SQL with
 // ErrInvalidArgument. With Config.AsyncClaimCommit the statement goes in one
 // batch after a local synchronous_commit off, so its implicit transaction
-// commits without waiting for its WAL flush.
+// commits without waiting for its WAL flush. A TenantFair client combines
+// claims unless Config.SoloClaims is set: a call that finds the domain's
+// cursor held files its demand and waits, and may be served by the walk of
+// the call that holds the cursor (docs/claim-algorithm.md, "Combined
+// claims").
 func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
 	return c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanEveryCall, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
+		if c.combines() {
+			return c.claimCombined(ctx, p, dbgen.TenantFairClaimCombined, nil, nil)
+		}
 		if p.AsyncCommit {
-			return c.claimBatch(ctx, p, c.engine.statements.claimSQL, nil, nil)
+			return c.claimBatch(ctx, p, c.engine.statements.claimSQL, nil, nil, nil)
 		}
 		return execClaim(ctx, c.queries, c.engine.statements, p)
 	})
@@ -165,10 +172,11 @@ func claimError(err error) error {
 // implicit transaction. The settings that must hold for that transaction
 // come first: the schema scope when Config.Schema is set and, for an
 // AsyncCommit plan, synchronous_commit off, which is then in force at the
-// transaction's commit. More statements may follow the claim: more queues
-// them and readMore reads their results. It serves only calls that commit
-// on their own, never a caller's transaction.
-func (c *Client) claimBatch(ctx context.Context, p claimpolicy.Plan, claimSQL string,
+// transaction's commit. extra are the arguments claimSQL takes after the
+// plan's (a combined statement's request). More statements may follow the
+// claim: more queues them and readMore reads their results. It serves only
+// calls that commit on their own, never a caller's transaction.
+func (c *Client) claimBatch(ctx context.Context, p claimpolicy.Plan, claimSQL string, extra []any,
 	more func(*pgx.Batch), readMore func(pgx.BatchResults) error) ([]claimpolicy.Row, error) {
 	if p.Trace {
 		return nil, fmt.Errorf("docket: a traced %s plan on a claim batch", p.Function)
@@ -184,7 +192,7 @@ func (c *Client) claimBatch(ctx context.Context, p claimpolicy.Plan, claimSQL st
 		settings++
 	}
 	a := p.Args
-	batch.Queue(c.qualified(claimSQL), a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference)
+	batch.Queue(c.qualified(claimSQL), append([]any{a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference}, extra...)...)
 	if more != nil {
 		more(batch)
 	}
@@ -267,16 +275,22 @@ func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResul
 // runs it leases, and LeasedRuns as one claim batch.
 func (c *Client) execClaimRead(ctx context.Context, p claimpolicy.Plan) ([]claimpolicy.Row, []dbgen.LeasedRunsRow, error) {
 	var leased []dbgen.LeasedRunsRow
-	rows, err := c.claimBatch(ctx, p, c.engine.statements.noted,
-		func(b *pgx.Batch) { b.Queue(c.qualified(dbgen.LeasedRuns)) },
-		func(results pgx.BatchResults) error {
-			leasedRows, err := results.Query()
-			if err != nil {
-				return err
-			}
-			leased, err = pgx.CollectRows(leasedRows, pgx.RowToStructByPos[dbgen.LeasedRunsRow])
+	more := func(b *pgx.Batch) { b.Queue(c.qualified(dbgen.LeasedRuns)) }
+	readMore := func(results pgx.BatchResults) error {
+		leasedRows, err := results.Query()
+		if err != nil {
 			return err
-		})
+		}
+		leased, err = pgx.CollectRows(leasedRows, pgx.RowToStructByPos[dbgen.LeasedRunsRow])
+		return err
+	}
+	var rows []claimpolicy.Row
+	var err error
+	if c.combines() {
+		rows, err = c.claimCombined(ctx, p, dbgen.TenantFairClaimCombinedNoted, more, readMore)
+	} else {
+		rows, err = c.claimBatch(ctx, p, c.engine.statements.noted, nil, more, readMore)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -46,9 +46,18 @@ grant select, insert, update on :"schema".docket_claim_schedule to :"role";
 grant select, insert, update, delete on :"schema".docket_schedules to :"role";
 grant usage on sequence :"schema".docket_schedules_id_seq to :"role";
 
+-- Combined claims (schema V12): a waiting claimer files, collects or
+-- withdraws its request; the call holding the cursor serves and expires
+-- requests.
+grant select, insert, update, delete on :"schema".docket_claim_requests to :"role";
+grant usage on sequence :"schema".docket_claim_requests_request_id_seq to :"role";
+
 -- The two claim engines. Trigger functions need no EXECUTE grant.
 grant execute on function :"schema".docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
 grant execute on function :"schema".docket_legacy_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
+-- A TenantFair client's claims go through this one, which calls the
+-- engine.
+grant execute on function :"schema".docket_tenant_fair_claim_combined(timestamptz, timestamptz, integer, integer, text, bigint) to :"role";
 -- Both engines call this one for their argument and transaction checks; a
 -- SECURITY INVOKER function needs EXECUTE on what it calls.
 grant execute on function :"schema".docket_claim_precheck(text, timestamptz, timestamptz, integer, integer, text, boolean) to :"role";

@@ -26,3 +26,11 @@ create function docket_legacy_claim(
     out scope_key text, out disposition text, out outcome_count integer,
     out epoch_delta integer
 ) language sql as $$ select null::text $$;
+
+create function docket_tenant_fair_claim_combined(
+    out row_kind text, out error_reason text, out run_id text, out tenant_id text,
+    out graph_id text, out graph_hash text, out checkpoint_seq bigint,
+    out claim_token uuid, out claimed_at timestamptz, out claim_attempt integer,
+    out poisoned_at timestamptz, out poison_reason text, out work_class text,
+    out eligible_at timestamptz, out outcome_ordinal bigint
+) language sql as $$ select null::text $$;

@@ -27,6 +27,37 @@ func (q *Queries) CommitClaimAsynchronously(ctx context.Context) error {
 	return err
 }
 
+const FileClaimRequest = `-- name: FileClaimRequest :one
+insert into /*schema*/docket_claim_requests (claim_ttl, demand, max_attempts, preference)
+values ($1::timestamptz - $2::timestamptz, $3::integer,
+        $4::integer, $5::text)
+returning request_id
+`
+
+type FileClaimRequestParams struct {
+	Now         time.Time
+	Cutoff      time.Time
+	Demand      int32
+	MaxAttempts int32
+	Preference  *string
+}
+
+// Files the demand of a combined call that found the cursor held, in its
+// own transaction, so that the call holding the cursor sees it. The claim
+// TTL is the call's now less its cutoff, which a serving call matches.
+func (q *Queries) FileClaimRequest(ctx context.Context, arg FileClaimRequestParams) (int64, error) {
+	row := q.db.QueryRow(ctx, FileClaimRequest,
+		arg.Now,
+		arg.Cutoff,
+		arg.Demand,
+		arg.MaxAttempts,
+		arg.Preference,
+	)
+	var request_id int64
+	err := row.Scan(&request_id)
+	return request_id, err
+}
+
 const LegacyClaim = `-- name: LegacyClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
@@ -291,6 +322,89 @@ func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams
 	return items, nil
 }
 
+const TenantFairClaimCombined = `-- name: TenantFairClaimCombined :many
+select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+  from /*schema*/docket_tenant_fair_claim_combined(
+           $1::timestamptz, $2::timestamptz, $3::integer,
+           $4::integer, $5::text, $6::bigint) as c
+ order by c.outcome_ordinal
+`
+
+type TenantFairClaimCombinedParams struct {
+	Now         time.Time
+	Cutoff      time.Time
+	Demand      int32
+	MaxAttempts int32
+	Preference  *string
+	Request     *int64
+}
+
+type TenantFairClaimCombinedRow struct {
+	RowKind       *string
+	ErrorReason   *string
+	RunID         *string
+	TenantID      *string
+	GraphID       *string
+	GraphHash     *string
+	CheckpointSeq *int64
+	ClaimToken    *uuid.UUID
+	ClaimedAt     *time.Time
+	ClaimAttempt  *int32
+	PoisonedAt    *time.Time
+	PoisonReason  *string
+	WorkClass     *string
+	EligibleAt    *time.Time
+}
+
+// A production TenantFair call that may serve waiting claimers' requests
+// too (combined claims): the public columns of outcome and error rows in
+// the engine's order, or one 'busy' row when request is null and the cursor
+// is held. With a request id it waits for the cursor and returns the
+// request's outcomes, whether a holder served it or this call did.
+func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairClaimCombinedParams) ([]TenantFairClaimCombinedRow, error) {
+	rows, err := q.db.Query(ctx, TenantFairClaimCombined,
+		arg.Now,
+		arg.Cutoff,
+		arg.Demand,
+		arg.MaxAttempts,
+		arg.Preference,
+		arg.Request,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TenantFairClaimCombinedRow
+	for rows.Next() {
+		var i TenantFairClaimCombinedRow
+		if err := rows.Scan(
+			&i.RowKind,
+			&i.ErrorReason,
+			&i.RunID,
+			&i.TenantID,
+			&i.GraphID,
+			&i.GraphHash,
+			&i.CheckpointSeq,
+			&i.ClaimToken,
+			&i.ClaimedAt,
+			&i.ClaimAttempt,
+			&i.PoisonedAt,
+			&i.PoisonReason,
+			&i.WorkClass,
+			&i.EligibleAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const TenantFairClaimTrace = `-- name: TenantFairClaimTrace :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
@@ -394,4 +508,18 @@ func (q *Queries) TenantFairClaimTrace(ctx context.Context, arg TenantFairClaimT
 		return nil, err
 	}
 	return items, nil
+}
+
+const WithdrawClaimRequest = `-- name: WithdrawClaimRequest :exec
+delete from /*schema*/docket_claim_requests r
+ where r.request_id = $1::bigint and r.served_at is null
+`
+
+// Withdraws a request whose combined call failed before collecting it (its
+// context ended, say). A request already served keeps its outcomes until a
+// later serving call deletes it; those leases expire after their claim TTL,
+// as a Worker's that stopped right after its claim.
+func (q *Queries) WithdrawClaimRequest(ctx context.Context, requestID int64) error {
+	_, err := q.db.Exec(ctx, WithdrawClaimRequest, requestID)
+	return err
 }

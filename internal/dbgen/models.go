@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type DocketClaimPartition struct {
@@ -31,6 +32,17 @@ type DocketClaimPolicy struct {
 	UpdatedAt             time.Time
 	ParkDormant           bool
 	ConfiguredParkDormant bool
+}
+
+type DocketClaimRequest struct {
+	RequestID   int64
+	Demand      int32
+	ClaimTtl    pgtype.Interval
+	MaxAttempts int32
+	Preference  *string
+	RequestedAt time.Time
+	ServedAt    *time.Time
+	Outcomes    []string
 }
 
 type DocketClaimSchedule struct {

@@ -380,6 +380,102 @@ func (q *Queries) NotifyClaimRevoked(ctx context.Context, arg NotifyClaimRevoked
 	return err
 }
 
+const TenantFairClaimCombinedNoted = `-- name: TenantFairClaimCombinedNoted :many
+with c as materialized (
+    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.outcome_ordinal
+      from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
+           cross join lateral /*schema*/docket_tenant_fair_claim_combined(
+               $1::timestamptz, $2::timestamptz, $3::integer,
+               $4::integer, $5::text,
+               case when note.cleared is not null then $6::bigint end) as f
+), noted as (
+    select set_config('docket.leased_run_ids',
+                      coalesce(array_agg(c.run_id) filter (where c.claim_token is not null), '{}')::text,
+                      true) as run_ids
+      from c
+)
+select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+  from c cross join noted
+ where noted.run_ids is not null
+ order by c.outcome_ordinal
+`
+
+type TenantFairClaimCombinedNotedParams struct {
+	Now         time.Time
+	Cutoff      time.Time
+	Demand      int32
+	MaxAttempts int32
+	Preference  *string
+	Request     *int64
+}
+
+type TenantFairClaimCombinedNotedRow struct {
+	RowKind       *string
+	ErrorReason   *string
+	RunID         *string
+	TenantID      *string
+	GraphID       *string
+	GraphHash     *string
+	CheckpointSeq *int64
+	ClaimToken    *uuid.UUID
+	ClaimedAt     *time.Time
+	ClaimAttempt  *int32
+	PoisonedAt    *time.Time
+	PoisonReason  *string
+	WorkClass     *string
+	EligibleAt    *time.Time
+}
+
+// TenantFairClaimCombined for the Worker's claim batch, clearing and then
+// noting its leases for LeasedRuns as TenantFairClaimNoted does; the
+// request argument reads the cleared note, which is not null, so that the
+// function call depends on the clear. A waiter's leases were written by
+// the holder that served it and are committed; LeasedRuns reads them in a
+// snapshot after this statement.
+func (q *Queries) TenantFairClaimCombinedNoted(ctx context.Context, arg TenantFairClaimCombinedNotedParams) ([]TenantFairClaimCombinedNotedRow, error) {
+	rows, err := q.db.Query(ctx, TenantFairClaimCombinedNoted,
+		arg.Now,
+		arg.Cutoff,
+		arg.Demand,
+		arg.MaxAttempts,
+		arg.Preference,
+		arg.Request,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TenantFairClaimCombinedNotedRow
+	for rows.Next() {
+		var i TenantFairClaimCombinedNotedRow
+		if err := rows.Scan(
+			&i.RowKind,
+			&i.ErrorReason,
+			&i.RunID,
+			&i.TenantID,
+			&i.GraphID,
+			&i.GraphHash,
+			&i.CheckpointSeq,
+			&i.ClaimToken,
+			&i.ClaimedAt,
+			&i.ClaimAttempt,
+			&i.PoisonedAt,
+			&i.PoisonReason,
+			&i.WorkClass,
+			&i.EligibleAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const TenantFairClaimNoted = `-- name: TenantFairClaimNoted :many
 with c as materialized (
     select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.call_token, f.transaction_id, f.visit_ordinal, f.outcome_ordinal, f.demand, f.cursor_before, f.cursor_after, f.ring_position, f.scope_key, f.disposition, f.outcome_count, f.epoch_delta

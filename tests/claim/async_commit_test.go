@@ -30,7 +30,7 @@ import (
 const setConfig = "set_config('synchronous_commit', 'off', true)"
 
 // claimSQL recognizes a statement that calls a claim function.
-var claimSQL = regexp.MustCompile(`docket_(tenant_fair|legacy)_claim\(`)
+var claimSQL = regexp.MustCompile(`docket_(tenant_fair|legacy)_claim(_combined)?\(`)
 
 // engine is one engine under test: its configuration and a backlog that
 // exercises every class it has.
