@@ -1,30 +1,38 @@
 -- A TenantFair claim call that may serve the demand of other claimers too
 -- (combined claims). Every TenantFair call holds the policy row, the domain's
 -- one cursor, for its whole duration, so many small concurrent callers each
--- wait for the whole call of every caller ahead of them. Here a caller that
--- finds the cursor held files a claim request (docket_claim_requests, its
--- own committed transaction) and waits for the cursor; whichever call holds
--- the cursor runs one walk of docket_tenant_fair_claim for its own demand
--- plus that of the pending requests and leaves each waiter its share of the
--- outcomes in the request's row. A waiter that then gets the cursor finds
--- its request served, takes its outcomes and releases the cursor without a
--- walk. The walk itself is unchanged: it is one call of the engine whose
--- demand is the sum, with every rule, cap and bound of any other call.
+-- wait for the whole call of every caller ahead of them. Here one call at a
+-- time is the domain's combiner: it holds a transaction-scoped advisory lock
+-- keyed by the schema, runs one walk of docket_tenant_fair_claim for its own
+-- demand plus that of every pending claim request (docket_claim_requests),
+-- and leaves each waiter its share of the outcomes in the request's row. A
+-- caller that finds a combiner at work files a request (its own committed
+-- transaction, so the next combiner sees it) and waits for that combiner's
+-- commit on the same advisory lock in shared mode; every waiter wakes at the
+-- commit together, and each takes its outcomes from its own row without
+-- touching the cursor. A waiter its combiner did not serve (it filed after
+-- the combiner read the pending requests) tries to become the next combiner,
+-- or waits for the one that did. The walk itself is unchanged: it is one
+-- call of the engine whose demand is the sum, with every rule, cap and bound
+-- of any other call, under the policy row as always; callers that do not
+-- combine (Legacy, ClaimDueTx, the trace calls, SoloClaims) meet the
+-- combiner only there.
 --
--- p_request is null on a first try, which never waits: when the cursor is
--- held it returns one row of kind 'busy' and changes nothing, and the caller
--- files a request and calls again with its id. With p_request the call waits
--- for the cursor within the lock wait of docket_claim_precheck. A request
--- the wait gave up on is withdrawn (the caller gets 'lock_contention') unless
--- a holder served it meanwhile, in which case its outcomes are returned.
+-- p_request is null on a first try, which never waits: when another call is
+-- combining it returns one row of kind 'busy' and changes nothing, and the
+-- caller files a request and calls again with its id. With p_request the
+-- call waits within the lock wait of docket_claim_precheck, measured from
+-- its start. A request it gave up on is withdrawn (the caller gets
+-- 'lock_contention') unless a combiner served it meanwhile, in which case
+-- its outcomes are returned.
 --
--- Only requests with the caller's claim TTL, max attempts and preference are
--- combined, since the walk takes one of each; the others wait for a call of
--- their own kind. Outcomes go to the waiters in the order they filed their
--- requests, then to the caller: when the walk finds less than the combined
--- demand, the callers that waited longest are served first. An engine error
--- (for example the domain switched to Legacy) reaches only the caller; the
--- pending requests stay pending and their callers run their own calls.
+-- Only requests with the combiner's claim TTL, max attempts and preference
+-- are combined, since the walk takes one of each; the others wait for a
+-- combiner of their own kind. Outcomes go to the waiters in the order they
+-- filed their requests, then to the combiner: when the walk finds less than
+-- the combined demand, the callers that waited longest are served first. An
+-- engine error (for example the domain switched to Legacy) reaches only the
+-- combiner; the pending requests stay pending for the next combiner.
 --
 -- outcome_ordinal orders the rows returned (the engine's visit and outcome
 -- order); the claim queries order by it.
@@ -60,17 +68,19 @@ as $$
 declare
     -- The combined demand of one walk stays within what one engine call can
     -- grant (S = 32 visits of at most Q = 8 outcomes); requests beyond it
-    -- wait for the next holder.
+    -- wait for the next combiner.
     c_combined_demand constant integer := 256;
     -- A waiter gives up within the lock wait (250 ms), so a pending request
     -- older than this belongs to a caller that is gone: it is never served,
-    -- and the next serving call deletes it.
+    -- and the next combiner deletes it.
     c_request_life constant interval := '10 seconds';
 
+    -- The combiner's lock, one per schema (advisory locks are per database).
+    v_key bigint := hashtextextended('docket_tenant_fair_claim_combined ' || current_schema(), 0);
     v_precheck record;
     v_restore_lock_timeout text;
-    v_held boolean;
-    v_served timestamptz;
+    v_deadline timestamptz;
+    v_timed_out boolean := false;
     v_own docket_claim_outcome[];
     v_requests bigint[];
     v_demands integer[];
@@ -86,12 +96,13 @@ begin
         return next;
         return;
     end if;
+    v_deadline := clock_timestamp() + current_setting('lock_timeout')::interval;
 
-    -- statement combined_policy_lock
-    perform from docket_claim_policy p where p.id = 1 for update skip locked;
-    -- end statement
-    v_held := found;
-    if not v_held then
+    <<wait>>
+    loop
+        -- statement combiner_lock
+        exit wait when pg_try_advisory_xact_lock(v_key);
+        -- end statement
         if p_request is null then
             row_kind := 'busy';
             return next;
@@ -99,33 +110,78 @@ begin
               where v_restore_lock_timeout is not null;
             return;
         end if;
+        -- Wait for the combiner's commit in shared mode, then give the lock
+        -- back at once by rolling back the block's subtransaction, so that
+        -- no waiter keeps the next combiner out.
         begin
-            -- statement combined_policy_wait
-            perform from docket_claim_policy p where p.id = 1 for update;
+            if clock_timestamp() >= v_deadline then
+                raise lock_not_available;
+            end if;
+            -- statement combiner_wait
+            perform pg_advisory_xact_lock_shared(v_key);
             -- end statement
-        exception when lock_not_available then
+            raise sqlstate 'DKW01';
+        exception
+            when sqlstate 'DKW01' then
+                null;
+            when lock_not_available then
+                v_timed_out := true;
+        end;
+        if v_timed_out then
             -- statement request_withdraw
             delete from docket_claim_requests r
              where r.request_id = p_request and r.served_at is null;
             -- end statement
-            if found then
-                row_kind := 'error';
-                error_reason := 'lock_contention';
-                return next;
-                perform set_config('lock_timeout', v_restore_lock_timeout, true)
-                  where v_restore_lock_timeout is not null;
-                return;
-            end if;
-        end;
-    end if;
-
-    if p_request is not null then
+        end if;
         -- statement request_collect
         delete from docket_claim_requests r
-         where r.request_id = p_request
-        returning r.served_at, r.outcomes into v_served, v_own;
+         where r.request_id = p_request and r.served_at is not null
+        returning r.outcomes into v_own;
         -- end statement
-        if v_served is not null then
+        if found then
+            return query
+                select (v_own[g.i]).*, g.i::bigint
+                  from generate_subscripts(v_own, 1) as g(i)
+                 order by g.i;
+            perform set_config('lock_timeout', v_restore_lock_timeout, true)
+              where v_restore_lock_timeout is not null;
+            return;
+        end if;
+        -- Not served: the combiner read the pending requests before this
+        -- one was filed. Queue for the combiner's lock, which a waiter that
+        -- arrives later then waits behind, instead of trying again: tries
+        -- would fail while any waiter briefly holds the shared lock.
+        if not v_timed_out then
+            begin
+                -- statement combiner_queue
+                perform pg_advisory_xact_lock(v_key);
+                -- end statement
+                exit wait;
+            exception when lock_not_available then
+                -- The wait's deadline has passed: the next round withdraws.
+                null;
+            end;
+            continue wait;
+        end if;
+        -- Withdrawn unserved, or gone: nothing was claimed for this caller.
+        row_kind := 'error';
+        error_reason := 'lock_contention';
+        return next;
+        perform set_config('lock_timeout', v_restore_lock_timeout, true)
+          where v_restore_lock_timeout is not null;
+        return;
+    end loop;
+
+    -- This call is the combiner. Its own request, if a combiner before it
+    -- served it, is collected as any waiter's; else it is served here with
+    -- the caller's demand and deleted.
+    if p_request is not null then
+        -- statement request_collect_own
+        delete from docket_claim_requests r
+         where r.request_id = p_request
+        returning r.outcomes into v_own;
+        -- end statement
+        if v_own is not null then
             return query
                 select (v_own[g.i]).*, g.i::bigint
                   from generate_subscripts(v_own, 1) as g(i)
@@ -136,8 +192,8 @@ begin
         end if;
     end if;
 
-    -- Requests are only written under the cursor or by their own caller, so
-    -- SKIP LOCKED passes over just a request whose caller is withdrawing it.
+    -- Only a combiner serves requests, so SKIP LOCKED passes over just a
+    -- request whose caller is withdrawing it.
     -- statement requests_pending
     select array_agg(q.request_id order by q.request_id), array_agg(q.demand order by q.request_id)
       into v_requests, v_demands
@@ -155,7 +211,6 @@ begin
                        for update skip locked) l) q
      where q.demand_through <= c_combined_demand - p_demand;
     -- end statement
-
     if v_requests is null then
         return query
             select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
