@@ -49,8 +49,8 @@ grant usage on sequence :"schema".docket_schedules_id_seq to :"role";
 -- Combined claims (schema V12): a waiting claimer files, collects or
 -- withdraws its request; the call holding the cursor serves and expires
 -- requests.
+-- Its identity column needs no grant on its sequence.
 grant select, insert, update, delete on :"schema".docket_claim_requests to :"role";
-grant usage on sequence :"schema".docket_claim_requests_request_id_seq to :"role";
 
 -- The two claim engines. Trigger functions need no EXECUTE grant.
 grant execute on function :"schema".docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";

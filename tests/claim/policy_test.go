@@ -301,7 +301,11 @@ func TestClaimFunctionShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fn := range []string{"docket_tenant_fair_claim", "docket_legacy_claim"} {
+	engineIns := []string{"p_now timestamp with time zone", "p_cutoff timestamp with time zone",
+		"p_demand integer", "p_max_attempts integer", "p_preference text", "p_trace boolean"}
+	combinedIns := append(slices.Clone(engineIns[:5]), "p_request bigint")
+	for fn, wantIns := range map[string][]string{"docket_tenant_fair_claim": engineIns, "docket_legacy_claim": engineIns,
+		"docket_tenant_fair_claim_combined": combinedIns} {
 		var ins, outs []string
 		var language, volatility string
 		var definer bool
@@ -322,8 +326,6 @@ func TestClaimFunctionShape(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", fn, err)
 		}
-		wantIns := []string{"p_now timestamp with time zone", "p_cutoff timestamp with time zone",
-			"p_demand integer", "p_max_attempts integer", "p_preference text", "p_trace boolean"}
 		if !slices.Equal(ins, wantIns) {
 			t.Fatalf("%s arguments = %v", fn, ins)
 		}

@@ -170,11 +170,20 @@ drop table old.docket_schema_migrations`)
 	}
 	_, err = legacy.TraceClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
 	must("legacy trace claim", err)
-	legacyWorker(t, legacy)
+	oneRunWorker(t, legacy, "legacy-2")
 
 	fairCfg := docket.Config{TenantMode: docket.TenantRequired, ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2, ParkDormant: true},
 		Schema: "docket", AsyncClaimCommit: true}
 	client := testkit.OpenClient(t, pool, fairCfg)
+	if err := combinedWait(ctx, pool, fairCfg, "docket."); err != nil {
+		t.Fatalf("combined claim withdrawn: %v", err)
+	}
+	solo := fairCfg
+	solo.SoloClaims = true
+	soloClient := testkit.OpenClient(t, pool, solo)
+	_, err = soloClient.ClaimDue(ctx, docket.ClaimRequest{Now: now.Add(-time.Hour), Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
+	must("solo claim", err)
+	oneRunWorker(t, soloClient, "solo-1")
 
 	// The run store.
 	_, err = client.InsertRun(ctx, newRun("a", "r1"))
@@ -341,17 +350,19 @@ func (*fatalRecorder) Helper() {}
 // Fatalf implements dockettest.TB.
 func (r *fatalRecorder) Fatalf(format string, args ...any) { r.message = fmt.Sprintf(format, args...) }
 
-// legacyWorker drains one run with a Worker on the Legacy engine.
-func legacyWorker(t *testing.T, client *docket.Client) {
+// oneRunWorker drains one run, runID, with a Worker of client (the Legacy
+// engine's, or a TenantFair one's with SoloClaims: the claim statements a
+// TenantFair Worker that combines never sends).
+func oneRunWorker(t *testing.T, client *docket.Client, runID string) {
 	events := testkit.NewWorkerEvents()
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook,
 		Handler: func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) }})
 	events.WaitFor(t, "the worker to listen", testkit.WorkerListening)
-	if _, err := client.InsertRun(testkit.Context(t), docket.NewRun{RunID: "legacy-2", Scope: docket.Tenant("a"),
+	if _, err := client.InsertRun(testkit.Context(t), docket.NewRun{RunID: runID, Scope: docket.Tenant("a"),
 		GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	events.WaitWritten(t, "complete", "legacy-2")
+	events.WaitWritten(t, "complete", runID)
 	// The retention cleaner's first pass runs at start; a stop while its
 	// statements run would cancel them, which this scenario counts as a
 	// failed statement.

@@ -1,0 +1,302 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
+)
+
+// requestFiled is a slog handler that signals each claim request a client
+// files (the facade's debug log "docket claim request filed").
+type requestFiled chan struct{}
+
+func (requestFiled) Enabled(context.Context, slog.Level) bool { return true }
+func (f requestFiled) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "docket claim request filed" {
+		select {
+		case f <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+func (f requestFiled) WithAttrs([]slog.Attr) slog.Handler { return f }
+func (f requestFiled) WithGroup(string) slog.Handler      { return f }
+
+// combiner is a transaction on a connection of its own that made a
+// combined claim call and so holds the domain's combiner lock until it
+// ends; every further call in it serves the pending requests.
+type combiner struct {
+	t  *testing.T
+	tx pgx.Tx
+}
+
+// newCombiner makes a combined call in a new transaction at a time when
+// nothing is due, so it leases nothing and only takes the combiner lock.
+func newCombiner(t *testing.T, e *testkit.ClaimEnv) *combiner {
+	t.Helper()
+	ctx := testkit.Context(t)
+	conn, err := pgx.ConnectConfig(ctx, e.Pool.Config().ConnConfig.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &combiner{t: t, tx: tx}
+	if got := c.claim(testkit.ClaimBase.Add(-24*time.Hour), 1); len(got) != 0 {
+		t.Fatalf("the combiner's first call leased %v, want nothing", got)
+	}
+	return c
+}
+
+// claim makes a combined call of demand at now with the tests' TTL and
+// attempts and returns the run ids it leased, in order.
+func (c *combiner) claim(now time.Time, demand int) []string {
+	c.t.Helper()
+	rows, err := c.tx.Query(testkit.Context(c.t), `select c.row_kind, c.run_id
+		  from docket_tenant_fair_claim_combined($1, $2, $3, $4, null, null) as c
+		 order by c.outcome_ordinal`, now, now.Add(-testkit.ClaimTTL), demand, testkit.ClaimMaxAttempts)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var ids []string
+	for rows.Next() {
+		var kind string
+		var id *string
+		if err := rows.Scan(&kind, &id); err != nil {
+			c.t.Fatal(err)
+		}
+		if kind != "outcome" || id == nil {
+			c.t.Fatalf("combiner row %s %v, want outcomes only", kind, id)
+		}
+		ids = append(ids, *id)
+	}
+	if err := rows.Err(); err != nil {
+		c.t.Fatal(err)
+	}
+	return ids
+}
+
+// claimResult is one ClaimDue call's answer.
+type claimResult struct {
+	res docket.ClaimResult
+	err error
+}
+
+// signalling is a client of e's domain, opened by cfg, that signals every
+// claim request it files on the returned channel. Open it before a
+// combiner: a combiner's transaction holds the policy row, which Open locks.
+func signalling(t *testing.T, e *testkit.ClaimEnv, cfg docket.Config) (*docket.Client, requestFiled) {
+	t.Helper()
+	filed := make(requestFiled, 1)
+	cfg.Logger = slog.New(filed)
+	return testkit.OpenClient(t, e.Pool, cfg), filed
+}
+
+// waitingClaim starts ClaimDue on client, waits until the call filed a
+// request, and returns the channel of its answer.
+func waitingClaim(ctx context.Context, t *testing.T, client *docket.Client, filed requestFiled, req docket.ClaimRequest) <-chan claimResult {
+	t.Helper()
+	answer := make(chan claimResult, 1)
+	go func() {
+		res, err := client.ClaimDue(ctx, req)
+		answer <- claimResult{res, err}
+	}()
+	select {
+	case <-filed:
+	case r := <-answer:
+		t.Fatalf("ClaimDue returned before it filed a request: %+v, %v", r.res, r.err)
+	}
+	return answer
+}
+
+// leasedIDs are the run ids of res's leases in order.
+func leasedIDs(res docket.ClaimResult) []string {
+	var ids []string
+	for _, l := range res.Leases {
+		ids = append(ids, l.RunID)
+	}
+	return ids
+}
+
+// A call that finds a combiner at work files its demand and waits; the
+// combiner's next call walks once for both demands, the waiter first, and
+// the waiter collects its leases at the combiner's commit. Every lease is
+// the run's live claim, and no request is left behind.
+func TestCombinedClaimServesTheWaiterFirst(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	c := newCombiner(t, e)
+	answer := waitingClaim(testkit.Context(t), t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests where served_at is null`); n != 1 {
+		t.Fatalf("%d pending requests, want 1", n)
+	}
+	own := c.claim(testkit.ClaimBase, 1)
+	if err := c.tx.Commit(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	r := <-answer
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[:2])
+	testkit.ClaimExpectIDs(t, "combiner", own, ids[2:])
+	for _, l := range r.res.Leases {
+		if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_runs where run_id = $1 and claim_token = $2`,
+			l.RunID, l.ClaimToken); n != 1 {
+			t.Fatalf("run %s does not hold the claim %v the waiter was given", l.RunID, l.ClaimToken)
+		}
+	}
+	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests`); n != 0 {
+		t.Fatalf("%d requests left, want 0", n)
+	}
+}
+
+// A waiter whose combiner outlasts the lock wait withdraws its request and
+// gets lock_contention; nothing was claimed for it, and the combiner's
+// next call finds no request to serve.
+func TestCombinedClaimWaitEndsInLockContention(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	c := newCombiner(t, e)
+	r := <-waitingClaim(testkit.Context(t), t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	testkit.ClaimExpectUnavailable(t, r.err, policy.ReasonLockContention)
+	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests`); n != 0 {
+		t.Fatalf("%d requests left after the timeout, want 0", n)
+	}
+	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 3), ids)
+}
+
+// A waiter whose context ends withdraws its request before ClaimDue
+// returns, so no later combiner leases runs for a caller that is gone.
+func TestCombinedClaimCancelledWaiterWithdraws(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	c := newCombiner(t, e)
+	ctx, cancel := context.WithCancel(testkit.Context(t))
+	answer := waitingClaim(ctx, t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	cancel()
+	r := <-answer
+	if !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("cancelled waiter: err = %v, want context.Canceled", r.err)
+	}
+	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests`); n != 0 {
+		t.Fatalf("%d requests left after the cancel, want 0", n)
+	}
+	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 3), ids)
+}
+
+// Only requests of the combiner's claim TTL, attempts and preference are
+// combined: a waiter of another preference stays pending through the
+// combiner's call and then runs a walk of its own.
+func TestCombinedClaimCombinesOnlyLikeRequests(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	c := newCombiner(t, e)
+	answer := waitingClaim(testkit.Context(t), t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferReady))
+	own := c.claim(testkit.ClaimBase, 1)
+	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests where served_at is null`); n != 1 {
+		t.Fatalf("%d pending requests after the combiner's call, want the unlike one", n)
+	}
+	if err := c.tx.Commit(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	r := <-answer
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	testkit.ClaimExpectIDs(t, "combiner", own, ids[:1])
+	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[1:])
+	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests`); n != 0 {
+		t.Fatalf("%d requests left, want 0", n)
+	}
+}
+
+// With Config.SoloClaims a client never files a request: while a combiner
+// holds the cursor its call waits for the policy row as the engine does
+// and is refused with lock_contention.
+func TestSoloClaimsNeverFileARequest(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+	cfg := testkit.TenantFairConfig(10)
+	cfg.SoloClaims = true
+	client, filed := signalling(t, e, cfg)
+	newCombiner(t, e)
+	_, err := client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	testkit.ClaimExpectUnavailable(t, err, policy.ReasonLockContention)
+	select {
+	case <-filed:
+		t.Fatal("a SoloClaims client filed a claim request")
+	default:
+	}
+}
+
+// Sixteen demand-one claimers drain a backlog through combined calls: every
+// run leased exactly once, no call refused, every lease the run's live
+// claim and no request left behind.
+func TestCombinedClaimersDrainEveryRunOnce(t *testing.T) {
+	const runs, tenants, claimers = 1600, 40, 16
+	pool := testkit.ClaimPoolWithSize(t, claimers+2)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(1000))
+	testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at)
+		select format('c-%s', g), format('t%s', g % $2), 'g', 'h1', 'running', '{}', $3::timestamptz - interval '1 minute'
+		  from generate_series(1, $1) g`, runs, tenants, testkit.ClaimBase)
+	ctx := testkit.Context(t)
+	leased := make(chan []string, claimers)
+	failed := make(chan error, claimers)
+	for range claimers {
+		go func() {
+			var mine []string
+			for {
+				res, err := client.ClaimDue(ctx, testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+				if err != nil {
+					failed <- err
+					return
+				}
+				if res.Outcomes() == 0 {
+					leased <- mine
+					return
+				}
+				mine = append(mine, leasedIDs(res)...)
+			}
+		}()
+	}
+	seen := map[string]bool{}
+	for range claimers {
+		select {
+		case err := <-failed:
+			t.Fatalf("claimer: %v", err)
+		case ids := <-leased:
+			for _, id := range ids {
+				if seen[id] {
+					t.Fatalf("run %s leased twice", id)
+				}
+				seen[id] = true
+			}
+		}
+	}
+	if len(seen) != runs {
+		t.Fatalf("%d runs leased, want %d", len(seen), runs)
+	}
+	if live := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where claim_token is not null`); live != runs {
+		t.Fatalf("%d live claims, want %d", live, runs)
+	}
+	if left := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_requests`); left != 0 {
+		t.Fatalf("%d requests left, want 0", left)
+	}
+}
