@@ -14,23 +14,6 @@ import (
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
-// requestFiled is a slog handler that signals each claim request a client
-// files (the facade's debug log "docket claim request filed").
-type requestFiled chan struct{}
-
-func (requestFiled) Enabled(context.Context, slog.Level) bool { return true }
-func (f requestFiled) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == "docket claim request filed" {
-		select {
-		case f <- struct{}{}:
-		default:
-		}
-	}
-	return nil
-}
-func (f requestFiled) WithAttrs([]slog.Attr) slog.Handler { return f }
-func (f requestFiled) WithGroup(string) slog.Handler      { return f }
-
 // combiner is a transaction on a connection of its own that made a
 // combined claim call and so holds the domain's combiner lock until it
 // ends; every further call in it serves the pending requests.
@@ -97,16 +80,16 @@ type claimResult struct {
 // signalling is a client of e's domain, opened by cfg, that signals every
 // claim request it files on the returned channel. Open it before a
 // combiner: a combiner's transaction holds the policy row, which Open locks.
-func signalling(t *testing.T, e *testkit.ClaimEnv, cfg docket.Config) (*docket.Client, requestFiled) {
+func signalling(t *testing.T, e *testkit.ClaimEnv, cfg docket.Config) (*docket.Client, testkit.RequestFiled) {
 	t.Helper()
-	filed := make(requestFiled, 1)
+	filed := make(testkit.RequestFiled, 1)
 	cfg.Logger = slog.New(filed)
 	return testkit.OpenClient(t, e.Pool, cfg), filed
 }
 
 // waitingClaim starts ClaimDue on client, waits until the call filed a
 // request, and returns the channel of its answer.
-func waitingClaim(ctx context.Context, t *testing.T, client *docket.Client, filed requestFiled, req docket.ClaimRequest) <-chan claimResult {
+func waitingClaim(ctx context.Context, t *testing.T, client *docket.Client, filed testkit.RequestFiled, req docket.ClaimRequest) <-chan claimResult {
 	t.Helper()
 	answer := make(chan claimResult, 1)
 	go func() {

@@ -11,24 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
-
-// requestFiled signals each claim request a client files (the facade's
-// debug log "docket claim request filed").
-type requestFiled chan struct{}
-
-func (requestFiled) Enabled(context.Context, slog.Level) bool { return true }
-func (f requestFiled) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == "docket claim request filed" {
-		select {
-		case f <- struct{}{}:
-		default:
-		}
-	}
-	return nil
-}
-func (f requestFiled) WithAttrs([]slog.Attr) slog.Handler { return f }
-func (f requestFiled) WithGroup(string) slog.Handler      { return f }
 
 // combinedPast is the claim time of the combined-claim scenarios: nothing
 // is due then, so their calls lease nothing.
@@ -40,7 +24,7 @@ var combinedPast = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // returns the combiner's transaction and the call's answer once the
 // request is filed.
 func waitingCombined(ctx, callCtx context.Context, pool *pgxpool.Pool, cfg docket.Config, prefix string) (pgx.Tx, <-chan error, error) {
-	filed := make(requestFiled, 1)
+	filed := make(testkit.RequestFiled, 1)
 	cfg.Logger = slog.New(filed)
 	client, err := docket.Open(ctx, pool, cfg)
 	if err != nil {
