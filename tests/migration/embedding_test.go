@@ -77,8 +77,8 @@ func TestMigratorOverAPoolKeepsTheAppsSearchPath(t *testing.T) {
 			t.Fatalf("the app's search_path became %q", searchPath)
 		}
 	}
-	if got := testkit.QueryInt64(t, app, `select count(*) from pg_tables where schemaname = 'docket' and tablename like 'docket\_%'`); got != 6 {
-		t.Fatalf("schema docket holds %d Docket tables, want 6 (five and the ledger)", got)
+	if got := testkit.QueryInt64(t, app, `select count(*) from pg_tables where schemaname = 'docket' and tablename like 'docket\_%'`); got != 7 {
+		t.Fatalf("schema docket holds %d Docket tables, want 7 (six and the ledger)", got)
 	}
 	if got := testkit.QueryInt64(t, app, `select count(*) from pg_tables where schemaname in ('app', 'public') and tablename like 'docket\_%'`); got != 0 {
 		t.Fatalf("%d Docket tables landed in the app's schemas", got)

@@ -257,7 +257,9 @@ func drainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 	if !maps.Equal(seen, stored) {
 		t.Errorf("handlers saw the states %v, want the stored %v", seen, stored)
 	}
-	wantBatch := []string{"TenantFairClaimNoted", "LeasedRuns"}
+	// A TenantFair Worker combines its claims (Config.SoloClaims is off);
+	// with one Worker no call ever waits, so every claim is one batch.
+	wantBatch := []string{"TenantFairClaimCombinedNoted", "LeasedRuns"}
 	if async {
 		wantBatch = append([]string{"CommitClaimAsynchronously"}, wantBatch...)
 	}
