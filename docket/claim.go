@@ -36,7 +36,7 @@ func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, e
 			return c.claimCombined(ctx, p, dbgen.TenantFairClaimCombined, nil, nil)
 		}
 		if p.AsyncCommit {
-			return c.claimBatch(ctx, p, c.engine.statements.claimSQL, nil, nil, nil)
+			return claimBatch[claimpolicy.Row](ctx, c, p, c.engine.statements.claimSQL, nil, nil, nil)
 		}
 		return execClaim(ctx, c.queries, c.engine.statements, p)
 	})
@@ -123,7 +123,7 @@ const (
 
 // execClaim runs a production plan on q through the engine's generated
 // accessor. An AsyncCommit plan goes in a claim batch instead
-// (Client.claimBatch), since its setting must share the claim's implicit
+// (claimBatch), since its setting must share the claim's implicit
 // transaction.
 func execClaim(ctx context.Context, q *dbgen.Queries, st claimStatements, p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 	if p.Trace {
@@ -175,9 +175,10 @@ func claimError(err error) error {
 // transaction's commit. extra are the arguments claimSQL takes after the
 // plan's (a combined statement's request). More statements may follow the
 // claim: more queues them and readMore reads their results. It serves only
-// calls that commit on their own, never a caller's transaction.
-func (c *Client) claimBatch(ctx context.Context, p claimpolicy.Plan, claimSQL string, extra []any,
-	more func(*pgx.Batch), readMore func(pgx.BatchResults) error) ([]claimpolicy.Row, error) {
+// calls that commit on their own, never a caller's transaction. R is the
+// row the claim statement returns, read by position.
+func claimBatch[R any](ctx context.Context, c *Client, p claimpolicy.Plan, claimSQL string, extra []any,
+	more func(*pgx.Batch), readMore func(pgx.BatchResults) error) ([]R, error) {
 	if p.Trace {
 		return nil, fmt.Errorf("docket: a traced %s plan on a claim batch", p.Function)
 	}
@@ -197,7 +198,7 @@ func (c *Client) claimBatch(ctx context.Context, p claimpolicy.Plan, claimSQL st
 		more(batch)
 	}
 	results := c.pool.SendBatch(ctx, batch)
-	rows, err := readClaimBatch(results, settings, readMore)
+	rows, err := readClaimBatch[R](results, settings, readMore)
 	// Close reports a failed commit of the batch's implicit transaction.
 	if closeErr := results.Close(); err == nil && closeErr != nil {
 		err = closeErr
@@ -211,7 +212,7 @@ func (c *Client) claimBatch(ctx context.Context, p claimpolicy.Plan, claimSQL st
 // readClaimBatch reads the results of a claim batch in order: its leading
 // settings statements, the claim's rows, then, through readMore when set,
 // the rest.
-func readClaimBatch(results pgx.BatchResults, settings int, readMore func(pgx.BatchResults) error) ([]claimpolicy.Row, error) {
+func readClaimBatch[R any](results pgx.BatchResults, settings int, readMore func(pgx.BatchResults) error) ([]R, error) {
 	for range settings {
 		if _, err := results.Exec(); err != nil {
 			return nil, err
@@ -221,9 +222,7 @@ func readClaimBatch(results pgx.BatchResults, settings int, readMore func(pgx.Ba
 	if err != nil {
 		return nil, err
 	}
-	// Every production claim statement returns the columns of claimpolicy.Row
-	// in its order.
-	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[claimpolicy.Row])
+	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[R])
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +288,7 @@ func (c *Client) execClaimRead(ctx context.Context, p claimpolicy.Plan) ([]claim
 	if c.combines() {
 		rows, err = c.claimCombined(ctx, p, dbgen.TenantFairClaimCombinedNoted, more, readMore)
 	} else {
-		rows, err = c.claimBatch(ctx, p, c.engine.statements.noted, nil, more, readMore)
+		rows, err = claimBatch[claimpolicy.Row](ctx, c, p, c.engine.statements.noted, nil, more, readMore)
 	}
 	if err != nil {
 		return nil, nil, err

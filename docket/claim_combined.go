@@ -9,17 +9,23 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/internal/claimpolicy"
-	"github.com/docketrun/docket-go/internal/dbgen"
-	"github.com/docketrun/docket-go/internal/sqlschema"
 )
 
-// rowKindBusy is the one row a combined call's first try returns when the
-// domain's cursor is held: nothing was read or changed.
+// rowKindBusy is the one row a combined call's first try returns when
+// another call is combining: it filed the caller's demand as a request and
+// leased nothing.
 const rowKindBusy = "busy"
 
 // withdrawTimeout bounds the withdrawal of a request whose combined call
 // failed: the call's own context may be over by then.
 const withdrawTimeout = 5 * time.Second
+
+// combinedRow is a row of a combined claim statement: a production claim
+// row, then the id of the request a busy row filed.
+type combinedRow struct {
+	claimpolicy.Row
+	Request *int64
+}
 
 // combines says whether this client's production claims go through the
 // combined claim function: a TenantFair client without Config.SoloClaims.
@@ -29,75 +35,62 @@ func (c *Client) combines() bool {
 
 // claimCombined runs a production plan through a combined claim statement
 // (TenantFairClaimCombined or its noted form, claimSQL) as a claim batch. A
-// first try never waits: when the domain's cursor is held it returns busy,
-// and the call files its demand as a claim request in a transaction of its
-// own, then sends the statement again with the request's id, which waits
-// for the cursor and returns the outcomes the holder served it or, when no
-// holder did, those of its own walk for every pending request. A request
-// whose call fails before it is collected is withdrawn.
+// first try never waits: when another call is combining it files the
+// caller's demand as a claim request, which its commit makes visible to
+// the combiner, and answers busy with the request's id. The call then
+// sends the statement again with that id, which waits and returns the
+// outcomes a combiner served the request or, when none did, those of its
+// own walk for every pending request. A request whose call fails before it
+// is collected is withdrawn.
 func (c *Client) claimCombined(ctx context.Context, p claimpolicy.Plan, claimSQL string,
 	more func(*pgx.Batch), readMore func(pgx.BatchResults) error) ([]claimpolicy.Row, error) {
-	rows, err := c.claimBatch(ctx, p, claimSQL, []any{nil}, more, readMore)
-	if err != nil || !isBusy(rows) {
-		return rows, err
-	}
-	request, err := c.fileClaimRequest(ctx, p)
+	first, err := claimBatch[combinedRow](ctx, c, p, claimSQL, []any{nil}, more, readMore)
 	if err != nil {
 		return nil, err
+	}
+	request, busy := busyRequest(first)
+	if !busy {
+		return claimRows(first), nil
+	}
+	if request == nil {
+		return nil, fmt.Errorf("%w: a combined claim's busy row names no request", claimpolicy.ErrMalformedRow)
 	}
 	c.logger.LogAttrs(ctx, slog.LevelDebug, "docket claim request filed",
-		slog.Int64("request", request), slog.Int("demand", int(p.Args.Demand)))
-	rows, err = c.claimBatch(ctx, p, claimSQL, []any{request}, more, readMore)
+		slog.Int64("request", *request), slog.Int("demand", int(p.Args.Demand)))
+	waited, err := claimBatch[combinedRow](ctx, c, p, claimSQL, []any{*request}, more, readMore)
 	if err != nil {
-		c.withdrawClaimRequest(ctx, request)
+		c.withdrawClaimRequest(ctx, *request)
 		return nil, err
 	}
-	if isBusy(rows) {
-		return nil, fmt.Errorf("%w: a combined claim call with request %d answered busy", claimpolicy.ErrMalformedRow, request)
+	if _, busy := busyRequest(waited); busy {
+		return nil, fmt.Errorf("%w: a combined claim call with request %d answered busy", claimpolicy.ErrMalformedRow, *request)
 	}
-	return rows, nil
+	return claimRows(waited), nil
 }
 
-// isBusy says whether rows are a first try's answer that the cursor is held.
-func isBusy(rows []claimpolicy.Row) bool {
-	return len(rows) == 1 && rows[0].RowKind != nil && *rows[0].RowKind == rowKindBusy
+// busyRequest says whether rows are a first try's busy answer and returns
+// the request it filed.
+func busyRequest(rows []combinedRow) (*int64, bool) {
+	if len(rows) == 1 && rows[0].RowKind != nil && *rows[0].RowKind == rowKindBusy {
+		return rows[0].Request, true
+	}
+	return nil, false
 }
 
-// fileClaimRequest files plan p's demand, TTL, attempts and preference as a
-// claim request and returns its id. The request lives for a few
-// milliseconds and is worth nothing after a crash, so its transaction never
-// waits for its WAL flush.
-func (c *Client) fileClaimRequest(ctx context.Context, p claimpolicy.Plan) (int64, error) {
-	batch := &pgx.Batch{}
-	settings := 0
-	if c.names != nil {
-		batch.Queue(sqlschema.ScopeSearchPath, c.names.SearchPath())
-		settings++
+// claimRows are the production claim rows of a combined call's answer.
+func claimRows(rows []combinedRow) []claimpolicy.Row {
+	out := make([]claimpolicy.Row, len(rows))
+	for i, r := range rows {
+		out[i] = r.Row
 	}
-	batch.Queue(dbgen.CommitClaimAsynchronously)
-	settings++
-	a := p.Args
-	batch.Queue(c.qualified(dbgen.FileClaimRequest), a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference)
-	results := c.pool.SendBatch(ctx, batch)
-	var request int64
-	err := func() error {
-		for range settings {
-			if _, err := results.Exec(); err != nil {
-				return err
-			}
-		}
-		return results.QueryRow().Scan(&request)
-	}()
-	if closeErr := results.Close(); err == nil && closeErr != nil {
-		err = closeErr
-	}
-	return request, err
+	return out
 }
 
 // withdrawClaimRequest deletes a request its call no longer waits for, if
-// no holder served it yet, on a context of its own: the call's may be what
-// ended it. A failed withdrawal is logged; the request then expires unserved
-// or, if a holder serves it first, its leases expire after their claim TTL.
+// no combiner served it yet, on a context of its own: the call's may be
+// what ended it. A failed withdrawal is logged; the request then expires
+// unserved or, if a combiner serves it first, its leases expire after their
+// claim TTL.
 func (c *Client) withdrawClaimRequest(ctx context.Context, request int64) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
 	defer cancel()

@@ -63,25 +63,18 @@ select set_config('synchronous_commit', 'off', true);
 -- name: TenantFairClaimCombined :many
 -- A production TenantFair call that may serve waiting claimers' requests
 -- too (combined claims): the public columns of outcome and error rows in
--- the engine's order, or one 'busy' row when request is null and the cursor
--- is held. With a request id it waits for the cursor and returns the
--- request's outcomes, whether a holder served it or this call did.
+-- the engine's order, then the request id, which only a 'busy' row carries:
+-- a first try (request null) that found another call combining filed the
+-- caller's demand under that id. With a request id the call waits and
+-- returns the request's outcomes, whether a combiner served it or this
+-- call did.
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.request_id
   from /*schema*/docket_tenant_fair_claim_combined(
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, sqlc.narg(request)::bigint) as c
  order by c.outcome_ordinal;
-
--- name: FileClaimRequest :one
--- Files the demand of a combined call that found the cursor held, in its
--- own transaction, so that the call holding the cursor sees it. The claim
--- TTL is the call's now less its cutoff, which a serving call matches.
-insert into /*schema*/docket_claim_requests (claim_ttl, demand, max_attempts, preference)
-values (sqlc.arg(now)::timestamptz - sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
-        sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text)
-returning request_id;
 
 -- name: WithdrawClaimRequest :exec
 -- Withdraws a request whose combined call failed before collecting it (its

@@ -27,37 +27,6 @@ func (q *Queries) CommitClaimAsynchronously(ctx context.Context) error {
 	return err
 }
 
-const FileClaimRequest = `-- name: FileClaimRequest :one
-insert into /*schema*/docket_claim_requests (claim_ttl, demand, max_attempts, preference)
-values ($1::timestamptz - $2::timestamptz, $3::integer,
-        $4::integer, $5::text)
-returning request_id
-`
-
-type FileClaimRequestParams struct {
-	Now         time.Time
-	Cutoff      time.Time
-	Demand      int32
-	MaxAttempts int32
-	Preference  *string
-}
-
-// Files the demand of a combined call that found the cursor held, in its
-// own transaction, so that the call holding the cursor sees it. The claim
-// TTL is the call's now less its cutoff, which a serving call matches.
-func (q *Queries) FileClaimRequest(ctx context.Context, arg FileClaimRequestParams) (int64, error) {
-	row := q.db.QueryRow(ctx, FileClaimRequest,
-		arg.Now,
-		arg.Cutoff,
-		arg.Demand,
-		arg.MaxAttempts,
-		arg.Preference,
-	)
-	var request_id int64
-	err := row.Scan(&request_id)
-	return request_id, err
-}
-
 const LegacyClaim = `-- name: LegacyClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
@@ -325,7 +294,7 @@ func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams
 const TenantFairClaimCombined = `-- name: TenantFairClaimCombined :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.request_id
   from /*schema*/docket_tenant_fair_claim_combined(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text, $6::bigint) as c
@@ -356,13 +325,16 @@ type TenantFairClaimCombinedRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
+	RequestID     *int64
 }
 
 // A production TenantFair call that may serve waiting claimers' requests
 // too (combined claims): the public columns of outcome and error rows in
-// the engine's order, or one 'busy' row when request is null and the cursor
-// is held. With a request id it waits for the cursor and returns the
-// request's outcomes, whether a holder served it or this call did.
+// the engine's order, then the request id, which only a 'busy' row carries:
+// a first try (request null) that found another call combining filed the
+// caller's demand under that id. With a request id the call waits and
+// returns the request's outcomes, whether a combiner served it or this
+// call did.
 func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairClaimCombinedParams) ([]TenantFairClaimCombinedRow, error) {
 	rows, err := q.db.Query(ctx, TenantFairClaimCombined,
 		arg.Now,
@@ -394,6 +366,7 @@ func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairCla
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
+			&i.RequestID,
 		); err != nil {
 			return nil, err
 		}

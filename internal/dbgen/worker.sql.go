@@ -382,7 +382,7 @@ func (q *Queries) NotifyClaimRevoked(ctx context.Context, arg NotifyClaimRevoked
 
 const TenantFairClaimCombinedNoted = `-- name: TenantFairClaimCombinedNoted :many
 with c as materialized (
-    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.outcome_ordinal
+    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.outcome_ordinal, f.request_id
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
            cross join lateral /*schema*/docket_tenant_fair_claim_combined(
                $1::timestamptz, $2::timestamptz, $3::integer,
@@ -396,7 +396,7 @@ with c as materialized (
 )
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.request_id
   from c cross join noted
  where noted.run_ids is not null
  order by c.outcome_ordinal
@@ -426,14 +426,16 @@ type TenantFairClaimCombinedNotedRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
+	RequestID     *int64
 }
 
-// TenantFairClaimCombined for the Worker's claim batch, clearing and then
-// noting its leases for LeasedRuns as TenantFairClaimNoted does; the
-// request argument reads the cleared note, which is not null, so that the
-// function call depends on the clear. A waiter's leases were written by
-// the holder that served it and are committed; LeasedRuns reads them in a
-// snapshot after this statement.
+// TenantFairClaimCombined for the Worker's claim batch, with the request
+// id of a 'busy' row last, clearing and then noting its leases for
+// LeasedRuns as TenantFairClaimNoted does; the request argument reads the
+// cleared note, which is not null, so that the function call depends on
+// the clear. A waiter's leases were written by the combiner that served it
+// and are committed; LeasedRuns reads them in a snapshot after this
+// statement.
 func (q *Queries) TenantFairClaimCombinedNoted(ctx context.Context, arg TenantFairClaimCombinedNotedParams) ([]TenantFairClaimCombinedNotedRow, error) {
 	rows, err := q.db.Query(ctx, TenantFairClaimCombinedNoted,
 		arg.Now,
@@ -465,6 +467,7 @@ func (q *Queries) TenantFairClaimCombinedNoted(ctx context.Context, arg TenantFa
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
+			&i.RequestID,
 		); err != nil {
 			return nil, err
 		}
