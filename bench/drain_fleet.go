@@ -19,7 +19,9 @@ func fleetPoolConns(concurrency int) int { return 2*concurrency + 4 }
 // started and stopped together. The first member inserts and counts.
 type fleetDrain struct {
 	members []drainTarget
-	drop    func() error
+	// database is the name of the fleet's database.
+	database string
+	drop     func() error
 }
 
 // fleetSetup is the shape of one fleet.
@@ -49,7 +51,7 @@ func newFleetDrain(ctx context.Context, c *cluster, s fleetSetup, b *book) (*fle
 	if err != nil {
 		return nil, err
 	}
-	f := &fleetDrain{drop: drop}
+	f := &fleetDrain{database: db, drop: drop}
 	conns := fleetPoolConns(s.concurrency)
 	cfg := docketConfig(s.engine, s.maxActive)
 	if s.meter != nil {

@@ -39,6 +39,10 @@ func runProfile(ctx context.Context, c *cluster, o options, p *progress) error {
 	if err := profileCapped(ctx, c, sz, p, &report); err != nil {
 		return fmt.Errorf("capped drain: %w", err)
 	}
+	p.logf("profile: fleet drains (TenantFair, Legacy, River)")
+	if err := profileFleet(ctx, c, o, p, &report); err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
 	p.logf("profile: explained claim calls")
 	if err := profileExplain(ctx, c, sz.CeilingRuns, sz.CeilingTenants, profileWarmCalls, []int{ceilingDemand, 1}, &report); err != nil {
 		return fmt.Errorf("explain: %w", err)
@@ -85,34 +89,36 @@ func profileClaims(ctx context.Context, c *cluster, sz sizes, claimers, demand i
 	return topStatements(ctx, env, report)
 }
 
-// serializedSection splits the time between two claim calls of a loop:
-// calls serialize on the policy row, so the loop's elapsed time over its
-// calls is the cycle of one call; of it, the engine works inside the
-// function for its mean time less the mean wait for the policy row (the
-// policy_wait statement, the only nested statement that ends "for
-// update"), and the rest is the hand-off to the next waiter plus what
-// happens outside the function under the lock (its return and the commit).
-// With one claimer nothing waits, and the cycle includes the client's round
-// trip.
+// serializedSection splits the time between two walks of a loop: walks
+// serialize on the policy row, so the loop's elapsed time over its walks is
+// the cycle of one walk. A walk is one engine call, whether a claimer made
+// it (SoloClaims, ClaimDueTx) or a combined call made it for itself and the
+// requests it served: every statement that calls docket_tenant_fair_claim
+// directly, at any level. Of the cycle, the engine works for its mean time
+// less the mean wait for the policy row (the policy_wait statement, the
+// only nested statement that ends "for update"), and the rest is what the
+// combiner does around the walk, the hand-off to the next one and, with one
+// claimer, the client's round trip. Claims per walk is the batching that
+// combined calls reached.
 func serializedSection(ctx context.Context, env *docketEnv, res loopResult, report *strings.Builder) error {
-	var calls int64
+	var walks int64
 	var engineMs, waitMs float64
 	if err := env.pool.QueryRow(ctx, `
-		select coalesce(sum(calls) filter (where toplevel and query like '%docket_tenant_fair_claim(%'), 0),
-		       coalesce(sum(total_exec_time) filter (where toplevel and query like '%docket_tenant_fair_claim(%'), 0),
+		select coalesce(sum(calls) filter (where query like '%docket_tenant_fair_claim(%'), 0),
+		       coalesce(sum(total_exec_time) filter (where query like '%docket_tenant_fair_claim(%'), 0),
 		       coalesce(sum(total_exec_time) filter (where not toplevel and query ~ 'for update$'), 0)
 		  from pg_stat_statements
 		 where dbid = (select oid from pg_database where datname = current_database())`).
-		Scan(&calls, &engineMs, &waitMs); err != nil {
+		Scan(&walks, &engineMs, &waitMs); err != nil {
 		return err
 	}
-	if calls == 0 || len(res.Calls) == 0 {
-		return fmt.Errorf("no claim call was counted")
+	if walks == 0 || len(res.Calls) == 0 {
+		return fmt.Errorf("no walk was counted")
 	}
-	cycle := ms(res.Elapsed) / float64(len(res.Calls))
-	work := (engineMs - waitMs) / float64(calls)
-	fmt.Fprintf(report, "per call: cycle %.3f ms (elapsed / calls), engine work %.3f ms (function time %.3f ms less policy row wait %.3f ms), rest %.3f ms\n",
-		cycle, work, engineMs/float64(calls), waitMs/float64(calls), cycle-work)
+	cycle := ms(res.Elapsed) / float64(walks)
+	work := (engineMs - waitMs) / float64(walks)
+	fmt.Fprintf(report, "per walk (%d walks, %.1f claims per walk): cycle %.3f ms (elapsed / walks), engine work %.3f ms (engine time %.3f ms less policy row wait %.3f ms), rest %.3f ms\n",
+		walks, float64(res.Claims)/float64(walks), cycle, work, engineMs/float64(walks), waitMs/float64(walks), cycle-work)
 	return nil
 }
 

@@ -129,9 +129,12 @@ func planPending(f *planFixture) any {
 var planTenantFairIndexes = map[string][]string{
 	"policy_lock": {},
 	"policy_wait": {},
-	// The domain-wide class probes read the oldest due and the oldest
-	// claimed entry, stepping over the paused partitions' entries.
-	"class_probes": {"docket_runs_ready_idx", "docket_runs_expired_idx", "docket_claim_partitions_paused_idx"},
+	// The domain-wide class probes read the oldest due entry, stepping
+	// over the paused partitions' entries, and the oldest claim; when that
+	// claim has expired, the expired probe reads the oldest claims for an
+	// admitted one outside the paused partitions.
+	"class_probes":  {"docket_runs_ready_idx", "docket_runs_expired_idx", "docket_claim_partitions_paused_idx"},
+	"expired_probe": {"docket_runs_expired_idx", "docket_claim_partitions_paused_idx"},
 	// The full-ring walk's window: the next ring positions after the cursor
 	// and from the smallest, each with a probe of its three pages; the
 	// partition locks of a run of empty positions by key; and the partition
