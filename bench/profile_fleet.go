@@ -57,7 +57,7 @@ func fleetStatements(ctx context.Context, c *cluster, database string, runs int,
 	}
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `
-		select calls, total_exec_time, left(regexp_replace(query, '\s+', ' ', 'g'), 160)
+		select calls, rows, total_exec_time, left(regexp_replace(query, '\s+', ' ', 'g'), 160)
 		  from pg_stat_statements
 		 where dbid = (select oid from pg_database where datname = $1) and toplevel
 		 order by total_exec_time desc
@@ -67,21 +67,21 @@ func fleetStatements(ctx context.Context, c *cluster, database string, runs int,
 	}
 	defer rows.Close()
 	var calls, totalMs float64
-	fmt.Fprintf(report, "%10s %12s %12s  %s\n", "calls/run", "exec us/run", "total ms", "query")
+	fmt.Fprintf(report, "%10s %10s %12s %12s  %s\n", "calls/run", "rows/call", "exec us/run", "total ms", "query")
 	for rows.Next() {
-		var n int64
+		var n, nrows int64
 		var total float64
 		var query string
-		if err := rows.Scan(&n, &total, &query); err != nil {
+		if err := rows.Scan(&n, &nrows, &total, &query); err != nil {
 			return err
 		}
 		calls += float64(n)
 		totalMs += total
-		fmt.Fprintf(report, "%10.3f %12.1f %12.1f  %s\n", float64(n)/float64(runs), total*1000/float64(runs), total, query)
+		fmt.Fprintf(report, "%10.3f %10.2f %12.1f %12.1f  %s\n", float64(n)/float64(runs), float64(nrows)/float64(max(n, 1)), total*1000/float64(runs), total, query)
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	fmt.Fprintf(report, "%10.3f %12.1f %12.1f  (the statements above)\n", calls/float64(runs), totalMs*1000/float64(runs), totalMs)
+	fmt.Fprintf(report, "%10.3f %10s %12.1f %12.1f  (the statements above)\n", calls/float64(runs), "", totalMs*1000/float64(runs), totalMs)
 	return nil
 }
