@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/policy"
@@ -105,6 +106,15 @@ func waitingClaim(ctx context.Context, t *testing.T, client *docket.Client, file
 	return answer
 }
 
+// expectNoRequests fails the test unless the domain on pool holds no claim
+// request, served or not, at the moment when says.
+func expectNoRequests(t *testing.T, pool *pgxpool.Pool, when string) {
+	t.Helper()
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_requests`); n != 0 {
+		t.Fatalf("%d requests left %s, want 0", n, when)
+	}
+}
+
 // leasedIDs are the run ids of res's leases in order.
 func leasedIDs(res docket.ClaimResult) []string {
 	var ids []string
@@ -143,9 +153,7 @@ func TestCombinedClaimServesTheWaiterFirst(t *testing.T) {
 			t.Fatalf("run %s does not hold the claim %v the waiter was given", l.RunID, l.ClaimToken)
 		}
 	}
-	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests`); n != 0 {
-		t.Fatalf("%d requests left, want 0", n)
-	}
+	expectNoRequests(t, e.Pool, "after the waiter collected")
 }
 
 // A waiter whose combiner outlasts the lock wait withdraws its request and
@@ -158,9 +166,7 @@ func TestCombinedClaimWaitEndsInLockContention(t *testing.T) {
 	c := newCombiner(t, e)
 	r := <-waitingClaim(testkit.Context(t), t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
 	testkit.ClaimExpectUnavailable(t, r.err, policy.ReasonLockContention)
-	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests`); n != 0 {
-		t.Fatalf("%d requests left after the timeout, want 0", n)
-	}
+	expectNoRequests(t, e.Pool, "after the timeout")
 	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 3), ids)
 }
 
@@ -178,9 +184,7 @@ func TestCombinedClaimCancelledWaiterWithdraws(t *testing.T) {
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("cancelled waiter: err = %v, want context.Canceled", r.err)
 	}
-	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests`); n != 0 {
-		t.Fatalf("%d requests left after the cancel, want 0", n)
-	}
+	expectNoRequests(t, e.Pool, "after the cancel")
 	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 3), ids)
 }
 
@@ -206,9 +210,7 @@ func TestCombinedClaimCombinesOnlyLikeRequests(t *testing.T) {
 	}
 	testkit.ClaimExpectIDs(t, "combiner", own, ids[:1])
 	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[1:])
-	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests`); n != 0 {
-		t.Fatalf("%d requests left, want 0", n)
-	}
+	expectNoRequests(t, e.Pool, "after the waiter collected")
 }
 
 // With Config.SoloClaims a client never files a request: while a combiner
@@ -284,7 +286,5 @@ func TestCombinedClaimersDrainEveryRunOnce(t *testing.T) {
 	if live := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where claim_token is not null`); live != runs {
 		t.Fatalf("%d live claims, want %d", live, runs)
 	}
-	if left := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_requests`); left != 0 {
-		t.Fatalf("%d requests left, want 0", left)
-	}
+	expectNoRequests(t, pool, "after the drain")
 }
