@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -28,6 +29,17 @@ type combiner struct {
 // nothing is due, so it leases nothing and only takes the combiner lock.
 func newCombiner(t *testing.T, e *testkit.ClaimEnv) *combiner {
 	t.Helper()
+	c := beginCombiner(t, e)
+	if got := c.claim(testkit.ClaimBase.Add(-24*time.Hour), 1); len(got) != 0 {
+		t.Fatalf("the combiner's first call leased %v, want nothing", got)
+	}
+	return c
+}
+
+// beginCombiner opens a transaction on a connection of its own, which
+// becomes a combiner once it holds the combiner lock.
+func beginCombiner(t *testing.T, e *testkit.ClaimEnv) *combiner {
+	t.Helper()
 	ctx := testkit.Context(t)
 	conn, err := pgx.ConnectConfig(ctx, e.Pool.Config().ConnConfig.Copy())
 	if err != nil {
@@ -38,11 +50,47 @@ func newCombiner(t *testing.T, e *testkit.ClaimEnv) *combiner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &combiner{t: t, tx: tx}
-	if got := c.claim(testkit.ClaimBase.Add(-24*time.Hour), 1); len(got) != 0 {
-		t.Fatalf("the combiner's first call leased %v, want nothing", got)
+	return &combiner{t: t, tx: tx}
+}
+
+// pid is the server process of c's connection.
+func (c *combiner) pid() uint32 { return c.tx.Conn().PgConn().PID() }
+
+// lockKey is the combiner lock c holds, as the server lists it: the key
+// is read from pg_locks, not computed as the function computes it.
+func (c *combiner) lockKey() int64 {
+	c.t.Helper()
+	var key int64
+	err := c.tx.QueryRow(testkit.Context(c.t), `select (l.classid::bigint << 32) | l.objid::bigint
+		  from pg_locks l
+		 where l.locktype = 'advisory' and l.pid = pg_backend_pid() and l.granted and l.mode = 'ExclusiveLock'`).Scan(&key)
+	if err != nil {
+		c.t.Fatalf("read the combiner lock: %v", err)
 	}
-	return c
+	return key
+}
+
+// queue makes c wait for the combiner lock key in exclusive mode, as a
+// caller queued to become the next combiner does; the returned channel
+// receives the wait's end.
+func (c *combiner) queue(key int64) <-chan error {
+	locked := make(chan error, 1)
+	go func() {
+		_, err := c.tx.Exec(testkit.Context(c.t), `select pg_advisory_xact_lock($1)`, key)
+		locked <- err
+	}()
+	return locked
+}
+
+// awaitLockWait returns once a session waits for an advisory lock in mode
+// (ShareLock or ExclusiveLock); pid, when not zero, names the session.
+func awaitLockWait(t *testing.T, pool *pgxpool.Pool, mode string, pid uint32) {
+	t.Helper()
+	cond := fmt.Sprintf(`exists (select from pg_locks l
+		 where l.locktype = 'advisory' and not l.granted and l.mode = '%s' and (%d = 0 or l.pid = %d))`, mode, pid, pid)
+	if err := testkit.AwaitActivity(testkit.Context(t), pool, cond, testkit.WorkerDeadline); err != nil {
+		t.Fatalf("no session waits for the combiner lock in %s: %v", mode, err)
+	}
 }
 
 // claim makes a combined call of demand at now with the tests' TTL and
@@ -153,6 +201,43 @@ func TestCombinedClaimServesTheWaiterFirst(t *testing.T) {
 			t.Fatalf("run %s does not hold the claim %v the waiter was given", l.RunID, l.ClaimToken)
 		}
 	}
+	expectNoRequests(t, e.Pool, "after the waiter collected")
+}
+
+// A waiter filed after its combiner read the pending requests is not
+// served at that combiner's commit. When another caller already holds or
+// awaits the combiner lock, the waiter waits for that one's commit in
+// shared mode, as a first wait does, instead of queueing for the lock
+// itself: the next combiner reads its request and serves it, and the
+// waiter collects at that commit.
+func TestCombinedClaimUnservedWaiterWaitsForTheNextCombiner(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	first := newCombiner(t, e)
+	next := beginCombiner(t, e)
+	key := first.lockKey()
+	testkit.ClaimExpectIDs(t, "first combiner", first.claim(testkit.ClaimBase, 1), ids[:1])
+	answer := waitingClaim(testkit.Context(t), t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	awaitLockWait(t, e.Pool, "ShareLock", 0)
+	locked := next.queue(key)
+	awaitLockWait(t, e.Pool, "ExclusiveLock", next.pid())
+	if err := first.tx.Commit(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-locked; err != nil {
+		t.Fatalf("next combiner: %v", err)
+	}
+	awaitLockWait(t, e.Pool, "ShareLock", 0)
+	testkit.ClaimExpectIDs(t, "next combiner", next.claim(testkit.ClaimBase, 1), nil)
+	if err := next.tx.Commit(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	r := <-answer
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[1:])
 	expectNoRequests(t, e.Pool, "after the waiter collected")
 }
 

@@ -1,3 +1,16 @@
+
+-- Schema V14: combined claims v2. In v1 a waiter its combiner did not serve
+-- (it filed its request after the combiner read the pending ones) queued
+-- for the combiner's lock in exclusive mode. The next combiner then served
+-- every such waiter in one walk, but each still had to take the lock in
+-- turn, only to collect its outcomes: a wake-up and a commit each, one after
+-- another, while no walk could run. With sixteen claimers of demand one,
+-- two thirds of the calls went that way. v2 sends such a waiter to wait in
+-- shared mode for the combiner at work or queued, which reads its request,
+-- so the waiters it serves wake together at its commit. Outcomes, the walk
+-- and the signature are unchanged.
+
+-- include docket_tenant_fair_claim_combined_v2.sql
 -- A TenantFair claim call that may serve the demand of other claimers too
 -- (combined claims). Every TenantFair call holds the policy row, the domain's
 -- one cursor, for its whole duration, so many small concurrent callers each
@@ -11,8 +24,10 @@
 -- commit on the same advisory lock in shared mode; every waiter wakes at the
 -- commit together, and each takes its outcomes from its own row without
 -- touching the cursor. A waiter its combiner did not serve (it filed after
--- the combiner read the pending requests) tries to become the next combiner,
--- or waits for the one that did. The walk itself is unchanged: it is one
+-- the combiner read the pending requests) waits in shared mode once more
+-- when another combiner is at work or queued for the lock, since that one
+-- reads the pending requests after this one was filed; otherwise it queues
+-- for the lock to become the next combiner. The walk itself is unchanged: it is one
 -- call of the engine whose demand is the sum, with every rule, cap and bound
 -- of any other call, under the policy row as always; callers that do not
 -- combine (Legacy, ClaimDueTx, the trace calls, SoloClaims) meet the
@@ -84,6 +99,8 @@ declare
     v_restore_lock_timeout text;
     v_deadline timestamptz;
     v_timed_out boolean := false;
+    v_waited_again boolean := false;
+    v_lock_free boolean;
     v_own docket_claim_outcome[];
     v_requests bigint[];
     v_demands integer[];
@@ -162,9 +179,34 @@ begin
                 exit call;
             end if;
             -- Not served: the combiner read the pending requests before this
-            -- one was filed. Queue for the combiner's lock, which a waiter
-            -- that arrives later then waits behind, instead of trying again:
-            -- tries would fail while any waiter briefly holds the shared lock.
+            -- one was filed. A combiner that holds the lock now, or a caller
+            -- queued for it, reads them only after this request was filed, so
+            -- the first time this happens the caller waits for that one's
+            -- commit in shared mode, with the other waiters it serves; they
+            -- would otherwise take the lock one after another, each only to
+            -- collect its outcomes (a wake-up and a commit each, in series).
+            -- The probe is a shared try in a subtransaction: it fails only
+            -- while the lock is held or awaited in exclusive mode, not while
+            -- other waiters briefly hold it shared.
+            if not v_waited_again then
+                begin
+                    -- statement combiner_probe
+                    v_lock_free := pg_try_advisory_xact_lock_shared(v_key);
+                    -- end statement
+                    raise sqlstate 'DKW01';
+                exception when sqlstate 'DKW01' then
+                    null;
+                end;
+                if not v_lock_free then
+                    v_waited_again := true;
+                    continue wait;
+                end if;
+            end if;
+            -- No combiner at work or queued (or the one waited for above did
+            -- not serve this request either, say over the combined demand):
+            -- queue for the combiner's lock, which a waiter that arrives later
+            -- then waits behind, instead of trying again: tries would fail
+            -- while any waiter briefly holds the shared lock.
             begin
                 -- statement combiner_queue
                 perform pg_advisory_xact_lock(v_key);
@@ -276,3 +318,5 @@ begin
     return;
 end;
 $$;
+-- end include
+
