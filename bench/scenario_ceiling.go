@@ -39,6 +39,9 @@ type ceilingResult struct {
 	// dormant, over TenantFair with the full-ring walk at MaxClaimers.
 	ParkedVsTenantFair float64 `json:"tenant_fair_parked_vs_tenant_fair_at_max_claimers"`
 	MaxClaimers        int     `json:"max_claimers"`
+	// OneClaimerTenantFairVsLegacy is TenantFair's claims/s over Legacy's
+	// with one claimer; zero when the claimer counts do not include one.
+	OneClaimerTenantFairVsLegacy float64 `json:"tenant_fair_vs_legacy_one_claimer"`
 }
 
 // ceilingEngines are the engines of the claim ceiling: TenantFair also in
@@ -67,6 +70,8 @@ func runCeiling(ctx context.Context, c *cluster, o options, p *progress) (*ceili
 		res.point(engineLegacy, res.MaxClaimers).ClaimsPerSecond)
 	res.ParkedVsTenantFair = ratio(res.point(engineTenantFairParked, res.MaxClaimers).ClaimsPerSecond,
 		res.point(engineTenantFair, res.MaxClaimers).ClaimsPerSecond)
+	res.OneClaimerTenantFairVsLegacy = ratio(res.point(engineTenantFair, 1).ClaimsPerSecond,
+		res.point(engineLegacy, 1).ClaimsPerSecond)
 	return res, nil
 }
 

@@ -29,6 +29,8 @@ type contentionResult struct {
 	Runs     int               `json:"runs"`
 	Tenants  int               `json:"tenants"`
 	Points   []contentionPoint `json:"points"`
+	// TenantFairVsLegacy is TenantFair's claims/s over Legacy's.
+	TenantFairVsLegacy float64 `json:"tenant_fair_vs_legacy"`
 }
 
 // runContention runs 16 concurrent demand-one claim loops on the ceiling's
@@ -57,7 +59,18 @@ func runContention(ctx context.Context, c *cluster, o options, p *progress) (*co
 		p.logf("  %-11s %d calls, %d lock_contention (%.2f%%), %.0f claims/s, call p50 %.2f ms p99 %.2f ms",
 			engine, pt.Calls, pt.ContentionCalls, 100*pt.ContentionShare, pt.ClaimsPerSecond, pt.Call.P50Ms, pt.Call.P99Ms)
 	}
+	res.TenantFairVsLegacy = ratio(res.point(engineTenantFair).ClaimsPerSecond, res.point(engineLegacy).ClaimsPerSecond)
 	return res, nil
+}
+
+// point is engine's point; the zero point when it did not run.
+func (r *contentionResult) point(engine engineName) contentionPoint {
+	for _, pt := range r.Points {
+		if pt.Engine == engine {
+			return pt
+		}
+	}
+	return contentionPoint{}
 }
 
 // table renders the scenario.

@@ -29,6 +29,16 @@ func evaluateTargets(r *results) []target {
 			r.Ceiling.TenantFairVsLegacy, 0.8, true))
 		ts = append(ts, check(fmt.Sprintf("TenantFair parked claims/s / TenantFair claims/s at %d claimers, nothing dormant", r.Ceiling.MaxClaimers),
 			r.Ceiling.ParkedVsTenantFair, 0.9, true))
+		if r.Ceiling.OneClaimerTenantFairVsLegacy > 0 {
+			ts = append(ts, check(fmt.Sprintf("TenantFair claims/s / Legacy claims/s, one claimer of demand %d", r.Ceiling.Demand),
+				r.Ceiling.OneClaimerTenantFairVsLegacy, 0.8, true))
+		}
+	}
+	if r.Contention != nil {
+		ts = append(ts, check(fmt.Sprintf("TenantFair claims/s / Legacy claims/s, %d claimers of demand %d", r.Contention.Claimers, r.Contention.Demand),
+			r.Contention.TenantFairVsLegacy, 0.6, true))
+		ts = append(ts, check(fmt.Sprintf("TenantFair call p99 ms, %d claimers of demand %d", r.Contention.Claimers, r.Contention.Demand),
+			r.Contention.point(engineTenantFair).Call.P99Ms, 30, false))
 	}
 	if r.Drain != nil {
 		ts = append(ts, check("Worker drain runs/s (TenantFair) / River runs/s", r.Drain.TenantFairVsRiver, 1.0, true))
