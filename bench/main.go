@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -37,6 +38,13 @@ func run(ctx context.Context, args []string, out io.Writer) (err error) {
 		return err
 	}
 	p := newProgress(out)
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
+	}
 	p.logf("starting a throwaway PostgreSQL under %s", o.pgTempDir)
 	c, err := startCluster(ctx, o.pgTempDir, o.profile != "", p.logf)
 	if err != nil {
@@ -139,4 +147,20 @@ func report(w io.Writer, r *results) {
 		targetTable(r.Targets).print(w)
 	}
 	fmt.Fprintf(w, "\nwall time %s\n", (time.Duration(r.WallSeconds * float64(time.Second))).Round(100*time.Millisecond))
+}
+
+// startCPUProfile profiles the bench process's CPU into path until the
+// returned stop is called.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(fmt.Errorf("-cpuprofile: %w", err), f.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
