@@ -241,6 +241,80 @@ func TestCombinedClaimUnservedWaiterWaitsForTheNextCombiner(t *testing.T) {
 	expectNoRequests(t, e.Pool, "after the waiter collected")
 }
 
+// A call that collects what a combiner served it commits without waiting
+// for its WAL flush: it only deletes its request, and the leases are the
+// combiner's, durable with the combiner's commit. The combiner, whose
+// commit writes leases, keeps the caller's setting.
+func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+	c := newCombiner(t, e)
+	waiter := beginCombiner(t, e)
+	ctx := testkit.Context(t)
+	call := `select c.row_kind, c.run_id, c.request_id
+		  from docket_tenant_fair_claim_combined($1, $2, 2, $3, null, $4) as c
+		 order by c.outcome_ordinal`
+	args := func(request *int64) []any {
+		return []any{testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts, request}
+	}
+	var kind string
+	var run *string
+	var request *int64
+	if err := e.Pool.QueryRow(ctx, call, args(nil)...).Scan(&kind, &run, &request); err != nil {
+		t.Fatal(err)
+	}
+	if kind != "busy" || request == nil {
+		t.Fatalf("first try: %s request %v, want busy with a request", kind, request)
+	}
+	for _, tx := range []pgx.Tx{c.tx, waiter.tx} {
+		if _, err := tx.Exec(ctx, `set local synchronous_commit = on`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	collected := make(chan []string, 1)
+	go func() {
+		rows, err := waiter.tx.Query(ctx, call, args(request)...)
+		ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+			var kind string
+			var run *string
+			var request *int64
+			if err := r.Scan(&kind, &run, &request); err != nil || run == nil {
+				return "", errors.Join(err, fmt.Errorf("waiter row %s without a run", kind))
+			}
+			return *run, nil
+		})
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+		}
+		collected <- ids
+	}()
+	awaitLockWait(t, e.Pool, "ShareLock", waiter.pid())
+	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 1), ids[2:])
+	expectSynchronousCommit(t, c.tx, "on", "the combiner")
+	if err := c.tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testkit.ClaimExpectIDs(t, "waiter", <-collected, ids[:2])
+	expectSynchronousCommit(t, waiter.tx, "off", "the collecting waiter")
+	if err := waiter.tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expectNoRequests(t, e.Pool, "after the waiter collected")
+}
+
+// expectSynchronousCommit fails the test unless tx's synchronous_commit is
+// want.
+func expectSynchronousCommit(t *testing.T, tx pgx.Tx, want, whose string) {
+	t.Helper()
+	var got string
+	if err := tx.QueryRow(testkit.Context(t), `select current_setting('synchronous_commit')`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("synchronous_commit of %s = %s, want %s", whose, got, want)
+	}
+}
+
 // A waiter whose combiner outlasts the lock wait withdraws its request and
 // gets lock_contention; nothing was claimed for it, and the combiner's
 // next call finds no request to serve.

@@ -28,7 +28,15 @@
 -- call waits within the lock wait of docket_claim_precheck, measured from
 -- its start. A request it gave up on is withdrawn (the caller gets
 -- 'lock_contention') unless a combiner served it meanwhile, in which case
--- its outcomes are returned.
+-- its outcomes are returned. A call that collects outcomes a combiner served
+-- also lets its transaction commit without waiting for its WAL flush: it
+-- only deletes its request, the leases are the combiner's writes, durable
+-- with the combiner's commit, and a served request that a crash brings back
+-- is never served again and expires. A call that walks keeps the caller's
+-- setting, since its commit makes its own leases durable. Either setting is
+-- local to the caller's transaction, as every production claim call is its
+-- own; a caller that wraps the function in a transaction of its own writes
+-- commits those writes the same way.
 --
 -- Only requests with the combiner's claim TTL, max attempts and preference
 -- are combined, since the walk takes one of each; the others wait for a
@@ -152,6 +160,7 @@ begin
             returning r.outcomes into v_own;
             -- end statement
             if found then
+                perform set_config('synchronous_commit', 'off', true);
                 return query
                     select (v_own[g.i]).*, g.i::bigint, null::bigint
                       from generate_subscripts(v_own, 1) as g(i)
@@ -215,6 +224,7 @@ begin
             returning r.outcomes into v_own;
             -- end statement
             if v_own is not null then
+                perform set_config('synchronous_commit', 'off', true);
                 return query
                     select (v_own[g.i]).*, g.i::bigint, null::bigint
                       from generate_subscripts(v_own, 1) as g(i)

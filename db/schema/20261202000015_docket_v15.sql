@@ -1,0 +1,642 @@
+-- migrate:up
+
+-- Schema V15: combined claims v3. A call that collects the outcomes a
+-- combiner served it commits without waiting for its WAL flush, as a first
+-- try that files a request already did: its transaction only deletes its
+-- request row, and the leases it returns were written and made durable by
+-- the combiner's commit. A served request that a crash brings back is never
+-- served again and expires. With synchronous_commit on, each waited claim
+-- had cost one WAL flush wait more than the walk that served it. Outcomes,
+-- the walk and the signature are unchanged.
+
+-- include docket_tenant_fair_claim_combined_v3.sql
+-- A TenantFair claim call that may serve the demand of other claimers too
+-- (combined claims). Every TenantFair call holds the policy row, the domain's
+-- one cursor, for its whole duration, so many small concurrent callers each
+-- wait for the whole call of every caller ahead of them. Here one call at a
+-- time is the domain's combiner: it holds a transaction-scoped advisory lock
+-- keyed by the schema, runs one walk of docket_tenant_fair_claim for its own
+-- demand plus that of every pending claim request (docket_claim_requests),
+-- and leaves each waiter its share of the outcomes in the request's row. A
+-- caller that finds a combiner at work files a request (its own committed
+-- transaction, so the next combiner sees it) and waits for that combiner's
+-- commit on the same advisory lock in shared mode; every waiter wakes at the
+-- commit together, and each takes its outcomes from its own row without
+-- touching the cursor. A waiter its combiner did not serve (it filed after
+-- the combiner read the pending requests) waits in shared mode once more
+-- when another combiner is at work or queued for the lock, since that one
+-- reads the pending requests after this one was filed; otherwise it queues
+-- for the lock to become the next combiner. The walk itself is unchanged: it is one
+-- call of the engine whose demand is the sum, with every rule, cap and bound
+-- of any other call, under the policy row as always; callers that do not
+-- combine (Legacy, ClaimDueTx, the trace calls, SoloClaims) meet the
+-- combiner only there.
+--
+-- p_request is null on a first try, which never waits: when another call is
+-- combining it files the caller's demand as a request and returns one row
+-- of kind 'busy' with the request's id, leasing nothing. Its transaction
+-- commits without waiting for its WAL flush (a request is worth nothing
+-- after a crash), and the caller calls again with the id. With p_request the
+-- call waits within the lock wait of docket_claim_precheck, measured from
+-- its start. A request it gave up on is withdrawn (the caller gets
+-- 'lock_contention') unless a combiner served it meanwhile, in which case
+-- its outcomes are returned. A call that collects outcomes a combiner served
+-- also lets its transaction commit without waiting for its WAL flush: it
+-- only deletes its request, the leases are the combiner's writes, durable
+-- with the combiner's commit, and a served request that a crash brings back
+-- is never served again and expires. A call that walks keeps the caller's
+-- setting, since its commit makes its own leases durable. Either setting is
+-- local to the caller's transaction, as every production claim call is its
+-- own; a caller that wraps the function in a transaction of its own writes
+-- commits those writes the same way.
+--
+-- Only requests with the combiner's claim TTL, max attempts and preference
+-- are combined, since the walk takes one of each; the others wait for a
+-- combiner of their own kind. Outcomes go to the waiters in the order they
+-- filed their requests, then to the combiner: when the walk finds less than
+-- the combined demand, the callers that waited longest are served first. An
+-- engine error (for example the domain switched to Legacy) reaches only the
+-- combiner; the pending requests stay pending for the next combiner.
+--
+-- outcome_ordinal orders the rows returned (the engine's visit and outcome
+-- order); the claim queries order by it.
+create or replace function docket_tenant_fair_claim_combined(
+    p_now timestamptz,
+    p_cutoff timestamptz,
+    p_demand integer,
+    p_max_attempts integer,
+    p_preference text,
+    p_request bigint
+) returns table (
+    row_kind text,
+    error_reason text,
+    run_id text,
+    tenant_id text,
+    graph_id text,
+    graph_hash text,
+    checkpoint_seq bigint,
+    claim_token uuid,
+    claimed_at timestamptz,
+    claim_attempt integer,
+    poisoned_at timestamptz,
+    poison_reason text,
+    work_class text,
+    eligible_at timestamptz,
+    outcome_ordinal bigint,
+    request_id bigint
+)
+    language plpgsql
+    volatile
+    security invoker
+    set search_path from current
+as $$
+declare
+    -- The combined demand of one walk stays within what one engine call can
+    -- grant (S = 32 visits of at most Q = 8 outcomes); requests beyond it
+    -- wait for the next combiner.
+    c_combined_demand constant integer := 256;
+    -- A waiter gives up within the lock wait (250 ms), so a pending request
+    -- older than this belongs to a caller that is gone: it is never served,
+    -- and the next combiner deletes it.
+    c_request_life constant interval := '10 seconds';
+
+    -- The combiner's lock, one per schema (advisory locks are per database).
+    v_key bigint := hashtextextended('docket_tenant_fair_claim_combined ' || current_schema(), 0);
+    v_precheck record;
+    v_restore_lock_timeout text;
+    v_deadline timestamptz;
+    v_timed_out boolean := false;
+    v_waited_again boolean := false;
+    v_lock_free boolean;
+    v_own docket_claim_outcome[];
+    v_requests bigint[];
+    v_demands integer[];
+    v_waiting integer;
+    v_outcomes docket_claim_outcome[];
+begin
+    <<call>>
+    begin
+        v_precheck := docket_claim_precheck('docket_tenant_fair_claim_combined', p_now, p_cutoff,
+                                            p_demand, p_max_attempts, p_preference, false);
+        v_restore_lock_timeout := v_precheck.o_restore_lock_timeout;
+        if v_precheck.o_error_reason is not null then
+            row_kind := 'error';
+            error_reason := v_precheck.o_error_reason;
+            return next;
+            exit call;
+        end if;
+        v_deadline := clock_timestamp() + current_setting('lock_timeout')::interval;
+
+        <<wait>>
+        loop
+            -- statement combiner_lock
+            exit wait when pg_try_advisory_xact_lock(v_key);
+            -- end statement
+            if p_request is null then
+                -- statement request_file
+                insert into docket_claim_requests (demand, claim_ttl, max_attempts, preference)
+                values (p_demand, p_now - p_cutoff, p_max_attempts, p_preference)
+                returning docket_claim_requests.request_id into request_id;
+                -- end statement
+                perform set_config('synchronous_commit', 'off', true);
+                row_kind := 'busy';
+                return next;
+                exit call;
+            end if;
+            -- Wait for the combiner's commit in shared mode, then give the
+            -- lock back at once by rolling back the block's subtransaction,
+            -- so that no waiter keeps the next combiner out.
+            begin
+                if clock_timestamp() >= v_deadline then
+                    raise lock_not_available;
+                end if;
+                -- statement combiner_wait
+                perform pg_advisory_xact_lock_shared(v_key);
+                -- end statement
+                raise sqlstate 'DKW01';
+            exception
+                when sqlstate 'DKW01' then
+                    null;
+                when lock_not_available then
+                    v_timed_out := true;
+            end;
+            if v_timed_out then
+                -- statement request_withdraw
+                delete from docket_claim_requests r
+                 where r.request_id = p_request and r.served_at is null;
+                -- end statement
+            end if;
+            -- statement request_collect
+            delete from docket_claim_requests r
+             where r.request_id = p_request and r.served_at is not null
+            returning r.outcomes into v_own;
+            -- end statement
+            if found then
+                perform set_config('synchronous_commit', 'off', true);
+                return query
+                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                      from generate_subscripts(v_own, 1) as g(i)
+                     order by g.i;
+                exit call;
+            end if;
+            -- Withdrawn unserved, or gone: nothing was claimed for this caller.
+            if v_timed_out then
+                row_kind := 'error';
+                error_reason := 'lock_contention';
+                return next;
+                exit call;
+            end if;
+            -- Not served: the combiner read the pending requests before this
+            -- one was filed. A combiner that holds the lock now, or a caller
+            -- queued for it, reads them only after this request was filed, so
+            -- the first time this happens the caller waits for that one's
+            -- commit in shared mode, with the other waiters it serves; they
+            -- would otherwise take the lock one after another, each only to
+            -- collect its outcomes (a wake-up and a commit each, in series).
+            -- The probe is a shared try in a subtransaction: it fails only
+            -- while the lock is held or awaited in exclusive mode, not while
+            -- other waiters briefly hold it shared.
+            if not v_waited_again then
+                begin
+                    -- statement combiner_probe
+                    v_lock_free := pg_try_advisory_xact_lock_shared(v_key);
+                    -- end statement
+                    raise sqlstate 'DKW01';
+                exception when sqlstate 'DKW01' then
+                    null;
+                end;
+                if not v_lock_free then
+                    v_waited_again := true;
+                    continue wait;
+                end if;
+            end if;
+            -- No combiner at work or queued (or the one waited for above did
+            -- not serve this request either, say over the combined demand):
+            -- queue for the combiner's lock, which a waiter that arrives later
+            -- then waits behind, instead of trying again: tries would fail
+            -- while any waiter briefly holds the shared lock.
+            begin
+                -- statement combiner_queue
+                perform pg_advisory_xact_lock(v_key);
+                -- end statement
+                exit wait;
+            exception when lock_not_available then
+                -- The wait's deadline has passed: the next round withdraws.
+                null;
+            end;
+        end loop;
+
+        -- This call is the combiner. Its own request, if a combiner before
+        -- it served it, is collected as any waiter's; else it is served here
+        -- with the caller's demand and deleted.
+        if p_request is not null then
+            -- statement request_collect_own
+            delete from docket_claim_requests r
+             where r.request_id = p_request
+            returning r.outcomes into v_own;
+            -- end statement
+            if v_own is not null then
+                perform set_config('synchronous_commit', 'off', true);
+                return query
+                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                      from generate_subscripts(v_own, 1) as g(i)
+                     order by g.i;
+                exit call;
+            end if;
+        end if;
+
+        -- Only a combiner serves requests, so SKIP LOCKED passes over just a
+        -- request whose caller is withdrawing it.
+        -- statement requests_pending
+        select array_agg(q.request_id order by q.request_id), array_agg(q.demand order by q.request_id)
+          into v_requests, v_demands
+          from (select l.request_id, l.demand,
+                       sum(l.demand) over (order by l.request_id) as demand_through
+                  from (select r.request_id, r.demand
+                          from docket_claim_requests r
+                         where r.served_at is null
+                           and r.requested_at > clock_timestamp() - c_request_life
+                           and r.claim_ttl = p_now - p_cutoff
+                           and r.max_attempts = p_max_attempts
+                           and r.preference is not distinct from p_preference
+                         order by r.request_id
+                         limit c_combined_demand
+                           for update skip locked) l) q
+         where q.demand_through <= c_combined_demand - p_demand;
+        -- end statement
+
+        if v_requests is null then
+            return query
+                select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+                       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+                       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
+                       row_number() over (order by c.visit_ordinal, c.outcome_ordinal nulls last),
+                       null::bigint
+                  from docket_tenant_fair_claim(p_now, p_cutoff, p_demand, p_max_attempts,
+                                                p_preference, false) as c
+                 where c.row_kind <> 'inspection';
+            exit call;
+        end if;
+
+        v_waiting := (select sum(d)::integer from unnest(v_demands) as d);
+        select array_agg(row(c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+                             c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+                             c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at)::docket_claim_outcome
+                         order by c.visit_ordinal, c.outcome_ordinal nulls last)
+          into v_outcomes
+          from docket_tenant_fair_claim(p_now, p_cutoff, v_waiting + p_demand, p_max_attempts,
+                                        p_preference, false) as c
+         where c.row_kind <> 'inspection';
+        v_outcomes := coalesce(v_outcomes, '{}');
+
+        -- An engine error reaches only this caller; the requests stay pending.
+        if exists (select from unnest(v_outcomes) as o where o.row_kind = 'error') then
+            v_waiting := 0;
+        else
+            -- Waiter i takes the outcomes numbered after the demands of the
+            -- waiters before it, up to its own; the caller takes what is left.
+            -- statement requests_serve
+            update docket_claim_requests r
+               set served_at = clock_timestamp(),
+                   outcomes = coalesce((select array_agg(v_outcomes[g.i] order by g.i)
+                                          from generate_subscripts(v_outcomes, 1) as g(i)
+                                         where g.i > s.demand_through - s.demand
+                                           and g.i <= s.demand_through), '{}')
+              from (select w.request_id, w.demand,
+                           sum(w.demand) over (order by w.ordinal) as demand_through
+                      from unnest(v_requests, v_demands) with ordinality as w(request_id, demand, ordinal)) s
+             where r.request_id = s.request_id;
+            -- end statement
+
+            -- statement requests_expire
+            delete from docket_claim_requests r
+             where r.requested_at <= clock_timestamp() - c_request_life;
+            -- end statement
+        end if;
+
+        return query
+            select (v_outcomes[g.i]).*, (g.i - v_waiting)::bigint, null::bigint
+              from generate_subscripts(v_outcomes, 1) as g(i)
+             where g.i > v_waiting
+             order by g.i;
+    end;
+
+    if v_restore_lock_timeout is not null then
+        perform set_config('lock_timeout', v_restore_lock_timeout, true);
+    end if;
+    return;
+end;
+$$;
+-- end include
+
+-- migrate:down
+
+-- include docket_tenant_fair_claim_combined_v2.sql
+-- A TenantFair claim call that may serve the demand of other claimers too
+-- (combined claims). Every TenantFair call holds the policy row, the domain's
+-- one cursor, for its whole duration, so many small concurrent callers each
+-- wait for the whole call of every caller ahead of them. Here one call at a
+-- time is the domain's combiner: it holds a transaction-scoped advisory lock
+-- keyed by the schema, runs one walk of docket_tenant_fair_claim for its own
+-- demand plus that of every pending claim request (docket_claim_requests),
+-- and leaves each waiter its share of the outcomes in the request's row. A
+-- caller that finds a combiner at work files a request (its own committed
+-- transaction, so the next combiner sees it) and waits for that combiner's
+-- commit on the same advisory lock in shared mode; every waiter wakes at the
+-- commit together, and each takes its outcomes from its own row without
+-- touching the cursor. A waiter its combiner did not serve (it filed after
+-- the combiner read the pending requests) waits in shared mode once more
+-- when another combiner is at work or queued for the lock, since that one
+-- reads the pending requests after this one was filed; otherwise it queues
+-- for the lock to become the next combiner. The walk itself is unchanged: it is one
+-- call of the engine whose demand is the sum, with every rule, cap and bound
+-- of any other call, under the policy row as always; callers that do not
+-- combine (Legacy, ClaimDueTx, the trace calls, SoloClaims) meet the
+-- combiner only there.
+--
+-- p_request is null on a first try, which never waits: when another call is
+-- combining it files the caller's demand as a request and returns one row
+-- of kind 'busy' with the request's id, leasing nothing. Its transaction
+-- commits without waiting for its WAL flush (a request is worth nothing
+-- after a crash), and the caller calls again with the id. With p_request the
+-- call waits within the lock wait of docket_claim_precheck, measured from
+-- its start. A request it gave up on is withdrawn (the caller gets
+-- 'lock_contention') unless a combiner served it meanwhile, in which case
+-- its outcomes are returned.
+--
+-- Only requests with the combiner's claim TTL, max attempts and preference
+-- are combined, since the walk takes one of each; the others wait for a
+-- combiner of their own kind. Outcomes go to the waiters in the order they
+-- filed their requests, then to the combiner: when the walk finds less than
+-- the combined demand, the callers that waited longest are served first. An
+-- engine error (for example the domain switched to Legacy) reaches only the
+-- combiner; the pending requests stay pending for the next combiner.
+--
+-- outcome_ordinal orders the rows returned (the engine's visit and outcome
+-- order); the claim queries order by it.
+create or replace function docket_tenant_fair_claim_combined(
+    p_now timestamptz,
+    p_cutoff timestamptz,
+    p_demand integer,
+    p_max_attempts integer,
+    p_preference text,
+    p_request bigint
+) returns table (
+    row_kind text,
+    error_reason text,
+    run_id text,
+    tenant_id text,
+    graph_id text,
+    graph_hash text,
+    checkpoint_seq bigint,
+    claim_token uuid,
+    claimed_at timestamptz,
+    claim_attempt integer,
+    poisoned_at timestamptz,
+    poison_reason text,
+    work_class text,
+    eligible_at timestamptz,
+    outcome_ordinal bigint,
+    request_id bigint
+)
+    language plpgsql
+    volatile
+    security invoker
+    set search_path from current
+as $$
+declare
+    -- The combined demand of one walk stays within what one engine call can
+    -- grant (S = 32 visits of at most Q = 8 outcomes); requests beyond it
+    -- wait for the next combiner.
+    c_combined_demand constant integer := 256;
+    -- A waiter gives up within the lock wait (250 ms), so a pending request
+    -- older than this belongs to a caller that is gone: it is never served,
+    -- and the next combiner deletes it.
+    c_request_life constant interval := '10 seconds';
+
+    -- The combiner's lock, one per schema (advisory locks are per database).
+    v_key bigint := hashtextextended('docket_tenant_fair_claim_combined ' || current_schema(), 0);
+    v_precheck record;
+    v_restore_lock_timeout text;
+    v_deadline timestamptz;
+    v_timed_out boolean := false;
+    v_waited_again boolean := false;
+    v_lock_free boolean;
+    v_own docket_claim_outcome[];
+    v_requests bigint[];
+    v_demands integer[];
+    v_waiting integer;
+    v_outcomes docket_claim_outcome[];
+begin
+    <<call>>
+    begin
+        v_precheck := docket_claim_precheck('docket_tenant_fair_claim_combined', p_now, p_cutoff,
+                                            p_demand, p_max_attempts, p_preference, false);
+        v_restore_lock_timeout := v_precheck.o_restore_lock_timeout;
+        if v_precheck.o_error_reason is not null then
+            row_kind := 'error';
+            error_reason := v_precheck.o_error_reason;
+            return next;
+            exit call;
+        end if;
+        v_deadline := clock_timestamp() + current_setting('lock_timeout')::interval;
+
+        <<wait>>
+        loop
+            -- statement combiner_lock
+            exit wait when pg_try_advisory_xact_lock(v_key);
+            -- end statement
+            if p_request is null then
+                -- statement request_file
+                insert into docket_claim_requests (demand, claim_ttl, max_attempts, preference)
+                values (p_demand, p_now - p_cutoff, p_max_attempts, p_preference)
+                returning docket_claim_requests.request_id into request_id;
+                -- end statement
+                perform set_config('synchronous_commit', 'off', true);
+                row_kind := 'busy';
+                return next;
+                exit call;
+            end if;
+            -- Wait for the combiner's commit in shared mode, then give the
+            -- lock back at once by rolling back the block's subtransaction,
+            -- so that no waiter keeps the next combiner out.
+            begin
+                if clock_timestamp() >= v_deadline then
+                    raise lock_not_available;
+                end if;
+                -- statement combiner_wait
+                perform pg_advisory_xact_lock_shared(v_key);
+                -- end statement
+                raise sqlstate 'DKW01';
+            exception
+                when sqlstate 'DKW01' then
+                    null;
+                when lock_not_available then
+                    v_timed_out := true;
+            end;
+            if v_timed_out then
+                -- statement request_withdraw
+                delete from docket_claim_requests r
+                 where r.request_id = p_request and r.served_at is null;
+                -- end statement
+            end if;
+            -- statement request_collect
+            delete from docket_claim_requests r
+             where r.request_id = p_request and r.served_at is not null
+            returning r.outcomes into v_own;
+            -- end statement
+            if found then
+                return query
+                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                      from generate_subscripts(v_own, 1) as g(i)
+                     order by g.i;
+                exit call;
+            end if;
+            -- Withdrawn unserved, or gone: nothing was claimed for this caller.
+            if v_timed_out then
+                row_kind := 'error';
+                error_reason := 'lock_contention';
+                return next;
+                exit call;
+            end if;
+            -- Not served: the combiner read the pending requests before this
+            -- one was filed. A combiner that holds the lock now, or a caller
+            -- queued for it, reads them only after this request was filed, so
+            -- the first time this happens the caller waits for that one's
+            -- commit in shared mode, with the other waiters it serves; they
+            -- would otherwise take the lock one after another, each only to
+            -- collect its outcomes (a wake-up and a commit each, in series).
+            -- The probe is a shared try in a subtransaction: it fails only
+            -- while the lock is held or awaited in exclusive mode, not while
+            -- other waiters briefly hold it shared.
+            if not v_waited_again then
+                begin
+                    -- statement combiner_probe
+                    v_lock_free := pg_try_advisory_xact_lock_shared(v_key);
+                    -- end statement
+                    raise sqlstate 'DKW01';
+                exception when sqlstate 'DKW01' then
+                    null;
+                end;
+                if not v_lock_free then
+                    v_waited_again := true;
+                    continue wait;
+                end if;
+            end if;
+            -- No combiner at work or queued (or the one waited for above did
+            -- not serve this request either, say over the combined demand):
+            -- queue for the combiner's lock, which a waiter that arrives later
+            -- then waits behind, instead of trying again: tries would fail
+            -- while any waiter briefly holds the shared lock.
+            begin
+                -- statement combiner_queue
+                perform pg_advisory_xact_lock(v_key);
+                -- end statement
+                exit wait;
+            exception when lock_not_available then
+                -- The wait's deadline has passed: the next round withdraws.
+                null;
+            end;
+        end loop;
+
+        -- This call is the combiner. Its own request, if a combiner before
+        -- it served it, is collected as any waiter's; else it is served here
+        -- with the caller's demand and deleted.
+        if p_request is not null then
+            -- statement request_collect_own
+            delete from docket_claim_requests r
+             where r.request_id = p_request
+            returning r.outcomes into v_own;
+            -- end statement
+            if v_own is not null then
+                return query
+                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                      from generate_subscripts(v_own, 1) as g(i)
+                     order by g.i;
+                exit call;
+            end if;
+        end if;
+
+        -- Only a combiner serves requests, so SKIP LOCKED passes over just a
+        -- request whose caller is withdrawing it.
+        -- statement requests_pending
+        select array_agg(q.request_id order by q.request_id), array_agg(q.demand order by q.request_id)
+          into v_requests, v_demands
+          from (select l.request_id, l.demand,
+                       sum(l.demand) over (order by l.request_id) as demand_through
+                  from (select r.request_id, r.demand
+                          from docket_claim_requests r
+                         where r.served_at is null
+                           and r.requested_at > clock_timestamp() - c_request_life
+                           and r.claim_ttl = p_now - p_cutoff
+                           and r.max_attempts = p_max_attempts
+                           and r.preference is not distinct from p_preference
+                         order by r.request_id
+                         limit c_combined_demand
+                           for update skip locked) l) q
+         where q.demand_through <= c_combined_demand - p_demand;
+        -- end statement
+
+        if v_requests is null then
+            return query
+                select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+                       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+                       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
+                       row_number() over (order by c.visit_ordinal, c.outcome_ordinal nulls last),
+                       null::bigint
+                  from docket_tenant_fair_claim(p_now, p_cutoff, p_demand, p_max_attempts,
+                                                p_preference, false) as c
+                 where c.row_kind <> 'inspection';
+            exit call;
+        end if;
+
+        v_waiting := (select sum(d)::integer from unnest(v_demands) as d);
+        select array_agg(row(c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+                             c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+                             c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at)::docket_claim_outcome
+                         order by c.visit_ordinal, c.outcome_ordinal nulls last)
+          into v_outcomes
+          from docket_tenant_fair_claim(p_now, p_cutoff, v_waiting + p_demand, p_max_attempts,
+                                        p_preference, false) as c
+         where c.row_kind <> 'inspection';
+        v_outcomes := coalesce(v_outcomes, '{}');
+
+        -- An engine error reaches only this caller; the requests stay pending.
+        if exists (select from unnest(v_outcomes) as o where o.row_kind = 'error') then
+            v_waiting := 0;
+        else
+            -- Waiter i takes the outcomes numbered after the demands of the
+            -- waiters before it, up to its own; the caller takes what is left.
+            -- statement requests_serve
+            update docket_claim_requests r
+               set served_at = clock_timestamp(),
+                   outcomes = coalesce((select array_agg(v_outcomes[g.i] order by g.i)
+                                          from generate_subscripts(v_outcomes, 1) as g(i)
+                                         where g.i > s.demand_through - s.demand
+                                           and g.i <= s.demand_through), '{}')
+              from (select w.request_id, w.demand,
+                           sum(w.demand) over (order by w.ordinal) as demand_through
+                      from unnest(v_requests, v_demands) with ordinality as w(request_id, demand, ordinal)) s
+             where r.request_id = s.request_id;
+            -- end statement
+
+            -- statement requests_expire
+            delete from docket_claim_requests r
+             where r.requested_at <= clock_timestamp() - c_request_life;
+            -- end statement
+        end if;
+
+        return query
+            select (v_outcomes[g.i]).*, (g.i - v_waiting)::bigint, null::bigint
+              from generate_subscripts(v_outcomes, 1) as g(i)
+             where g.i > v_waiting
+             order by g.i;
+    end;
+
+    if v_restore_lock_timeout is not null then
+        perform set_config('lock_timeout', v_restore_lock_timeout, true);
+    end if;
+    return;
+end;
+$$;
+-- end include
