@@ -274,6 +274,11 @@ func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
 	collected := make(chan []string, 1)
 	go func() {
 		rows, err := waiter.tx.Query(ctx, call, args(request)...)
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+			collected <- nil
+			return
+		}
 		ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
 			var kind string
 			var run *string
