@@ -61,13 +61,14 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 select set_config('synchronous_commit', 'off', true);
 
 -- name: TenantFairClaimCombined :many
--- A production TenantFair call that may serve waiting claimers' requests
--- too (combined claims): the public columns of outcome and error rows in
--- the engine's order, then the request id, which only a 'busy' row carries:
--- a first try (request null) that found another call combining filed the
--- caller's demand under that id. With a request id the call waits and
--- returns the request's outcomes, whether a combiner served it or this
--- call did.
+-- A production TenantFair call that may serve the demand of waiting
+-- claimers too, or be served by the combiner it waits for (combined
+-- claims): the public columns of outcome and error rows in the engine's
+-- order, then the request id, which only a 'busy' row carries: a first try
+-- (request null) that waited for combiners longer than the lock wait gave
+-- up under that ticket. With the ticket the call collects what a combiner
+-- delivered to it or waits again, whether a combiner serves it or this
+-- call does.
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.request_id
@@ -75,11 +76,3 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, sqlc.narg(request)::bigint) as c
  order by c.outcome_ordinal;
-
--- name: WithdrawClaimRequest :exec
--- Withdraws a request whose combined call failed before collecting it (its
--- context ended, say). A request already served keeps its outcomes until a
--- later serving call deletes it; those leases expire after their claim TTL,
--- as a Worker's that stopped right after its claim.
-delete from /*schema*/docket_claim_requests r
- where r.request_id = sqlc.arg(request_id)::bigint and r.served_at is null;

@@ -328,13 +328,14 @@ type TenantFairClaimCombinedRow struct {
 	RequestID     *int64
 }
 
-// A production TenantFair call that may serve waiting claimers' requests
-// too (combined claims): the public columns of outcome and error rows in
-// the engine's order, then the request id, which only a 'busy' row carries:
-// a first try (request null) that found another call combining filed the
-// caller's demand under that id. With a request id the call waits and
-// returns the request's outcomes, whether a combiner served it or this
-// call did.
+// A production TenantFair call that may serve the demand of waiting
+// claimers too, or be served by the combiner it waits for (combined
+// claims): the public columns of outcome and error rows in the engine's
+// order, then the request id, which only a 'busy' row carries: a first try
+// (request null) that waited for combiners longer than the lock wait gave
+// up under that ticket. With the ticket the call collects what a combiner
+// delivered to it or waits again, whether a combiner serves it or this
+// call does.
 func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairClaimCombinedParams) ([]TenantFairClaimCombinedRow, error) {
 	rows, err := q.db.Query(ctx, TenantFairClaimCombined,
 		arg.Now,
@@ -481,18 +482,4 @@ func (q *Queries) TenantFairClaimTrace(ctx context.Context, arg TenantFairClaimT
 		return nil, err
 	}
 	return items, nil
-}
-
-const WithdrawClaimRequest = `-- name: WithdrawClaimRequest :exec
-delete from /*schema*/docket_claim_requests r
- where r.request_id = $1::bigint and r.served_at is null
-`
-
-// Withdraws a request whose combined call failed before collecting it (its
-// context ended, say). A request already served keeps its outcomes until a
-// later serving call deletes it; those leases expire after their claim TTL,
-// as a Worker's that stopped right after its claim.
-func (q *Queries) WithdrawClaimRequest(ctx context.Context, requestID int64) error {
-	_, err := q.db.Exec(ctx, WithdrawClaimRequest, requestID)
-	return err
 }

@@ -8,8 +8,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
+
+type DocketClaimDelivery struct {
+	Ticket      int32
+	DeliveredAt time.Time
+	Outcomes    []string
+}
 
 type DocketClaimPartition struct {
 	ScopeKey         string
@@ -32,17 +37,6 @@ type DocketClaimPolicy struct {
 	UpdatedAt             time.Time
 	ParkDormant           bool
 	ConfiguredParkDormant bool
-}
-
-type DocketClaimRequest struct {
-	RequestID   int64
-	Demand      int32
-	ClaimTtl    pgtype.Interval
-	MaxAttempts int32
-	Preference  *string
-	RequestedAt time.Time
-	ServedAt    *time.Time
-	Outcomes    []string
 }
 
 type DocketClaimSchedule struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ import (
 
 // combiner is a transaction on a connection of its own that made a
 // combined claim call and so holds the domain's combiner lock until it
-// ends; every further call in it serves the pending requests.
+// ends; every further call in it serves the callers waiting for it.
 type combiner struct {
 	t  *testing.T
 	tx pgx.Tx
@@ -87,7 +86,8 @@ func (c *combiner) queue(key int64) <-chan error {
 func awaitLockWait(t *testing.T, pool *pgxpool.Pool, mode string, pid uint32) {
 	t.Helper()
 	cond := fmt.Sprintf(`exists (select from pg_locks l
-		 where l.locktype = 'advisory' and not l.granted and l.mode = '%s' and (%d = 0 or l.pid = %d))`, mode, pid, pid)
+		 where l.locktype = 'advisory' and not l.granted and l.mode = '%s' and (%d = 0 or l.pid = %d)
+		   and l.database = (select d.oid from pg_database d where d.datname = current_database()))`, mode, pid, pid)
 	if err := testkit.AwaitActivity(testkit.Context(t), pool, cond, testkit.WorkerDeadline); err != nil {
 		t.Fatalf("no session waits for the combiner lock in %s: %v", mode, err)
 	}
@@ -127,39 +127,37 @@ type claimResult struct {
 	err error
 }
 
-// signalling is a client of e's domain, opened by cfg, that signals every
-// claim request it files on the returned channel. Open it before a
-// combiner: a combiner's transaction holds the policy row, which Open locks.
-func signalling(t *testing.T, e *testkit.ClaimEnv, cfg docket.Config) (*docket.Client, testkit.RequestFiled) {
-	t.Helper()
-	filed := make(testkit.RequestFiled, 1)
-	cfg.Logger = slog.New(filed)
-	return testkit.OpenClient(t, e.Pool, cfg), filed
-}
-
-// waitingClaim starts ClaimDue on client, waits until the call filed a
-// request, and returns the channel of its answer.
-func waitingClaim(ctx context.Context, t *testing.T, client *docket.Client, filed testkit.RequestFiled, req docket.ClaimRequest) <-chan claimResult {
+// waitingClaim starts ClaimDue on client, waits until the call waits for
+// a combiner with its demand announced, and returns the channel of its
+// answer.
+func waitingClaim(ctx context.Context, t *testing.T, pool *pgxpool.Pool, client *docket.Client, req docket.ClaimRequest) <-chan claimResult {
 	t.Helper()
 	answer := make(chan claimResult, 1)
 	go func() {
 		res, err := client.ClaimDue(ctx, req)
 		answer <- claimResult{res, err}
 	}()
-	select {
-	case <-filed:
-	case r := <-answer:
-		t.Fatalf("ClaimDue returned before it filed a request: %+v, %v", r.res, r.err)
+	if err := testkit.AwaitCombinedWaiter(testkit.Context(t), pool); err != nil {
+		t.Fatalf("the claim does not wait for the combiner: %v", err)
 	}
 	return answer
 }
 
-// expectNoRequests fails the test unless the domain on pool holds no claim
-// request, served or not, at the moment when says.
-func expectNoRequests(t *testing.T, pool *pgxpool.Pool, when string) {
+// expectNoDeliveries fails the test unless the domain on pool holds no
+// delivery at the moment when says.
+func expectNoDeliveries(t *testing.T, pool *pgxpool.Pool, when string) {
 	t.Helper()
-	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_requests`); n != 0 {
-		t.Fatalf("%d requests left %s, want 0", n, when)
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_deliveries`); n != 0 {
+		t.Fatalf("%d deliveries left %s, want 0", n, when)
+	}
+}
+
+// expectMarkers fails the test unless want combined calls wait for a
+// combiner with their demand announced, at the moment when says.
+func expectMarkers(t *testing.T, pool *pgxpool.Pool, want int64, when string) {
+	t.Helper()
+	if n := testkit.CombinedMarkers(t, pool); n != want {
+		t.Fatalf("%d markers %s, want %d", n, when, want)
 	}
 }
 
@@ -172,20 +170,22 @@ func leasedIDs(res docket.ClaimResult) []string {
 	return ids
 }
 
-// A call that finds a combiner at work files its demand and waits; the
-// combiner's next call walks once for both demands, the waiter first, and
-// the waiter collects its leases at the combiner's commit. Every lease is
-// the run's live claim, and no request is left behind.
+// A call that finds a combiner at work announces its demand and waits in
+// the same call; the combiner's next call walks once for both demands, the
+// waiter first, and the waiter collects its leases at the combiner's
+// commit. Every lease is the run's live claim, and no delivery is left
+// behind.
 func TestCombinedClaimServesTheWaiterFirst(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 10)
 	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
-	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	client := testkit.OpenClient(t, e.Pool, testkit.TenantFairConfig(10))
 	c := newCombiner(t, e)
-	answer := waitingClaim(testkit.Context(t), t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
-	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests where served_at is null`); n != 1 {
-		t.Fatalf("%d pending requests, want 1", n)
-	}
+	answer := waitingClaim(testkit.Context(t), t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	expectMarkers(t, e.Pool, 1, "while the waiter waits")
 	own := c.claim(testkit.ClaimBase, 1)
+	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_deliveries`); n != 0 {
+		t.Fatalf("%d deliveries visible before the combiner's commit, want 0", n)
+	}
 	if err := c.tx.Commit(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -201,25 +201,25 @@ func TestCombinedClaimServesTheWaiterFirst(t *testing.T) {
 			t.Fatalf("run %s does not hold the claim %v the waiter was given", l.RunID, l.ClaimToken)
 		}
 	}
-	expectNoRequests(t, e.Pool, "after the waiter collected")
+	expectNoDeliveries(t, e.Pool, "after the waiter collected")
+	expectMarkers(t, e.Pool, 0, "after the waiter collected")
 }
 
-// A waiter filed after its combiner read the pending requests is not
+// A waiter that announced after its combiner read the markers is not
 // served at that combiner's commit. When another caller already holds or
 // awaits the combiner lock, the waiter waits for that one's commit in
-// shared mode, as a first wait does, instead of queueing for the lock
-// itself: the next combiner reads its request and serves it, and the
-// waiter collects at that commit.
+// shared mode again, instead of queueing for the lock itself: the next
+// combiner reads its marker and serves it, and the waiter collects at that
+// commit.
 func TestCombinedClaimUnservedWaiterWaitsForTheNextCombiner(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 10)
 	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
-	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	client := testkit.OpenClient(t, e.Pool, testkit.TenantFairConfig(10))
 	first := newCombiner(t, e)
 	next := beginCombiner(t, e)
 	key := first.lockKey()
 	testkit.ClaimExpectIDs(t, "first combiner", first.claim(testkit.ClaimBase, 1), ids[:1])
-	answer := waitingClaim(testkit.Context(t), t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
-	awaitLockWait(t, e.Pool, "ShareLock", 0)
+	answer := waitingClaim(testkit.Context(t), t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
 	locked := next.queue(key)
 	awaitLockWait(t, e.Pool, "ExclusiveLock", next.pid())
 	if err := first.tx.Commit(testkit.Context(t)); err != nil {
@@ -228,7 +228,9 @@ func TestCombinedClaimUnservedWaiterWaitsForTheNextCombiner(t *testing.T) {
 	if err := <-locked; err != nil {
 		t.Fatalf("next combiner: %v", err)
 	}
-	awaitLockWait(t, e.Pool, "ShareLock", 0)
+	if err := testkit.AwaitCombinedWaiter(testkit.Context(t), e.Pool); err != nil {
+		t.Fatalf("the unserved waiter does not wait for the next combiner: %v", err)
+	}
 	testkit.ClaimExpectIDs(t, "next combiner", next.claim(testkit.ClaimBase, 1), nil)
 	if err := next.tx.Commit(testkit.Context(t)); err != nil {
 		t.Fatal(err)
@@ -238,11 +240,11 @@ func TestCombinedClaimUnservedWaiterWaitsForTheNextCombiner(t *testing.T) {
 		t.Fatalf("waiter: %v", r.err)
 	}
 	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[1:])
-	expectNoRequests(t, e.Pool, "after the waiter collected")
+	expectNoDeliveries(t, e.Pool, "after the waiter collected")
 }
 
 // A call that collects what a combiner served it commits without waiting
-// for its WAL flush: it only deletes its request, and the leases are the
+// for its WAL flush: it only deletes its delivery, and the leases are the
 // combiner's, durable with the combiner's commit. The combiner, whose
 // commit writes leases, keeps the caller's setting.
 func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
@@ -251,21 +253,6 @@ func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
 	c := newCombiner(t, e)
 	waiter := beginCombiner(t, e)
 	ctx := testkit.Context(t)
-	call := `select c.row_kind, c.run_id, c.request_id
-		  from docket_tenant_fair_claim_combined($1, $2, 2, $3, null, $4) as c
-		 order by c.outcome_ordinal`
-	args := func(request *int64) []any {
-		return []any{testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts, request}
-	}
-	var kind string
-	var run *string
-	var request *int64
-	if err := e.Pool.QueryRow(ctx, call, args(nil)...).Scan(&kind, &run, &request); err != nil {
-		t.Fatal(err)
-	}
-	if kind != "busy" || request == nil {
-		t.Fatalf("first try: %s request %v, want busy with a request", kind, request)
-	}
 	for _, tx := range []pgx.Tx{c.tx, waiter.tx} {
 		if _, err := tx.Exec(ctx, `set local synchronous_commit = on`); err != nil {
 			t.Fatal(err)
@@ -273,7 +260,9 @@ func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
 	}
 	collected := make(chan []string, 1)
 	go func() {
-		rows, err := waiter.tx.Query(ctx, call, args(request)...)
+		rows, err := waiter.tx.Query(ctx, `select c.row_kind, c.run_id
+			  from docket_tenant_fair_claim_combined($1, $2, 2, $3, null, null) as c
+			 order by c.outcome_ordinal`, testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts)
 		if err != nil {
 			t.Errorf("waiter: %v", err)
 			collected <- nil
@@ -282,8 +271,7 @@ func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
 		ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
 			var kind string
 			var run *string
-			var request *int64
-			if err := r.Scan(&kind, &run, &request); err != nil || run == nil {
+			if err := r.Scan(&kind, &run); err != nil || run == nil {
 				return "", errors.Join(err, fmt.Errorf("waiter row %s without a run", kind))
 			}
 			return *run, nil
@@ -304,7 +292,7 @@ func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
 	if err := waiter.tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	expectNoRequests(t, e.Pool, "after the waiter collected")
+	expectNoDeliveries(t, e.Pool, "after the waiter collected")
 }
 
 // expectSynchronousCommit fails the test unless tx's synchronous_commit is
@@ -320,51 +308,115 @@ func expectSynchronousCommit(t *testing.T, tx pgx.Tx, want, whose string) {
 	}
 }
 
-// A waiter whose combiner outlasts the lock wait withdraws its request and
-// gets lock_contention; nothing was claimed for it, and the combiner's
-// next call finds no request to serve.
+// A first try whose combiner outlasts the lock wait gives up its marker
+// and answers busy with its ticket; the call with the ticket finds no
+// delivery, waits once more and gets lock_contention. Nothing was claimed
+// for it, and the combiner's next call finds no marker to serve.
 func TestCombinedClaimWaitEndsInLockContention(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 10)
 	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
-	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	client := testkit.OpenClient(t, e.Pool, testkit.TenantFairConfig(10))
 	c := newCombiner(t, e)
-	r := <-waitingClaim(testkit.Context(t), t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
-	testkit.ClaimExpectUnavailable(t, r.err, policy.ReasonLockContention)
-	expectNoRequests(t, e.Pool, "after the timeout")
+	_, err := client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	testkit.ClaimExpectUnavailable(t, err, policy.ReasonLockContention)
+	expectMarkers(t, e.Pool, 0, "after the timeout")
 	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 3), ids)
+	expectNoDeliveries(t, e.Pool, "after the combiner's call")
 }
 
-// A waiter whose context ends withdraws its request before ClaimDue
-// returns, so no later combiner leases runs for a caller that is gone.
-func TestCombinedClaimCancelledWaiterWithdraws(t *testing.T) {
+// A first try that gave up waiting collects, under its ticket, what the
+// combiner that read its marker delivered after it left: the call made
+// with the ticket waits for that combiner and returns the delivery.
+func TestCombinedClaimTicketCollectsALateDelivery(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 10)
 	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
-	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	c := newCombiner(t, e)
+	ctx := testkit.Context(t)
+	call := `select c.row_kind, c.run_id, c.request_id
+		  from docket_tenant_fair_claim_combined($1, $2, 2, $3, null, $4) as c
+		 order by c.outcome_ordinal`
+	args := func(ticket *int64) []any {
+		return []any{testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts, ticket}
+	}
+	// The combiner serves the waiter while the waiter still waits; the
+	// waiter's lock wait then runs out before the combiner commits.
+	type answer struct {
+		kind   string
+		ticket *int64
+		err    error
+	}
+	first := make(chan answer, 1)
+	go func() {
+		var a answer
+		var run *string
+		a.err = e.Pool.QueryRow(ctx, call, args(nil)...).Scan(&a.kind, &run, &a.ticket)
+		first <- a
+	}()
+	if err := testkit.AwaitCombinedWaiter(ctx, e.Pool); err != nil {
+		t.Fatal(err)
+	}
+	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 1), ids[2:])
+	a := <-first
+	if a.err != nil || a.kind != "busy" || a.ticket == nil {
+		t.Fatalf("first try: %s ticket %v (%v), want busy with a ticket", a.kind, a.ticket, a.err)
+	}
+	if err := c.tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e.Pool.Query(ctx, call, args(a.ticket)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var kind string
+		var run *string
+		var ticket *int64
+		if err := r.Scan(&kind, &run, &ticket); err != nil || run == nil {
+			return "", errors.Join(err, fmt.Errorf("row %s without a run", kind))
+		}
+		return *run, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.ClaimExpectIDs(t, "call with the ticket", got, ids[:2])
+	expectNoDeliveries(t, e.Pool, "after the delivery was collected")
+}
+
+// A waiter whose context ends returns at once; its marker goes when its
+// server-side wait ends, and no combiner that starts after that serves it.
+// (One that reads the marker before it goes leases runs nobody collects;
+// their claims expire after the claim TTL.)
+func TestCombinedClaimCancelledWaiterIsNotServed(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+	client := testkit.OpenClient(t, e.Pool, testkit.TenantFairConfig(10))
 	c := newCombiner(t, e)
 	ctx, cancel := context.WithCancel(testkit.Context(t))
-	answer := waitingClaim(ctx, t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	answer := waitingClaim(ctx, t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
 	cancel()
 	r := <-answer
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("cancelled waiter: err = %v, want context.Canceled", r.err)
 	}
-	expectNoRequests(t, e.Pool, "after the cancel")
+	if err := testkit.AwaitActivity(testkit.Context(t), e.Pool, "not "+testkit.CombinedWaiterCondition, testkit.WorkerDeadline); err != nil {
+		t.Fatalf("the cancelled waiter's marker stays: %v", err)
+	}
 	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 3), ids)
+	expectNoDeliveries(t, e.Pool, "after the combiner's call")
 }
 
-// Only requests of the combiner's claim TTL, attempts and preference are
-// combined: a waiter of another preference stays pending through the
+// Only callers of the combiner's claim TTL, attempts and preference are
+// combined: a waiter of another preference keeps waiting through the
 // combiner's call and then runs a walk of its own.
 func TestCombinedClaimCombinesOnlyLikeRequests(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 10)
 	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
-	client, filed := signalling(t, e, testkit.TenantFairConfig(10))
+	client := testkit.OpenClient(t, e.Pool, testkit.TenantFairConfig(10))
 	c := newCombiner(t, e)
-	answer := waitingClaim(testkit.Context(t), t, client, filed, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferReady))
+	answer := waitingClaim(testkit.Context(t), t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferReady))
 	own := c.claim(testkit.ClaimBase, 1)
-	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_requests where served_at is null`); n != 1 {
-		t.Fatalf("%d pending requests after the combiner's call, want the unlike one", n)
-	}
+	expectMarkers(t, e.Pool, 1, "after the combiner's call")
 	if err := c.tx.Commit(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -374,36 +426,40 @@ func TestCombinedClaimCombinesOnlyLikeRequests(t *testing.T) {
 	}
 	testkit.ClaimExpectIDs(t, "combiner", own, ids[:1])
 	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[1:])
-	expectNoRequests(t, e.Pool, "after the waiter collected")
+	expectNoDeliveries(t, e.Pool, "after the waiter walked")
 }
 
-// With Config.SoloClaims a client never files a request: while a combiner
-// holds the cursor its call waits for the policy row as the engine does
-// and is refused with lock_contention.
-func TestSoloClaimsNeverFileARequest(t *testing.T) {
+// With Config.SoloClaims a client never waits for a combiner: while a
+// combiner holds the cursor its call waits for the policy row as the engine
+// does, announcing nothing, and is refused with lock_contention.
+func TestSoloClaimsNeverWaitForACombiner(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 10)
 	e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
 	cfg := testkit.TenantFairConfig(10)
 	cfg.SoloClaims = true
-	client, filed := signalling(t, e, cfg)
+	client := testkit.OpenClient(t, e.Pool, cfg)
 	newCombiner(t, e)
-	_, err := client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
-	testkit.ClaimExpectUnavailable(t, err, policy.ReasonLockContention)
-	select {
-	case <-filed:
-		t.Fatal("a SoloClaims client filed a claim request")
-	default:
+	answer := make(chan error, 1)
+	go func() {
+		_, err := client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+		answer <- err
+	}()
+	if err := testkit.AwaitActivity(testkit.Context(t), e.Pool, `exists (select from pg_locks l join pg_stat_activity a on a.pid = l.pid
+		 where not l.granted and l.locktype in ('transactionid', 'tuple') and a.datname = current_database())`, testkit.WorkerDeadline); err != nil {
+		t.Fatalf("the solo claim does not wait for the policy row: %v", err)
 	}
+	expectMarkers(t, e.Pool, 0, "while the solo claim waits")
+	testkit.ClaimExpectUnavailable(t, <-answer, policy.ReasonLockContention)
 }
 
 // Sixteen demand-one claimers drain a backlog through combined calls: every
 // run leased exactly once, no call failed, every lease the run's live
-// claim and no request left behind. A call refused with lock_contention
-// waited out the lock wait (250 ms), which a loaded machine can make any
-// call do; its request was withdrawn unless served, so the claimer calls
-// again, as a Worker does, and the checks below find any lease or request
-// the refusal left behind. A claimer stops once every run is
-// leased, not at its first empty call: the kept claims leave all 40
+// claim and no delivery left behind. A call refused with lock_contention
+// waited out the lock wait (250 ms) twice, which a loaded machine can make
+// any call do; a delivery to it would be collected by nobody, so the
+// claimer calls again, as a Worker does, and the checks below find any
+// lease or delivery the refusal left behind. A claimer stops once every
+// run is leased, not at its first empty call: the kept claims leave all 40
 // partitions in the ring, and a walk inspects at most 32 of them, so near
 // the end a call may find nothing while a due run waits in a partition it
 // did not reach (the next call starts where it stopped).
@@ -458,6 +514,6 @@ func TestCombinedClaimersDrainEveryRunOnce(t *testing.T) {
 	if live := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where claim_token is not null`); live != runs {
 		t.Fatalf("%d live claims, want %d", live, runs)
 	}
-	expectNoRequests(t, pool, "after the drain")
+	expectNoDeliveries(t, pool, "after the drain")
 	t.Logf("%d calls refused with lock_contention and called again", refused.Load())
 }

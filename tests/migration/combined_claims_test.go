@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,12 +19,10 @@ var combinedPast = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // waitingCombined opens a client of cfg on pool, makes a transaction of its
 // own the domain's combiner (prefix qualifies the combined function), and
-// starts a ClaimDue of demand one on ctx that files a request and waits. It
-// returns the combiner's transaction and the call's answer once the
-// request is filed.
+// starts a ClaimDue of demand one on ctx that announces its demand and
+// waits. It returns the combiner's transaction and the call's answer once
+// the call waits.
 func waitingCombined(ctx, callCtx context.Context, pool *pgxpool.Pool, cfg docket.Config, prefix string) (pgx.Tx, <-chan error, error) {
-	filed := make(testkit.RequestFiled, 1)
-	cfg.Logger = slog.New(filed)
 	client, err := docket.Open(ctx, pool, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -44,18 +41,30 @@ func waitingCombined(ctx, callCtx context.Context, pool *pgxpool.Pool, cfg docke
 		_, err := client.ClaimDue(callCtx, docket.ClaimRequest{Now: combinedPast, Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 5})
 		answer <- err
 	}()
+	// A call that fails before it waits (a missing grant, say) ends the
+	// wait for its marker.
+	awaitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	awaited := make(chan error, 1)
+	go func() { awaited <- testkit.AwaitCombinedWaiter(awaitCtx, pool) }()
 	select {
-	case <-filed:
+	case err := <-awaited:
+		if err != nil {
+			_ = tx.Rollback(ctx)
+			return nil, nil, fmt.Errorf("the claim does not wait for the combiner: %w", err)
+		}
 		return tx, answer, nil
 	case err := <-answer:
+		stop()
+		<-awaited
 		_ = tx.Rollback(ctx)
-		return nil, nil, fmt.Errorf("the waiting claim returned before it filed a request: %w", err)
+		return nil, nil, fmt.Errorf("the waiting claim returned before it waited: %w", err)
 	}
 }
 
 // combinedWait sends the statements of a combined claim whose wait is
-// cancelled: the request is filed, the call waits for a combiner, its
-// context ends and the request is withdrawn, leaving none behind.
+// cancelled: the call announces its demand and waits for a combiner, its
+// context ends, and no delivery is left behind.
 func combinedWait(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config, prefix string) error {
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -68,12 +77,12 @@ func combinedWait(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config, pr
 	if err := <-answer; !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("the cancelled waiting claim: %v, want context.Canceled", err)
 	}
-	return requestsLeft(ctx, tx, prefix)
+	return deliveriesLeft(ctx, tx, prefix)
 }
 
-// combinedServe runs a combined claim served by its combiner: the request
-// is filed, the combiner's next call serves it and commits, and the waiter
-// collects its (empty) outcomes, leaving no request behind.
+// combinedServe runs a combined claim served by its combiner: the call
+// announces its demand, the combiner's next call serves it and commits, and
+// the waiter collects its (empty) outcomes, leaving no delivery behind.
 func combinedServe(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config) error {
 	tx, answer, err := waitingCombined(ctx, ctx, pool, cfg, "")
 	if err != nil {
@@ -90,19 +99,19 @@ func combinedServe(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config) e
 	if err := <-answer; err != nil {
 		return fmt.Errorf("the served claim: %w", err)
 	}
-	return requestsLeft(ctx, pool, "")
+	return deliveriesLeft(ctx, pool, "")
 }
 
-// requestsLeft fails when any claim request is left.
-func requestsLeft(ctx context.Context, q interface {
+// deliveriesLeft fails when any claim delivery is left.
+func deliveriesLeft(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, prefix string) error {
 	var left int64
-	if err := q.QueryRow(ctx, `select count(*) from `+prefix+`docket_claim_requests`).Scan(&left); err != nil {
+	if err := q.QueryRow(ctx, `select count(*) from `+prefix+`docket_claim_deliveries`).Scan(&left); err != nil {
 		return err
 	}
 	if left != 0 {
-		return fmt.Errorf("%d claim requests left, want 0", left)
+		return fmt.Errorf("%d claim deliveries left, want 0", left)
 	}
 	return nil
 }

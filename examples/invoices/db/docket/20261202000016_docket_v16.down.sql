@@ -1,3 +1,32 @@
+
+-- A waiting claimer's demand, filed in a transaction of its own so that the
+-- call holding the cursor sees it, and, once served, the outcomes that call
+-- leased or poisoned for it. A row lives from its caller's first wait until
+-- that caller collects or withdraws it, a few milliseconds; a row left by a
+-- caller that is gone is deleted by a later serving call.
+create table docket_claim_requests (
+    request_id bigint generated always as identity
+        constraint docket_claim_requests_pkey primary key,
+    demand integer not null
+        constraint docket_claim_requests_demand_check check (demand > 0),
+    claim_ttl interval not null
+        constraint docket_claim_requests_claim_ttl_check check (claim_ttl >= interval '0'),
+    max_attempts integer not null
+        constraint docket_claim_requests_max_attempts_check check (max_attempts > 0),
+    preference text
+        constraint docket_claim_requests_preference_check check (preference in ('ready', 'expired')),
+    requested_at timestamptz not null default clock_timestamp(),
+    served_at timestamptz,
+    outcomes docket_claim_outcome[],
+    -- Outcomes exist exactly once the request is served.
+    constraint docket_claim_requests_served_check check ((served_at is null) = (outcomes is null))
+);
+
+-- The pending requests in filing order, which a serving call reads.
+create index docket_claim_requests_pending_idx on docket_claim_requests (request_id)
+    where served_at is null;
+
+-- include docket_tenant_fair_claim_combined_v3.sql
 -- A TenantFair claim call that may serve the demand of other claimers too
 -- (combined claims). Every TenantFair call holds the policy row, the domain's
 -- one cursor, for its whole duration, so many small concurrent callers each
@@ -315,3 +344,7 @@ begin
     return;
 end;
 $$;
+-- end include
+
+drop table docket_claim_deliveries;
+drop sequence docket_claim_tickets;

@@ -1,0 +1,713 @@
+-- migrate:up
+
+-- Schema V16: combined claims v4. A caller that finds a combiner at work
+-- announces its demand with an advisory lock, its marker, which every
+-- session sees in pg_locks as soon as it is granted, and waits for the
+-- combiner in the same call; the combiner reads the markers and leaves each
+-- waiter its outcomes as a delivery row. A waited claim is one call and one
+-- transaction where it was two of each (a first try that filed and
+-- committed a request row, then a second call that waited and collected),
+-- which is most of the work of a small claim under contention. The walk
+-- and the signature are unchanged; p_request and the request_id column now
+-- carry the ticket of a first try that gave up waiting.
+
+-- Tickets name a waiting caller's marker and its delivery. The marker's key
+-- holds ticket * 256 + demand in an integer, hence the bound; a ticket comes
+-- round again only after 8,388,607 more waits, long after its delivery was
+-- collected or expired.
+create sequence docket_claim_tickets as integer minvalue 1 maxvalue 8388607 cycle;
+
+-- The outcomes a combiner leased or poisoned for one waiting caller. A row
+-- lives from the combiner's commit until its caller wakes and collects it, a
+-- few milliseconds; a row left by a caller that is gone is deleted by a
+-- later combiner.
+create table docket_claim_deliveries (
+    ticket integer
+        constraint docket_claim_deliveries_pkey primary key
+        constraint docket_claim_deliveries_ticket_check check (ticket > 0),
+    delivered_at timestamptz not null default clock_timestamp(),
+    outcomes docket_claim_outcome[] not null
+);
+
+-- include docket_tenant_fair_claim_combined_v4.sql
+-- A TenantFair claim call that may serve the demand of other claimers too
+-- (combined claims). Every TenantFair call holds the policy row, the domain's
+-- one cursor, for its whole duration, so many small concurrent callers each
+-- wait for the whole call of every caller ahead of them. Here one call at a
+-- time is the domain's combiner: it holds a transaction-scoped advisory lock
+-- keyed by the schema and runs one walk of docket_tenant_fair_claim for its
+-- own demand plus that of every caller waiting for it, and leaves each
+-- waiter its share of the outcomes as a delivery row
+-- (docket_claim_deliveries). The walk itself is unchanged: it is one call of
+-- the engine whose demand is the sum, with every rule, cap and bound of any
+-- other call, under the policy row as always; callers that do not combine
+-- (Legacy, ClaimDueTx, the trace calls, SoloClaims) meet the combiner only
+-- there.
+--
+-- A caller that finds a combiner at work announces its demand without
+-- committing anything: it takes a second advisory lock, its marker, whose
+-- keys are its kind (below) and a ticket with its demand, and with the
+-- marker held it waits for the combiner's commit on the combiner's lock in
+-- shared mode. Locks are visible to every session as soon as they are
+-- granted, so a combiner reads the markers of the callers waiting for it in
+-- pg_locks when it starts; no request row needs a transaction and a commit
+-- of its own, and a claim is one call. The marker and the shared lock are
+-- taken in a subtransaction that is rolled back at the wake-up, so the
+-- marker lives only while its caller waits, and no waiter keeps the next
+-- combiner out. Every waiter wakes at the commit together and takes its
+-- delivery, if any. A waiter its combiner did not serve (it announced after
+-- the combiner read the markers) waits again while another combiner is at
+-- work or queued for the lock, since that one reads the markers afterwards;
+-- otherwise it queues for the lock to become the next combiner.
+--
+-- A combiner serves a marker only when no delivery of its ticket exists
+-- yet: a waiter's marker may outlive, by the instant its rollback takes,
+-- the shared lock that lets the next combiner in, and its delivery is
+-- still there then, since the waiter collects it only after the rollback.
+-- So every ticket is served at most once.
+--
+-- p_request is null on a first try. A first try that waits longer than the
+-- lock wait of docket_claim_precheck gives its marker up and returns one row
+-- of kind 'busy' with its ticket as the request id: a combiner that read the
+-- marker before it went may still deliver. The caller calls again with the
+-- ticket, which collects that delivery or, when there is none, waits and
+-- combines as a first try does under the same ticket, and answers
+-- 'lock_contention' when its own wait runs out. A delivery nobody collects
+-- (its caller is gone) is deleted by a later combiner after ten seconds;
+-- its leases expire after their claim TTL, as those of a Worker that
+-- stopped right after its claim.
+--
+-- A call that collects a delivery commits without waiting for its WAL
+-- flush: it only deletes its delivery, the leases are the combiner's
+-- writes, durable with the combiner's commit, and a delivery a crash brings
+-- back is never collected and expires. A call that walks keeps the caller's
+-- setting, since its commit makes its own leases durable. Either setting is
+-- local to the caller's transaction, as every production claim call is its
+-- own.
+--
+-- Only callers with the combiner's claim TTL, max attempts and preference
+-- are combined, since the walk takes one of each: a marker's first key, its
+-- kind, is a 32-bit hash of the schema and those three, and a combiner
+-- reads only the markers of its own kind. A caller of demand over 255
+-- (which a marker cannot hold) or of another kind waits for a combiner of
+-- its own. Outcomes go to the waiters in ticket order, then to the
+-- combiner: when the walk finds less than the combined demand, the callers
+-- that waited longest are served first. An engine error (for example the
+-- domain switched to Legacy) reaches only the combiner; its waiters find no
+-- delivery and try again.
+--
+-- outcome_ordinal orders the rows returned (the engine's visit and outcome
+-- order); the claim queries order by it.
+create or replace function docket_tenant_fair_claim_combined(
+    p_now timestamptz,
+    p_cutoff timestamptz,
+    p_demand integer,
+    p_max_attempts integer,
+    p_preference text,
+    p_request bigint
+) returns table (
+    row_kind text,
+    error_reason text,
+    run_id text,
+    tenant_id text,
+    graph_id text,
+    graph_hash text,
+    checkpoint_seq bigint,
+    claim_token uuid,
+    claimed_at timestamptz,
+    claim_attempt integer,
+    poisoned_at timestamptz,
+    poison_reason text,
+    work_class text,
+    eligible_at timestamptz,
+    outcome_ordinal bigint,
+    request_id bigint
+)
+    language plpgsql
+    volatile
+    security invoker
+    set search_path from current
+as $$
+declare
+    -- The combined demand of one walk stays within what one engine call can
+    -- grant (S = 32 visits of at most Q = 8 outcomes); waiters beyond it
+    -- wait for the next combiner.
+    c_combined_demand constant integer := 256;
+    -- A marker's second key is ticket * 256 + demand, within an integer.
+    c_marker_demand constant integer := 256;
+    -- A waiter gives up within the lock wait (250 ms), so a delivery older
+    -- than this belongs to a caller that is gone.
+    c_delivery_life constant interval := '10 seconds';
+
+    -- The combiner's lock, one per schema (advisory locks are per database).
+    v_key bigint := hashtextextended('docket_tenant_fair_claim_combined ' || current_schema(), 0);
+    -- The markers' first key: the schema and what a walk takes one of.
+    v_kind integer := hashtext('docket_tenant_fair_claim_combined marker ' || current_schema()
+                               || ' ' || (p_now - p_cutoff)::text || ' ' || p_max_attempts::text
+                               || ' ' || coalesce(p_preference, ''));
+    v_precheck record;
+    v_restore_lock_timeout text;
+    v_deadline timestamptz;
+    v_ticket integer := p_request::integer;
+    v_timed_out boolean := false;
+    v_lock_free boolean;
+    v_own docket_claim_outcome[];
+    v_markers integer[];
+    v_waiting integer;
+    v_outcomes docket_claim_outcome[];
+begin
+    <<call>>
+    begin
+        v_precheck := docket_claim_precheck('docket_tenant_fair_claim_combined', p_now, p_cutoff,
+                                            p_demand, p_max_attempts, p_preference, false);
+        v_restore_lock_timeout := v_precheck.o_restore_lock_timeout;
+        if v_precheck.o_error_reason is not null then
+            row_kind := 'error';
+            error_reason := v_precheck.o_error_reason;
+            return next;
+            exit call;
+        end if;
+        v_deadline := clock_timestamp() + current_setting('lock_timeout')::interval;
+
+        <<wait>>
+        loop
+            -- statement combiner_lock
+            exit wait when pg_try_advisory_xact_lock(v_key);
+            -- end statement
+            if v_ticket is null then
+                v_ticket := nextval('docket_claim_tickets');
+            end if;
+            -- Announce the demand and wait for the combiner's commit, then
+            -- give both locks back by rolling back the block's
+            -- subtransaction.
+            begin
+                if clock_timestamp() >= v_deadline then
+                    raise lock_not_available;
+                end if;
+                if p_demand < c_marker_demand then
+                    -- statement marker
+                    perform pg_advisory_xact_lock_shared(v_kind, v_ticket * c_marker_demand + p_demand);
+                    -- end statement
+                end if;
+                -- statement combiner_wait
+                perform pg_advisory_xact_lock_shared(v_key);
+                -- end statement
+                raise sqlstate 'DKW01';
+            exception
+                when sqlstate 'DKW01' then
+                    null;
+                when lock_not_available then
+                    v_timed_out := true;
+            end;
+            -- statement delivery_collect
+            delete from docket_claim_deliveries d
+             where d.ticket = v_ticket
+            returning d.outcomes into v_own;
+            -- end statement
+            if found then
+                perform set_config('synchronous_commit', 'off', true);
+                return query
+                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                      from generate_subscripts(v_own, 1) as g(i)
+                     order by g.i;
+                exit call;
+            end if;
+            if v_timed_out then
+                row_kind := case when p_request is null then 'busy' else 'error' end;
+                error_reason := case when p_request is null then null else 'lock_contention' end;
+                request_id := case when p_request is null then v_ticket end;
+                return next;
+                exit call;
+            end if;
+            -- Not served. A combiner that holds the lock now, or a caller
+            -- queued for it, reads the markers after this one was taken, so
+            -- the caller waits for that one's commit in shared mode, with the
+            -- other waiters it serves; they would otherwise take the lock one
+            -- after another, each only to collect its delivery. The probe is
+            -- a shared try in a subtransaction: it fails only while the lock
+            -- is held or awaited in exclusive mode, not while other waiters
+            -- briefly hold it shared.
+            begin
+                -- statement combiner_probe
+                v_lock_free := pg_try_advisory_xact_lock_shared(v_key);
+                -- end statement
+                raise sqlstate 'DKW01';
+            exception when sqlstate 'DKW01' then
+                null;
+            end;
+            continue wait when not v_lock_free;
+            -- No combiner at work or queued: queue for the combiner's lock,
+            -- which a waiter that arrives later then waits behind, instead of
+            -- trying again: tries would fail while any waiter briefly holds
+            -- the shared lock.
+            begin
+                -- statement combiner_queue
+                perform pg_advisory_xact_lock(v_key);
+                -- end statement
+                exit wait;
+            exception when lock_not_available then
+                -- The wait's deadline has passed: the next round gives up.
+                null;
+            end;
+        end loop;
+
+        -- This call is the combiner. A delivery to its ticket from a combiner
+        -- before it is collected as any waiter's.
+        if v_ticket is not null then
+            -- statement delivery_collect_own
+            delete from docket_claim_deliveries d
+             where d.ticket = v_ticket
+            returning d.outcomes into v_own;
+            -- end statement
+            if found then
+                perform set_config('synchronous_commit', 'off', true);
+                return query
+                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                      from generate_subscripts(v_own, 1) as g(i)
+                     order by g.i;
+                exit call;
+            end if;
+        end if;
+
+        -- The markers of this kind held by the callers waiting now, in ticket
+        -- order, within the combined demand.
+        -- statement markers_read
+        select array_agg(q.marker order by q.marker)
+          into v_markers
+          from (select m.marker,
+                       sum(m.marker % c_marker_demand) over (order by m.marker) as demand_through
+                  from (select l.objid::bigint::integer as marker
+                          from pg_locks l
+                         where l.locktype = 'advisory'
+                           and l.database = (select b.oid from pg_database b where b.datname = current_database())
+                           and l.classid = v_kind::oid
+                           and l.objsubid = 2
+                           and l.granted
+                           and l.pid <> pg_backend_pid()) m
+                 where not exists (select from docket_claim_deliveries d
+                                    where d.ticket = m.marker / c_marker_demand)) q
+         where q.demand_through <= c_combined_demand - p_demand;
+        -- end statement
+
+        if v_markers is null then
+            return query
+                select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+                       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+                       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
+                       row_number() over (order by c.visit_ordinal, c.outcome_ordinal nulls last),
+                       null::bigint
+                  from docket_tenant_fair_claim(p_now, p_cutoff, p_demand, p_max_attempts,
+                                                p_preference, false) as c
+                 where c.row_kind <> 'inspection';
+            exit call;
+        end if;
+
+        v_waiting := (select sum(m % c_marker_demand)::integer from unnest(v_markers) as m);
+        select array_agg(row(c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+                             c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+                             c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at)::docket_claim_outcome
+                         order by c.visit_ordinal, c.outcome_ordinal nulls last)
+          into v_outcomes
+          from docket_tenant_fair_claim(p_now, p_cutoff, v_waiting + p_demand, p_max_attempts,
+                                        p_preference, false) as c
+         where c.row_kind <> 'inspection';
+        v_outcomes := coalesce(v_outcomes, '{}');
+
+        -- An engine error reaches only this caller; its waiters find no
+        -- delivery and try again.
+        if exists (select from unnest(v_outcomes) as o where o.row_kind = 'error') then
+            v_waiting := 0;
+        else
+            -- Waiter i takes the outcomes numbered after the demands of the
+            -- waiters before it, up to its own; the caller takes what is left.
+            -- statement deliveries_write
+            insert into docket_claim_deliveries (ticket, outcomes)
+            select s.marker / c_marker_demand,
+                   coalesce((select array_agg(v_outcomes[g.i] order by g.i)
+                               from generate_subscripts(v_outcomes, 1) as g(i)
+                              where g.i > s.demand_through - s.marker % c_marker_demand
+                                and g.i <= s.demand_through), '{}')
+              from (select w.marker,
+                           sum(w.marker % c_marker_demand) over (order by w.ordinal) as demand_through
+                      from unnest(v_markers) with ordinality as w(marker, ordinal)) s;
+            -- end statement
+
+            -- statement deliveries_expire
+            delete from docket_claim_deliveries d
+             where d.delivered_at <= clock_timestamp() - c_delivery_life;
+            -- end statement
+        end if;
+
+        return query
+            select (v_outcomes[g.i]).*, (g.i - v_waiting)::bigint, null::bigint
+              from generate_subscripts(v_outcomes, 1) as g(i)
+             where g.i > v_waiting
+             order by g.i;
+    end;
+
+    if v_restore_lock_timeout is not null then
+        perform set_config('lock_timeout', v_restore_lock_timeout, true);
+    end if;
+    return;
+end;
+$$;
+-- end include
+
+-- Requests were the committed demand of v1 to v3. A caller of those
+-- versions that filed one before this ran and calls again after it is
+-- answered as if the request's id were a ticket: it collects a delivery of
+-- that ticket, if any, or waits as a first try does. Either way every
+-- lease reaches exactly one caller.
+drop table docket_claim_requests;
+
+-- migrate:down
+
+-- A waiting claimer's demand, filed in a transaction of its own so that the
+-- call holding the cursor sees it, and, once served, the outcomes that call
+-- leased or poisoned for it. A row lives from its caller's first wait until
+-- that caller collects or withdraws it, a few milliseconds; a row left by a
+-- caller that is gone is deleted by a later serving call.
+create table docket_claim_requests (
+    request_id bigint generated always as identity
+        constraint docket_claim_requests_pkey primary key,
+    demand integer not null
+        constraint docket_claim_requests_demand_check check (demand > 0),
+    claim_ttl interval not null
+        constraint docket_claim_requests_claim_ttl_check check (claim_ttl >= interval '0'),
+    max_attempts integer not null
+        constraint docket_claim_requests_max_attempts_check check (max_attempts > 0),
+    preference text
+        constraint docket_claim_requests_preference_check check (preference in ('ready', 'expired')),
+    requested_at timestamptz not null default clock_timestamp(),
+    served_at timestamptz,
+    outcomes docket_claim_outcome[],
+    -- Outcomes exist exactly once the request is served.
+    constraint docket_claim_requests_served_check check ((served_at is null) = (outcomes is null))
+);
+
+-- The pending requests in filing order, which a serving call reads.
+create index docket_claim_requests_pending_idx on docket_claim_requests (request_id)
+    where served_at is null;
+
+-- include docket_tenant_fair_claim_combined_v3.sql
+-- A TenantFair claim call that may serve the demand of other claimers too
+-- (combined claims). Every TenantFair call holds the policy row, the domain's
+-- one cursor, for its whole duration, so many small concurrent callers each
+-- wait for the whole call of every caller ahead of them. Here one call at a
+-- time is the domain's combiner: it holds a transaction-scoped advisory lock
+-- keyed by the schema, runs one walk of docket_tenant_fair_claim for its own
+-- demand plus that of every pending claim request (docket_claim_requests),
+-- and leaves each waiter its share of the outcomes in the request's row. A
+-- caller that finds a combiner at work files a request (its own committed
+-- transaction, so the next combiner sees it) and waits for that combiner's
+-- commit on the same advisory lock in shared mode; every waiter wakes at the
+-- commit together, and each takes its outcomes from its own row without
+-- touching the cursor. A waiter its combiner did not serve (it filed after
+-- the combiner read the pending requests) waits in shared mode once more
+-- when another combiner is at work or queued for the lock, since that one
+-- reads the pending requests after this one was filed; otherwise it queues
+-- for the lock to become the next combiner. The walk itself is unchanged: it is one
+-- call of the engine whose demand is the sum, with every rule, cap and bound
+-- of any other call, under the policy row as always; callers that do not
+-- combine (Legacy, ClaimDueTx, the trace calls, SoloClaims) meet the
+-- combiner only there.
+--
+-- p_request is null on a first try, which never waits: when another call is
+-- combining it files the caller's demand as a request and returns one row
+-- of kind 'busy' with the request's id, leasing nothing. Its transaction
+-- commits without waiting for its WAL flush (a request is worth nothing
+-- after a crash), and the caller calls again with the id. With p_request the
+-- call waits within the lock wait of docket_claim_precheck, measured from
+-- its start. A request it gave up on is withdrawn (the caller gets
+-- 'lock_contention') unless a combiner served it meanwhile, in which case
+-- its outcomes are returned. A call that collects outcomes a combiner served
+-- also lets its transaction commit without waiting for its WAL flush: it
+-- only deletes its request, the leases are the combiner's writes, durable
+-- with the combiner's commit, and a served request that a crash brings back
+-- is never served again and expires. A call that walks keeps the caller's
+-- setting, since its commit makes its own leases durable. Either setting is
+-- local to the caller's transaction, as every production claim call is its
+-- own; a caller that wraps the function in a transaction of its own writes
+-- commits those writes the same way.
+--
+-- Only requests with the combiner's claim TTL, max attempts and preference
+-- are combined, since the walk takes one of each; the others wait for a
+-- combiner of their own kind. Outcomes go to the waiters in the order they
+-- filed their requests, then to the combiner: when the walk finds less than
+-- the combined demand, the callers that waited longest are served first. An
+-- engine error (for example the domain switched to Legacy) reaches only the
+-- combiner; the pending requests stay pending for the next combiner.
+--
+-- outcome_ordinal orders the rows returned (the engine's visit and outcome
+-- order); the claim queries order by it.
+create or replace function docket_tenant_fair_claim_combined(
+    p_now timestamptz,
+    p_cutoff timestamptz,
+    p_demand integer,
+    p_max_attempts integer,
+    p_preference text,
+    p_request bigint
+) returns table (
+    row_kind text,
+    error_reason text,
+    run_id text,
+    tenant_id text,
+    graph_id text,
+    graph_hash text,
+    checkpoint_seq bigint,
+    claim_token uuid,
+    claimed_at timestamptz,
+    claim_attempt integer,
+    poisoned_at timestamptz,
+    poison_reason text,
+    work_class text,
+    eligible_at timestamptz,
+    outcome_ordinal bigint,
+    request_id bigint
+)
+    language plpgsql
+    volatile
+    security invoker
+    set search_path from current
+as $$
+declare
+    -- The combined demand of one walk stays within what one engine call can
+    -- grant (S = 32 visits of at most Q = 8 outcomes); requests beyond it
+    -- wait for the next combiner.
+    c_combined_demand constant integer := 256;
+    -- A waiter gives up within the lock wait (250 ms), so a pending request
+    -- older than this belongs to a caller that is gone: it is never served,
+    -- and the next combiner deletes it.
+    c_request_life constant interval := '10 seconds';
+
+    -- The combiner's lock, one per schema (advisory locks are per database).
+    v_key bigint := hashtextextended('docket_tenant_fair_claim_combined ' || current_schema(), 0);
+    v_precheck record;
+    v_restore_lock_timeout text;
+    v_deadline timestamptz;
+    v_timed_out boolean := false;
+    v_waited_again boolean := false;
+    v_lock_free boolean;
+    v_own docket_claim_outcome[];
+    v_requests bigint[];
+    v_demands integer[];
+    v_waiting integer;
+    v_outcomes docket_claim_outcome[];
+begin
+    <<call>>
+    begin
+        v_precheck := docket_claim_precheck('docket_tenant_fair_claim_combined', p_now, p_cutoff,
+                                            p_demand, p_max_attempts, p_preference, false);
+        v_restore_lock_timeout := v_precheck.o_restore_lock_timeout;
+        if v_precheck.o_error_reason is not null then
+            row_kind := 'error';
+            error_reason := v_precheck.o_error_reason;
+            return next;
+            exit call;
+        end if;
+        v_deadline := clock_timestamp() + current_setting('lock_timeout')::interval;
+
+        <<wait>>
+        loop
+            -- statement combiner_lock
+            exit wait when pg_try_advisory_xact_lock(v_key);
+            -- end statement
+            if p_request is null then
+                -- statement request_file
+                insert into docket_claim_requests (demand, claim_ttl, max_attempts, preference)
+                values (p_demand, p_now - p_cutoff, p_max_attempts, p_preference)
+                returning docket_claim_requests.request_id into request_id;
+                -- end statement
+                perform set_config('synchronous_commit', 'off', true);
+                row_kind := 'busy';
+                return next;
+                exit call;
+            end if;
+            -- Wait for the combiner's commit in shared mode, then give the
+            -- lock back at once by rolling back the block's subtransaction,
+            -- so that no waiter keeps the next combiner out.
+            begin
+                if clock_timestamp() >= v_deadline then
+                    raise lock_not_available;
+                end if;
+                -- statement combiner_wait
+                perform pg_advisory_xact_lock_shared(v_key);
+                -- end statement
+                raise sqlstate 'DKW01';
+            exception
+                when sqlstate 'DKW01' then
+                    null;
+                when lock_not_available then
+                    v_timed_out := true;
+            end;
+            if v_timed_out then
+                -- statement request_withdraw
+                delete from docket_claim_requests r
+                 where r.request_id = p_request and r.served_at is null;
+                -- end statement
+            end if;
+            -- statement request_collect
+            delete from docket_claim_requests r
+             where r.request_id = p_request and r.served_at is not null
+            returning r.outcomes into v_own;
+            -- end statement
+            if found then
+                perform set_config('synchronous_commit', 'off', true);
+                return query
+                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                      from generate_subscripts(v_own, 1) as g(i)
+                     order by g.i;
+                exit call;
+            end if;
+            -- Withdrawn unserved, or gone: nothing was claimed for this caller.
+            if v_timed_out then
+                row_kind := 'error';
+                error_reason := 'lock_contention';
+                return next;
+                exit call;
+            end if;
+            -- Not served: the combiner read the pending requests before this
+            -- one was filed. A combiner that holds the lock now, or a caller
+            -- queued for it, reads them only after this request was filed, so
+            -- the first time this happens the caller waits for that one's
+            -- commit in shared mode, with the other waiters it serves; they
+            -- would otherwise take the lock one after another, each only to
+            -- collect its outcomes (a wake-up and a commit each, in series).
+            -- The probe is a shared try in a subtransaction: it fails only
+            -- while the lock is held or awaited in exclusive mode, not while
+            -- other waiters briefly hold it shared.
+            if not v_waited_again then
+                begin
+                    -- statement combiner_probe
+                    v_lock_free := pg_try_advisory_xact_lock_shared(v_key);
+                    -- end statement
+                    raise sqlstate 'DKW01';
+                exception when sqlstate 'DKW01' then
+                    null;
+                end;
+                if not v_lock_free then
+                    v_waited_again := true;
+                    continue wait;
+                end if;
+            end if;
+            -- No combiner at work or queued (or the one waited for above did
+            -- not serve this request either, say over the combined demand):
+            -- queue for the combiner's lock, which a waiter that arrives later
+            -- then waits behind, instead of trying again: tries would fail
+            -- while any waiter briefly holds the shared lock.
+            begin
+                -- statement combiner_queue
+                perform pg_advisory_xact_lock(v_key);
+                -- end statement
+                exit wait;
+            exception when lock_not_available then
+                -- The wait's deadline has passed: the next round withdraws.
+                null;
+            end;
+        end loop;
+
+        -- This call is the combiner. Its own request, if a combiner before
+        -- it served it, is collected as any waiter's; else it is served here
+        -- with the caller's demand and deleted.
+        if p_request is not null then
+            -- statement request_collect_own
+            delete from docket_claim_requests r
+             where r.request_id = p_request
+            returning r.outcomes into v_own;
+            -- end statement
+            if v_own is not null then
+                perform set_config('synchronous_commit', 'off', true);
+                return query
+                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                      from generate_subscripts(v_own, 1) as g(i)
+                     order by g.i;
+                exit call;
+            end if;
+        end if;
+
+        -- Only a combiner serves requests, so SKIP LOCKED passes over just a
+        -- request whose caller is withdrawing it.
+        -- statement requests_pending
+        select array_agg(q.request_id order by q.request_id), array_agg(q.demand order by q.request_id)
+          into v_requests, v_demands
+          from (select l.request_id, l.demand,
+                       sum(l.demand) over (order by l.request_id) as demand_through
+                  from (select r.request_id, r.demand
+                          from docket_claim_requests r
+                         where r.served_at is null
+                           and r.requested_at > clock_timestamp() - c_request_life
+                           and r.claim_ttl = p_now - p_cutoff
+                           and r.max_attempts = p_max_attempts
+                           and r.preference is not distinct from p_preference
+                         order by r.request_id
+                         limit c_combined_demand
+                           for update skip locked) l) q
+         where q.demand_through <= c_combined_demand - p_demand;
+        -- end statement
+
+        if v_requests is null then
+            return query
+                select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+                       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+                       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
+                       row_number() over (order by c.visit_ordinal, c.outcome_ordinal nulls last),
+                       null::bigint
+                  from docket_tenant_fair_claim(p_now, p_cutoff, p_demand, p_max_attempts,
+                                                p_preference, false) as c
+                 where c.row_kind <> 'inspection';
+            exit call;
+        end if;
+
+        v_waiting := (select sum(d)::integer from unnest(v_demands) as d);
+        select array_agg(row(c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
+                             c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
+                             c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at)::docket_claim_outcome
+                         order by c.visit_ordinal, c.outcome_ordinal nulls last)
+          into v_outcomes
+          from docket_tenant_fair_claim(p_now, p_cutoff, v_waiting + p_demand, p_max_attempts,
+                                        p_preference, false) as c
+         where c.row_kind <> 'inspection';
+        v_outcomes := coalesce(v_outcomes, '{}');
+
+        -- An engine error reaches only this caller; the requests stay pending.
+        if exists (select from unnest(v_outcomes) as o where o.row_kind = 'error') then
+            v_waiting := 0;
+        else
+            -- Waiter i takes the outcomes numbered after the demands of the
+            -- waiters before it, up to its own; the caller takes what is left.
+            -- statement requests_serve
+            update docket_claim_requests r
+               set served_at = clock_timestamp(),
+                   outcomes = coalesce((select array_agg(v_outcomes[g.i] order by g.i)
+                                          from generate_subscripts(v_outcomes, 1) as g(i)
+                                         where g.i > s.demand_through - s.demand
+                                           and g.i <= s.demand_through), '{}')
+              from (select w.request_id, w.demand,
+                           sum(w.demand) over (order by w.ordinal) as demand_through
+                      from unnest(v_requests, v_demands) with ordinality as w(request_id, demand, ordinal)) s
+             where r.request_id = s.request_id;
+            -- end statement
+
+            -- statement requests_expire
+            delete from docket_claim_requests r
+             where r.requested_at <= clock_timestamp() - c_request_life;
+            -- end statement
+        end if;
+
+        return query
+            select (v_outcomes[g.i]).*, (g.i - v_waiting)::bigint, null::bigint
+              from generate_subscripts(v_outcomes, 1) as g(i)
+             where g.i > v_waiting
+             order by g.i;
+    end;
+
+    if v_restore_lock_timeout is not null then
+        perform set_config('lock_timeout', v_restore_lock_timeout, true);
+    end if;
+    return;
+end;
+$$;
+-- end include
+
+drop table docket_claim_deliveries;
+drop sequence docket_claim_tickets;

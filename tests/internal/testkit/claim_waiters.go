@@ -1,0 +1,32 @@
+package testkit
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// CombinedWaiterCondition is the condition, on pg_locks, of a combined
+// claim call waiting for a combiner: the session holds a marker (an advisory lock of
+// two keys, its kind and its ticket with its demand) and waits for the
+// combiner's advisory lock in share mode.
+const CombinedWaiterCondition = `exists (select from pg_locks w join pg_locks m on m.pid = w.pid
+	 where w.locktype = 'advisory' and not w.granted and w.mode = 'ShareLock' and w.objsubid = 1
+	   and m.locktype = 'advisory' and m.granted and m.objsubid = 2
+	   and w.database = (select d.oid from pg_database d where d.datname = current_database()))`
+
+// AwaitCombinedWaiter returns once some session of pool's database waits
+// for a combiner in a combined claim call with its demand announced.
+func AwaitCombinedWaiter(ctx context.Context, pool *pgxpool.Pool) error {
+	return AwaitActivity(ctx, pool, CombinedWaiterCondition, WorkerDeadline)
+}
+
+// CombinedMarkers counts the markers held in pool's database: the
+// combined claim calls waiting for a combiner now.
+func CombinedMarkers(t *testing.T, pool *pgxpool.Pool) int64 {
+	t.Helper()
+	return QueryInt64(t, pool, `select count(*) from pg_locks l
+		 where l.locktype = 'advisory' and l.granted and l.objsubid = 2
+		   and l.database = (select d.oid from pg_database d where d.datname = current_database())`)
+}
