@@ -69,10 +69,10 @@ type Config struct {
 	// SoloClaims turns combined claims off: every ClaimDue of a TenantFair
 	// client and every claim of its Workers then runs a walk of its own,
 	// waiting for the whole call of every claimer ahead of it. By default
-	// (false) a call that finds the domain's cursor held files its demand
-	// and waits, and the call holding the cursor serves that demand in its
-	// own walk (docs/claim-algorithm.md, "Combined claims"). Legacy clients,
-	// ClaimDueTx and the trace calls never combine.
+	// (false) a call that finds another call combining announces its
+	// demand and waits in the same call, and the combining call serves that
+	// demand in its own walk (docs/claim-algorithm.md, "Combined claims").
+	// Legacy clients, ClaimDueTx and the trace calls never combine.
 	SoloClaims bool
 	// Schema names the schema (the fairness domain) Docket's tables live in.
 	// Every statement Docket sends, on the pool or in the app's own
