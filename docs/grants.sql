@@ -46,12 +46,15 @@ grant select, insert, update on :"schema".docket_claim_schedule to :"role";
 grant select, insert, update, delete on :"schema".docket_schedules to :"role";
 grant usage on sequence :"schema".docket_schedules_id_seq to :"role";
 
--- Combined claims (schema V16): a waiting claimer takes a ticket and
--- collects its delivery; the combiner reads, writes and expires deliveries.
--- The waiters' markers are advisory locks, which need no grant, and pg_locks,
+-- Combined claims (schema V16, V17): a waiting claimer takes a ticket and
+-- collects its delivery; the combiner reads, writes and expires deliveries,
+-- reads the ticket sequence and, when a ticket was taken since the last
+-- read of the markers, records it in docket_claim_tickets_read. The
+-- waiters' markers are advisory locks, which need no grant, and pg_locks,
 -- where the combiner reads them, is readable by every role.
 grant select, insert, delete on :"schema".docket_claim_deliveries to :"role";
-grant usage on sequence :"schema".docket_claim_tickets to :"role";
+grant usage, select on sequence :"schema".docket_claim_tickets to :"role";
+grant select, update on sequence :"schema".docket_claim_tickets_read to :"role";
 
 -- The two claim engines. Trigger functions need no EXECUTE grant.
 grant execute on function :"schema".docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";

@@ -205,6 +205,45 @@ func TestCombinedClaimServesTheWaiterFirst(t *testing.T) {
 	expectMarkers(t, e.Pool, 0, "after the waiter collected")
 }
 
+// ticketsRead is the ticket value the last read of the markers recorded.
+func ticketsRead(t *testing.T, pool *pgxpool.Pool) int64 {
+	t.Helper()
+	return testkit.QueryInt64(t, pool, `select last_value from docket_claim_tickets_read`)
+}
+
+// A combiner reads the markers in pg_locks only when a ticket was taken
+// since the last read, and records the ticket it read them at: calls that
+// never waited leave the record as it was, and the walk that serves the
+// first waiter records that waiter's ticket.
+func TestCombinedClaimReadsMarkersOnlyAfterANewTicket(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 10)
+	ids := e.DueMany("a", "r", 4, testkit.ClaimBase.Add(-time.Minute))
+	client := testkit.OpenClient(t, e.Pool, testkit.TenantFairConfig(10))
+	res, err := client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.ClaimExpectIDs(t, "uncontended call", leasedIDs(res), ids[:1])
+	if got := ticketsRead(t, e.Pool); got != 0 {
+		t.Fatalf("markers read at ticket %d after an uncontended call, want no read (0)", got)
+	}
+	c := newCombiner(t, e)
+	answer := waitingClaim(testkit.Context(t), t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	ticket := testkit.QueryInt64(t, e.Pool, `select last_value from docket_claim_tickets`)
+	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 1), ids[3:])
+	if got := ticketsRead(t, e.Pool); got != ticket {
+		t.Fatalf("markers read at ticket %d, want the waiter's %d", got, ticket)
+	}
+	if err := c.tx.Commit(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	r := <-answer
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[1:3])
+}
+
 // A waiter that announced after its combiner read the markers is not
 // served at that combiner's commit. When another caller already holds or
 // awaits the combiner lock, the waiter waits for that one's commit in

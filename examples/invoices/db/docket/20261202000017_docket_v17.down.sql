@@ -1,3 +1,5 @@
+
+-- include docket_tenant_fair_claim_combined_v4.sql
 -- A TenantFair claim call that may serve the demand of other claimers too
 -- (combined claims). Every TenantFair call holds the policy row, the domain's
 -- one cursor, for its whole duration, so many small concurrent callers each
@@ -319,3 +321,6 @@ begin
     return;
 end;
 $$;
+-- end include
+
+drop sequence docket_claim_tickets_read;
