@@ -422,6 +422,42 @@ func TestCombinedClaimTicketCollectsALateDelivery(t *testing.T) {
 	expectNoDeliveries(t, e.Pool, "after the delivery was collected")
 }
 
+// A combined claim works in every pgx execution mode: a waiter is served
+// by its combiner, and a first try that outwaits the lock wait sends the
+// statement again with its ticket, a bigint argument, and is refused with
+// lock_contention, leaving no delivery.
+func TestCombinedClaimInEveryQueryExecMode(t *testing.T) {
+	for _, mode := range testkit.QueryExecModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			e := testkit.NewClaimTenantFair(t, 10)
+			ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+			cfg := e.Pool.Config().Copy()
+			cfg.ConnConfig.DefaultQueryExecMode = mode
+			pool, err := pgxpool.NewWithConfig(testkit.Context(t), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(10))
+			c := newCombiner(t, e)
+			answer := waitingClaim(testkit.Context(t), t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+			testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 1), ids[2:])
+			if err := c.tx.Commit(testkit.Context(t)); err != nil {
+				t.Fatal(err)
+			}
+			r := <-answer
+			if r.err != nil {
+				t.Fatalf("waiter: %v", r.err)
+			}
+			testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[:2])
+			newCombiner(t, e)
+			_, err = client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
+			testkit.ClaimExpectUnavailable(t, err, policy.ReasonLockContention)
+			expectNoDeliveries(t, e.Pool, "after the refused call")
+		})
+	}
+}
+
 // A waiter whose context ends returns at once; its marker goes when its
 // server-side wait ends, and no combiner that starts after that serves it.
 // (One that reads the marker before it goes leases runs nobody collects;

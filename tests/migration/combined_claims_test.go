@@ -80,16 +80,18 @@ func combinedWait(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config, pr
 	return deliveriesLeft(ctx, tx, prefix)
 }
 
-// combinedServe runs a combined claim served by its combiner: the call
-// announces its demand, the combiner's next call serves it and commits, and
-// the waiter collects its (empty) outcomes, leaving no delivery behind.
-func combinedServe(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config) error {
-	tx, answer, err := waitingCombined(ctx, ctx, pool, cfg, "")
+// combinedServe runs a combined claim served by its combiner (prefix
+// qualifies the combined function and the delivery table): the call
+// announces its demand, the combiner's next call reads its marker, serves it
+// and commits, and the waiter collects its (empty) outcomes, leaving no
+// delivery behind.
+func combinedServe(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config, prefix string) error {
+	tx, answer, err := waitingCombined(ctx, ctx, pool, cfg, prefix)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `select * from docket_tenant_fair_claim_combined($1::timestamptz, $1::timestamptz - interval '1 hour', 1, 5, null, null)`,
+	if _, err := tx.Exec(ctx, `select * from `+prefix+`docket_tenant_fair_claim_combined($1::timestamptz, $1::timestamptz - interval '1 hour', 1, 5, null, null)`,
 		combinedPast); err != nil {
 		return fmt.Errorf("serving combiner: %w", err)
 	}
@@ -99,7 +101,7 @@ func combinedServe(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config) e
 	if err := <-answer; err != nil {
 		return fmt.Errorf("the served claim: %w", err)
 	}
-	return deliveriesLeft(ctx, pool, "")
+	return deliveriesLeft(ctx, pool, prefix)
 }
 
 // deliveriesLeft fails when any claim delivery is left.

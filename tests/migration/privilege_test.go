@@ -153,7 +153,7 @@ func runEveryOperation(t *testing.T, pool *pgxpool.Pool) (client *docket.Client,
 	must("DeleteFinishedRuns", err)
 	_, err = admin.InspectClaimPolicy(ctx, docket.Tenant("acme"))
 	must("InspectClaimPolicy", err)
-	must("combined claim served to a waiter", combinedServe(ctx, pool, testkit.TenantFairConfig(2)))
+	must("combined claim served to a waiter", combinedServe(ctx, pool, testkit.TenantFairConfig(2), ""))
 
 	now := time.Now()
 	req := docket.ClaimRequest{Now: now, Limit: 7, ClaimTTL: time.Hour, MaxClaimAttempts: 5}

@@ -176,7 +176,10 @@ drop table old.docket_schema_migrations`)
 		Schema: "docket", AsyncClaimCommit: true}
 	client := testkit.OpenClient(t, pool, fairCfg)
 	if err := combinedWait(ctx, pool, fairCfg, "docket."); err != nil {
-		t.Fatalf("combined claim withdrawn: %v", err)
+		t.Fatalf("combined claim cancelled while it waits: %v", err)
+	}
+	if err := combinedServe(ctx, pool, fairCfg, "docket."); err != nil {
+		t.Fatalf("combined claim served to a waiter: %v", err)
 	}
 	solo := fairCfg
 	solo.SoloClaims = true
