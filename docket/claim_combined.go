@@ -19,7 +19,7 @@ const rowKindBusy = "busy"
 // row, then the ticket a busy row names.
 type combinedRow struct {
 	claimpolicy.Row
-	Request *int64
+	Ticket *int64
 }
 
 // combines says whether this client's production claims go through the
@@ -66,7 +66,7 @@ func (c *Client) claimCombined(ctx context.Context, p claimpolicy.Plan, claimSQL
 // the ticket it names.
 func busyTicket(rows []combinedRow) (*int64, bool) {
 	if len(rows) == 1 && rows[0].RowKind != nil && *rows[0].RowKind == rowKindBusy {
-		return rows[0].Request, true
+		return rows[0].Ticket, true
 	}
 	return nil, false
 }

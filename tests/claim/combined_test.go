@@ -121,6 +121,33 @@ func (c *combiner) claim(now time.Time, demand int) []string {
 	return ids
 }
 
+// demandTwoCall is a combined call of demand two at the tests' claim time,
+// TTL and attempts, with the ticket as its fourth argument (see
+// demandTwoArgs): each row's kind, run id and ticket.
+const demandTwoCall = `select c.row_kind, c.run_id, c.request_id
+	  from docket_tenant_fair_claim_combined($1, $2, 2, $3, null, $4) as c
+	 order by c.outcome_ordinal`
+
+// demandTwoArgs are demandTwoCall's arguments for ticket (nil on a first
+// try).
+func demandTwoArgs(ticket *int64) []any {
+	return []any{testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts, ticket}
+}
+
+// demandTwoRuns collects the run ids of demandTwoCall's rows, in order; a
+// row without a run fails.
+func demandTwoRuns(rows pgx.Rows) ([]string, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var kind string
+		var run *string
+		var ticket *int64
+		if err := r.Scan(&kind, &run, &ticket); err != nil || run == nil {
+			return "", errors.Join(err, fmt.Errorf("row %s without a run", kind))
+		}
+		return *run, nil
+	})
+}
+
 // claimResult is one ClaimDue call's answer.
 type claimResult struct {
 	res docket.ClaimResult
@@ -299,22 +326,13 @@ func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
 	}
 	collected := make(chan []string, 1)
 	go func() {
-		rows, err := waiter.tx.Query(ctx, `select c.row_kind, c.run_id
-			  from docket_tenant_fair_claim_combined($1, $2, 2, $3, null, null) as c
-			 order by c.outcome_ordinal`, testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts)
+		rows, err := waiter.tx.Query(ctx, demandTwoCall, demandTwoArgs(nil)...)
 		if err != nil {
 			t.Errorf("waiter: %v", err)
 			collected <- nil
 			return
 		}
-		ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
-			var kind string
-			var run *string
-			if err := r.Scan(&kind, &run); err != nil || run == nil {
-				return "", errors.Join(err, fmt.Errorf("waiter row %s without a run", kind))
-			}
-			return *run, nil
-		})
+		ids, err := demandTwoRuns(rows)
 		if err != nil {
 			t.Errorf("waiter: %v", err)
 		}
@@ -371,12 +389,6 @@ func TestCombinedClaimTicketCollectsALateDelivery(t *testing.T) {
 	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
 	c := newCombiner(t, e)
 	ctx := testkit.Context(t)
-	call := `select c.row_kind, c.run_id, c.request_id
-		  from docket_tenant_fair_claim_combined($1, $2, 2, $3, null, $4) as c
-		 order by c.outcome_ordinal`
-	args := func(ticket *int64) []any {
-		return []any{testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts, ticket}
-	}
 	// The combiner serves the waiter while the waiter still waits; the
 	// waiter's lock wait then runs out before the combiner commits.
 	type answer struct {
@@ -388,7 +400,7 @@ func TestCombinedClaimTicketCollectsALateDelivery(t *testing.T) {
 	go func() {
 		var a answer
 		var run *string
-		a.err = e.Pool.QueryRow(ctx, call, args(nil)...).Scan(&a.kind, &run, &a.ticket)
+		a.err = e.Pool.QueryRow(ctx, demandTwoCall, demandTwoArgs(nil)...).Scan(&a.kind, &run, &a.ticket)
 		first <- a
 	}()
 	if err := testkit.AwaitCombinedWaiter(ctx, e.Pool); err != nil {
@@ -402,19 +414,11 @@ func TestCombinedClaimTicketCollectsALateDelivery(t *testing.T) {
 	if err := c.tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := e.Pool.Query(ctx, call, args(a.ticket)...)
+	rows, err := e.Pool.Query(ctx, demandTwoCall, demandTwoArgs(a.ticket)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
-		var kind string
-		var run *string
-		var ticket *int64
-		if err := r.Scan(&kind, &run, &ticket); err != nil || run == nil {
-			return "", errors.Join(err, fmt.Errorf("row %s without a run", kind))
-		}
-		return *run, nil
-	})
+	got, err := demandTwoRuns(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
