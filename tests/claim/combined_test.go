@@ -148,6 +148,20 @@ func demandTwoRuns(rows pgx.Rows) ([]string, error) {
 	})
 }
 
+// commitFor commits c and returns the answer of the waiting claim it
+// served, failing the test if either failed.
+func (c *combiner) commitFor(answer <-chan claimResult) claimResult {
+	c.t.Helper()
+	if err := c.tx.Commit(testkit.Context(c.t)); err != nil {
+		c.t.Fatal(err)
+	}
+	r := <-answer
+	if r.err != nil {
+		c.t.Fatalf("waiter: %v", r.err)
+	}
+	return r
+}
+
 // claimResult is one ClaimDue call's answer.
 type claimResult struct {
 	res docket.ClaimResult
@@ -213,13 +227,7 @@ func TestCombinedClaimServesTheWaiterFirst(t *testing.T) {
 	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_deliveries`); n != 0 {
 		t.Fatalf("%d deliveries visible before the combiner's commit, want 0", n)
 	}
-	if err := c.tx.Commit(testkit.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	r := <-answer
-	if r.err != nil {
-		t.Fatalf("waiter: %v", r.err)
-	}
+	r := c.commitFor(answer)
 	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[:2])
 	testkit.ClaimExpectIDs(t, "combiner", own, ids[2:])
 	for _, l := range r.res.Leases {
@@ -261,13 +269,7 @@ func TestCombinedClaimReadsMarkersOnlyAfterANewTicket(t *testing.T) {
 	if got := ticketsRead(t, e.Pool); got != ticket {
 		t.Fatalf("markers read at ticket %d, want the waiter's %d", got, ticket)
 	}
-	if err := c.tx.Commit(testkit.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	r := <-answer
-	if r.err != nil {
-		t.Fatalf("waiter: %v", r.err)
-	}
+	r := c.commitFor(answer)
 	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[1:3])
 }
 
@@ -298,13 +300,7 @@ func TestCombinedClaimUnservedWaiterWaitsForTheNextCombiner(t *testing.T) {
 		t.Fatalf("the unserved waiter does not wait for the next combiner: %v", err)
 	}
 	testkit.ClaimExpectIDs(t, "next combiner", next.claim(testkit.ClaimBase, 1), nil)
-	if err := next.tx.Commit(testkit.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	r := <-answer
-	if r.err != nil {
-		t.Fatalf("waiter: %v", r.err)
-	}
+	r := next.commitFor(answer)
 	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[1:])
 	expectNoDeliveries(t, e.Pool, "after the waiter collected")
 }
@@ -446,13 +442,7 @@ func TestCombinedClaimInEveryQueryExecMode(t *testing.T) {
 			c := newCombiner(t, e)
 			answer := waitingClaim(testkit.Context(t), t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
 			testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 1), ids[2:])
-			if err := c.tx.Commit(testkit.Context(t)); err != nil {
-				t.Fatal(err)
-			}
-			r := <-answer
-			if r.err != nil {
-				t.Fatalf("waiter: %v", r.err)
-			}
+			r := c.commitFor(answer)
 			testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[:2])
 			newCombiner(t, e)
 			_, err = client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
@@ -496,13 +486,7 @@ func TestCombinedClaimCombinesOnlyLikeRequests(t *testing.T) {
 	answer := waitingClaim(testkit.Context(t), t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferReady))
 	own := c.claim(testkit.ClaimBase, 1)
 	expectMarkers(t, e.Pool, 1, "after the combiner's call")
-	if err := c.tx.Commit(testkit.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	r := <-answer
-	if r.err != nil {
-		t.Fatalf("waiter: %v", r.err)
-	}
+	r := c.commitFor(answer)
 	testkit.ClaimExpectIDs(t, "combiner", own, ids[:1])
 	testkit.ClaimExpectIDs(t, "waiter", leasedIDs(r.res), ids[1:])
 	expectNoDeliveries(t, e.Pool, "after the waiter walked")
