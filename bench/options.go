@@ -29,7 +29,7 @@ type options struct {
 	// cpuProfile, when set, is where the bench process's own CPU profile
 	// goes (the clients' side of every scenario, not PostgreSQL's).
 	cpuProfile string
-	// rounds is how many times the ceiling, drain and fleet measurements are
+	// rounds is how many times the ceiling, drain, dormant and fleet measurements are
 	// repeated, interleaved across engines; each engine's best round counts.
 	rounds int
 	// riverCooldown and riverPoll are River's FetchCooldown and
@@ -50,7 +50,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.pgTempDir, "pg-tmpdir", os.TempDir(), "parent directory of the throwaway PostgreSQL cluster (a disk, since the scale scenario holds a million runs)")
 	fs.StringVar(&o.profile, "profile", "", "instead of the scenarios, profile TenantFair claim calls (pg_stat_statements, auto_explain) and write the report to this file")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the bench process's CPU profile (the clients' side, for go tool pprof) to this file")
-	fs.IntVar(&o.rounds, "rounds", 2, "rounds of the ceiling, drain and fleet scenarios and of the dormant scenario's dormant-free drains, interleaved across engines; the best round of each engine is reported")
+	fs.IntVar(&o.rounds, "rounds", 2, "rounds of the ceiling, drain, dormant and fleet scenarios, interleaved across engines (a dormant drain that used its whole budget runs once); the best round of each engine is reported")
 	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River FetchCooldown in the drain and fleet scenarios")
 	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain and fleet scenarios")
 	fs.StringVar(&dormant, "dormant-tenants", "", "comma-separated dormant tenant counts of the dormant scenario (default 0,20000,100000; with -quick 0,20000)")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // ceilingDemand is the demand of every claim call of the ceiling.
@@ -42,6 +43,10 @@ type ceilingResult struct {
 	// OneClaimerTenantFairVsLegacy is TenantFair's claims/s over Legacy's
 	// with one claimer; zero when the claimer counts do not include one.
 	OneClaimerTenantFairVsLegacy float64 `json:"tenant_fair_vs_legacy_one_claimer"`
+	// OneClaimerWalkFloorVsLegacy is the walk floor's claims/s over
+	// Legacy's with one claimer: what any engine that keeps the walk can
+	// reach at most there; zero when the claimer counts do not include one.
+	OneClaimerWalkFloorVsLegacy float64 `json:"walk_floor_vs_legacy_one_claimer"`
 }
 
 // ceilingEngines are the engines of the claim ceiling: TenantFair also in
@@ -65,6 +70,9 @@ func runCeiling(ctx context.Context, c *cluster, o options, p *progress) (*ceili
 			res.Points = append(res.Points, res.best(engine, n))
 		}
 	}
+	if floor := res.best(engineWalkFloor, 1); floor.Engine != "" {
+		res.Points = append(res.Points, floor)
+	}
 	res.MaxClaimers = sz.Claimers[len(sz.Claimers)-1]
 	res.TenantFairVsLegacy = ratio(res.point(engineTenantFair, res.MaxClaimers).ClaimsPerSecond,
 		res.point(engineLegacy, res.MaxClaimers).ClaimsPerSecond)
@@ -72,25 +80,45 @@ func runCeiling(ctx context.Context, c *cluster, o options, p *progress) (*ceili
 		res.point(engineTenantFair, res.MaxClaimers).ClaimsPerSecond)
 	res.OneClaimerTenantFairVsLegacy = ratio(res.point(engineTenantFair, 1).ClaimsPerSecond,
 		res.point(engineLegacy, 1).ClaimsPerSecond)
+	res.OneClaimerWalkFloorVsLegacy = ratio(res.point(engineWalkFloor, 1).ClaimsPerSecond,
+		res.point(engineLegacy, 1).ClaimsPerSecond)
 	return res, nil
 }
 
-// ceilingRound measures every engine at every claimer count once.
+// ceilingRound measures every engine at every claimer count once, and the
+// walk floor with one claimer when the counts include one (the floor of a
+// single claimer, which never waits for another call, bounds every engine
+// that keeps the walk there).
 func ceilingRound(ctx context.Context, c *cluster, sz sizes, round int, p *progress, res *ceilingResult) error {
+	type point struct {
+		engine   engineName
+		claimers int
+	}
+	var points []point
 	for _, engine := range ceilingEngines {
 		for _, n := range sz.Claimers {
-			r, err := measureClaims(ctx, c, claimSetup{Engine: engine, Runs: sz.CeilingRuns, Tenants: sz.CeilingTenants,
-				Claimers: n, Demand: ceilingDemand}, sz.CeilingBudget)
-			if err != nil {
-				return fmt.Errorf("%s with %d claimers: %w", engine, n, err)
-			}
-			pt := ceilingPoint{Engine: engine, Round: round, Claimers: n, Claims: r.Claims, ClaimsPerSecond: r.claimsPerSecond(),
-				Call: summarize(r.Calls), EmptyCalls: r.Empty, ContentionCalls: r.Contention,
-				ElapsedSeconds: r.Elapsed.Seconds(), Exhausted: r.Exhausted}
-			res.All = append(res.All, pt)
-			p.logf("  %-11s %d claimers: %7.0f claims/s, call p50 %.2f ms p99 %.2f ms, %d calls (%d empty, %d lock_contention)",
-				engine, n, pt.ClaimsPerSecond, pt.Call.P50Ms, pt.Call.P99Ms, pt.Call.Calls, pt.EmptyCalls, pt.ContentionCalls)
+			points = append(points, point{engine, n})
 		}
+	}
+	if slices.Contains(sz.Claimers, 1) {
+		points = append(points, point{engineWalkFloor, 1})
+	}
+	for _, at := range points {
+		setup := claimSetup{Engine: at.engine, Runs: sz.CeilingRuns, Tenants: sz.CeilingTenants, Claimers: at.claimers, Demand: ceilingDemand}
+		measure := measureClaims
+		if at.engine == engineWalkFloor {
+			measure = measureWalkFloor
+		}
+		r, err := measure(ctx, c, setup, sz.CeilingBudget)
+		if err != nil {
+			return fmt.Errorf("%s with %d claimers: %w", at.engine, at.claimers, err)
+		}
+		pt := ceilingPoint{Engine: at.engine, Round: round, Claimers: at.claimers, Claims: r.Claims, ClaimsPerSecond: r.claimsPerSecond(),
+			Call: summarize(r.Calls), EmptyCalls: r.Empty, ContentionCalls: r.Contention,
+			ElapsedSeconds: r.Elapsed.Seconds(), Exhausted: r.Exhausted}
+		res.All = append(res.All, pt)
+		p.logf("  %-11s %d claimers: %7.0f claims/s, call p50 %.2f ms p99 %.2f ms, %d calls (%d empty, %d lock_contention)",
+			at.engine, at.claimers, pt.ClaimsPerSecond, pt.Call.P50Ms, pt.Call.P99Ms, pt.Call.Calls, pt.EmptyCalls, pt.ContentionCalls)
 	}
 	return nil
 }
