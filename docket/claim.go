@@ -33,13 +33,19 @@ import (
 func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
 	return c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanEveryCall, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 		if c.combines() {
-			return c.claimCombined(ctx, p, dbgen.TenantFairClaimCombined, nil, nil)
+			return claimBatch(ctx, c, p, dbgen.TenantFairClaimCombined, nil, nil)
 		}
 		if p.AsyncCommit {
-			return claimBatch[claimpolicy.Row](ctx, c, p, c.engine.statements.claimSQL, nil, nil, nil)
+			return claimBatch(ctx, c, p, c.engine.statements.claimSQL, nil, nil)
 		}
 		return execClaim(ctx, c.queries, c.engine.statements, p)
 	})
+}
+
+// combines says whether this client's production claims go through the
+// combined claim function: a TenantFair client without Config.SoloClaims.
+func (c *Client) combines() bool {
+	return c.engine.tenantFair && !c.config.SoloClaims
 }
 
 // ClaimDueTx is ClaimDue inside the caller's transaction, which must be a
@@ -172,13 +178,11 @@ func claimError(err error) error {
 // implicit transaction. The settings that must hold for that transaction
 // come first: the schema scope when Config.Schema is set and, for an
 // AsyncCommit plan, synchronous_commit off, which is then in force at the
-// transaction's commit. extra are the arguments claimSQL takes after the
-// plan's (a combined statement's request). More statements may follow the
-// claim: more queues them and readMore reads their results. It serves only
-// calls that commit on their own, never a caller's transaction. R is the
-// row the claim statement returns, read by position.
-func claimBatch[R any](ctx context.Context, c *Client, p claimpolicy.Plan, claimSQL string, extra []any,
-	more func(*pgx.Batch), readMore func(pgx.BatchResults) error) ([]R, error) {
+// transaction's commit. More statements may follow the claim: more queues
+// them and readMore reads their results. It serves only calls that commit
+// on their own, never a caller's transaction.
+func claimBatch(ctx context.Context, c *Client, p claimpolicy.Plan, claimSQL string,
+	more func(*pgx.Batch), readMore func(pgx.BatchResults) error) ([]claimpolicy.Row, error) {
 	if p.Trace {
 		return nil, fmt.Errorf("docket: a traced %s plan on a claim batch", p.Function)
 	}
@@ -193,12 +197,12 @@ func claimBatch[R any](ctx context.Context, c *Client, p claimpolicy.Plan, claim
 		settings++
 	}
 	a := p.Args
-	batch.Queue(c.qualified(claimSQL), append([]any{a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference}, extra...)...)
+	batch.Queue(c.qualified(claimSQL), a.Now, a.Cutoff, a.Demand, a.MaxAttempts, a.Preference)
 	if more != nil {
 		more(batch)
 	}
 	results := c.pool.SendBatch(ctx, batch)
-	rows, err := readClaimBatch[R](results, settings, readMore)
+	rows, err := readClaimBatch(results, settings, readMore)
 	// Close reports a failed commit of the batch's implicit transaction.
 	if closeErr := results.Close(); err == nil && closeErr != nil {
 		err = closeErr
@@ -212,7 +216,7 @@ func claimBatch[R any](ctx context.Context, c *Client, p claimpolicy.Plan, claim
 // readClaimBatch reads the results of a claim batch in order: its leading
 // settings statements, the claim's rows, then, through readMore when set,
 // the rest.
-func readClaimBatch[R any](results pgx.BatchResults, settings int, readMore func(pgx.BatchResults) error) ([]R, error) {
+func readClaimBatch(results pgx.BatchResults, settings int, readMore func(pgx.BatchResults) error) ([]claimpolicy.Row, error) {
 	for range settings {
 		if _, err := results.Exec(); err != nil {
 			return nil, err
@@ -222,7 +226,7 @@ func readClaimBatch[R any](results pgx.BatchResults, settings int, readMore func
 	if err != nil {
 		return nil, err
 	}
-	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[R])
+	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[claimpolicy.Row])
 	if err != nil {
 		return nil, err
 	}
@@ -283,13 +287,11 @@ func (c *Client) execClaimRead(ctx context.Context, p claimpolicy.Plan) ([]claim
 		leased, err = pgx.CollectRows(leasedRows, pgx.RowToStructByPos[dbgen.LeasedRunsRow])
 		return err
 	}
-	var rows []claimpolicy.Row
-	var err error
+	noted := c.engine.statements.noted
 	if c.combines() {
-		rows, err = c.claimCombined(ctx, p, dbgen.TenantFairClaimCombinedNoted, more, readMore)
-	} else {
-		rows, err = claimBatch[claimpolicy.Row](ctx, c, p, c.engine.statements.noted, nil, more, readMore)
+		noted = dbgen.TenantFairClaimCombinedNoted
 	}
+	rows, err := claimBatch(ctx, c, p, noted, more, readMore)
 	if err != nil {
 		return nil, nil, err
 	}

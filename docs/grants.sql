@@ -61,7 +61,7 @@ grant execute on function :"schema".docket_tenant_fair_claim(timestamptz, timest
 grant execute on function :"schema".docket_legacy_claim(timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
 -- A TenantFair client's claims go through this one, which calls the
 -- engine.
-grant execute on function :"schema".docket_tenant_fair_claim_combined(timestamptz, timestamptz, integer, integer, text, bigint) to :"role";
+grant execute on function :"schema".docket_tenant_fair_claim_combined(timestamptz, timestamptz, integer, integer, text) to :"role";
 -- Both engines call this one for their argument and transaction checks; a
 -- SECURITY INVOKER function needs EXECUTE on what it calls.
 grant execute on function :"schema".docket_claim_precheck(text, timestamptz, timestamptz, integer, integer, text, boolean) to :"role";

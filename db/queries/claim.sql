@@ -64,15 +64,11 @@ select set_config('synchronous_commit', 'off', true);
 -- A production TenantFair call that may serve the demand of waiting
 -- claimers too, or be served by the combiner it waits for (combined
 -- claims): the public columns of outcome and error rows in the engine's
--- order, then the request id, which only a 'busy' row carries: a first try
--- (request null) that waited for combiners longer than the lock wait gave
--- up under that ticket. With the ticket the call collects what a combiner
--- delivered to it or waits again, whether a combiner serves it or this
--- call does.
+-- order.
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.request_id
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from /*schema*/docket_tenant_fair_claim_combined(
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
-           sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, sqlc.narg(request)::bigint) as c
+           sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text) as c
  order by c.outcome_ordinal;

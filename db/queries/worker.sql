@@ -120,20 +120,19 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
  order by c.visit_ordinal, c.outcome_ordinal nulls last;
 
 -- name: TenantFairClaimCombinedNoted :many
--- TenantFairClaimCombined for the Worker's claim batch, with the request
--- id of a 'busy' row last, clearing and then noting its leases for
--- LeasedRuns as TenantFairClaimNoted does; the request argument reads the
--- cleared note, which is not null, so that the function call depends on
--- the clear. A waiter's leases were written by the combiner that served it
--- and are committed; LeasedRuns reads them in a snapshot after this
--- statement.
+-- TenantFairClaimCombined for the Worker's claim batch, clearing and then
+-- noting its leases for LeasedRuns as TenantFairClaimNoted does; the
+-- preference argument reads the cleared note, which is not null, so that
+-- the function call depends on the clear. A waiter's leases were written
+-- by the combiner that served it and are committed; LeasedRuns reads them
+-- in a snapshot after this statement.
 with c as materialized (
     select f.*
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
            cross join lateral /*schema*/docket_tenant_fair_claim_combined(
                sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
-               sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text,
-               case when note.cleared is not null then sqlc.narg(request)::bigint end) as f
+               sqlc.arg(max_attempts)::integer,
+               case when note.cleared is not null then sqlc.narg(preference)::text end) as f
 ), noted as (
     select set_config('docket.leased_run_ids',
                       coalesce(array_agg(c.run_id) filter (where c.claim_token is not null), '{}')::text,
@@ -142,7 +141,7 @@ with c as materialized (
 )
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.request_id
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from c cross join noted
  where noted.run_ids is not null
  order by c.outcome_ordinal;

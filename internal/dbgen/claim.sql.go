@@ -294,10 +294,10 @@ func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams
 const TenantFairClaimCombined = `-- name: TenantFairClaimCombined :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.request_id
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from /*schema*/docket_tenant_fair_claim_combined(
            $1::timestamptz, $2::timestamptz, $3::integer,
-           $4::integer, $5::text, $6::bigint) as c
+           $4::integer, $5::text) as c
  order by c.outcome_ordinal
 `
 
@@ -307,7 +307,6 @@ type TenantFairClaimCombinedParams struct {
 	Demand      int32
 	MaxAttempts int32
 	Preference  *string
-	Request     *int64
 }
 
 type TenantFairClaimCombinedRow struct {
@@ -325,17 +324,12 @@ type TenantFairClaimCombinedRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
-	RequestID     *int64
 }
 
 // A production TenantFair call that may serve the demand of waiting
 // claimers too, or be served by the combiner it waits for (combined
 // claims): the public columns of outcome and error rows in the engine's
-// order, then the request id, which only a 'busy' row carries: a first try
-// (request null) that waited for combiners longer than the lock wait gave
-// up under that ticket. With the ticket the call collects what a combiner
-// delivered to it or waits again, whether a combiner serves it or this
-// call does.
+// order.
 func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairClaimCombinedParams) ([]TenantFairClaimCombinedRow, error) {
 	rows, err := q.db.Query(ctx, TenantFairClaimCombined,
 		arg.Now,
@@ -343,7 +337,6 @@ func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairCla
 		arg.Demand,
 		arg.MaxAttempts,
 		arg.Preference,
-		arg.Request,
 	)
 	if err != nil {
 		return nil, err
@@ -367,7 +360,6 @@ func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairCla
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
-			&i.RequestID,
 		); err != nil {
 			return nil, err
 		}

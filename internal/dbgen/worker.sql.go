@@ -386,8 +386,8 @@ with c as materialized (
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
            cross join lateral /*schema*/docket_tenant_fair_claim_combined(
                $1::timestamptz, $2::timestamptz, $3::integer,
-               $4::integer, $5::text,
-               case when note.cleared is not null then $6::bigint end) as f
+               $4::integer,
+               case when note.cleared is not null then $5::text end) as f
 ), noted as (
     select set_config('docket.leased_run_ids',
                       coalesce(array_agg(c.run_id) filter (where c.claim_token is not null), '{}')::text,
@@ -396,7 +396,7 @@ with c as materialized (
 )
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.request_id
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from c cross join noted
  where noted.run_ids is not null
  order by c.outcome_ordinal
@@ -408,7 +408,6 @@ type TenantFairClaimCombinedNotedParams struct {
 	Demand      int32
 	MaxAttempts int32
 	Preference  *string
-	Request     *int64
 }
 
 type TenantFairClaimCombinedNotedRow struct {
@@ -426,16 +425,14 @@ type TenantFairClaimCombinedNotedRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
-	RequestID     *int64
 }
 
-// TenantFairClaimCombined for the Worker's claim batch, with the request
-// id of a 'busy' row last, clearing and then noting its leases for
-// LeasedRuns as TenantFairClaimNoted does; the request argument reads the
-// cleared note, which is not null, so that the function call depends on
-// the clear. A waiter's leases were written by the combiner that served it
-// and are committed; LeasedRuns reads them in a snapshot after this
-// statement.
+// TenantFairClaimCombined for the Worker's claim batch, clearing and then
+// noting its leases for LeasedRuns as TenantFairClaimNoted does; the
+// preference argument reads the cleared note, which is not null, so that
+// the function call depends on the clear. A waiter's leases were written
+// by the combiner that served it and are committed; LeasedRuns reads them
+// in a snapshot after this statement.
 func (q *Queries) TenantFairClaimCombinedNoted(ctx context.Context, arg TenantFairClaimCombinedNotedParams) ([]TenantFairClaimCombinedNotedRow, error) {
 	rows, err := q.db.Query(ctx, TenantFairClaimCombinedNoted,
 		arg.Now,
@@ -443,7 +440,6 @@ func (q *Queries) TenantFairClaimCombinedNoted(ctx context.Context, arg TenantFa
 		arg.Demand,
 		arg.MaxAttempts,
 		arg.Preference,
-		arg.Request,
 	)
 	if err != nil {
 		return nil, err
@@ -467,7 +463,6 @@ func (q *Queries) TenantFairClaimCombinedNoted(ctx context.Context, arg TenantFa
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
-			&i.RequestID,
 		); err != nil {
 			return nil, err
 		}

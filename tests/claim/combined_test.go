@@ -98,7 +98,7 @@ func awaitLockWait(t *testing.T, pool *pgxpool.Pool, mode string, pid uint32) {
 func (c *combiner) claim(now time.Time, demand int) []string {
 	c.t.Helper()
 	rows, err := c.tx.Query(testkit.Context(c.t), `select c.row_kind, c.run_id
-		  from docket_tenant_fair_claim_combined($1, $2, $3, $4, null, null) as c
+		  from docket_tenant_fair_claim_combined($1, $2, $3, $4, null) as c
 		 order by c.outcome_ordinal`, now, now.Add(-testkit.ClaimTTL), demand, testkit.ClaimMaxAttempts)
 	if err != nil {
 		c.t.Fatal(err)
@@ -122,17 +122,13 @@ func (c *combiner) claim(now time.Time, demand int) []string {
 }
 
 // demandTwoCall is a combined call of demand two at the tests' claim time,
-// TTL and attempts, with the ticket as its fourth argument (see
-// demandTwoArgs): each row's kind, run id and ticket.
-const demandTwoCall = `select c.row_kind, c.run_id, c.request_id
-	  from docket_tenant_fair_claim_combined($1, $2, 2, $3, null, $4) as c
+// TTL and attempts (demandTwoArgs): each row's kind and run id.
+const demandTwoCall = `select c.row_kind, c.run_id
+	  from docket_tenant_fair_claim_combined($1, $2, 2, $3, null) as c
 	 order by c.outcome_ordinal`
 
-// demandTwoArgs are demandTwoCall's arguments for ticket (nil on a first
-// try).
-func demandTwoArgs(ticket *int64) []any {
-	return []any{testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts, ticket}
-}
+// demandTwoArgs are demandTwoCall's arguments.
+var demandTwoArgs = []any{testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts}
 
 // demandTwoRuns collects the run ids of demandTwoCall's rows, in order; a
 // row without a run fails.
@@ -140,8 +136,7 @@ func demandTwoRuns(rows pgx.Rows) ([]string, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
 		var kind string
 		var run *string
-		var ticket *int64
-		if err := r.Scan(&kind, &run, &ticket); err != nil || run == nil {
+		if err := r.Scan(&kind, &run); err != nil || run == nil {
 			return "", errors.Join(err, fmt.Errorf("row %s without a run", kind))
 		}
 		return *run, nil
@@ -191,6 +186,17 @@ func expectNoDeliveries(t *testing.T, pool *pgxpool.Pool, when string) {
 	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_deliveries`); n != 0 {
 		t.Fatalf("%d deliveries left %s, want 0", n, when)
 	}
+}
+
+// tombstones counts the tombstones in the domain on pool: the empty
+// deliveries that waiters who gave up left for their own tickets. It fails
+// the test if any other delivery is left.
+func tombstones(t *testing.T, pool *pgxpool.Pool, when string) int64 {
+	t.Helper()
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_claim_deliveries where cardinality(outcomes) > 0`); n != 0 {
+		t.Fatalf("%d deliveries with outcomes left %s, want 0", n, when)
+	}
+	return testkit.QueryInt64(t, pool, `select count(*) from docket_claim_deliveries`)
 }
 
 // expectMarkers fails the test unless want combined calls wait for a
@@ -322,7 +328,7 @@ func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
 	}
 	collected := make(chan []string, 1)
 	go func() {
-		rows, err := waiter.tx.Query(ctx, demandTwoCall, demandTwoArgs(nil)...)
+		rows, err := waiter.tx.Query(ctx, demandTwoCall, demandTwoArgs...)
 		if err != nil {
 			t.Errorf("waiter: %v", err)
 			collected <- nil
@@ -361,9 +367,9 @@ func expectSynchronousCommit(t *testing.T, tx pgx.Tx, want, whose string) {
 	}
 }
 
-// A first try whose combiner outlasts the lock wait gives up its marker
-// and answers busy with its ticket; the call with the ticket finds no
-// delivery, waits once more and gets lock_contention. Nothing was claimed
+// A waiter whose combiner outlasts the lock wait, a combiner that never
+// read its marker, gets lock_contention: it takes its ticket's served
+// lock, finds no delivery and leaves its tombstone. Nothing was claimed
 // for it, and the combiner's next call finds no marker to serve.
 func TestCombinedClaimWaitEndsInLockContention(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 10)
@@ -373,59 +379,111 @@ func TestCombinedClaimWaitEndsInLockContention(t *testing.T) {
 	_, err := client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
 	testkit.ClaimExpectUnavailable(t, err, policy.ReasonLockContention)
 	expectMarkers(t, e.Pool, 0, "after the timeout")
+	ticket := testkit.QueryInt64(t, e.Pool, `select last_value from docket_claim_tickets`)
+	if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_deliveries where ticket = $1 and outcomes = '{}'`, ticket); n != 1 {
+		t.Fatalf("%d tombstones of the refused ticket %d, want 1", n, ticket)
+	}
 	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 3), ids)
-	expectNoDeliveries(t, e.Pool, "after the combiner's call")
+	if n := tombstones(t, e.Pool, "after the combiner's call"); n != 1 {
+		t.Fatalf("%d tombstones after the combiner's call, want the refused call's 1", n)
+	}
 }
 
-// A first try that gave up waiting collects, under its ticket, what the
-// combiner that read its marker delivered after it left: the call made
-// with the ticket waits for that combiner and returns the delivery.
-func TestCombinedClaimTicketCollectsALateDelivery(t *testing.T) {
+// A waiter whose lock wait runs out after its combiner read its marker
+// waits for that combiner past the lock wait, on its ticket's served lock,
+// and collects what the combiner leased for it: nothing is left leased to
+// nobody.
+func TestCombinedClaimWaiterPastItsLockWaitCollectsFromItsCombiner(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 10)
 	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
 	c := newCombiner(t, e)
+	waiter := beginCombiner(t, e)
 	ctx := testkit.Context(t)
-	// The combiner serves the waiter while the waiter still waits; the
-	// waiter's lock wait then runs out before the combiner commits.
-	type answer struct {
-		kind   string
-		ticket *int64
-		err    error
-	}
-	first := make(chan answer, 1)
+	collected := make(chan []string, 1)
 	go func() {
-		var a answer
-		var run *string
-		a.err = e.Pool.QueryRow(ctx, demandTwoCall, demandTwoArgs(nil)...).Scan(&a.kind, &run, &a.ticket)
-		first <- a
+		rows, err := waiter.tx.Query(ctx, demandTwoCall, demandTwoArgs...)
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+			collected <- nil
+			return
+		}
+		ids, err := demandTwoRuns(rows)
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+		}
+		collected <- ids
 	}()
-	if err := testkit.AwaitCombinedWaiter(ctx, e.Pool); err != nil {
-		t.Fatal(err)
-	}
+	awaitLockWait(t, e.Pool, "ShareLock", waiter.pid())
 	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 1), ids[2:])
-	a := <-first
-	if a.err != nil || a.kind != "busy" || a.ticket == nil {
-		t.Fatalf("first try: %s ticket %v (%v), want busy with a ticket", a.kind, a.ticket, a.err)
-	}
+	// The combiner holds the combiner lock and the waiter's served lock;
+	// once its lock wait runs out, the waiter waits for the served lock.
+	awaitLockWait(t, e.Pool, "ExclusiveLock", waiter.pid())
+	expectMarkers(t, e.Pool, 0, "while the waiter waits past its lock wait")
 	if err := c.tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := e.Pool.Query(ctx, demandTwoCall, demandTwoArgs(a.ticket)...)
-	if err != nil {
+	testkit.ClaimExpectIDs(t, "waiter", <-collected, ids[:2])
+	if err := waiter.tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := demandTwoRuns(rows)
-	if err != nil {
-		t.Fatal(err)
+	expectNoDeliveries(t, e.Pool, "after the waiter collected")
+}
+
+// A combiner serves only the tickets whose served lock it gets without
+// waiting and that have no delivery after it took the lock: a waiter that
+// gave up holds its served lock until it commits, and leaves its tombstone
+// then. The combiner walks for its own demand alone, and the skipped
+// waiter, still waiting here, is served later.
+func TestCombinedClaimSkipsAWithdrawingTicket(t *testing.T) {
+	for _, withdrawal := range []string{"served lock", "tombstone"} {
+		t.Run(withdrawal, func(t *testing.T) {
+			e := testkit.NewClaimTenantFair(t, 10)
+			ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
+			client := testkit.OpenClient(t, e.Pool, testkit.TenantFairConfig(10))
+			c := newCombiner(t, e)
+			// The waiter's lock wait runs from here: only the withdrawal's
+			// statement comes between its wait and the combiner's read.
+			other := beginCombiner(t, e)
+			answer := waitingClaim(testkit.Context(t), t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+			withdraw := `insert into docket_claim_deliveries (ticket, outcomes)
+				select last_value, '{}' from docket_claim_tickets`
+			if withdrawal == "served lock" {
+				withdraw = `select pg_advisory_xact_lock(
+					hashtext('docket_tenant_fair_claim_combined served ' || current_schema()),
+					(select last_value::integer from docket_claim_tickets))`
+			}
+			if _, err := other.tx.Exec(testkit.Context(t), withdraw); err != nil {
+				t.Fatal(err)
+			}
+			if withdrawal == "tombstone" {
+				if err := other.tx.Commit(testkit.Context(t)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 1), ids[:1])
+			if withdrawal == "served lock" {
+				if err := other.tx.Rollback(testkit.Context(t)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := testkit.QueryInt64(t, e.Pool, `select count(*) from docket_claim_deliveries where cardinality(outcomes) > 0`); n != 0 {
+				t.Fatalf("%d deliveries with outcomes for the withdrawing ticket, want 0", n)
+			}
+			if withdrawal == "tombstone" {
+				// The waiter is not gone; clear what stood for its withdrawal
+				// so that its own walk below does not collect it.
+				testkit.ExecSQL(t, e.Pool, `delete from docket_claim_deliveries`)
+			}
+			r := c.commitFor(answer)
+			testkit.ClaimExpectIDs(t, "skipped waiter, walking itself", leasedIDs(r.res), ids[1:])
+			expectNoDeliveries(t, e.Pool, "after the skipped waiter walked")
+		})
 	}
-	testkit.ClaimExpectIDs(t, "call with the ticket", got, ids[:2])
-	expectNoDeliveries(t, e.Pool, "after the delivery was collected")
 }
 
 // A combined claim works in every pgx execution mode: a waiter is served
-// by its combiner, and a first try that outwaits the lock wait sends the
-// statement again with its ticket, a bigint argument, and is refused with
-// lock_contention, leaving no delivery.
+// by its combiner, and a waiter that outwaits the lock wait is refused with
+// lock_contention, leaving only its tombstone.
 func TestCombinedClaimInEveryQueryExecMode(t *testing.T) {
 	for _, mode := range testkit.QueryExecModes {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -447,7 +505,9 @@ func TestCombinedClaimInEveryQueryExecMode(t *testing.T) {
 			newCombiner(t, e)
 			_, err = client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 1, docket.PreferNone))
 			testkit.ClaimExpectUnavailable(t, err, policy.ReasonLockContention)
-			expectNoDeliveries(t, e.Pool, "after the refused call")
+			if n := tombstones(t, e.Pool, "after the refused call"); n != 1 {
+				t.Fatalf("%d tombstones after the refused call, want 1", n)
+			}
 		})
 	}
 }
@@ -517,11 +577,12 @@ func TestSoloClaimsNeverWaitForACombiner(t *testing.T) {
 
 // Sixteen demand-one claimers drain a backlog through combined calls: every
 // run leased exactly once, no call failed, every lease the run's live
-// claim and no delivery left behind. A call refused with lock_contention
-// waited out the lock wait (250 ms) twice, which a loaded machine can make
-// any call do; a delivery to it would be collected by nobody, so the
-// claimer calls again, as a Worker does, and the checks below find any
-// lease or delivery the refusal left behind. A claimer stops once every
+// claim and no delivery left behind but the tombstones of refused calls. A
+// call refused with lock_contention waited out the lock wait (250 ms),
+// which a loaded machine can make any call do; the claimer calls again, as
+// a Worker does. A refused call whose combiner had read its marker would
+// leave runs leased to nobody, which would keep the claimers from ever
+// counting every run. A claimer stops once every
 // run is leased, not at its first empty call: the kept claims leave all 40
 // partitions in the ring, and a walk inspects at most 32 of them, so near
 // the end a call may find nothing while a due run waits in a partition it
@@ -577,6 +638,8 @@ func TestCombinedClaimersDrainEveryRunOnce(t *testing.T) {
 	if live := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where claim_token is not null`); live != runs {
 		t.Fatalf("%d live claims, want %d", live, runs)
 	}
-	expectNoDeliveries(t, pool, "after the drain")
+	if n := tombstones(t, pool, "after the drain"); n > refused.Load() {
+		t.Fatalf("%d tombstones after the drain, want at most the %d refused calls", n, refused.Load())
+	}
 	t.Logf("%d calls refused with lock_contention and called again", refused.Load())
 }

@@ -31,7 +31,7 @@ func waitingCombined(ctx, callCtx context.Context, pool *pgxpool.Pool, cfg docke
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := tx.Exec(ctx, `select * from `+prefix+`docket_tenant_fair_claim_combined($1::timestamptz, $1::timestamptz - interval '1 hour', 1, 5, null, null)`,
+	if _, err := tx.Exec(ctx, `select * from `+prefix+`docket_tenant_fair_claim_combined($1::timestamptz, $1::timestamptz - interval '1 hour', 1, 5, null)`,
 		combinedPast); err != nil {
 		_ = tx.Rollback(ctx)
 		return nil, nil, fmt.Errorf("combiner: %w", err)
@@ -91,7 +91,7 @@ func combinedServe(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config, p
 		return err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `select * from `+prefix+`docket_tenant_fair_claim_combined($1::timestamptz, $1::timestamptz - interval '1 hour', 1, 5, null, null)`,
+	if _, err := tx.Exec(ctx, `select * from `+prefix+`docket_tenant_fair_claim_combined($1::timestamptz, $1::timestamptz - interval '1 hour', 1, 5, null)`,
 		combinedPast); err != nil {
 		return fmt.Errorf("serving combiner: %w", err)
 	}

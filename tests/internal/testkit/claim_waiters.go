@@ -9,11 +9,12 @@ import (
 
 // CombinedWaiterCondition is the condition, on pg_locks, of a combined
 // claim call waiting for a combiner: the session holds a marker (an advisory lock of
-// two keys, its kind and its ticket with its demand) and waits for the
-// combiner's advisory lock in share mode.
+// two keys, its kind and its ticket with its demand, in share mode; a
+// combiner's served locks have two keys too but are exclusive) and waits
+// for the combiner's advisory lock in share mode.
 const CombinedWaiterCondition = `exists (select from pg_locks w join pg_locks m on m.pid = w.pid
 	 where w.locktype = 'advisory' and not w.granted and w.mode = 'ShareLock' and w.objsubid = 1
-	   and m.locktype = 'advisory' and m.granted and m.objsubid = 2
+	   and m.locktype = 'advisory' and m.granted and m.objsubid = 2 and m.mode = 'ShareLock'
 	   and w.database = (select d.oid from pg_database d where d.datname = current_database()))`
 
 // AwaitCombinedWaiter returns once some session of pool's database waits
@@ -27,6 +28,6 @@ func AwaitCombinedWaiter(ctx context.Context, pool *pgxpool.Pool) error {
 func CombinedMarkers(t *testing.T, pool *pgxpool.Pool) int64 {
 	t.Helper()
 	return QueryInt64(t, pool, `select count(*) from pg_locks l
-		 where l.locktype = 'advisory' and l.granted and l.objsubid = 2
+		 where l.locktype = 'advisory' and l.granted and l.objsubid = 2 and l.mode = 'ShareLock'
 		   and l.database = (select d.oid from pg_database d where d.datname = current_database())`)
 }

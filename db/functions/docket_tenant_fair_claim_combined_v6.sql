@@ -44,16 +44,26 @@
 -- still there then, since the waiter collects it only after the rollback.
 -- So every ticket is served at most once.
 --
--- p_request is null on a first try. A first try that waits longer than the
--- lock wait of docket_claim_precheck gives its marker up and returns one row
--- of kind 'busy' with its ticket as the request id: a combiner that read the
--- marker before it went may still deliver. The caller calls again with the
--- ticket, which collects that delivery or, when there is none, waits and
--- combines as a first try does under the same ticket, and answers
--- 'lock_contention' when its own wait runs out. A delivery nobody collects
--- (its caller is gone) is deleted by a later combiner after ten seconds;
--- its leases expire after their claim TTL, as those of a Worker that
--- stopped right after its claim.
+-- Every wait is bounded by the lock wait of docket_claim_precheck, with
+-- one exception that keeps leases from being stranded. A waiter whose wait
+-- runs out gives its marker up, but a combiner that read the marker before
+-- it went may already be walking for it. A per-ticket advisory lock, the
+-- served lock, settles which of the two owns the ticket: a combiner serves
+-- a marker only when it gets that lock without waiting, and holds it to
+-- its commit; a waiter that gives up takes it, waiting as long as a
+-- combiner holds it, so it waits for the one combiner that may serve it
+-- and collects what that one delivered. When nothing was delivered, the
+-- waiter withdraws its ticket with an empty delivery row, its tombstone,
+-- and answers 'lock_contention'; a combiner reads the deliveries again
+-- after taking the served locks, so one that read the marker before the
+-- waiter withdrew skips it, whether the waiter still holds the served lock
+-- (the try fails) or has committed (the tombstone is visible). Tombstones
+-- expire with the deliveries; only a combiner deletes either, and it holds
+-- the combiner lock, so no combiner between its read and its check of the
+-- markers ever sees a tombstone go. A delivery nobody collects (its caller
+-- was cancelled or rolled back) is deleted by a later combiner after ten
+-- seconds; its leases expire after their claim TTL, as those of a Worker
+-- that stopped right after its claim.
 --
 -- A call that collects a delivery commits without waiting for its WAL
 -- flush: it only deletes its delivery, the leases are the combiner's
@@ -81,8 +91,7 @@ create or replace function docket_tenant_fair_claim_combined(
     p_cutoff timestamptz,
     p_demand integer,
     p_max_attempts integer,
-    p_preference text,
-    p_request bigint
+    p_preference text
 ) returns table (
     row_kind text,
     error_reason text,
@@ -98,8 +107,7 @@ create or replace function docket_tenant_fair_claim_combined(
     poison_reason text,
     work_class text,
     eligible_at timestamptz,
-    outcome_ordinal bigint,
-    request_id bigint
+    outcome_ordinal bigint
 )
     language plpgsql
     volatile
@@ -123,10 +131,12 @@ declare
     v_kind integer := hashtext('docket_tenant_fair_claim_combined marker ' || current_schema()
                                || ' ' || (p_now - p_cutoff)::text || ' ' || p_max_attempts::text
                                || ' ' || coalesce(p_preference, ''));
+    -- The served locks' first key; the second is the ticket.
+    v_served integer := hashtext('docket_tenant_fair_claim_combined served ' || current_schema());
     v_precheck record;
     v_restore_lock_timeout text;
     v_deadline timestamptz;
-    v_ticket integer := p_request::integer;
+    v_ticket integer;
     v_timed_out boolean := false;
     v_lock_free boolean;
     v_own docket_claim_outcome[];
@@ -187,15 +197,47 @@ begin
             if found then
                 perform set_config('synchronous_commit', 'off', true);
                 return query
-                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                    select (v_own[g.i]).*, g.i::bigint
                       from generate_subscripts(v_own, 1) as g(i)
                      order by g.i;
                 exit call;
             end if;
             if v_timed_out then
-                row_kind := case when p_request is null then 'busy' else 'error' end;
-                error_reason := case when p_request is null then null else 'lock_contention' end;
-                request_id := case when p_request is null then v_ticket end;
+                -- The marker is gone. Take the ticket's served lock, which a
+                -- combiner serving this ticket holds to its commit, then
+                -- collect what such a combiner delivered; with nothing
+                -- delivered, leave the tombstone. The lock is not bounded by
+                -- the lock wait: it waits for one combiner that is already
+                -- walking.
+                loop
+                    begin
+                        -- statement served_lock
+                        perform pg_advisory_xact_lock(v_served, v_ticket);
+                        -- end statement
+                        exit;
+                    exception when lock_not_available then
+                        null;
+                    end;
+                end loop;
+                -- statement delivery_collect_late
+                delete from docket_claim_deliveries d
+                 where d.ticket = v_ticket
+                returning d.outcomes into v_own;
+                -- end statement
+                if found then
+                    perform set_config('synchronous_commit', 'off', true);
+                    return query
+                        select (v_own[g.i]).*, g.i::bigint
+                          from generate_subscripts(v_own, 1) as g(i)
+                         order by g.i;
+                    exit call;
+                end if;
+                -- statement tombstone_write
+                insert into docket_claim_deliveries (ticket, outcomes)
+                values (v_ticket, '{}');
+                -- end statement
+                row_kind := 'error';
+                error_reason := 'lock_contention';
                 return next;
                 exit call;
             end if;
@@ -242,7 +284,7 @@ begin
             if found then
                 perform set_config('synchronous_commit', 'off', true);
                 return query
-                    select (v_own[g.i]).*, g.i::bigint, null::bigint
+                    select (v_own[g.i]).*, g.i::bigint
                       from generate_subscripts(v_own, 1) as g(i)
                      order by g.i;
                 exit call;
@@ -270,11 +312,29 @@ begin
                                and l.database = (select b.oid from pg_database b where b.datname = current_database())
                                and l.classid = v_kind::oid
                                and l.objsubid = 2
+                               and l.mode = 'ShareLock'
                                and l.granted
                                and l.pid <> pg_backend_pid()) m
                      where not exists (select from docket_claim_deliveries d
                                         where d.ticket = m.marker / c_marker_demand)) q
              where q.demand_through <= c_combined_demand - p_demand;
+            -- end statement
+            -- Serve only the tickets whose served lock this call gets now
+            -- (a waiter that gave up holds its own), then only those still
+            -- without a delivery in a snapshot taken after the locks: a
+            -- waiter that gave up and committed left its tombstone.
+            -- statement markers_take
+            select array_agg(w.marker order by w.ordinal)
+              into v_markers
+              from unnest(v_markers) with ordinality as w(marker, ordinal)
+             where pg_try_advisory_xact_lock(v_served, w.marker / c_marker_demand);
+            -- end statement
+            -- statement markers_check
+            select array_agg(w.marker order by w.ordinal)
+              into v_markers
+              from unnest(v_markers) with ordinality as w(marker, ordinal)
+             where not exists (select from docket_claim_deliveries d
+                                where d.ticket = w.marker / c_marker_demand);
             -- end statement
         end if;
 
@@ -283,8 +343,7 @@ begin
                 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
                        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
                        c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
-                       row_number() over (order by c.visit_ordinal, c.outcome_ordinal nulls last),
-                       null::bigint
+                       row_number() over (order by c.visit_ordinal, c.outcome_ordinal nulls last)
                   from docket_tenant_fair_claim(p_now, p_cutoff, p_demand, p_max_attempts,
                                                 p_preference, false) as c
                  where c.row_kind <> 'inspection';
@@ -328,7 +387,7 @@ begin
         end if;
 
         return query
-            select (v_outcomes[g.i]).*, (g.i - v_waiting)::bigint, null::bigint
+            select (v_outcomes[g.i]).*, (g.i - v_waiting)::bigint
               from generate_subscripts(v_outcomes, 1) as g(i)
              where g.i > v_waiting
              order by g.i;
