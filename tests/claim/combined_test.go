@@ -130,6 +130,24 @@ const demandTwoCall = `select c.row_kind, c.run_id
 // demandTwoArgs are demandTwoCall's arguments.
 var demandTwoArgs = []any{testkit.ClaimBase, testkit.ClaimBase.Add(-testkit.ClaimTTL), testkit.ClaimMaxAttempts}
 
+// demandTwo starts demandTwoCall in c's transaction and returns the
+// channel of the run ids it returns; a failed call fails the test.
+func (c *combiner) demandTwo(ctx context.Context) <-chan []string {
+	collected := make(chan []string, 1)
+	go func() {
+		rows, err := c.tx.Query(ctx, demandTwoCall, demandTwoArgs...)
+		var ids []string
+		if err == nil {
+			ids, err = demandTwoRuns(rows)
+		}
+		if err != nil {
+			c.t.Errorf("demand-two call: %v", err)
+		}
+		collected <- ids
+	}()
+	return collected
+}
+
 // demandTwoRuns collects the run ids of demandTwoCall's rows, in order; a
 // row without a run fails.
 func demandTwoRuns(rows pgx.Rows) ([]string, error) {
@@ -326,20 +344,7 @@ func TestCombinedClaimCollectCommitsAsynchronously(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	collected := make(chan []string, 1)
-	go func() {
-		rows, err := waiter.tx.Query(ctx, demandTwoCall, demandTwoArgs...)
-		if err != nil {
-			t.Errorf("waiter: %v", err)
-			collected <- nil
-			return
-		}
-		ids, err := demandTwoRuns(rows)
-		if err != nil {
-			t.Errorf("waiter: %v", err)
-		}
-		collected <- ids
-	}()
+	collected := waiter.demandTwo(ctx)
 	awaitLockWait(t, e.Pool, "ShareLock", waiter.pid())
 	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 1), ids[2:])
 	expectSynchronousCommit(t, c.tx, "on", "the combiner")
@@ -399,20 +404,7 @@ func TestCombinedClaimWaiterPastItsLockWaitCollectsFromItsCombiner(t *testing.T)
 	c := newCombiner(t, e)
 	waiter := beginCombiner(t, e)
 	ctx := testkit.Context(t)
-	collected := make(chan []string, 1)
-	go func() {
-		rows, err := waiter.tx.Query(ctx, demandTwoCall, demandTwoArgs...)
-		if err != nil {
-			t.Errorf("waiter: %v", err)
-			collected <- nil
-			return
-		}
-		ids, err := demandTwoRuns(rows)
-		if err != nil {
-			t.Errorf("waiter: %v", err)
-		}
-		collected <- ids
-	}()
+	collected := waiter.demandTwo(ctx)
 	awaitLockWait(t, e.Pool, "ShareLock", waiter.pid())
 	testkit.ClaimExpectIDs(t, "combiner", c.claim(testkit.ClaimBase, 1), ids[2:])
 	// The combiner holds the combiner lock and the waiter's served lock;
