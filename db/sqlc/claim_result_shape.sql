@@ -32,5 +32,5 @@ create function docket_tenant_fair_claim_combined(
     out graph_id text, out graph_hash text, out checkpoint_seq bigint,
     out claim_token uuid, out claimed_at timestamptz, out claim_attempt integer,
     out poisoned_at timestamptz, out poison_reason text, out work_class text,
-    out eligible_at timestamptz, out outcome_ordinal bigint, out request_id bigint
+    out eligible_at timestamptz, out outcome_ordinal bigint
 ) language sql as $$ select null::text $$;

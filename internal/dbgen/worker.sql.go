@@ -382,7 +382,7 @@ func (q *Queries) NotifyClaimRevoked(ctx context.Context, arg NotifyClaimRevoked
 
 const TenantFairClaimCombinedNoted = `-- name: TenantFairClaimCombinedNoted :many
 with c as materialized (
-    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.outcome_ordinal, f.request_id
+    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.outcome_ordinal
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
            cross join lateral /*schema*/docket_tenant_fair_claim_combined(
                $1::timestamptz, $2::timestamptz, $3::integer,

@@ -303,7 +303,7 @@ func TestClaimFunctionShape(t *testing.T) {
 	}
 	engineIns := []string{"p_now timestamp with time zone", "p_cutoff timestamp with time zone",
 		"p_demand integer", "p_max_attempts integer", "p_preference text", "p_trace boolean"}
-	combinedIns := append(slices.Clone(engineIns[:5]), "p_request bigint")
+	combinedIns := engineIns[:5]
 	for fn, wantIns := range map[string][]string{"docket_tenant_fair_claim": engineIns, "docket_legacy_claim": engineIns,
 		"docket_tenant_fair_claim_combined": combinedIns} {
 		var ins, outs []string
