@@ -406,5 +406,8 @@ func fairWorker(t *testing.T, client *docket.Client, pool *pgxpool.Pool) {
 	}
 	events.WaitWritten(t, "complete", ids...)
 	events.WaitFor(t, "the first retention pass", testkit.WorkerRetentionPassed)
+	// A stop before the schedule taker's first pass ends would leave its
+	// last statement, the read of the next tick, unsent.
+	events.WaitFor(t, "the first schedule pass", testkit.WorkerSchedulePassed)
 	testkit.StopWorker(t, w, runResult)
 }

@@ -136,6 +136,12 @@ func WorkerRetentionPassed(evs []docket.WorkerEvent) bool {
 	return WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventRetention }) > 0
 }
 
+// WorkerSchedulePassed reports whether events hold a schedule pass that
+// ended well, which read the domain's next tick last.
+func WorkerSchedulePassed(evs []docket.WorkerEvent) bool {
+	return WorkerCountEvents(evs, func(ev docket.WorkerEvent) bool { return ev.Kind == docket.EventSchedulePass && ev.Err == nil }) > 0
+}
+
 // WorkerDistinctWritten counts the distinct runs with a written verdict.
 func WorkerDistinctWritten(events []docket.WorkerEvent, verdict string) int {
 	runs := map[string]bool{}
