@@ -189,6 +189,23 @@ begin
                 when lock_not_available then
                     v_timed_out := true;
             end;
+            if v_timed_out then
+                -- The marker is gone. Take the ticket's served lock, which a
+                -- combiner serving this ticket holds to its commit, before
+                -- the collect below, so that the collect finds what such a
+                -- combiner delivered. The lock is not bounded by the lock
+                -- wait: it waits for one combiner that is already walking.
+                loop
+                    begin
+                        -- statement served_lock
+                        perform pg_advisory_xact_lock(v_served, v_ticket);
+                        -- end statement
+                        exit;
+                    exception when lock_not_available then
+                        null;
+                    end;
+                end loop;
+            end if;
             -- statement delivery_collect
             delete from docket_claim_deliveries d
              where d.ticket = v_ticket
@@ -203,35 +220,7 @@ begin
                 exit call;
             end if;
             if v_timed_out then
-                -- The marker is gone. Take the ticket's served lock, which a
-                -- combiner serving this ticket holds to its commit, then
-                -- collect what such a combiner delivered; with nothing
-                -- delivered, leave the tombstone. The lock is not bounded by
-                -- the lock wait: it waits for one combiner that is already
-                -- walking.
-                loop
-                    begin
-                        -- statement served_lock
-                        perform pg_advisory_xact_lock(v_served, v_ticket);
-                        -- end statement
-                        exit;
-                    exception when lock_not_available then
-                        null;
-                    end;
-                end loop;
-                -- statement delivery_collect_late
-                delete from docket_claim_deliveries d
-                 where d.ticket = v_ticket
-                returning d.outcomes into v_own;
-                -- end statement
-                if found then
-                    perform set_config('synchronous_commit', 'off', true);
-                    return query
-                        select (v_own[g.i]).*, g.i::bigint
-                          from generate_subscripts(v_own, 1) as g(i)
-                         order by g.i;
-                    exit call;
-                end if;
+                -- Nothing was delivered: withdraw the ticket.
                 -- statement tombstone_write
                 insert into docket_claim_deliveries (ticket, outcomes)
                 values (v_ticket, '{}');
