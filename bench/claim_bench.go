@@ -34,7 +34,7 @@ func measureClaims(ctx context.Context, c *cluster, s claimSetup, budget time.Du
 		for i := range claims {
 			claims[i] = riverClaim(exec, i, s.Demand)
 		}
-		res, err := runClaimLoops(ctx, claims, s.Runs, budget)
+		res, err := runClaimLoops(ctx, c.cpu(), claims, s.Runs, budget)
 		return res, errors.Join(err, env.close())
 	}
 	env, err := openDocket(ctx, c, s.Engine, uncappedCap, conns)
@@ -48,6 +48,6 @@ func measureClaims(ctx context.Context, c *cluster, s claimSetup, budget time.Du
 	for i := range claims {
 		claims[i] = docketClaim(env.client, s.Demand)
 	}
-	res, err := runClaimLoops(ctx, claims, s.Runs, budget)
+	res, err := runClaimLoops(ctx, c.cpu(), claims, s.Runs, budget)
 	return res, errors.Join(err, env.close())
 }

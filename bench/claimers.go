@@ -74,6 +74,8 @@ type loopResult struct {
 	// Exhausted reports whether the backlog was claimed to the end before
 	// the budget ran out.
 	Exhausted bool
+	// CPU is the CPU time spent during the timed part.
+	CPU cpuUse
 }
 
 // claimsPerSecond is the claim rate of the timed calls.
@@ -82,8 +84,9 @@ func (r loopResult) claimsPerSecond() float64 { return ratio(float64(r.Claims), 
 // runClaimLoops runs loops concurrent claim loops (loop i calling
 // claims[i]) that keep their claims until backlog runs have been claimed or
 // budget has passed. Every loop makes one untimed warm-up call first, so
-// connections and plans are ready when the timed part starts together.
-func runClaimLoops(ctx context.Context, claims []claimFunc, backlog int, budget time.Duration) (loopResult, error) {
+// connections and plans are ready when the timed part starts together;
+// cpu is sampled around the timed part.
+func runClaimLoops(ctx context.Context, cpu cpuMeter, claims []claimFunc, backlog int, budget time.Duration) (loopResult, error) {
 	var total atomic.Int64
 	warmups := make([]error, len(claims))
 	var warm sync.WaitGroup
@@ -104,6 +107,7 @@ func runClaimLoops(ctx context.Context, claims []claimFunc, backlog int, budget 
 
 	results := make([]loopResult, len(claims))
 	errs := make([]error, len(claims))
+	before := cpu.sample()
 	began := time.Now()
 	deadline := began.Add(budget)
 	var loops sync.WaitGroup
@@ -113,7 +117,7 @@ func runClaimLoops(ctx context.Context, claims []claimFunc, backlog int, budget 
 		})
 	}
 	loops.Wait()
-	out := loopResult{Elapsed: time.Since(began), Exhausted: total.Load() >= int64(backlog)}
+	out := loopResult{Elapsed: time.Since(began), Exhausted: total.Load() >= int64(backlog), CPU: cpu.sample().since(before)}
 	for _, r := range results {
 		out.Claims += r.Claims
 		out.Calls = append(out.Calls, r.Calls...)

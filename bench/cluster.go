@@ -64,6 +64,9 @@ func startCluster(ctx context.Context, parent string, profile bool, logf func(st
 	return c, nil
 }
 
+// cpu is the meter of the server's and the bench's CPU time.
+func (c *cluster) cpu() cpuMeter { return cpuMeter{dataDir: c.srv.DataDir()} }
+
 // stop removes the server and its data.
 func (c *cluster) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

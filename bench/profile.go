@@ -77,7 +77,7 @@ func profileClaims(ctx context.Context, c *cluster, sz sizes, claimers, demand i
 	for i := range claims {
 		claims[i] = docketClaim(env.client, demand)
 	}
-	res, err := runClaimLoops(ctx, claims, sz.CeilingRuns, sz.CeilingBudget)
+	res, err := runClaimLoops(ctx, c.cpu(), claims, sz.CeilingRuns, sz.CeilingBudget)
 	if err != nil {
 		return err
 	}

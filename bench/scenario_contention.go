@@ -20,6 +20,10 @@ type contentionPoint struct {
 	ClaimsPerSecond float64    `json:"claims_per_second"`
 	Call            latency    `json:"call"`
 	Exhausted       bool       `json:"backlog_exhausted"`
+	// CPU is the CPU time of the timed calls; ServerCPUPerClaimMs is the
+	// server's share per claim (0 where /proc could not be read).
+	CPU                 cpuUse  `json:"cpu"`
+	ServerCPUPerClaimMs float64 `json:"server_cpu_ms_per_claim"`
 }
 
 // contentionResult is the contention scenario.
@@ -54,7 +58,7 @@ func runContention(ctx context.Context, c *cluster, o options, p *progress) (*co
 		}
 		pt := contentionPoint{Engine: engine, Calls: len(r.Calls), ContentionCalls: r.Contention,
 			ContentionShare: ratio(float64(r.Contention), float64(len(r.Calls))), ClaimsPerSecond: r.claimsPerSecond(),
-			Call: summarize(r.Calls), Exhausted: r.Exhausted}
+			Call: summarize(r.Calls), Exhausted: r.Exhausted, CPU: r.CPU, ServerCPUPerClaimMs: perUnit(r.CPU.ServerMs, r.Claims)}
 		res.Points = append(res.Points, pt)
 		p.logf("  %-11s %d calls, %d lock_contention (%.2f%%), %.0f claims/s, call p50 %.2f ms p99 %.2f ms",
 			engine, pt.Calls, pt.ContentionCalls, 100*pt.ContentionShare, pt.ClaimsPerSecond, pt.Call.P50Ms, pt.Call.P99Ms)
@@ -77,10 +81,12 @@ func (r *contentionResult) point(engine engineName) contentionPoint {
 func (r *contentionResult) table() *table {
 	t := newTable(fmt.Sprintf("5. Contention: %d concurrent claimers of demand %d, %d due runs over %d tenants, claims kept",
 		r.Claimers, r.Demand, r.Runs, r.Tenants),
-		"engine", "calls", "lock_contention", "share", "claims/s", "call p50 ms", "call p99 ms", "exhausted")
+		"engine", "calls", "lock_contention", "share", "claims/s", "call p50 ms", "call p99 ms", "exhausted",
+		"server CPU ms/claim", "machine busy")
 	for _, pt := range r.Points {
 		t.add(string(pt.Engine), fmt.Sprint(pt.Calls), fmt.Sprint(pt.ContentionCalls), fmt.Sprintf("%.2f%%", 100*pt.ContentionShare),
-			f0(pt.ClaimsPerSecond), f2(pt.Call.P50Ms), f2(pt.Call.P99Ms), fmt.Sprint(pt.Exhausted))
+			f0(pt.ClaimsPerSecond), f2(pt.Call.P50Ms), f2(pt.Call.P99Ms), fmt.Sprint(pt.Exhausted),
+			cpuFigure(pt.ServerCPUPerClaimMs), busyFigure(pt.CPU))
 	}
 	return t
 }

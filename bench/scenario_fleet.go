@@ -31,6 +31,12 @@ type fleetPoint struct {
 	// Contention counts the Docket claim calls refused for policy lock
 	// contention (docket.admission.contentions); River has none.
 	Contention int64 `json:"lock_contention"`
+	// CPU is the CPU time of the drain; ServerCPUPerRunMs and
+	// BenchCPUPerRunMs are the server's and the fleet's (the bench
+	// process's) per run, 0 where /proc could not be read.
+	CPU               cpuUse  `json:"cpu"`
+	ServerCPUPerRunMs float64 `json:"server_cpu_ms_per_run"`
+	BenchCPUPerRunMs  float64 `json:"bench_cpu_ms_per_run"`
 }
 
 // fleetResult is the fleet scenario.
@@ -128,7 +134,16 @@ func fleetOnce(ctx context.Context, c *cluster, p *progress, engine engineName, 
 	if err != nil {
 		return pt, err
 	}
-	d, err := drainBacklog(ctx, p, "fleet "+string(engine), f, b, backlog)
+	// The backlog is inserted before the first sample, so the CPU
+	// figures are the drain's alone.
+	if err := f.insert(ctx, backlog); err != nil {
+		return pt, errors.Join(fmt.Errorf("insert: %w", err), f.close())
+	}
+	b.markInserted(backlog, time.Now())
+	meter := c.cpu()
+	before := meter.sample()
+	d, err := drainBacklog(ctx, p, "fleet "+string(engine), f, b)
+	use := meter.sample().since(before)
 	calls := s.tracer.durations()
 	if err = errors.Join(err, f.close()); err != nil {
 		return pt, err
@@ -136,7 +151,8 @@ func fleetOnce(ctx context.Context, c *cluster, p *progress, engine engineName, 
 	if len(calls) == 0 {
 		return pt, fmt.Errorf("no claim call of %v was traced", names)
 	}
-	pt = fleetPoint{Engine: engine, Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(runs), Claim: summarize(calls)}
+	pt = fleetPoint{Engine: engine, Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(runs), Claim: summarize(calls),
+		CPU: use, ServerCPUPerRunMs: perUnit(use.ServerMs, runs), BenchCPUPerRunMs: perUnit(use.BenchMs, runs)}
 	if s.meter != nil {
 		rm, err := collect(ctx, reader)
 		if err != nil {
@@ -151,10 +167,12 @@ func fleetOnce(ctx context.Context, c *cluster, p *progress, engine engineName, 
 func (r *fleetResult) table() *table {
 	t := newTable(fmt.Sprintf("9. Fleet: %d runs (%s handler) over %d tenants, %d members of concurrency %d, each with its own pool and client, best of %d round(s) (Docket Workers, TenantFair cap %d; River clients MaxWorkers %d, FetchCooldown %s, FetchPollInterval %s); claim call = the statement's round trip on its connection, pool wait excluded (Docket: the Worker's claim batch; River: JobGetAvailable)",
 		r.Runs, fleetHandler, r.Tenants, r.Members, r.Concurrency, r.Rounds, r.Cap, r.Concurrency, r.River.Cooldown, r.River.Poll),
-		"engine", "drain s", "runs/s", "claim calls", "claim p50 ms", "claim p99 ms", "lock_contention", "vs River", "vs Legacy")
+		"engine", "drain s", "runs/s", "claim calls", "claim p50 ms", "claim p99 ms", "lock_contention", "vs River", "vs Legacy",
+		"server CPU ms/run", "bench CPU ms/run", "machine busy")
 	for _, pt := range r.Points {
 		t.add(string(pt.Engine), f2(pt.Seconds), f0(pt.RunsPerSecond), fmt.Sprint(pt.Claim.Calls), f2(pt.Claim.P50Ms), f2(pt.Claim.P99Ms),
-			pt.contention(), f2(ratio(pt.RunsPerSecond, r.rate(engineRiver))), f2(ratio(pt.RunsPerSecond, r.rate(engineLegacy))))
+			pt.contention(), f2(ratio(pt.RunsPerSecond, r.rate(engineRiver))), f2(ratio(pt.RunsPerSecond, r.rate(engineLegacy))),
+			cpuFigure(pt.ServerCPUPerRunMs), cpuFigure(pt.BenchCPUPerRunMs), busyFigure(pt.CPU))
 	}
 	return t
 }

@@ -117,6 +117,6 @@ func measureWalkFloor(ctx context.Context, c *cluster, s claimSetup, budget time
 	for i := range claims {
 		claims[i] = walkFloorClaim(env.pool, s.Demand)
 	}
-	res, err := runClaimLoops(ctx, claims, s.Runs, budget)
+	res, err := runClaimLoops(ctx, c.cpu(), claims, s.Runs, budget)
 	return res, errors.Join(err, env.close())
 }
