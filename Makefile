@@ -61,12 +61,13 @@ check-tidy:
 	cd examples/goose && $(GO) mod tidy -diff
 	cd examples/traces && $(GO) mod tidy -diff
 
-## vet: static checks of the library, the tests module and the example modules
+## vet: static checks of the library, the tests module, the bench module and the example modules
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
 	cd $(TESTS) && $(GO) vet ./... && $(TESTS_STATICCHECK) ./...
+	cd bench && $(GO) vet ./... && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
 	cd examples/goose && $(GO) vet ./... && $(GO) tool -modfile=../../tools/go.mod staticcheck ./...
 	cd examples/traces && $(GO) vet ./... && $(GO) tool -modfile=../../tools/go.mod staticcheck ./...
 
