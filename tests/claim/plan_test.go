@@ -135,10 +135,13 @@ var planTenantFairIndexes = map[string][]string{
 	// admitted one outside the paused partitions.
 	"class_probes":  {"docket_runs_ready_idx", "docket_runs_expired_idx", "docket_claim_partitions_paused_idx"},
 	"expired_probe": {"docket_runs_expired_idx", "docket_claim_partitions_paused_idx"},
-	// The full-ring walk's window: the next ring positions after the cursor
+	// The full-ring walk's steps through the whole ring, while its visits
+	// grant; then its window: the next ring positions after the cursor
 	// and from the smallest, each with a probe of its three pages; the
 	// partition locks of a run of empty positions by key; and the partition
 	// authority of a position with a page, with the same three probes.
+	"ring_step": {"docket_claim_schedule_ring_idx"},
+	"ring_wrap": {"docket_claim_schedule_ring_idx"},
 	"ring_window": {"docket_claim_schedule_ring_idx", "docket_runs_admitted_ready_idx",
 		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx"},
 	"empty_run_lock": {"docket_claim_partitions_pkey"},

@@ -34,15 +34,21 @@
 -- it is parked until (null when nothing of it is scheduled), and
 -- claim_attempt is the number of partitions this call's wake sweep unparked.
 --
--- The full-ring walk discovers its positions a window at a time: one
+-- The full-ring walk steps one position at a time while its visits grant,
+-- as parked mode does: one keyset statement finds the next position, whose
+-- partition lock statement probes its pages. From the first visit without
+-- an outcome on, it discovers its positions a window at a time: one
 -- statement reads the next distinct ring positions after the cursor with a
 -- probe of each one's three pages, and a run of consecutive positions whose
 -- probes found nothing is locked by one statement and inspected without
 -- further SQL. A position whose probe found work is visited as one statement
--- for its partition lock and one for its candidates. The visits, their order,
--- dispositions, grants and cursor are those of a walk that steps and locks
--- one position at a time; only fewer statements run (docs/claim-algorithm.md,
--- the call step by step).
+-- for its partition lock and one for its candidates. On a ring where most
+-- positions have work a call ends within a few granting visits, and a step
+-- costs less than a window; where visits find nothing, the window saves a
+-- statement per empty position. The visits, their order, dispositions,
+-- grants and cursor are those of a walk that steps and locks one position
+-- at a time; only fewer statements run (docs/claim-algorithm.md, the call
+-- step by step).
 --
 -- A paused partition (docket_claim_partitions.paused, an operator's stop)
 -- is still visited in ring order, in both walks: its visit takes the
@@ -110,10 +116,9 @@ declare
     -- Q - 2 further outcomes the walk may take.
     c_class_reserve constant integer := 4;
     -- The first ring window of a call is this many positions, and never
-    -- more than the demand: a call that fills its demand within a few
-    -- visits probes few positions it never reaches (a demand-one call that
-    -- finds a page at its first position probes only that one), and a call
-    -- over dormant positions reads the rest of its inspections as a second
+    -- more than the demand left: a call that fills its demand within a few
+    -- more visits probes few positions it never reaches, and a call over
+    -- dormant positions reads the rest of its inspections as a second
     -- window.
     c_first_window constant integer := 4;
     -- The wake sweep unparks at most this many partitions per call: each is
@@ -148,7 +153,7 @@ declare
     v_scope text;
     -- The current ring window in visit order: its positions, their scopes
     -- and whether the window's probe found a page; the next entry to visit;
-    -- the visited entry (null in parked mode); and the last entry of the
+    -- the visited entry (null for a stepped visit); and the last entry of the
     -- empty run whose partitions are locked, with the scopes it locked.
     v_window integer;
     v_win_positions bigint[] := '{}';
@@ -193,6 +198,8 @@ declare
     v_pending docket_claim_pending[] := '{}';
     v_pending_grants text[] := '{}';
     v_written integer := 0;
+    -- The full-ring walk steps until a visit ends without an outcome.
+    v_stepping boolean := true;
 begin
     -- The argument checks, the transaction contract and the lock wait cap,
     -- shared with Legacy.
@@ -364,6 +371,27 @@ begin
                          limit 1;
                         -- end statement
                     end if;
+                elsif v_stepping then
+                    -- The full-ring walk's step: the same keyset step
+                    -- through the whole ring.
+                    -- statement ring_step
+                    select s.ring_position, s.scope_key
+                      into v_position, v_scope
+                      from docket_claim_schedule s
+                     where s.unfinished_count > 0 and s.ring_position > v_cursor
+                     order by s.ring_position
+                     limit 1;
+                    -- end statement
+                    if not found then
+                        -- statement ring_wrap
+                        select s.ring_position, s.scope_key
+                          into v_position, v_scope
+                          from docket_claim_schedule s
+                         where s.unfinished_count > 0
+                         order by s.ring_position
+                         limit 1;
+                        -- end statement
+                    end if;
                 else
                     if v_win_next > cardinality(v_win_positions) then
                         -- The next window: the distinct ring positions that
@@ -375,7 +403,8 @@ begin
                         -- snapshot; a wrap past the window reads a new one,
                         -- which may revisit positions.
                         v_window := least(c_inspections - v_visit,
-                                          case when v_visit = 0 then least(c_first_window, p_demand)
+                                          case when cardinality(v_win_positions) = 0
+                                               then least(c_first_window, v_remaining)
                                                else c_inspections end);
                         -- statement ring_window
                         select coalesce(array_agg(w.pos order by w.lap, w.pos), '{}'),
@@ -930,6 +959,10 @@ begin
                         when v_lead_locked then 'stale'
                         else 'lock_miss' end;
                 end if;
+            end if;
+
+            if v_visit_outcomes = 0 then
+                v_stepping := false;
             end if;
 
             if p_trace then
