@@ -65,6 +65,9 @@ grant execute on function :"schema".docket_tenant_fair_claim_combined(timestampt
 -- Both engines call this one for their argument and transaction checks; a
 -- SECURITY INVOKER function needs EXECUTE on what it calls.
 grant execute on function :"schema".docket_claim_precheck(text, timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
+-- The Worker's verdicts (schema V20).
+grant execute on function :"schema".docket_commit_runs(text[], text[], text[], bigint[], integer[], text[], text[],
+    text[], text[], timestamptz[], bigint[], text[], text[], text[]) to :"role";
 -- Every read of runs computes their phase with this one (schema V8).
 grant execute on function :"schema".docket_run_phase(:"schema".docket_runs, timestamptz) to :"role";
 -- The derived run states (schema V11), which the engines, the triggers and

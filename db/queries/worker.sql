@@ -10,80 +10,18 @@ select pg_notify('docket_runs_due_' || md5(current_schema()),
 
 -- name: CommitRuns :many
 -- The worker's set-based CommitRun: element i of the arrays is one holder's
--- commit, fenced like CommitRun on its exact claim token and expected
--- checkpoint_seq, with its own schedule and the same column writes. Each
--- result row names its commit by claim token; a commit whose fence fails
--- matches no row and is absent from the result, and the others still
--- commit. Claim tokens travel as text. An empty string stands for a NULL
--- state, checkpoint type or error kind, wake_at is read only by the 'at'
--- schedule and wake_delay_us only by 'after'. Parallel unnests zip the
--- arrays. The prior CTE locks the fenced rows in (scope_key, id) order, so
--- the status trigger's counter writes of two concurrent batches take their
--- scopes' locks in the same order; marker_cleared is as in CommitRun.
-with batch as (
-    select unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
-           unnest(sqlc.arg(run_ids)::text[]) as run_id,
-           unnest(sqlc.arg(claim_tokens)::text[])::uuid as claim_token,
-           unnest(sqlc.arg(expected_seqs)::bigint[]) as expected_seq,
-           unnest(sqlc.arg(steps)::integer[]) as step,
-           unnest(sqlc.arg(states)::text[]) as state,
-           unnest(sqlc.arg(checkpoint_types)::text[]) as checkpoint_type,
-           unnest(sqlc.arg(statuses)::text[]) as status,
-           unnest(sqlc.arg(schedules)::text[]) as schedule,
-           unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at,
-           unnest(sqlc.arg(wake_delays_us)::bigint[]) as wake_delay_us,
-           unnest(sqlc.arg(attempt_changes)::text[]) as attempt_change,
-           unnest(sqlc.arg(error_kinds)::text[]) as error_kind,
-           unnest(sqlc.arg(error_texts)::text[]) as error_text
-), prior as materialized (
-    select r.id, r.tenant_admitted_at, b.claim_token, b.expected_seq, b.step,
-           nullif(b.state, '') as state, nullif(b.checkpoint_type, '') as checkpoint_type,
-           b.status, b.schedule, b.wake_at, b.wake_delay_us, b.attempt_change,
-           nullif(b.error_kind, '') as error_kind, b.error_text
-      from batch b
-      join /*schema*/docket_runs r on r.scope_key = b.scope_key and r.run_id = b.run_id
-     where r.claim_token = b.claim_token and r.checkpoint_seq = b.expected_seq
-     order by r.scope_key, r.id
-       for no key update of r
-)
-update /*schema*/docket_runs r
-   set checkpoint_seq = r.checkpoint_seq + 1,
-       state = coalesce(p.state::jsonb, r.state),
-       step = p.step,
-       latest_checkpoint_type = p.checkpoint_type,
-       status = p.status,
-       claim_token = case when p.schedule = 'retain' then r.claim_token end,
-       claimed_at = case when p.schedule = 'retain' then greatest(r.claimed_at, now()) end,
-       wake_at = case p.schedule
-                     when 'immediate' then now()
-                     when 'at' then p.wake_at
-                     when 'after' then now() + interval '1 microsecond' * p.wake_delay_us
-                 end,
-       tenant_admitted_at = case when p.schedule in ('retain', 'immediate')
-                                 then r.tenant_admitted_at end,
-       finished_at = case when p.schedule = 'terminal' then now() end,
-       claim_attempts = 0,
-       claim_abandons = 0,
-       attempt = case p.attempt_change
-                     when 'count' then least(r.attempt::bigint + 1, 2147483647)::integer
-                     when 'keep' then r.attempt
-                     else 0
-                 end,
-       errors = case when p.error_kind is null then r.errors
-                     else (case when jsonb_array_length(r.errors) >= 20 then r.errors - 0 else r.errors end)
-                          || jsonb_build_array(jsonb_build_object(
-                                 'attempt', least(r.attempt::bigint + 1, 2147483647),
-                                 'at', now(),
-                                 'kind', p.error_kind,
-                                 'error', p.error_text))
-                 end,
-       updated_at = now()
-  from prior p
- where r.id = p.id
-   and r.claim_token = p.claim_token
-   and r.checkpoint_seq = p.expected_seq
-returning p.claim_token::uuid as claim_token, r.checkpoint_seq, r.step,
-          (p.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared;
+-- commit, with its own schedule; docket_commit_runs says what each element
+-- means and how the commits are fenced and ordered. A commit whose fence
+-- fails is absent from the result, and the others still commit.
+select c.claim_token::uuid as claim_token, c.checkpoint_seq::bigint as checkpoint_seq,
+       c.step::integer as step, c.marker_cleared::boolean as marker_cleared
+  from /*schema*/docket_commit_runs(
+           sqlc.arg(scope_keys)::text[], sqlc.arg(run_ids)::text[], sqlc.arg(claim_tokens)::text[],
+           sqlc.arg(expected_seqs)::bigint[], sqlc.arg(steps)::integer[], sqlc.arg(states)::text[],
+           sqlc.arg(checkpoint_types)::text[], sqlc.arg(statuses)::text[], sqlc.arg(schedules)::text[],
+           sqlc.arg(wake_ats)::timestamptz[], sqlc.arg(wake_delays_us)::bigint[],
+           sqlc.arg(attempt_changes)::text[], sqlc.arg(error_kinds)::text[],
+           sqlc.arg(error_texts)::text[]) as c;
 
 -- name: TenantFairClaimNoted :many
 -- TenantFairClaim for the Worker's claim batch: the same rows, and the run

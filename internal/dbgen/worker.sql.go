@@ -69,70 +69,15 @@ func (q *Queries) CommitApplied(ctx context.Context, arg CommitAppliedParams) (b
 }
 
 const CommitRuns = `-- name: CommitRuns :many
-with batch as (
-    select unnest($1::text[]) as scope_key,
-           unnest($2::text[]) as run_id,
-           unnest($3::text[])::uuid as claim_token,
-           unnest($4::bigint[]) as expected_seq,
-           unnest($5::integer[]) as step,
-           unnest($6::text[]) as state,
-           unnest($7::text[]) as checkpoint_type,
-           unnest($8::text[]) as status,
-           unnest($9::text[]) as schedule,
-           unnest($10::timestamptz[]) as wake_at,
-           unnest($11::bigint[]) as wake_delay_us,
-           unnest($12::text[]) as attempt_change,
-           unnest($13::text[]) as error_kind,
-           unnest($14::text[]) as error_text
-), prior as materialized (
-    select r.id, r.tenant_admitted_at, b.claim_token, b.expected_seq, b.step,
-           nullif(b.state, '') as state, nullif(b.checkpoint_type, '') as checkpoint_type,
-           b.status, b.schedule, b.wake_at, b.wake_delay_us, b.attempt_change,
-           nullif(b.error_kind, '') as error_kind, b.error_text
-      from batch b
-      join /*schema*/docket_runs r on r.scope_key = b.scope_key and r.run_id = b.run_id
-     where r.claim_token = b.claim_token and r.checkpoint_seq = b.expected_seq
-     order by r.scope_key, r.id
-       for no key update of r
-)
-update /*schema*/docket_runs r
-   set checkpoint_seq = r.checkpoint_seq + 1,
-       state = coalesce(p.state::jsonb, r.state),
-       step = p.step,
-       latest_checkpoint_type = p.checkpoint_type,
-       status = p.status,
-       claim_token = case when p.schedule = 'retain' then r.claim_token end,
-       claimed_at = case when p.schedule = 'retain' then greatest(r.claimed_at, now()) end,
-       wake_at = case p.schedule
-                     when 'immediate' then now()
-                     when 'at' then p.wake_at
-                     when 'after' then now() + interval '1 microsecond' * p.wake_delay_us
-                 end,
-       tenant_admitted_at = case when p.schedule in ('retain', 'immediate')
-                                 then r.tenant_admitted_at end,
-       finished_at = case when p.schedule = 'terminal' then now() end,
-       claim_attempts = 0,
-       claim_abandons = 0,
-       attempt = case p.attempt_change
-                     when 'count' then least(r.attempt::bigint + 1, 2147483647)::integer
-                     when 'keep' then r.attempt
-                     else 0
-                 end,
-       errors = case when p.error_kind is null then r.errors
-                     else (case when jsonb_array_length(r.errors) >= 20 then r.errors - 0 else r.errors end)
-                          || jsonb_build_array(jsonb_build_object(
-                                 'attempt', least(r.attempt::bigint + 1, 2147483647),
-                                 'at', now(),
-                                 'kind', p.error_kind,
-                                 'error', p.error_text))
-                 end,
-       updated_at = now()
-  from prior p
- where r.id = p.id
-   and r.claim_token = p.claim_token
-   and r.checkpoint_seq = p.expected_seq
-returning p.claim_token::uuid as claim_token, r.checkpoint_seq, r.step,
-          (p.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared
+select c.claim_token::uuid as claim_token, c.checkpoint_seq::bigint as checkpoint_seq,
+       c.step::integer as step, c.marker_cleared::boolean as marker_cleared
+  from /*schema*/docket_commit_runs(
+           $1::text[], $2::text[], $3::text[],
+           $4::bigint[], $5::integer[], $6::text[],
+           $7::text[], $8::text[], $9::text[],
+           $10::timestamptz[], $11::bigint[],
+           $12::text[], $13::text[],
+           $14::text[]) as c
 `
 
 type CommitRunsParams struct {
@@ -160,16 +105,9 @@ type CommitRunsRow struct {
 }
 
 // The worker's set-based CommitRun: element i of the arrays is one holder's
-// commit, fenced like CommitRun on its exact claim token and expected
-// checkpoint_seq, with its own schedule and the same column writes. Each
-// result row names its commit by claim token; a commit whose fence fails
-// matches no row and is absent from the result, and the others still
-// commit. Claim tokens travel as text. An empty string stands for a NULL
-// state, checkpoint type or error kind, wake_at is read only by the 'at'
-// schedule and wake_delay_us only by 'after'. Parallel unnests zip the
-// arrays. The prior CTE locks the fenced rows in (scope_key, id) order, so
-// the status trigger's counter writes of two concurrent batches take their
-// scopes' locks in the same order; marker_cleared is as in CommitRun.
+// commit, with its own schedule; docket_commit_runs says what each element
+// means and how the commits are fenced and ordered. A commit whose fence
+// fails is absent from the result, and the others still commit.
 func (q *Queries) CommitRuns(ctx context.Context, arg CommitRunsParams) ([]CommitRunsRow, error) {
 	rows, err := q.db.Query(ctx, CommitRuns,
 		arg.ScopeKeys,
