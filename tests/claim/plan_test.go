@@ -18,11 +18,12 @@ import (
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
-// Plan regression check of the claim engines. Every SQL statement of
-// docket_tenant_fair_claim and docket_legacy_claim is read from its source
-// file, where it sits between a "-- statement NAME" and an "-- end
-// statement" line, and EXPLAINed as the generic plan the function runs (both
-// force generic plans) over 100,000 runs in 1,000 tenants, with default
+// Plan regression check of the claim engines and of the Worker's verdicts.
+// Every SQL statement of docket_tenant_fair_claim, docket_legacy_claim and
+// docket_commit_runs is read from its source file, where it sits between a
+// "-- statement NAME" and an "-- end statement" line, and EXPLAINed as the
+// generic plan the function runs (all three force generic plans) over
+// 100,000 runs in 1,000 tenants, with default
 // planner settings. The check is about access paths, not timing: no plan may
 // scan docket_runs or a per-scope table sequentially, and each statement
 // must reach docket_runs through exactly its intended indexes.
@@ -38,10 +39,11 @@ type planSource struct {
 	indexes  map[string][]string
 }
 
-// planSources are the two engines.
+// planSources are the two engines and the Worker's verdicts.
 var planSources = []planSource{
 	{"docket_tenant_fair_claim", planTenantFairIndexes},
 	{"docket_legacy_claim", planLegacyIndexes},
+	{"docket_commit_runs", planCommitIndexes},
 }
 
 // sourceFile is the path of the engine's current source in db/functions:
@@ -112,6 +114,22 @@ var planVars = map[string]planVar{
 	"v_written":        {"integer", func(*planFixture) any { return 0 }},
 	"v_call_token":     {"uuid", func(*planFixture) any { return "00000000-0000-4000-8000-000000000001" }},
 	"v_xid":            {"bigint", func(*planFixture) any { return int64(1) }},
+	// One verdict of docket_commit_runs: a claimed run of the fixture's
+	// scope finishing.
+	"p_scope_keys":       {"text[]", func(f *planFixture) any { return []string{f.scope} }},
+	"p_run_ids":          {"text[]", func(*planFixture) any { return []string{"p-42"} }},
+	"p_claim_tokens":     {"text[]", func(*planFixture) any { return []string{"00000000-0000-4000-8000-000000000001"} }},
+	"p_expected_seqs":    {"bigint[]", func(*planFixture) any { return []int64{0} }},
+	"p_steps":            {"integer[]", func(*planFixture) any { return []int32{1} }},
+	"p_states":           {"text[]", func(*planFixture) any { return []string{""} }},
+	"p_checkpoint_types": {"text[]", func(*planFixture) any { return []string{""} }},
+	"p_statuses":         {"text[]", func(*planFixture) any { return []string{"done"} }},
+	"p_schedules":        {"text[]", func(*planFixture) any { return []string{"terminal"} }},
+	"p_wake_ats":         {"timestamptz[]", func(f *planFixture) any { return []time.Time{f.now} }},
+	"p_wake_delays_us":   {"bigint[]", func(*planFixture) any { return []int64{0} }},
+	"p_attempt_changes":  {"text[]", func(*planFixture) any { return []string{"reset"} }},
+	"p_error_kinds":      {"text[]", func(*planFixture) any { return []string{""} }},
+	"p_error_texts":      {"text[]", func(*planFixture) any { return []string{""} }},
 }
 
 // planPending is the fixture's queued rows as one visit's pending outcomes,
@@ -178,6 +196,12 @@ var planLegacyIndexes = map[string][]string{
 	"ready_rows":   {"docket_runs_ready_idx"},
 	"expired_rows": {"docket_runs_expired_idx"},
 	"write":        {"docket_runs_pkey"},
+}
+
+// planCommitIndexes is the index set of the verdict statement: each
+// commit's run by its run id, then the fenced rows' update by id.
+var planCommitIndexes = map[string][]string{
+	"commit": {"docket_runs_run_id_key", "docket_runs_pkey"},
 }
 
 // planStatement is one marked statement of the engine's source.

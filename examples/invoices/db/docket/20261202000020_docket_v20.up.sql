@@ -57,8 +57,8 @@ create or replace function docket_commit_runs(
 as $$
 #variable_conflict use_column
 begin
-    -- statement commit
     return query
+    -- statement commit
     with batch as (
         select unnest(p_scope_keys) as scope_key,
                unnest(p_run_ids) as run_id,
