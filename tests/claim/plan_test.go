@@ -247,7 +247,9 @@ func planStatements(t *testing.T, source planSource) []planStatement {
 }
 
 // TestClaimPlanSourceIsInstalled: the statements checked below are those of
-// the installed functions, whose bodies are the source files'.
+// the installed functions, whose bodies are the source files', and each
+// function forces the generic plans the check explains (without it,
+// PostgreSQL may plan a statement afresh on every call).
 func TestClaimPlanSourceIsInstalled(t *testing.T) {
 	pool := testkit.NewPool(t)
 	for _, source := range planSources {
@@ -262,13 +264,17 @@ func TestClaimPlanSourceIsInstalled(t *testing.T) {
 			t.Fatalf("%s: no function body", file)
 		}
 		var installed string
-		if err := pool.QueryRow(testkit.Context(t), `select prosrc from pg_proc
+		var config []string
+		if err := pool.QueryRow(testkit.Context(t), `select prosrc, coalesce(proconfig, '{}') from pg_proc
 			 where proname = $1 and pronamespace = current_schema()::regnamespace`, source.function).
-			Scan(&installed); err != nil {
+			Scan(&installed, &config); err != nil {
 			t.Fatal(err)
 		}
 		if installed != text[start+len("as $$"):end] {
 			t.Fatalf("the installed %s differs from %s", source.function, file)
+		}
+		if !slices.Contains(config, "plan_cache_mode=force_generic_plan") {
+			t.Fatalf("%s does not force generic plans: its settings are %v", source.function, config)
 		}
 	}
 }
