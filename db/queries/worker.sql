@@ -12,7 +12,9 @@ select pg_notify('docket_runs_due_' || md5(current_schema()),
 -- The worker's set-based CommitRun: element i of the arrays is one holder's
 -- commit, with its own schedule; docket_commit_runs says what each element
 -- means and how the commits are fenced and ordered. A commit whose fence
--- fails is absent from the result, and the others still commit.
+-- fails is absent from the result, and the others still commit. The casts
+-- give sqlc the columns' types, which it cannot read from a RETURNS TABLE
+-- function; the function returns no nulls, so they stay non-null here.
 select c.claim_token::uuid as claim_token, c.checkpoint_seq::bigint as checkpoint_seq,
        c.step::integer as step, c.marker_cleared::boolean as marker_cleared
   from /*schema*/docket_commit_runs(

@@ -107,7 +107,9 @@ type CommitRunsRow struct {
 // The worker's set-based CommitRun: element i of the arrays is one holder's
 // commit, with its own schedule; docket_commit_runs says what each element
 // means and how the commits are fenced and ordered. A commit whose fence
-// fails is absent from the result, and the others still commit.
+// fails is absent from the result, and the others still commit. The casts
+// give sqlc the columns' types, which it cannot read from a RETURNS TABLE
+// function; the function returns no nulls, so they stay non-null here.
 func (q *Queries) CommitRuns(ctx context.Context, arg CommitRunsParams) ([]CommitRunsRow, error) {
 	rows, err := q.db.Query(ctx, CommitRuns,
 		arg.ScopeKeys,
