@@ -60,6 +60,16 @@
 -- Its work is no work for the class probes either, so it never keeps a
 -- call's last slot for a class only it holds.
 --
+-- Every probe of a page reads the page's first entry in its index order
+-- (ORDER BY the index's columns, LIMIT 1) rather than asking EXISTS, which
+-- drops any ORDER BY. A session plans each statement once, on the data of
+-- its first call, and keeps the plan. On a fresh backlog the admitted
+-- indexes are empty, and to the planner docket_runs_admitted_idx, every
+-- admitted row of a scope, then costs as little as the page's own index: an
+-- unordered probe planned then kept reading every admitted row of the scope
+-- with a filter, on every visit, as the scope's claims grew. The order makes
+-- the page's index the only one that needs no sort.
+--
 -- Each SQL statement of the engine sits between a "-- statement NAME" and an
 -- "-- end statement" line; the plan regression test reads them from this file.
 create or replace function docket_tenant_fair_claim(
@@ -435,16 +445,19 @@ begin
                                   left join lateral (select true as found
                                                        from docket_runs r
                                                       where r.scope_key = n.scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now
+                                                      order by r.wake_at, r.id
                                                       limit 1) as ar on true
                                   -- docket_runs_queued_ready_idx
                                   left join lateral (select true as found
                                                        from docket_runs r
                                                       where r.scope_key = n.scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now
+                                                      order by r.wake_at, r.id
                                                       limit 1) as qr on true
                                   -- docket_runs_admitted_claimed_idx
                                   left join lateral (select true as found
                                                        from docket_runs r
                                                       where r.scope_key = n.scope and docket_run_marked_claimed(r) and r.claimed_at < p_cutoff
+                                                      order by r.claimed_at, r.id
                                                       limit 1) as ex on true) as w;
                         -- end statement
                         v_win_next := 1;
@@ -607,12 +620,18 @@ begin
                 -- statement partition_lock
                 select pa.max_active, pa.paused,
                        case when pa.paused then false when v_win_index is not null then true else
-                       exists (select from docket_runs r
-                                where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now)
-                       or exists (select from docket_runs r
-                                   where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now)
-                       or exists (select from docket_runs r
-                                   where r.scope_key = v_scope and docket_run_marked_claimed(r) and r.claimed_at < p_cutoff)
+                       (select true from docket_runs r
+                         where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now
+                         order by r.wake_at, r.id
+                         limit 1) is not null
+                       or (select true from docket_runs r
+                            where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now
+                            order by r.wake_at, r.id
+                            limit 1) is not null
+                       or (select true from docket_runs r
+                            where r.scope_key = v_scope and docket_run_marked_claimed(r) and r.claimed_at < p_cutoff
+                            order by r.claimed_at, r.id
+                            limit 1) is not null
                        end
                   into v_override, v_paused, v_has_page
                   from docket_claim_partitions pa
@@ -667,12 +686,18 @@ begin
                                          order by r.wake_at
                                          limit 1)), 'infinity')
                              where s.scope_key = v_scope and s.unfinished_count > 0
-                               and not exists (select from docket_runs r
-                                                where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now)
-                               and not exists (select from docket_runs r
-                                                where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now)
-                               and not exists (select from docket_runs r
-                                                where r.scope_key = v_scope and docket_run_marked_claimed(r))
+                               and (select true from docket_runs r
+                                     where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now
+                                     order by r.wake_at, r.id
+                                     limit 1) is null
+                               and (select true from docket_runs r
+                                     where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now
+                                     order by r.wake_at, r.id
+                                     limit 1) is null
+                               and (select true from docket_runs r
+                                     where r.scope_key = v_scope and docket_run_marked_claimed(r)
+                                     order by r.claimed_at, r.id
+                                     limit 1) is null
                                and not exists (select from docket_runs r
                                                 where r.scope_key = v_scope and docket_run_unmarked_claimed(r))
                             returning s.parked_until
