@@ -61,8 +61,15 @@ begin
         exit when v_pos is null;
         v_cursor := v_pos;
         perform from docket_claim_partitions pa where pa.scope_key = v_scope for no key update skip locked;
-        select count(*) into v_admitted
-          from (select from docket_runs r where r.scope_key = v_scope and docket_run_marked(r) limit v_cap) a;
+        v_admitted := least((select count(*)
+                               from (select from docket_runs r
+                                      where r.scope_key = v_scope and docket_run_marked_unclaimed(r)
+                                      limit v_cap) a)
+                            + (select count(*)
+                                 from (select from docket_runs r
+                                        where r.scope_key = v_scope and docket_run_marked_claimed(r)
+                                        limit v_cap) c),
+                            v_cap);
         select array_agg(h.id) into v_ids
           from (select r.id
                   from docket_runs r

@@ -42,7 +42,8 @@ var functionName = regexp.MustCompile(`(?m)^create (?:or replace )?function ([a-
 
 // InstalledFunctions lists the functions a database migrated to the newest
 // embedded migration holds: for each function, the source that the last up
-// section including it names. Sorted by name.
+// section including it names, unless an up section dropped it after that
+// include. Sorted by name.
 func InstalledFunctions() ([]Function, error) {
 	entries, err := fs.ReadDir(Migrations, MigrationsDir)
 	if err != nil {
@@ -57,8 +58,12 @@ func InstalledFunctions() ([]Function, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading embedded migration %s: %w", e.Name(), err)
 		}
-		for _, file := range upIncludes(migration) {
-			byName[versionSuffix.ReplaceAllString(file, "")] = file
+		for _, step := range upFunctionSteps(migration) {
+			if step.dropped != "" {
+				delete(byName, step.dropped)
+				continue
+			}
+			byName[versionSuffix.ReplaceAllString(step.included, "")] = step.included
 		}
 	}
 	out := make([]Function, 0, len(byName))
@@ -73,10 +78,22 @@ func InstalledFunctions() ([]Function, error) {
 	return out, nil
 }
 
-// upIncludes lists, in order, the function files the up section of a
-// migration includes.
-func upIncludes(migration []byte) []string {
-	var files []string
+// droppedFunction matches an up section's statement that drops a function
+// and captures its name.
+var droppedFunction = regexp.MustCompile(`^drop function (?:if exists )?([a-z_][a-z0-9_]*)\(`)
+
+// functionStep is one line of an up section that installs or removes a
+// function: either included (a source file) or dropped (a function name).
+type functionStep struct {
+	included string
+	dropped  string
+}
+
+// upFunctionSteps lists, in order, the function files the up section of a
+// migration includes and the functions it drops, so that a drop followed by
+// a new version (a changed signature) keeps the function.
+func upFunctionSteps(migration []byte) []functionStep {
+	var steps []functionStep
 	scanner := bufio.NewScanner(bytes.NewReader(migration))
 	scanner.Buffer(make([]byte, 0, 64*1024), 1<<24)
 	for scanner.Scan() {
@@ -85,10 +102,12 @@ func upIncludes(migration []byte) []string {
 			break
 		}
 		if name, ok := strings.CutPrefix(line, IncludePrefix); ok {
-			files = append(files, strings.TrimSpace(name))
+			steps = append(steps, functionStep{included: strings.TrimSpace(name)})
+		} else if m := droppedFunction.FindStringSubmatch(line); m != nil {
+			steps = append(steps, functionStep{dropped: m[1]})
 		}
 	}
-	return files
+	return steps
 }
 
 // readFunction parses one embedded source: its function name and body.

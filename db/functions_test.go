@@ -2,6 +2,7 @@ package db
 
 import (
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,39 @@ func TestDollarQuotedBodyNeedsExactlyOnePair(t *testing.T) {
 	}
 	if _, err := dollarQuotedBody([]byte("as $$ a $$ b $$ c $$")); err == nil {
 		t.Fatal("two quoted bodies were accepted")
+	}
+}
+
+// An up section's drops and includes apply in line order, so a drop before
+// a new version (a changed signature) keeps the function and a drop after
+// its last include removes it; the down section is not read.
+func TestUpFunctionStepsKeepLineOrder(t *testing.T) {
+	migration := []byte(`-- migrate:up
+drop function f(integer);
+-- include f_v2.sql
+-- end include
+drop function if exists g(docket_runs);
+-- migrate:down
+drop function f(text);
+-- include g_v1.sql
+-- end include
+`)
+	got := upFunctionSteps(migration)
+	want := []functionStep{{dropped: "f"}, {included: "f_v2.sql"}, {dropped: "g"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("steps %+v, want %+v", got, want)
+	}
+}
+
+// A function an up section dropped after its last include is not listed.
+func TestInstalledFunctionsLeaveOutDroppedFunctions(t *testing.T) {
+	functions, err := InstalledFunctions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range functions {
+		if fn.Name == "docket_run_marked" {
+			t.Fatalf("docket_run_marked, dropped by schema V22, is listed from %s", fn.File)
+		}
 	}
 }

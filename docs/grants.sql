@@ -76,7 +76,6 @@ grant execute on function :"schema".docket_run_phase(:"schema".docket_runs, time
 grant execute on function :"schema".docket_run_healthy(:"schema".docket_runs) to :"role";
 grant execute on function :"schema".docket_run_unclaimed(:"schema".docket_runs) to :"role";
 grant execute on function :"schema".docket_run_claimed(:"schema".docket_runs) to :"role";
-grant execute on function :"schema".docket_run_marked(:"schema".docket_runs) to :"role";
 grant execute on function :"schema".docket_run_marked_unclaimed(:"schema".docket_runs) to :"role";
 grant execute on function :"schema".docket_run_unmarked_unclaimed(:"schema".docket_runs) to :"role";
 grant execute on function :"schema".docket_run_marked_claimed(:"schema".docket_runs) to :"role";

@@ -119,7 +119,7 @@ const ConsoleLastGrants = `-- name: ConsoleLastGrants :many
 select r.scope_key, max(r.tenant_admitted_at)::timestamptz as last_granted_at
   from /*schema*/docket_runs r
  where r.scope_key = any($1::text[])
-   and /*schema*/docket_run_marked(r)
+   and (/*schema*/docket_run_marked_unclaimed(r) or /*schema*/docket_run_marked_claimed(r))
  group by r.scope_key
 `
 
@@ -129,7 +129,8 @@ type ConsoleLastGrantsRow struct {
 }
 
 // The latest admission among each scope's currently admitted runs, served by
-// docket_runs_admitted_idx: a page's scopes only, never the whole domain.
+// the indexes of the two admitted pages (unclaimed and claimed): a page's
+// scopes only, never the whole domain.
 func (q *Queries) ConsoleLastGrants(ctx context.Context, scopeKeys []string) ([]ConsoleLastGrantsRow, error) {
 	rows, err := q.db.Query(ctx, ConsoleLastGrants, scopeKeys)
 	if err != nil {
@@ -193,7 +194,8 @@ select s.ring_position, s.scope_key, s.unfinished_count,
                   and /*schema*/docket_run_marked_unclaimed(r) and r.wake_at <= now()) as has_admitted_ready,
        (select count(*) from /*schema*/docket_runs r
          where r.scope_key = s.scope_key
-           and /*schema*/docket_run_marked(r))::bigint as admitted
+           and (/*schema*/docket_run_marked_unclaimed(r)
+                or /*schema*/docket_run_marked_claimed(r)))::bigint as admitted
   from /*schema*/docket_claim_schedule s
   join /*schema*/docket_claim_partitions p on p.scope_key = s.scope_key
   cross join /*schema*/docket_claim_policy pol
@@ -425,7 +427,7 @@ const ConsoleTenantsByDebt = `-- name: ConsoleTenantsByDebt :many
 with admitted as (
     select r.scope_key, count(*) as n
       from /*schema*/docket_runs r
-     where /*schema*/docket_run_marked(r)
+     where /*schema*/docket_run_marked_unclaimed(r) or /*schema*/docket_run_marked_claimed(r)
      group by r.scope_key
 ), ranked as (
     select p.scope_key,
@@ -471,9 +473,9 @@ type ConsoleTenantsByDebtRow struct {
 
 // One page of partitions by debt (admitted beyond the effective cap, most
 // first, then scope key) after a (debt, key) cursor. The admitted counts come
-// from one pass over the admitted rows (docket_runs_admitted_idx serves it),
-// joined to every partition: the cost grows with partitions plus admitted
-// runs, not with the page's depth.
+// from one pass over the admitted rows (the indexes of the two admitted
+// pages, unclaimed and claimed, serve it), joined to every partition: the
+// cost grows with partitions plus admitted runs, not with the page's depth.
 func (q *Queries) ConsoleTenantsByDebt(ctx context.Context, arg ConsoleTenantsByDebtParams) ([]ConsoleTenantsByDebtRow, error) {
 	rows, err := q.db.Query(ctx, ConsoleTenantsByDebt,
 		arg.AfterScopeKey,
@@ -528,7 +530,8 @@ select k.scope_key, k.sort_value
         or ($4::text = 'capped' and (
               select count(*) from /*schema*/docket_runs r
                where r.scope_key = k.scope_key
-                 and /*schema*/docket_run_marked(r)) >= coalesce(k.max_active, pol.max_active)))
+                 and (/*schema*/docket_run_marked_unclaimed(r)
+                      or /*schema*/docket_run_marked_claimed(r))) >= coalesce(k.max_active, pol.max_active)))
  order by k.sort_value desc, k.scope_key
  limit $5
 `
@@ -594,7 +597,8 @@ select p.scope_key, 0::bigint as sort_value
         or ($3::text = 'capped' and (
               select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
-                 and /*schema*/docket_run_marked(r)) >= coalesce(p.max_active, pol.max_active)))
+                 and (/*schema*/docket_run_marked_unclaimed(r)
+                      or /*schema*/docket_run_marked_claimed(r))) >= coalesce(p.max_active, pol.max_active)))
  order by p.scope_key
  limit $4
 `
@@ -659,7 +663,8 @@ select p.scope_key, s.unfinished_count as sort_value
         or ($4::text = 'capped' and (
               select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
-                 and /*schema*/docket_run_marked(r)) >= coalesce(p.max_active, pol.max_active)))
+                 and (/*schema*/docket_run_marked_unclaimed(r)
+                      or /*schema*/docket_run_marked_claimed(r))) >= coalesce(p.max_active, pol.max_active)))
  order by s.unfinished_count desc, p.scope_key
  limit $5
 `

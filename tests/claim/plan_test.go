@@ -178,7 +178,7 @@ var planTenantFairIndexes = map[string][]string{
 		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx"},
 	// The scope's unfinished count, its bounded admitted count, the three
 	// pages and the exact-key lock of each frozen id.
-	"candidates": {"docket_claim_schedule_pkey", "docket_runs_admitted_idx", "docket_runs_admitted_ready_idx",
+	"candidates": {"docket_claim_schedule_pkey", "docket_runs_admitted_ready_idx",
 		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx", "docket_runs_pkey"},
 	// The moved rows by id, then older queued rows of the scope.
 	"fifo_recheck": {"docket_runs_pkey", "docket_runs_queued_ready_idx"},

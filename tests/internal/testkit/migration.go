@@ -26,6 +26,9 @@ const (
 	MigrationV6Version = "20261201000006"
 	MigrationV7Version = "20261201000007"
 	MigrationV8Version = "20261201000008"
+	// MigrationV22Version drops docket_runs_admitted_idx and the derived
+	// state docket_run_marked that named it.
+	MigrationV22Version = "20261203000022"
 )
 
 // MigrationNames are the file names of the migrations the binary embeds

@@ -64,11 +64,16 @@
 -- (ORDER BY the index's columns, LIMIT 1) rather than asking EXISTS, which
 -- drops any ORDER BY. A session plans each statement once, on the data of
 -- its first call, and keeps the plan. On a fresh backlog the admitted
--- indexes are empty, and to the planner docket_runs_admitted_idx, every
--- admitted row of a scope, then costs as little as the page's own index: an
--- unordered probe planned then kept reading every admitted row of the scope
--- with a filter, on every visit, as the scope's claims grew. The order makes
--- the page's index the only one that needs no sort.
+-- indexes are empty, and to the planner another index over a page's rows
+-- (until schema V22, one of every admitted row of a scope) then costs as
+-- little as the page's own: an unordered probe planned then kept reading
+-- every admitted row of the scope with a filter, on every visit, as the
+-- scope's claims grew. The order makes the page's index the only one that
+-- needs no sort.
+--
+-- A scope's admitted count is the sum of its two admitted pages, the
+-- unclaimed (admitted-ready, due or not) and the claimed: no index of its
+-- own is kept for it, since every claim would write an entry there too.
 --
 -- Each SQL statement of the engine sits between a "-- statement NAME" and an
 -- "-- end statement" line; the plan regression test reads them from this file.
@@ -833,16 +838,27 @@ begin
                             select k.id, k.kind, k.is_locked, k.is_fresh, k.is_poison, k.locked_eligible,
                                    k.is_moved, k.preference_last, k.poison_first, k.eligible,
                                    -- The scope's count (docket_claim_schedule_pkey), and its
-                                   -- admitted rows (docket_runs_admitted_idx) only when it
-                                   -- has more unfinished runs than its cap.
+                                   -- admitted rows only when it has more unfinished runs
+                                   -- than its cap: the unclaimed ones on the admitted-ready
+                                   -- page's index and the claimed ones on the expired page's,
+                                   -- each read up to the bound, so the sum read up to it is
+                                   -- exact.
                                    case when (select s.unfinished_count
                                                 from docket_claim_schedule s
                                                where s.scope_key = v_scope) > v_cap
-                                        then (select count(*)
-                                                from (select
-                                                        from docket_runs r
-                                                       where r.scope_key = v_scope and docket_run_marked(r)
-                                                       limit v_cap::bigint + c_grant_outcomes) as a)
+                                        then least((select count(*)
+                                                      from (select
+                                                              from docket_runs r
+                                                             where r.scope_key = v_scope
+                                                               and docket_run_marked_unclaimed(r)
+                                                             limit v_cap::bigint + c_grant_outcomes) as a)
+                                                   + (select count(*)
+                                                        from (select
+                                                                from docket_runs r
+                                                               where r.scope_key = v_scope
+                                                                 and docket_run_marked_claimed(r)
+                                                               limit v_cap::bigint + c_grant_outcomes) as c),
+                                                   v_cap::bigint + c_grant_outcomes)
                                         else 0 end as admitted,
                                    -- The class heads are chosen among the rows this visit
                                    -- locked and rechecked: the oldest fresh admitted row of
