@@ -2,7 +2,6 @@ package migration
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,32 +12,36 @@ import (
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
+// sqlstateQueryCanceled is PostgreSQL's query_canceled: a statement the
+// server cancelled on request.
+const sqlstateQueryCanceled = "57014"
+
 // combinedPast is the claim time of the combined-claim scenarios: nothing
 // is due then, so their calls lease nothing.
 var combinedPast = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // waitingCombined opens a client of cfg on pool, makes a transaction of its
 // own the domain's combiner (prefix qualifies the combined function), and
-// starts a ClaimDue of demand one on ctx that announces its demand and
-// waits. It returns the combiner's transaction and the call's answer once
-// the call waits.
-func waitingCombined(ctx, callCtx context.Context, pool *pgxpool.Pool, cfg docket.Config, prefix string) (pgx.Tx, <-chan error, error) {
+// starts a ClaimDue of demand one that announces its demand and waits. It
+// returns the combiner's transaction, the call's answer and the backend
+// that waits, once the call waits; it fails when another call waits too.
+func waitingCombined(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config, prefix string) (pgx.Tx, <-chan error, int32, error) {
 	client, err := docket.Open(ctx, pool, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	if _, err := tx.Exec(ctx, `select * from `+prefix+`docket_tenant_fair_claim_combined($1::timestamptz, $1::timestamptz - interval '1 hour', 1, 5, null)`,
 		combinedPast); err != nil {
 		_ = tx.Rollback(ctx)
-		return nil, nil, fmt.Errorf("combiner: %w", err)
+		return nil, nil, 0, fmt.Errorf("combiner: %w", err)
 	}
 	answer := make(chan error, 1)
 	go func() {
-		_, err := client.ClaimDue(callCtx, docket.ClaimRequest{Now: combinedPast, Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 5})
+		_, err := client.ClaimDue(ctx, docket.ClaimRequest{Now: combinedPast, Limit: 1, ClaimTTL: time.Hour, MaxClaimAttempts: 5})
 		answer <- err
 	}()
 	// A call that fails before it waits (a missing grant, say) ends the
@@ -51,33 +54,52 @@ func waitingCombined(ctx, callCtx context.Context, pool *pgxpool.Pool, cfg docke
 	case err := <-awaited:
 		if err != nil {
 			_ = tx.Rollback(ctx)
-			return nil, nil, fmt.Errorf("the claim does not wait for the combiner: %w", err)
+			return nil, nil, 0, fmt.Errorf("the claim does not wait for the combiner: %w", err)
 		}
-		return tx, answer, nil
 	case err := <-answer:
 		stop()
 		<-awaited
 		_ = tx.Rollback(ctx)
-		return nil, nil, fmt.Errorf("the waiting claim returned before it waited: %w", err)
+		return nil, nil, 0, fmt.Errorf("the waiting claim returned before it waited: %w", err)
 	}
+	pids, err := testkit.CombinedWaiterPIDs(ctx, pool)
+	if err != nil || len(pids) != 1 {
+		_ = tx.Rollback(ctx)
+		return nil, nil, 0, fmt.Errorf("waiting claim calls %v (%v), want exactly this scenario's one", pids, err)
+	}
+	return tx, answer, pids[0], nil
 }
 
 // combinedWait sends the statements of a combined claim whose wait is
-// cancelled: the call announces its demand and waits for a combiner, its
-// context ends, and no delivery is left behind.
+// cancelled: the call announces its demand and waits for a combiner, the
+// server cancels its statement (as a pool that sends cancel requests when
+// a context ends does, docs/operations.md), and no delivery or marker is
+// left behind. The call answers only once its backend has rolled its
+// transaction back, so nothing of it outlives the scenario: a call whose
+// context merely ended would go on waiting on the server, and when its
+// wait ran out write a tombstone that the next scenario would find.
 func combinedWait(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config, prefix string) error {
-	callCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	tx, answer, err := waitingCombined(ctx, callCtx, pool, cfg, prefix)
+	tx, answer, pid, err := waitingCombined(ctx, pool, cfg, prefix)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	cancel()
-	if err := <-answer; !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("the cancelled waiting claim: %v, want context.Canceled", err)
+	var cancelled bool
+	if err := pool.QueryRow(ctx, `select pg_cancel_backend($1)`, pid).Scan(&cancelled); err != nil || !cancelled {
+		return fmt.Errorf("cancelling the waiting claim's backend %d: %v, %v", pid, cancelled, err)
 	}
-	return deliveriesLeft(ctx, tx, prefix)
+	err = <-answer
+	if !cancelledByServer(err) {
+		return fmt.Errorf("the cancelled waiting claim: %v, want query_canceled", err)
+	}
+	if err := deliveriesLeft(ctx, tx, prefix); err != nil {
+		return err
+	}
+	pids, err := testkit.CombinedWaiterPIDs(ctx, pool)
+	if err != nil || len(pids) != 0 {
+		return fmt.Errorf("waiting claim calls after the cancel: %v (%v), want none", pids, err)
+	}
+	return nil
 }
 
 // combinedServe runs a combined claim served by its combiner (prefix
@@ -86,7 +108,7 @@ func combinedWait(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config, pr
 // and commits, and the waiter collects its (empty) outcomes, leaving no
 // delivery behind.
 func combinedServe(ctx context.Context, pool *pgxpool.Pool, cfg docket.Config, prefix string) error {
-	tx, answer, err := waitingCombined(ctx, ctx, pool, cfg, prefix)
+	tx, answer, _, err := waitingCombined(ctx, pool, cfg, prefix)
 	if err != nil {
 		return err
 	}

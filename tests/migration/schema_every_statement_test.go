@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
@@ -34,13 +35,14 @@ func newStatementRecorder() *statementRecorder {
 	return &statementRecorder{sent: map[string]int{}, failed: map[string]error{}}
 }
 
-// note records one statement's end. A statement cut short by a Worker's
-// stop (context.Canceled: a background pass in flight when the scenario
-// stops its Worker) tells nothing of the schema either way, so it counts as
-// neither sent nor failed.
+// note records one statement's end. A statement cut short by a cancel (a
+// Worker's stop, context.Canceled: a background pass in flight when the
+// scenario stops its Worker; or the server's query_canceled: the combined
+// claim whose wait the scenario cancels) tells nothing of the schema either
+// way, so it counts as neither sent nor failed.
 func (r *statementRecorder) note(sql string, err error) {
 	name := testkit.StatementName(sql)
-	if name == "" || errors.Is(err, context.Canceled) {
+	if name == "" || errors.Is(err, context.Canceled) || cancelledByServer(err) {
 		return
 	}
 	r.mu.Lock()
@@ -49,6 +51,13 @@ func (r *statementRecorder) note(sql string, err error) {
 	if err != nil && r.failed[name] == nil {
 		r.failed[name] = err
 	}
+}
+
+// cancelledByServer reports whether err is a statement the server
+// cancelled on request.
+func cancelledByServer(err error) bool {
+	pgErr, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pgErr.Code == sqlstateQueryCanceled
 }
 
 // TraceQueryStart implements pgx.QueryTracer.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -12,10 +13,26 @@ import (
 // two keys, its kind and its ticket with its demand, in share mode; a
 // combiner's served locks have two keys too but are exclusive) and waits
 // for the combiner's advisory lock in share mode.
-const CombinedWaiterCondition = `exists (select from pg_locks w join pg_locks m on m.pid = w.pid
+const CombinedWaiterCondition = `exists (select ` + combinedWaiterLocks + `)`
+
+// combinedWaiterLocks joins, in pool's database, the lock a combined claim
+// call waits for (the combiner's, in share mode) to the marker the same
+// session holds; w.pid is the waiting session.
+const combinedWaiterLocks = `from pg_locks w join pg_locks m on m.pid = w.pid
 	 where w.locktype = 'advisory' and not w.granted and w.mode = 'ShareLock' and w.objsubid = 1
 	   and m.locktype = 'advisory' and m.granted and m.objsubid = 2 and m.mode = 'ShareLock'
-	   and w.database = (select d.oid from pg_database d where d.datname = current_database()))`
+	   and w.database = (select d.oid from pg_database d where d.datname = current_database())`
+
+// CombinedWaiterPIDs lists the backends of pool's database that wait for a
+// combiner in a combined claim call now, as CombinedWaiterCondition finds
+// them.
+func CombinedWaiterPIDs(ctx context.Context, pool *pgxpool.Pool) ([]int32, error) {
+	rows, err := pool.Query(ctx, `select distinct w.pid `+combinedWaiterLocks)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int32])
+}
 
 // AwaitCombinedWaiter returns once some session of pool's database waits
 // for a combiner in a combined claim call with its demand announced.
