@@ -507,7 +507,11 @@ func TestCombinedClaimInEveryQueryExecMode(t *testing.T) {
 // A waiter whose context ends returns at once; its marker goes when its
 // server-side wait ends, and no combiner that starts after that serves it.
 // (One that reads the marker before it goes leases runs nobody collects;
-// their claims expire after the claim TTL.)
+// their claims expire after the claim TTL.) The test ends the waiter's
+// statement on the server before the combiner's next call, as pgx's own
+// cancel request does a moment later: left running, the statement's wait
+// would run out while the combiner holds its lock, and it would leave a
+// tombstone.
 func TestCombinedClaimCancelledWaiterIsNotServed(t *testing.T) {
 	e := testkit.NewClaimTenantFair(t, 10)
 	ids := e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
@@ -515,10 +519,17 @@ func TestCombinedClaimCancelledWaiterIsNotServed(t *testing.T) {
 	c := newCombiner(t, e)
 	ctx, cancel := context.WithCancel(testkit.Context(t))
 	answer := waitingClaim(ctx, t, e.Pool, client, testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
+	pids, err := testkit.CombinedWaiterPIDs(testkit.Context(t), e.Pool)
+	if err != nil || len(pids) != 1 {
+		t.Fatalf("waiting claim calls %v (%v), want one", pids, err)
+	}
 	cancel()
 	r := <-answer
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("cancelled waiter: err = %v, want context.Canceled", r.err)
+	}
+	if err := testkit.EndBackend(testkit.Context(t), e.Pool, pids[0]); err != nil {
+		t.Fatalf("ending the cancelled waiter's statement: %v", err)
 	}
 	if err := testkit.AwaitActivity(testkit.Context(t), e.Pool, "not "+testkit.CombinedWaiterCondition, testkit.WorkerDeadline); err != nil {
 		t.Fatalf("the cancelled waiter's marker stays: %v", err)

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -47,4 +48,17 @@ func CombinedMarkers(t *testing.T, pool *pgxpool.Pool) int64 {
 	return QueryInt64(t, pool, `select count(*) from pg_locks l
 		 where l.locktype = 'advisory' and l.granted and l.objsubid = 2 and l.mode = 'ShareLock'
 		   and l.database = (select d.oid from pg_database d where d.datname = current_database())`)
+}
+
+// EndBackend cancels the statement the backend pid runs, if any, and
+// returns once that backend runs none. A call whose context ended has
+// returned to its caller but goes on running on the server until pgx's
+// cancel request reaches it; a test that goes on with the domain waits for
+// this first, so nothing of the call outlives it.
+func EndBackend(ctx context.Context, pool *pgxpool.Pool, pid int32) error {
+	if _, err := pool.Exec(ctx, `select pg_cancel_backend($1)`, pid); err != nil {
+		return fmt.Errorf("cancel backend %d: %w", pid, err)
+	}
+	return AwaitActivity(ctx, pool, fmt.Sprintf(
+		`not exists (select from pg_stat_activity a where a.pid = %d and a.state = 'active')`, pid), WorkerDeadline)
 }
