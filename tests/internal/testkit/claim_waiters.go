@@ -54,11 +54,13 @@ func CombinedMarkers(t *testing.T, pool *pgxpool.Pool) int64 {
 // returns once that backend runs none. A call whose context ended has
 // returned to its caller but goes on running on the server until pgx's
 // cancel request reaches it; a test that goes on with the domain waits for
-// this first, so nothing of the call outlives it.
+// this first, so nothing of the call outlives it. The wait may run on the
+// very connection the call gave back to the pool, whose backend then runs
+// the wait itself: its statement has ended too.
 func EndBackend(ctx context.Context, pool *pgxpool.Pool, pid int32) error {
 	if _, err := pool.Exec(ctx, `select pg_cancel_backend($1)`, pid); err != nil {
 		return fmt.Errorf("cancel backend %d: %w", pid, err)
 	}
-	return AwaitActivity(ctx, pool, fmt.Sprintf(
-		`not exists (select from pg_stat_activity a where a.pid = %d and a.state = 'active')`, pid), WorkerDeadline)
+	return AwaitActivity(ctx, pool, fmt.Sprintf(`not exists (select from pg_stat_activity a
+		 where a.pid = %d and a.pid <> pg_backend_pid() and a.state = 'active')`, pid), WorkerDeadline)
 }
