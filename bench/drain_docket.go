@@ -25,15 +25,16 @@ func newDocketDrain(ctx context.Context, c *cluster, engine engineName, maxActiv
 	if err != nil {
 		return nil, err
 	}
-	return newDocketDrainOn(env, b, drainConcurrency)
+	return newDocketDrainOn(env, b, drainConcurrency, 0)
 }
 
 // newDocketDrainOn is newDocketDrain on an environment already open, with a
-// Worker of concurrency; on error it closes env.
-func newDocketDrainOn(env *docketEnv, b *book, concurrency int) (*docketDrain, error) {
+// Worker of concurrency and verdictWait (WorkerConfig.VerdictBatchWait); on
+// error it closes env.
+func newDocketDrainOn(env *docketEnv, b *book, concurrency int, verdictWait time.Duration) (*docketDrain, error) {
 	d := &docketDrain{env: env, book: b, ran: make(chan error, 1)}
 	var err error
-	d.worker, err = docket.NewWorker(env.client, docket.WorkerConfig{Concurrency: concurrency, Handler: d.handle})
+	d.worker, err = docket.NewWorker(env.client, docket.WorkerConfig{Concurrency: concurrency, VerdictBatchWait: verdictWait, Handler: d.handle})
 	if err != nil {
 		return nil, errors.Join(err, env.close())
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
@@ -33,6 +34,8 @@ type fleetSetup struct {
 	// clients' fetch configuration.
 	maxActive int
 	fetch     riverFetch
+	// verdictWait is the Docket Workers' VerdictBatchWait.
+	verdictWait time.Duration
 	// tracer is set on every member's pool; meter, when set, receives
 	// every Docket client's metrics.
 	tracer *callTracer
@@ -67,7 +70,7 @@ func newFleetDrain(ctx context.Context, c *cluster, s fleetSetup, b *book) (*fle
 		} else {
 			var env *docketEnv
 			if env, err = openDocketOn(ctx, c, db, s.engine, cfg, conns, s.tracer, keepDatabase); err == nil {
-				m, err = newDocketDrainOn(env, b, s.concurrency)
+				m, err = newDocketDrainOn(env, b, s.concurrency, s.verdictWait)
 			}
 		}
 		if err != nil {

@@ -35,6 +35,9 @@ type options struct {
 	// riverCooldown and riverPoll are River's FetchCooldown and
 	// FetchPollInterval in the drain and fleet scenarios.
 	riverCooldown, riverPoll time.Duration
+	// fleetVerdictWait is the VerdictBatchWait of the fleet scenario's
+	// extra TenantFair row; 0 runs no such row.
+	fleetVerdictWait time.Duration
 	// sizes are the scenario dimensions, full or quick.
 	sizes sizes
 }
@@ -53,6 +56,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 2, "rounds of the ceiling, drain, dormant and fleet scenarios, interleaved across engines (a dormant drain that used its whole budget runs once); the best round of each engine is reported")
 	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River FetchCooldown in the drain and fleet scenarios")
 	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain and fleet scenarios")
+	fs.DurationVar(&o.fleetVerdictWait, "fleet-verdict-wait", 20*time.Millisecond, "VerdictBatchWait of the fleet scenario's extra TenantFair row (0: no such row)")
 	fs.StringVar(&dormant, "dormant-tenants", "", "comma-separated dormant tenant counts of the dormant scenario (default 0,20000,100000; with -quick 0,20000)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -19,12 +19,41 @@ const (
 	fleetTenants     = 100
 )
 
-// fleetPoint is one engine's fleet drain.
+// fleetRow is one configuration of the fleet scenario: an engine, and for
+// Docket the Workers' VerdictBatchWait.
+type fleetRow struct {
+	engine      engineName
+	verdictWait time.Duration
+}
+
+// fleetRows are the fleet scenario's configurations: each engine with its
+// verdicts written at once, and TenantFair with verdicts that wait
+// verdictWait for a batch (none when it is 0).
+func fleetRows(verdictWait time.Duration) []fleetRow {
+	rows := []fleetRow{{engine: engineTenantFair}}
+	if verdictWait > 0 {
+		rows = append(rows, fleetRow{engine: engineTenantFair, verdictWait: verdictWait})
+	}
+	return append(rows, fleetRow{engine: engineTenantFairParked}, fleetRow{engine: engineLegacy}, fleetRow{engine: engineRiver})
+}
+
+// name labels r in progress lines and tables.
+func (r fleetRow) name() string {
+	if r.verdictWait > 0 {
+		return fmt.Sprintf("%s, verdicts wait %s", r.engine, r.verdictWait)
+	}
+	return string(r.engine)
+}
+
+// fleetPoint is one configuration's fleet drain.
 type fleetPoint struct {
-	Engine        engineName `json:"engine"`
-	Round         int        `json:"round"`
-	Seconds       float64    `json:"seconds"`
-	RunsPerSecond float64    `json:"runs_per_second"`
+	Engine engineName `json:"engine"`
+	// VerdictBatchWaitMs is the Docket Workers' VerdictBatchWait; 0 writes
+	// each verdict at once.
+	VerdictBatchWaitMs float64 `json:"verdict_batch_wait_ms"`
+	Round              int     `json:"round"`
+	Seconds            float64 `json:"seconds"`
+	RunsPerSecond      float64 `json:"runs_per_second"`
 	// Claim is the latency of the fleet's claim calls from start to stop:
 	// the Worker's claim batch, River's JobGetAvailable fetch.
 	Claim latency `json:"claim"`
@@ -52,9 +81,18 @@ type fleetResult struct {
 	Points      []fleetPoint `json:"points"`
 	All         []fleetPoint `json:"all_rounds"`
 	// TenantFairVsRiver and TenantFairVsLegacy are TenantFair's drain rate
-	// (full-ring walk) over River's and over Legacy's.
+	// (full-ring walk, verdicts written at once) over River's and over
+	// Legacy's; BatchedVsRiver is TenantFair's with verdicts waiting
+	// VerdictBatchWaitMs over River's (0 when that row did not run).
 	TenantFairVsRiver  float64 `json:"tenant_fair_vs_river"`
 	TenantFairVsLegacy float64 `json:"tenant_fair_vs_legacy"`
+	VerdictBatchWaitMs float64 `json:"verdict_batch_wait_ms"`
+	BatchedVsRiver     float64 `json:"tenant_fair_batched_vs_river"`
+}
+
+// row is pt's configuration.
+func (pt fleetPoint) row() fleetRow {
+	return fleetRow{engine: pt.Engine, verdictWait: time.Duration(pt.VerdictBatchWaitMs * float64(time.Millisecond))}
 }
 
 // contention is the point's lock contention count, "-" for River.
@@ -65,10 +103,10 @@ func (pt fleetPoint) contention() string {
 	return fmt.Sprint(pt.Contention)
 }
 
-// rate is the reported runs/s of engine.
-func (r *fleetResult) rate(engine engineName) float64 {
+// rate is the reported runs/s of row.
+func (r *fleetResult) rate(row fleetRow) float64 {
 	for _, pt := range r.Points {
-		if pt.Engine == engine {
+		if pt.row() == row {
 			return pt.RunsPerSecond
 		}
 	}
@@ -84,38 +122,44 @@ func runFleet(ctx context.Context, c *cluster, o options, p *progress) (*fleetRe
 		HandlerMs: ms(fleetHandler), Cap: drainCap, River: fetch, Rounds: o.rounds}
 	p.logf("fleet: %d runs (%s) over %d tenants, %d members of concurrency %d, each on its own pool, %d rounds",
 		res.Runs, fleetHandler, res.Tenants, res.Members, res.Concurrency, o.rounds)
-	engines := []engineName{engineTenantFair, engineTenantFairParked, engineLegacy, engineRiver}
+	rows := fleetRows(o.fleetVerdictWait)
 	for round := 1; round <= o.rounds; round++ {
-		for _, engine := range engines {
-			pt, err := fleetOnce(ctx, c, p, engine, res.Runs, fetch)
+		for _, row := range rows {
+			pt, err := fleetOnce(ctx, c, p, row, res.Runs, fetch)
 			if err != nil {
-				return nil, fmt.Errorf("%s round %d: %w", engine, round, err)
+				return nil, fmt.Errorf("%s round %d: %w", row.name(), round, err)
 			}
 			pt.Round = round
 			res.All = append(res.All, pt)
 			p.logf("  %-18s drained %d runs in %.2fs: %.0f runs/s, %d claim calls, p50 %.2f ms, p99 %.2f ms, lock_contention %s",
-				engine, res.Runs, pt.Seconds, pt.RunsPerSecond, pt.Claim.Calls, pt.Claim.P50Ms, pt.Claim.P99Ms, pt.contention())
+				row.name(), res.Runs, pt.Seconds, pt.RunsPerSecond, pt.Claim.Calls, pt.Claim.P50Ms, pt.Claim.P99Ms, pt.contention())
 		}
 	}
-	for _, engine := range engines {
+	for _, row := range rows {
 		best := fleetPoint{}
 		for _, pt := range res.All {
-			if pt.Engine == engine && pt.RunsPerSecond >= best.RunsPerSecond {
+			if pt.row() == row && pt.RunsPerSecond >= best.RunsPerSecond {
 				best = pt
 			}
 		}
 		res.Points = append(res.Points, best)
 	}
-	res.TenantFairVsRiver = ratio(res.rate(engineTenantFair), res.rate(engineRiver))
-	res.TenantFairVsLegacy = ratio(res.rate(engineTenantFair), res.rate(engineLegacy))
+	river := res.rate(fleetRow{engine: engineRiver})
+	res.TenantFairVsRiver = ratio(res.rate(fleetRow{engine: engineTenantFair}), river)
+	res.TenantFairVsLegacy = ratio(res.rate(fleetRow{engine: engineTenantFair}), res.rate(fleetRow{engine: engineLegacy}))
+	if o.fleetVerdictWait > 0 {
+		res.VerdictBatchWaitMs = ms(o.fleetVerdictWait)
+		res.BatchedVsRiver = ratio(res.rate(fleetRow{engine: engineTenantFair, verdictWait: o.fleetVerdictWait}), river)
+	}
 	return res, nil
 }
 
-// fleetOnce builds a fleet of engine on a fresh database, drains runs over
+// fleetOnce builds a fleet of row on a fresh database, drains runs over
 // fleetTenants tenants with it and drops it. The Docket clients' metrics go
 // to a manual reader, read once after the drain, for the lock contention
 // count.
-func fleetOnce(ctx context.Context, c *cluster, p *progress, engine engineName, runs int, fetch riverFetch) (pt fleetPoint, err error) {
+func fleetOnce(ctx context.Context, c *cluster, p *progress, row fleetRow, runs int, fetch riverFetch) (pt fleetPoint, err error) {
+	engine := row.engine
 	b := newBook(runs)
 	backlog := b.addManySpread(runs, fleetTenants, fleetHandler)
 	b.seal()
@@ -124,7 +168,7 @@ func fleetOnce(ctx context.Context, c *cluster, p *progress, engine engineName, 
 		names = []string{riverFetchStatement}
 	}
 	s := fleetSetup{engine: engine, members: fleetMembers, concurrency: fleetConcurrency, maxActive: drainCap, fetch: fetch,
-		tracer: newCallTracer(names...)}
+		verdictWait: row.verdictWait, tracer: newCallTracer(names...)}
 	reader := sdkmetric.NewManualReader()
 	if engine != engineRiver {
 		s.meter = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -142,7 +186,7 @@ func fleetOnce(ctx context.Context, c *cluster, p *progress, engine engineName, 
 	b.markInserted(backlog, time.Now())
 	meter := c.cpu()
 	before := meter.sample()
-	d, err := drainBacklog(ctx, p, "fleet "+string(engine), f, b)
+	d, err := drainBacklog(ctx, p, "fleet "+row.name(), f, b)
 	use := meter.sample().since(before)
 	calls := s.tracer.durations()
 	if err = errors.Join(err, f.close()); err != nil {
@@ -151,7 +195,7 @@ func fleetOnce(ctx context.Context, c *cluster, p *progress, engine engineName, 
 	if len(calls) == 0 {
 		return pt, fmt.Errorf("no claim call of %v was traced", names)
 	}
-	pt = fleetPoint{Engine: engine, Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(runs), Claim: summarize(calls),
+	pt = fleetPoint{Engine: engine, VerdictBatchWaitMs: ms(row.verdictWait), Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(runs), Claim: summarize(calls),
 		CPU: use, ServerCPUPerRunMs: perUnit(use.ServerMs, runs), BenchCPUPerRunMs: perUnit(use.BenchMs, runs)}
 	if s.meter != nil {
 		rm, err := collect(ctx, reader)
@@ -170,8 +214,9 @@ func (r *fleetResult) table() *table {
 		"engine", "drain s", "runs/s", "claim calls", "claim p50 ms", "claim p99 ms", "lock_contention", "vs River", "vs Legacy",
 		"server CPU ms/run", "bench CPU ms/run", "machine busy")
 	for _, pt := range r.Points {
-		t.add(string(pt.Engine), f2(pt.Seconds), f0(pt.RunsPerSecond), fmt.Sprint(pt.Claim.Calls), f2(pt.Claim.P50Ms), f2(pt.Claim.P99Ms),
-			pt.contention(), f2(ratio(pt.RunsPerSecond, r.rate(engineRiver))), f2(ratio(pt.RunsPerSecond, r.rate(engineLegacy))),
+		t.add(pt.row().name(), f2(pt.Seconds), f0(pt.RunsPerSecond), fmt.Sprint(pt.Claim.Calls), f2(pt.Claim.P50Ms), f2(pt.Claim.P99Ms),
+			pt.contention(), f2(ratio(pt.RunsPerSecond, r.rate(fleetRow{engine: engineRiver}))),
+			f2(ratio(pt.RunsPerSecond, r.rate(fleetRow{engine: engineLegacy}))),
 			cpuFigure(pt.ServerCPUPerRunMs), cpuFigure(pt.BenchCPUPerRunMs), busyFigure(pt.CPU))
 	}
 	return t

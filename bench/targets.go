@@ -62,6 +62,10 @@ func evaluateTargets(r *results) []target {
 	if r.Fleet != nil {
 		ts = append(ts, check(fmt.Sprintf("fleet of %d Workers x %d: runs/s (TenantFair) / River runs/s", r.Fleet.Members, r.Fleet.Concurrency),
 			r.Fleet.TenantFairVsRiver, 1.0, true))
+		if r.Fleet.VerdictBatchWaitMs > 0 {
+			ts = append(ts, check(fmt.Sprintf("fleet of %d Workers x %d: runs/s (TenantFair, verdicts wait %g ms) / River runs/s",
+				r.Fleet.Members, r.Fleet.Concurrency, r.Fleet.VerdictBatchWaitMs), r.Fleet.BatchedVsRiver, 1.0, true))
+		}
 	}
 	return ts
 }

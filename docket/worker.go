@@ -67,7 +67,8 @@ type Worker struct {
 	// Concurrency, means a job never blocks on it.
 	slotFreed chan struct{}
 	// committing holds one token per job whose slot was freed while its
-	// verdict is still being written; its capacity, Concurrency, bounds them.
+	// verdict is still being written; its capacity (committingCapacity)
+	// bounds them.
 	committing chan struct{}
 	// jobEnded receives a value, if none is pending, whenever a job ends.
 	jobEnded chan struct{}
@@ -105,9 +106,9 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 		client:         client,
 		cfg:            resolved,
 		logger:         resolved.Logger,
-		commits:        newGroupCommit(client),
+		commits:        newGroupCommit(client, resolved.VerdictBatchWait),
 		slotFreed:      make(chan struct{}, resolved.Concurrency),
-		committing:     make(chan struct{}, resolved.Concurrency),
+		committing:     make(chan struct{}, resolved.committingCapacity()),
 		jobEnded:       make(chan struct{}, 1),
 		verdictWritten: make(chan struct{}, 1),
 		stopRequested:  make(chan struct{}),
@@ -166,6 +167,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		"claim_ttl", w.cfg.ClaimTTL,
 		"heartbeat_interval", w.cfg.HeartbeatInterval)
 	w.poll(ctx, io, handlers, wake)
+	// Nothing more is claimed: verdicts waiting for a batch are written now.
+	w.commits.Hurry()
 	stopListening()
 	for _, s := range services {
 		s.Stop()

@@ -30,9 +30,11 @@ type WorkerConfig struct {
 	// Concurrency is how many runs the worker handles at once, >= 1. Each
 	// poll asks ClaimDue for exactly the free slots. A slot whose handler
 	// returned is free while its verdict is being written, for at most
-	// Concurrency such verdicts, so up to twice Concurrency claims are held. The client's pool needs
-	// room for them: one connection is kept for LISTEN, and every handled
-	// run refreshes and commits through the pool.
+	// Concurrency such verdicts (MaxVerdictBatch with VerdictBatchWait), so
+	// up to Concurrency plus that many claims are held. The client's pool
+	// needs room for them: one
+	// connection is kept for LISTEN, and every handled run refreshes and
+	// commits through the pool.
 	Concurrency int
 	// Handler runs each claimed run. Set it or Handlers, not both.
 	Handler Handler
@@ -85,11 +87,43 @@ type WorkerConfig struct {
 	// is the wall clock. It exists for tests, which advance a clock of
 	// their own instead of waiting for real ticks.
 	ScheduleClock ScheduleClock
+	// VerdictBatchWait, when positive, lets the verdicts of handlers that
+	// return close together share one commit statement even when they came
+	// from different claim calls: the first waits this long for others
+	// (less once MaxVerdictBatch verdicts wait), and the slot of each waiting
+	// verdict is freed at once, so the worker goes on claiming meanwhile. It
+	// saves the database a statement per verdict, which matters most for
+	// many small workers of short runs. The price: a verdict lands up to
+	// this much later, and until then its run stays running and, under
+	// TenantFair, holds its tenant's admission; a crash loses the waiting
+	// verdicts, whose runs are claimed again after ClaimTTL as a crashed
+	// handler's are. Stopping writes the waiting verdicts at once. It must
+	// be shorter than ClaimTTL minus HeartbeatInterval, since a returned
+	// handler's claim is no longer refreshed. Zero (the default) writes a
+	// verdict as soon as the other jobs of its claim call returned, or
+	// 200 µs passed.
+	VerdictBatchWait time.Duration
 	// Retry is how failed handler attempts (Fail, a panic, the zero
 	// Result) are retried; the zero value retries none, so a failure fails
 	// the run at once. A graph registered in Handlers with HandlerRetry uses
 	// its own policy instead. An invalid policy is a *RetryPolicyError.
 	Retry RetryPolicy
+}
+
+// MaxVerdictBatch is the most verdicts a batch gathered under
+// WorkerConfig.VerdictBatchWait waits for: a batch that holds them is
+// written at once. It also bounds the runs such a worker holds beyond
+// Concurrency while their verdicts wait.
+const MaxVerdictBatch = 64
+
+// committingCapacity is how many jobs may have their slot freed while their
+// verdict is still being written: Concurrency, or MaxVerdictBatch when
+// verdicts wait for a batch.
+func (cfg WorkerConfig) committingCapacity() int {
+	if cfg.VerdictBatchWait > 0 {
+		return MaxVerdictBatch
+	}
+	return cfg.Concurrency
 }
 
 // Defaults of WorkerConfig.
@@ -113,7 +147,7 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 		return cfg, invalidConfig("worker takes a Handler or Handlers, not both")
 	case cfg.Concurrency < 1 || cfg.Concurrency > math.MaxInt32:
 		return cfg, invalidConfig("worker Concurrency %d is outside 1..%d", cfg.Concurrency, math.MaxInt32)
-	case cfg.PollInterval < 0 || cfg.ClaimTTL < 0 || cfg.HeartbeatInterval < 0:
+	case cfg.PollInterval < 0 || cfg.ClaimTTL < 0 || cfg.HeartbeatInterval < 0 || cfg.VerdictBatchWait < 0:
 		return cfg, invalidConfig("worker durations must not be negative")
 	case cfg.MaxClaimAttempts < 0 || cfg.MaxClaimAttempts > math.MaxInt32:
 		return cfg, invalidConfig("worker MaxClaimAttempts %d is outside 1..%d", cfg.MaxClaimAttempts, math.MaxInt32)
@@ -139,6 +173,10 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 	}
 	if cfg.HeartbeatInterval <= 0 || cfg.HeartbeatInterval >= cfg.ClaimTTL {
 		return cfg, invalidConfig("worker HeartbeatInterval %v must be shorter than ClaimTTL %v", cfg.HeartbeatInterval, cfg.ClaimTTL)
+	}
+	if cfg.VerdictBatchWait >= cfg.ClaimTTL-cfg.HeartbeatInterval {
+		return cfg, invalidConfig("worker VerdictBatchWait %v must be shorter than ClaimTTL %v minus HeartbeatInterval %v",
+			cfg.VerdictBatchWait, cfg.ClaimTTL, cfg.HeartbeatInterval)
 	}
 	if cfg.MaxClaimAttempts == 0 {
 		cfg.MaxClaimAttempts = DefaultMaxClaimAttempts

@@ -25,6 +25,9 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 		"heartbeat at ttl":       {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimTTL: time.Second, HeartbeatInterval: time.Second}},
 		"ttl too short to split": {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimTTL: 2}},
 		"negative attempts":      {client, WorkerConfig{Concurrency: 1, Handler: handler, MaxClaimAttempts: -1}},
+		"negative verdict wait":  {client, WorkerConfig{Concurrency: 1, Handler: handler, VerdictBatchWait: -1}},
+		// ClaimTTL 9s, HeartbeatInterval 3s: a verdict may wait less than 6s.
+		"verdict wait past the claim": {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimTTL: 9 * time.Second, VerdictBatchWait: 6 * time.Second}},
 	}
 	for name, c := range refused {
 		if _, err := NewWorker(c.client, c.cfg); !errors.Is(err, ErrInvalidConfig) {
@@ -38,8 +41,19 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 	}
 	got := w.cfg
 	if got.PollInterval != DefaultPollInterval || got.HeartbeatInterval != 3*time.Second ||
-		got.MaxClaimAttempts != DefaultMaxClaimAttempts || got.Logger != client.logger || cap(w.slotFreed) != 3 {
+		got.MaxClaimAttempts != DefaultMaxClaimAttempts || got.Logger != client.logger || cap(w.slotFreed) != 3 ||
+		cap(w.committing) != 3 {
 		t.Fatalf("resolved config %+v", got)
+	}
+
+	// Verdicts that wait for a batch free up to MaxVerdictBatch slots early.
+	w, err = NewWorker(client, WorkerConfig{Concurrency: 3, Handler: handler, ClaimTTL: 9 * time.Second,
+		VerdictBatchWait: 6*time.Second - 1})
+	if err != nil {
+		t.Fatalf("verdict wait just short of the claim: %v", err)
+	}
+	if cap(w.slotFreed) != 3 || cap(w.committing) != MaxVerdictBatch {
+		t.Fatalf("slots %d, committing %d; want 3 and %d", cap(w.slotFreed), cap(w.committing), MaxVerdictBatch)
 	}
 }
 

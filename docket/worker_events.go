@@ -122,6 +122,11 @@ type WorkerEvent struct {
 	Verdict string
 	// Outcome is what became of an EventVerdict's write.
 	Outcome VerdictOutcome
+	// Batch counts the verdicts of the statement that carried an
+	// EventVerdict's write, this one included (see VerdictBatchWait); 0
+	// when the worker sent none (a verdict written in the handler's
+	// transaction, or dropped).
+	Batch int
 	// Leases and Poisoned count the outcomes of an EventClaimed.
 	Leases, Poisoned int
 	// Deleted counts the runs an EventRetention pass deleted.

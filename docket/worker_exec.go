@@ -113,13 +113,13 @@ func (s jobSeam) Writing(ctx context.Context, p commitPlan) executor.Write {
 	return &commitWrite{j: s.j, plan: p, span: s.j.startCommitSpan(ctx, p)}
 }
 
-// Verdict implements executor.Hooks.
-func (s jobSeam) Verdict(p commitPlan, err error) { s.j.verdict(p, err) }
+// Verdict implements executor.Hooks: a hand-back is written alone.
+func (s jobSeam) Verdict(p commitPlan, err error) { s.j.verdict(p, 1, err) }
 
 // Staged implements executor.Hooks.
 func (s jobSeam) Staged(ctx context.Context, p commitPlan) {
 	s.j.worker.debug(ctx, "docket worker run settled in the handler's transaction", s.j.RunID, "result", p.checkpointType)
-	s.j.verdict(p, nil)
+	s.j.verdict(p, 0, nil)
 }
 
 // Refused implements executor.Hooks.
@@ -159,10 +159,15 @@ type commitWrite struct {
 	j    *Job
 	plan commitPlan
 	span *span
+	// batch is the size of the statement that carried the write.
+	batch int
 }
 
 // Carried implements executor.Write.
-func (c *commitWrite) Carried(n int) { c.span.set(spanAttrBatchSize.Int(n)) }
+func (c *commitWrite) Carried(n int) {
+	c.batch = n
+	c.span.set(spanAttrBatchSize.Int(n))
+}
 
 // End implements executor.Write.
 func (c *commitWrite) End(ctx context.Context, e executor.Ending, err error) {
@@ -188,14 +193,19 @@ func (c *commitWrite) End(ctx context.Context, e executor.Ending, err error) {
 	case executor.GaveUp:
 		w.failure(ctx, "docket worker gave up committing; the claim will expire", j.RunID, err)
 	}
-	j.settled(c.span, c.plan, err)
+	j.settled(c.span, c.plan, c.batch, err)
 }
 
-// verdict reports the end of the write of plan, err its error.
-func (j *Job) verdict(plan commitPlan, err error) {
+// verdict reports the end of the write of plan, carried by a statement of
+// batch verdicts; err is its error.
+func (j *Job) verdict(plan commitPlan, batch int, err error) {
 	if j.worker.cfg.OnEvent == nil {
 		return
 	}
+	outcome := verdictOutcome(err)
+	if outcome == VerdictDropped {
+		batch = 0
+	}
 	j.worker.emit(WorkerEvent{Kind: EventVerdict, RunID: j.RunID, Scope: j.Scope,
-		Verdict: plan.checkpointType, Outcome: verdictOutcome(err), Err: err})
+		Verdict: plan.checkpointType, Outcome: outcome, Batch: batch, Err: err})
 }

@@ -261,14 +261,14 @@ func (j *Job) startCommitSpan(ctx context.Context, plan commitPlan) *span {
 // settled ends sp, the commit span of plan, with what became of the write
 // (err its error), and reports the verdict event. A fence refusal is an
 // answer, not a failure: only a write that failed sets the status Error.
-func (j *Job) settled(sp *span, plan commitPlan, err error) {
+func (j *Job) settled(sp *span, plan commitPlan, batch int, err error) {
 	outcome := verdictOutcome(err)
 	sp.set(spanAttrOutcome.String(outcome.String()), spanAttrFenced.Bool(outcome == VerdictFenced))
 	if outcome == VerdictFailed {
 		sp.fail(err, "docket: the verdict was not written")
 	}
 	sp.end(nil)
-	j.verdict(plan, err)
+	j.verdict(plan, batch, err)
 }
 
 // CommitTx writes r, the handler's verdict, inside tx, the handler's own
@@ -412,7 +412,11 @@ type batchCommitted struct {
 	step int
 }
 
-// newGroupCommit returns the group commit of client's worker.
-func newGroupCommit(client *Client) *groupCommit {
+// newGroupCommit returns the group commit of client's worker: a lingering
+// one when batchWait (WorkerConfig.VerdictBatchWait) is positive.
+func newGroupCommit(client *Client, batchWait time.Duration) *groupCommit {
+	if batchWait > 0 {
+		return groupcommit.Linger(client.commitBatch, batchWait, MaxVerdictBatch, nil)
+	}
 	return groupcommit.New(client.commitBatch, groupCommitWait, nil)
 }

@@ -7,6 +7,10 @@
 // write waits at most for the batch ahead of it and its own, and no goroutine
 // of the group outlives its callers.
 //
+// A lingering group (Linger) trades latency for larger batches: its leader
+// waits the whole linger for the writes of any caller, cohorts aside, unless
+// the batch fills up first or Hurry was called.
+//
 // The group knows nothing of what it writes: the flush function it is given
 // sends one batch and reports one result per item.
 package groupcommit

@@ -30,6 +30,11 @@ type Group[T, R any] struct {
 	flush Flush[T, R]
 	wait  time.Duration
 	timer Timer
+	// linger, when positive, makes a leader wait that long for writes of
+	// any caller instead of waiting for its cohort (see Linger); full ends
+	// the wait early once that many writes are pending.
+	linger time.Duration
+	full   int
 	// changed receives a value, if none is pending, whenever a write
 	// arrives or a member stops being awaited.
 	changed chan struct{}
@@ -40,6 +45,8 @@ type Group[T, R any] struct {
 	leading bool
 	// pending are the writes waiting for the next batch.
 	pending []*entry[T, R]
+	// hurried is set by Hurry: no leader lingers any more.
+	hurried bool
 }
 
 // entry is one write waiting in the group, and its outcome.
@@ -65,6 +72,27 @@ func New[T, R any](flush Flush[T, R], wait time.Duration, timer Timer) *Group[T,
 		timer = systemTimer
 	}
 	return &Group[T, R]{flush: flush, wait: wait, timer: timer, changed: make(chan struct{}, 1)}
+}
+
+// Linger returns a group whose leader waits linger for the writes of every
+// caller, whatever their cohort, so that writes which do not finish together
+// still share a batch; it flushes early once full writes are pending, or
+// at once after Hurry. linger and full must be positive.
+func Linger[T, R any](flush Flush[T, R], linger time.Duration, full int, timer Timer) *Group[T, R] {
+	g := New(flush, linger, timer)
+	g.linger, g.full = linger, full
+	return g
+}
+
+// Hurry ends the lingering of the current leader, if any, and of every later
+// one: from now on a batch is flushed as soon as its leader leads, as a
+// stopping caller needs. A group made by New does not linger; Hurry leaves
+// its cohort waits as they are.
+func (g *Group[T, R]) Hurry() {
+	g.mu.Lock()
+	g.hurried = true
+	g.mu.Unlock()
+	g.signal()
 }
 
 // systemTimer is a Timer of the system clock.
@@ -209,14 +237,15 @@ func (g *Group[T, R]) send(ctx context.Context, batch []*entry[T, R]) {
 }
 
 // gather waits until every member of cohort, the leader's, wrote or
-// settled, or the group's wait passed, or ctx ended: the members of one
-// cohort start together and often finish together, and their writes then
-// share one batch.
+// settled (a lingering group: until the batch is full or Hurry), or the
+// group's wait passed, or ctx ended: the members of one cohort start
+// together and often finish together, and their writes then share one
+// batch.
 func (g *Group[T, R]) gather(ctx context.Context, cohort *Cohort) {
 	var expired <-chan time.Time
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for cohort.awaiting > 0 {
+	for g.waiting(cohort) {
 		if expired == nil {
 			c, stop := g.timer(g.wait)
 			defer stop()
@@ -234,4 +263,14 @@ func (g *Group[T, R]) gather(ctx context.Context, cohort *Cohort) {
 			return
 		}
 	}
+}
+
+// waiting reports whether a leader of cohort still waits for more writes: a
+// lingering leader until Hurry or until the batch is full, any other until
+// its cohort wrote or settled. The caller holds g.mu.
+func (g *Group[T, R]) waiting(cohort *Cohort) bool {
+	if g.linger > 0 {
+		return !g.hurried && len(g.pending) < g.full
+	}
+	return cohort.awaiting > 0
 }

@@ -328,3 +328,77 @@ func TestCancelledLeaderStopsWaiting(t *testing.T) {
 		t.Fatalf("flush saw %v", rec.ctxErrs)
 	}
 }
+
+// A lingering leader waits its whole linger even when its own cohort has
+// nobody left to wait for (a group made by New flushes such a write at
+// once), and flushes when the linger passes.
+func TestLingeringLeaderWaitsTheWholeLinger(t *testing.T) {
+	rec := newRecorder()
+	fire := make(chan time.Time, 1)
+	asked := make(chan time.Duration, 1)
+	timer := func(d time.Duration) (<-chan time.Time, func()) { asked <- d; return fire, func() {} }
+	g := Linger(rec.flush, 20*time.Millisecond, 8, timer)
+	var cohort Cohort
+	out := writeAsync(t.Context(), g, g.Join(&cohort), 1)
+	if d := <-asked; d != 20*time.Millisecond {
+		t.Fatalf("timer asked for %v, want the linger", d)
+	}
+	if got := rec.recorded(); len(got) != 0 {
+		t.Fatalf("flushed %v before the linger passed", got)
+	}
+	fire <- time.Time{}
+	if got := <-out; got.res.Err != nil || got.res.Value != 10 || got.size != 1 {
+		t.Fatalf("got %+v, want value 10, size 1", got)
+	}
+	assertIdle(t, g)
+}
+
+// A lingering leader waits for writes of other cohorts, and a batch that
+// fills up is flushed before its linger passed.
+func TestLingeringBatchTakesEveryCohortAndFlushesWhenFull(t *testing.T) {
+	rec := newRecorder()
+	timer := newNeverTimer()
+	g := Linger(rec.flush, time.Hour, 3, timer.timer)
+	var outs []<-chan outcome
+	for i := 1; i <= 3; i++ {
+		var cohort Cohort
+		outs = append(outs, writeAsync(t.Context(), g, g.Join(&cohort), i))
+		if i == 1 {
+			<-timer.started
+		}
+	}
+	for i, out := range outs {
+		if got := <-out; got.res.Value != (i+1)*10 || got.size != 3 {
+			t.Fatalf("write %d: got %+v, want value %d, size 3", i+1, got, (i+1)*10)
+		}
+	}
+	// Writes 2 and 3 queue in whichever order their goroutines ran.
+	batches := rec.recorded()
+	if len(batches) != 1 || batches[0][0] != 1 || !slices.Equal(slices.Sorted(slices.Values(batches[0])), []int{1, 2, 3}) {
+		t.Fatalf("batches %v, want one batch of 1, 2 and 3 led by 1", batches)
+	}
+	assertIdle(t, g)
+}
+
+// Hurry ends a leader's lingering at once, and no later leader lingers.
+func TestHurryEndsLingering(t *testing.T) {
+	rec := newRecorder()
+	timer := newNeverTimer()
+	g := Linger(rec.flush, time.Hour, 100, timer.timer)
+	var cohort Cohort
+	out := writeAsync(t.Context(), g, g.Join(&cohort), 1)
+	<-timer.started
+	g.Hurry()
+	if got := <-out; got.res.Value != 10 || got.size != 1 {
+		t.Fatalf("hurried leader got %+v", got)
+	}
+	if res, size := g.Write(t.Context(), g.Join(&cohort), 2); res.Value != 20 || size != 1 {
+		t.Fatalf("write after Hurry got %+v size %d", res, size)
+	}
+	if len(timer.started) != 0 {
+		t.Fatalf("a leader lingered after Hurry")
+	}
+	if got, want := rec.recorded(), [][]int{{1}, {2}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches %v, want %v", got, want)
+	}
+}

@@ -196,7 +196,10 @@ func TestConfigSchemaBehindPgBouncer(t *testing.T) {
 	cfg.Schema = "docket"
 	client := testkit.OpenClient(t, pool, cfg)
 	events := testkit.NewWorkerEvents()
-	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 3, OnEvent: events.Hook,
+	// Its verdicts wait for a batch: a batch's one statement goes through
+	// the pooler like any other.
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 3, VerdictBatchWait: 20 * time.Millisecond,
+		OnEvent: events.Hook,
 		Handler: func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) }})
 	var ids []string
 	for i := range 12 {
