@@ -11,11 +11,23 @@ import (
 	"github.com/docketrun/docket-go/policy"
 )
 
-// claimGatherDelay bounds how long free slots wait for the rest while runs
-// are in flight: a claim call costs the engine a fixed price (policy row
-// lock, cursor, ring walk) whatever its demand, so the worker asks for all
-// its slots at once unless the oldest free slot has waited this long.
-const claimGatherDelay = 2 * time.Millisecond
+// How long free slots wait for the rest while runs are in flight: a claim
+// call costs the engine a fixed price (policy row lock, cursor, ring walk,
+// the call's own statement and transaction) whatever its demand, so the
+// worker asks for all its slots at once unless the oldest free slot has
+// waited as long as the worker's last claim call took, within these
+// bounds. A slot that waits that long costs about what a call of its own
+// would: under contention calls are slow, and gathering saves the most.
+const (
+	minClaimGather = 2 * time.Millisecond
+	maxClaimGather = 20 * time.Millisecond
+)
+
+// claimGather is how long free slots wait for the rest after a claim call
+// that took took.
+func claimGather(took time.Duration) time.Duration {
+	return min(max(took, minClaimGather), maxClaimGather)
+}
 
 // poll is the claim loop. A freed slot, a notification, a verdict written
 // after its slot was freed, the poll interval or the end of a backoff asks
@@ -31,6 +43,8 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 	// freedAt is when the oldest slot freed since the last claim call was
 	// freed; the zero time when none was.
 	var retryAt, freedAt time.Time
+	// gather is how long freed slots wait for the rest (claimGather).
+	gather := minClaimGather
 	failures := 0
 	sweep := w.newRingSweep()
 	timer := time.NewTimer(w.cfg.PollInterval)
@@ -39,9 +53,11 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 		if ctx.Err() != nil || w.stopIsRequested() {
 			return
 		}
-		if wanted && free > 0 && !time.Now().Before(retryAt) && w.gathered(free, freedAt) {
+		if wanted && free > 0 && !time.Now().Before(retryAt) && w.gathered(free, freedAt, gather) {
 			demand := free
+			started := time.Now()
 			got, err := w.claim(io, handlers, demand)
+			gather = claimGather(time.Since(started))
 			if sweep.Continuing() {
 				w.client.telemetry.sweepCall(io, got.outcomes, err)
 			}
@@ -80,7 +96,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 		if until := time.Until(retryAt); until > 0 {
 			wait = until
 		} else if wanted && free > 0 {
-			wait = min(wait, time.Until(freedAt.Add(claimGatherDelay)))
+			wait = min(wait, time.Until(freedAt.Add(gather)))
 		}
 		timer.Reset(wait)
 		select {
@@ -105,9 +121,9 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 // gathered reports whether free slots are worth a claim call now: when
 // slots were freed since the last call (the oldest at freedAt) while runs
 // are still in flight, the call waits until every slot is free or the
-// oldest waited claimGatherDelay.
-func (w *Worker) gathered(free int, freedAt time.Time) bool {
-	return free == w.cfg.Concurrency || freedAt.IsZero() || time.Since(freedAt) >= claimGatherDelay
+// oldest waited gather.
+func (w *Worker) gathered(free int, freedAt time.Time, gather time.Duration) bool {
+	return free == w.cfg.Concurrency || freedAt.IsZero() || time.Since(freedAt) >= gather
 }
 
 // claimed counts what one claim call of the Worker committed.
