@@ -32,9 +32,8 @@ type WorkerConfig struct {
 	// returned is free while its verdict is being written, for at most
 	// Concurrency such verdicts (MaxVerdictBatch with VerdictBatchWait), so
 	// up to Concurrency plus that many claims are held. The client's pool
-	// needs room for them: one
-	// connection is kept for LISTEN, and every handled run refreshes and
-	// commits through the pool.
+	// needs room for them: one connection is kept for LISTEN, and every
+	// handled run refreshes and commits through the pool.
 	Concurrency int
 	// Handler runs each claimed run. Set it or Handlers, not both.
 	Handler Handler

@@ -11,21 +11,10 @@ import (
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
-// tickEvents returns the EventScheduleTick events of events.
-func tickEvents(events []docket.WorkerEvent) []docket.WorkerEvent {
-	var ticks []docket.WorkerEvent
-	for _, e := range events {
-		if e.Kind == docket.EventScheduleTick {
-			ticks = append(ticks, e)
-		}
-	}
-	return ticks
-}
-
 // hasTicks reports whether every run id of ids has a tick event.
 func hasTicks(events []docket.WorkerEvent, ids []string) bool {
 	seen := map[string]bool{}
-	for _, e := range tickEvents(events) {
+	for _, e := range testkit.WorkerEventsOf(events, docket.EventScheduleTick) {
 		seen[e.RunID] = true
 	}
 	for _, id := range ids {
@@ -83,7 +72,7 @@ func TestScheduleWorkersRaceExactlyOnce(t *testing.T) {
 	}
 
 	var tickIDs []string
-	for _, e := range tickEvents(events.All()) {
+	for _, e := range testkit.WorkerEventsOf(events.All(), docket.EventScheduleTick) {
 		if e.Err != nil || e.Scope != acme || e.Schedule != "pulse" {
 			t.Fatalf("tick event %+v, want a clean tick of acme/pulse", e)
 		}

@@ -11,64 +11,73 @@ import (
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
-// batchWorkerConfig is a worker whose verdicts wait a minute for a batch:
-// within a test, a batch is written only once it is full or the worker
-// stops. The claim outlives the wait, as the configuration requires.
-func batchWorkerConfig(concurrency int, events *testkit.WorkerEvents, handler docket.Handler) docket.WorkerConfig {
-	return docket.WorkerConfig{
+// batchEnv is a TenantFair domain with a worker whose verdicts wait a
+// minute for a batch, so that within a test a batch is written only once it
+// is full or the worker stops; its handler completes every run.
+type batchEnv struct {
+	rs        *testkit.RunStore
+	counter   *testkit.WorkerCounter
+	events    *testkit.WorkerEvents
+	w         *docket.Worker
+	runResult <-chan error
+}
+
+// newBatchEnv inserts runs (run id to tenant) under a cap of capPerTenant,
+// then starts the worker with concurrency slots. The claim outlives the
+// verdicts' wait, as the configuration requires.
+func newBatchEnv(t *testing.T, capPerTenant, concurrency int, runs map[string]string) *batchEnv {
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(capPerTenant))
+	e := &batchEnv{rs: &testkit.RunStore{T: t, Pool: pool, Client: client},
+		counter: testkit.NewWorkerCounter(), events: testkit.NewWorkerEvents()}
+	for id, tenant := range runs {
+		e.rs.Insert(tenant, id)
+	}
+	e.w, e.runResult = testkit.StartWorker(t, client, docket.WorkerConfig{
 		Concurrency: concurrency, PollInterval: time.Minute, ClaimTTL: 10 * time.Minute,
-		VerdictBatchWait: time.Minute, OnEvent: events.Hook, Handler: handler,
-	}
+		VerdictBatchWait: time.Minute, OnEvent: e.events.Hook,
+		Handler: func(_ context.Context, job *docket.Job) docket.Result {
+			e.counter.Add(job.RunID)
+			return docket.Complete(nil)
+		},
+	})
+	return e
 }
 
-// verdictEvents returns the EventVerdict events among events.
-func verdictEvents(events []docket.WorkerEvent) []docket.WorkerEvent {
-	var out []docket.WorkerEvent
-	for _, ev := range events {
-		if ev.Kind == docket.EventVerdict {
-			out = append(out, ev)
-		}
-	}
-	return out
+// count counts the events of kind so far.
+func (e *batchEnv) count(kind docket.WorkerEventKind) int {
+	return len(testkit.WorkerEventsOf(e.events.All(), kind))
 }
 
-// countKind counts the events of kind among events.
-func countKind(events []docket.WorkerEvent, kind docket.WorkerEventKind) int {
-	n := 0
-	for _, ev := range events {
-		if ev.Kind == kind {
-			n++
+// expectDone fails unless each of ids was handled once and is done by one
+// commit, with no claim and no admission left.
+func (e *batchEnv) expectDone(t *testing.T, ids ...string) {
+	t.Helper()
+	e.counter.ExpectEach(t, ids, 1)
+	for _, id := range ids {
+		if r := e.rs.Row(id); r.Status != "done" || r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil {
+			t.Errorf("%s: %+v, want done by one commit, no claim, no marker", id, r)
 		}
 	}
-	return n
 }
 
 // TestWorkerVerdictBatchIsWrittenWhenFull runs MaxVerdictBatch runs on a
 // worker of two slots whose verdicts wait a minute for a batch. Each
 // waiting verdict frees its slot, so the worker goes on claiming beyond
 // Concurrency; the batch is written, in one statement, when the last verdict
-// fills it, long before the minute passed. Every run is handled and
-// committed exactly once.
+// fills it, long before the minute passed.
 func TestWorkerVerdictBatchIsWrittenWhenFull(t *testing.T) {
 	t.Parallel()
-	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
-	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(docket.MaxVerdictBatch))
-	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	runs := map[string]string{}
 	var ids []string
 	for i := range docket.MaxVerdictBatch {
 		id := fmt.Sprintf("r%02d", i)
 		ids = append(ids, id)
-		rs.Insert(fmt.Sprintf("t%d", i%4), id)
+		runs[id] = fmt.Sprintf("t%d", i%4)
 	}
-	counter := testkit.NewWorkerCounter()
-	events := testkit.NewWorkerEvents()
-	w, runResult := testkit.StartWorker(t, client, batchWorkerConfig(2, events,
-		func(_ context.Context, job *docket.Job) docket.Result {
-			counter.Add(job.RunID)
-			return docket.Complete(nil)
-		}))
-	events.WaitWritten(t, "complete", ids...)
-	verdicts := verdictEvents(events.All())
+	e := newBatchEnv(t, docket.MaxVerdictBatch, 2, runs)
+	e.events.WaitWritten(t, "complete", ids...)
+	verdicts := testkit.WorkerEventsOf(e.events.All(), docket.EventVerdict)
 	if len(verdicts) != docket.MaxVerdictBatch {
 		t.Fatalf("%d verdict events, want %d", len(verdicts), docket.MaxVerdictBatch)
 	}
@@ -78,13 +87,8 @@ func TestWorkerVerdictBatchIsWrittenWhenFull(t *testing.T) {
 				ev.RunID, ev.Outcome, ev.Batch, docket.MaxVerdictBatch)
 		}
 	}
-	testkit.StopWorker(t, w, runResult)
-	counter.ExpectEach(t, ids, 1)
-	for _, id := range ids {
-		if r := rs.Row(id); r.Status != "done" || r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil {
-			t.Errorf("%s: %+v, want done by one commit, no claim, no marker", id, r)
-		}
-	}
+	testkit.StopWorker(t, e.w, e.runResult)
+	e.expectDone(t, ids...)
 }
 
 // TestWorkerStopWritesWaitingVerdicts runs three runs on a one-slot worker
@@ -93,50 +97,32 @@ func TestWorkerVerdictBatchIsWrittenWhenFull(t *testing.T) {
 // verdicts at once instead of waiting out the minute.
 func TestWorkerStopWritesWaitingVerdicts(t *testing.T) {
 	t.Parallel()
-	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
-	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
-	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
 	ids := []string{"a", "b", "c"}
-	for _, id := range ids {
-		rs.Insert("t", id)
-	}
-	counter := testkit.NewWorkerCounter()
-	events := testkit.NewWorkerEvents()
-	w, runResult := testkit.StartWorker(t, client, batchWorkerConfig(1, events,
-		func(_ context.Context, job *docket.Job) docket.Result {
-			counter.Add(job.RunID)
-			return docket.Complete(nil)
-		}))
-	events.WaitFor(t, "three handlers started", func(evs []docket.WorkerEvent) bool {
-		return countKind(evs, docket.EventHandlerStarted) == len(ids)
+	e := newBatchEnv(t, 4, 1, map[string]string{"a": "t", "b": "t", "c": "t"})
+	e.events.WaitFor(t, "three handlers started", func(evs []docket.WorkerEvent) bool {
+		return len(testkit.WorkerEventsOf(evs, docket.EventHandlerStarted)) == len(ids)
 	})
 	// The third handler started in the one slot, so the first two verdicts
 	// wait; none can be written before the minute or a full batch.
-	if n := len(verdictEvents(events.All())); n != 0 {
+	if n := e.count(docket.EventVerdict); n != 0 {
 		t.Fatalf("%d verdicts reported before the batch was due", n)
 	}
 	for _, id := range ids {
-		if r := rs.Row(id); r.Status != "running" || r.Token == nil || r.Seq != 0 {
+		if r := e.rs.Row(id); r.Status != "running" || r.Token == nil || r.Seq != 0 {
 			t.Fatalf("%s: %+v, want still claimed while its verdict waits", id, r)
 		}
 	}
-	testkit.StopWorker(t, w, runResult)
-	counter.ExpectEach(t, ids, 1)
-	written := 0
-	for _, ev := range verdictEvents(events.All()) {
+	testkit.StopWorker(t, e.w, e.runResult)
+	verdicts := testkit.WorkerEventsOf(e.events.All(), docket.EventVerdict)
+	for _, ev := range verdicts {
 		if ev.Outcome != docket.VerdictWritten || ev.Verdict != "complete" || ev.Batch < 1 || ev.Batch > len(ids) {
 			t.Fatalf("verdict event %+v, want a complete written in a batch of 1 to %d", ev, len(ids))
 		}
-		written++
 	}
-	if written != len(ids) {
-		t.Fatalf("%d verdicts written, want %d", written, len(ids))
+	if len(verdicts) != len(ids) {
+		t.Fatalf("%d verdicts written, want %d", len(verdicts), len(ids))
 	}
-	for _, id := range ids {
-		if r := rs.Row(id); r.Status != "done" || r.Seq != 1 || r.Token != nil {
-			t.Errorf("%s: %+v, want done by one commit", id, r)
-		}
-	}
+	e.expectDone(t, ids...)
 }
 
 // TestWorkerWaitingVerdictHoldsTheTenantsAdmission caps a tenant at one
@@ -146,41 +132,24 @@ func TestWorkerStopWritesWaitingVerdicts(t *testing.T) {
 // is done and the second is still unclaimed, due for the next worker.
 func TestWorkerWaitingVerdictHoldsTheTenantsAdmission(t *testing.T) {
 	t.Parallel()
-	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
-	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(1))
-	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
-	rs.Insert("t", "first")
-	rs.Insert("t", "second")
-	counter := testkit.NewWorkerCounter()
-	events := testkit.NewWorkerEvents()
-	w, runResult := testkit.StartWorker(t, client, batchWorkerConfig(2, events,
-		func(_ context.Context, job *docket.Job) docket.Result {
-			counter.Add(job.RunID)
-			return docket.Complete(nil)
-		}))
-	// The first call leases first (the cap admits one); the second, made
-	// when first's handler returned and freed its slot, leases nothing.
-	events.WaitFor(t, "a claim call after first's handler returned", func(evs []docket.WorkerEvent) bool {
-		return countKind(evs, docket.EventClaimed) >= 2
+	e := newBatchEnv(t, 1, 2, map[string]string{"first": "t", "second": "t"})
+	// The first call leases one run (the cap admits one); the second, made
+	// when that run's handler returned and freed its slot, leases nothing.
+	e.events.WaitFor(t, "a claim call after the first handler returned", func(evs []docket.WorkerEvent) bool {
+		return len(testkit.WorkerEventsOf(evs, docket.EventClaimed)) >= 2
 	})
-	var claims []docket.WorkerEvent
-	for _, ev := range events.All() {
-		if ev.Kind == docket.EventClaimed {
-			claims = append(claims, ev)
-		}
-	}
+	claims := testkit.WorkerEventsOf(e.events.All(), docket.EventClaimed)
 	if claims[0].Leases != 1 || claims[1].Leases != 0 || claims[1].Err != nil {
 		t.Fatalf("claim calls %+v, want one lease, then none", claims)
 	}
-	if r := rs.Row("second"); r.Token != nil || r.Status != "running" {
-		t.Fatalf("second is %+v, want queued while first's verdict waits", r)
+	handled := testkit.WorkerEventsOf(e.events.All(), docket.EventHandlerStarted)[0].RunID
+	queued := map[string]string{"first": "second", "second": "first"}[handled]
+	if r := e.rs.Row(queued); r.Token != nil || r.Status != "running" {
+		t.Fatalf("%s is %+v, want queued while %s's verdict waits", queued, r, handled)
 	}
-	testkit.StopWorker(t, w, runResult)
-	counter.ExpectEach(t, []string{"first"}, 1)
-	if r := rs.Row("first"); r.Status != "done" || r.Seq != 1 || r.Token != nil || r.AdmittedAt != nil {
-		t.Errorf("first: %+v, want done by one commit", r)
-	}
-	if r := rs.Row("second"); r.Status != "running" || r.Token != nil || r.Seq != 0 {
-		t.Errorf("second: %+v, want queued and never claimed", r)
+	testkit.StopWorker(t, e.w, e.runResult)
+	e.expectDone(t, handled)
+	if r := e.rs.Row(queued); r.Status != "running" || r.Token != nil || r.Seq != 0 {
+		t.Errorf("%s: %+v, want queued and never claimed", queued, r)
 	}
 }

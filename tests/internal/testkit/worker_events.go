@@ -164,6 +164,17 @@ func WorkerCountEvents(events []docket.WorkerEvent, match func(docket.WorkerEven
 	return n
 }
 
+// WorkerEventsOf returns the events of kind among events, in order.
+func WorkerEventsOf(events []docket.WorkerEvent, kind docket.WorkerEventKind) []docket.WorkerEvent {
+	var out []docket.WorkerEvent
+	for _, ev := range events {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // WorkerDescribe summarizes the last events of a wait that timed out.
 func WorkerDescribe(events []docket.WorkerEvent) string {
 	const last = 20
