@@ -30,10 +30,11 @@ type WorkerConfig struct {
 	// Concurrency is how many runs the worker handles at once, >= 1. Each
 	// poll asks ClaimDue for exactly the free slots. A slot whose handler
 	// returned is free while its verdict is being written, for at most
-	// Concurrency such verdicts (MaxVerdictBatch with VerdictBatchWait), so
-	// up to Concurrency plus that many claims are held. The client's pool
-	// needs room for them: one connection is kept for LISTEN, and every
-	// handled run refreshes and commits through the pool.
+	// Concurrency such verdicts (with VerdictBatchWait, for at most the
+	// larger of Concurrency and MaxVerdictBatch), so up to Concurrency plus
+	// that many claims are held. The client's pool needs room for them: one
+	// connection is kept for LISTEN, and every handled run refreshes and
+	// commits through the pool.
 	Concurrency int
 	// Handler runs each claimed run. Set it or Handlers, not both.
 	Handler Handler
@@ -111,16 +112,16 @@ type WorkerConfig struct {
 
 // MaxVerdictBatch is the most verdicts a batch gathered under
 // WorkerConfig.VerdictBatchWait waits for: a batch that holds them is
-// written at once. It also bounds the runs such a worker holds beyond
-// Concurrency while their verdicts wait.
+// written at once. A worker with fewer slots may free that many slots early
+// while their verdicts wait.
 const MaxVerdictBatch = 64
 
 // committingCapacity is how many jobs may have their slot freed while their
-// verdict is still being written: Concurrency, or MaxVerdictBatch when
-// verdicts wait for a batch.
+// verdict is still being written: Concurrency, and at least MaxVerdictBatch
+// when verdicts wait for a batch.
 func (cfg WorkerConfig) committingCapacity() int {
 	if cfg.VerdictBatchWait > 0 {
-		return MaxVerdictBatch
+		return max(cfg.Concurrency, MaxVerdictBatch)
 	}
 	return cfg.Concurrency
 }

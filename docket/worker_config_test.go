@@ -55,6 +55,14 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 	if cap(w.slotFreed) != 3 || cap(w.committing) != MaxVerdictBatch {
 		t.Fatalf("slots %d, committing %d; want 3 and %d", cap(w.slotFreed), cap(w.committing), MaxVerdictBatch)
 	}
+	// A worker of more slots than that frees as many as it has.
+	w, err = NewWorker(client, WorkerConfig{Concurrency: 100, Handler: handler, VerdictBatchWait: time.Millisecond})
+	if err != nil {
+		t.Fatalf("wide worker: %v", err)
+	}
+	if cap(w.committing) != 100 {
+		t.Fatalf("committing %d, want 100", cap(w.committing))
+	}
 }
 
 func TestResultPlans(t *testing.T) {
