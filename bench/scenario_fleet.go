@@ -48,9 +48,10 @@ func (r fleetRow) name() string {
 // fleetPoint is one configuration's fleet drain.
 type fleetPoint struct {
 	Engine engineName `json:"engine"`
-	// VerdictBatchWaitMs is the Docket Workers' VerdictBatchWait; 0 writes
-	// each verdict at once.
+	// VerdictBatchWaitMs is the Docket Workers' VerdictBatchWait
+	// (verdictWait); 0 writes each verdict at once.
 	VerdictBatchWaitMs float64 `json:"verdict_batch_wait_ms"`
+	verdictWait        time.Duration
 	Round              int     `json:"round"`
 	Seconds            float64 `json:"seconds"`
 	RunsPerSecond      float64 `json:"runs_per_second"`
@@ -92,7 +93,7 @@ type fleetResult struct {
 
 // row is pt's configuration.
 func (pt fleetPoint) row() fleetRow {
-	return fleetRow{engine: pt.Engine, verdictWait: time.Duration(pt.VerdictBatchWaitMs * float64(time.Millisecond))}
+	return fleetRow{engine: pt.Engine, verdictWait: pt.verdictWait}
 }
 
 // contention is the point's lock contention count, "-" for River.
@@ -195,7 +196,7 @@ func fleetOnce(ctx context.Context, c *cluster, p *progress, row fleetRow, runs 
 	if len(calls) == 0 {
 		return pt, fmt.Errorf("no claim call of %v was traced", names)
 	}
-	pt = fleetPoint{Engine: engine, VerdictBatchWaitMs: ms(row.verdictWait), Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(runs), Claim: summarize(calls),
+	pt = fleetPoint{Engine: engine, VerdictBatchWaitMs: ms(row.verdictWait), verdictWait: row.verdictWait, Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(runs), Claim: summarize(calls),
 		CPU: use, ServerCPUPerRunMs: perUnit(use.ServerMs, runs), BenchCPUPerRunMs: perUnit(use.BenchMs, runs)}
 	if s.meter != nil {
 		rm, err := collect(ctx, reader)
