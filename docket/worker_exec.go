@@ -202,10 +202,6 @@ func (j *Job) verdict(plan commitPlan, batch int, err error) {
 	if j.worker.cfg.OnEvent == nil {
 		return
 	}
-	outcome := verdictOutcome(err)
-	if outcome == VerdictDropped {
-		batch = 0
-	}
 	j.worker.emit(WorkerEvent{Kind: EventVerdict, RunID: j.RunID, Scope: j.Scope,
-		Verdict: plan.checkpointType, Outcome: outcome, Batch: batch, Err: err})
+		Verdict: plan.checkpointType, Outcome: verdictOutcome(err), Batch: batch, Err: err})
 }

@@ -30,11 +30,10 @@ type Group[T, R any] struct {
 	flush Flush[T, R]
 	wait  time.Duration
 	timer Timer
-	// linger, when positive, makes a leader wait that long for writes of
-	// any caller instead of waiting for its cohort (see Linger); full ends
-	// the wait early once that many writes are pending.
-	linger time.Duration
-	full   int
+	// full, when positive, makes the group linger (see Linger): a leader
+	// waits the whole wait for writes of any caller instead of waiting for
+	// its cohort, and stops once full writes are pending.
+	full int
 	// changed receives a value, if none is pending, whenever a write
 	// arrives or a member stops being awaited.
 	changed chan struct{}
@@ -80,7 +79,7 @@ func New[T, R any](flush Flush[T, R], wait time.Duration, timer Timer) *Group[T,
 // at once after Hurry. linger and full must be positive.
 func Linger[T, R any](flush Flush[T, R], linger time.Duration, full int, timer Timer) *Group[T, R] {
 	g := New(flush, linger, timer)
-	g.linger, g.full = linger, full
+	g.full = full
 	return g
 }
 
@@ -269,7 +268,7 @@ func (g *Group[T, R]) gather(ctx context.Context, cohort *Cohort) {
 // lingering leader until Hurry or until the batch is full, any other until
 // its cohort wrote or settled. The caller holds g.mu.
 func (g *Group[T, R]) waiting(cohort *Cohort) bool {
-	if g.linger > 0 {
+	if g.full > 0 {
 		return !g.hurried && len(g.pending) < g.full
 	}
 	return cohort.awaiting > 0
