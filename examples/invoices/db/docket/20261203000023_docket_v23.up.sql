@@ -1,3 +1,38 @@
+-- Schema V23: two changes without a change of behaviour.
+--
+-- The derived state docket_run_admitted names the union of the two admitted
+-- pages' states, which the console's and the admission inspection's counts
+-- of a tenant's admitted runs spelled out as an OR of both in every query.
+-- The state inlines to the same OR, so those queries keep their plans over
+-- the two admitted page indexes.
+--
+-- Combined claims v7 collects a delivery with one statement: a caller that
+-- becomes the combiner after waiting collects what an earlier combiner
+-- delivered to its ticket through the same statement as a waiter, where v6
+-- repeated it. Who serves, waits, collects and withdraws is unchanged.
+-- include docket_run_admitted_v1.sql
+-- A run that holds its tenant's admission marker, claimed or not: one of the
+-- admitted runs a tenant's cap counts. It is the union of the two admitted
+-- pages' states, so a statement that asks for it reads the two partial
+-- indexes whose predicates they are (docket_runs_admitted_ready_idx and
+-- docket_runs_admitted_claimed_idx) and no index of its own.
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause: the body names no relation, and the states it builds on resolve in
+-- the schema of the calling statement, as docket_runs does.
+create or replace function docket_run_admitted(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select docket_run_marked_unclaimed(r) or docket_run_marked_claimed(r)
+$$;
+-- end include
+
+-- include docket_tenant_fair_claim_combined_v7.sql
 -- A TenantFair claim call that may serve the demand of other claimers too
 -- (combined claims). Every TenantFair call holds the policy row, the domain's
 -- one cursor, for its whole duration, so many small concurrent callers each
@@ -138,6 +173,7 @@ declare
     v_deadline timestamptz;
     v_ticket integer;
     v_timed_out boolean := false;
+    v_combiner boolean := false;
     v_lock_free boolean;
     v_own docket_claim_outcome[];
     v_markers integer[];
@@ -161,51 +197,61 @@ begin
 
         <<wait>>
         loop
-            -- statement combiner_lock
-            exit wait when pg_try_advisory_xact_lock(v_key);
-            -- end statement
-            if v_ticket is null then
-                v_ticket := nextval('docket_claim_tickets');
-            end if;
-            -- Announce the demand and wait for the combiner's commit, then
-            -- give both locks back by rolling back the block's
-            -- subtransaction.
-            begin
-                if clock_timestamp() >= v_deadline then
-                    raise lock_not_available;
-                end if;
-                if p_demand < c_marker_demand then
-                    -- statement marker
-                    perform pg_advisory_xact_lock_shared(v_kind, v_ticket * c_marker_demand + p_demand);
-                    -- end statement
-                end if;
-                -- statement combiner_wait
-                perform pg_advisory_xact_lock_shared(v_key);
+            if not v_combiner then
+                -- statement combiner_lock
+                v_combiner := pg_try_advisory_xact_lock(v_key);
                 -- end statement
-                raise sqlstate 'DKW01';
-            exception
-                when sqlstate 'DKW01' then
-                    null;
-                when lock_not_available then
-                    v_timed_out := true;
-            end;
-            if v_timed_out then
-                -- The marker is gone. Take the ticket's served lock, which a
-                -- combiner serving this ticket holds to its commit, before
-                -- the collect below, so that the collect finds what such a
-                -- combiner delivered. The lock is not bounded by the lock
-                -- wait: it waits for one combiner that is already walking.
-                loop
-                    begin
-                        -- statement served_lock
-                        perform pg_advisory_xact_lock(v_served, v_ticket);
-                        -- end statement
-                        exit;
-                    exception when lock_not_available then
-                        null;
-                    end;
-                end loop;
             end if;
+            -- A combiner that never waited has no ticket, so nothing can
+            -- have been delivered to it.
+            exit wait when v_combiner and v_ticket is null;
+            if not v_combiner then
+                if v_ticket is null then
+                    v_ticket := nextval('docket_claim_tickets');
+                end if;
+                -- Announce the demand and wait for the combiner's commit, then
+                -- give both locks back by rolling back the block's
+                -- subtransaction.
+                begin
+                    if clock_timestamp() >= v_deadline then
+                        raise lock_not_available;
+                    end if;
+                    if p_demand < c_marker_demand then
+                        -- statement marker
+                        perform pg_advisory_xact_lock_shared(v_kind, v_ticket * c_marker_demand + p_demand);
+                        -- end statement
+                    end if;
+                    -- statement combiner_wait
+                    perform pg_advisory_xact_lock_shared(v_key);
+                    -- end statement
+                    raise sqlstate 'DKW01';
+                exception
+                    when sqlstate 'DKW01' then
+                        null;
+                    when lock_not_available then
+                        v_timed_out := true;
+                end;
+                if v_timed_out then
+                    -- The marker is gone. Take the ticket's served lock, which a
+                    -- combiner serving this ticket holds to its commit, before
+                    -- the collect below, so that the collect finds what such a
+                    -- combiner delivered. The lock is not bounded by the lock
+                    -- wait: it waits for one combiner that is already walking.
+                    loop
+                        begin
+                            -- statement served_lock
+                            perform pg_advisory_xact_lock(v_served, v_ticket);
+                            -- end statement
+                            exit;
+                        exception when lock_not_available then
+                            null;
+                        end;
+                    end loop;
+                end if;
+            end if;
+            -- A waiter collects what a combiner delivered to its ticket; so
+            -- does a caller that became the combiner after waiting, since a
+            -- combiner before it may have served the ticket.
             -- statement delivery_collect
             delete from docket_claim_deliveries d
              where d.ticket = v_ticket
@@ -219,6 +265,7 @@ begin
                      order by g.i;
                 exit call;
             end if;
+            exit wait when v_combiner;
             if v_timed_out then
                 -- Nothing was delivered: withdraw the ticket.
                 -- statement tombstone_write
@@ -255,31 +302,14 @@ begin
                 -- statement combiner_queue
                 perform pg_advisory_xact_lock(v_key);
                 -- end statement
-                exit wait;
+                v_combiner := true;
             exception when lock_not_available then
                 -- The wait's deadline has passed: the next round gives up.
                 null;
             end;
         end loop;
 
-        -- This call is the combiner. A delivery to its ticket from a combiner
-        -- before it is collected as any waiter's.
-        if v_ticket is not null then
-            -- statement delivery_collect_own
-            delete from docket_claim_deliveries d
-             where d.ticket = v_ticket
-            returning d.outcomes into v_own;
-            -- end statement
-            if found then
-                perform set_config('synchronous_commit', 'off', true);
-                return query
-                    select (v_own[g.i]).*, g.i::bigint
-                      from generate_subscripts(v_own, 1) as g(i)
-                     order by g.i;
-                exit call;
-            end if;
-        end if;
-
+        -- This call is the combiner.
         -- statement tickets_read
         select case when t.is_called then t.last_value else 0 end,
                (select r.last_value from docket_claim_tickets_read r)
@@ -388,3 +418,5 @@ begin
     return;
 end;
 $$;
+-- end include
+
