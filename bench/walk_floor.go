@@ -50,12 +50,12 @@ begin
         v_pos := null;
         select s.ring_position, s.scope_key into v_pos, v_scope
           from docket_claim_schedule s
-         where s.unfinished_count > 0 and s.ring_position > v_cursor
+         where s.in_ring and s.ring_position > v_cursor
          order by s.ring_position limit 1;
         if v_pos is null then
             select s.ring_position, s.scope_key into v_pos, v_scope
               from docket_claim_schedule s
-             where s.unfinished_count > 0
+             where s.in_ring
              order by s.ring_position limit 1;
         end if;
         exit when v_pos is null;

@@ -62,6 +62,7 @@ var Columns = []Column{
 	{"docket_claim_schedule", "inserted_at"},
 	{"docket_claim_schedule", "updated_at"},
 	{"docket_claim_schedule", "parked_until"},
+	{"docket_claim_schedule", "in_ring"},
 	{"docket_schedules", "id"},
 	{"docket_schedules", "tenant_id"},
 	{"docket_schedules", "scope_key"},

@@ -86,7 +86,7 @@ const ConsoleDomainSummary = `-- name: ConsoleDomainSummary :one
 select pol.scan_ring_position,
        (select count(*) from /*schema*/docket_claim_partitions)::bigint as partitions,
        (select count(*) from /*schema*/docket_claim_schedule s
-         where s.unfinished_count > 0)::bigint as ring_size,
+         where s.in_ring)::bigint as ring_size,
        (select count(*) from /*schema*/docket_claim_schedule s
          where s.parked_until is not null)::bigint as parked
   from /*schema*/docket_claim_policy pol

@@ -77,7 +77,7 @@ func (q *Queries) ListClaimSchedule(ctx context.Context) ([]ListClaimScheduleRow
 
 const ListRingPositions = `-- name: ListRingPositions :many
 select ring_position, scope_key from /*schema*/docket_claim_schedule
- where unfinished_count > 0
+ where in_ring
  order by ring_position
 `
 

@@ -98,7 +98,7 @@ select s.scope_key, s.ring_position
   from /*schema*/docket_claim_schedule s
  where s.ring_position > sqlc.arg(after_position)::bigint
    and s.ring_position <= sqlc.arg(up_to_position)::bigint
-   and s.unfinished_count > 0 and s.parked_until is null
+   and s.in_ring and s.parked_until is null
  order by s.ring_position
  limit sqlc.arg(batch_size)::integer
    for no key update skip locked;
@@ -108,7 +108,7 @@ select s.scope_key, s.ring_position
 -- switching parking on splits the ring between its parallel batch streams.
 select coalesce(max(s.ring_position), 0)::bigint
   from /*schema*/docket_claim_schedule s
- where s.unfinished_count > 0 and s.parked_until is null;
+ where s.in_ring and s.parked_until is null;
 
 -- name: ParkDormantPartitionsBatch :execrows
 -- The second step of a batch park, in a statement whose snapshot is taken
@@ -138,7 +138,7 @@ update /*schema*/docket_claim_schedule s
   from unnest(sqlc.arg(scope_keys)::text[]) as k(scope_key)
  where s.scope_key = k.scope_key
    and s.ring_position between sqlc.arg(first_position)::bigint and sqlc.arg(last_position)::bigint
-   and s.unfinished_count > 0 and s.parked_until is null
+   and s.in_ring and s.parked_until is null
    and exists (select from /*schema*/docket_claim_policy pol
                 where pol.id = 1 and pol.admission_mode = 'tenant_fair' and pol.park_dormant)
    and not exists (select from /*schema*/docket_claim_partitions pa

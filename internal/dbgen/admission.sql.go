@@ -96,9 +96,9 @@ func (q *Queries) InspectClaimScope(ctx context.Context, scopeKey string) (Inspe
 const RingPositions = `-- name: RingPositions :one
 select (case when p.park_dormant
              then (select count(*) from /*schema*/docket_claim_schedule s
-                    where s.unfinished_count > 0 and s.parked_until is null)
+                    where s.in_ring and s.parked_until is null)
              else (select count(*) from /*schema*/docket_claim_schedule s
-                    where s.unfinished_count > 0)
+                    where s.in_ring)
         end)::integer as positions
   from /*schema*/docket_claim_policy p
  where p.id = 1

@@ -46,6 +46,7 @@ type DocketClaimSchedule struct {
 	InsertedAt      time.Time
 	UpdatedAt       time.Time
 	ParkedUntil     *time.Time
+	InRing          bool
 }
 
 type DocketRun struct {

@@ -79,7 +79,7 @@ func (q *Queries) InstalledFunctionBodies(ctx context.Context) ([]InstalledFunct
 const LastAwakeRingPosition = `-- name: LastAwakeRingPosition :one
 select coalesce(max(s.ring_position), 0)::bigint
   from /*schema*/docket_claim_schedule s
- where s.unfinished_count > 0 and s.parked_until is null
+ where s.in_ring and s.parked_until is null
 `
 
 // The largest position of the awake ring (0 when it is empty), where
@@ -96,7 +96,7 @@ select s.scope_key, s.ring_position
   from /*schema*/docket_claim_schedule s
  where s.ring_position > $1::bigint
    and s.ring_position <= $2::bigint
-   and s.unfinished_count > 0 and s.parked_until is null
+   and s.in_ring and s.parked_until is null
  order by s.ring_position
  limit $3::integer
    for no key update skip locked
@@ -229,7 +229,7 @@ update /*schema*/docket_claim_schedule s
   from unnest($3::text[]) as k(scope_key)
  where s.scope_key = k.scope_key
    and s.ring_position between $1::bigint and $2::bigint
-   and s.unfinished_count > 0 and s.parked_until is null
+   and s.in_ring and s.parked_until is null
    and exists (select from /*schema*/docket_claim_policy pol
                 where pol.id = 1 and pol.admission_mode = 'tenant_fair' and pol.park_dormant)
    and not exists (select from /*schema*/docket_claim_partitions pa

@@ -43,9 +43,9 @@ select
 -- revolution. With parking on, calls walk only the awake ring.
 select (case when p.park_dormant
              then (select count(*) from /*schema*/docket_claim_schedule s
-                    where s.unfinished_count > 0 and s.parked_until is null)
+                    where s.in_ring and s.parked_until is null)
              else (select count(*) from /*schema*/docket_claim_schedule s
-                    where s.unfinished_count > 0)
+                    where s.in_ring)
         end)::integer as positions
   from /*schema*/docket_claim_policy p
  where p.id = 1;

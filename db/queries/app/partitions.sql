@@ -11,5 +11,5 @@ select s.scope_key, s.ring_position, s.unfinished_count,
 -- name: ListRingPositions :many
 -- The ring proper: positions that own unfinished work, in cursor order.
 select ring_position, scope_key from /*schema*/docket_claim_schedule
- where unfinished_count > 0
+ where in_ring
  order by ring_position;

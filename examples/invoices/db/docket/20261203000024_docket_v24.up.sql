@@ -1,3 +1,36 @@
+-- Schema V24: ring membership as a column of its own, so that the unfinished
+-- count's update is a heap-only update.
+--
+-- Every insert of a run and every finish updates its scope's
+-- docket_claim_schedule.unfinished_count. The two ring indexes named the
+-- count in their predicates (unfinished_count > 0), and PostgreSQL writes an
+-- update as heap-only (HOT: no new index entries, old versions pruned within
+-- the page) only when no column an index names, predicates included,
+-- changes. So every count update wrote a new entry into each of the table's
+-- indexes, and under concurrent finishes each lookup of a scope's row walked
+-- the dead entries of the updates before it. in_ring is the count's sign,
+-- kept by PostgreSQL as a stored generated column; its value changes only
+-- when a scope joins or leaves the ring, so the other updates of the count
+-- are heap-only. The ring indexes are rebuilt over it, and engine v11 names
+-- it where v10 named the count: the same walk, reaching the same indexes.
+--
+-- Adding a stored generated column rewrites docket_claim_schedule (one row
+-- per scope) under its ACCESS EXCLUSIVE lock.
+alter table docket_claim_schedule
+    add column in_ring boolean not null generated always as (unfinished_count > 0) stored;
+
+drop index docket_claim_schedule_ring_idx;
+drop index docket_claim_schedule_awake_idx;
+
+-- The ring proper: exactly the positions that own unfinished work.
+create index docket_claim_schedule_ring_idx on docket_claim_schedule (ring_position)
+    where in_ring;
+
+-- The awake ring that a parked-mode call walks.
+create index docket_claim_schedule_awake_idx on docket_claim_schedule (ring_position)
+    where in_ring and parked_until is null;
+
+-- include docket_tenant_fair_claim_v11.sql
 -- The TenantFair admission engine, the only way a run of this fairness domain
 -- is admitted or leased while admission_mode is 'tenant_fair'.
 --
@@ -21,10 +54,10 @@
 -- Parked partitions (opt-in, docket_claim_policy.park_dormant): a visit
 -- whose partition is dormant (no claimed running row, no healthy unclaimed
 -- running row due at p_now) parks it until its earliest wake_at, and the walk
--- then visits only the awake ring (unfinished_count > 0 and parked_until is
--- null). Each call first unparks at most 64 partitions whose parked_until has
--- come, earliest first; the run lifecycle triggers unpark a partition when a
--- write can make one of its rows eligible. With park_dormant off the call is
+-- then visits only the awake ring (in_ring and parked_until is null). Each
+-- call first unparks at most 64 partitions whose parked_until has come,
+-- earliest first; the run lifecycle triggers unpark a partition when a write
+-- can make one of its rows eligible. With park_dormant off the call is
 -- exactly the specification's walk: it neither parks, sweeps nor reads
 -- parked_until.
 --
@@ -70,6 +103,13 @@
 -- every admitted row of the scope with a filter, on every visit, as the
 -- scope's claims grew. The order makes the page's index the only one that
 -- needs no sort.
+--
+-- The ring is the positions whose docket_claim_schedule.in_ring holds, a
+-- column PostgreSQL keeps as unfinished_count > 0. The ring indexes' predicates
+-- name in_ring rather than the count, so the count's update on every insert
+-- and finish changes no indexed column unless the scope joins or leaves the
+-- ring, and PostgreSQL writes it as a heap-only update without new index
+-- entries; every statement that walks the ring names in_ring to reach them.
 --
 -- A scope's admitted count is the sum of its two admitted pages, the
 -- unclaimed (admitted-ready, due or not) and the claimed: no index of its
@@ -371,7 +411,7 @@ begin
                     select s.ring_position, s.scope_key
                       into v_position, v_scope
                       from docket_claim_schedule s
-                     where s.unfinished_count > 0 and s.parked_until is null
+                     where s.in_ring and s.parked_until is null
                        and s.ring_position > v_cursor
                      order by s.ring_position
                      limit 1;
@@ -381,7 +421,7 @@ begin
                         select s.ring_position, s.scope_key
                           into v_position, v_scope
                           from docket_claim_schedule s
-                         where s.unfinished_count > 0 and s.parked_until is null
+                         where s.in_ring and s.parked_until is null
                          order by s.ring_position
                          limit 1;
                         -- end statement
@@ -393,7 +433,7 @@ begin
                     select s.ring_position, s.scope_key
                       into v_position, v_scope
                       from docket_claim_schedule s
-                     where s.unfinished_count > 0 and s.ring_position > v_cursor
+                     where s.in_ring and s.ring_position > v_cursor
                      order by s.ring_position
                      limit 1;
                     -- end statement
@@ -402,7 +442,7 @@ begin
                         select s.ring_position, s.scope_key
                           into v_position, v_scope
                           from docket_claim_schedule s
-                         where s.unfinished_count > 0
+                         where s.in_ring
                          order by s.ring_position
                          limit 1;
                         -- end statement
@@ -430,13 +470,13 @@ begin
                                        coalesce(ar.found or qr.found or ex.found, false) as has_page
                                   from ((select s.ring_position as pos, s.scope_key as scope, 0 as lap
                                            from docket_claim_schedule s
-                                          where s.unfinished_count > 0 and s.ring_position > v_cursor
+                                          where s.in_ring and s.ring_position > v_cursor
                                           order by s.ring_position
                                           limit v_window)
                                         union all
                                         (select s.ring_position, s.scope_key, 1
                                            from docket_claim_schedule s
-                                          where s.unfinished_count > 0 and s.ring_position <= v_cursor
+                                          where s.in_ring and s.ring_position <= v_cursor
                                           order by s.ring_position
                                           limit v_window)
                                         order by lap, pos
@@ -690,7 +730,7 @@ begin
                                          where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r)
                                          order by r.wake_at
                                          limit 1)), 'infinity')
-                             where s.scope_key = v_scope and s.unfinished_count > 0
+                             where s.scope_key = v_scope and s.in_ring
                                and (select true from docket_runs r
                                      where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now
                                      order by r.wake_at, r.id
@@ -1044,3 +1084,5 @@ begin
     return;
 end;
 $$;
+-- end include
+
