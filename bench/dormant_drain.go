@@ -45,7 +45,7 @@ func dormantOnce(ctx context.Context, c *cluster, p *progress, engine dormantEng
 	b := newBook(dormantActive * dormantPerTenant)
 	runs := b.addManySpread(dormantActive*dormantPerTenant, dormantActive, 0)
 	b.seal()
-	d, err := newDocketDrainOn(env, b, drainConcurrency, 0)
+	d, err := newDocketDrainOn(env, b, docket.WorkerConfig{Concurrency: drainConcurrency})
 	if err != nil {
 		return pt, err
 	}
@@ -214,7 +214,7 @@ func switchOnOnce(ctx context.Context, c *cluster, n int) (seconds float64, park
 	b := newBook(dormantActive * dormantPerTenant)
 	runs := b.addManySpread(dormantActive*dormantPerTenant, dormantActive, 0)
 	b.seal()
-	d, err := newDocketDrainOn(env, b, drainConcurrency, 0)
+	d, err := newDocketDrainOn(env, b, docket.WorkerConfig{Concurrency: drainConcurrency})
 	if err != nil {
 		return 0, 0, errors.Join(err, env.close())
 	}

@@ -25,16 +25,16 @@ func newDocketDrain(ctx context.Context, c *cluster, engine engineName, maxActiv
 	if err != nil {
 		return nil, err
 	}
-	return newDocketDrainOn(env, b, drainConcurrency, 0)
+	return newDocketDrainOn(env, b, docket.WorkerConfig{Concurrency: drainConcurrency})
 }
 
 // newDocketDrainOn is newDocketDrain on an environment already open, with a
-// Worker of concurrency and verdictWait (WorkerConfig.VerdictBatchWait); on
-// error it closes env.
-func newDocketDrainOn(env *docketEnv, b *book, concurrency int, verdictWait time.Duration) (*docketDrain, error) {
+// Worker of cfg, whose Handler it sets; on error it closes env.
+func newDocketDrainOn(env *docketEnv, b *book, cfg docket.WorkerConfig) (*docketDrain, error) {
 	d := &docketDrain{env: env, book: b, ran: make(chan error, 1)}
 	var err error
-	d.worker, err = docket.NewWorker(env.client, docket.WorkerConfig{Concurrency: concurrency, VerdictBatchWait: verdictWait, Handler: d.handle})
+	cfg.Handler = d.handle
+	d.worker, err = docket.NewWorker(env.client, cfg)
 	if err != nil {
 		return nil, errors.Join(err, env.close())
 	}

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/docketrun/docket-go/docket"
 )
 
-// fleetPoolConns is the pool size of one fleet member of concurrency: the
-// drain's room (claims, commits, heartbeats, LISTEN session, checks) for
-// its own slots.
-func fleetPoolConns(concurrency int) int { return 2*concurrency + 4 }
+// fleetPoolConns is the pool size of one fleet member of slots claim slots
+// (its concurrency and the runs it claims ahead): the drain's room (claims,
+// commits, heartbeats, LISTEN session, checks) for its own slots.
+func fleetPoolConns(slots int) int { return 2*slots + 4 }
 
 // fleetDrain is a fleet of drain targets on one database, each on a pool
 // and a client of its own, as separate processes would have them; they are
@@ -34,8 +36,10 @@ type fleetSetup struct {
 	// clients' fetch configuration.
 	maxActive int
 	fetch     riverFetch
-	// verdictWait is the Docket Workers' VerdictBatchWait.
+	// verdictWait and claimAhead are the Docket Workers' VerdictBatchWait
+	// and ClaimAhead.
 	verdictWait time.Duration
+	claimAhead  int
 	// tracer is set on every member's pool; meter, when set, receives
 	// every Docket client's metrics.
 	tracer *callTracer
@@ -55,7 +59,7 @@ func newFleetDrain(ctx context.Context, c *cluster, s fleetSetup, b *book) (*fle
 		return nil, err
 	}
 	f := &fleetDrain{database: db, drop: drop}
-	conns := fleetPoolConns(s.concurrency)
+	conns := fleetPoolConns(s.concurrency + s.claimAhead)
 	cfg := docketConfig(s.engine, s.maxActive)
 	if s.meter != nil {
 		cfg.MeterProvider = s.meter
@@ -70,7 +74,7 @@ func newFleetDrain(ctx context.Context, c *cluster, s fleetSetup, b *book) (*fle
 		} else {
 			var env *docketEnv
 			if env, err = openDocketOn(ctx, c, db, s.engine, cfg, conns, s.tracer, keepDatabase); err == nil {
-				m, err = newDocketDrainOn(env, b, s.concurrency, s.verdictWait)
+				m, err = newDocketDrainOn(env, b, docket.WorkerConfig{Concurrency: s.concurrency, VerdictBatchWait: s.verdictWait, ClaimAhead: s.claimAhead})
 			}
 		}
 		if err != nil {

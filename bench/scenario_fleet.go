@@ -20,29 +20,39 @@ const (
 )
 
 // fleetRow is one configuration of the fleet scenario: an engine, and for
-// Docket the Workers' VerdictBatchWait.
+// Docket the Workers' VerdictBatchWait and ClaimAhead.
 type fleetRow struct {
 	engine      engineName
 	verdictWait time.Duration
+	claimAhead  int
 }
 
 // fleetRows are the fleet scenario's configurations: each engine with its
-// verdicts written at once, and TenantFair with verdicts that wait
-// verdictWait for a batch (none when it is 0).
-func fleetRows(verdictWait time.Duration) []fleetRow {
+// verdicts written at once; TenantFair with verdicts that wait verdictWait
+// for a batch (none when it is 0); and TenantFair with those verdicts and
+// claimAhead runs claimed ahead of each Worker's handlers (none when it is
+// 0). Every Docket row keeps the scenario's concurrency of handlers.
+func fleetRows(verdictWait time.Duration, claimAhead int) []fleetRow {
 	rows := []fleetRow{{engine: engineTenantFair}}
 	if verdictWait > 0 {
 		rows = append(rows, fleetRow{engine: engineTenantFair, verdictWait: verdictWait})
+	}
+	if claimAhead > 0 {
+		rows = append(rows, fleetRow{engine: engineTenantFair, verdictWait: verdictWait, claimAhead: claimAhead})
 	}
 	return append(rows, fleetRow{engine: engineTenantFairParked}, fleetRow{engine: engineLegacy}, fleetRow{engine: engineRiver})
 }
 
 // name labels r in progress lines and tables.
 func (r fleetRow) name() string {
+	name := string(r.engine)
 	if r.verdictWait > 0 {
-		return fmt.Sprintf("%s, verdicts wait %s", r.engine, r.verdictWait)
+		name += fmt.Sprintf(", verdicts wait %s", r.verdictWait)
 	}
-	return string(r.engine)
+	if r.claimAhead > 0 {
+		name += fmt.Sprintf(", %d claimed ahead", r.claimAhead)
+	}
+	return name
 }
 
 // fleetPoint is one configuration's fleet drain.
@@ -52,9 +62,11 @@ type fleetPoint struct {
 	// (verdictWait); 0 writes each verdict at once.
 	VerdictBatchWaitMs float64 `json:"verdict_batch_wait_ms"`
 	verdictWait        time.Duration
-	Round              int     `json:"round"`
-	Seconds            float64 `json:"seconds"`
-	RunsPerSecond      float64 `json:"runs_per_second"`
+	// ClaimAhead is the Docket Workers' ClaimAhead; 0 claims none ahead.
+	ClaimAhead    int     `json:"claim_ahead"`
+	Round         int     `json:"round"`
+	Seconds       float64 `json:"seconds"`
+	RunsPerSecond float64 `json:"runs_per_second"`
 	// Claim is the latency of the fleet's claim calls from start to stop:
 	// the Worker's claim batch, River's JobGetAvailable fetch.
 	Claim latency `json:"claim"`
@@ -84,16 +96,20 @@ type fleetResult struct {
 	// TenantFairVsRiver and TenantFairVsLegacy are TenantFair's drain rate
 	// (full-ring walk, verdicts written at once) over River's and over
 	// Legacy's; BatchedVsRiver is TenantFair's with verdicts waiting
-	// VerdictBatchWaitMs over River's (0 when that row did not run).
+	// VerdictBatchWaitMs over River's (0 when that row did not run), and
+	// AheadVsRiver TenantFair's with those verdicts and ClaimAhead runs
+	// claimed ahead over River's (0 when that row did not run).
 	TenantFairVsRiver  float64 `json:"tenant_fair_vs_river"`
 	TenantFairVsLegacy float64 `json:"tenant_fair_vs_legacy"`
 	VerdictBatchWaitMs float64 `json:"verdict_batch_wait_ms"`
 	BatchedVsRiver     float64 `json:"tenant_fair_batched_vs_river"`
+	ClaimAhead         int     `json:"claim_ahead"`
+	AheadVsRiver       float64 `json:"tenant_fair_ahead_vs_river"`
 }
 
 // row is pt's configuration.
 func (pt fleetPoint) row() fleetRow {
-	return fleetRow{engine: pt.Engine, verdictWait: pt.verdictWait}
+	return fleetRow{engine: pt.Engine, verdictWait: pt.verdictWait, claimAhead: pt.ClaimAhead}
 }
 
 // contention is the point's lock contention count, "-" for River.
@@ -123,7 +139,7 @@ func runFleet(ctx context.Context, c *cluster, o options, p *progress) (*fleetRe
 		HandlerMs: ms(fleetHandler), Cap: drainCap, River: fetch, Rounds: o.rounds}
 	p.logf("fleet: %d runs (%s) over %d tenants, %d members of concurrency %d, each on its own pool, %d rounds",
 		res.Runs, fleetHandler, res.Tenants, res.Members, res.Concurrency, o.rounds)
-	rows := fleetRows(o.fleetVerdictWait)
+	rows := fleetRows(o.fleetVerdictWait, o.fleetClaimAhead)
 	for round := 1; round <= o.rounds; round++ {
 		for _, row := range rows {
 			pt, err := fleetOnce(ctx, c, p, row, res.Runs, fetch)
@@ -152,6 +168,10 @@ func runFleet(ctx context.Context, c *cluster, o options, p *progress) (*fleetRe
 		res.VerdictBatchWaitMs = ms(o.fleetVerdictWait)
 		res.BatchedVsRiver = ratio(res.rate(fleetRow{engine: engineTenantFair, verdictWait: o.fleetVerdictWait}), river)
 	}
+	if o.fleetClaimAhead > 0 {
+		res.ClaimAhead = o.fleetClaimAhead
+		res.AheadVsRiver = ratio(res.rate(fleetRow{engine: engineTenantFair, verdictWait: o.fleetVerdictWait, claimAhead: o.fleetClaimAhead}), river)
+	}
 	return res, nil
 }
 
@@ -169,7 +189,7 @@ func fleetOnce(ctx context.Context, c *cluster, p *progress, row fleetRow, runs 
 		names = []string{riverFetchStatement}
 	}
 	s := fleetSetup{engine: engine, members: fleetMembers, concurrency: fleetConcurrency, maxActive: drainCap, fetch: fetch,
-		verdictWait: row.verdictWait, tracer: newCallTracer(names...)}
+		verdictWait: row.verdictWait, claimAhead: row.claimAhead, tracer: newCallTracer(names...)}
 	reader := sdkmetric.NewManualReader()
 	if engine != engineRiver {
 		s.meter = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -196,7 +216,7 @@ func fleetOnce(ctx context.Context, c *cluster, p *progress, row fleetRow, runs 
 	if len(calls) == 0 {
 		return pt, fmt.Errorf("no claim call of %v was traced", names)
 	}
-	pt = fleetPoint{Engine: engine, VerdictBatchWaitMs: ms(row.verdictWait), verdictWait: row.verdictWait, Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(runs), Claim: summarize(calls),
+	pt = fleetPoint{Engine: engine, VerdictBatchWaitMs: ms(row.verdictWait), verdictWait: row.verdictWait, ClaimAhead: row.claimAhead, Seconds: d.elapsed().Seconds(), RunsPerSecond: d.rate(runs), Claim: summarize(calls),
 		CPU: use, ServerCPUPerRunMs: perUnit(use.ServerMs, runs), BenchCPUPerRunMs: perUnit(use.BenchMs, runs)}
 	if s.meter != nil {
 		rm, err := collect(ctx, reader)

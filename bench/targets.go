@@ -66,6 +66,10 @@ func evaluateTargets(r *results) []target {
 			ts = append(ts, check(fmt.Sprintf("fleet of %d Workers x %d: runs/s (TenantFair, verdicts wait %g ms) / River runs/s",
 				r.Fleet.Members, r.Fleet.Concurrency, r.Fleet.VerdictBatchWaitMs), r.Fleet.BatchedVsRiver, 1.0, true))
 		}
+		if r.Fleet.ClaimAhead > 0 {
+			ts = append(ts, check(fmt.Sprintf("fleet of %d Workers x %d: runs/s (TenantFair, verdicts wait %g ms, %d claimed ahead) / River runs/s",
+				r.Fleet.Members, r.Fleet.Concurrency, r.Fleet.VerdictBatchWaitMs, r.Fleet.ClaimAhead), r.Fleet.AheadVsRiver, 1.0, true))
+		}
 	}
 	return ts
 }

@@ -22,9 +22,9 @@ import (
 // serverless call) handles each lease as a Worker would.
 //
 // cfg is validated as NewWorker validates it (ErrInvalidConfig); its
-// Concurrency, PollInterval, Retention and Schedules are not used, and its
-// ClaimTTL should be the one the lease was claimed with, since a verdict
-// that cannot be written for that long is given up. cfg.OnEvent hears the
+// Concurrency, ClaimAhead, PollInterval, Retention and Schedules are not
+// used, and its ClaimTTL should be the one the lease was claimed with,
+// since a verdict that cannot be written for that long is given up. cfg.OnEvent hears the
 // handler's start and the verdict. A failed read of the run returns the
 // error and leaves the claim as it was; a run that no longer matches the
 // lease (another holder, a cancel) is handed back untouched and is an
@@ -35,7 +35,7 @@ func (c *Client) WorkLease(ctx context.Context, lease Lease, cfg WorkerConfig) (
 		return Run{}, invalidConfig("WorkLease needs a Handler or Handlers")
 	}
 	heard := &leaseEvents{forward: cfg.OnEvent}
-	cfg.Concurrency, cfg.OnEvent = 1, heard.hear
+	cfg.Concurrency, cfg.ClaimAhead, cfg.OnEvent = 1, 0, heard.hear
 	w, err := NewWorker(c, cfg)
 	if err != nil {
 		return Run{}, err

@@ -30,18 +30,20 @@ var (
 // runs them through its Handler, or the handler its Handlers registry holds
 // for each run's graph id, up to Concurrency at a time.
 //
-// Each poll asks for exactly the free slots; a poll with one free slot
-// alternates its class preference between ready and expired work, so stolen
-// and fresh work both get served. While runs are in flight, a freed slot
-// waits up to 2 ms for the others before it is claimed, so each claim call
+// The worker has a claim slot per handler and WorkerConfig.ClaimAhead more,
+// whose runs wait for a handler to return. Each poll asks for exactly the
+// free claim slots; a poll with one free slot alternates its class
+// preference between ready and expired work, so stolen and fresh work both
+// get served. While runs are in flight, a freed slot waits for the others
+// as long as the last claim call took, within 2 to 20 ms, so each claim call
 // carries more demand. The runs a poll leased are read by a statement sent
 // in the same batch and transaction as the claim, and the verdicts of jobs
 // that finish together are committed in one statement, each still fenced on
-// its own claim. A job's slot is freed as soon as its
-// handler returned a verdict that releases the claim, while that verdict is
-// still being written, for at most Concurrency such jobs at a time: the next
-// claim call overlaps the commit, and the worker holds at most twice
-// Concurrency claims. The worker wakes at once when runs are
+// its own claim. A job's slot is freed as soon as its handler returned a
+// verdict that releases the claim, while that verdict is still being
+// written, for at most one such job per claim slot at a time: the next
+// claim call overlaps the commit, and the worker holds at most twice its
+// claim slots in claims. The worker wakes at once when runs are
 // inserted due now (LISTEN/NOTIFY on a connection of its own; InsertRun,
 // InsertRuns and the worker's own yields notify) and otherwise polls every
 // PollInterval. Every held claim is refreshed every HeartbeatInterval.
@@ -63,9 +65,16 @@ type Worker struct {
 	// commits groups the verdict commits of jobs that finish together.
 	commits *groupCommit
 
-	// slotFreed receives one value per freed slot; its capacity,
-	// Concurrency, means a job never blocks on it.
+	// slotFreed receives one value per freed claim slot; its capacity, the
+	// claim slots, means a job never blocks on it.
 	slotFreed chan struct{}
+	// handlerSlots holds one token per handler running; its capacity,
+	// Concurrency, makes a run claimed ahead wait for a handler to return.
+	handlerSlots chan struct{}
+	// unstarted counts the jobs that have neither taken a handler slot nor
+	// given their claim back (see Job.begin), so that a stopping worker
+	// can wait for the hand-backs of jobs that never started.
+	unstarted sync.WaitGroup
 	// committing holds one token per job whose slot was freed while its
 	// verdict is still being written; its capacity (committingCapacity)
 	// bounds them.
@@ -91,6 +100,10 @@ type Worker struct {
 	stopCtx context.Context
 	// jobs are the claims being handled.
 	jobs map[*Job]struct{}
+	// handedBack and handBackFailures tally the claims handed back since
+	// the worker started stopping, for Run's result.
+	handedBack       int
+	handBackFailures []error
 	// runErr is Run's result, readable once done is closed.
 	runErr error
 }
@@ -107,7 +120,8 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 		cfg:            resolved,
 		logger:         resolved.Logger,
 		commits:        newGroupCommit(client, resolved.VerdictBatchWait),
-		slotFreed:      make(chan struct{}, resolved.Concurrency),
+		slotFreed:      make(chan struct{}, resolved.claimSlots()),
+		handlerSlots:   make(chan struct{}, resolved.Concurrency),
 		committing:     make(chan struct{}, resolved.committingCapacity()),
 		jobEnded:       make(chan struct{}, 1),
 		verdictWritten: make(chan struct{}, 1),
@@ -163,6 +177,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.logger.InfoContext(ctx, "docket worker started",
 		"policy", w.client.engine.Name(),
 		"concurrency", w.cfg.Concurrency,
+		"claim_ahead", w.cfg.ClaimAhead,
 		"poll_interval", w.cfg.PollInterval,
 		"claim_ttl", w.cfg.ClaimTTL,
 		"heartbeat_interval", w.cfg.HeartbeatInterval)
@@ -238,9 +253,10 @@ func notify(ch chan struct{}) {
 	}
 }
 
-// releaseSlotEarly frees j's slot before its verdict is written, unless it
-// already did or Concurrency jobs are already committing that way; the job
-// then keeps its slot until it ends. Only j's goroutine calls it.
+// releaseSlotEarly frees j's claim slot before its verdict is written,
+// unless it already did or the committing capacity is taken (one per claim
+// slot, more with VerdictBatchWait); the job then keeps its slot until it
+// ends. Only j's goroutine calls it.
 func (w *Worker) releaseSlotEarly(j *Job) {
 	if j.slotReleased {
 		return
@@ -296,27 +312,17 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 	}
 	cancelHandlers(ErrWorkerStopped)
 
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		yielded  int
-		failures []error
-	)
+	var wg sync.WaitGroup
 	for _, j := range surrendered {
-		wg.Go(func() {
-			released, err := j.exec.HandBack(io)
-			mu.Lock()
-			defer mu.Unlock()
-			if released {
-				yielded++
-			}
-			if err != nil {
-				failures = append(failures, err)
-				w.failure(io, "docket worker could not hand a claim back; it will expire", j.RunID, err)
-			}
-		})
+		wg.Go(func() { w.handBack(io, j) })
 	}
 	wg.Wait()
+	// A job that had not started its handler hands its claim back itself
+	// (Job.begin); with the handlers' contexts ended, none waits any more.
+	w.unstarted.Wait()
+	w.mu.Lock()
+	yielded, failures := w.handedBack, w.handBackFailures
+	w.mu.Unlock()
 	if yielded > 0 {
 		w.announceYield(io)
 	}
@@ -326,6 +332,55 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 			len(failures), errors.Join(failures...))
 	}
 	return nil
+}
+
+// handBack gives back the claim of j, which the caller surrendered, and
+// tallies the outcome for Run's result; a claim it could not give back
+// expires after ClaimTTL.
+func (w *Worker) handBack(io context.Context, j *Job) {
+	released, err := j.exec.HandBack(io)
+	if err != nil {
+		w.failure(io, "docket worker could not hand a claim back; it will expire", j.RunID, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if released {
+		w.handedBack++
+	}
+	if err != nil {
+		w.handBackFailures = append(w.handBackFailures, err)
+	}
+}
+
+// takeHandlerSlot takes a handler slot for a job that is about to call its
+// handler. A job claimed ahead waits for one (WorkerConfig.ClaimAhead)
+// until its context ends or the worker is asked to stop: a stopping worker
+// starts no run it holds ahead. It reports whether the slot was taken.
+func (w *Worker) takeHandlerSlot(ctx context.Context) bool {
+	select {
+	case w.handlerSlots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case w.handlerSlots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	case <-w.stopRequested:
+		return false
+	}
+	// A slot freed as the worker stopped may have won the select.
+	if ctx.Err() != nil || w.stopIsRequested() {
+		<-w.handlerSlots
+		return false
+	}
+	return true
+}
+
+// freeHandlerSlot gives back the handler slot of a job whose handler
+// returned.
+func (w *Worker) freeHandlerSlot() {
+	<-w.handlerSlots
 }
 
 // awaitIdle waits until no job is in flight, or ctx or stopCtx ends.

@@ -27,15 +27,29 @@ type Handler func(ctx context.Context, job *Job) Result
 // WorkerConfig configures a Worker. Zero durations and a zero
 // MaxClaimAttempts take the documented defaults.
 type WorkerConfig struct {
-	// Concurrency is how many runs the worker handles at once, >= 1. Each
-	// poll asks ClaimDue for exactly the free slots. A slot whose handler
-	// returned is free while its verdict is being written, for at most
-	// Concurrency such verdicts (with VerdictBatchWait, for at most the
-	// larger of Concurrency and MaxVerdictBatch), so up to Concurrency plus
-	// that many claims are held. The client's pool needs room for them: one
-	// connection is kept for LISTEN, and every handled run refreshes and
-	// commits through the pool.
+	// Concurrency is how many runs the worker handles at once, >= 1. The
+	// worker has a claim slot per handler and ClaimAhead more, and each poll
+	// asks ClaimDue for exactly the free claim slots. A slot whose handler
+	// returned is free while its verdict is being written, for at most one
+	// such verdict per claim slot (with VerdictBatchWait, for at most the
+	// larger of the claim slots and MaxVerdictBatch), so the worker holds up
+	// to its claim slots plus that many claims. The client's pool needs room
+	// for them: one connection is kept for LISTEN, and every handled run
+	// refreshes and commits through the pool.
 	Concurrency int
+	// ClaimAhead is how many claimed runs the worker may hold beyond its
+	// Concurrency handlers, each waiting for a handler to return, >= 0
+	// (default 0: none). A held run's handler starts as soon as another
+	// returns, so a handler does not wait for a claim call between runs:
+	// the claim calls overlap the handlers instead. It pays where claim
+	// calls take long against short handlers, as with many small workers
+	// under TenantFair. The price: a held run is claimed while it waits, so
+	// under TenantFair it holds its tenant's admission, and it may start up
+	// to a handler's duration later than on a worker with a free handler.
+	// Held runs are refreshed like running ones; a stopping worker starts
+	// none of them and hands each back at once with the admission kept (a
+	// "stop" verdict), so each is due for the next worker.
+	ClaimAhead int
 	// Handler runs each claimed run. Set it or Handlers, not both.
 	Handler Handler
 	// Handlers routes each claimed run to the typed handler registered for
@@ -116,14 +130,20 @@ type WorkerConfig struct {
 // while their verdicts wait.
 const MaxVerdictBatch = 64
 
+// claimSlots is how many claims the worker asks for when all are free: one
+// per handler and ClaimAhead more.
+func (cfg WorkerConfig) claimSlots() int {
+	return cfg.Concurrency + cfg.ClaimAhead
+}
+
 // committingCapacity is how many jobs may have their slot freed while their
-// verdict is still being written: Concurrency, and at least MaxVerdictBatch
-// when verdicts wait for a batch.
+// verdict is still being written: one per claim slot, and at least
+// MaxVerdictBatch when verdicts wait for a batch.
 func (cfg WorkerConfig) committingCapacity() int {
 	if cfg.VerdictBatchWait > 0 {
-		return max(cfg.Concurrency, MaxVerdictBatch)
+		return max(cfg.claimSlots(), MaxVerdictBatch)
 	}
-	return cfg.Concurrency
+	return cfg.claimSlots()
 }
 
 // Defaults of WorkerConfig.
@@ -147,6 +167,8 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 		return cfg, invalidConfig("worker takes a Handler or Handlers, not both")
 	case cfg.Concurrency < 1 || cfg.Concurrency > math.MaxInt32:
 		return cfg, invalidConfig("worker Concurrency %d is outside 1..%d", cfg.Concurrency, math.MaxInt32)
+	case cfg.ClaimAhead < 0 || cfg.ClaimAhead > math.MaxInt32-cfg.Concurrency:
+		return cfg, invalidConfig("worker ClaimAhead %d is outside 0..%d", cfg.ClaimAhead, math.MaxInt32-cfg.Concurrency)
 	case cfg.PollInterval < 0 || cfg.ClaimTTL < 0 || cfg.HeartbeatInterval < 0 || cfg.VerdictBatchWait < 0:
 		return cfg, invalidConfig("worker durations must not be negative")
 	case cfg.MaxClaimAttempts < 0 || cfg.MaxClaimAttempts > math.MaxInt32:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,8 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 		"ttl too short to split": {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimTTL: 2}},
 		"negative attempts":      {client, WorkerConfig{Concurrency: 1, Handler: handler, MaxClaimAttempts: -1}},
 		"negative verdict wait":  {client, WorkerConfig{Concurrency: 1, Handler: handler, VerdictBatchWait: -1}},
+		"negative claim ahead":   {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimAhead: -1}},
+		"claim slots past int32": {client, WorkerConfig{Concurrency: 2, Handler: handler, ClaimAhead: math.MaxInt32 - 1}},
 		// ClaimTTL 9s, HeartbeatInterval 3s: a verdict may wait less than 6s.
 		"verdict wait past the claim": {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimTTL: 9 * time.Second, VerdictBatchWait: 6 * time.Second}},
 	}
@@ -62,6 +65,15 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 	}
 	if cap(w.committing) != 100 {
 		t.Fatalf("committing %d, want 100", cap(w.committing))
+	}
+	// Runs held ahead take claim slots, not handler slots.
+	w, err = NewWorker(client, WorkerConfig{Concurrency: 2, ClaimAhead: 3, Handler: handler})
+	if err != nil {
+		t.Fatalf("claim ahead: %v", err)
+	}
+	if cap(w.slotFreed) != 5 || cap(w.committing) != 5 || cap(w.handlerSlots) != 2 {
+		t.Fatalf("claim slots %d, committing %d, handler slots %d; want 5, 5 and 2",
+			cap(w.slotFreed), cap(w.committing), cap(w.handlerSlots))
 	}
 }
 

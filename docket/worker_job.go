@@ -94,7 +94,8 @@ var errFencedOut = fmt.Errorf("%w: a commit was refused by the claim fence", Err
 // newJob builds the job of lease with its claim call's read, a member of
 // the call's cohort in the group commit, and the handler's context, a child
 // of base; the caller starts it with run on that context and settles its
-// membership when it ends.
+// membership when it ends. The job counts among the worker's unstarted jobs
+// until run begins it.
 func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job, context.Context) {
 	handlerCtx, cancel := context.WithCancelCause(base)
 	j := &Job{
@@ -110,6 +111,7 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		read:          read,
 		member:        w.commits.Join(&read.cohort),
 	}
+	w.unstarted.Add(1)
 	seam := jobSeam{j}
 	j.exec = executor.New(executor.Config[commitPlan]{
 		Store:             seam,
@@ -150,16 +152,37 @@ func (j *Job) run(handlerCtx, io context.Context) {
 	defer j.exec.Cancel(nil)
 	defer j.exec.StopHeartbeat()
 
-	if !j.prepare(io) {
+	if !j.begin(handlerCtx, io) {
 		return
 	}
 	j.worker.debug(io, "docket worker run started", j.RunID, "class", string(j.Class))
 	j.worker.emit(WorkerEvent{Kind: EventHandlerStarted, RunID: j.RunID, Scope: j.Scope})
 	handlerCtx, sp := j.startHandlerSpan(handlerCtx)
 	plan, handlerErr := j.invoke(handlerCtx)
+	j.worker.freeHandlerSlot()
 	endHandlerSpan(sp, plan, handlerErr)
 	j.exec.StopHeartbeat()
 	j.exec.SettleStaged(sp.parentOf(io), plan)
+}
+
+// begin prepares the job and takes a handler slot for it. A job that may
+// not start its handler, since its context ended or the worker stopped
+// while it waited for a slot (WorkerConfig.ClaimAhead), gives its claim
+// back unless a stopping worker surrendered it first. Either way the job
+// leaves the worker's unstarted jobs. It reports whether the handler may
+// run.
+func (j *Job) begin(handlerCtx, io context.Context) bool {
+	defer j.worker.unstarted.Done()
+	if !j.prepare(io) {
+		return false
+	}
+	if j.worker.takeHandlerSlot(handlerCtx) {
+		return true
+	}
+	if j.exec.Surrender() {
+		j.worker.handBack(io, j)
+	}
+	return false
 }
 
 // prepare takes the claimed run from the claim call's read for the handler.

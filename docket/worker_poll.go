@@ -38,7 +38,7 @@ func claimGather(took time.Duration) time.Duration {
 // at once, without waiting, up to one ring revolution (see package ringsweep). It
 // returns when ctx ends or Stop is called.
 func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
-	free := w.cfg.Concurrency
+	free := w.cfg.claimSlots()
 	wanted := true
 	// freedAt is when the oldest slot freed since the last claim call was
 	// freed; the zero time when none was.
@@ -123,7 +123,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 // are still in flight, the call waits until every slot is free or the
 // oldest waited gather.
 func (w *Worker) gathered(free int, freedAt time.Time, gather time.Duration) bool {
-	return free == w.cfg.Concurrency || freedAt.IsZero() || time.Since(freedAt) >= gather
+	return free == w.cfg.claimSlots() || freedAt.IsZero() || time.Since(freedAt) >= gather
 }
 
 // claimed counts what one claim call of the Worker committed.

@@ -313,8 +313,8 @@ func (j *Job[P]) Surrender() bool {
 }
 
 // HandBack gives a surrendered claim back: the Stopped plan, which keeps
-// the admission, when the handler had started, a plain release before
-// that. It reports whether the store accepted it; a fence refusal means a
+// the admission, once Prepare let the handler start (whether or not it
+// started), a plain release before that. It reports whether the store accepted it; a fence refusal means a
 // newer holder already owns the run, which needs nothing more.
 func (j *Job[P]) HandBack(io context.Context) (bool, error) {
 	j.mu.Lock()

@@ -1,0 +1,213 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/tests/internal/pgtest"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
+)
+
+// aheadHandler runs one handler at a time under the test's control: each
+// started run is announced on started and returns Complete once release is
+// closed or its context ends. It records the most handlers that ran at once.
+type aheadHandler struct {
+	started chan string
+	release chan struct{}
+	counter *testkit.WorkerCounter
+
+	running, most atomic.Int32
+}
+
+// newAheadHandler returns a handler whose runs wait for release.
+func newAheadHandler(runs int) *aheadHandler {
+	return &aheadHandler{started: make(chan string, runs), release: make(chan struct{}), counter: testkit.NewWorkerCounter()}
+}
+
+// handle is the worker's Handler.
+func (h *aheadHandler) handle(ctx context.Context, job *docket.Job) docket.Result {
+	now := h.running.Add(1)
+	defer h.running.Add(-1)
+	for {
+		most := h.most.Load()
+		if now <= most || h.most.CompareAndSwap(most, now) {
+			break
+		}
+	}
+	h.counter.Add(job.RunID)
+	h.started <- job.RunID
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+	}
+	return docket.Complete(nil)
+}
+
+// first waits for the first handler to start and returns its run.
+func (h *aheadHandler) first(t *testing.T) string {
+	t.Helper()
+	select {
+	case id := <-h.started:
+		return id
+	case <-time.After(testkit.WorkerDeadline):
+		t.Fatal("timed out waiting for a handler to start")
+		return ""
+	}
+}
+
+// leased is the condition that the worker's claim calls leased n runs in all.
+func leased(n int) func([]docket.WorkerEvent) bool {
+	return func(events []docket.WorkerEvent) bool {
+		total := 0
+		for _, ev := range events {
+			if ev.Kind == docket.EventClaimed {
+				total += ev.Leases
+			}
+		}
+		return total >= n
+	}
+}
+
+// heldAhead returns the runs of ids other than running that rs shows
+// claimed.
+func heldAhead(t *testing.T, rs *testkit.RunStore, ids []string, running string) []string {
+	t.Helper()
+	var held []string
+	for _, id := range ids {
+		if r := rs.Row(id); id != running && r.Token != nil {
+			held = append(held, id)
+		}
+	}
+	return held
+}
+
+// TestWorkerClaimsAheadOfItsHandlers gives a worker of one handler two
+// claims ahead: its first claim call leases three runs while only one
+// handler runs, the other two wait claimed, and each starts as the handler
+// before it returns, so every run is handled exactly once and never two
+// at a time.
+func TestWorkerClaimsAheadOfItsHandlers(t *testing.T) {
+	t.Parallel()
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	ids := []string{"a", "b", "c", "d"}
+	for _, id := range ids {
+		rs.Insert("t", id)
+	}
+
+	h := newAheadHandler(len(ids))
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 1, ClaimAhead: 2, PollInterval: time.Minute, OnEvent: events.Hook, Handler: h.handle,
+	})
+	running := h.first(t)
+	events.WaitFor(t, "three runs leased", leased(3))
+	if held := heldAhead(t, rs, ids, running); len(held) != 2 {
+		t.Fatalf("runs claimed besides the running %s: %v, want two held ahead", running, held)
+	}
+	if started := testkit.WorkerCountEvents(events.All(), func(ev docket.WorkerEvent) bool {
+		return ev.Kind == docket.EventHandlerStarted
+	}); started != 1 {
+		t.Fatalf("%d handlers started, want 1 while it runs", started)
+	}
+
+	close(h.release)
+	events.WaitWritten(t, "complete", ids...)
+	testkit.StopWorker(t, w, runResult)
+
+	h.counter.ExpectEach(t, ids, 1)
+	if most := h.most.Load(); most != 1 {
+		t.Errorf("%d handlers ran at once, want 1", most)
+	}
+	for _, id := range ids {
+		if r := rs.Row(id); r.Status != "done" || r.Token != nil || r.AdmittedAt != nil {
+			t.Errorf("%s: %+v, want done, no claim, no marker", id, r)
+		}
+	}
+}
+
+// TestWorkerStopHandsBackRunsHeldAhead stops a worker, gracefully and by
+// ending Run's context, while its one handler runs and two runs wait
+// claimed ahead of it. Neither held run starts: each is handed back at once
+// with a "stop" verdict that keeps its admission, so it is due for the next
+// worker, and Run reports no failure. The running handler's own verdict is
+// written as usual on the graceful stop.
+func TestWorkerStopHandsBackRunsHeldAhead(t *testing.T) {
+	t.Parallel()
+	for _, graceful := range []bool{true, false} {
+		name := "context ended"
+		if graceful {
+			name = "graceful"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+			client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+			rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+			ids := []string{"a", "b", "c"}
+			for _, id := range ids {
+				rs.Insert("t", id)
+			}
+
+			h := newAheadHandler(len(ids))
+			events := testkit.NewWorkerEvents()
+			w, err := docket.NewWorker(client, docket.WorkerConfig{
+				Concurrency: 1, ClaimAhead: 2, PollInterval: time.Minute, OnEvent: events.Hook, Handler: h.handle,
+			})
+			if err != nil {
+				t.Fatalf("new worker: %v", err)
+			}
+			runCtx, endRun := context.WithCancel(context.Background())
+			defer endRun()
+			runResult := make(chan error, 1)
+			go func() { runResult <- w.Run(runCtx) }()
+
+			running := h.first(t)
+			events.WaitFor(t, "three runs leased", leased(3))
+			held := heldAhead(t, rs, ids, running)
+			if len(held) != 2 {
+				t.Fatalf("runs claimed besides the running %s: %v, want two held ahead", running, held)
+			}
+
+			var stopped sync.WaitGroup
+			var stopErr error
+			if graceful {
+				stopCtx, cancel := context.WithTimeout(context.Background(), testkit.WorkerDeadline)
+				defer cancel()
+				stopped.Go(func() { stopErr = w.Stop(stopCtx) })
+			} else {
+				endRun()
+			}
+			// The held runs go back before the running handler returns.
+			events.WaitWritten(t, "stop", held...)
+			close(h.release)
+			if graceful {
+				events.WaitWritten(t, "complete", running)
+			}
+			stopped.Wait()
+			if stopErr != nil {
+				t.Fatalf("stop: %v", stopErr)
+			}
+			if err := <-runResult; err != nil {
+				t.Fatalf("run: %v", err)
+			}
+
+			// The running run is the only one any handler saw.
+			h.counter.ExpectEach(t, []string{running}, 1)
+			for _, id := range held {
+				r := rs.Row(id)
+				if r.Status != "running" || r.Token != nil || r.AdmittedAt == nil || r.Attempts != 0 {
+					t.Errorf("held %s after the stop: %+v, want running, unclaimed, admission kept, no claim attempt counted", id, r)
+				}
+				if r.WakeAt == nil || r.WakeAt.After(rs.DbNow()) {
+					t.Errorf("held %s wakes at %v, want due now", id, r.WakeAt)
+				}
+			}
+		})
+	}
+}
