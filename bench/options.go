@@ -60,7 +60,7 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River FetchCooldown in the drain and fleet scenarios")
 	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain and fleet scenarios")
 	fs.DurationVar(&o.fleetVerdictWait, "fleet-verdict-wait", 20*time.Millisecond, "VerdictBatchWait of the fleet scenario's extra TenantFair row (0: no such row)")
-	fs.IntVar(&o.fleetClaimAhead, "fleet-claim-ahead", 2, "ClaimAhead of the fleet scenario's TenantFair row whose Workers also claim ahead, with verdicts waiting -fleet-verdict-wait (0: no such row)")
+	fs.IntVar(&o.fleetClaimAhead, "fleet-claim-ahead", fleetClaimAhead, "ClaimAhead of the fleet scenario's TenantFair row whose Workers also claim ahead, with verdicts waiting -fleet-verdict-wait (0: no such row)")
 	fs.StringVar(&dormant, "dormant-tenants", "", "comma-separated dormant tenant counts of the dormant scenario (default 0,20000,100000; with -quick 0,20000)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -17,6 +17,11 @@ const (
 	fleetConcurrency = 2
 	fleetHandler     = 5 * time.Millisecond
 	fleetTenants     = 100
+	// fleetClaimAhead is the default ClaimAhead of the row that claims
+	// ahead: enough held runs to keep both handlers of a member busy
+	// through a claim call as long as the longest gather (20 ms), 2 x 20 ms
+	// / 5 ms.
+	fleetClaimAhead = 8
 )
 
 // fleetRow is one configuration of the fleet scenario: an engine, and for

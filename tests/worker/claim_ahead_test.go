@@ -211,3 +211,62 @@ func TestWorkerStopHandsBackRunsHeldAhead(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerCancelOfARunHeldAhead cancels a run a worker holds ahead of
+// its one busy handler: the revocation reaches the held job through the
+// worker's LISTEN session, its handler never starts, and its hand-back is
+// refused as cancelled, so the run stays cancelled while the running
+// handler goes on to complete.
+func TestWorkerCancelOfARunHeldAhead(t *testing.T) {
+	t.Parallel()
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
+	ids := []string{"a", "b"}
+	for _, id := range ids {
+		rs.Insert("t", id)
+	}
+
+	h := newAheadHandler(len(ids))
+	events := testkit.NewWorkerEvents()
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
+		Concurrency: 1, ClaimAhead: 1, PollInterval: time.Minute, OnEvent: events.Hook, Handler: h.handle,
+	})
+	events.WaitFor(t, "the LISTEN session", testkit.WorkerListening)
+	running := h.first(t)
+	events.WaitFor(t, "two runs leased", leased(2))
+	held := heldAhead(t, rs, ids, running)
+	if len(held) != 1 {
+		t.Fatalf("runs claimed besides the running %s: %v, want one held ahead", running, held)
+	}
+
+	res, err := client.Cancel(testkit.Context(t), docket.Tenant("t"), held[0])
+	if err != nil || !res.Changed || res.Run.Status != docket.StatusCancelled {
+		t.Fatalf("Cancel %s: %+v, %v", held[0], res, err)
+	}
+	var handedBack docket.WorkerEvent
+	events.WaitFor(t, "the held run's hand-back", func(evs []docket.WorkerEvent) bool {
+		for _, ev := range evs {
+			if ev.Kind == docket.EventVerdict && ev.RunID == held[0] {
+				handedBack = ev
+				return true
+			}
+		}
+		return false
+	})
+	if handedBack.Verdict != "stop" || handedBack.Outcome != docket.VerdictCancelled {
+		t.Fatalf("held run's verdict %s %s, want a stop refused as cancelled", handedBack.Verdict, handedBack.Outcome)
+	}
+
+	close(h.release)
+	events.WaitWritten(t, "complete", running)
+	testkit.StopWorker(t, w, runResult)
+
+	h.counter.ExpectEach(t, []string{running}, 1)
+	if r := rs.Row(held[0]); r.Status != "cancelled" || r.Token != nil {
+		t.Errorf("held %s: %+v, want cancelled and unclaimed", held[0], r)
+	}
+	if r := rs.Row(running); r.Status != "done" {
+		t.Errorf("running %s: %+v, want done", running, r)
+	}
+}
