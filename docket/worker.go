@@ -100,8 +100,9 @@ type Worker struct {
 	stopCtx context.Context
 	// jobs are the claims being handled.
 	jobs map[*Job]struct{}
-	// handedBack and handBackFailures tally the claims handed back since
-	// the worker started stopping, for Run's result.
+	// handedBack and handBackFailures tally the claims the worker handed
+	// back, at its stop or for a held run whose handler could not start,
+	// for Run's result.
 	handedBack       int
 	handBackFailures []error
 	// runErr is Run's result, readable once done is closed.
