@@ -147,7 +147,7 @@ func TestWorkersSurviveTwoRestarts(t *testing.T) {
 	for i, client := range clients {
 		logs[i] = &testkit.WorkerLogRecorder{}
 		w, result := testkit.StartWorker(t, client, docket.WorkerConfig{
-			Concurrency: 4, ClaimTTL: 2 * time.Second, PollInterval: 100 * time.Millisecond, Logger: slog.New(logs[i]),
+			Concurrency: 4, ClaimAhead: 1, ClaimTTL: 2 * time.Second, PollInterval: 100 * time.Millisecond, Logger: slog.New(logs[i]),
 			OnEvent: events.Hook,
 			Handler: func(_ context.Context, job *docket.Job) docket.Result {
 				n := inv.add(job.RunID)
@@ -158,8 +158,10 @@ func TestWorkersSurviveTwoRestarts(t *testing.T) {
 		started = append(started, running{w, result})
 	}
 	t.Cleanup(func() { gate.set(false) })
-	// Each restart comes while every slot of every worker holds a claimed
-	// run whose handler has not returned yet.
+	// Each restart comes while every handler of every worker holds a
+	// claimed run and has not returned yet, and each worker holds one more
+	// run ahead of them: the 15 claims take every admission (5 tenants at a
+	// cap of 3), so each worker gets its four handlers' runs and one held.
 	const slots = workers * 4
 	for i, doneBefore := range []int{0, len(ids) / 2} {
 		events.WaitDone(t, doneBefore)
@@ -215,7 +217,7 @@ func TestWorkersSurviveTwoRestarts(t *testing.T) {
 			t.Errorf("worker %d logged no listener failure; did the restarts reach it?", i)
 		}
 	}
-	t.Logf("%d workers, 2 restarts with %d handlers in flight each: %d runs, runs lost: %d, completed commits: exactly 1 per run; %d runs handled more than once, %d invocations in all",
+	t.Logf("%d workers, 2 restarts with %d handlers in flight and one run held ahead per worker each: %d runs, runs lost: %d, completed commits: exactly 1 per run; %d runs handled more than once, %d invocations in all",
 		workers, slots, len(ids), lost, rehandled, inv.next.Load())
 }
 

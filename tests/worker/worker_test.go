@@ -83,21 +83,26 @@ func sampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64, tick
 
 // TestWorkerDrainKeepsEveryTenantWithinItsCap drains ten tenants at a cap
 // of three while a sampler checks every tenant's admitted and claimed
-// counts against the cap, with verdicts written at once and with verdicts
-// that wait for a batch (their runs stay admitted meanwhile).
+// counts against the cap, with verdicts written at once, with verdicts
+// that wait for a batch (their runs stay admitted meanwhile), and with
+// those verdicts and runs claimed ahead of the handlers (held runs are
+// admitted too).
 func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 	t.Parallel()
-	for _, verdictWait := range []time.Duration{0, 20 * time.Millisecond} {
-		t.Run(fmt.Sprintf("verdict_wait_%s", verdictWait), func(t *testing.T) {
+	for _, c := range []struct {
+		verdictWait time.Duration
+		claimAhead  int
+	}{{0, 0}, {20 * time.Millisecond, 0}, {20 * time.Millisecond, 4}} {
+		t.Run(fmt.Sprintf("verdict_wait_%s_claim_ahead_%d", c.verdictWait, c.claimAhead), func(t *testing.T) {
 			t.Parallel()
-			drainWithinCaps(t, verdictWait)
+			drainWithinCaps(t, c.verdictWait, c.claimAhead)
 		})
 	}
 }
 
 // drainWithinCaps is TestWorkerDrainKeepsEveryTenantWithinItsCap with one
-// VerdictBatchWait.
-func drainWithinCaps(t *testing.T, verdictWait time.Duration) {
+// VerdictBatchWait and ClaimAhead.
+func drainWithinCaps(t *testing.T, verdictWait time.Duration, claimAhead int) {
 	const capPerTenant, perTenant = 3, 50
 	url := pgtest.NewDatabase(t)
 	pool := testkit.WorkerPool(t, url, 16)
@@ -121,7 +126,7 @@ func drainWithinCaps(t *testing.T, verdictWait time.Duration) {
 	log := &testkit.WorkerLogRecorder{}
 	events := testkit.NewWorkerEvents()
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 8, PollInterval: 100 * time.Millisecond, VerdictBatchWait: verdictWait, Logger: slog.New(log),
+		Concurrency: 8, ClaimAhead: claimAhead, PollInterval: 100 * time.Millisecond, VerdictBatchWait: verdictWait, Logger: slog.New(log),
 		OnEvent: func(ev docket.WorkerEvent) {
 			events.Hook(ev)
 			if ev.Kind == docket.EventClaimed && ev.Leases > 0 {
