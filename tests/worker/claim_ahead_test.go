@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,6 +60,51 @@ func (h *aheadHandler) first(t *testing.T) string {
 	}
 }
 
+// newAheadStore opens a TenantFair client of cap 4 on a fresh database
+// and inserts runs ids, due now, for tenant "t".
+func newAheadStore(t *testing.T, ids []string) *testkit.RunStore {
+	t.Helper()
+	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
+	rs := &testkit.RunStore{T: t, Pool: pool, Client: testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))}
+	for _, id := range ids {
+		rs.Insert("t", id)
+	}
+	return rs
+}
+
+// aheadRun is a worker of one handler that claims ahead, started on a
+// store of ids, as its first claim call left it: one run's handler running,
+// others held.
+type aheadRun struct {
+	rs      *testkit.RunStore
+	h       *aheadHandler
+	events  *testkit.WorkerEvents
+	w       *docket.Worker
+	result  <-chan error
+	running string
+	held    []string
+}
+
+// startAhead starts a worker of one handler and claimAhead held runs on a
+// store of ids and waits until it listens, its first handler runs and its
+// claim calls leased a run for every slot; it fails the test unless
+// exactly claimAhead other runs are then claimed.
+func startAhead(t *testing.T, ids []string, claimAhead int) *aheadRun {
+	t.Helper()
+	a := &aheadRun{rs: newAheadStore(t, ids), h: newAheadHandler(len(ids)), events: testkit.NewWorkerEvents()}
+	a.w, a.result = testkit.StartWorker(t, a.rs.Client, docket.WorkerConfig{
+		Concurrency: 1, ClaimAhead: claimAhead, PollInterval: time.Minute, OnEvent: a.events.Hook, Handler: a.h.handle,
+	})
+	a.events.WaitFor(t, "the LISTEN session", testkit.WorkerListening)
+	a.running = a.h.first(t)
+	a.events.WaitFor(t, fmt.Sprintf("%d runs leased", 1+claimAhead), leased(1+claimAhead))
+	a.held = heldAhead(t, a.rs, ids, a.running)
+	if len(a.held) != claimAhead {
+		t.Fatalf("runs claimed besides the running %s: %v, want %d held ahead", a.running, a.held, claimAhead)
+	}
+	return a
+}
+
 // leased is the condition that the worker's claim calls leased n runs in all.
 func leased(n int) func([]docket.WorkerEvent) bool {
 	return func(events []docket.WorkerEvent) bool {
@@ -92,40 +138,24 @@ func heldAhead(t *testing.T, rs *testkit.RunStore, ids []string, running string)
 // at a time.
 func TestWorkerClaimsAheadOfItsHandlers(t *testing.T) {
 	t.Parallel()
-	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
-	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
-	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
 	ids := []string{"a", "b", "c", "d"}
-	for _, id := range ids {
-		rs.Insert("t", id)
-	}
-
-	h := newAheadHandler(len(ids))
-	events := testkit.NewWorkerEvents()
-	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 1, ClaimAhead: 2, PollInterval: time.Minute, OnEvent: events.Hook, Handler: h.handle,
-	})
-	running := h.first(t)
-	events.WaitFor(t, "three runs leased", leased(3))
-	if held := heldAhead(t, rs, ids, running); len(held) != 2 {
-		t.Fatalf("runs claimed besides the running %s: %v, want two held ahead", running, held)
-	}
-	if started := testkit.WorkerCountEvents(events.All(), func(ev docket.WorkerEvent) bool {
+	a := startAhead(t, ids, 2)
+	if started := testkit.WorkerCountEvents(a.events.All(), func(ev docket.WorkerEvent) bool {
 		return ev.Kind == docket.EventHandlerStarted
 	}); started != 1 {
 		t.Fatalf("%d handlers started, want 1 while it runs", started)
 	}
 
-	close(h.release)
-	events.WaitWritten(t, "complete", ids...)
-	testkit.StopWorker(t, w, runResult)
+	close(a.h.release)
+	a.events.WaitWritten(t, "complete", ids...)
+	testkit.StopWorker(t, a.w, a.result)
 
-	h.counter.ExpectEach(t, ids, 1)
-	if most := h.most.Load(); most != 1 {
+	a.h.counter.ExpectEach(t, ids, 1)
+	if most := a.h.most.Load(); most != 1 {
 		t.Errorf("%d handlers ran at once, want 1", most)
 	}
 	for _, id := range ids {
-		if r := rs.Row(id); r.Status != "done" || r.Token != nil || r.AdmittedAt != nil {
+		if r := a.rs.Row(id); r.Status != "done" || r.Token != nil || r.AdmittedAt != nil {
 			t.Errorf("%s: %+v, want done, no claim, no marker", id, r)
 		}
 	}
@@ -146,13 +176,9 @@ func TestWorkerStopHandsBackRunsHeldAhead(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
-			client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
-			rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
 			ids := []string{"a", "b", "c"}
-			for _, id := range ids {
-				rs.Insert("t", id)
-			}
+			rs := newAheadStore(t, ids)
+			client := rs.Client
 
 			h := newAheadHandler(len(ids))
 			events := testkit.NewWorkerEvents()
@@ -219,35 +245,17 @@ func TestWorkerStopHandsBackRunsHeldAhead(t *testing.T) {
 // handler goes on to complete.
 func TestWorkerCancelOfARunHeldAhead(t *testing.T) {
 	t.Parallel()
-	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
-	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
-	rs := &testkit.RunStore{T: t, Pool: pool, Client: client}
-	ids := []string{"a", "b"}
-	for _, id := range ids {
-		rs.Insert("t", id)
-	}
+	a := startAhead(t, []string{"a", "b"}, 1)
+	held := a.held[0]
 
-	h := newAheadHandler(len(ids))
-	events := testkit.NewWorkerEvents()
-	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 1, ClaimAhead: 1, PollInterval: time.Minute, OnEvent: events.Hook, Handler: h.handle,
-	})
-	events.WaitFor(t, "the LISTEN session", testkit.WorkerListening)
-	running := h.first(t)
-	events.WaitFor(t, "two runs leased", leased(2))
-	held := heldAhead(t, rs, ids, running)
-	if len(held) != 1 {
-		t.Fatalf("runs claimed besides the running %s: %v, want one held ahead", running, held)
-	}
-
-	res, err := client.Cancel(testkit.Context(t), docket.Tenant("t"), held[0])
+	res, err := a.rs.Client.Cancel(testkit.Context(t), docket.Tenant("t"), held)
 	if err != nil || !res.Changed || res.Run.Status != docket.StatusCancelled {
-		t.Fatalf("Cancel %s: %+v, %v", held[0], res, err)
+		t.Fatalf("Cancel %s: %+v, %v", held, res, err)
 	}
 	var handedBack docket.WorkerEvent
-	events.WaitFor(t, "the held run's hand-back", func(evs []docket.WorkerEvent) bool {
+	a.events.WaitFor(t, "the held run's hand-back", func(evs []docket.WorkerEvent) bool {
 		for _, ev := range evs {
-			if ev.Kind == docket.EventVerdict && ev.RunID == held[0] {
+			if ev.Kind == docket.EventVerdict && ev.RunID == held {
 				handedBack = ev
 				return true
 			}
@@ -258,15 +266,15 @@ func TestWorkerCancelOfARunHeldAhead(t *testing.T) {
 		t.Fatalf("held run's verdict %s %s, want a stop refused as cancelled", handedBack.Verdict, handedBack.Outcome)
 	}
 
-	close(h.release)
-	events.WaitWritten(t, "complete", running)
-	testkit.StopWorker(t, w, runResult)
+	close(a.h.release)
+	a.events.WaitWritten(t, "complete", a.running)
+	testkit.StopWorker(t, a.w, a.result)
 
-	h.counter.ExpectEach(t, []string{running}, 1)
-	if r := rs.Row(held[0]); r.Status != "cancelled" || r.Token != nil {
-		t.Errorf("held %s: %+v, want cancelled and unclaimed", held[0], r)
+	a.h.counter.ExpectEach(t, []string{a.running}, 1)
+	if r := a.rs.Row(held); r.Status != "cancelled" || r.Token != nil {
+		t.Errorf("held %s: %+v, want cancelled and unclaimed", held, r)
 	}
-	if r := rs.Row(running); r.Status != "done" {
-		t.Errorf("running %s: %+v, want done", running, r)
+	if r := a.rs.Row(a.running); r.Status != "done" {
+		t.Errorf("running %s: %+v, want done", a.running, r)
 	}
 }
