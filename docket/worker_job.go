@@ -381,32 +381,46 @@ func panicFrames() ([]runtime.Frame, bool) {
 
 // panicText is the error text of a handler panic with value and the
 // handler's frames: the value as fmt.Sprint prints it, then as many whole
-// frames as fit in MaxRunErrorBytes. A value that fills the bound by itself
-// is cut to it, and the frames are left out.
+// frames as fit in MaxRunErrorBytes, and the omission line when frames were
+// left out, which takes the place of as many of the outermost kept frames
+// as it needs. A value that fills the bound by itself is cut to it, and the
+// frames are left out.
 func panicText(value any, frames []runtime.Frame, omitted bool) string {
 	text := storableText(fmt.Sprint(value))
 	if len(frames) == 0 || len(text)+len(PanicStackSeparator) >= MaxRunErrorBytes {
 		return errorText(text)
 	}
-	var b strings.Builder
-	b.WriteString(text)
-	b.WriteString(PanicStackSeparator)
-	kept := 0
+	size := len(text) + len(PanicStackSeparator)
+	var lines []string
 	for _, f := range frames {
 		line := storableText(f.Function + "\n\t" + f.File + ":" + strconv.Itoa(f.Line))
-		if kept > 0 {
+		if len(lines) > 0 {
 			line = "\n" + line
 		}
-		if b.Len()+len(line) > MaxRunErrorBytes {
+		if size+len(line) > MaxRunErrorBytes {
 			break
 		}
-		b.WriteString(line)
-		kept++
+		lines = append(lines, line)
+		size += len(line)
 	}
-	if kept == 0 {
+	cut := omitted || len(lines) < len(frames)
+	if cut {
+		for len(lines) > 0 && size+1+len(panicStackOmitted) > MaxRunErrorBytes {
+			size -= len(lines[len(lines)-1])
+			lines = lines[:len(lines)-1]
+		}
+	}
+	if len(lines) == 0 {
 		return errorText(text)
 	}
-	if (omitted || kept < len(frames)) && b.Len()+1+len(panicStackOmitted) <= MaxRunErrorBytes {
+	var b strings.Builder
+	b.Grow(size + 1 + len(panicStackOmitted))
+	b.WriteString(text)
+	b.WriteString(PanicStackSeparator)
+	for _, line := range lines {
+		b.WriteString(line)
+	}
+	if cut {
 		b.WriteString("\n" + panicStackOmitted)
 	}
 	return b.String()
