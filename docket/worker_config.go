@@ -46,9 +46,10 @@ type WorkerConfig struct {
 	// under TenantFair. The price: a held run is claimed while it waits, so
 	// under TenantFair it holds its tenant's admission, and it may start up
 	// to a handler's duration later than on a worker with a free handler.
-	// Held runs are refreshed like running ones; a stopping worker starts
-	// none of them and hands each back at once with the admission kept (a
-	// "stop" verdict), so each is due for the next worker.
+	// Held runs are refreshed like running ones, and their phase reads
+	// PhaseExecuting as a running run's does; a stopping worker starts none
+	// of them and hands each back at once with the admission kept (a "stop"
+	// verdict), so each is due for the next worker.
 	ClaimAhead int
 	// Handler runs each claimed run. Set it or Handlers, not both.
 	Handler Handler
