@@ -51,11 +51,12 @@ type config struct {
 	seed    uint64
 	hot     int // competitors, each with a backlog
 	backlog int // due runs per competitor
-	capped  int // competitors with a cap override of 1, see hold
-	// hold is the longest a poller holds a capped competitor's lease before
-	// completing it (drawn per lease), so that other pollers meet that
-	// competitor at its cap: an intermittently eligible competitor.
-	hold        time.Duration
+	capped  int // competitors with a cap override of 1, see holdCalls
+	// holdCalls is the most claim calls of other pollers across which a
+	// poller holds a capped competitor's lease before completing it (drawn
+	// per lease), so that those calls meet that competitor at its cap: an
+	// intermittently eligible competitor.
+	holdCalls   int
 	dormant     bool // one more ring member with only future work (never eligible)
 	targetFirst bool // the target partition exists, empty, before the competitors
 	targetRuns  int  // runs the target gets per window
@@ -90,12 +91,12 @@ type rotationEnv struct {
 func TestFairRotationFixedWindowOracle(t *testing.T) {
 	configs := []config{
 		{name: "five hot competitors, target last", seed: 1, hot: 5, backlog: 600, targetRuns: 1, maxDemand: 4, rounds: 8},
-		{name: "capped and dormant competitors, target first", seed: 2, hot: 5, backlog: 600, capped: 2, hold: 60 * time.Millisecond,
+		{name: "capped and dormant competitors, target first", seed: 2, hot: 5, backlog: 600, capped: 2, holdCalls: 12,
 			dormant: true, targetFirst: true, targetRuns: 2, maxDemand: 4, rounds: 8},
 		{name: "demand one, one capped competitor", seed: 3, hot: 5, backlog: 600, capped: 1,
-			hold: 60 * time.Millisecond, targetRuns: 2, maxDemand: 1, rounds: 8},
+			holdCalls: 12, targetRuns: 2, maxDemand: 1, rounds: 8},
 		{name: "parked: capped competitors among 40 dormant members, target first", seed: 4, hot: 5, backlog: 600,
-			capped: 2, hold: 60 * time.Millisecond, parked: true, dormants: 40, targetFirst: true, targetRuns: 2,
+			capped: 2, holdCalls: 12, parked: true, dormants: 40, targetFirst: true, targetRuns: 2,
 			maxDemand: 4, rounds: 8},
 	}
 	for _, cfg := range configs {
@@ -249,13 +250,18 @@ func (e *rotationEnv) window(round int, competitors map[int64]string) {
 		wg       sync.WaitGroup
 	)
 	progress := make(chan struct{}, 1024)
+	gate := newHoldGate()
+	stopAll := func() {
+		stop.Store(true)
+		gate.stop()
+	}
 	fail := func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if firstErr == nil {
 			firstErr = err
 		}
-		stop.Store(true)
+		stopAll()
 	}
 	for p := range pollers {
 		rng := rand.New(rand.NewPCG(e.cfg.seed, uint64(round*pollers+p)))
@@ -272,17 +278,18 @@ func (e *rotationEnv) window(round int, competitors map[int64]string) {
 				mu.Lock()
 				calls = append(calls, *call)
 				mu.Unlock()
+				gate.called()
 				for _, l := range call.trace.Result.Leases {
-					if e.isCapped(l.RunID) && e.cfg.hold > 0 {
+					if e.isCapped(l.RunID) && e.cfg.holdCalls > 0 {
 						// Simulated work while the capped lease is held.
-						time.Sleep(time.Duration(rng.Int64N(int64(e.cfg.hold))))
+						gate.hold(rng.IntN(e.cfg.holdCalls + 1))
 					}
 					if err := e.complete(l); err != nil {
 						fail(err)
 						return
 					}
 					if strings.HasPrefix(l.RunID, "target") && served.Add(1) == int64(e.cfg.targetRuns) {
-						stop.Store(true)
+						stopAll()
 					}
 				}
 				select {
@@ -311,6 +318,55 @@ func (e *rotationEnv) window(round int, competitors map[int64]string) {
 	}
 	slices.SortFunc(calls, func(a, b call) int { return int(a.seq - b.seq) })
 	e.checkWindow(round, opening, ring, calls)
+}
+
+// holdGate lets a poller hold a capped lease across the claim calls other
+// pollers commit meanwhile, counted rather than timed, so that the calls
+// that meet the competitor at its cap do not depend on the machine's speed.
+type holdGate struct {
+	mu      sync.Mutex
+	changed *sync.Cond
+	// calls counts the window's committed claim calls; holding the pollers
+	// holding a lease now.
+	calls, holding int
+	stopped        bool
+}
+
+// newHoldGate returns the gate of one window.
+func newHoldGate() *holdGate {
+	g := &holdGate{}
+	g.changed = sync.NewCond(&g.mu)
+	return g
+}
+
+// called records a committed claim call.
+func (g *holdGate) called() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls++
+	g.changed.Broadcast()
+}
+
+// hold returns once n more claim calls were committed, every poller holds
+// a lease (none could commit one), or the window stopped.
+func (g *holdGate) hold(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	target := g.calls + n
+	g.holding++
+	g.changed.Broadcast()
+	for g.calls < target && g.holding < pollers && !g.stopped {
+		g.changed.Wait()
+	}
+	g.holding--
+}
+
+// stop ends every hold: the window is over.
+func (g *holdGate) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopped = true
+	g.changed.Broadcast()
 }
 
 // isCapped reports whether a run belongs to a capped competitor: the last
