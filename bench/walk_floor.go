@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/policy"
@@ -21,15 +23,21 @@ const engineWalkFloor engineName = "walk_floor"
 // next position with work, locks that partition without waiting, counts
 // its admissions up to the cap, locks up to min(Q, demand left, free
 // admissions) queued FIFO heads without waiting, leases them with an
-// admission and advances the partition's epoch; the cursor moves once. It
+// admission, returns each lease as a row of the columns a claim outcome
+// carries, and advances the partition's epoch; the cursor moves once. It
 // leaves out all the engine does beyond that (the argument and
 // transaction checks, the bounded lock wait, the ring window, the other
-// pages and classes, the FIFO recheck, poisons, outcome and trace rows),
-// so no engine that keeps the walk serializes less per call. Scenario 5
+// pages and classes, the FIFO recheck, poisons, the outcomes' ordinals and
+// trace rows), so no engine that keeps the walk and returns its leases
+// serializes less per call. Scenario 5
 // runs it with 16 claimers of demand one, the ceiling with one claimer of
 // the ceiling's demand, on the same backlogs as the engines.
 var walkFloorFunction = `
-create function bench_walk_floor(p_now timestamptz, p_demand integer) returns integer
+create function bench_walk_floor(p_now timestamptz, p_demand integer)
+    returns table (row_kind text, error_reason text, run_id text, tenant_id text, graph_id text,
+                   graph_hash text, checkpoint_seq bigint, claim_token uuid, claimed_at timestamptz,
+                   claim_attempt integer, poisoned_at timestamptz, poison_reason text,
+                   work_class text, eligible_at timestamptz)
     language plpgsql
     set plan_cache_mode = force_generic_plan
 as $$
@@ -78,16 +86,20 @@ begin
                  limit greatest(least(` + walkFloorQuantum + `, p_demand - v_got, v_cap - v_admitted), 0)
                    for update skip locked) h;
         if v_ids is not null then
-            update docket_runs
-               set claim_token = gen_random_uuid(), claimed_at = p_now, wake_at = null,
-                   tenant_admitted_at = p_now, claim_attempts = claim_attempts + 1
-             where id = any(v_ids);
+            return query
+                update docket_runs r
+                   set claim_token = gen_random_uuid(), claimed_at = p_now, wake_at = null,
+                       tenant_admitted_at = p_now, claim_attempts = r.claim_attempts + 1
+                 where r.id = any(v_ids)
+                returning 'outcome'::text, null::text, r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
+                          r.checkpoint_seq, r.claim_token, r.claimed_at, r.claim_attempts,
+                          null::timestamptz, null::text, 'ready'::text, p_now;
             update docket_claim_partitions set admission_epoch = admission_epoch + 1 where scope_key = v_scope;
             v_got := v_got + cardinality(v_ids);
         end if;
     end loop;
     update docket_claim_policy set scan_ring_position = v_cursor where id = 1;
-    return v_got;
+    return;
 end
 $$`
 
@@ -98,13 +110,37 @@ var (
 	walkFloorQuantum = strconv.Itoa(policy.OutcomesPerGrant)
 )
 
-// walkFloorClaim is one call of the walk floor of demand on pool.
+// walkFloorClaim is one call of the walk floor of demand on pool. It
+// decodes every lease row into typed fields, as a client of the engines
+// decodes their outcome rows, and counts them.
 func walkFloorClaim(pool *pgxpool.Pool, demand int) claimFunc {
 	return func(ctx context.Context) (int, error) {
-		var got int
-		err := pool.QueryRow(ctx, `select bench_walk_floor($1, $2)`, time.Now(), demand).Scan(&got)
-		return got, err
+		rows, err := pool.Query(ctx, `select * from bench_walk_floor($1, $2)`, time.Now(), demand)
+		if err != nil {
+			return 0, err
+		}
+		leases, err := pgx.CollectRows(rows, pgx.RowToStructByPos[walkFloorLease])
+		return len(leases), err
 	}
+}
+
+// walkFloorLease is one row of the walk floor, in the columns of a claim
+// outcome.
+type walkFloorLease struct {
+	RowKind       string
+	ErrorReason   pgtype.Text
+	RunID         string
+	TenantID      pgtype.Text
+	GraphID       string
+	GraphHash     string
+	CheckpointSeq int64
+	ClaimToken    pgtype.UUID
+	ClaimedAt     pgtype.Timestamptz
+	ClaimAttempt  int32
+	PoisonedAt    pgtype.Timestamptz
+	PoisonReason  pgtype.Text
+	WorkClass     string
+	EligibleAt    pgtype.Timestamptz
 }
 
 // measureWalkFloor runs s's claim loops with the walk floor on a fresh
