@@ -19,17 +19,20 @@ const engineWalkFloor engineName = "walk_floor"
 // walkFloorFunction is a measuring probe, not an engine: the least a claim
 // call that keeps TenantFair's walk must do while it holds the domain's
 // cursor. It locks the policy row, then visits ring positions after the
-// cursor until it has the demand or made S visits: each visit takes the
-// next position with work, locks that partition without waiting, counts
-// its admissions up to the cap, locks up to min(Q, demand left, free
-// admissions) queued FIFO heads without waiting, leases them with an
+// cursor until it has the demand or made S visits. Each visit takes the
+// next position with work and locks that partition without waiting; it
+// counts the partition's admissions up to the cap when the partition has
+// more unfinished runs than its cap; it freezes up to min(Q, demand left,
+// free admissions) queued FIFO heads and then locks each of those by its id
+// without waiting (the freeze that keeps a row held elsewhere from being
+// replaced by the next one); it leases the rows it locked with an
 // admission, returns each lease as a row of the columns a claim outcome
-// carries, and advances the partition's epoch; the cursor moves once. It
+// carries, and advances the partition's epoch. The cursor moves once. It
 // leaves out all the engine does beyond that (the argument and
 // transaction checks, the bounded lock wait, the ring window, the other
-// pages and classes, the FIFO recheck, poisons, the outcomes' ordinals and
-// trace rows), so no engine that keeps the walk and returns its leases
-// serializes less per call. Scenario 5
+// pages and classes, the recheck of locked rows, the FIFO recheck,
+// poisons, the outcomes' ordinals and trace rows), so no engine that keeps
+// the walk and returns its leases serializes less per call. Scenario 5
 // runs it with 16 claimers of demand one, the ceiling with one claimer of
 // the ceiling's demand, on the same backlogs as the engines.
 var walkFloorFunction = `
@@ -69,22 +72,29 @@ begin
         exit when v_pos is null;
         v_cursor := v_pos;
         perform from docket_claim_partitions pa where pa.scope_key = v_scope for no key update skip locked;
-        v_admitted := least((select count(*)
-                               from (select from docket_runs r
-                                      where r.scope_key = v_scope and docket_run_marked_unclaimed(r)
-                                      limit v_cap) a)
-                            + (select count(*)
-                                 from (select from docket_runs r
-                                        where r.scope_key = v_scope and docket_run_marked_claimed(r)
-                                        limit v_cap) c),
-                            v_cap);
-        select array_agg(h.id) into v_ids
-          from (select r.id
+        v_admitted := case when (select s.unfinished_count
+                                   from docket_claim_schedule s
+                                  where s.scope_key = v_scope) > v_cap
+                           then least((select count(*)
+                                         from (select from docket_runs r
+                                                where r.scope_key = v_scope and docket_run_marked_unclaimed(r)
+                                                limit v_cap) a)
+                                      + (select count(*)
+                                           from (select from docket_runs r
+                                                  where r.scope_key = v_scope and docket_run_marked_claimed(r)
+                                                  limit v_cap) c),
+                                      v_cap)
+                           else 0 end;
+        select array_agg(l.id order by h.wake_at, h.id) into v_ids
+          from (select r.id, r.wake_at
                   from docket_runs r
                  where r.scope_key = v_scope and docket_run_unmarked_unclaimed(r) and r.wake_at <= p_now
                  order by r.wake_at, r.id
-                 limit greatest(least(` + walkFloorQuantum + `, p_demand - v_got, v_cap - v_admitted), 0)
-                   for update skip locked) h;
+                 limit greatest(least(` + walkFloorQuantum + `, p_demand - v_got, v_cap - v_admitted), 0)) h
+          cross join lateral (select r.id
+                                from docket_runs r
+                               where r.id = h.id
+                                 for update skip locked) l;
         if v_ids is not null then
             return query
                 update docket_runs r
