@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
 	"github.com/docketrun/docket-go/tests/internal/pgtest"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
@@ -317,5 +319,122 @@ func TestConfigSchemaSchedulesBehindPgBouncer(t *testing.T) {
 	}
 	if got := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs where status = 'done' and graph_id = 'report'`); got != 2 {
 		t.Fatalf("%d schedule runs done, want 2", got)
+	}
+}
+
+// Claims held ahead of a Worker's handlers (WorkerConfig.ClaimAhead) with
+// Config.Schema, behind PgBouncer's transaction pooling, in parked mode:
+// a Worker of one handler and two claims ahead leases all three runs of a
+// tenant in one call, and when it stops while its handler runs, the two
+// held runs never start and are handed back through the pooler with a
+// "stop" verdict that keeps their admission. A second such Worker then
+// drains them, so every run is handled exactly once.
+func TestClaimAheadWithSchemaBehindPgBouncerInParkedMode(t *testing.T) {
+	t.Parallel()
+	app := appPool(t)
+	testkit.ExecSQL(t, app, fmt.Sprintf(`alter database %s set search_path = app, public`, app.Config().ConnConfig.Database))
+	b := testkit.StartBouncer(t, app.Config().ConnString(), 2)
+	pool := testkit.BouncerPool(t, b, 6)
+	cfg := docket.Config{TenantMode: docket.TenantRequired, ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 4, ParkDormant: true},
+		Schema: "docket"}
+	client := testkit.OpenClient(t, pool, cfg)
+	ids := []string{"a", "b", "c"}
+	for _, id := range ids {
+		if _, err := client.InsertRun(testkit.Context(t), docket.NewRun{RunID: id, Scope: docket.Tenant("t"),
+			GraphID: "g", GraphHash: "h", State: json.RawMessage(`{}`)}); err != nil {
+			t.Fatalf("InsertRun %s: %v", id, err)
+		}
+	}
+
+	counter := testkit.NewWorkerCounter()
+	started := make(chan string, len(ids))
+	release := make(chan struct{})
+	worker := func() (*docket.Worker, <-chan error, *testkit.WorkerEvents) {
+		events := testkit.NewWorkerEvents()
+		w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 1, ClaimAhead: 2, OnEvent: events.Hook,
+			Handler: func(ctx context.Context, job *docket.Job) docket.Result {
+				counter.Add(job.RunID)
+				started <- job.RunID
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return docket.Complete(nil)
+			}})
+		return w, runResult, events
+	}
+	claimed := func() []string {
+		rows, err := app.Query(testkit.Context(t), `select run_id from docket.docket_runs where claim_token is not null order by run_id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	w, runResult, events := worker()
+	var running string
+	select {
+	case running = <-started:
+	case <-time.After(testkit.WorkerDeadline):
+		t.Fatal("timed out waiting for the first handler")
+	}
+	events.WaitFor(t, "three runs leased", func(evs []docket.WorkerEvent) bool {
+		n := 0
+		for _, ev := range evs {
+			if ev.Kind == docket.EventClaimed {
+				n += ev.Leases
+			}
+		}
+		return n >= len(ids)
+	})
+	var held []string
+	for _, id := range claimed() {
+		if id != running {
+			held = append(held, id)
+		}
+	}
+	if len(held) != 2 {
+		t.Fatalf("claimed besides the running %s: %v, want two held ahead", running, held)
+	}
+
+	stopCtx, cancel := context.WithTimeout(context.Background(), testkit.WorkerDeadline)
+	defer cancel()
+	stopResult := make(chan error, 1)
+	go func() { stopResult <- w.Stop(stopCtx) }()
+	events.WaitWritten(t, "stop", held...)
+	close(release)
+	events.WaitWritten(t, "complete", running)
+	if err := <-stopResult; err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if err := <-runResult; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	counter.ExpectEach(t, []string{running}, 1)
+	for _, id := range held {
+		var status string
+		var unclaimed, admitted bool
+		var attempts int32
+		if err := app.QueryRow(testkit.Context(t), `
+			select status, claim_token is null, tenant_admitted_at is not null, claim_attempts
+			  from docket.docket_runs where run_id = $1`, id).Scan(&status, &unclaimed, &admitted, &attempts); err != nil {
+			t.Fatal(err)
+		}
+		if status != "running" || !unclaimed || !admitted || attempts != 0 {
+			t.Fatalf("held %s after the stop: status %s, unclaimed %t, admitted %t, attempts %d; want running, unclaimed, admitted, 0",
+				id, status, unclaimed, admitted, attempts)
+		}
+	}
+
+	w, runResult, events = worker()
+	events.WaitWritten(t, "complete", held...)
+	testkit.StopWorker(t, w, runResult)
+	counter.ExpectEach(t, ids, 1)
+	if got := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs where status = 'done' and claim_token is null`); got != int64(len(ids)) {
+		t.Fatalf("%d runs done, want %d", got, len(ids))
 	}
 }
