@@ -326,8 +326,8 @@ func (e *rotationEnv) window(round int, competitors map[int64]string) {
 type holdGate struct {
 	mu      sync.Mutex
 	changed *sync.Cond
-	// calls counts the window's committed claim calls; holding the pollers
-	// holding a lease now.
+	// calls counts the window's committed claim calls, holding the pollers
+	// that hold a lease now.
 	calls, holding int
 	stopped        bool
 }
