@@ -13,10 +13,11 @@ var Migrations embed.FS
 // MigrationsDir is the directory of Migrations that holds the migrations.
 const MigrationsDir = "schema"
 
-// Functions holds db/functions/*.sql, one plpgsql object per file, each
-// versioned by its suffix (_v1, _v2, ...).
+// Functions holds db/functions, one plpgsql object per source, each
+// versioned by its suffix (_v1, _v2, ...): a file NAME_vN.sql, or a directory
+// NAME_vN/ of step files that ReadFunctionSource splices.
 //
-//go:embed functions/*.sql
+//go:embed functions/*.sql functions/*/*.sql
 var Functions embed.FS
 
 // FunctionsDir is the directory of Functions that holds the sources.

@@ -17,8 +17,9 @@ import (
 type Function struct {
 	// Name is the function's SQL name.
 	Name string
-	// File is the versioned source file in FunctionsDir, e.g.
-	// "docket_tenant_fair_claim_v1.sql".
+	// File is the versioned source in FunctionsDir that include lines name,
+	// e.g. "docket_tenant_fair_claim_v1.sql": that file, or a directory of
+	// step files (see ReadFunctionSource).
 	File string
 	// BodyMD5 is the hex MD5 of the body between the dollar quotes, which is
 	// what PostgreSQL stores in pg_proc.prosrc, so md5(prosrc) must equal it.
@@ -112,7 +113,7 @@ func upFunctionSteps(migration []byte) []functionStep {
 
 // readFunction parses one embedded source: its function name and body.
 func readFunction(file string) (Function, error) {
-	text, err := fs.ReadFile(Functions, path.Join(FunctionsDir, file))
+	text, err := ReadFunctionSource(Functions, path.Join(FunctionsDir, file))
 	if err != nil {
 		return Function{}, fmt.Errorf("reading function source %s: %w", file, err)
 	}

@@ -30,13 +30,17 @@ func TestInstalledFunctionsMatchTheirSources(t *testing.T) {
 			t.Errorf("%s: body md5 %q", fn.Name, fn.BodyMD5)
 		}
 	}
-	files, err := fs.Glob(Functions, FunctionsDir+"/*.sql")
+	sources, err := fs.ReadDir(Functions, FunctionsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		if _, err := readFunction(strings.TrimPrefix(f, FunctionsDir+"/")); err != nil {
-			t.Errorf("%s: %v", f, err)
+	for _, source := range sources {
+		name := source.Name()
+		if source.IsDir() {
+			name += ".sql"
+		}
+		if _, err := readFunction(name); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

@@ -22,6 +22,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/docketrun/docket-go/db"
 )
 
 func main() {
@@ -76,7 +78,7 @@ func run(schemaDir, functionsDir, manifestPath string, check, release bool) erro
 		if filepath.Base(name) != name {
 			return nil, fmt.Errorf("include names a path, not a file of %s", functionsDir)
 		}
-		body, err := os.ReadFile(filepath.Join(functionsDir, name))
+		body, err := db.ReadFunctionSource(os.DirFS(functionsDir), name)
 		if errors.Is(err, fs.ErrNotExist) {
 			if old, ok := frozen[name]; ok {
 				return old, nil

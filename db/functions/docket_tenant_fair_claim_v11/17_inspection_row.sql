@@ -1,0 +1,32 @@
+            if p_trace then
+                row_kind := 'inspection';
+                error_reason := null;
+                run_id := null;
+                tenant_id := null;
+                graph_id := null;
+                graph_hash := null;
+                checkpoint_seq := null;
+                claim_token := null;
+                claimed_at := null;
+                claim_attempt := case when v_park then v_woken end;
+                poisoned_at := null;
+                poison_reason := null;
+                work_class := null;
+                eligible_at := case when v_parked and v_parked_until <> 'infinity' then v_parked_until end;
+                call_token := v_call_token;
+                transaction_id := v_xid;
+                visit_ordinal := v_visit;
+                outcome_ordinal := case when v_parked then 0 end;
+                demand := p_demand;
+                cursor_before := v_cursor_before;
+                cursor_after := v_cursor;
+                ring_position := v_position;
+                scope_key := v_scope;
+                disposition := v_disposition;
+                outcome_count := v_visit_outcomes;
+                epoch_delta := case when v_visit_outcomes > 0 then 1 else 0 end;
+                return next;
+            end if;
+        end loop;
+    end;
+
