@@ -20,37 +20,33 @@ TEST_FLAGS ?= -count=1 -timeout 30m
 # or Telemetry test keeps its race run whichever subject package holds it.
 RACE_RUN  ?= Worker|Claim|Telemetry
 
-.PHONY: all test-deps tools generate check-generate release-migration check-tidy vet test test-unit test-pg test-matrix demo bench console-screenshots
+.PHONY: all test-deps tools generate check-generate release check-tidy vet test test-unit test-pg test-matrix demo bench console-screenshots
 
 all: check-generate vet test
 
-# EXAMPLE_SCHEMA is Docket's schema as the example app's sqlc reads it.
-EXAMPLE_SCHEMA := examples/invoices/db/docket
 # SQLC_OUT are the packages the two entries of sqlc.yaml write: the facade's
 # internal/dbgen (every query) and the public gen (db/queries/app only).
 SQLC_OUT := internal/dbgen gen
 
-## generate: expand db/functions into the migrations, then regenerate internal/dbgen/ and gen/ (and the example app's store) with sqlc
+## generate: expand db/functions into the open migration, regenerate internal/dbgen/ and gen/ with sqlc, dump db/schema.sql (the current schema) from a fresh migration, and regenerate the example app's store from it
 generate:
 	$(GO) run ./internal/sqlinclude
 	@# sqlc never deletes: a query file moved or removed would leave its old accessors behind.
 	rm -f $(addsuffix /*.sql.go,$(SQLC_OUT))
 	$(SQLC) generate
-	rm -rf $(EXAMPLE_SCHEMA)
-	$(GO) run ./cmd/docket migrate sql --format golang-migrate --out $(EXAMPLE_SCHEMA) >/dev/null
+	$(GO) run ./internal/schemadump
 	$(SQLC) generate -f examples/invoices/sqlc.yaml
 
-## release-migration: record new migrations in db/released-migrations.sum (frozen from then on)
-release-migration:
-	$(GO) run ./internal/sqlinclude -release
+## release: record the open migration as shipped by release $(VERSION), whose CHANGELOG.md section must exist; frozen from then on
+release:
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z"; exit 2; }
+	$(GO) run ./internal/sqlinclude -release $(VERSION)
 
-## check-generate: fail when migrations, internal/dbgen/ or gen/ differ from their sources, or a released migration changed
+## check-generate: fail when a migration, internal/dbgen/, gen/, db/schema.sql or the example's store differ from their sources, a released migration changed, or more than one migration is open
 check-generate:
 	$(GO) run ./internal/sqlinclude -check
 	$(SQLC) diff
-	@tmp=$$(mktemp -d); $(GO) run ./cmd/docket migrate sql --format golang-migrate --out $$tmp/docket >/dev/null && \
-		diff -r $$tmp/docket $(EXAMPLE_SCHEMA); status=$$?; rm -rf $$tmp; \
-		test $$status = 0 || { echo "$(EXAMPLE_SCHEMA) is stale: run make generate"; exit 1; }
+	$(GO) run ./internal/schemadump -check
 	$(SQLC) diff -f examples/invoices/sqlc.yaml
 
 ## check-tidy: fail when go.mod or go.sum of the library, the tests module, the bench module or an example module is not tidy

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -15,7 +16,7 @@ import (
 var stepFile = regexp.MustCompile(`^([0-9]{2})_[a-z0-9_]+\.sql$`)
 
 // ReadFunctionSource returns the function source that an include line names,
-// e.g. "docket_tenant_fair_claim_v11.sql", from fsys. The source is either
+// e.g. "docket_tenant_fair_claim_v1.sql", from fsys. The source is either
 // that file or a directory of the same name without ".sql", which holds the
 // source split by step: step files named NN_step_name.sql, numbered from 01
 // without a gap, each ending with a newline. The source of a directory is the
@@ -62,4 +63,23 @@ func ReadFunctionSource(fsys fs.FS, name string) ([]byte, error) {
 		source = append(source, text...)
 	}
 	return source, nil
+}
+
+// SourceFunctionNames lists the names of the functions FunctionsDir has a
+// source for (a NAME_vN.sql file or a NAME_vN directory of steps), whatever
+// their versions, sorted and each once.
+func SourceFunctionNames() ([]string, error) {
+	entries, err := fs.ReadDir(Functions, FunctionsDir)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", FunctionsDir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		name := versionSuffix.ReplaceAllString(strings.TrimSuffix(e.Name(), ".sql")+".sql", "")
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
 }

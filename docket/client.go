@@ -195,6 +195,9 @@ func verifyLedger(ctx context.Context, q *dbgen.Queries, where string) error {
 	if err != nil {
 		return fmt.Errorf("docket: reading docket_schema_migrations: %w", err)
 	}
+	if err := refusePreRelease(applied, where, ErrSchemaMismatch); err != nil {
+		return err
+	}
 	want, err := embeddedVersions()
 	if err != nil {
 		return err

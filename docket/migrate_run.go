@@ -73,7 +73,7 @@ func migrate(ctx context.Context, b txBeginner, schema string, direction Migrate
 func applyNext(ctx context.Context, b txBeginner, schema string, ms []migration, log io.Writer) (*migration, error) {
 	var next *migration
 	err := inMigrationTx(ctx, b, schema, log, MigrateUp, func(q *dbgen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
-		pending, err := pendingMigration(ms, applied)
+		pending, err := pendingMigration(ms, applied, schema)
 		if err != nil || pending == nil {
 			return err
 		}
@@ -102,6 +102,9 @@ func rollbackNewest(ctx context.Context, b txBeginner, schema string, ms []migra
 			fmt.Fprintf(log, "schema %s has no Docket migration applied: nothing to roll back\n", schema)
 			return nil
 		}
+		if err := refusePreRelease(applied, "in schema "+schema, ErrMigrationOrder); err != nil {
+			return err
+		}
 		newest := applied[len(applied)-1]
 		at := slices.IndexFunc(ms, func(m migration) bool { return m.version == newest })
 		if at < 0 {
@@ -122,9 +125,12 @@ func rollbackNewest(ctx context.Context, b txBeginner, schema string, ms []migra
 // pendingMigration is the oldest migration of ms (the migrations up to the
 // target) not in applied, or nil. An applied version the binary does not
 // know, or a pending one older than an applied one, is ErrMigrationOrder.
-func pendingMigration(ms []migration, applied []string) (*migration, error) {
+func pendingMigration(ms []migration, applied []string, schema string) (*migration, error) {
 	known, err := embeddedVersions()
 	if err != nil {
+		return nil, err
+	}
+	if err := refusePreRelease(applied, "in schema "+schema, ErrMigrationOrder); err != nil {
 		return nil, err
 	}
 	for _, v := range applied {

@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
-// docket version prints the build's version and the schema version the
+// docket version prints the release and the schema version the
 // binary installs, on stdout only, and an unknown command is one line that
 // points at the help instead of the whole usage.
 func TestCLIVersionAndUnknownCommand(t *testing.T) {
@@ -19,7 +19,7 @@ func TestCLIVersionAndUnknownCommand(t *testing.T) {
 	}
 	r := testkit.CLIExpect(t, testkit.ExitOK, "", "version")
 	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
-	if r.Stderr != "" || len(lines) < 3 || !strings.HasPrefix(lines[0], "docket ") ||
+	if r.Stderr != "" || len(lines) < 3 || lines[0] != "docket "+docket.Version ||
 		!strings.Contains(r.Stdout, "\nschema "+schema+"\n") || !strings.HasPrefix(lines[len(lines)-1], "go go1.") {
 		t.Fatalf("version printed\nstdout: %q\nstderr: %q", r.Stdout, r.Stderr)
 	}

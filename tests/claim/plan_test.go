@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -47,9 +46,10 @@ var planSources = []planSource{
 	{"docket_commit_runs", planCommitIndexes},
 }
 
-// sourceFile is the path of the engine's current source in db/functions:
-// the version the newest migration that includes the function names.
-func (s planSource) sourceFile(t *testing.T) string {
+// source is the engine's current source in db/functions (the version the
+// newest migration that includes the function names, spliced from its step
+// files when it is split by step) and the include name it goes by.
+func (s planSource) source(t *testing.T) (file string, text []byte) {
 	t.Helper()
 	functions, err := db.InstalledFunctions()
 	if err != nil {
@@ -57,11 +57,15 @@ func (s planSource) sourceFile(t *testing.T) string {
 	}
 	for _, f := range functions {
 		if f.Name == s.function {
-			return filepath.Join("..", "..", "db", filepath.FromSlash(db.FunctionsDir), f.File)
+			text, err := db.ReadFunctionSource(db.Functions, path.Join(db.FunctionsDir, f.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f.File, text
 		}
 	}
 	t.Fatalf("no migration installs %s", s.function)
-	return ""
+	return "", nil
 }
 
 // planVar is a PL/pgSQL variable of the engine as a statement parameter:
@@ -223,11 +227,7 @@ var (
 // checks that no statement reads a table outside the markers.
 func planStatements(t *testing.T, source planSource) []planStatement {
 	t.Helper()
-	file := source.sourceFile(t)
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file, src := source.source(t)
 	text := string(src)
 	var out []planStatement
 	for _, m := range planMarked.FindAllStringSubmatch(text, -1) {
@@ -254,11 +254,7 @@ func planStatements(t *testing.T, source planSource) []planStatement {
 func TestClaimPlanSourceIsInstalled(t *testing.T) {
 	pool := testkit.NewPool(t)
 	for _, source := range planSources {
-		file := source.sourceFile(t)
-		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		file, src := source.source(t)
 		text := string(src)
 		start, end := strings.Index(text, "as $$\n"), strings.LastIndex(text, "$$;")
 		if start < 0 || end < start {

@@ -61,14 +61,14 @@ func TestOutsideLedgerStatusNamesTheVersionTheShapeMatches(t *testing.T) {
 	}
 	expectGooseStateUnchanged(t, "status", pool, before)
 
-	v3URL, _ := gooseApplied(t, 3)
-	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
-		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt --schema docket` records V1..V3 in docket_schema_migrations\n", "",
-		"migrate", "status", "--schema", "docket", "--database-url", v3URL)
+	v1URL, _ := gooseApplied(t, 1)
+	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("outside", 1), repeat("pending", migrationCount-1)...)...)+
+		"applied outside Docket's ledger, shape matches V1: `docket migrate adopt --schema docket` records V1 in docket_schema_migrations\n", "",
+		"migrate", "status", "--schema", "docket", "--database-url", v1URL)
 	// Without --schema the hint names no schema; the search_path decides.
-	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("outside", 3), repeat("pending", migrationCount-3)...)...)+
-		"applied outside Docket's ledger, shape matches V3: `docket migrate adopt` records V1..V3 in docket_schema_migrations\n", "",
-		"migrate", "status", "--database-url", testkit.MigrationURLWithSearchPath(t, v3URL, gooseSchema))
+	cliExact(t, testkit.ExitOK, migrationLines(append(repeat("outside", 1), repeat("pending", migrationCount-1)...)...)+
+		"applied outside Docket's ledger, shape matches V1: `docket migrate adopt` records V1 in docket_schema_migrations\n", "",
+		"migrate", "status", "--database-url", testkit.MigrationURLWithSearchPath(t, v1URL, gooseSchema))
 }
 
 // Status tells every version apart: a schema goose brought to Vn shows
@@ -236,24 +236,21 @@ var docketLedgerObjects = []string{
 	"relation docket_schema_migrations_pkey kind=i",
 }
 
-// Adopting a schema goose brought to V3 records V1..V3 only; up then
-// applies V4 and every later version, and the schema ends as Docket's own
-// newest.
+// Adopting a schema goose brought to V1 records V1 only; up then applies
+// V2, and the schema ends as Docket's own newest.
 func TestAdoptOfAnOlderVersionLetsUpApplyTheRest(t *testing.T) {
 	t.Parallel()
-	databaseURL, pool := gooseApplied(t, 3)
+	databaseURL, pool := gooseApplied(t, 1)
 	var log strings.Builder
 	if err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: gooseSchema, Log: &log}).Migrate(testkit.Context(t), docket.MigrateAdopt, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := "schema docket has the shape of V3, applied outside Docket's ledger: recording it in docket_schema_migrations\n" +
-		"recorded 20261101000001_docket_v1.sql in schema docket\n" +
-		"recorded 20261101000002_docket_v2.sql in schema docket\n" +
-		"recorded 20261201000003_docket_v3.sql in schema docket\n"
+	want := "schema docket has the shape of V1, applied outside Docket's ledger: recording it in docket_schema_migrations\n" +
+		"recorded 20261101000001_docket_v1.sql in schema docket\n"
 	if log.String() != want {
 		t.Fatalf("adopt logged\n%s\nwant\n%s", log.String(), want)
 	}
-	testkit.MigrationExpectApplied(t, databaseURL, testkit.MigrateCall{Schema: gooseSchema}, testkit.MigrationAllVersions[:3]...)
+	testkit.MigrationExpectApplied(t, databaseURL, testkit.MigrateCall{Schema: gooseSchema}, testkit.MigrationAllVersions[:1]...)
 	log.Reset()
 	if err := testkit.URLMigrator(t, databaseURL, docket.MigratorConfig{Schema: gooseSchema, Log: &log}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
@@ -263,10 +260,10 @@ func TestAdoptOfAnOlderVersionLetsUpApplyTheRest(t *testing.T) {
 		name, _, _ := strings.Cut(strings.TrimPrefix(line, "applied "), " ")
 		applied = append(applied, name)
 	}
-	if !slices.Equal(applied, testkit.MigrationNames[3:]) {
-		t.Fatalf("up after adopting V3 applied %v, want %v", applied, testkit.MigrationNames[3:])
+	if !slices.Equal(applied, testkit.MigrationNames[1:]) {
+		t.Fatalf("up after adopting V1 applied %v, want %v", applied, testkit.MigrationNames[1:])
 	}
-	testkit.MigrationExpectSameCatalog(t, "goose V3 adopted, then up", docketObjects(t, pool), referenceCatalog(t, ""))
+	testkit.MigrationExpectSameCatalog(t, "goose V1 adopted, then up", docketObjects(t, pool), referenceCatalog(t, ""))
 }
 
 // adopt refuses, with a typed error and nothing changed, a goose-applied
@@ -290,10 +287,10 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	// Target bounds the versions the shape may match.
 	newestURL, newestPool := gooseApplied(t, migrationCount)
 	before = gooseState(t, newestPool)
-	err = testkit.URLMigrator(t, newestURL, docket.MigratorConfig{Schema: gooseSchema}).Migrate(testkit.Context(t), docket.MigrateAdopt, docket.MigrateOptions{Target: testkit.MigrationV3Version})
-	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || !errors.Is(err, docket.ErrSchemaMismatch) || outside.Closest != testkit.MigrationV3Version ||
-		!strings.Contains(err.Error(), "do not have the shape of any Docket version up to V3 (closest V3: ") {
-		t.Fatalf("adopt of a %s shape with Target V3: %v", newest, err)
+	err = testkit.URLMigrator(t, newestURL, docket.MigratorConfig{Schema: gooseSchema}).Migrate(testkit.Context(t), docket.MigrateAdopt, docket.MigrateOptions{Target: testkit.MigrationV1Version})
+	if outside, ok := errors.AsType[*docket.OutsideLedgerError](err); !ok || !errors.Is(err, docket.ErrSchemaMismatch) || outside.Closest != testkit.MigrationV1Version ||
+		!strings.Contains(err.Error(), "do not have the shape of any Docket version up to V1 (closest V1: ") {
+		t.Fatalf("adopt of a %s shape with Target V1: %v", newest, err)
 	}
 	expectGooseStateUnchanged(t, "Migrate adopt with Target", newestPool, before)
 

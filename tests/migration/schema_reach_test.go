@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/docketrun/docket-go/db"
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/internal/sqlschema"
 	"github.com/docketrun/docket-go/tests/internal/pgtest"
@@ -123,16 +123,9 @@ func TestEveryStatementStaysInItsSchema(t *testing.T) {
 
 	// Every function the sources in db/functions define is installed, bound
 	// to the schema and names no other schema in its body.
-	sources, err := filepath.Glob(filepath.Join(testkit.ModuleRoot(t), "db", "functions", "*.sql"))
+	want, err := db.SourceFunctionNames()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var want []string
-	for _, source := range sources {
-		name := regexp.MustCompile(`_v[0-9]+\.sql$`).ReplaceAllString(filepath.Base(source), "")
-		if !slices.Contains(want, name) {
-			want = append(want, name)
-		}
 	}
 	schemas := schemaNames(t, conn)
 	rows, err := conn.Query(ctx, `select p.proname::text, p.prosrc, p.prosecdef, coalesce(p.proconfig, '{}'), l.lanname = 'sql'

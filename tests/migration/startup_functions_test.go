@@ -2,8 +2,6 @@ package migration
 
 import (
 	"errors"
-	"io/fs"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -22,8 +20,12 @@ func TestStartupRejectsChangedFunctionBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := functionSourceNames(t); len(functions) != want {
-		t.Fatalf("the binary installs %d functions, want the %d named by db/functions", len(functions), want)
+	names, err := db.SourceFunctionNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(functions) != len(names) {
+		t.Fatalf("the binary installs %d functions, want the %d named by db/functions", len(functions), len(names))
 	}
 	for _, fn := range functions {
 		t.Run(fn.Name, func(t *testing.T) {
@@ -50,20 +52,4 @@ func TestStartupRejectsChangedFunctionBody(t *testing.T) {
 			}
 		})
 	}
-}
-
-// functionSourceNames counts the distinct functions db/functions has sources
-// for, whatever their versions.
-func functionSourceNames(t *testing.T) int {
-	t.Helper()
-	files, err := fs.Glob(db.Functions, db.FunctionsDir+"/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	version := regexp.MustCompile(`_v[0-9]+\.sql$`)
-	names := map[string]bool{}
-	for _, f := range files {
-		names[version.ReplaceAllString(f, "")] = true
-	}
-	return len(names)
 }

@@ -16,19 +16,11 @@ import (
 	"github.com/docketrun/docket-go/docket"
 )
 
-// Released migration versions; a released migration never changes.
+// Released migration versions (release 0.1.0); a released migration never
+// changes.
 const (
 	MigrationV1Version = "20261101000001"
 	MigrationV2Version = "20261101000002"
-	MigrationV3Version = "20261201000003"
-	MigrationV4Version = "20261201000004"
-	MigrationV5Version = "20261201000005"
-	MigrationV6Version = "20261201000006"
-	MigrationV7Version = "20261201000007"
-	MigrationV8Version = "20261201000008"
-	// MigrationV22Version drops docket_runs_admitted_idx and the derived
-	// state docket_run_marked that named it.
-	MigrationV22Version = "20261203000022"
 )
 
 // MigrationNames are the file names of the migrations the binary embeds

@@ -11,8 +11,9 @@ import (
 )
 
 const versionUsage = `docket version
-  Print the module version, the VCS revision it was built from and the newest
-  schema migration this binary installs.
+  Print the release (docket.Version), the module version when it is another
+  one, the VCS revision the binary was built from and the newest schema
+  migration it installs.
 `
 
 // runVersion prints what the binary is, from its build information.
@@ -29,16 +30,18 @@ func runVersion(_ context.Context, args []string, out output) int {
 	if err != nil {
 		return out.failf(ExitFailure, "version: %v", err)
 	}
+	fmt.Fprintf(out.stdout, "docket %s\n", docket.Version)
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		fmt.Fprintf(out.stdout, "docket (no build information)\nschema %s\n", schema)
+		fmt.Fprintf(out.stdout, "schema %s\n", schema)
 		return ExitOK
 	}
-	version := "(unknown)"
-	if m := docketModule(info); m != nil && m.Version != "" {
-		version = m.Version
+	// A build from a module download or a tagged checkout carries a module
+	// version; one that is not the release's tag (a pseudo-version of later
+	// work) is printed too.
+	if m := docketModule(info); m != nil && m.Version != "" && m.Version != "(devel)" && m.Version != "v"+docket.Version {
+		fmt.Fprintf(out.stdout, "module %s\n", m.Version)
 	}
-	fmt.Fprintf(out.stdout, "docket %s\n", version)
 	settings := map[string]string{}
 	for _, s := range info.Settings {
 		settings[s.Key] = s.Value

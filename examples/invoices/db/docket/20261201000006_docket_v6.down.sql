@@ -1,2 +1,0 @@
-
-alter table docket_runs drop column trace_context;
