@@ -1,4 +1,4 @@
--- Docket's schema as migration 20261101000002 leaves it, dumped by make generate
+-- Docket's schema as migration 20261207000003 leaves it, dumped by make generate
 -- from a freshly migrated database (public schema). Generated: do not edit;
 -- change the migrations in db/schema and the sources in db/functions.
 
@@ -522,13 +522,16 @@ CASE
 END),
     CONSTRAINT docket_runs_errors_entry_check CHECK ((NOT jsonb_path_exists(errors, '$[*]?(((((@.type() != "object" || !(@."attempt".type() == "number")) || @."attempt" < 1) || !(@."at".type() == "string")) || !(@."error".type() == "string")) || !((((@."kind" == "error" || @."kind" == "panic") || @."kind" == "no_result") || @."kind" == "invalid_result") || @."kind" == "retry"))'::jsonpath))),
     CONSTRAINT docket_runs_finished_check CHECK (((status = ANY (ARRAY['done'::text, 'failed'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
+    CONSTRAINT docket_runs_graph_hash_check CHECK (((graph_hash ~ '[^ ]'::text) AND (octet_length(graph_hash) <= 200) AND (graph_hash !~ '[\u0001-\u001f\u007f-\u009f]'::text))),
+    CONSTRAINT docket_runs_graph_id_check CHECK (((graph_id ~ '[^ ]'::text) AND (octet_length(graph_id) <= 200) AND (graph_id !~ '[\u0001-\u001f\u007f-\u009f]'::text))),
     CONSTRAINT docket_runs_healthy_check CHECK (((status <> 'running'::text) OR (poisoned_at IS NOT NULL) OR ((wake_at IS NULL) <> (claim_token IS NULL)))),
     CONSTRAINT docket_runs_parked_check CHECK (((status = 'running'::text) OR ((claim_token IS NULL) AND (wake_at IS NULL) AND (poisoned_at IS NULL)))),
     CONSTRAINT docket_runs_poison_pair_check CHECK (((poisoned_at IS NULL) = (poison_reason IS NULL))),
     CONSTRAINT docket_runs_poison_reason_check CHECK (((poison_reason IS NULL) OR (poison_reason = ANY (ARRAY['max_claim_attempts_exceeded'::text, 'max_claim_abandons_exceeded'::text])))),
     CONSTRAINT docket_runs_poisoned_check CHECK (((poisoned_at IS NULL) OR ((status = 'running'::text) AND (claim_token IS NULL) AND (wake_at IS NULL)))),
+    CONSTRAINT docket_runs_run_id_check CHECK (((run_id ~ '[^ ]'::text) AND (octet_length(run_id) <= 200) AND (run_id !~ '[\u0001-\u001f\u007f-\u009f]'::text))),
     CONSTRAINT docket_runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'waiting'::text, 'done'::text, 'failed'::text, 'cancelled'::text]))),
-    CONSTRAINT docket_runs_tenant_id_check CHECK (((tenant_id IS NULL) OR (tenant_id <> ''::text))),
+    CONSTRAINT docket_runs_tenant_id_check CHECK (((tenant_id IS NULL) OR ((tenant_id ~ '[^ ]'::text) AND (octet_length(tenant_id) <= 200) AND (tenant_id !~ '[\u0001-\u001f\u007f-\u009f]'::text)))),
     CONSTRAINT docket_runs_trace_context_check CHECK (((trace_context IS NULL) OR (jsonb_typeof(trace_context) = 'object'::text)))
 );
 
@@ -646,6 +649,22 @@ begin
             using errcode = 'integrity_constraint_violation';
     end if;
     return new;
+end;
+$$;
+
+-- Name: docket_runs_require_tenant(); Type: FUNCTION; Schema: public; Owner: -
+
+CREATE FUNCTION public.docket_runs_require_tenant() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'public'
+    AS $$
+begin
+    if exists (select 1 from docket_created_runs r where r.tenant_id is null)
+       and (select p.tenant_required from docket_claim_policy p where p.id = 1) then
+        raise exception 'docket: tenant required: the domain requires a tenant and a run has none'
+            using errcode = 'check_violation', constraint = 'docket_runs_tenant_required_check';
+    end if;
+    return null;
 end;
 $$;
 
@@ -2012,6 +2031,7 @@ CREATE TABLE public.docket_claim_policy (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     park_dormant boolean DEFAULT false NOT NULL,
     configured_park_dormant boolean DEFAULT false NOT NULL,
+    tenant_required boolean DEFAULT false NOT NULL,
     CONSTRAINT docket_claim_policy_configured_check CHECK ((configured_max_active >= 1)),
     CONSTRAINT docket_claim_policy_cursor_check CHECK ((scan_ring_position >= 0)),
     CONSTRAINT docket_claim_policy_max_active_check CHECK ((max_active >= 1)),
@@ -2256,6 +2276,10 @@ CREATE TRIGGER docket_runs_guard_scope_trg BEFORE UPDATE OF tenant_id ON public.
 -- Name: docket_runs docket_runs_guard_truncate_trg; Type: TRIGGER; Schema: public; Owner: -
 
 CREATE TRIGGER docket_runs_guard_truncate_trg BEFORE TRUNCATE ON public.docket_runs FOR EACH STATEMENT EXECUTE FUNCTION public.docket_guard_truncate();
+
+-- Name: docket_runs docket_runs_require_tenant_trg; Type: TRIGGER; Schema: public; Owner: -
+
+CREATE TRIGGER docket_runs_require_tenant_trg AFTER INSERT ON public.docket_runs REFERENCING NEW TABLE AS docket_created_runs FOR EACH STATEMENT EXECUTE FUNCTION public.docket_runs_require_tenant();
 
 -- Name: docket_runs docket_runs_track_delete_trg; Type: TRIGGER; Schema: public; Owner: -
 

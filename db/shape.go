@@ -49,6 +49,7 @@ var Columns = []Column{
 	{"docket_claim_policy", "updated_at"},
 	{"docket_claim_policy", "park_dormant"},
 	{"docket_claim_policy", "configured_park_dormant"},
+	{"docket_claim_policy", "tenant_required"},
 	{"docket_claim_partitions", "scope_key"},
 	{"docket_claim_partitions", "max_active"},
 	{"docket_claim_partitions", "partition_version"},

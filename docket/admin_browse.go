@@ -225,7 +225,7 @@ func (c *store) checkBrowse(req BrowseTenantsRequest) (browseQuery, error) {
 		q.prefix = &req.Prefix
 	}
 	if req.After != nil {
-		key, err := c.runScopeKey(req.After.Scope)
+		key, err := c.scopeKey(req.After.Scope)
 		if err != nil {
 			return browseQuery{}, err
 		}
@@ -308,7 +308,7 @@ func (c *store) ListTenants(ctx context.Context, req ListTenantsRequest) (Tenant
 		}
 		var after *string
 		if req.After != nil {
-			key, err := c.runScopeKey(*req.After)
+			key, err := c.scopeKey(*req.After)
 			if err != nil {
 				return TenantPage{}, err
 			}

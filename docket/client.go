@@ -236,6 +236,9 @@ func (c *Client) synchronizePolicy(ctx context.Context) error {
 			return fmt.Errorf("docket: locking claim policy: %w", err)
 		}
 		before = row
+		if _, err := q.SynchronizeTenantRequired(ctx, c.tenantMode == TenantRequired); err != nil {
+			return fmt.Errorf("docket: recording the tenant mode: %w", err)
+		}
 		return c.engine.synchronize(ctx, q, row)
 	})
 	if err != nil {

@@ -97,6 +97,13 @@ func mapRunWriteError(op string, err error) error {
 		switch {
 		case pgErr.Code == "23505" && pgErr.ConstraintName == runIDConstraint:
 			return fmt.Errorf("%w: %s", ErrDuplicateRun, pgErr.Detail)
+		// check_violation of the rules the facade checks first, met by a
+		// write the facade's own checks could not see (another client's
+		// tenant mode): the same typed errors.
+		case pgErr.Code == "23514" && pgErr.ConstraintName == tenantRequiredCheck:
+			return fmt.Errorf("%w: %s: the domain requires a tenant (%s)", ErrTenantRequired, op, tenantRequiredCheck)
+		case pgErr.Code == "23514" && identifierChecks[pgErr.ConstraintName] != "":
+			return fmt.Errorf("%w: %s: the %s breaks the identifier rules (%s)", ErrInvalidArgument, op, identifierChecks[pgErr.ConstraintName], pgErr.ConstraintName)
 		// invalid_text_representation, untranslatable_character and
 		// character_not_in_repertoire: a document or text PostgreSQL refuses.
 		case pgErr.Code == "22P02" || pgErr.Code == "22P05" || pgErr.Code == "22021":
@@ -104,6 +111,19 @@ func mapRunWriteError(op string, err error) error {
 		}
 	}
 	return fmt.Errorf("docket: %s: %w", op, err)
+}
+
+// RunWriteError maps the error of a run insert made outside the facade (with
+// the generated repository, package gen, or the app's own SQL) to the typed
+// error the facade's own checks return for the same input: ErrTenantRequired
+// for a tenantless run in a domain of required tenancy, ErrInvalidArgument
+// for an identifier the database's checks refuse, ErrDuplicateRun for a run
+// id that exists. Any other error is returned wrapped; nil stays nil.
+func RunWriteError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return mapRunWriteError("insert run", err)
 }
 
 // batchWriteError is mapRunWriteError for InsertRuns: a run id that already

@@ -108,7 +108,7 @@ func (c *store) retentionParams(opts DeleteFinishedRunsOptions) (dbgen.DeleteFin
 		}
 	}
 	if opts.Scope != nil {
-		key, err := c.runScopeKey(*opts.Scope)
+		key, err := c.scopeKey(*opts.Scope)
 		if err != nil {
 			return dbgen.DeleteFinishedRunsParams{}, err
 		}

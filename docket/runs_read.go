@@ -88,7 +88,7 @@ func admissionState(row dbgen.DocketRun, now time.Time) AdmissionState {
 // (StartedAt, RunID), continuing strictly after req.After.
 func (c *store) ListRuns(ctx context.Context, req ListRunsRequest) (RunPage, error) {
 	return timed(ctx, c.telemetry, opListRuns, func() (RunPage, error) {
-		scopeKey, err := c.runScopeKey(req.Scope)
+		scopeKey, err := c.scopeKey(req.Scope)
 		if err != nil {
 			return RunPage{}, err
 		}
@@ -123,7 +123,7 @@ func (c *store) ListRuns(ctx context.Context, req ListRunsRequest) (RunPage, err
 
 // runKey validates a run address and returns its scope key.
 func (c *store) runKey(scope Scope, runID string) (string, error) {
-	scopeKey, err := c.runScopeKey(scope)
+	scopeKey, err := c.scopeKey(scope)
 	if err != nil {
 		return "", err
 	}
@@ -311,7 +311,7 @@ func (c *store) CountRunPhases(ctx context.Context, req CountRunPhasesRequest) (
 		from, before := optionalTime(req.StartedFrom), optionalTime(req.StartedBefore)
 		var rows []dbgen.ConsoleRunPhaseCountsRow
 		if req.Scope != nil {
-			scopeKey, err := c.runScopeKey(*req.Scope)
+			scopeKey, err := c.scopeKey(*req.Scope)
 			if err != nil {
 				return RunPhaseCounts{}, err
 			}

@@ -267,14 +267,14 @@ func (c *store) ListSchedules(ctx context.Context, req ListSchedulesRequest) (Sc
 		}
 		params := dbgen.ListSchedulesParams{PageLimit: int32(limit + 1)}
 		if req.Scope != nil {
-			key, err := c.runScopeKey(*req.Scope)
+			key, err := c.scopeKey(*req.Scope)
 			if err != nil {
 				return SchedulePage{}, err
 			}
 			params.ScopeKey = &key
 		}
 		if req.After != nil {
-			key, err := c.runScopeKey(req.After.Scope)
+			key, err := c.scopeKey(req.After.Scope)
 			if err != nil {
 				return SchedulePage{}, err
 			}
@@ -322,7 +322,7 @@ func (c *store) FetchSchedule(ctx context.Context, scope Scope, name string) (Pe
 // scheduleAddress validates the address of an existing schedule and returns
 // its scope key.
 func (c *store) scheduleAddress(scope Scope, name string) (string, error) {
-	key, err := c.runScopeKey(scope)
+	key, err := c.scopeKey(scope)
 	if err != nil {
 		return "", err
 	}

@@ -65,12 +65,12 @@ grant execute on function :"schema".docket_tenant_fair_claim_combined(timestampt
 -- Both engines call this one for their argument and transaction checks; a
 -- SECURITY INVOKER function needs EXECUTE on what it calls.
 grant execute on function :"schema".docket_claim_precheck(text, timestamptz, timestamptz, integer, integer, text, boolean) to :"role";
--- The Worker's verdicts (schema V20).
+-- The Worker's verdicts.
 grant execute on function :"schema".docket_commit_runs(text[], text[], text[], bigint[], integer[], text[], text[],
     text[], text[], timestamptz[], bigint[], text[], text[], text[]) to :"role";
--- Every read of runs computes their phase with this one (schema V8).
+-- Every read of runs computes their phase with this one.
 grant execute on function :"schema".docket_run_phase(:"schema".docket_runs, timestamptz) to :"role";
--- The derived run states (schema V11), which the engines, the triggers and
+-- The derived run states, which the engines, the triggers and
 -- the queries name; PostgreSQL inlines a function only for a role that may
 -- execute it.
 grant execute on function :"schema".docket_run_healthy(:"schema".docket_runs) to :"role";
@@ -80,7 +80,7 @@ grant execute on function :"schema".docket_run_marked_unclaimed(:"schema".docket
 grant execute on function :"schema".docket_run_unmarked_unclaimed(:"schema".docket_runs) to :"role";
 grant execute on function :"schema".docket_run_marked_claimed(:"schema".docket_runs) to :"role";
 grant execute on function :"schema".docket_run_unmarked_claimed(:"schema".docket_runs) to :"role";
--- The union of the two admitted states (schema V23).
+-- The union of the two admitted states.
 grant execute on function :"schema".docket_run_admitted(:"schema".docket_runs) to :"role";
 
 -- Hardening of the database around the grants above.

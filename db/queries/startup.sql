@@ -151,3 +151,11 @@ update /*schema*/docket_claim_schedule s
                     where r.scope_key = s.scope_key and /*schema*/docket_run_marked_claimed(r))
    and not exists (select from /*schema*/docket_runs r
                     where r.scope_key = s.scope_key and /*schema*/docket_run_unmarked_claimed(r));
+
+-- name: SynchronizeTenantRequired :execrows
+-- Records the domain's tenancy from Config.TenantMode, which the insert
+-- trigger docket_runs_require_tenant enforces on every writer; an unchanged
+-- one writes nothing.
+update /*schema*/docket_claim_policy
+   set tenant_required = sqlc.arg(tenant_required)::boolean
+ where id = 1 and tenant_required <> sqlc.arg(tenant_required)::boolean;

@@ -5,8 +5,11 @@
 -- same name) with the revoked claim token, which fences nothing any more,
 -- and the run's new status as the payload; PostgreSQL delivers it at the
 -- writer's commit and drops it on rollback.
-select pg_notify('docket_runs_due_' || md5(current_schema()),
-                 'revoked ' || sqlc.arg(claim_token)::text || ' ' || sqlc.arg(status)::text);
+select pg_notify('docket_runs_due_' || md5(n.nspname::text),
+                 'revoked ' || sqlc.arg(claim_token)::text || ' ' || sqlc.arg(status)::text)
+  from /*schema*/docket_claim_policy p
+  join pg_catalog.pg_class c on c.oid = p.tableoid
+  join pg_catalog.pg_namespace n on n.oid = c.relnamespace;
 
 -- name: CommitRuns :many
 -- The worker's set-based CommitRun: element i of the arrays is one holder's

@@ -144,7 +144,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
 `
 
 // A runtime default change. configured_max_active is left alone on purpose:
@@ -166,6 +166,7 @@ func (q *Queries) PutClaimPolicyDefault(ctx context.Context, maxActive int32) (D
 		&i.UpdatedAt,
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
+		&i.TenantRequired,
 	)
 	return i, err
 }
@@ -176,7 +177,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
 `
 
 // A runtime switch of the domain's walk. As with the default cap,
@@ -196,6 +197,7 @@ func (q *Queries) PutClaimPolicyParkDormant(ctx context.Context, parkDormant boo
 		&i.UpdatedAt,
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
+		&i.TenantRequired,
 	)
 	return i, err
 }

@@ -37,6 +37,7 @@ type DocketClaimPolicy struct {
 	UpdatedAt             time.Time
 	ParkDormant           bool
 	ConfiguredParkDormant bool
+	TenantRequired        bool
 }
 
 type DocketClaimSchedule struct {

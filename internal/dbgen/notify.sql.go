@@ -10,7 +10,10 @@ import (
 )
 
 const NotifyRunsDue = `-- name: NotifyRunsDue :exec
-select pg_notify('docket_runs_due_' || md5(current_schema()), '')
+select pg_notify('docket_runs_due_' || md5(n.nspname::text), '')
+  from /*schema*/docket_claim_policy p
+  join pg_catalog.pg_class c on c.oid = p.tableoid
+  join pg_catalog.pg_namespace n on n.oid = c.relnamespace
 `
 
 // Tells listening workers of this domain that runs became due now. Inside a
@@ -22,13 +25,18 @@ func (q *Queries) NotifyRunsDue(ctx context.Context) error {
 }
 
 const RunsDueChannel = `-- name: RunsDueChannel :one
-select ('docket_runs_due_' || md5(current_schema()))::text as channel
+select ('docket_runs_due_' || md5(n.nspname::text))::text as channel
+  from /*schema*/docket_claim_policy p
+  join pg_catalog.pg_class c on c.oid = p.tableoid
+  join pg_catalog.pg_namespace n on n.oid = c.relnamespace
 `
 
-// The LISTEN channel of this fairness domain. NOTIFY is already database
-// scoped; the schema's digest keeps two domains of one database apart and the
-// name within PostgreSQL's 63-byte identifier limit for any schema name.
-// NotifyRunsDue and NotifyClaimRevoked must build the same name.
+// The LISTEN channel of this fairness domain, named by the schema its
+// tables live in (the policy row's), whatever the session's search_path.
+// NOTIFY is already database scoped; the schema's digest keeps two domains
+// of one database apart and the name within PostgreSQL's 63-byte identifier
+// limit for any schema name. NotifyRunsDue and NotifyClaimRevoked build the
+// same name.
 func (q *Queries) RunsDueChannel(ctx context.Context) (string, error) {
 	row := q.db.QueryRow(ctx, RunsDueChannel)
 	var channel string

@@ -18,7 +18,7 @@ update /*schema*/docket_claim_policy
        initialized_at = coalesce(initialized_at, now()),
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
 `
 
 // First TenantFair start, or a changed configured cap: persist the default.
@@ -36,6 +36,7 @@ func (q *Queries) InitializeClaimPolicy(ctx context.Context, maxActive *int32) (
 		&i.UpdatedAt,
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
+		&i.TenantRequired,
 	)
 	return i, err
 }
@@ -139,7 +140,7 @@ func (q *Queries) LockAwakePartitionsBatch(ctx context.Context, arg LockAwakePar
 }
 
 const LockClaimPolicy = `-- name: LockClaimPolicy :one
-select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant from /*schema*/docket_claim_policy where id = 1 for update
+select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required from /*schema*/docket_claim_policy where id = 1 for update
 `
 
 // Startup synchronization serializes on the singleton row.
@@ -157,6 +158,7 @@ func (q *Queries) LockClaimPolicy(ctx context.Context) (DocketClaimPolicy, error
 		&i.UpdatedAt,
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
+		&i.TenantRequired,
 	)
 	return i, err
 }
@@ -310,7 +312,7 @@ update /*schema*/docket_claim_policy
    set admission_mode = $1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
 `
 
 // Engine switch at startup without a cap change.
@@ -328,6 +330,7 @@ func (q *Queries) SetAdmissionMode(ctx context.Context, admissionMode string) (D
 		&i.UpdatedAt,
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
+		&i.TenantRequired,
 	)
 	return i, err
 }
@@ -339,7 +342,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
 `
 
 // A changed configured ParkDormant: persist it as the domain's walk and as
@@ -358,8 +361,26 @@ func (q *Queries) SynchronizeParkDormant(ctx context.Context, parkDormant bool) 
 		&i.UpdatedAt,
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
+		&i.TenantRequired,
 	)
 	return i, err
+}
+
+const SynchronizeTenantRequired = `-- name: SynchronizeTenantRequired :execrows
+update /*schema*/docket_claim_policy
+   set tenant_required = $1::boolean
+ where id = 1 and tenant_required <> $1::boolean
+`
+
+// Records the domain's tenancy from Config.TenantMode, which the insert
+// trigger docket_runs_require_tenant enforces on every writer; an unchanged
+// one writes nothing.
+func (q *Queries) SynchronizeTenantRequired(ctx context.Context, tenantRequired bool) (int64, error) {
+	result, err := q.db.Exec(ctx, SynchronizeTenantRequired, tenantRequired)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const UnparkAllPartitions = `-- name: UnparkAllPartitions :execrows

@@ -300,8 +300,11 @@ func (q *Queries) LegacyClaimNoted(ctx context.Context, arg LegacyClaimNotedPara
 }
 
 const NotifyClaimRevoked = `-- name: NotifyClaimRevoked :exec
-select pg_notify('docket_runs_due_' || md5(current_schema()),
+select pg_notify('docket_runs_due_' || md5(n.nspname::text),
                  'revoked ' || $1::text || ' ' || $2::text)
+  from /*schema*/docket_claim_policy p
+  join pg_catalog.pg_class c on c.oid = p.tableoid
+  join pg_catalog.pg_namespace n on n.oid = c.relnamespace
 `
 
 type NotifyClaimRevokedParams struct {

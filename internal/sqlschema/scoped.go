@@ -21,6 +21,10 @@ const (
 	ScopeSearchPath   = `select set_config('search_path', $1, true)`
 	saveSearchPath    = `select set_config('docket.saved_search_path', current_setting('search_path'), true), set_config('search_path', $1, true)`
 	restoreSearchPath = `select set_config('search_path', current_setting('docket.saved_search_path'), true)`
+	// The same for an app's statements, which also name the app's own
+	// relations unqualified: Docket's schema first, then the app's path.
+	scopeAppSearchPath = `select set_config('search_path', $1 || ', ' || current_setting('search_path'), true)`
+	saveAppSearchPath  = `select set_config('docket.saved_search_path', current_setting('search_path'), true), set_config('search_path', $1 || ', ' || current_setting('search_path'), true)`
 )
 
 // BatchSender is what a scoped executor runs on: a pool, a connection or a
@@ -79,19 +83,33 @@ func (s *Schema) On(db BatchSender, borrowed bool) DB {
 	return scopedDB{db: db, schema: s, borrowed: borrowed}
 }
 
+// OnApp is On for an app's own statements (the public repository's and the
+// app's sqlc queries): the search_path of each statement is the schema
+// followed by the app's own, so the app's unqualified relations still
+// resolve whichever way pgx sends the statement.
+func (s *Schema) OnApp(db BatchSender, borrowed bool) DB {
+	return scopedDB{db: db, schema: s, borrowed: borrowed, appPath: true}
+}
+
 // scopedDB is Schema.On's executor.
 type scopedDB struct {
 	db       BatchSender
 	schema   *Schema
 	borrowed bool
+	appPath  bool
 }
 
 // batch queues sql between the scoping statements.
 func (s scopedDB) batch(sql string, args []any) *pgx.Batch {
 	b := &pgx.Batch{}
-	if s.borrowed {
+	switch {
+	case s.borrowed && s.appPath:
+		b.Queue(saveAppSearchPath, s.schema.searchPath)
+	case s.borrowed:
 		b.Queue(saveSearchPath, s.schema.searchPath)
-	} else {
+	case s.appPath:
+		b.Queue(scopeAppSearchPath, s.schema.searchPath)
+	default:
 		b.Queue(ScopeSearchPath, s.schema.searchPath)
 	}
 	b.Queue(s.schema.Qualify(sql), args...)

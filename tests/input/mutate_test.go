@@ -25,7 +25,7 @@ func mutateCases() []inputCase {
 		{"nil decide", runHeld, acme, nil, docket.ErrInvalidArgument, true},
 		{"empty run id", "", acme, decide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrInvalidArgument, true},
 		{"tenantless scope", runHeld, docket.Tenantless, decide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrTenantRequired, true},
-		{"oversized tenant", runHeld, docket.Tenant(longID), decide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrNotFound, false},
+		{"oversized tenant", runHeld, docket.Tenant(longID), decide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrInvalidArgument, true},
 		{"tenant not UTF-8", runHeld, docket.Tenant(badUTF8), decide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrInvalidArgument, true},
 		{"unknown run", unknownRun, acme, decide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrNotFound, false},
 		{"another tenant's run", runOther, acme, decide(docket.Mutation{Status: docket.StatusCancelled}), docket.ErrNotFound, false},

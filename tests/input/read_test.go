@@ -21,16 +21,19 @@ var badAddresses = []badAddress{
 	{"unknown run", acme, unknownRun, docket.ErrNotFound, false},
 	{"another tenant's run", acme, runOther, docket.ErrNotFound, false},
 	{"own run under another tenant", docket.Tenant("globex"), runHeld, docket.ErrNotFound, false},
-	{"oversized unknown run id", acme, longID, docket.ErrNotFound, false},
+	// Reads accept exactly what the database lets any writer store, so an
+	// id no run can have is refused before any statement.
+	{"oversized run id", acme, longID, docket.ErrInvalidArgument, true},
+	{"blank run id", acme, "  ", docket.ErrInvalidArgument, true},
+	{"run id with a control character", acme, "held\n", docket.ErrInvalidArgument, true},
 	{"empty run id", acme, "", docket.ErrInvalidArgument, true},
 	{"run id with NUL", acme, "held\x00", docket.ErrInvalidArgument, true},
 	{"run id not UTF-8", acme, badUTF8, docket.ErrInvalidArgument, true},
 	{"tenantless scope", docket.Tenantless, runHeld, docket.ErrTenantRequired, true},
 	{"empty tenant", docket.Tenant(""), runHeld, docket.ErrInvalidArgument, true},
-	// Reads apply only what PostgreSQL needs, so runs inserted with plain
-	// SQL stay addressable: a longer tenant id simply names no run.
-	{"oversized tenant", docket.Tenant(longID), runHeld, docket.ErrNotFound, false},
-	{"tenant with a control character", docket.Tenant("acme\n"), runHeld, docket.ErrNotFound, false},
+	{"oversized tenant", docket.Tenant(longID), runHeld, docket.ErrInvalidArgument, true},
+	{"blank tenant", docket.Tenant(" "), runHeld, docket.ErrInvalidArgument, true},
+	{"tenant with a control character", docket.Tenant("acme\n"), runHeld, docket.ErrInvalidArgument, true},
 	{"tenant with NUL", docket.Tenant("acme\x00"), runHeld, docket.ErrInvalidArgument, true},
 	{"tenant not UTF-8", docket.Tenant(badUTF8), runHeld, docket.ErrInvalidArgument, true},
 }

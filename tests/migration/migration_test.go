@@ -62,6 +62,17 @@ var v2Objects = []string{
 	"relation docket_claim_tickets_read kind=S",
 }
 
+// v3Objects are catalog entry prefixes of objects only V3 creates: absent
+// at V2, present at V3.
+var v3Objects = []string{
+	"constraint docket_runs.docket_runs_run_id_check ",
+	"constraint docket_runs.docket_runs_graph_id_check ",
+	"constraint docket_runs.docket_runs_graph_hash_check ",
+	"column docket_claim_policy.tenant_required boolean notnull=true",
+	"function docket_runs_require_tenant() returns trigger",
+	"trigger docket_runs.docket_runs_require_tenant_trg ",
+}
+
 // neverInV2 are catalog entry prefixes of objects the pre-release history
 // created and removed again before release 0.1.0 squashed it: neither V1
 // nor V2 has them.
@@ -76,20 +87,20 @@ func hasPrefix(objects []string, prefix string) bool {
 	return slices.ContainsFunc(objects, func(o string) bool { return strings.HasPrefix(o, prefix) })
 }
 
-// A fresh install applies V1 and V2; V1 -> V2 on a stopped V1 database
-// reaches exactly the fresh install's catalog; the down of V2 restores
-// exactly V1's catalog, and up again exactly V2's.
+// A fresh install applies every version; an upgrade of a stopped V1
+// database reaches exactly the fresh install's catalog; each down restores
+// exactly the catalog of the version below it, and up again the newest.
 func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	t.Parallel()
-	if got := testkit.MigrationAllVersions; !slices.Equal(got, []string{testkit.MigrationV1Version, testkit.MigrationV2Version}) {
-		t.Fatalf("embedded migrations %v, want V1 and V2 (release 0.1.0)", got)
+	if got := testkit.MigrationAllVersions[:2]; !slices.Equal(got, []string{testkit.MigrationV1Version, testkit.MigrationV2Version}) {
+		t.Fatalf("embedded migrations start %v, want V1 and V2 (release 0.1.0)", got)
 	}
 	v1URL := pgtest.NewEmptyDatabase(t)
 	testkit.MigrateOrFail(t, v1URL, testkit.MigrateCall{Target: testkit.MigrationV1Version})
 	testkit.MigrationExpectApplied(t, v1URL, testkit.MigrateCall{}, testkit.MigrationV1Version)
 	v1Pool := testkit.PoolFor(t, v1URL)
 	v1 := testkit.MigrationCatalog(t, v1Pool, "public")
-	for _, o := range append(slices.Clone(v2Objects), neverInV2...) {
+	for _, o := range slices.Concat(v2Objects, v3Objects, neverInV2) {
 		if hasPrefix(v1, o) {
 			t.Fatalf("V1 already has %s", o)
 		}
@@ -99,14 +110,14 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 	testkit.MigrateOrFail(t, url, testkit.MigrateCall{})
 	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
 	pool := testkit.PoolFor(t, url)
-	v2 := testkit.MigrationCatalog(t, pool, "public")
+	newest := testkit.MigrationCatalog(t, pool, "public")
 	for _, o := range v2Objects {
-		if !hasPrefix(v2, o) {
+		if !hasPrefix(newest, o) {
 			t.Fatalf("a fresh install lacks %s", o)
 		}
 	}
 	for _, o := range neverInV2 {
-		if hasPrefix(v2, o) {
+		if hasPrefix(newest, o) {
 			t.Fatalf("a fresh install has %s, which no release ships", o)
 		}
 	}
@@ -116,15 +127,29 @@ func TestMigrationFreshInstallDownToV1AndUpAgain(t *testing.T) {
 
 	testkit.MigrateOrFail(t, v1URL, testkit.MigrateCall{})
 	testkit.MigrationExpectApplied(t, v1URL, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
-	testkit.MigrationExpectSameCatalog(t, "V1 upgraded to V2", testkit.MigrationCatalog(t, v1Pool, "public"), v2)
+	testkit.MigrationExpectSameCatalog(t, "V1 upgraded to the newest", testkit.MigrationCatalog(t, v1Pool, "public"), newest)
 
-	testkit.MigrateOrFail(t, url, testkit.MigrateCall{Direction: docket.MigrateDown})
-	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationV1Version)
-	testkit.MigrationExpectSameCatalog(t, "after down to V1", testkit.MigrationCatalog(t, pool, "public"), v1)
-
+	// Each down restores exactly the catalog of a fresh install of the
+	// version below it; up again restores the newest.
+	catalogs := map[string][]string{testkit.MigrationV1Version: v1}
+	for i := 1; i < len(testkit.MigrationAllVersions)-1; i++ {
+		below := pgtest.NewEmptyDatabase(t)
+		testkit.MigrateOrFail(t, below, testkit.MigrateCall{Target: testkit.MigrationAllVersions[i]})
+		catalogs[testkit.MigrationAllVersions[i]] = testkit.MigrationCatalog(t, testkit.PoolFor(t, below), "public")
+	}
+	for _, o := range v3Objects {
+		if hasPrefix(catalogs[testkit.MigrationV2Version], o) || !hasPrefix(newest, o) {
+			t.Fatalf("%s is not an object only V3 creates", o)
+		}
+	}
+	for i := len(testkit.MigrationAllVersions) - 1; i >= 1; i-- {
+		testkit.MigrateOrFail(t, url, testkit.MigrateCall{Direction: docket.MigrateDown})
+		testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions[:i]...)
+		testkit.MigrationExpectSameCatalog(t, "after down to "+testkit.MigrationAllVersions[i-1], testkit.MigrationCatalog(t, pool, "public"), catalogs[testkit.MigrationAllVersions[i-1]])
+	}
 	testkit.MigrateOrFail(t, url, testkit.MigrateCall{})
 	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{}, testkit.MigrationAllVersions...)
-	testkit.MigrationExpectSameCatalog(t, "after up again", testkit.MigrationCatalog(t, pool, "public"), v2)
+	testkit.MigrationExpectSameCatalog(t, "after up again", testkit.MigrationCatalog(t, pool, "public"), newest)
 }
 
 func TestMigrationPopulatedUpgradeBackfillsClaimsOnly(t *testing.T) {
