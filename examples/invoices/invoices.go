@@ -1,7 +1,11 @@
-// Package invoices is an app that embeds Docket: its own sqlc queries (in
-// store, generated from db/queries over Docket's schema and its own) join
-// its invoices to Docket's runs, and it enqueues each invoice's run in the
-// same transaction as the invoice, through the docket facade.
+// Package invoices is an app that embeds Docket in the layout the docs
+// recommend: the app's pool resolves only its own schemas (search_path
+// app, public), Docket lives in schema docket (Config.Schema). Its own sqlc
+// queries (in store, generated from db/queries over Docket's current schema
+// db/schema.sql and its own migrations) join its invoices to Docket's runs,
+// naming Docket's table behind the /*schema*/ marker and running through
+// docket.Client.SchemaDB, and it enqueues each invoice's run in the same
+// transaction as the invoice, through the docket facade.
 package invoices
 
 import (
@@ -32,7 +36,7 @@ func New(pool *pgxpool.Pool, client *docket.Client) *App {
 func (a *App) CreateInvoice(ctx context.Context, tenant string, id int64, customer string, amountCents int64) error {
 	return pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
 		runID := fmt.Sprintf("invoice-%d", id)
-		if _, err := store.New(tx).CreateInvoice(ctx, store.CreateInvoiceParams{
+		if _, err := store.New(a.docket.SchemaDB(tx)).CreateInvoice(ctx, store.CreateInvoiceParams{
 			ID: id, Customer: customer, AmountCents: amountCents, RunID: &runID,
 		}); err != nil {
 			return err
@@ -51,5 +55,5 @@ func (a *App) CreateInvoice(ctx context.Context, tenant string, id int64, custom
 // Statuses lists the tenant's invoices with the status of their runs, read
 // by the app's own query over Docket's table.
 func (a *App) Statuses(ctx context.Context, tenant string) ([]store.InvoicesWithRunStatusRow, error) {
-	return store.New(a.pool).InvoicesWithRunStatus(ctx, tenant)
+	return store.New(a.docket.SchemaDB(a.pool)).InvoicesWithRunStatus(ctx, tenant)
 }
