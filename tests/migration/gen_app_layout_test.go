@@ -1,0 +1,241 @@
+package migration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/examples/invoices/store"
+	"github.com/docketrun/docket-go/gen"
+	"github.com/docketrun/docket-go/tests/internal/testkit"
+)
+
+// The generated repository in the app's own layout: goose applied Docket's
+// files into schema docket and the app's own tables live in schema app; the
+// app's pool resolves only app and public, and Docket's client has
+// Config.Schema. In the app's own transaction, through Client.SchemaDB,
+// every statement of package gen runs (the list is the generated query set,
+// read by reflection), the app's own sqlc query joins docket_runs, the
+// wake-up reaches a listening Worker at commit, and each write the database
+// refuses comes back as the facade's typed error with nothing written; in
+// every pgx execution mode and behind PgBouncer's transaction pooling.
+func TestGeneratedRepositoryInTheAppsLayout(t *testing.T) {
+	t.Parallel()
+	for _, mode := range testkit.QueryExecModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			databaseURL := appLayoutDatabase(t)
+			cfg := testkit.PoolConfig(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"), 4)
+			cfg.ConnConfig.DefaultQueryExecMode = mode
+			app := testkit.Pool(t, cfg)
+			exerciseAppLayout(t, app, app)
+		})
+	}
+	t.Run("behind PgBouncer", func(t *testing.T) {
+		t.Parallel()
+		databaseURL := appLayoutDatabase(t)
+		direct := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"))
+		// Behind a pooler the app's search_path is the database's setting.
+		testkit.ExecSQL(t, direct, fmt.Sprintf(`alter database %s set search_path = app, public`, direct.Config().ConnConfig.Database))
+		b := testkit.StartBouncer(t, direct.Config().ConnString(), 2)
+		// The Worker listens on a direct connection: a transaction pooler
+		// does not keep a LISTEN session.
+		exerciseAppLayout(t, testkit.BouncerPool(t, b, 4), direct)
+	})
+}
+
+// appLayoutDatabase is a database where goose applied Docket's files into
+// schema docket and the example app's migration created its table in
+// schema app.
+func appLayoutDatabase(t *testing.T) string {
+	t.Helper()
+	databaseURL, owner := gooseAppliedIn(t, "docket", migrationCount)
+	testkit.ExecSQL(t, owner, `create schema app; create table app.invoices (
+		id bigint not null primary key, customer text not null, amount_cents bigint not null, run_id text unique)`)
+	return databaseURL
+}
+
+// exerciseAppLayout runs the whole path on app, with the listening Worker
+// on listen.
+func exerciseAppLayout(t *testing.T, app, listen *pgxpool.Pool) {
+	t.Helper()
+	ctx := testkit.Context(t)
+	cfg := testkit.TenantFairConfig(4)
+	cfg.Schema = "docket"
+	client := testkit.OpenClient(t, app, cfg)
+
+	// A Worker that only a notification can wake in time: its poll is an
+	// hour away.
+	listening := make(chan struct{}, 1)
+	started := make(chan string, 4)
+	workerClient := testkit.OpenClient(t, listen, cfg)
+	testkit.StartWorker(t, workerClient, docket.WorkerConfig{
+		Concurrency:  1,
+		PollInterval: time.Hour,
+		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
+			started <- job.RunID
+			return docket.Complete(nil)
+		},
+		OnEvent: func(e docket.WorkerEvent) {
+			if e.Kind == docket.EventListening {
+				select {
+				case listening <- struct{}{}:
+				default:
+				}
+			}
+		},
+	})
+	select {
+	case <-listening:
+	case <-time.After(testkit.WorkerDeadline):
+		t.Fatal("the Worker never listened")
+	}
+
+	tx, err := app.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `insert into invoices (id, customer, amount_cents, run_id) values (1, 'Ada', 1200, 'gen-InsertRun')`); err != nil {
+		t.Fatal(err)
+	}
+	q := gen.New(client.SchemaDB(tx))
+	called := callEveryStatement(t, ctx, q)
+	if called < 30 {
+		t.Fatalf("called %d statements of package gen, want every one of its query set", called)
+	}
+	statuses, err := store.New(client.SchemaDB(tx)).InvoicesWithRunStatus(ctx, "acme")
+	if err != nil || len(statuses) != 1 || statuses[0].RunStatus == nil || *statuses[0].RunStatus != "running" {
+		t.Fatalf("the app's own query over docket_runs: %+v, %v", statuses, err)
+	}
+	var path string
+	if err := tx.QueryRow(ctx, `select current_setting('search_path')`).Scan(&path); err != nil || strings.ReplaceAll(path, " ", "") != "app,public" {
+		t.Fatalf("the app's search_path in its transaction = %q, %v", path, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit of the app's transaction: %v", err)
+	}
+	// gen.InsertRun and gen.InsertRuns committed two due runs; the wake-up
+	// at commit wakes the Worker, whose poll is an hour away.
+	for range 2 {
+		select {
+		case id := <-started:
+			if id != "gen-InsertRun" && id != "gen-InsertRuns" {
+				t.Fatalf("the Worker started %q", id)
+			}
+		case <-time.After(testkit.WorkerDeadline):
+			t.Fatal("the wake-up never reached the listening Worker")
+		}
+	}
+
+	expectRefusedWrites(t, ctx, app, client)
+}
+
+// callEveryStatement calls every method of package gen's Queries that runs
+// a statement, with arguments made from the parameter types, and fails on
+// any error but an empty :one result. It returns how many it called.
+func callEveryStatement(t *testing.T, ctx context.Context, q *gen.Queries) int {
+	t.Helper()
+	v := reflect.ValueOf(q)
+	called := 0
+	for i := range v.NumMethod() {
+		method := v.Type().Method(i)
+		if method.Name == "WithTx" {
+			continue
+		}
+		args := []reflect.Value{reflect.ValueOf(ctx)}
+		for a := 2; a < method.Type.NumIn(); a++ {
+			args = append(args, argumentFor(t, method.Name, method.Type.In(a), ""))
+		}
+		out := v.Method(i).Call(args)
+		if err, _ := out[len(out)-1].Interface().(error); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			t.Fatalf("gen.%s in the app's transaction: %v", method.Name, err)
+		}
+		called++
+	}
+	return called
+}
+
+// argumentFor makes a valid argument of type typ for method: the tenant
+// acme for every scope and tenant, a run id named after the method, empty
+// JSON documents, now for times, 10 for numbers, one element for slices.
+func argumentFor(t *testing.T, method string, typ reflect.Type, field string) reflect.Value {
+	t.Helper()
+	value := reflect.New(typ).Elem()
+	switch {
+	case typ == reflect.TypeFor[time.Time]():
+		value.Set(reflect.ValueOf(time.Now()))
+	case typ.Kind() == reflect.String:
+		switch {
+		case strings.HasPrefix(field, "RunId") || field == "RunID":
+			value.SetString("gen-" + method)
+		case strings.HasPrefix(field, "State") || field == "TraceContext":
+			value.SetString("{}")
+		default:
+			value.SetString("acme")
+		}
+	case typ.Kind() == reflect.Int32 || typ.Kind() == reflect.Int64 || typ.Kind() == reflect.Int:
+		value.SetInt(10)
+	case typ.Kind() == reflect.Bool:
+	case typ.Kind() == reflect.Pointer:
+		if field == "TenantID" {
+			value.Set(argumentFor(t, method, typ.Elem(), field).Addr())
+		}
+	case typ.Kind() == reflect.Slice:
+		value.Set(reflect.MakeSlice(typ, 1, 1))
+		value.Index(0).Set(argumentFor(t, method, typ.Elem(), field))
+	case typ.Kind() == reflect.Struct:
+		for f := range typ.NumField() {
+			value.Field(f).Set(argumentFor(t, method, typ.Field(f).Type, typ.Field(f).Name))
+		}
+	default:
+		t.Fatalf("gen.%s takes a %s (%s), which this test cannot make", method, typ, field)
+	}
+	return value
+}
+
+// expectRefusedWrites inserts, with gen.InsertRun in the app's own
+// transaction, each run the facade's checks refuse: the database refuses
+// it too, docket.RunWriteError gives the facade's typed error, and nothing
+// is written.
+func expectRefusedWrites(t *testing.T, ctx context.Context, app *pgxpool.Pool, client *docket.Client) {
+	t.Helper()
+	tenant := func(id string) *string { return &id }
+	valid := gen.InsertRunParams{RunID: "gen-bad", TenantID: tenant("acme"), GraphID: "g", GraphHash: "h1", State: "{}"}
+	for _, c := range []struct {
+		name string
+		edit func(p *gen.InsertRunParams)
+		want error
+	}{
+		{"tenantless under required tenancy", func(p *gen.InsertRunParams) { p.TenantID = nil }, docket.ErrTenantRequired},
+		{"empty graph hash", func(p *gen.InsertRunParams) { p.GraphHash = "" }, docket.ErrInvalidArgument},
+		{"run id with a newline", func(p *gen.InsertRunParams) { p.RunID = "gen-3\nx" }, docket.ErrInvalidArgument},
+		{"blank run id", func(p *gen.InsertRunParams) { p.RunID = "   " }, docket.ErrInvalidArgument},
+		{"run id over the limit", func(p *gen.InsertRunParams) { p.RunID = strings.Repeat("r", docket.MaxIdentifierBytes+1) }, docket.ErrInvalidArgument},
+		{"blank tenant", func(p *gen.InsertRunParams) { p.TenantID = tenant(" ") }, docket.ErrInvalidArgument},
+		{"tenant with a control character", func(p *gen.InsertRunParams) { p.TenantID = tenant("acme\u0085") }, docket.ErrInvalidArgument},
+		{"blank graph id", func(p *gen.InsertRunParams) { p.GraphID = " " }, docket.ErrInvalidArgument},
+	} {
+		before := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs`)
+		params := valid
+		c.edit(&params)
+		err := pgx.BeginFunc(ctx, app, func(tx pgx.Tx) error {
+			_, err := gen.New(client.SchemaDB(tx)).InsertRun(ctx, params)
+			return err
+		})
+		if err := docket.RunWriteError(err); !errors.Is(err, c.want) {
+			t.Errorf("%s: gen.InsertRun = %v, want %v", c.name, err, c.want)
+		}
+		if after := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs`); after != before {
+			t.Errorf("%s: %d runs written", c.name, after-before)
+		}
+	}
+}
