@@ -2,6 +2,7 @@ package admin
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/docketrun/docket-go/tests/internal/testkit"
@@ -159,5 +160,28 @@ func TestCLIRunsSignals(t *testing.T) {
 	}
 	if after := admState(t, pool); after != before {
 		t.Fatalf("refused signals changed the database:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// Reads accept exactly the ids a write can store: a 100 KB run id or tenant
+// id is refused before any statement, without echoing it, and so is a
+// blank one.
+func TestCLIRunsShowRefusesIdsNoRunCanHave(t *testing.T) {
+	t.Parallel()
+	pool := testkit.NewPool(t)
+	url := seed(t, pool)
+	long := strings.Repeat("x", 100_000)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"beta", long}, "docket: runs show: invalid argument: run id is 100000 bytes, over the 200-byte limit\n"},
+		{[]string{long, "r3"}, "docket: runs show: invalid argument: tenant id is 100000 bytes, over the 200-byte limit\n"},
+		{[]string{"beta", "  "}, "docket: runs show: invalid argument: run id is blank\n"},
+	} {
+		r := testkit.CLIRun(t, append(append([]string{"runs", "show"}, c.args...), "--database-url", url)...)
+		if r.Code == testkit.ExitOK || r.Stdout != "" || !strings.HasSuffix(r.Stderr, c.want) || len(r.Stderr) > 300 {
+			t.Fatalf("runs show %.20q: exit %d\nstdout: %q\nstderr: %.400q\nwant stderr ending %q", c.args, r.Code, r.Stdout, r.Stderr, c.want)
+		}
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketrun/docket-go/docket"
@@ -209,6 +211,7 @@ func argumentFor(t *testing.T, method string, typ reflect.Type, field string) re
 func expectRefusedWrites(t *testing.T, ctx context.Context, app *pgxpool.Pool, client *docket.Client) {
 	t.Helper()
 	tenant := func(id string) *string { return &id }
+	var refusedBy []string
 	valid := gen.InsertRunParams{RunID: "gen-bad", TenantID: tenant("acme"), GraphID: "g", GraphHash: "h1", State: "{}"}
 	for _, c := range []struct {
 		name string
@@ -231,11 +234,30 @@ func expectRefusedWrites(t *testing.T, ctx context.Context, app *pgxpool.Pool, c
 			_, err := gen.New(client.SchemaDB(tx)).InsertRun(ctx, params)
 			return err
 		})
+		if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && !slices.Contains(refusedBy, pgErr.ConstraintName) {
+			refusedBy = append(refusedBy, pgErr.ConstraintName)
+		}
 		if err := docket.RunWriteError(err); !errors.Is(err, c.want) {
 			t.Errorf("%s: gen.InsertRun = %v, want %v", c.name, err, c.want)
 		}
 		if after := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs`); after != before {
 			t.Errorf("%s: %d runs written", c.name, after-before)
 		}
+	}
+	// The cases meet every identifier check of the schema and the tenancy
+	// trigger: the checks are read from the catalog.
+	rows, err := app.Query(ctx, `select conname::text from pg_constraint
+		where conrelid = 'docket.docket_runs'::regclass and pg_get_constraintdef(oid) like '%octet_length%'
+		union all select 'docket_runs_tenant_required_check' order by 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(refusedBy)
+	if !slices.Equal(refusedBy, want) {
+		t.Errorf("the refused writes met %v, want every identifier check and the tenancy trigger %v", refusedBy, want)
 	}
 }
