@@ -17,10 +17,12 @@
 //     the facade's Run never shows: keep it out of logs and responses.
 //   - Inserts of new runs into docket_runs, whose bookkeeping (the owner
 //     partition, its ring position and counters) the table's triggers do in
-//     the same statement, so the claim invariants hold. They skip what
-//     docket.Client.InsertRunTx adds: the tenant mode, the identifier rules
-//     and the document checks, refused before any SQL with typed errors that
-//     leave the transaction usable, and the wake-up of listening Workers.
+//     the same statement, so the claim invariants hold; the table's checks
+//     and triggers refuse what the facade refuses (the identifier rules,
+//     tenantless runs under required tenancy). They skip what
+//     docket.Client.InsertRunTx adds: those checks before any SQL with typed
+//     errors that leave the transaction usable, the document checks and the
+//     wake-up of listening Workers.
 //   - That wake-up: a notification on the domain's due-run channel with an
 //     empty payload, which in the same transaction is sent at commit and
 //     costs a Worker at most one claim call that finds nothing.
@@ -34,10 +36,13 @@
 // tests/migration derives both sets from the query files and checks this
 // rule statement by statement.
 //
-// The accessors name Docket's relations unqualified, each behind the comment
-// /*schema*/: with docket.Config.Schema set, the transaction's search_path
-// must resolve to that schema, or the app's DBTX replaces each marker with
-// the quoted schema and a dot, as the facade does for its own statements.
+// The accessors name Docket's relations and functions unqualified, each
+// behind the comment /*schema*/. With docket.Config.Schema set, call them on
+// docket.Client.SchemaDB(tx) (gen.New(client.SchemaDB(tx))), which qualifies
+// each marked name and scopes the statement's search_path to Docket's schema
+// while the app's transaction keeps its own; without it the connection's
+// search_path must resolve Docket's schema. A run insert the database
+// refuses maps to the facade's typed errors with docket.RunWriteError.
 //
 // Stability: the accessors and the models (DocketRun and the docket_claim_*
 // tables) follow the schema version; a release that changes them says so in

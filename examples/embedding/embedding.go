@@ -28,7 +28,9 @@ func Enqueue(ctx context.Context, pool *pgxpool.Pool, client *docket.Client, ten
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// A generated read, safe to call directly: the tenant's due runs
 		// waiting for admission (the scope key of a tenant is its id).
-		scope, err := gen.New(tx).InspectClaimScope(ctx, tenant)
+		// SchemaDB runs it in Docket's schema (Config.Schema) while tx
+		// keeps the app's search_path.
+		scope, err := gen.New(client.SchemaDB(tx)).InspectClaimScope(ctx, tenant)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/examples/embedding"
 	"github.com/docketrun/docket-go/tests/internal/pgtest"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
@@ -44,8 +45,16 @@ func TestReadmeEmbeddingIsTheExampleAndRuns(t *testing.T) {
 		t.Fatalf("docs/manual.md's embedding example differs from examples/embedding:\n--- docs/manual.md\n%s\n--- example\n%s", block, dedented.String())
 	}
 
-	pool := testkit.PoolFor(t, pgtest.NewDatabase(t))
-	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	// The documented layout: the app's pool resolves only its own schemas,
+	// Docket lives in schema docket.
+	pool := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, pgtest.NewEmptyDatabase(t), "app,public"))
+	testkit.ExecSQL(t, pool, `create schema app`)
+	if err := testkit.PoolMigrator(t, pool, docket.MigratorConfig{Schema: "docket"}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testkit.TenantFairConfig(4)
+	cfg.Schema = "docket"
+	client := testkit.OpenClient(t, pool, cfg)
 	ctx := testkit.Context(t)
 	for invoice := range 2 {
 		if err := embedding.Enqueue(ctx, pool, client, "acme", invoice, 2); err != nil {
@@ -58,10 +67,10 @@ func TestReadmeEmbeddingIsTheExampleAndRuns(t *testing.T) {
 	if err := embedding.Enqueue(ctx, pool, client, "globex", 3, 2); err != nil {
 		t.Fatalf("enqueue for another tenant: %v", err)
 	}
-	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_id = 'acme'`); got != 2 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.docket_runs where tenant_id = 'acme'`); got != 2 {
 		t.Fatalf("acme has %d runs, want 2: the refused call must leave none", got)
 	}
-	if got := testkit.QueryInt64(t, pool, `select count(*) from docket_runs where tenant_id = 'globex'`); got != 1 {
+	if got := testkit.QueryInt64(t, pool, `select count(*) from docket.docket_runs where tenant_id = 'globex'`); got != 1 {
 		t.Fatalf("globex has %d runs, want 1", got)
 	}
 }
