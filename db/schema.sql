@@ -535,20 +535,12 @@ END),
     CONSTRAINT docket_runs_trace_context_check CHECK (((trace_context IS NULL) OR (jsonb_typeof(trace_context) = 'object'::text)))
 );
 
--- Name: docket_run_admitted(public.docket_runs); Type: FUNCTION; Schema: public; Owner: -
-
-CREATE FUNCTION public.docket_run_admitted(r public.docket_runs) RETURNS boolean
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$
-select docket_run_marked_unclaimed(r) or docket_run_marked_claimed(r)
-$$;
-
 -- Name: docket_run_claimed(public.docket_runs); Type: FUNCTION; Schema: public; Owner: -
 
 CREATE FUNCTION public.docket_run_claimed(r public.docket_runs) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-select docket_run_healthy(r) and r.claim_token is not null
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
 $$;
 
 -- Name: docket_run_healthy(public.docket_runs); Type: FUNCTION; Schema: public; Owner: -
@@ -564,7 +556,8 @@ $$;
 CREATE FUNCTION public.docket_run_marked_claimed(r public.docket_runs) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-select docket_run_claimed(r) and r.tenant_admitted_at is not null
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
+       and r.tenant_admitted_at is not null
 $$;
 
 -- Name: docket_run_marked_unclaimed(public.docket_runs); Type: FUNCTION; Schema: public; Owner: -
@@ -572,7 +565,8 @@ $$;
 CREATE FUNCTION public.docket_run_marked_unclaimed(r public.docket_runs) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-select docket_run_unclaimed(r) and r.tenant_admitted_at is not null
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+       and r.tenant_admitted_at is not null
 $$;
 
 -- Name: docket_run_phase(public.docket_runs, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
@@ -618,7 +612,7 @@ $$;
 CREATE FUNCTION public.docket_run_unclaimed(r public.docket_runs) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-select docket_run_healthy(r) and r.claim_token is null
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is null
 $$;
 
 -- Name: docket_run_unmarked_claimed(public.docket_runs); Type: FUNCTION; Schema: public; Owner: -
@@ -626,7 +620,8 @@ $$;
 CREATE FUNCTION public.docket_run_unmarked_claimed(r public.docket_runs) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-select docket_run_claimed(r) and r.tenant_admitted_at is null
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
+       and r.tenant_admitted_at is null
 $$;
 
 -- Name: docket_run_unmarked_unclaimed(public.docket_runs); Type: FUNCTION; Schema: public; Owner: -
@@ -634,7 +629,8 @@ $$;
 CREATE FUNCTION public.docket_run_unmarked_unclaimed(r public.docket_runs) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-select docket_run_unclaimed(r) and r.tenant_admitted_at is null
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+       and r.tenant_admitted_at is null
 $$;
 
 -- Name: docket_runs_guard_scope(); Type: FUNCTION; Schema: public; Owner: -

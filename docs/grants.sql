@@ -80,8 +80,6 @@ grant execute on function :"schema".docket_run_marked_unclaimed(:"schema".docket
 grant execute on function :"schema".docket_run_unmarked_unclaimed(:"schema".docket_runs) to :"role";
 grant execute on function :"schema".docket_run_marked_claimed(:"schema".docket_runs) to :"role";
 grant execute on function :"schema".docket_run_unmarked_claimed(:"schema".docket_runs) to :"role";
--- The union of the two admitted states.
-grant execute on function :"schema".docket_run_admitted(:"schema".docket_runs) to :"role";
 
 -- Hardening of the database around the grants above.
 --

@@ -59,7 +59,280 @@ create trigger docket_runs_require_tenant_trg
     referencing new table as docket_created_runs
     for each statement execute function docket_runs_require_tenant();
 
+-- The derived run states name only the columns of their run, no other
+-- state, so a statement that calls one means the same on a connection whose
+-- search_path does not name Docket's schema (the inlined predicates, and so
+-- the plans, are unchanged).
+-- include docket_run_claimed_v2.sql
+-- A healthy run a holder claims (expired once its claimed_at is older than
+-- the caller's cutoff).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause, so the body names no relation and no function, only the columns of
+-- r: it means the same whatever the calling session's search_path. Its
+-- predicate spells out docket_run_healthy's (running, not poisoned), which
+-- every derived state builds on.
+create or replace function docket_run_claimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
+$$;
+-- end include
+
+-- include docket_run_unclaimed_v2.sql
+-- A healthy run that no holder claims (ready once its wake_at is due).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause, so the body names no relation and no function, only the columns of
+-- r: it means the same whatever the calling session's search_path. Its
+-- predicate spells out docket_run_healthy's (running, not poisoned), which
+-- every derived state builds on.
+create or replace function docket_run_unclaimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+$$;
+-- end include
+
+-- include docket_run_marked_claimed_v2.sql
+-- A claimed run with an admission marker: the expired page once its claim is
+-- older than the cutoff (docket_runs_admitted_claimed_idx).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause, so the body names no relation and no function, only the columns of
+-- r: it means the same whatever the calling session's search_path. Its
+-- predicate spells out docket_run_healthy's (running, not poisoned), which
+-- every derived state builds on.
+create or replace function docket_run_marked_claimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
+       and r.tenant_admitted_at is not null
+$$;
+-- end include
+
+-- include docket_run_marked_unclaimed_v2.sql
+-- An unclaimed run with an admission marker: the admitted-ready page once due
+-- (docket_runs_admitted_ready_idx).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause, so the body names no relation and no function, only the columns of
+-- r: it means the same whatever the calling session's search_path. Its
+-- predicate spells out docket_run_healthy's (running, not poisoned), which
+-- every derived state builds on.
+create or replace function docket_run_marked_unclaimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+       and r.tenant_admitted_at is not null
+$$;
+-- end include
+
+-- include docket_run_unmarked_claimed_v2.sql
+-- A claimed run without an admission marker: a Legacy claim, or one a switch
+-- of engine has not marked yet (docket_runs_unadmitted_claimed_idx).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause, so the body names no relation and no function, only the columns of
+-- r: it means the same whatever the calling session's search_path. Its
+-- predicate spells out docket_run_healthy's (running, not poisoned), which
+-- every derived state builds on.
+create or replace function docket_run_unmarked_claimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is not null
+       and r.tenant_admitted_at is null
+$$;
+-- end include
+
+-- include docket_run_unmarked_unclaimed_v2.sql
+-- An unclaimed run without an admission marker: its tenant's FIFO, the
+-- queued-ready page once due (docket_runs_queued_ready_idx).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause, so the body names no relation and no function, only the columns of
+-- r: it means the same whatever the calling session's search_path. Its
+-- predicate spells out docket_run_healthy's (running, not poisoned), which
+-- every derived state builds on.
+create or replace function docket_run_unmarked_unclaimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+       and r.tenant_admitted_at is null
+$$;
+-- end include
+
+-- docket_run_admitted was the union of the two marked states, calling
+-- them by name from its body; the statements that counted admitted runs now
+-- write that union themselves, each state named behind the schema marker.
+drop function docket_run_admitted(docket_runs);
+
 -- migrate:down
+
+-- include docket_run_claimed_v1.sql
+-- A healthy run a holder claims (expired once its claimed_at is older than
+-- the caller's cutoff).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause: the body names no relation, and the states it builds on resolve in
+-- the schema of the calling statement, as docket_runs does.
+create or replace function docket_run_claimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select docket_run_healthy(r) and r.claim_token is not null
+$$;
+-- end include
+
+-- include docket_run_unclaimed_v1.sql
+-- A healthy run that no holder claims (ready once its wake_at is due).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause: the body names no relation, and the states it builds on resolve in
+-- the schema of the calling statement, as docket_runs does.
+create or replace function docket_run_unclaimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select docket_run_healthy(r) and r.claim_token is null
+$$;
+-- end include
+
+-- include docket_run_marked_claimed_v1.sql
+-- A claimed run with an admission marker: the expired page once its claim is
+-- older than the cutoff (docket_runs_admitted_claimed_idx).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause: the body names no relation, and the states it builds on resolve in
+-- the schema of the calling statement, as docket_runs does.
+create or replace function docket_run_marked_claimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select docket_run_claimed(r) and r.tenant_admitted_at is not null
+$$;
+-- end include
+
+-- include docket_run_marked_unclaimed_v1.sql
+-- An unclaimed run with an admission marker: the admitted-ready page once due
+-- (docket_runs_admitted_ready_idx).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause: the body names no relation, and the states it builds on resolve in
+-- the schema of the calling statement, as docket_runs does.
+create or replace function docket_run_marked_unclaimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select docket_run_unclaimed(r) and r.tenant_admitted_at is not null
+$$;
+-- end include
+
+-- include docket_run_unmarked_claimed_v1.sql
+-- A claimed run without an admission marker: a Legacy claim, or one a switch
+-- of engine has not marked yet (docket_runs_unadmitted_claimed_idx).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause: the body names no relation, and the states it builds on resolve in
+-- the schema of the calling statement, as docket_runs does.
+create or replace function docket_run_unmarked_claimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select docket_run_claimed(r) and r.tenant_admitted_at is null
+$$;
+-- end include
+
+-- include docket_run_unmarked_unclaimed_v1.sql
+-- An unclaimed run without an admission marker: its tenant's FIFO, the
+-- queued-ready page once due (docket_runs_queued_ready_idx).
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause: the body names no relation, and the states it builds on resolve in
+-- the schema of the calling statement, as docket_runs does.
+create or replace function docket_run_unmarked_unclaimed(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select docket_run_unclaimed(r) and r.tenant_admitted_at is null
+$$;
+-- end include
+
+-- include docket_run_admitted_v1.sql
+-- A run that holds its tenant's admission marker, claimed or not: one of the
+-- admitted runs a tenant's cap counts. It is the union of the two admitted
+-- pages' states, so a statement that asks for it reads the two partial
+-- indexes whose predicates they are (docket_runs_admitted_ready_idx and
+-- docket_runs_admitted_claimed_idx) and no index of its own.
+--
+-- PostgreSQL inlines this function into the statement that calls it, so a
+-- partial index whose predicate is the state still serves that statement and
+-- FOR UPDATE SKIP LOCKED still locks rows of the table. Inlining forbids a SET
+-- clause: the body names no relation, and the states it builds on resolve in
+-- the schema of the calling statement, as docket_runs does.
+create or replace function docket_run_admitted(r docket_runs)
+    returns boolean
+    language sql
+    immutable
+    parallel safe
+as $$
+select docket_run_marked_unclaimed(r) or docket_run_marked_claimed(r)
+$$;
+-- end include
 
 drop trigger docket_runs_require_tenant_trg on docket_runs;
 drop function docket_runs_require_tenant();

@@ -37,7 +37,7 @@ select
         and /*schema*/docket_run_marked_claimed(r)) as admitted_claimed,
     (select count(*) from /*schema*/docket_runs r
       where r.scope_key = $1::text
-        and /*schema*/docket_run_admitted(r)) as admitted
+        and (/*schema*/docket_run_marked_unclaimed(r) or /*schema*/docket_run_marked_claimed(r))) as admitted
   from /*schema*/docket_claim_policy pol
   left join /*schema*/docket_claim_partitions part on part.scope_key = $1::text
   left join /*schema*/docket_claim_schedule sched on sched.scope_key = part.scope_key

@@ -101,40 +101,52 @@ func exerciseAppLayout(t *testing.T, app, listen *pgxpool.Pool) {
 		t.Fatal("the Worker never listened")
 	}
 
-	tx, err := app.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// Through SchemaDB, and through the DBTX an app writes itself, which
+	// only replaces each marker: the statements and the function bodies
+	// they reach name Docket's objects by their own schema, and the
+	// wake-up names the domain's channel.
+	passes := []struct {
+		name string
+		db   func(tx pgx.Tx) gen.DBTX
+	}{
+		{"schemadb", func(tx pgx.Tx) gen.DBTX { return client.SchemaDB(tx) }},
+		{"markers", func(tx pgx.Tx) gen.DBTX { return markerOnly{tx: tx} }},
 	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `insert into invoices (id, customer, amount_cents, run_id) values (1, 'Ada', 1200, 'gen-InsertRun')`); err != nil {
-		t.Fatal(err)
-	}
-	q := gen.New(client.SchemaDB(tx))
-	called := callEveryStatement(t, ctx, q)
-	if called < 30 {
-		t.Fatalf("called %d statements of package gen, want every one of its query set", called)
-	}
-	statuses, err := store.New(client.SchemaDB(tx)).InvoicesWithRunStatus(ctx, "acme")
-	if err != nil || len(statuses) != 1 || statuses[0].RunStatus == nil || *statuses[0].RunStatus != "running" {
-		t.Fatalf("the app's own query over docket_runs: %+v, %v", statuses, err)
-	}
-	var path string
-	if err := tx.QueryRow(ctx, `select current_setting('search_path')`).Scan(&path); err != nil || strings.ReplaceAll(path, " ", "") != "app,public" {
-		t.Fatalf("the app's search_path in its transaction = %q, %v", path, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatalf("commit of the app's transaction: %v", err)
-	}
-	// gen.InsertRun and gen.InsertRuns committed two due runs; the wake-up
-	// at commit wakes the Worker, whose poll is an hour away.
-	for range 2 {
-		select {
-		case id := <-started:
-			if id != "gen-InsertRun" && id != "gen-InsertRuns" {
-				t.Fatalf("the Worker started %q", id)
+	for i, pass := range passes {
+		tx, err := app.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := pass.name + "-"
+		if _, err := tx.Exec(ctx, `insert into invoices (id, customer, amount_cents, run_id) values ($1, 'Ada', 1200, $2)`, i+1, prefix+"InsertRun"); err != nil {
+			t.Fatal(err)
+		}
+		called := callEveryStatement(t, ctx, gen.New(pass.db(tx)), prefix)
+		if called < 30 {
+			t.Fatalf("%s: called %d statements of package gen, want every one of its query set", pass.name, called)
+		}
+		statuses, err := store.New(pass.db(tx)).InvoicesWithRunStatus(ctx, "acme")
+		if err != nil || len(statuses) != i+1 || statuses[i].RunStatus == nil || *statuses[i].RunStatus != "running" {
+			t.Fatalf("%s: the app's own query over docket_runs: %+v, %v", pass.name, statuses, err)
+		}
+		var path string
+		if err := tx.QueryRow(ctx, `select current_setting('search_path')`).Scan(&path); err != nil || strings.ReplaceAll(path, " ", "") != "app,public" {
+			t.Fatalf("%s: the app's search_path in its transaction = %q, %v", pass.name, path, err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatalf("%s: commit of the app's transaction: %v", pass.name, err)
+		}
+		// gen.InsertRun and gen.InsertRuns committed two due runs; the
+		// wake-up at commit wakes the Worker, whose poll is an hour away.
+		for range 2 {
+			select {
+			case id := <-started:
+				if id != prefix+"InsertRun" && id != prefix+"InsertRuns" {
+					t.Fatalf("%s: the Worker started %q", pass.name, id)
+				}
+			case <-time.After(testkit.WorkerDeadline):
+				t.Fatalf("%s: the wake-up never reached the listening Worker", pass.name)
 			}
-		case <-time.After(testkit.WorkerDeadline):
-			t.Fatal("the wake-up never reached the listening Worker")
 		}
 	}
 
@@ -144,7 +156,7 @@ func exerciseAppLayout(t *testing.T, app, listen *pgxpool.Pool) {
 // callEveryStatement calls every method of package gen's Queries that runs
 // a statement, with arguments made from the parameter types, and fails on
 // any error but an empty :one result. It returns how many it called.
-func callEveryStatement(t *testing.T, ctx context.Context, q *gen.Queries) int {
+func callEveryStatement(t *testing.T, ctx context.Context, q *gen.Queries, prefix string) int {
 	t.Helper()
 	v := reflect.ValueOf(q)
 	called := 0
@@ -155,7 +167,7 @@ func callEveryStatement(t *testing.T, ctx context.Context, q *gen.Queries) int {
 		}
 		args := []reflect.Value{reflect.ValueOf(ctx)}
 		for a := 2; a < method.Type.NumIn(); a++ {
-			args = append(args, argumentFor(t, method.Name, method.Type.In(a), ""))
+			args = append(args, argumentFor(t, prefix+method.Name, method.Type.In(a), ""))
 		}
 		out := v.Method(i).Call(args)
 		if err, _ := out[len(out)-1].Interface().(error); err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -167,7 +179,7 @@ func callEveryStatement(t *testing.T, ctx context.Context, q *gen.Queries) int {
 }
 
 // argumentFor makes a valid argument of type typ for method: the tenant
-// acme for every scope and tenant, a run id named after the method, empty
+// acme for every scope and tenant, the run id method, empty
 // JSON documents, now for times, 10 for numbers, one element for slices.
 func argumentFor(t *testing.T, method string, typ reflect.Type, field string) reflect.Value {
 	t.Helper()
@@ -178,7 +190,7 @@ func argumentFor(t *testing.T, method string, typ reflect.Type, field string) re
 	case typ.Kind() == reflect.String:
 		switch {
 		case strings.HasPrefix(field, "RunId") || field == "RunID":
-			value.SetString("gen-" + method)
+			value.SetString(method)
 		case strings.HasPrefix(field, "State") || field == "TraceContext":
 			value.SetString("{}")
 		default:
@@ -260,4 +272,25 @@ func expectRefusedWrites(t *testing.T, ctx context.Context, app *pgxpool.Pool, c
 	if !slices.Equal(refusedBy, want) {
 		t.Errorf("the refused writes met %v, want every identifier check and the tenancy trigger %v", refusedBy, want)
 	}
+}
+
+// markerOnly is the DBTX an app can write itself: it replaces each
+// /*schema*/ marker with the quoted schema docket and a dot, and changes
+// nothing else (no search_path).
+type markerOnly struct{ tx pgx.Tx }
+
+func (m markerOnly) qualify(sql string) string {
+	return strings.ReplaceAll(sql, "/*schema*/", `"docket".`)
+}
+
+func (m markerOnly) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return m.tx.Exec(ctx, m.qualify(sql), args...)
+}
+
+func (m markerOnly) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return m.tx.Query(ctx, m.qualify(sql), args...)
+}
+
+func (m markerOnly) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return m.tx.QueryRow(ctx, m.qualify(sql), args...)
 }

@@ -71,7 +71,7 @@ select p.scope_key, 0::bigint as sort_value
         or (sqlc.narg(state)::text = 'capped' and (
               select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
-                 and /*schema*/docket_run_admitted(r)) >= coalesce(p.max_active, pol.max_active)))
+                 and (/*schema*/docket_run_marked_unclaimed(r) or /*schema*/docket_run_marked_claimed(r))) >= coalesce(p.max_active, pol.max_active)))
  order by p.scope_key
  limit sqlc.arg(page_limit);
 
@@ -99,7 +99,7 @@ select p.scope_key, s.unfinished_count as sort_value
         or (sqlc.narg(state)::text = 'capped' and (
               select count(*) from /*schema*/docket_runs r
                where r.scope_key = p.scope_key
-                 and /*schema*/docket_run_admitted(r)) >= coalesce(p.max_active, pol.max_active)))
+                 and (/*schema*/docket_run_marked_unclaimed(r) or /*schema*/docket_run_marked_claimed(r))) >= coalesce(p.max_active, pol.max_active)))
  order by s.unfinished_count desc, p.scope_key
  limit sqlc.arg(page_limit);
 
@@ -135,7 +135,7 @@ select k.scope_key, k.sort_value
         or (sqlc.narg(state)::text = 'capped' and (
               select count(*) from /*schema*/docket_runs r
                where r.scope_key = k.scope_key
-                 and /*schema*/docket_run_admitted(r)) >= coalesce(k.max_active, pol.max_active)))
+                 and (/*schema*/docket_run_marked_unclaimed(r) or /*schema*/docket_run_marked_claimed(r))) >= coalesce(k.max_active, pol.max_active)))
  order by k.sort_value desc, k.scope_key
  limit sqlc.arg(page_limit);
 
@@ -148,7 +148,7 @@ select k.scope_key, k.sort_value
 with admitted as (
     select r.scope_key, count(*) as n
       from /*schema*/docket_runs r
-     where /*schema*/docket_run_admitted(r)
+     where (/*schema*/docket_run_marked_unclaimed(r) or /*schema*/docket_run_marked_claimed(r))
      group by r.scope_key
 ), ranked as (
     select p.scope_key,
@@ -185,7 +185,7 @@ select k.scope_key, k.sort_value
 select r.scope_key, max(r.tenant_admitted_at)::timestamptz as last_granted_at
   from /*schema*/docket_runs r
  where r.scope_key = any(sqlc.arg(scope_keys)::text[])
-   and /*schema*/docket_run_admitted(r)
+   and (/*schema*/docket_run_marked_unclaimed(r) or /*schema*/docket_run_marked_claimed(r))
  group by r.scope_key;
 
 -- name: ConsoleTenantExtras :many
@@ -242,7 +242,7 @@ select s.ring_position, s.scope_key, s.unfinished_count,
                   and /*schema*/docket_run_marked_unclaimed(r) and r.wake_at <= now()) as has_admitted_ready,
        (select count(*) from /*schema*/docket_runs r
          where r.scope_key = s.scope_key
-           and /*schema*/docket_run_admitted(r))::bigint as admitted
+           and (/*schema*/docket_run_marked_unclaimed(r) or /*schema*/docket_run_marked_claimed(r)))::bigint as admitted
   from /*schema*/docket_claim_schedule s
   join /*schema*/docket_claim_partitions p on p.scope_key = s.scope_key
   cross join /*schema*/docket_claim_policy pol
