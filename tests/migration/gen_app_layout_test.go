@@ -3,7 +3,6 @@ package migration
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,27 +30,9 @@ import (
 // every pgx execution mode and behind PgBouncer's transaction pooling.
 func TestGeneratedRepositoryInTheAppsLayout(t *testing.T) {
 	t.Parallel()
-	for _, mode := range testkit.QueryExecModes {
-		t.Run(mode.String(), func(t *testing.T) {
-			t.Parallel()
-			databaseURL := appLayoutDatabase(t)
-			cfg := testkit.PoolConfig(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"), 4)
-			cfg.ConnConfig.DefaultQueryExecMode = mode
-			app := testkit.Pool(t, cfg)
-			exerciseAppLayout(t, app, app)
-		})
-	}
-	t.Run("behind PgBouncer", func(t *testing.T) {
-		t.Parallel()
-		databaseURL := appLayoutDatabase(t)
-		direct := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"))
-		// Behind a pooler the app's search_path is the database's setting.
-		testkit.ExecSQL(t, direct, fmt.Sprintf(`alter database %s set search_path = app, public`, direct.Config().ConnConfig.Database))
-		b := testkit.StartBouncer(t, direct.Config().ConnString(), 2)
-		// The Worker listens on a direct connection: a transaction pooler
-		// does not keep a LISTEN session.
-		exerciseAppLayout(t, testkit.BouncerPool(t, b, 4), direct)
-	})
+	// Behind PgBouncer the Worker listens on the direct pool: a
+	// transaction pooler does not keep a LISTEN session.
+	testkit.EveryAppPool(t, appLayoutDatabase, exerciseAppLayout)
 }
 
 // appLayoutDatabase is a database where goose applied Docket's files into

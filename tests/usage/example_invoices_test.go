@@ -2,7 +2,6 @@ package usage
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -23,24 +22,7 @@ import (
 // transaction pooling.
 func TestExampleInvoicesAppEmbedsTheRepository(t *testing.T) {
 	t.Parallel()
-	for _, mode := range testkit.QueryExecModes {
-		t.Run(mode.String(), func(t *testing.T) {
-			t.Parallel()
-			databaseURL := invoicesDatabase(t)
-			cfg := testkit.PoolConfig(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"), 4)
-			cfg.ConnConfig.DefaultQueryExecMode = mode
-			exerciseInvoices(t, testkit.Pool(t, cfg))
-		})
-	}
-	t.Run("behind PgBouncer", func(t *testing.T) {
-		t.Parallel()
-		databaseURL := invoicesDatabase(t)
-		admin := testkit.PoolFor(t, databaseURL)
-		// Behind a pooler the app's search_path is the database's setting.
-		testkit.ExecSQL(t, admin, fmt.Sprintf(`alter database %s set search_path = app, public`, admin.Config().ConnConfig.Database))
-		b := testkit.StartBouncer(t, databaseURL, 2)
-		exerciseInvoices(t, testkit.BouncerPool(t, b, 4))
-	})
+	testkit.EveryAppPool(t, invoicesDatabase, func(t *testing.T, app, _ *pgxpool.Pool) { exerciseInvoices(t, app) })
 }
 
 // invoicesDatabase is a database laid out as the example app expects:
@@ -49,7 +31,7 @@ func TestExampleInvoicesAppEmbedsTheRepository(t *testing.T) {
 func invoicesDatabase(t *testing.T) string {
 	t.Helper()
 	databaseURL := pgtest.NewEmptyDatabase(t)
-	app := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, "app,public"))
+	app := testkit.PoolFor(t, testkit.MigrationURLWithSearchPath(t, databaseURL, testkit.AppSearchPath))
 	if err := testkit.PoolMigrator(t, app, docket.MigratorConfig{Schema: "docket"}).Migrate(testkit.Context(t), docket.MigrateUp, docket.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
