@@ -230,6 +230,7 @@ begin
                                      'kind', p.error_kind,
                                      'error', p.error_text))
                      end,
+           last_commit_token = p.claim_token,
            updated_at = now()
       from prior p
      where r.id = p.id
@@ -510,6 +511,7 @@ CREATE TABLE public.docket_runs (
     attempt integer DEFAULT 0 NOT NULL,
     errors jsonb DEFAULT '[]'::jsonb NOT NULL,
     trace_context jsonb,
+    last_commit_token uuid,
     CONSTRAINT docket_runs_admission_check CHECK (((tenant_admitted_at IS NULL) OR ((status = 'running'::text) AND (poisoned_at IS NULL)))),
     CONSTRAINT docket_runs_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT docket_runs_claim_pair_check CHECK (((claim_token IS NULL) = (claimed_at IS NULL))),

@@ -39,6 +39,7 @@ var Columns = []Column{
 	{"docket_runs", "attempt"},
 	{"docket_runs", "errors"},
 	{"docket_runs", "trace_context"},
+	{"docket_runs", "last_commit_token"},
 	{"docket_claim_policy", "id"},
 	{"docket_claim_policy", "admission_mode"},
 	{"docket_claim_policy", "max_active"},

@@ -46,7 +46,7 @@ func (q *Queries) ListClaimPartitionScopes(ctx context.Context, arg ListClaimPar
 }
 
 const ListDomainRuns = `-- name: ListDomainRuns :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where ($1::text is null or r.graph_id = $1::text)
    and ($2::text is null or r.status = $2::text)
@@ -112,6 +112,7 @@ func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) 
 			&i.DocketRun.Attempt,
 			&i.DocketRun.Errors,
 			&i.DocketRun.TraceContext,
+			&i.DocketRun.LastCommitToken,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -125,7 +126,7 @@ func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) 
 }
 
 const ListDomainRunsAfter = `-- name: ListDomainRunsAfter :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where (r.started_at, r.run_id) < ($1::timestamptz, $2::text)
    and ($3::text is null or r.graph_id = $3::text)
@@ -194,6 +195,7 @@ func (q *Queries) ListDomainRunsAfter(ctx context.Context, arg ListDomainRunsAft
 			&i.DocketRun.Attempt,
 			&i.DocketRun.Errors,
 			&i.DocketRun.TraceContext,
+			&i.DocketRun.LastCommitToken,
 			&i.Phase,
 		); err != nil {
 			return nil, err

@@ -11,7 +11,7 @@ import (
 )
 
 const GetRun = `-- name: GetRun :one
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text and r.run_id = $2
 `
@@ -59,6 +59,7 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (GetRunRow, erro
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.DocketRun.LastCommitToken,
 		&i.Phase,
 	)
 	return i, err
@@ -70,7 +71,7 @@ values ($1, $2, $3, $4,
         'running', $5::text::jsonb, coalesce($6::timestamptz, now()),
         $7::text::jsonb)
 on conflict (run_id) do nothing
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type InsertRunParams struct {
@@ -131,6 +132,7 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (InsertRun
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.DocketRun.LastCommitToken,
 		&i.Phase,
 	)
 	return i, err
@@ -184,7 +186,7 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 }
 
 const InspectRun = `-- name: InspectRun :one
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, now()::timestamptz as observed_at,
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, now()::timestamptz as observed_at,
        /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text and r.run_id = $2
@@ -233,6 +235,7 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.DocketRun.LastCommitToken,
 		&i.ObservedAt,
 		&i.Phase,
 	)
@@ -240,7 +243,7 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 }
 
 const ListRuns = `-- name: ListRuns :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text
    and ($2::text is null or r.graph_id = $2::text)
@@ -309,6 +312,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsR
 			&i.DocketRun.Attempt,
 			&i.DocketRun.Errors,
 			&i.DocketRun.TraceContext,
+			&i.DocketRun.LastCommitToken,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -322,7 +326,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsR
 }
 
 const ListRunsAfter = `-- name: ListRunsAfter :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text
    and (r.started_at, r.run_id) < ($2::timestamptz, $3::text)
@@ -395,6 +399,7 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 			&i.DocketRun.Attempt,
 			&i.DocketRun.Errors,
 			&i.DocketRun.TraceContext,
+			&i.DocketRun.LastCommitToken,
 			&i.Phase,
 		); err != nil {
 			return nil, err

@@ -36,7 +36,8 @@ returning *;
 -- the same statement so a failed attempt costs no extra round trip; the
 -- history keeps its newest 20 entries (docket_runs_errors_bound_check). The
 -- 'after' schedule takes its wake time from the database clock, so wake_at
--- is exactly updated_at plus the delay.
+-- is exactly updated_at plus the delay. last_commit_token records the claim
+-- that made the commit (CommitApplied tells a holder's own commit by it).
 with prior as (
     select id, tenant_admitted_at from /*schema*/docket_runs
      where scope_key = sqlc.arg(scope_key)::text and run_id = sqlc.arg(run_id)
@@ -75,6 +76,7 @@ update /*schema*/docket_runs r
                                  'kind', sqlc.narg(error_kind)::text,
                                  'error', coalesce(sqlc.narg(error_text)::text, '')))
                  end,
+       last_commit_token = sqlc.arg(claim_token)::uuid,
        updated_at = now()
   from prior
  where r.id = prior.id

@@ -135,18 +135,18 @@ select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.a
 -- commit met its fence after an earlier attempt lost its answer. Only a
 -- commit moves checkpoint_seq, step and latest_checkpoint_type, and only a
 -- holder of the claim token at expected_seq can commit, so seq + 1 with this
--- step and checkpoint type means exactly one commit happened since and it
--- wrote what this one writes. A released row keeps no trace of the token
--- that committed, so a holder that took over the claim and committed the same
--- verdict (same step, type and document) would look the same; the document
--- is compared when the commit carried one, the claim token when the commit
--- kept the claim, and the status when it finished the run (a terminal status
--- never changes; other statuses and the wake time may have been changed by a
--- signal since, so they are not compared).
+-- step and checkpoint type, made by this claim (last_commit_token, which
+-- every commit writes), means exactly that commit happened; a later holder
+-- that took over the claim and committed the same verdict left its own
+-- token. The document is compared when the commit carried one, the claim
+-- token when the commit kept the claim, and the status when it finished the
+-- run (a terminal status never changes; other statuses and the wake time
+-- may have been changed by a signal since, so they are not compared).
 select exists (
     select 1 from /*schema*/docket_runs r
      where r.scope_key = sqlc.arg(scope_key)::text and r.run_id = sqlc.arg(run_id)
        and r.checkpoint_seq = sqlc.arg(expected_seq)::bigint + 1
+       and r.last_commit_token = sqlc.arg(claim_token)::uuid
        and r.step = sqlc.arg(step)::integer
        and r.latest_checkpoint_type is not distinct from sqlc.narg(checkpoint_type)::text
        and (sqlc.narg(state)::text is null or r.state = sqlc.narg(state)::text::jsonb)

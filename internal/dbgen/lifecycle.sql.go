@@ -48,7 +48,7 @@ update /*schema*/docket_runs r
    and r.scope_key = $5::text and r.run_id = $6
    and r.claim_token = $7::uuid
    and r.checkpoint_seq = $8
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase,
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase,
           (prior.tenant_admitted_at is not null)::boolean as marker_cleared
 `
 
@@ -115,6 +115,7 @@ func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (Aba
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.DocketRun.LastCommitToken,
 		&i.Phase,
 		&i.MarkerCleared,
 	)
@@ -135,7 +136,7 @@ update /*schema*/docket_runs r
        finished_at = case when $1 in ('done', 'failed', 'cancelled') then now() end,
        updated_at = now()
  where r.id = $4
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type ApplyRunMutationParams struct {
@@ -189,6 +190,7 @@ func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationPara
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.DocketRun.LastCommitToken,
 		&i.Phase,
 	)
 	return i, err
@@ -197,8 +199,8 @@ func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationPara
 const CommitRun = `-- name: CommitRun :one
 with prior as (
     select id, tenant_admitted_at from /*schema*/docket_runs
-     where scope_key = $11::text and run_id = $12
-       and claim_token = $13::uuid
+     where scope_key = $12::text and run_id = $13
+       and claim_token = $11::uuid
        and checkpoint_seq = $14
        for no key update
 )
@@ -233,13 +235,14 @@ update /*schema*/docket_runs r
                                  'kind', $9::text,
                                  'error', coalesce($10::text, '')))
                  end,
+       last_commit_token = $11::uuid,
        updated_at = now()
   from prior
  where r.id = prior.id
-   and r.scope_key = $11::text and r.run_id = $12
-   and r.claim_token = $13::uuid
+   and r.scope_key = $12::text and r.run_id = $13
+   and r.claim_token = $11::uuid
    and r.checkpoint_seq = $14
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase,
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase,
           (prior.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared
 `
 
@@ -254,9 +257,9 @@ type CommitRunParams struct {
 	AttemptChange  string
 	ErrorKind      *string
 	ErrorText      *string
+	ClaimToken     uuid.UUID
 	ScopeKey       string
 	RunID          string
-	ClaimToken     uuid.UUID
 	ExpectedSeq    int64
 }
 
@@ -277,7 +280,8 @@ type CommitRunRow struct {
 // the same statement so a failed attempt costs no extra round trip; the
 // history keeps its newest 20 entries (docket_runs_errors_bound_check). The
 // 'after' schedule takes its wake time from the database clock, so wake_at
-// is exactly updated_at plus the delay.
+// is exactly updated_at plus the delay. last_commit_token records the claim
+// that made the commit (CommitApplied tells a holder's own commit by it).
 func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRunRow, error) {
 	row := q.db.QueryRow(ctx, CommitRun,
 		arg.State,
@@ -290,9 +294,9 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 		arg.AttemptChange,
 		arg.ErrorKind,
 		arg.ErrorText,
+		arg.ClaimToken,
 		arg.ScopeKey,
 		arg.RunID,
-		arg.ClaimToken,
 		arg.ExpectedSeq,
 	)
 	var i CommitRunRow
@@ -323,6 +327,7 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.DocketRun.LastCommitToken,
 		&i.Phase,
 		&i.MarkerCleared,
 	)
@@ -355,7 +360,7 @@ func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRu
 }
 
 const LockRun = `-- name: LockRun :one
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text and r.run_id = $2
    for update of r
@@ -403,6 +408,7 @@ func (q *Queries) LockRun(ctx context.Context, arg LockRunParams) (LockRunRow, e
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.DocketRun.LastCommitToken,
 		&i.Phase,
 	)
 	return i, err
@@ -444,7 +450,7 @@ update /*schema*/docket_runs
        updated_at = now()
  where scope_key = $1::text and run_id = $2
    and claim_token = $3::uuid
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context, last_commit_token
 `
 
 type ReleaseClaimParams struct {
@@ -485,6 +491,7 @@ func (q *Queries) ReleaseClaim(ctx context.Context, arg ReleaseClaimParams) (Doc
 		&i.Attempt,
 		&i.Errors,
 		&i.TraceContext,
+		&i.LastCommitToken,
 	)
 	return i, err
 }
@@ -514,7 +521,7 @@ update /*schema*/docket_runs r
        updated_at = now()
  where r.id = $2
    and r.status in ('done', 'failed', 'cancelled')
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type RetryFinishedRunParams struct {
@@ -568,6 +575,7 @@ func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunPara
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.DocketRun.LastCommitToken,
 		&i.Phase,
 	)
 	return i, err
@@ -583,7 +591,7 @@ update /*schema*/docket_runs r
        updated_at = now()
  where r.scope_key = $1::text and r.run_id = $2
    and r.status = 'running' and r.poisoned_at is not null
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, /*schema*/docket_run_phase(r, now())::text as phase
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type RetryPoisonedRunParams struct {
@@ -629,6 +637,7 @@ func (q *Queries) RetryPoisonedRun(ctx context.Context, arg RetryPoisonedRunPara
 		&i.DocketRun.Attempt,
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
+		&i.DocketRun.LastCommitToken,
 		&i.Phase,
 	)
 	return i, err

@@ -77,6 +77,7 @@ type DocketRun struct {
 	Attempt              int32
 	Errors               []byte
 	TraceContext         []byte
+	LastCommitToken      *uuid.UUID
 }
 
 type DocketSchedule struct {

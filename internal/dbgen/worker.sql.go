@@ -17,13 +17,14 @@ select exists (
     select 1 from /*schema*/docket_runs r
      where r.scope_key = $1::text and r.run_id = $2
        and r.checkpoint_seq = $3::bigint + 1
-       and r.step = $4::integer
-       and r.latest_checkpoint_type is not distinct from $5::text
-       and ($6::text is null or r.state = $6::text::jsonb)
-       and case when $7::text = 'retain'
-                then r.claim_token is not distinct from $8::uuid
-                else r.claim_token is distinct from $8::uuid end
-       and ($7::text <> 'terminal' or r.status = $9::text)
+       and r.last_commit_token = $4::uuid
+       and r.step = $5::integer
+       and r.latest_checkpoint_type is not distinct from $6::text
+       and ($7::text is null or r.state = $7::text::jsonb)
+       and case when $8::text = 'retain'
+                then r.claim_token is not distinct from $4::uuid
+                else r.claim_token is distinct from $4::uuid end
+       and ($8::text <> 'terminal' or r.status = $9::text)
 ) as applied
 `
 
@@ -31,11 +32,11 @@ type CommitAppliedParams struct {
 	ScopeKey       string
 	RunID          string
 	ExpectedSeq    int64
+	ClaimToken     uuid.UUID
 	Step           int32
 	CheckpointType *string
 	State          *string
 	Schedule       string
-	ClaimToken     uuid.UUID
 	Status         string
 }
 
@@ -43,24 +44,23 @@ type CommitAppliedParams struct {
 // commit met its fence after an earlier attempt lost its answer. Only a
 // commit moves checkpoint_seq, step and latest_checkpoint_type, and only a
 // holder of the claim token at expected_seq can commit, so seq + 1 with this
-// step and checkpoint type means exactly one commit happened since and it
-// wrote what this one writes. A released row keeps no trace of the token
-// that committed, so a holder that took over the claim and committed the same
-// verdict (same step, type and document) would look the same; the document
-// is compared when the commit carried one, the claim token when the commit
-// kept the claim, and the status when it finished the run (a terminal status
-// never changes; other statuses and the wake time may have been changed by a
-// signal since, so they are not compared).
+// step and checkpoint type, made by this claim (last_commit_token, which
+// every commit writes), means exactly that commit happened; a later holder
+// that took over the claim and committed the same verdict left its own
+// token. The document is compared when the commit carried one, the claim
+// token when the commit kept the claim, and the status when it finished the
+// run (a terminal status never changes; other statuses and the wake time
+// may have been changed by a signal since, so they are not compared).
 func (q *Queries) CommitApplied(ctx context.Context, arg CommitAppliedParams) (bool, error) {
 	row := q.db.QueryRow(ctx, CommitApplied,
 		arg.ScopeKey,
 		arg.RunID,
 		arg.ExpectedSeq,
+		arg.ClaimToken,
 		arg.Step,
 		arg.CheckpointType,
 		arg.State,
 		arg.Schedule,
-		arg.ClaimToken,
 		arg.Status,
 	)
 	var applied bool

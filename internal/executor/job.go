@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -166,15 +167,21 @@ func (j *Job[P]) SettleStaged(io context.Context, returned P) {
 
 // Settle writes p, the verdict of a returned handler. Writes that fail
 // without an answer are retried with backoff while the claim can still be
-// held; after that the claim is left to expire and another claim redoes
-// the work. A verdict the store refuses as invalid is replaced by the
-// Refused plan.
+// held, and no write is sent, nor waits for a connection, once it may have
+// expired: another claim may hold the run by then, and the claim is left to
+// expire so that it redoes the work. A verdict the store refuses as invalid
+// is replaced by the Refused plan.
 func (j *Job[P]) Settle(io context.Context, p P) {
 	w := j.cfg.Hooks.Writing(io, p)
 	// replaced is set once p is the Refused plan, which is not replaced
 	// again.
 	replaced := false
 	for failures := 1; ; failures++ {
+		if failures == 1 && !time.Now().Before(j.expiry()) {
+			// Nothing was sent: the claim is given up as if released.
+			w.End(io, Dropped, fmt.Errorf("%w: %w", j.cfg.NotHeld, errClaimMayHaveExpired))
+			return
+		}
 		size, err := j.finish(io, p)
 		w.Carried(size)
 		if err == nil {
@@ -203,7 +210,7 @@ func (j *Job[P]) Settle(io context.Context, p P) {
 			w = j.cfg.Hooks.Writing(io, p)
 			continue
 		}
-		if time.Since(j.held.At()) >= j.cfg.ClaimTTL {
+		if !time.Now().Before(j.expiry()) {
 			w.End(io, GaveUp, err)
 			return
 		}
@@ -212,6 +219,17 @@ func (j *Job[P]) Settle(io context.Context, p P) {
 			return
 		}
 	}
+}
+
+// errClaimMayHaveExpired is why a verdict was dropped unsent: the claim may
+// have expired before it could be sent.
+var errClaimMayHaveExpired = errors.New("the claim may have expired, so no verdict write was sent")
+
+// expiry is when the claim may have expired: ClaimTTL after the latest time
+// it was known held, taken when the write or refresh that showed it was
+// sent.
+func (j *Job[P]) expiry() time.Time {
+	return j.held.At().Add(j.cfg.ClaimTTL)
 }
 
 // yielded tells the domain's Workers when p, which took effect, made the
@@ -256,6 +274,7 @@ func (j *Job[P]) finish(ctx context.Context, p P) (int, error) {
 		_, err := j.commitLocked(ctx, p)
 		return 1, err
 	}
+	sent := time.Now()
 	fence, size, err := j.cfg.Store.CommitGrouped(ctx, j.fence, p)
 	if errors.Is(err, groupcommit.ErrFlushFailed) {
 		// The statement may have committed before its answer was lost.
@@ -263,27 +282,35 @@ func (j *Job[P]) finish(ctx context.Context, p P) (int, error) {
 		_, err = j.commitLocked(ctx, p)
 		return 1, err
 	}
-	j.committed(p, fence, err)
+	j.committed(p, sent, fence, err)
 	return size, err
 }
 
-// commitLocked writes p alone, fenced on the claim. The caller holds j.mu.
+// commitLocked writes p alone, fenced on the claim, within the call
+// timeout and never past the claim's expiry: a write still waiting for a
+// connection or an answer then is abandoned, its outcome unknown. The
+// caller holds j.mu.
 func (j *Job[P]) commitLocked(ctx context.Context, p P) (Fence, error) {
-	callCtx, cancel := context.WithTimeout(ctx, j.cfg.CallTimeout)
+	sent := time.Now()
+	deadline := sent.Add(j.cfg.CallTimeout)
+	if expiry := j.expiry(); expiry.Before(deadline) {
+		deadline = expiry
+	}
+	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	fence, err := j.cfg.Store.Commit(callCtx, j.fence, p)
-	j.committed(p, fence, err)
+	j.committed(p, sent, fence, err)
 	return fence, err
 }
 
-// committed records the outcome of a write of p. A fence refusal means the
-// claim is gone: the handler's context is cancelled and no further write is
-// tried. Any other failure but a refused argument leaves it open whether
-// the statement committed. The caller holds j.mu.
-func (j *Job[P]) committed(p P, fence Fence, err error) {
+// committed records the outcome of a write of p sent at sent. A fence
+// refusal means the claim is gone: the handler's context is cancelled and
+// no further write is tried. Any other failure but a refused argument
+// leaves it open whether the statement committed. The caller holds j.mu.
+func (j *Job[P]) committed(p P, sent time.Time, fence Fence, err error) {
 	if err == nil {
 		j.fence = fence
-		j.held.Confirm(time.Now())
+		j.held.Confirm(sent)
 		j.released = j.released || p.ReleasesClaim()
 		j.uncertain = false
 		return

@@ -48,6 +48,8 @@ type fake struct {
 	endings                      []string
 	sleeps                       int
 	sleepOK                      bool
+	// deadlines are the deadlines of the contexts Commit was given.
+	deadlines []time.Time
 }
 
 func (f *fake) next(q *[]error) error {
@@ -59,8 +61,10 @@ func (f *fake) next(q *[]error) error {
 	return err
 }
 
-func (f *fake) Commit(_ context.Context, fe Fence, p plan) (Fence, error) {
+func (f *fake) Commit(ctx context.Context, fe Fence, p plan) (Fence, error) {
 	f.calls = append(f.calls, fmt.Sprintf("commit %s %d", p.kind, fe.Seq))
+	deadline, _ := ctx.Deadline()
+	f.deadlines = append(f.deadlines, deadline)
 	return Fence{Seq: fe.Seq + 1, Step: fe.Step, State: []byte(p.kind)}, f.next(&f.commit)
 }
 
@@ -222,12 +226,29 @@ func TestSettleReplacesARefusedVerdict(t *testing.T) {
 }
 
 // Writes that keep failing without an answer are retried until the claim
-// TTL passed since the claim was last known held, or the context ends.
+// TTL passed since the claim was last known held, or the context ends; no
+// write is sent once the claim may have expired, and none waits past that.
 func TestSettleGivesUpOrIsInterrupted(t *testing.T) {
 	f := &fake{commit: []error{errLost}}
 	j, _ := newJob(t, f, 0)
 	j.Settle(context.Background(), alone)
-	expect(t, "endings", f.endings, []string{"end retry 7 1 connection lost"})
+	expect(t, "calls", f.calls, nil)
+	expect(t, "endings", f.endings, []string{"end retry 3 0 not held: the claim may have expired, so no verdict write was sent"})
+
+	// Known held 40 s ago with a TTL of a minute: the write may wait 20 s,
+	// not the minute of the call timeout; a retry after the expiry is not
+	// sent.
+	f = &fake{commit: []error{errLost}, sleepOK: true}
+	j, _ = newJob(t, f, time.Minute)
+	known := time.Now().Add(-40 * time.Second)
+	j.held.Confirm(known)
+	j.Settle(context.Background(), alone)
+	if len(f.deadlines) == 0 || !f.deadlines[0].Equal(known.Add(time.Minute)) {
+		t.Fatalf("the write's deadline %v, want the claim's expiry %v", f.deadlines, known.Add(time.Minute))
+	}
+	if len(f.calls) != 2 || f.calls[0] != "commit retry 7" {
+		t.Fatalf("calls %q, want the write and its retry while the claim may be held", f.calls)
+	}
 
 	f = &fake{commit: []error{errLost}, sleepOK: false}
 	j, _ = newJob(t, f, time.Minute)

@@ -84,7 +84,8 @@ const (
 	// AppliedEarlier: the fence refused a retry because an earlier attempt
 	// of the same commit, whose answer was lost, had committed it.
 	AppliedEarlier
-	// Dropped: nothing was sent, since the claim was already given up.
+	// Dropped: nothing was sent, since the claim was already given up or
+	// may have expired before the first write could be sent.
 	Dropped
 	// CancelledByOperator: the fence refused the write; an operator
 	// cancelled the run.

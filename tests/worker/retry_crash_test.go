@@ -16,7 +16,7 @@ import (
 // database: its interrupted attempt ended without a verdict and does not
 // count, the worker that steals the expired claim continues at attempt 2 and
 // finishes the policy's attempts, and the dead worker's late verdict is
-// refused by the claim fence without touching the history.
+// dropped unsent, its claim having expired, without touching the history.
 func TestWorkerRetryPolicySurvivesACrashedWorker(t *testing.T) {
 	t.Parallel()
 	const ttl = time.Second
@@ -65,7 +65,7 @@ func TestWorkerRetryPolicySurvivesACrashedWorker(t *testing.T) {
 	waitClosed(t, "the crashed worker to give up its claim", crashedCancelled)
 	severed.Store(false)
 	close(release)
-	crashedEvents.WaitFor(t, "the late verdict to be refused", testkit.WorkerFenced("crash-retry", "backoff"))
+	crashedEvents.WaitFor(t, "the late verdict to be dropped unsent", testkit.WorkerDropped("crash-retry", "backoff"))
 	testkit.StopWorker(t, crashed, crashedRun)
 
 	crashedAttempts.expect(t, "crash-retry", 1, 2)

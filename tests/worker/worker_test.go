@@ -387,20 +387,22 @@ func TestWorkerCrashedHolderIsStolenAndTheRunCommitsOnce(t *testing.T) {
 	survivorEvents.WaitWritten(t, "complete", "run-crash-1")
 	testkit.StopWorker(t, survivorWorker, survivorRun)
 
-	// The first worker comes back to life: its handler finally returns and
-	// its commit is refused by the fence.
+	// The first worker comes back to life: its handler finally returns, and
+	// its claim having expired, it sends no commit.
 	waitClosed(t, "the first worker to give up its claim", crashedCancelled)
 	severed.Store(false)
 	close(release)
-	const refusal = "docket worker commit refused by the claim fence; a newer holder owns the run"
-	crashedEvents.WaitFor(t, "the stale commit to be refused", testkit.WorkerFenced("run-crash-1", "complete"))
+	crashedEvents.WaitFor(t, "the stale commit to be dropped unsent", testkit.WorkerDropped("run-crash-1", "complete"))
 	testkit.StopWorker(t, crashed, crashedRun)
 
 	if !errors.Is(crashedCause, docket.ErrClaimLost) {
 		t.Errorf("first handler's context cause %v, want ErrClaimLost", crashedCause)
 	}
-	if got := crashedLog.Find(refusal)[0].Attrs["result"]; got != "complete" {
-		t.Errorf("refused commit result %q, want complete", got)
+	if dropped := crashedLog.Find("docket worker dropped a verdict; the claim was already given up"); len(dropped) != 1 || dropped[0].Attrs["result"] != "complete" {
+		t.Errorf("dropped verdicts logged %+v, want the complete verdict once", dropped)
+	}
+	if refused := crashedLog.Find("docket worker commit refused by the claim fence; a newer holder owns the run"); len(refused) != 0 {
+		t.Errorf("the crashed worker sent its commit after its claim expired: %+v", refused)
 	}
 	if counter.Get("crashed") != 1 || counter.Get("survivor") != 1 {
 		t.Errorf("invocations crashed=%d survivor=%d, want 1 each", counter.Get("crashed"), counter.Get("survivor"))

@@ -124,6 +124,17 @@ func WorkerFenced(runID, verdict string) func([]docket.WorkerEvent) bool {
 	}
 }
 
+// WorkerDropped returns a condition that holds once a verdict of kind
+// verdict on runID was dropped unsent: its claim was given up, or may have
+// expired before the write could be sent.
+func WorkerDropped(runID, verdict string) func([]docket.WorkerEvent) bool {
+	return func(events []docket.WorkerEvent) bool {
+		return WorkerCountEvents(events, func(ev docket.WorkerEvent) bool {
+			return ev.Kind == docket.EventVerdict && ev.RunID == runID && ev.Verdict == verdict && ev.Outcome == docket.VerdictDropped
+		}) > 0
+	}
+}
+
 // WorkerListening reports whether events hold a LISTEN session that took
 // effect.
 func WorkerListening(evs []docket.WorkerEvent) bool {

@@ -10,7 +10,9 @@
 -- (scope_key, id) order, so the status trigger's counter writes of two
 -- concurrent batches take their scopes' locks in the same order;
 -- marker_cleared compares the marker this statement replaced with the one
--- it wrote, as in CommitRun.
+-- it wrote, as in CommitRun. last_commit_token records the claim that made
+-- the commit, so a holder that lost a commit's answer can tell its own
+-- commit from another claim's identical one (CommitApplied).
 --
 -- It is a function, not a statement the client prepares, for its plan. A
 -- prepared statement whose arrays arrive as parameters is planned afresh on
@@ -107,6 +109,7 @@ begin
                                      'kind', p.error_kind,
                                      'error', p.error_text))
                      end,
+           last_commit_token = p.claim_token,
            updated_at = now()
       from prior p
      where r.id = p.id
