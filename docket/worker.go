@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/internal/groupcommit"
@@ -455,14 +456,24 @@ func revocationCause(status RunStatus) error {
 	return fmt.Errorf("%w: an operator's write made the run %s", ErrClaimLost, status)
 }
 
-// listenConn takes a connection out of the pool for good and reads the
-// domain's due-run channel on it.
+// listenConn opens the connection of the worker's LISTEN session, a direct
+// one to ListenURL or else one taken out of the pool for good, and reads
+// the domain's due-run channel on it.
 func (w *Worker) listenConn(ctx context.Context) (notifier.Conn, string, error) {
-	pooled, err := w.client.pool.Acquire(ctx)
-	if err != nil {
-		return nil, "", err
+	var conn *pgx.Conn
+	if w.cfg.ListenURL != "" {
+		direct, err := pgx.Connect(ctx, w.cfg.ListenURL)
+		if err != nil {
+			return nil, "", fmt.Errorf("connecting to ListenURL: %w", err)
+		}
+		conn = direct
+	} else {
+		pooled, err := w.client.pool.Acquire(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		conn = pooled.Hijack()
 	}
-	conn := pooled.Hijack()
 	channel, err := dbgen.New(w.client.scopedOn(conn, false)).RunsDueChannel(ctx)
 	if err != nil {
 		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listenCloseTimeout)

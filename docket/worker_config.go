@@ -57,6 +57,16 @@ type WorkerConfig struct {
 	// its graph id, with that graph's timeout and retry policy (see
 	// Register). Set it or Handler, not both.
 	Handlers *Handlers
+	// ListenURL, when set, is the connection string (a URL or keyword/value
+	// DSN) of a direct connection to the server that the worker's LISTEN
+	// session uses, while every other statement goes through the client's
+	// pool: behind a transaction-mode pooler (PgBouncer) a LISTEN session
+	// on a pooled connection receives nothing, so wake-ups wait for the
+	// poll and an operator's cancel for a heartbeat. Give it the server's
+	// own address with the pool's search_path (or use Config.Schema).
+	// Empty (the default) takes the LISTEN connection from the pool, which
+	// is right without a transaction-mode pooler.
+	ListenURL string
 	// PollInterval is the longest the worker waits before asking for work
 	// again when no notification arrives (default 1s). Runs inserted due now
 	// wake it at once through LISTEN/NOTIFY; future wake times, retries,
@@ -174,6 +184,11 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 		return cfg, invalidConfig("worker durations must not be negative")
 	case cfg.MaxClaimAttempts < 0 || cfg.MaxClaimAttempts > math.MaxInt32:
 		return cfg, invalidConfig("worker MaxClaimAttempts %d is outside 1..%d", cfg.MaxClaimAttempts, math.MaxInt32)
+	}
+	if cfg.ListenURL != "" {
+		if _, err := pgx.ParseConfig(cfg.ListenURL); err != nil {
+			return cfg, invalidConfig("worker ListenURL: %v", err)
+		}
 	}
 	retention, err := cfg.Retention.resolve()
 	if err != nil {
