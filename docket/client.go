@@ -217,9 +217,11 @@ func requiredColumns() []string {
 	return out
 }
 
-// synchronizePolicy persists the configured engine in the singleton policy
-// row, in one transaction that holds the row lock, so concurrent starts of
-// one homogeneous configuration serialize and converge to one write.
+// synchronizePolicy persists the configured engine and the tenant mode
+// (tenant_required, which the insert trigger enforces on every writer) in
+// the singleton policy row, in one transaction that holds the row lock, so
+// concurrent starts of one homogeneous configuration serialize and converge
+// to one write.
 // TenantFair: the first start initializes the default; a changed configured
 // cap overwrites it; an unchanged one writes nothing, so a runtime default
 // change survives restarts. Overrides are never touched.
