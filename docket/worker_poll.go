@@ -9,6 +9,7 @@ import (
 	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/internal/ringsweep"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // How long free slots wait for the rest while runs are in flight: a claim
@@ -90,6 +91,9 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 				backoff := errorBackoff(failures)
 				retryAt, wanted = time.Now().Add(backoff), true
 				w.logger.WarnContext(ctx, "docket worker claim failed", "error", err.Error(), "retry_in", backoff)
+				if isReadOnlyServer(err) {
+					w.dropReadOnlyConnections(ctx)
+				}
 			}
 		}
 		wait := w.cfg.PollInterval
@@ -203,6 +207,32 @@ func (w *Worker) stopIsRequested() bool {
 func isLockContention(err error) bool {
 	unavailable, ok := errors.AsType[*ClaimPolicyUnavailableError](err)
 	return ok && unavailable.Reason == policy.ReasonLockContention
+}
+
+// isReadOnlyServer reports whether err says the session is read-only: the
+// claim engine's read_only_transaction refusal, or SQLSTATE 25006
+// (read_only_sql_transaction) from any statement. Every connection opened
+// to a server in recovery, or to an endpoint that a failover left as a
+// standby, is so, and stays so after the server behind the address
+// becomes writable.
+func isReadOnlyServer(err error) bool {
+	if unavailable, ok := errors.AsType[*ClaimPolicyUnavailableError](err); ok {
+		return unavailable.Reason == policy.ReasonReadOnlyTransaction
+	}
+	pgErr, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pgErr.Code == readOnlySQLTransaction
+}
+
+// readOnlySQLTransaction is SQLSTATE 25006.
+const readOnlySQLTransaction = "25006"
+
+// dropReadOnlyConnections closes every connection of the client's pool (a
+// connection in use is closed when it is released), so the next statement
+// connects afresh: after a failover whose old endpoint stays up read-only,
+// the pool otherwise keeps reusing sessions that can never write.
+func (w *Worker) dropReadOnlyConnections(ctx context.Context) {
+	w.logger.WarnContext(ctx, "docket worker's connections are read-only; dropping its pool's connections to reconnect")
+	w.client.pool.Reset()
 }
 
 // newRingSweep returns the sweep state of w's claim loop (package
