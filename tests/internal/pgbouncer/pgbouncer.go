@@ -54,6 +54,7 @@ type Options struct {
 
 // Bouncer is a running PgBouncer.
 type Bouncer struct {
+	bin      string
 	cmd      *exec.Cmd
 	dir      string
 	port     int
@@ -118,24 +119,49 @@ func Start(ctx context.Context, opts Options) (*Bouncer, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	b := &Bouncer{dir: dir, port: port, database: opts.Database, output: &syncBuffer{}, exited: make(chan struct{})}
-	b.cmd = exec.Command(bin, filepath.Join(dir, configFile))
-	b.cmd.Dir = dir
-	b.cmd.Stdout = b.output
-	b.cmd.Stderr = b.output
-	if err := b.cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("pgbouncer: start %s: %w", bin, err)
-	}
-	go func() {
-		_ = b.cmd.Wait()
-		close(b.exited)
-	}()
-	if err := b.waitReady(ctx); err != nil {
+	b := &Bouncer{bin: bin, dir: dir, port: port, database: opts.Database, output: &syncBuffer{}}
+	if err := b.launch(ctx); err != nil {
 		_ = b.Stop()
 		return nil, err
 	}
 	return b, nil
+}
+
+// launch starts the bouncer's process on its configuration and waits until
+// a query passes through it.
+func (b *Bouncer) launch(ctx context.Context) error {
+	b.exited = make(chan struct{})
+	b.cmd = exec.Command(b.bin, filepath.Join(b.dir, configFile))
+	b.cmd.Dir = b.dir
+	b.cmd.Stdout = b.output
+	b.cmd.Stderr = b.output
+	if err := b.cmd.Start(); err != nil {
+		close(b.exited)
+		return fmt.Errorf("pgbouncer: start %s: %w", b.bin, err)
+	}
+	exited := b.exited
+	cmd := b.cmd
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	return b.waitReady(ctx)
+}
+
+// Kill ends PgBouncer at once with SIGKILL, as a crash would: every client
+// connection is cut, mid-statement or not. Restart starts it again.
+func (b *Bouncer) Kill() error {
+	if err := b.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("pgbouncer: kill: %w", err)
+	}
+	<-b.exited
+	return nil
+}
+
+// Restart starts a killed PgBouncer again on the same port and
+// configuration and waits until a query passes through it.
+func (b *Bouncer) Restart(ctx context.Context) error {
+	return b.launch(ctx)
 }
 
 // URL returns a client URL for the pooled database.
