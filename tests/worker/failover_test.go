@@ -77,17 +77,7 @@ func TestWorkerSurvivesFailoverToASynchronousStandby(t *testing.T) {
 	}
 	events.WaitDone(t, len(runs))
 
-	written := map[string]int{}
-	for _, ev := range testkit.WorkerEventsOf(events.All(), docket.EventVerdict) {
-		if ev.Outcome == docket.VerdictWritten {
-			written[ev.RunID]++
-		}
-	}
-	for _, id := range runs {
-		if written[id] != 1 {
-			t.Errorf("run %s: %d verdicts reported written, want 1", id, written[id])
-		}
-	}
+	testkit.WorkerExpectWrittenOnce(t, events.All(), runs)
 	promoted := testkit.PoolFor(t, standby.URL("failover"))
 	if got := testkit.QueryInt64(t, promoted, `select count(*) from docket_runs where status = 'done' and checkpoint_seq = 1`); got != int64(len(runs)) {
 		t.Fatalf("%d of %d runs done by exactly one commit on the promoted standby", got, len(runs))

@@ -199,3 +199,22 @@ func WorkerDescribe(events []docket.WorkerEvent) string {
 	}
 	return b.String()
 }
+
+// WorkerExpectWrittenOnce fails the test unless events report exactly one
+// written verdict for each of runIDs: a Worker that acknowledged a commit
+// it did not make, or lost one it acknowledged, shows as a run written
+// twice.
+func WorkerExpectWrittenOnce(t *testing.T, events []docket.WorkerEvent, runIDs []string) {
+	t.Helper()
+	written := map[string]int{}
+	for _, ev := range WorkerEventsOf(events, docket.EventVerdict) {
+		if ev.Outcome == docket.VerdictWritten {
+			written[ev.RunID]++
+		}
+	}
+	for _, id := range runIDs {
+		if written[id] != 1 {
+			t.Errorf("run %s: %d verdicts reported written, want 1", id, written[id])
+		}
+	}
+}
