@@ -143,6 +143,16 @@ func TestCLISchemaFlagAndEnvironment(t *testing.T) {
 	testkit.CLIExpect(t, testkit.ExitFailure, "schema mismatch", "policy", "get")
 	testkit.CLIExpect(t, testkit.ExitUsage, "", "migrate", "up", "--schema", "bad-name")
 
+	// DOCKET_SCHEMA names the domain when --schema is absent; the flag wins.
+	t.Setenv("DOCKET_SCHEMA", "tenant_domain")
+	testkit.CLIExpect(t, testkit.ExitOK, "initialized: false", "policy", "get")
+	status := testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "status")
+	if strings.Contains(status.Stdout, "pending") || !strings.Contains(status.Stdout, "applied") {
+		t.Fatalf("migrate status with DOCKET_SCHEMA:\n%s", status.Stdout)
+	}
+	testkit.CLIExpect(t, testkit.ExitFailure, "schema mismatch", "policy", "get", "--schema", "public")
+	t.Setenv("DOCKET_SCHEMA", "")
+
 	t.Setenv("DOCKET_DATABASE_URL", "")
 	testkit.CLIExpect(t, testkit.ExitUsage, "DOCKET_DATABASE_URL", "migrate", "status")
 	testkit.CLIExpect(t, testkit.ExitUsage, "DOCKET_DATABASE_URL", "policy", "get")

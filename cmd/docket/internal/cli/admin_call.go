@@ -17,7 +17,7 @@ func withAdmin(ctx context.Context, conn connectionFlags, label string, out outp
 	if err != nil {
 		return out.failf(ExitUsage, "%s: %v", label, err)
 	}
-	pool, err := openPool(ctx, databaseURL, conn.schema)
+	pool, err := openPool(ctx, databaseURL, conn.domainSchema())
 	if err != nil {
 		return out.failf(ExitFailure, "%s: %v", label, err)
 	}

@@ -178,8 +178,8 @@ Scopes:
 
 Connection:
   --database-url URL   PostgreSQL URL; defaults to $DOCKET_DATABASE_URL
-  --schema NAME        Docket schema (fairness domain); defaults to the URL's
-                       search_path, else public
+  --schema NAME        Docket schema (fairness domain); defaults to
+                       $DOCKET_SCHEMA, else the URL's search_path, else public
 
 Exit codes:
   0  success

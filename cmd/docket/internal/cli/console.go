@@ -53,7 +53,11 @@ func runConsole(ctx context.Context, args []string, out output) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	pool, err := openPool(ctx, databaseURL, conn.schema)
+	schema := conn.domainSchema()
+	if *allDomains {
+		schema = ""
+	}
+	pool, err := openPool(ctx, databaseURL, schema)
 	if err != nil {
 		return out.failf(ExitFailure, "console: %v", err)
 	}

@@ -18,6 +18,9 @@ import (
 // absent.
 const databaseURLEnv = "DOCKET_DATABASE_URL"
 
+// schemaEnv names the environment variable read when --schema is absent.
+const schemaEnv = "DOCKET_SCHEMA"
+
 // errNoDatabaseURL reports that neither the flag nor the environment names a
 // database.
 var errNoDatabaseURL = errors.New("no database: pass --database-url or set " + databaseURLEnv)
@@ -33,7 +36,7 @@ func newFlagSet(name string, conn *connectionFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&conn.databaseURL, "database-url", "", "PostgreSQL URL (default $"+databaseURLEnv+")")
-	fs.StringVar(&conn.schema, "schema", "", "Docket schema (default: the URL's search_path, else public)")
+	fs.StringVar(&conn.schema, "schema", "", "Docket schema (default $"+schemaEnv+", else the URL's search_path, else public)")
 	return fs
 }
 
@@ -51,6 +54,16 @@ func (c connectionFlags) url() (string, error) {
 		return "", fmt.Errorf("invalid database URL: %w", err)
 	}
 	return databaseURL, nil
+}
+
+// domainSchema is the schema of the domain a command works on: --schema,
+// else $DOCKET_SCHEMA, else "" (the URL's search_path decides). Commands
+// that span every domain read the flag alone.
+func (c connectionFlags) domainSchema() string {
+	if c.schema != "" {
+		return c.schema
+	}
+	return os.Getenv(schemaEnv)
 }
 
 // negativeNumber matches positional integers that the flag package would

@@ -56,10 +56,10 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 	default:
 		return out.failf(ExitUsage, "migrate: unknown action %q\n\n%s", positional[0], migrateUsage)
 	}
-	migrator, err := docket.NewMigratorURL(databaseURL, docket.MigratorConfig{Schema: conn.schema, Log: out.stdout})
+	migrator, err := docket.NewMigratorURL(databaseURL, docket.MigratorConfig{Schema: conn.domainSchema(), Log: out.stdout})
 	if err == nil {
 		if positional[0] == "status" {
-			err = printMigrateStatus(ctx, migrator, conn.schema, out)
+			err = printMigrateStatus(ctx, migrator, conn.domainSchema(), out)
 		} else {
 			err = migrator.Migrate(ctx, direction, docket.MigrateOptions{})
 		}
