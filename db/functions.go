@@ -18,7 +18,7 @@ type Function struct {
 	// Name is the function's SQL name.
 	Name string
 	// File is the versioned source in FunctionsDir that include lines name,
-	// e.g. "docket_tenant_fair_claim_v1.sql": that file, or a directory of
+	// e.g. "docket_tenant_fair_claim_v2.sql": that file, or a directory of
 	// step files (see ReadFunctionSource).
 	File string
 	// BodyMD5 is the hex MD5 of the body between the dollar quotes, which is

@@ -482,6 +482,15 @@ begin
 end;
 $$;
 
+-- Name: docket_rate_step(integer, interval); Type: FUNCTION; Schema: public; Owner: -
+
+CREATE FUNCTION public.docket_rate_step(p_limit integer, p_period interval) RETURNS interval
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    select ((round(extract(epoch from p_period) * 1000000)::bigint + p_limit - 1) / p_limit)
+           * interval '1 microsecond'
+$$;
+
 -- Name: docket_runs; Type: TABLE; Schema: public; Owner: -
 
 CREATE TABLE public.docket_runs (
@@ -820,6 +829,10 @@ declare
     v_default_cap integer;
     v_initialized_at timestamptz;
     v_park boolean;
+    -- The domain's default rate (docket_rate_step of its limit and period,
+    -- and burst steps of tolerance); null steps mean no default rate.
+    v_default_rate_step interval;
+    v_default_rate_tolerance interval;
     v_error text;
     v_woken integer;
     v_park_probe bigint;
@@ -856,6 +869,19 @@ declare
     v_paused boolean;
     v_has_page boolean;
     v_cap integer;
+    -- The visited partition's rate: its spacing (null without a rate), its
+    -- tolerance, its stored time on entry, and whether the FIFO head in turn
+    -- met no token.
+    v_part_rate_limit integer;
+    v_part_rate_period interval;
+    v_part_rate_burst integer;
+    v_part_rate_unlimited boolean;
+    v_rate_step interval;
+    v_rate_tolerance interval;
+    v_rate_tat timestamptz;
+    v_rate_promoted integer;
+    v_rate_denied boolean;
+    v_token_at timestamptz;
     v_admitted bigint;
     v_limit integer;
     v_frozen integer;
@@ -883,6 +909,8 @@ declare
     -- outcome row reports of its visit, and one scope entry per grant.
     v_pending docket_claim_pending[] := '{}';
     v_pending_grants text[] := '{}';
+    -- Each grant's partition rate time after it, element for element.
+    v_pending_tats timestamptz[] := '{}';
     v_written integer := 0;
     -- The full-ring walk steps until a visit ends without an outcome.
     v_stepping boolean := true;
@@ -907,8 +935,11 @@ begin
         -- only a held row is waited for, within the lock wait the precheck
         -- set.
         -- statement policy_lock
-        select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant
-          into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park
+        select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant,
+               docket_rate_step(p.rate_limit, p.rate_period),
+               docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst
+          into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park,
+               v_default_rate_step, v_default_rate_tolerance
           from docket_claim_policy p
          where p.id = 1
            for update skip locked;
@@ -917,8 +948,11 @@ begin
         if not v_policy_found then
             begin
                 -- statement policy_wait
-                select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant
-                  into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park
+                select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant,
+                       docket_rate_step(p.rate_limit, p.rate_period),
+                       docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst
+                  into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park,
+                       v_default_rate_step, v_default_rate_tolerance
                   from docket_claim_policy p
                  where p.id = 1
                    for update;
@@ -1199,7 +1233,8 @@ begin
                         ), granted as (
                             -- Outcome-backed service evidence: once per grant.
                             update docket_claim_partitions pa
-                               set admission_epoch = pa.admission_epoch + 1
+                               set admission_epoch = pa.admission_epoch + 1,
+                                   rate_tat = v_pending_tats[array_position(v_pending_grants, pa.scope_key)]
                              where pa.scope_key = any (v_pending_grants)
                         ), moved as (
                             update docket_claim_policy p
@@ -1222,6 +1257,7 @@ begin
                     v_written := v_written + cardinality(v_pending);
                     v_pending := '{}';
                     v_pending_grants := '{}';
+                    v_pending_tats := '{}';
                 end if;
                 exit when v_position is null;
             end if;
@@ -1294,7 +1330,8 @@ begin
                 -- disposition this probe would have given (the full-ring walk
                 -- never parks, so the probe decides nothing else).
                 -- statement partition_lock
-                select pa.max_active, pa.paused,
+                select pa.max_active, pa.paused, pa.rate_limit, pa.rate_period, pa.rate_burst,
+                       pa.rate_unlimited, pa.rate_tat,
                        case when pa.paused then false when v_win_index is not null then true else
                        (select true from docket_runs r
                          where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now
@@ -1309,7 +1346,8 @@ begin
                             order by r.claimed_at, r.id
                             limit 1) is not null
                        end
-                  into v_override, v_paused, v_has_page
+                  into v_override, v_paused, v_part_rate_limit, v_part_rate_period, v_part_rate_burst,
+                       v_part_rate_unlimited, v_rate_tat, v_has_page
                   from docket_claim_partitions pa
                  where pa.scope_key = v_scope
                    for no key update skip locked;
@@ -1399,6 +1437,20 @@ begin
                     v_promote_ids := '{}';
                     v_moved_ids := '{}';
                     v_refused_ids := '{}';
+                    -- The partition's own rate, else none when it is exempt,
+                    -- else the domain's default.
+                    if v_part_rate_limit is not null then
+                        v_rate_step := docket_rate_step(v_part_rate_limit, v_part_rate_period);
+                        v_rate_tolerance := v_rate_step * v_part_rate_burst;
+                    elsif v_part_rate_unlimited then
+                        v_rate_step := null;
+                        v_rate_tolerance := null;
+                    else
+                        v_rate_step := v_default_rate_step;
+                        v_rate_tolerance := v_default_rate_tolerance;
+                    end if;
+                    v_rate_promoted := 0;
+                    v_rate_denied := false;
 
                     -- One statement after the partition lock, so its snapshot
                     -- (admitted count and pages) sees every grant committed
@@ -1588,6 +1640,18 @@ begin
                             continue when v_queue_no <> v_next_queue;
                             continue when not v_candidate.is_fresh;
                             continue when v_admitted >= v_cap;
+                            -- Rate: the head in turn needs a token as it needs
+                            -- a slot, a queued poison too, though like the slot
+                            -- it takes none. The rate time before this
+                            -- promotion is the stored one, moved one step past
+                            -- greatest(stored, now) by each promotion so far.
+                            if v_rate_step is not null
+                                    and p_now < (case when v_rate_promoted = 0 then v_rate_tat
+                                                      else greatest(v_rate_tat, p_now) + v_rate_step * v_rate_promoted
+                                                 end) - v_rate_tolerance then
+                                v_rate_denied := true;
+                                continue;
+                            end if;
                             v_next_queue := v_next_queue + 1;
                             v_promote_ids := v_promote_ids || v_candidate.id;
                             if v_candidate.is_moved then
@@ -1595,6 +1659,7 @@ begin
                             end if;
                             if not v_candidate.is_poison then
                                 v_admitted := v_admitted + 1;
+                                v_rate_promoted := v_rate_promoted + 1;
                             end if;
                         else
                             continue when not v_candidate.is_fresh;
@@ -1648,13 +1713,24 @@ begin
                     if v_visit_outcomes > 0 then
                         v_pending := v_pending || v_take;
                         v_pending_grants := v_pending_grants || v_scope;
+                        v_rate_promoted := 0;
                         foreach v_item in array v_take loop
                             if v_item.kind = 'expired' then
                                 v_served_expired := true;
                             else
                                 v_served_ready := true;
                             end if;
+                            if v_item.kind = 'queued_ready' and not v_item.poison then
+                                v_rate_promoted := v_rate_promoted + 1;
+                            end if;
                         end loop;
+                        -- The partition's rate time after the grant: each
+                        -- promotion that stayed after the FIFO re-check takes
+                        -- one step; the write statement stores it.
+                        v_pending_tats := array_append(v_pending_tats,
+                            case when v_rate_step is not null and v_rate_promoted > 0
+                                 then greatest(v_rate_tat, p_now) + v_rate_step * v_rate_promoted
+                                 else v_rate_tat end);
                     end if;
                     v_remaining := v_remaining - v_visit_outcomes;
                     -- Without an outcome the first cause that applies names the
@@ -1667,9 +1743,52 @@ begin
                         when v_visit_outcomes > 0 then 'grant'
                         when v_frozen = 0 then 'empty_page'
                         when v_queue_no > 0 and v_no_slot then 'cap_debt_denial'
+                        when v_rate_denied then 'rate_limited'
                         when v_withheld then 'denied'
                         when v_lead_locked then 'stale'
                         else 'lock_miss' end;
+                    if v_disposition = 'rate_limited' and v_park then
+                        -- Parked mode parks a partition whose queued head has
+                        -- no token until its next token, when it is otherwise
+                        -- dormant: no admitted-ready row due, no claim at all.
+                        -- The next token comes at the rate time (no promotion
+                        -- of this visit moved it) less the tolerance; an
+                        -- admitted-ready row due earlier wakes it then. The
+                        -- lock and the re-check in the park's own snapshot are
+                        -- the dormant park's.
+                        v_token_at := v_rate_tat - v_rate_tolerance;
+                        -- statement rate_park_lock
+                        select s.ring_position
+                          into v_park_probe
+                          from docket_claim_schedule s
+                         where s.scope_key = v_scope and s.parked_until is null
+                           for no key update skip locked;
+                        -- end statement
+                        if found then
+                            -- statement rate_park
+                            update docket_claim_schedule s
+                               set parked_until = least(v_token_at,
+                                       (select r.wake_at from docket_runs r
+                                         where r.scope_key = v_scope and docket_run_marked_unclaimed(r)
+                                         order by r.wake_at
+                                         limit 1))
+                             where s.scope_key = v_scope and s.in_ring
+                               and (select true from docket_runs r
+                                     where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now
+                                     order by r.wake_at, r.id
+                                     limit 1) is null
+                               and (select true from docket_runs r
+                                     where r.scope_key = v_scope and docket_run_marked_claimed(r)
+                                     order by r.claimed_at, r.id
+                                     limit 1) is null
+                               and not exists (select from docket_runs r
+                                                where r.scope_key = v_scope and docket_run_unmarked_claimed(r))
+                            returning s.parked_until
+                              into v_parked_until;
+                            -- end statement
+                            v_parked := found;
+                        end if;
+                    end if;
                 end if;
             end if;
 
@@ -2011,8 +2130,14 @@ CREATE TABLE public.docket_claim_partitions (
     inserted_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     paused boolean DEFAULT false NOT NULL,
+    rate_limit integer,
+    rate_period interval,
+    rate_burst integer,
+    rate_unlimited boolean DEFAULT false NOT NULL,
+    rate_tat timestamp with time zone,
     CONSTRAINT docket_claim_partitions_epoch_check CHECK ((admission_epoch >= 0)),
     CONSTRAINT docket_claim_partitions_max_active_check CHECK ((max_active >= 1)),
+    CONSTRAINT docket_claim_partitions_rate_check CHECK (((((rate_limit IS NULL) AND (rate_period IS NULL) AND (rate_burst IS NULL)) OR (((rate_limit >= 1) AND (rate_limit <= 1000000)) AND ((rate_period >= '00:00:00.001'::interval) AND (rate_period <= '7 days'::interval)) AND ((rate_burst >= 0) AND (rate_burst <= 1000000)))) AND (NOT (rate_unlimited AND (rate_limit IS NOT NULL))))),
     CONSTRAINT docket_claim_partitions_version_check CHECK ((partition_version >= 0))
 );
 
@@ -2030,10 +2155,14 @@ CREATE TABLE public.docket_claim_policy (
     park_dormant boolean DEFAULT false NOT NULL,
     configured_park_dormant boolean DEFAULT false NOT NULL,
     tenant_required boolean DEFAULT false NOT NULL,
+    rate_limit integer,
+    rate_period interval,
+    rate_burst integer,
     CONSTRAINT docket_claim_policy_configured_check CHECK ((configured_max_active >= 1)),
     CONSTRAINT docket_claim_policy_cursor_check CHECK ((scan_ring_position >= 0)),
     CONSTRAINT docket_claim_policy_max_active_check CHECK ((max_active >= 1)),
     CONSTRAINT docket_claim_policy_mode_check CHECK ((admission_mode = ANY (ARRAY['legacy'::text, 'tenant_fair'::text]))),
+    CONSTRAINT docket_claim_policy_rate_check CHECK ((((rate_limit IS NULL) AND (rate_period IS NULL) AND (rate_burst IS NULL)) OR (((rate_limit >= 1) AND (rate_limit <= 1000000)) AND ((rate_period >= '00:00:00.001'::interval) AND (rate_period <= '7 days'::interval)) AND ((rate_burst >= 0) AND (rate_burst <= 1000000))))),
     CONSTRAINT docket_claim_policy_shape_check CHECK ((((initialized_at IS NULL) = (max_active IS NULL)) AND ((initialized_at IS NOT NULL) OR ((configured_max_active IS NULL) AND (policy_version = 0))))),
     CONSTRAINT docket_claim_policy_singleton_check CHECK ((id = 1)),
     CONSTRAINT docket_claim_policy_version_check CHECK ((policy_version >= 0))

@@ -16,7 +16,7 @@ import (
 var stepFile = regexp.MustCompile(`^([0-9]{2})_[a-z0-9_]+\.sql$`)
 
 // ReadFunctionSource returns the function source that an include line names,
-// e.g. "docket_tenant_fair_claim_v1.sql", from fsys. The source is either
+// e.g. "docket_tenant_fair_claim_v2.sql", from fsys. The source is either
 // that file or a directory of the same name without ".sql", which holds the
 // source split by step: step files named NN_step_name.sql, numbered from 01
 // without a gap, each ending with a newline. The source of a directory is the

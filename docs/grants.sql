@@ -70,6 +70,9 @@ grant execute on function :"schema".docket_commit_runs(text[], text[], text[], b
     text[], text[], timestamptz[], bigint[], text[], text[], text[]) to :"role";
 -- Every read of runs computes their phase with this one.
 grant execute on function :"schema".docket_run_phase(:"schema".docket_runs, timestamptz) to :"role";
+-- The spacing of an admission rate, which the TenantFair engine and the
+-- claim policy inspection compute.
+grant execute on function :"schema".docket_rate_step(integer, interval) to :"role";
 -- The derived run states, which the engines, the triggers and
 -- the queries name; PostgreSQL inlines a function only for a role that may
 -- execute it.

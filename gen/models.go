@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type DocketClaimDelivery struct {
@@ -24,6 +25,11 @@ type DocketClaimPartition struct {
 	InsertedAt       time.Time
 	UpdatedAt        time.Time
 	Paused           bool
+	RateLimit        *int32
+	RatePeriod       pgtype.Interval
+	RateBurst        *int32
+	RateUnlimited    bool
+	RateTat          *time.Time
 }
 
 type DocketClaimPolicy struct {
@@ -38,6 +44,9 @@ type DocketClaimPolicy struct {
 	ParkDormant           bool
 	ConfiguredParkDormant bool
 	TenantRequired        bool
+	RateLimit             *int32
+	RatePeriod            pgtype.Interval
+	RateBurst             *int32
 }
 
 type DocketClaimSchedule struct {

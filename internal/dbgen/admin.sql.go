@@ -55,7 +55,7 @@ func (q *Queries) ListDomains(ctx context.Context) ([]string, error) {
 }
 
 const LockClaimPartition = `-- name: LockClaimPartition :one
-select scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused from /*schema*/docket_claim_partitions
+select scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused, rate_limit, rate_period, rate_burst, rate_unlimited, rate_tat from /*schema*/docket_claim_partitions
  where scope_key = $1
    for no key update
 `
@@ -73,6 +73,11 @@ func (q *Queries) LockClaimPartition(ctx context.Context, scopeKey string) (Dock
 		&i.InsertedAt,
 		&i.UpdatedAt,
 		&i.Paused,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
+		&i.RateUnlimited,
+		&i.RateTat,
 	)
 	return i, err
 }
@@ -83,7 +88,7 @@ update /*schema*/docket_claim_partitions
        partition_version = partition_version + 1,
        updated_at = now()
  where scope_key = $2
-returning scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused
+returning scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused, rate_limit, rate_period, rate_burst, rate_unlimited, rate_tat
 `
 
 type PutClaimPartitionOverrideParams struct {
@@ -103,6 +108,11 @@ func (q *Queries) PutClaimPartitionOverride(ctx context.Context, arg PutClaimPar
 		&i.InsertedAt,
 		&i.UpdatedAt,
 		&i.Paused,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
+		&i.RateUnlimited,
+		&i.RateTat,
 	)
 	return i, err
 }
@@ -113,7 +123,7 @@ update /*schema*/docket_claim_partitions
        partition_version = partition_version + 1,
        updated_at = now()
  where scope_key = $2
-returning scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused
+returning scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused, rate_limit, rate_period, rate_burst, rate_unlimited, rate_tat
 `
 
 type PutClaimPartitionPausedParams struct {
@@ -134,6 +144,11 @@ func (q *Queries) PutClaimPartitionPaused(ctx context.Context, arg PutClaimParti
 		&i.InsertedAt,
 		&i.UpdatedAt,
 		&i.Paused,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
+		&i.RateUnlimited,
+		&i.RateTat,
 	)
 	return i, err
 }
@@ -144,7 +159,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
 `
 
 // A runtime default change. configured_max_active is left alone on purpose:
@@ -167,6 +182,9 @@ func (q *Queries) PutClaimPolicyDefault(ctx context.Context, maxActive int32) (D
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
 		&i.TenantRequired,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
 	)
 	return i, err
 }
@@ -177,7 +195,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
 `
 
 // A runtime switch of the domain's walk. As with the default cap,
@@ -198,6 +216,9 @@ func (q *Queries) PutClaimPolicyParkDormant(ctx context.Context, parkDormant boo
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
 		&i.TenantRequired,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
 	)
 	return i, err
 }

@@ -18,7 +18,7 @@ update /*schema*/docket_claim_policy
        initialized_at = coalesce(initialized_at, now()),
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
 `
 
 // First TenantFair start, or a changed configured cap: persist the default.
@@ -37,6 +37,9 @@ func (q *Queries) InitializeClaimPolicy(ctx context.Context, maxActive *int32) (
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
 		&i.TenantRequired,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
 	)
 	return i, err
 }
@@ -140,7 +143,7 @@ func (q *Queries) LockAwakePartitionsBatch(ctx context.Context, arg LockAwakePar
 }
 
 const LockClaimPolicy = `-- name: LockClaimPolicy :one
-select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required from /*schema*/docket_claim_policy where id = 1 for update
+select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst from /*schema*/docket_claim_policy where id = 1 for update
 `
 
 // Startup synchronization serializes on the singleton row.
@@ -159,6 +162,9 @@ func (q *Queries) LockClaimPolicy(ctx context.Context) (DocketClaimPolicy, error
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
 		&i.TenantRequired,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
 	)
 	return i, err
 }
@@ -312,7 +318,7 @@ update /*schema*/docket_claim_policy
    set admission_mode = $1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
 `
 
 // Engine switch at startup without a cap change.
@@ -331,6 +337,9 @@ func (q *Queries) SetAdmissionMode(ctx context.Context, admissionMode string) (D
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
 		&i.TenantRequired,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
 	)
 	return i, err
 }
@@ -342,7 +351,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
 `
 
 // A changed configured ParkDormant: persist it as the domain's walk and as
@@ -362,6 +371,9 @@ func (q *Queries) SynchronizeParkDormant(ctx context.Context, parkDormant bool) 
 		&i.ParkDormant,
 		&i.ConfiguredParkDormant,
 		&i.TenantRequired,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
 	)
 	return i, err
 }

@@ -112,6 +112,8 @@ var planVars = map[string]planVar{
 	"v_promote_ids":    {"bigint[]", func(f *planFixture) any { return f.queuedIDs }},
 	"v_pending":        {"docket_claim_pending[]", planPending},
 	"v_pending_grants": {"text[]", func(f *planFixture) any { return []string{f.scope} }},
+	"v_pending_tats":   {"timestamptz[]", func(f *planFixture) any { return []time.Time{f.now} }},
+	"v_token_at":       {"timestamptz", func(f *planFixture) any { return f.now }},
 	"v_take_ids":       {"bigint[]", func(f *planFixture) any { return f.queuedIDs }},
 	"v_take_kinds":     {"text[]", func(f *planFixture) any { return planRepeat("queued_ready", len(f.queuedIDs)) }},
 	"v_take_poison":    {"boolean[]", func(f *planFixture) any { return planRepeat(false, len(f.queuedIDs)) }},
@@ -177,6 +179,12 @@ var planTenantFairIndexes = map[string][]string{
 	"ring_wrap_awake": {"docket_claim_schedule_awake_idx"},
 	"park_lock":       {"docket_claim_schedule_pkey"},
 	"park": {"docket_claim_schedule_pkey", "docket_runs_admitted_ready_idx", "docket_runs_queued_ready_idx",
+		"docket_runs_admitted_claimed_idx", "docket_runs_unadmitted_claimed_idx"},
+	// A rate_limited visit's park in parked mode: the same lock, then
+	// the dormancy re-check without the queued page, which waits for its
+	// token, and the earliest admitted-ready wake.
+	"rate_park_lock": {"docket_claim_schedule_pkey"},
+	"rate_park": {"docket_claim_schedule_pkey", "docket_runs_admitted_ready_idx",
 		"docket_runs_admitted_claimed_idx", "docket_runs_unadmitted_claimed_idx"},
 	"partition_lock": {"docket_claim_partitions_pkey", "docket_runs_admitted_ready_idx",
 		"docket_runs_queued_ready_idx", "docket_runs_admitted_claimed_idx"},

@@ -60,6 +60,20 @@
 -- Its work is no work for the class probes either, so it never keeps a
 -- call's last slot for a class only it holds.
 --
+-- A partition with a rate (its own, else the domain's default unless it is
+-- exempt) promotes only with a token: the queued head in turn is promoted at
+-- p_now only when p_now >= rate_tat - burst * step (step is
+-- docket_rate_step of the limit and period), as it is only with a free slot,
+-- and each promotion moves the rate time to greatest(rate_tat, p_now) + step.
+-- A head without a token blocks the FIFO behind it for the visit, which ends
+-- as 'rate_limited' when it has no outcome; the partition's admitted work is
+-- still served, and reacquisition, expired steal and poison take no token.
+-- The rate time is read under partition authority by the lock statement and
+-- written with the grant, so no two calls spend one token. In parked mode a
+-- rate_limited visit of an otherwise dormant partition parks it until its
+-- next token. Rate-limited queued work still counts as ready work for the
+-- class probes.
+--
 -- Every probe of a page reads the page's first entry in its index order
 -- (ORDER BY the index's columns, LIMIT 1) rather than asking EXISTS, which
 -- drops any ORDER BY. A session plans each statement once, on the data of

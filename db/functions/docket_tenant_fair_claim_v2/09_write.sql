@@ -49,7 +49,8 @@
                         ), granted as (
                             -- Outcome-backed service evidence: once per grant.
                             update docket_claim_partitions pa
-                               set admission_epoch = pa.admission_epoch + 1
+                               set admission_epoch = pa.admission_epoch + 1,
+                                   rate_tat = v_pending_tats[array_position(v_pending_grants, pa.scope_key)]
                              where pa.scope_key = any (v_pending_grants)
                         ), moved as (
                             update docket_claim_policy p
@@ -72,6 +73,7 @@
                     v_written := v_written + cardinality(v_pending);
                     v_pending := '{}';
                     v_pending_grants := '{}';
+                    v_pending_tats := '{}';
                 end if;
                 exit when v_position is null;
             end if;

@@ -5,8 +5,11 @@
         -- only a held row is waited for, within the lock wait the precheck
         -- set.
         -- statement policy_lock
-        select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant
-          into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park
+        select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant,
+               docket_rate_step(p.rate_limit, p.rate_period),
+               docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst
+          into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park,
+               v_default_rate_step, v_default_rate_tolerance
           from docket_claim_policy p
          where p.id = 1
            for update skip locked;
@@ -15,8 +18,11 @@
         if not v_policy_found then
             begin
                 -- statement policy_wait
-                select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant
-                  into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park
+                select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant,
+                       docket_rate_step(p.rate_limit, p.rate_period),
+                       docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst
+                  into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park,
+                       v_default_rate_step, v_default_rate_tolerance
                   from docket_claim_policy p
                  where p.id = 1
                    for update;

@@ -35,6 +35,18 @@
                             continue when v_queue_no <> v_next_queue;
                             continue when not v_candidate.is_fresh;
                             continue when v_admitted >= v_cap;
+                            -- Rate: the head in turn needs a token as it needs
+                            -- a slot, a queued poison too, though like the slot
+                            -- it takes none. The rate time before this
+                            -- promotion is the stored one, moved one step past
+                            -- greatest(stored, now) by each promotion so far.
+                            if v_rate_step is not null
+                                    and p_now < (case when v_rate_promoted = 0 then v_rate_tat
+                                                      else greatest(v_rate_tat, p_now) + v_rate_step * v_rate_promoted
+                                                 end) - v_rate_tolerance then
+                                v_rate_denied := true;
+                                continue;
+                            end if;
                             v_next_queue := v_next_queue + 1;
                             v_promote_ids := v_promote_ids || v_candidate.id;
                             if v_candidate.is_moved then
@@ -42,6 +54,7 @@
                             end if;
                             if not v_candidate.is_poison then
                                 v_admitted := v_admitted + 1;
+                                v_rate_promoted := v_rate_promoted + 1;
                             end if;
                         else
                             continue when not v_candidate.is_fresh;

@@ -13,7 +13,8 @@
                 -- disposition this probe would have given (the full-ring walk
                 -- never parks, so the probe decides nothing else).
                 -- statement partition_lock
-                select pa.max_active, pa.paused,
+                select pa.max_active, pa.paused, pa.rate_limit, pa.rate_period, pa.rate_burst,
+                       pa.rate_unlimited, pa.rate_tat,
                        case when pa.paused then false when v_win_index is not null then true else
                        (select true from docket_runs r
                          where r.scope_key = v_scope and docket_run_marked_unclaimed(r) and r.wake_at <= p_now
@@ -28,7 +29,8 @@
                             order by r.claimed_at, r.id
                             limit 1) is not null
                        end
-                  into v_override, v_paused, v_has_page
+                  into v_override, v_paused, v_part_rate_limit, v_part_rate_period, v_part_rate_burst,
+                       v_part_rate_unlimited, v_rate_tat, v_has_page
                   from docket_claim_partitions pa
                  where pa.scope_key = v_scope
                    for no key update skip locked;

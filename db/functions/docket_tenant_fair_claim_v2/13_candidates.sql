@@ -15,6 +15,20 @@
                     v_promote_ids := '{}';
                     v_moved_ids := '{}';
                     v_refused_ids := '{}';
+                    -- The partition's own rate, else none when it is exempt,
+                    -- else the domain's default.
+                    if v_part_rate_limit is not null then
+                        v_rate_step := docket_rate_step(v_part_rate_limit, v_part_rate_period);
+                        v_rate_tolerance := v_rate_step * v_part_rate_burst;
+                    elsif v_part_rate_unlimited then
+                        v_rate_step := null;
+                        v_rate_tolerance := null;
+                    else
+                        v_rate_step := v_default_rate_step;
+                        v_rate_tolerance := v_default_rate_tolerance;
+                    end if;
+                    v_rate_promoted := 0;
+                    v_rate_denied := false;
 
                     -- One statement after the partition lock, so its snapshot
                     -- (admitted count and pages) sees every grant committed

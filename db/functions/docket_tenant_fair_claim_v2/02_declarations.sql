@@ -26,6 +26,10 @@ declare
     v_default_cap integer;
     v_initialized_at timestamptz;
     v_park boolean;
+    -- The domain's default rate (docket_rate_step of its limit and period,
+    -- and burst steps of tolerance); null steps mean no default rate.
+    v_default_rate_step interval;
+    v_default_rate_tolerance interval;
     v_error text;
     v_woken integer;
     v_park_probe bigint;
@@ -62,6 +66,19 @@ declare
     v_paused boolean;
     v_has_page boolean;
     v_cap integer;
+    -- The visited partition's rate: its spacing (null without a rate), its
+    -- tolerance, its stored time on entry, and whether the FIFO head in turn
+    -- met no token.
+    v_part_rate_limit integer;
+    v_part_rate_period interval;
+    v_part_rate_burst integer;
+    v_part_rate_unlimited boolean;
+    v_rate_step interval;
+    v_rate_tolerance interval;
+    v_rate_tat timestamptz;
+    v_rate_promoted integer;
+    v_rate_denied boolean;
+    v_token_at timestamptz;
     v_admitted bigint;
     v_limit integer;
     v_frozen integer;
@@ -89,6 +106,8 @@ declare
     -- outcome row reports of its visit, and one scope entry per grant.
     v_pending docket_claim_pending[] := '{}';
     v_pending_grants text[] := '{}';
+    -- Each grant's partition rate time after it, element for element.
+    v_pending_tats timestamptz[] := '{}';
     v_written integer := 0;
     -- The full-ring walk steps until a visit ends without an outcome.
     v_stepping boolean := true;
