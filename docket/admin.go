@@ -240,6 +240,17 @@ type ClaimPolicyInspection struct {
 	// Debt is max(Admitted - EffectiveMaxActiveRuns, 0): admissions over the
 	// cap that block queued promotion until they finish.
 	Debt int64
+	// Rate is the scope's effective admission rate: its own, else the
+	// domain's default unless it is exempt; zero when it has none.
+	Rate RateLimit
+	// RateSource says where Rate comes from.
+	RateSource RateSource
+	// RateTokens is how many promotions Rate allows at once now (at most
+	// Rate.Burst + 1); 0 without a rate.
+	RateTokens int
+	// NextAdmissionAt is when Rate's next token comes while RateTokens is
+	// 0; nil otherwise.
+	NextAdmissionAt *time.Time
 }
 
 // InspectClaimPolicy returns the effective cap of scope, its source and
@@ -292,6 +303,15 @@ func (c *store) inspectScope(ctx context.Context, scope Scope) (ClaimPolicyInspe
 	if row.RingPosition != nil {
 		out.RingPosition = *row.RingPosition
 	}
+	switch {
+	case row.OverrideRateLimit != nil:
+		out.Rate, out.RateSource = rateOf(row.OverrideRateLimit, row.OverrideRatePeriod, row.OverrideRateBurst), RateFromOverride
+	case row.RateUnlimited:
+		out.RateSource = RateExempt
+	case row.DefaultRateLimit != nil:
+		out.Rate, out.RateSource = rateOf(row.DefaultRateLimit, row.DefaultRatePeriod, row.DefaultRateBurst), RateFromDefault
+	}
+	out.RateTokens, out.NextAdmissionAt = out.Rate.tokensAt(row.RateTat, row.ObservedAt)
 	switch {
 	case row.OverrideMaxActive != nil:
 		out.EffectiveMaxActiveRuns, out.Source = int(*row.OverrideMaxActive), CapFromOverride

@@ -25,7 +25,10 @@ type ClaimPolicyDefault struct {
 	// ConfiguredParkDormant is the ParkDormant last synchronized from
 	// application configuration at startup (false until then).
 	ConfiguredParkDormant bool
-	// Version counts writes of the default and of ParkDormant;
+	// Rate is the domain's default admission rate, the rate of every scope
+	// without its own (PutClaimPolicyRate); zero when there is none.
+	Rate RateLimit
+	// Version counts writes of the default, of ParkDormant and of Rate;
 	// compare-and-set writes expect it.
 	Version int64
 	// Initialized reports whether a TenantFair start has persisted a default.
@@ -95,6 +98,7 @@ func claimPolicyDefaultOf(row dbgen.DocketClaimPolicy) ClaimPolicyDefault {
 		ConfiguredMaxActiveRuns: intOrZero(row.ConfiguredMaxActive),
 		ParkDormant:             row.ParkDormant,
 		ConfiguredParkDormant:   row.ConfiguredParkDormant,
+		Rate:                    rateOf(row.RateLimit, row.RatePeriod, row.RateBurst),
 		Version:                 row.PolicyVersion,
 		Initialized:             row.InitializedAt != nil,
 		UpdatedAt:               row.UpdatedAt,

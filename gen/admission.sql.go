@@ -8,6 +8,8 @@ package gen
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const InspectClaimScope = `-- name: InspectClaimScope :one
@@ -22,6 +24,15 @@ select
     sched.ring_position,
     coalesce(sched.unfinished_count, 0)::bigint as unfinished_count,
     pol.park_dormant,
+    pol.rate_limit as default_rate_limit,
+    pol.rate_period as default_rate_period,
+    pol.rate_burst as default_rate_burst,
+    part.rate_limit as override_rate_limit,
+    part.rate_period as override_rate_period,
+    part.rate_burst as override_rate_burst,
+    coalesce(part.rate_unlimited, false)::boolean as rate_unlimited,
+    part.rate_tat,
+    now()::timestamptz as observed_at,
     (sched.parked_until is not null)::boolean as parked,
     -- 'infinity' (parked until a write) has no Go time: it reads as parked
     -- with no time.
@@ -47,25 +58,36 @@ select
 `
 
 type InspectClaimScopeRow struct {
-	AdmissionMode     string
-	DefaultMaxActive  *int32
-	PolicyVersion     int64
-	OverrideMaxActive *int32
-	PartitionVersion  int64
-	AdmissionEpoch    int64
-	Paused            bool
-	RingPosition      *int64
-	UnfinishedCount   int64
-	ParkDormant       bool
-	Parked            bool
-	ParkedUntil       *time.Time
-	Queued            int64
-	AdmittedReady     int64
-	AdmittedClaimed   int64
-	Admitted          int64
+	AdmissionMode      string
+	DefaultMaxActive   *int32
+	PolicyVersion      int64
+	OverrideMaxActive  *int32
+	PartitionVersion   int64
+	AdmissionEpoch     int64
+	Paused             bool
+	RingPosition       *int64
+	UnfinishedCount    int64
+	ParkDormant        bool
+	DefaultRateLimit   *int32
+	DefaultRatePeriod  pgtype.Interval
+	DefaultRateBurst   *int32
+	OverrideRateLimit  *int32
+	OverrideRatePeriod pgtype.Interval
+	OverrideRateBurst  *int32
+	RateUnlimited      bool
+	RateTat            *time.Time
+	ObservedAt         time.Time
+	Parked             bool
+	ParkedUntil        *time.Time
+	Queued             int64
+	AdmittedReady      int64
+	AdmittedClaimed    int64
+	Admitted           int64
 }
 
-// One snapshot of a scope's effective policy and token-free admission counts.
+// One snapshot of a scope's effective policy and token-free admission counts,
+// with the default and the partition's rates, its rate time and the
+// database's now, from which the tokens left are computed.
 // A scope without a partition reads as version 0 with no ring position.
 // Admitted counts every healthy running row with a marker, due or not, since
 // that is what occupies a slot.
@@ -83,6 +105,15 @@ func (q *Queries) InspectClaimScope(ctx context.Context, scopeKey string) (Inspe
 		&i.RingPosition,
 		&i.UnfinishedCount,
 		&i.ParkDormant,
+		&i.DefaultRateLimit,
+		&i.DefaultRatePeriod,
+		&i.DefaultRateBurst,
+		&i.OverrideRateLimit,
+		&i.OverrideRatePeriod,
+		&i.OverrideRateBurst,
+		&i.RateUnlimited,
+		&i.RateTat,
+		&i.ObservedAt,
 		&i.Parked,
 		&i.ParkedUntil,
 		&i.Queued,

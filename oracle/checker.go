@@ -34,6 +34,9 @@ import (
 //   - invariant 4: each competitor grants at most once before the first
 //     target inspection and between consecutive target inspections;
 //   - invariant 5: at most L consecutive target inspections fail;
+//   - the token rule: the target is never refused for want of a token
+//     (DispRateLimited), since an eligible window needs an admissible
+//     target; competitors' rates only remove grants;
 //   - the three bounds of Bounds(|P|, |C|, S, Q, L), competitor work counted
 //     from the first event to strictly before the target grant and calls
 //     counted through and including the target-grant call.
@@ -52,7 +55,8 @@ import (
 // and 3 become: every position of C that a visit passes over is parked as
 // far as the trace shows; a visit to a parked position shows that it woke;
 // and a call may also stop before S inspections when every position of C is
-// parked after its last visit. A park must be an empty_page visit. The call
+// parked after its last visit. A park must be an empty_page or a
+// rate_limited visit. The call
 // bound uses H = |C|, which is no smaller than H'; with a fixed awake ring,
 // pass it as C instead (and no Asleep) to check the bound with H'.
 //
@@ -396,8 +400,8 @@ func (c *checker) checkAwakeContiguity(i int, e *Event) error {
 
 // checkUnit enforces the grant unit and outcome-backed epoch rule.
 func (c *checker) checkUnit(i int, e *Event) error {
-	if e.Parked && (!c.parked || e.Disposition != DispEmptyPage) {
-		return violation(InvGrantUnit, i, "a %q visit parked its partition; only an empty page of a parked-mode trace parks", e.Disposition)
+	if e.Parked && (!c.parked || (e.Disposition != DispEmptyPage && e.Disposition != DispRateLimited)) {
+		return violation(InvGrantUnit, i, "a %q visit parked its partition; only an empty page or a rate_limited visit of a parked-mode trace parks", e.Disposition)
 	}
 	if e.Disposition == DispGrant {
 		switch {
@@ -428,6 +432,11 @@ func (c *checker) checkWindow(i int, e *Event) error {
 			c.obs.TargetGranted = true
 			c.obs.TargetGrantEvent = i
 			return nil
+		}
+		// A target without a token is not admissible: the window was not
+		// eligible, so its bounds do not apply.
+		if e.Disposition == DispRateLimited {
+			return violation(InvTargetToken, i, "the target %q had no token of its rate: the window is not eligible until it has one", e.Scope)
 		}
 		c.consecFail++
 		c.obs.FailedTargetInspections++

@@ -15,16 +15,18 @@ import (
 type Model struct {
 	budgets    Budgets
 	defaultCap int
-	park       bool // park_dormant
-	cursor     int64
-	nextID     int64
-	nextPos    int64
-	nextToken  int64
-	runs       []*Run // ascending internal id
-	byRunID    map[string]*Run
-	parts      map[string]*Partition
-	order      []*Partition   // ascending ring position
-	rowLocks   map[int64]bool // internal ids of runs another transaction holds
+	// defaultRate is the domain's default rate; zero is none.
+	defaultRate Rate
+	park        bool // park_dormant
+	cursor      int64
+	nextID      int64
+	nextPos     int64
+	nextToken   int64
+	runs        []*Run // ascending internal id
+	byRunID     map[string]*Run
+	parts       map[string]*Partition
+	order       []*Partition   // ascending ring position
+	rowLocks    map[int64]bool // internal ids of runs another transaction holds
 }
 
 // NewModel returns an empty TenantFair domain with the production budgets

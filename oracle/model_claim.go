@@ -59,7 +59,9 @@ func (m *Model) Claim(now, cutoff time.Time, demand, maxAttempts int, pref Prefe
 		cursor = pos
 		outs, disp := call.visit(p, v)
 		in.Disposition = disp
-		if m.park && disp == DispEmptyPage && m.tryPark(p, now) {
+		switch {
+		case m.park && disp == DispEmptyPage && m.tryPark(p, now),
+			m.park && disp == DispRateLimited && m.tryRatePark(p, now, call.lastGate.tokenAt()):
 			in.Parked, in.ParkedUntil = true, p.ParkedUntil
 		}
 		in.Outcomes = len(outs)
@@ -117,8 +119,9 @@ type claimCall struct {
 	remaining   int
 	maxAttempts int
 	pref        Preference
-	served      [2]bool // per class: an outcome of it was produced, or it was empty at call start
-	produced    int     // outcomes so far in the call
+	served      [2]bool  // per class: an outcome of it was produced, or it was empty at call start
+	produced    int      // outcomes so far in the call
+	lastGate    rateGate // the rate of the last visit with pages
 }
 
 // reservedAgainst reports the last-slot rule: with demand >= 2 and one
@@ -148,6 +151,10 @@ func (c *claimCall) reservedAgainst(k workClass) bool {
 //     admitted < cap, so a held queued row or one without a slot blocks
 //     every later promotion of the visit. A queued poison needs the same
 //     head position and free slot but does not take the slot.
+//   - Rate (EffectiveRate): the queued head in turn also needs a token
+//     (see Rate); a head without one blocks the rest of the queue and, with
+//     no outcome, names the visit DispRateLimited. A queued poison needs a
+//     token but takes none; a grant's promotions move the rate time.
 //   - Promotion adds one to the local admitted count, admitted poison
 //     removes one; reacquisition and expired steal are count-neutral and
 //     allowed at or above the cap.
@@ -163,6 +170,7 @@ func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
 	if len(cands) == 0 {
 		return nil, DispEmptyPage
 	}
+	gate := rateGate{rate: m.EffectiveRate(p.Scope), tat: p.RateTAT}
 	rankFreeze(cands, c.demand, classReserve(m.budgets.K), c.pref, c.served)
 	frozen := cands[:min(len(cands), m.budgets.K)]
 	z := zeroOutcome{noSlot: admitted >= capacity}
@@ -192,9 +200,14 @@ func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
 			if cd.queueNo != nextQueue || admitted >= capacity {
 				continue
 			}
+			if !gate.allows(c.now) {
+				z.rateDenied = true
+				continue
+			}
 			nextQueue++
 			if !cd.poison {
 				admitted++
+				gate.promoted++
 			}
 		} else if cd.poison {
 			admitted--
@@ -204,7 +217,9 @@ func (c *claimCall) visit(p *Partition, visit int) ([]Outcome, Disposition) {
 		c.served[cd.class] = true
 		c.remaining--
 	}
+	c.lastGate = gate
 	if len(outs) > 0 {
+		p.RateTAT = gate.after(c.now)
 		return outs, DispGrant
 	}
 	return nil, z.disposition()
@@ -219,10 +234,12 @@ type zeroOutcome struct {
 	queued     bool // a queued row was frozen
 	leadLocked bool // the visit locked a lead row
 	withheld   bool // the last-slot rule skipped a locked, fresh lead row
+	rateDenied bool // the queued head in turn had a slot but no token
 }
 
 // disposition names the first cause that applies (docs/operations.md, visit dispositions):
-// no slot for a frozen queued row is "cap_debt_denial"; a fresh lead row
+// no slot for a frozen queued row is "cap_debt_denial"; a queued head in
+// turn with a slot but no token is "rate_limited"; a fresh lead row
 // withheld by the last-slot rule is "denied"; lead rows locked but all
 // failing the recheck are "stale" (never in the model, which has no
 // concurrent writes); every lead row held by another transaction is
@@ -231,6 +248,8 @@ func (z zeroOutcome) disposition() Disposition {
 	switch {
 	case z.queued && z.noSlot:
 		return DispCapDebtDenial
+	case z.rateDenied:
+		return DispRateLimited
 	case z.withheld:
 		return DispDenied
 	case z.leadLocked:

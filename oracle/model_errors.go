@@ -18,6 +18,8 @@ var (
 	ErrStaleFence = errors.New("oracle: stale checkpoint fence")
 	// ErrInvalidCap: a cap outside 1..MaxCap.
 	ErrInvalidCap = errors.New("oracle: invalid cap")
+	// ErrInvalidRate: a rate outside its bounds.
+	ErrInvalidRate = errors.New("oracle: invalid rate")
 	// ErrInvalidArgument: an invalid claim or lifecycle argument.
 	ErrInvalidArgument = errors.New("oracle: invalid argument")
 	// ErrInvalidState: the operation does not apply to the run's state.

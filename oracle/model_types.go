@@ -113,6 +113,12 @@ type Partition struct {
 	// Paused reports an operator's pause (docket_claim_partitions.paused):
 	// every TenantFair visit of the partition ends as DispPaused.
 	Paused bool
+	// Rate is the partition's own rate (zero: none); RateExempt exempts it
+	// from the default; RateTAT is its rate time (zero: never promoted
+	// under a rate).
+	Rate       Rate
+	RateExempt bool
+	RateTAT    time.Time
 }
 
 // ScopeCounts are the effective per-scope counts of the model.

@@ -30,13 +30,16 @@ const (
 	// DispPaused is a visit of a paused partition: it grants nothing and
 	// reads none of the partition's pages.
 	DispPaused Disposition = "paused"
+	// DispRateLimited is a zero-outcome visit whose queued FIFO head in
+	// turn had a free slot but no token of the partition's rate.
+	DispRateLimited Disposition = "rate_limited"
 )
 
 // Valid reports whether d is one of the inspection dispositions.
 func (d Disposition) Valid() bool {
 	switch d {
 	case DispGrant, DispPartitionLockSkip, DispEmptyPage, DispLockMiss,
-		DispStale, DispCapDebtDenial, DispDenied, DispPaused:
+		DispStale, DispCapDebtDenial, DispDenied, DispPaused, DispRateLimited:
 		return true
 	}
 	return false

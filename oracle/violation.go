@@ -46,6 +46,12 @@ const (
 	// InvPaused is the pause rule: a visit of a partition paused for the
 	// window is refused with DispPaused and grants nothing.
 	InvPaused Invariant = "paused"
+	// InvTargetToken is the token rule: an eligible window's target has a
+	// token of its rate, so no target visit is refused as DispRateLimited.
+	InvTargetToken Invariant = "target-token"
+	// InvRate is the rate guarantee: a partition's promotions i < j under
+	// one Rate are at least (j - i - Burst) steps apart (CheckRate).
+	InvRate Invariant = "rate"
 	// InvEventShape reports a malformed event (unknown disposition, scope
 	// not matching its ring position, inconsistent demand, negative counts).
 	InvEventShape Invariant = "event-shape"

@@ -58,6 +58,9 @@ const (
 	// DispositionPaused locked a paused partition and ended there, reading
 	// none of its pages.
 	DispositionPaused Disposition = "paused"
+	// DispositionRateLimited found the queued FIFO head in turn with a free
+	// slot but no token of the partition's rate, and no other outcome.
+	DispositionRateLimited Disposition = "rate_limited"
 )
 
 // The error_reason values of a refused claim call: the Reason of a

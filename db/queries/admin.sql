@@ -65,3 +65,45 @@ select n.nspname::text as schema_name
    and c.relkind in ('r', 'p')
    and pg_catalog.has_schema_privilege(n.oid, 'USAGE')
  order by 1;
+
+-- name: PutClaimPolicyRate :one
+-- The domain's default admission rate; null limit, period and burst remove
+-- it. Callers hold the policy row (LockClaimPolicy), which serializes the
+-- write with every claim call.
+update /*schema*/docket_claim_policy
+   set rate_limit = sqlc.narg(rate_limit)::integer,
+       rate_period = sqlc.narg(rate_period)::interval,
+       rate_burst = sqlc.narg(rate_burst)::integer,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning *;
+
+-- name: PutClaimPartitionRate :one
+-- A partition's own rate (limit, period and burst), its exemption from the
+-- default (rate_unlimited), or neither (all null and false: it inherits the
+-- default). The stored rate time is kept: the new rate spaces the next
+-- promotion from it.
+update /*schema*/docket_claim_partitions
+   set rate_limit = sqlc.narg(rate_limit)::integer,
+       rate_period = sqlc.narg(rate_period)::interval,
+       rate_burst = sqlc.narg(rate_burst)::integer,
+       rate_unlimited = sqlc.arg(rate_unlimited)::boolean,
+       partition_version = partition_version + 1,
+       updated_at = now()
+ where scope_key = sqlc.arg(scope_key)
+returning *;
+
+-- name: WakeRateParkedPartitions :execrows
+-- After a rate write, the parked partitions it may concern that hold due
+-- queued work wake (one scope, or every one for the domain's default): a
+-- rate_limited visit parked them until a token the new rate may bring
+-- sooner. A partition the new rate still limits parks again at its next
+-- visit.
+update /*schema*/docket_claim_schedule s
+   set parked_until = null
+ where s.parked_until is not null and s.in_ring
+   and (sqlc.narg(scope_key)::text is null or s.scope_key = sqlc.narg(scope_key)::text)
+   and exists (select from /*schema*/docket_runs r
+                where r.scope_key = s.scope_key
+                  and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now());

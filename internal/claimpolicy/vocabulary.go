@@ -31,7 +31,7 @@ func validDisposition(d policy.Disposition) bool {
 	switch d {
 	case policy.DispositionGrant, policy.DispositionPartitionLockSkip, policy.DispositionEmptyPage,
 		policy.DispositionLockMiss, policy.DispositionStale, policy.DispositionCapDebtDenial, policy.DispositionDenied,
-		policy.DispositionPaused:
+		policy.DispositionPaused, policy.DispositionRateLimited:
 		return true
 	}
 	return false

@@ -7,6 +7,8 @@ package dbgen
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const EnsureClaimPartition = `-- name: EnsureClaimPartition :exec
@@ -153,6 +155,56 @@ func (q *Queries) PutClaimPartitionPaused(ctx context.Context, arg PutClaimParti
 	return i, err
 }
 
+const PutClaimPartitionRate = `-- name: PutClaimPartitionRate :one
+update /*schema*/docket_claim_partitions
+   set rate_limit = $1::integer,
+       rate_period = $2::interval,
+       rate_burst = $3::integer,
+       rate_unlimited = $4::boolean,
+       partition_version = partition_version + 1,
+       updated_at = now()
+ where scope_key = $5
+returning scope_key, max_active, partition_version, admission_epoch, inserted_at, updated_at, paused, rate_limit, rate_period, rate_burst, rate_unlimited, rate_tat
+`
+
+type PutClaimPartitionRateParams struct {
+	RateLimit     *int32
+	RatePeriod    pgtype.Interval
+	RateBurst     *int32
+	RateUnlimited bool
+	ScopeKey      string
+}
+
+// A partition's own rate (limit, period and burst), its exemption from the
+// default (rate_unlimited), or neither (all null and false: it inherits the
+// default). The stored rate time is kept: the new rate spaces the next
+// promotion from it.
+func (q *Queries) PutClaimPartitionRate(ctx context.Context, arg PutClaimPartitionRateParams) (DocketClaimPartition, error) {
+	row := q.db.QueryRow(ctx, PutClaimPartitionRate,
+		arg.RateLimit,
+		arg.RatePeriod,
+		arg.RateBurst,
+		arg.RateUnlimited,
+		arg.ScopeKey,
+	)
+	var i DocketClaimPartition
+	err := row.Scan(
+		&i.ScopeKey,
+		&i.MaxActive,
+		&i.PartitionVersion,
+		&i.AdmissionEpoch,
+		&i.InsertedAt,
+		&i.UpdatedAt,
+		&i.Paused,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
+		&i.RateUnlimited,
+		&i.RateTat,
+	)
+	return i, err
+}
+
 const PutClaimPolicyDefault = `-- name: PutClaimPolicyDefault :one
 update /*schema*/docket_claim_policy
    set max_active = $1::integer,
@@ -221,4 +273,69 @@ func (q *Queries) PutClaimPolicyParkDormant(ctx context.Context, parkDormant boo
 		&i.RateBurst,
 	)
 	return i, err
+}
+
+const PutClaimPolicyRate = `-- name: PutClaimPolicyRate :one
+update /*schema*/docket_claim_policy
+   set rate_limit = $1::integer,
+       rate_period = $2::interval,
+       rate_burst = $3::integer,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
+`
+
+type PutClaimPolicyRateParams struct {
+	RateLimit  *int32
+	RatePeriod pgtype.Interval
+	RateBurst  *int32
+}
+
+// The domain's default admission rate; null limit, period and burst remove
+// it. Callers hold the policy row (LockClaimPolicy), which serializes the
+// write with every claim call.
+func (q *Queries) PutClaimPolicyRate(ctx context.Context, arg PutClaimPolicyRateParams) (DocketClaimPolicy, error) {
+	row := q.db.QueryRow(ctx, PutClaimPolicyRate, arg.RateLimit, arg.RatePeriod, arg.RateBurst)
+	var i DocketClaimPolicy
+	err := row.Scan(
+		&i.ID,
+		&i.AdmissionMode,
+		&i.MaxActive,
+		&i.ConfiguredMaxActive,
+		&i.PolicyVersion,
+		&i.ScanRingPosition,
+		&i.InitializedAt,
+		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
+		&i.TenantRequired,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
+	)
+	return i, err
+}
+
+const WakeRateParkedPartitions = `-- name: WakeRateParkedPartitions :execrows
+update /*schema*/docket_claim_schedule s
+   set parked_until = null
+ where s.parked_until is not null and s.in_ring
+   and ($1::text is null or s.scope_key = $1::text)
+   and exists (select from /*schema*/docket_runs r
+                where r.scope_key = s.scope_key
+                  and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now())
+`
+
+// After a rate write, the parked partitions it may concern that hold due
+// queued work wake (one scope, or every one for the domain's default): a
+// rate_limited visit parked them until a token the new rate may bring
+// sooner. A partition the new rate still limits parks again at its next
+// visit.
+func (q *Queries) WakeRateParkedPartitions(ctx context.Context, scopeKey *string) (int64, error) {
+	result, err := q.db.Exec(ctx, WakeRateParkedPartitions, scopeKey)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

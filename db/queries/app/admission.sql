@@ -1,5 +1,7 @@
 -- name: InspectClaimScope :one
--- One snapshot of a scope's effective policy and token-free admission counts.
+-- One snapshot of a scope's effective policy and token-free admission counts,
+-- with the default and the partition's rates, its rate time and the
+-- database's now, from which the tokens left are computed.
 -- A scope without a partition reads as version 0 with no ring position.
 -- Admitted counts every healthy running row with a marker, due or not, since
 -- that is what occupies a slot.
@@ -14,6 +16,15 @@ select
     sched.ring_position,
     coalesce(sched.unfinished_count, 0)::bigint as unfinished_count,
     pol.park_dormant,
+    pol.rate_limit as default_rate_limit,
+    pol.rate_period as default_rate_period,
+    pol.rate_burst as default_rate_burst,
+    part.rate_limit as override_rate_limit,
+    part.rate_period as override_rate_period,
+    part.rate_burst as override_rate_burst,
+    coalesce(part.rate_unlimited, false)::boolean as rate_unlimited,
+    part.rate_tat,
+    now()::timestamptz as observed_at,
     (sched.parked_until is not null)::boolean as parked,
     -- 'infinity' (parked until a write) has no Go time: it reads as parked
     -- with no time.
