@@ -77,6 +77,9 @@ func (m *Model) Budgets() Budgets { return m.budgets }
 // DefaultCap returns the persisted default cap.
 func (m *Model) DefaultCap() int { return m.defaultCap }
 
+// DefaultRate returns the domain's default rate (zero: none).
+func (m *Model) DefaultRate() Rate { return m.defaultRate }
+
 // Cursor returns the durable scan_ring_position.
 func (m *Model) Cursor() int64 { return m.cursor }
 

@@ -39,6 +39,9 @@ var ops = []struct {
 	{1, (*diffEnv).opResetOverride},
 	{1, (*diffEnv).opPause},
 	{1, (*diffEnv).opResumeTenant},
+	{1, (*diffEnv).opDefaultRate},
+	{1, (*diffEnv).opTenantRate},
+	{1, (*diffEnv).opResetTenantRate},
 }
 
 // step draws one weighted operation and applies it to both sides.
@@ -63,7 +66,8 @@ func (e *diffEnv) step() {
 // holds row locks), completions, yields, sleeps,
 // external waits and resumes, releases, refreshes, abandons, signals, poison
 // retries, clock movement past the orphan TTL, default-cap and override
-// writes, pauses and resumes of tenants, with live and stale holders, are applied to the oracle model and to
+// writes, pauses and resumes of tenants, default and per-tenant rates and
+// exemptions, with live and stale holders, are applied to the oracle model and to
 // a fresh database per check. After every step the claim outcomes and
 // inspections and the whole state (cursor, epochs, ring positions and counts,
 // markers, claim holders, counters) must be identical. A failure logs the

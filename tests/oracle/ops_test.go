@@ -275,3 +275,59 @@ func (e *diffEnv) opResumeTenant() {
 		e.fail("database resume tenant: %v", err)
 	}
 }
+
+// drawRate draws a rate the logical clock's ticks meet at its edges, or the
+// zero rate (none; for a tenant, the exemption).
+func (e *diffEnv) drawRate() oracle.Rate {
+	if rapid.IntRange(0, 3).Draw(e.rt, "no rate") == 0 {
+		return oracle.Rate{}
+	}
+	return oracle.Rate{
+		Limit:  rapid.IntRange(1, 3).Draw(e.rt, "rate limit"),
+		Period: rapid.SampledFrom([]time.Duration{30 * time.Second, 5 * time.Minute, time.Hour}).Draw(e.rt, "rate period"),
+		Burst:  rapid.IntRange(0, 2).Draw(e.rt, "rate burst"),
+	}
+}
+
+// docketRate is r as the facade's RateLimit.
+func docketRate(r oracle.Rate) docket.RateLimit {
+	return docket.RateLimit{Limit: r.Limit, Period: r.Period, Burst: r.Burst}
+}
+
+// opDefaultRate writes the domain's default rate on both sides. The
+// database wakes parked partitions with work due at its own clock, which is
+// before every wake time of the logical clock, so the model's write is at
+// the zero time (as SetParkDormant assumes).
+func (e *diffEnv) opDefaultRate() {
+	r := e.drawRate()
+	e.logf("default rate %+v", r)
+	if err := e.model.SetDefaultRate(r, time.Time{}); err != nil {
+		e.fail("model default rate: %v", err)
+	}
+	if _, err := e.client.PutClaimPolicyRate(e.ctx, docketRate(r), docket.ClaimPolicyWriteOptions{}); err != nil {
+		e.fail("database default rate: %v", err)
+	}
+}
+
+// opTenantRate gives a scope its own rate, or exempts it, on both sides.
+func (e *diffEnv) opTenantRate() {
+	scope := e.drawScope()
+	r := e.drawRate()
+	e.logf("tenant rate %s %+v", scope, r)
+	if err := e.model.SetRate(scope, r, time.Time{}); err != nil {
+		e.fail("model tenant rate: %v", err)
+	}
+	if _, err := e.client.PutTenantRate(e.ctx, docket.Tenant(scope), docketRate(r), docket.ClaimPolicyWriteOptions{}); err != nil {
+		e.fail("database tenant rate: %v", err)
+	}
+}
+
+// opResetTenantRate removes a scope's own rate or exemption on both sides.
+func (e *diffEnv) opResetTenantRate() {
+	scope := e.drawScope()
+	e.logf("reset tenant rate %s", scope)
+	e.model.ResetRate(scope, time.Time{})
+	if _, err := e.client.ResetTenantRate(e.ctx, docket.Tenant(scope), docket.ClaimPolicyWriteOptions{}); err != nil {
+		e.fail("database reset tenant rate: %v", err)
+	}
+}

@@ -43,10 +43,15 @@ func runLine(runID, scope, status string, wake *time.Time, token string, claimed
 }
 
 // partitionLine renders one partition; parked is "-" (awake), "write"
-// (parked until a write) or the time it is parked until.
-func partitionLine(scope string, position int64, override int, epoch int64, unfinished, admitted, claims int, parked string, paused bool) string {
-	return fmt.Sprintf("partition %s position=%d override=%d epoch=%d unfinished=%d admitted=%d claims=%d parked=%s paused=%v",
-		scope, position, override, epoch, unfinished, admitted, claims, parked, paused)
+// (parked until a write) or the time it is parked until; rate is rateText's.
+func partitionLine(scope string, position int64, override int, epoch int64, unfinished, admitted, claims int, parked string, paused bool, rate string) string {
+	return fmt.Sprintf("partition %s position=%d override=%d epoch=%d unfinished=%d admitted=%d claims=%d parked=%s paused=%v rate=%s",
+		scope, position, override, epoch, unfinished, admitted, claims, parked, paused, rate)
+}
+
+// rateText renders a rate, an exemption and a rate time for the state lines.
+func rateText(r oracle.Rate, exempt bool, tat *time.Time) string {
+	return fmt.Sprintf("%d/%s+%d exempt=%v tat=%s", r.Limit, r.Period, r.Burst, exempt, diffTime(tat))
 }
 
 // diffParked renders a park state for partitionLine.
@@ -62,11 +67,12 @@ func diffParked(parked bool, until time.Time) string {
 
 // modelState renders the model.
 func (e *diffEnv) modelState() []string {
-	out := []string{fmt.Sprintf("policy default=%d cursor=%d", e.model.DefaultCap(), e.model.Cursor())}
+	out := []string{fmt.Sprintf("policy default=%d cursor=%d rate=%s", e.model.DefaultCap(), e.model.Cursor(),
+		rateText(e.model.DefaultRate(), false, nil))}
 	for _, p := range e.model.Partitions() {
 		c := e.model.Counts(p.Scope, e.clock)
 		out = append(out, partitionLine(p.Scope, p.Position, p.Override, p.Epoch, p.Unfinished, c.Admitted, c.LiveClaims,
-			diffParked(p.Parked, p.ParkedUntil), p.Paused))
+			diffParked(p.Parked, p.ParkedUntil), p.Paused, rateText(p.Rate, p.RateExempt, opt(!p.RateTAT.IsZero(), p.RateTAT))))
 	}
 	for _, r := range e.model.Runs() {
 		token := "-"
@@ -85,13 +91,16 @@ func (e *diffEnv) modelState() []string {
 
 // dbState renders the database.
 func (e *diffEnv) dbState() []string {
-	var defaultCap int
-	var cursor int64
-	if err := e.pool.QueryRow(e.ctx, `select max_active, scan_ring_position from docket_claim_policy where id = 1`).
-		Scan(&defaultCap, &cursor); err != nil {
+	var defaultCap, rateLimit, rateBurst int
+	var cursor, ratePeriod int64
+	if err := e.pool.QueryRow(e.ctx, `select max_active, scan_ring_position, coalesce(rate_limit, 0),
+			coalesce(round(extract(epoch from rate_period) * 1000000)::bigint, 0), coalesce(rate_burst, 0)
+		  from docket_claim_policy where id = 1`).
+		Scan(&defaultCap, &cursor, &rateLimit, &ratePeriod, &rateBurst); err != nil {
 		e.fail("read policy: %v", err)
 	}
-	out := []string{fmt.Sprintf("policy default=%d cursor=%d", defaultCap, cursor)}
+	out := []string{fmt.Sprintf("policy default=%d cursor=%d rate=%s", defaultCap, cursor,
+		rateText(oracle.Rate{Limit: rateLimit, Period: time.Duration(ratePeriod) * time.Microsecond, Burst: rateBurst}, false, nil))}
 	rows, _ := e.pool.Query(e.ctx, `select s.scope_key, s.ring_position, coalesce(p.max_active, 0), p.admission_epoch,
 			s.unfinished_count,
 			(select count(*) from docket_runs r where r.scope_key = s.scope_key and r.status = 'running'
@@ -99,21 +108,28 @@ func (e *diffEnv) dbState() []string {
 			(select count(*) from docket_runs r where r.scope_key = s.scope_key and r.claim_token is not null),
 			s.parked_until is not null, coalesce(s.parked_until = 'infinity', false),
 			case when s.parked_until <> 'infinity' then s.parked_until end,
-			p.paused
+			p.paused, coalesce(p.rate_limit, 0),
+			coalesce(round(extract(epoch from p.rate_period) * 1000000)::bigint, 0), coalesce(p.rate_burst, 0),
+			p.rate_unlimited, p.rate_tat
 		  from docket_claim_schedule s join docket_claim_partitions p using (scope_key)
 		 order by s.ring_position`)
 	parts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
 		var scope string
 		var position, epoch int64
 		var override, unfinished, admitted, claims int
-		var parked, forGood, paused bool
-		var until *time.Time
-		err := row.Scan(&scope, &position, &override, &epoch, &unfinished, &admitted, &claims, &parked, &forGood, &until, &paused)
+		var parked, forGood, paused, exempt bool
+		var until, tat *time.Time
+		var rateLimit, rateBurst int
+		var ratePeriod int64
+		err := row.Scan(&scope, &position, &override, &epoch, &unfinished, &admitted, &claims, &parked, &forGood, &until, &paused,
+			&rateLimit, &ratePeriod, &rateBurst, &exempt, &tat)
 		var at time.Time
 		if until != nil && !forGood {
 			at = *until
 		}
-		return partitionLine(scope, position, override, epoch, unfinished, admitted, claims, diffParked(parked, at), paused), err
+		rate := oracle.Rate{Limit: rateLimit, Period: time.Duration(ratePeriod) * time.Microsecond, Burst: rateBurst}
+		return partitionLine(scope, position, override, epoch, unfinished, admitted, claims, diffParked(parked, at), paused,
+			rateText(rate, exempt, tat)), err
 	})
 	if err != nil {
 		e.fail("read partitions: %v", err)
