@@ -2137,7 +2137,7 @@ CREATE TABLE public.docket_claim_partitions (
     rate_tat timestamp with time zone,
     CONSTRAINT docket_claim_partitions_epoch_check CHECK ((admission_epoch >= 0)),
     CONSTRAINT docket_claim_partitions_max_active_check CHECK ((max_active >= 1)),
-    CONSTRAINT docket_claim_partitions_rate_check CHECK (((((rate_limit IS NULL) AND (rate_period IS NULL) AND (rate_burst IS NULL)) OR (((rate_limit >= 1) AND (rate_limit <= 1000000)) AND ((rate_period >= '00:00:00.001'::interval) AND (rate_period <= '7 days'::interval)) AND ((rate_burst >= 0) AND (rate_burst <= 1000000)))) AND (NOT (rate_unlimited AND (rate_limit IS NOT NULL))))),
+    CONSTRAINT docket_claim_partitions_rate_check CHECK (((((rate_limit IS NULL) AND (rate_period IS NULL) AND (rate_burst IS NULL)) OR ((rate_limit IS NOT NULL) AND (rate_period IS NOT NULL) AND (rate_burst IS NOT NULL) AND ((rate_limit >= 1) AND (rate_limit <= 1000000)) AND ((rate_period >= '00:00:00.001'::interval) AND (rate_period <= '7 days'::interval)) AND ((rate_burst >= 0) AND (rate_burst <= 1000000)))) AND (NOT (rate_unlimited AND (rate_limit IS NOT NULL))))),
     CONSTRAINT docket_claim_partitions_version_check CHECK ((partition_version >= 0))
 );
 
@@ -2162,7 +2162,7 @@ CREATE TABLE public.docket_claim_policy (
     CONSTRAINT docket_claim_policy_cursor_check CHECK ((scan_ring_position >= 0)),
     CONSTRAINT docket_claim_policy_max_active_check CHECK ((max_active >= 1)),
     CONSTRAINT docket_claim_policy_mode_check CHECK ((admission_mode = ANY (ARRAY['legacy'::text, 'tenant_fair'::text]))),
-    CONSTRAINT docket_claim_policy_rate_check CHECK ((((rate_limit IS NULL) AND (rate_period IS NULL) AND (rate_burst IS NULL)) OR (((rate_limit >= 1) AND (rate_limit <= 1000000)) AND ((rate_period >= '00:00:00.001'::interval) AND (rate_period <= '7 days'::interval)) AND ((rate_burst >= 0) AND (rate_burst <= 1000000))))),
+    CONSTRAINT docket_claim_policy_rate_check CHECK ((((rate_limit IS NULL) AND (rate_period IS NULL) AND (rate_burst IS NULL)) OR ((rate_limit IS NOT NULL) AND (rate_period IS NOT NULL) AND (rate_burst IS NOT NULL) AND ((rate_limit >= 1) AND (rate_limit <= 1000000)) AND ((rate_period >= '00:00:00.001'::interval) AND (rate_period <= '7 days'::interval)) AND ((rate_burst >= 0) AND (rate_burst <= 1000000))))),
     CONSTRAINT docket_claim_policy_shape_check CHECK ((((initialized_at IS NULL) = (max_active IS NULL)) AND ((initialized_at IS NOT NULL) OR ((configured_max_active IS NULL) AND (policy_version = 0))))),
     CONSTRAINT docket_claim_policy_singleton_check CHECK ((id = 1)),
     CONSTRAINT docket_claim_policy_version_check CHECK ((policy_version >= 0))

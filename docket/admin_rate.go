@@ -174,8 +174,8 @@ type TenantRate struct {
 // PutClaimPolicyRate sets the domain's default admission rate, the rate of
 // every scope without its own (see RateLimit); the zero RateLimit removes
 // it. The policy version moves by one. Rates are durable runtime state:
-// startup never touches them. Partitions that a rate_limited visit parked
-// and that hold due queued work wake in the same transaction, so a looser
+// startup never touches them. Parked partitions that hold queued work wake
+// in the same transaction, so a looser
 // rate takes effect at the next claim. An invalid rate (ErrInvalidRate) or a
 // version mismatch (ErrStale) writes nothing.
 func (c *store) PutClaimPolicyRate(ctx context.Context, rate RateLimit, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
@@ -213,8 +213,8 @@ func (c *store) PutClaimPolicyRate(ctx context.Context, rate RateLimit, opts Cla
 // PutTenantRate gives scope its own admission rate, overriding the domain's
 // default; the zero RateLimit exempts scope from the default instead. The
 // partition version moves by one and a missing partition is created, as for
-// a cap override. A parked partition of scope with due queued work wakes in
-// the same transaction. An invalid rate (ErrInvalidRate), an invalid scope
+// a cap override. A parked partition of scope with queued work wakes in the
+// same transaction. An invalid rate (ErrInvalidRate), an invalid scope
 // (ErrInvalidArgument, ErrTenantRequired) or a version mismatch (ErrStale)
 // writes nothing.
 func (c *store) PutTenantRate(ctx context.Context, scope Scope, rate RateLimit, opts ClaimPolicyWriteOptions) (TenantRate, error) {
@@ -279,7 +279,7 @@ func (c *store) writeTenantRate(ctx context.Context, scope Scope, rate RateLimit
 }
 
 // wakeRateParked wakes the parked partitions a rate write concerns (one
-// scope, or every one when key is nil) that hold due queued work, and tells
+// scope, or every one when key is nil) that hold queued work, and tells
 // listening Workers when it woke any.
 func (c *store) wakeRateParked(ctx context.Context, q *dbgen.Queries, key *string) error {
 	woken, err := q.WakeRateParkedPartitions(ctx, key)

@@ -61,36 +61,36 @@ func validRate(op string, r Rate) error {
 
 // SetDefaultRate writes the domain's default rate (the zero Rate removes
 // it); an invalid rate is ErrInvalidRate and changes nothing. Parked
-// partitions with due queued work wake (docket's PutClaimPolicyRate).
-func (m *Model) SetDefaultRate(r Rate, now time.Time) error {
+// partitions with queued work wake (docket's PutClaimPolicyRate).
+func (m *Model) SetDefaultRate(r Rate) error {
 	if err := validRate("SetDefaultRate", r); err != nil {
 		return err
 	}
 	m.defaultRate = r
 	for _, p := range m.order {
-		m.wakeRateParked(p, now)
+		m.wakeRateParked(p)
 	}
 	return nil
 }
 
 // SetRate gives scope its own rate; the zero Rate exempts it from the
 // default. Like SetOverride it creates the partition of an unknown scope;
-// a parked partition with due queued work wakes.
-func (m *Model) SetRate(scope string, r Rate, now time.Time) error {
+// a parked partition with queued work wakes.
+func (m *Model) SetRate(scope string, r Rate) error {
 	if err := validRate("SetRate", r); err != nil {
 		return err
 	}
 	p := m.partitionFor(scope)
 	p.Rate, p.RateExempt = r, r.IsZero()
-	m.wakeRateParked(p, now)
+	m.wakeRateParked(p)
 	return nil
 }
 
 // ResetRate removes scope's own rate or exemption, so the default applies.
-func (m *Model) ResetRate(scope string, now time.Time) {
+func (m *Model) ResetRate(scope string) {
 	p := m.partitionFor(scope)
 	p.Rate, p.RateExempt = Rate{}, false
-	m.wakeRateParked(p, now)
+	m.wakeRateParked(p)
 }
 
 // EffectiveRate is scope's own rate, else none when it is exempt, else the
@@ -106,14 +106,14 @@ func (m *Model) EffectiveRate(scope string) Rate {
 	return m.defaultRate
 }
 
-// wakeRateParked unparks p after a rate write when it holds a due queued
-// run (WakeRateParkedPartitions).
-func (m *Model) wakeRateParked(p *Partition, now time.Time) {
+// wakeRateParked unparks p after a rate write when it holds a queued run,
+// due or not (WakeRateParkedPartitions).
+func (m *Model) wakeRateParked(p *Partition) {
 	if !p.Parked || p.Unfinished == 0 {
 		return
 	}
 	for _, r := range m.runs {
-		if r.Scope == p.Scope && isDueReady(r, now) && !r.Admitted {
+		if r.Scope == p.Scope && r.Healthy() && !r.Claimed() && !r.Admitted {
 			unpark(p)
 			return
 		}

@@ -26,7 +26,8 @@ type Inspection struct {
 	Outcomes   int
 	EpochDelta int
 	// Parked reports that this visit parked its partition (parked mode
-	// only; the disposition is then empty_page). ParkedUntil is the time it
+	// only; the disposition is then empty_page, or rate_limited for a
+	// partition waiting for its next token). ParkedUntil is the time it
 	// wakes, nil when it is parked until a write.
 	Parked      bool
 	ParkedUntil *time.Time

@@ -95,15 +95,15 @@ update /*schema*/docket_claim_partitions
 returning *;
 
 -- name: WakeRateParkedPartitions :execrows
--- After a rate write, the parked partitions it may concern that hold due
--- queued work wake (one scope, or every one for the domain's default): a
+-- After a rate write, the parked partitions it may concern that hold queued
+-- work wake (one scope, or every one for the domain's default): a
 -- rate_limited visit parked them until a token the new rate may bring
--- sooner. A partition the new rate still limits parks again at its next
--- visit.
+-- sooner. A partition the new rate still limits, or whose queued work is
+-- not due yet, parks again at its next visit.
 update /*schema*/docket_claim_schedule s
    set parked_until = null
  where s.parked_until is not null and s.in_ring
    and (sqlc.narg(scope_key)::text is null or s.scope_key = sqlc.narg(scope_key)::text)
    and exists (select from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
-                  and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now());
+                  and /*schema*/docket_run_unmarked_unclaimed(r));

@@ -344,7 +344,8 @@ alter table docket_claim_policy
     add column rate_burst integer,
     add constraint docket_claim_policy_rate_check
         check ((rate_limit is null and rate_period is null and rate_burst is null)
-               or (rate_limit between 1 and 1000000
+               or (rate_limit is not null and rate_period is not null and rate_burst is not null
+                   and rate_limit between 1 and 1000000
                    and rate_period between interval '1 millisecond' and interval '7 days'
                    and rate_burst between 0 and 1000000));
 
@@ -356,7 +357,8 @@ alter table docket_claim_partitions
     add column rate_tat timestamptz,
     add constraint docket_claim_partitions_rate_check
         check (((rate_limit is null and rate_period is null and rate_burst is null)
-                or (rate_limit between 1 and 1000000
+                or (rate_limit is not null and rate_period is not null and rate_burst is not null
+                    and rate_limit between 1 and 1000000
                     and rate_period between interval '1 millisecond' and interval '7 days'
                     and rate_burst between 0 and 1000000))
                and not (rate_unlimited and rate_limit is not null));

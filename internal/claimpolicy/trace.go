@@ -183,11 +183,12 @@ func decodeInspection(r TraceRow) (policy.Inspection, error) {
 
 // decodePark reads the park report of a parked-mode inspection row from the
 // columns that are null on other inspection rows: outcome_ordinal 0 marks a
-// park (of an empty_page visit), eligible_at its wake time, claim_attempt
+// park (of an empty_page or a rate_limited visit), eligible_at its wake
+// time, claim_attempt
 // the call's wake sweep count.
 func decodePark(r TraceRow, in *policy.Inspection) error {
 	if r.OutcomeOrdinal != nil {
-		if *r.OutcomeOrdinal != 0 || in.Disposition != policy.DispositionEmptyPage {
+		if *r.OutcomeOrdinal != 0 || (in.Disposition != policy.DispositionEmptyPage && in.Disposition != policy.DispositionRateLimited) {
 			return fmt.Errorf("outcome_ordinal %d on an inspection with disposition %q", *r.OutcomeOrdinal, in.Disposition)
 		}
 		in.Parked = true

@@ -324,14 +324,14 @@ update /*schema*/docket_claim_schedule s
    and ($1::text is null or s.scope_key = $1::text)
    and exists (select from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
-                  and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now())
+                  and /*schema*/docket_run_unmarked_unclaimed(r))
 `
 
-// After a rate write, the parked partitions it may concern that hold due
-// queued work wake (one scope, or every one for the domain's default): a
+// After a rate write, the parked partitions it may concern that hold queued
+// work wake (one scope, or every one for the domain's default): a
 // rate_limited visit parked them until a token the new rate may bring
-// sooner. A partition the new rate still limits parks again at its next
-// visit.
+// sooner. A partition the new rate still limits, or whose queued work is
+// not due yet, parks again at its next visit.
 func (q *Queries) WakeRateParkedPartitions(ctx context.Context, scopeKey *string) (int64, error) {
 	result, err := q.db.Exec(ctx, WakeRateParkedPartitions, scopeKey)
 	if err != nil {

@@ -294,14 +294,11 @@ func docketRate(r oracle.Rate) docket.RateLimit {
 	return docket.RateLimit{Limit: r.Limit, Period: r.Period, Burst: r.Burst}
 }
 
-// opDefaultRate writes the domain's default rate on both sides. The
-// database wakes parked partitions with work due at its own clock, which is
-// before every wake time of the logical clock, so the model's write is at
-// the zero time (as SetParkDormant assumes).
+// opDefaultRate writes the domain's default rate on both sides.
 func (e *diffEnv) opDefaultRate() {
 	r := e.drawRate()
 	e.logf("default rate %+v", r)
-	if err := e.model.SetDefaultRate(r, time.Time{}); err != nil {
+	if err := e.model.SetDefaultRate(r); err != nil {
 		e.fail("model default rate: %v", err)
 	}
 	if _, err := e.client.PutClaimPolicyRate(e.ctx, docketRate(r), docket.ClaimPolicyWriteOptions{}); err != nil {
@@ -314,7 +311,7 @@ func (e *diffEnv) opTenantRate() {
 	scope := e.drawScope()
 	r := e.drawRate()
 	e.logf("tenant rate %s %+v", scope, r)
-	if err := e.model.SetRate(scope, r, time.Time{}); err != nil {
+	if err := e.model.SetRate(scope, r); err != nil {
 		e.fail("model tenant rate: %v", err)
 	}
 	if _, err := e.client.PutTenantRate(e.ctx, docket.Tenant(scope), docketRate(r), docket.ClaimPolicyWriteOptions{}); err != nil {
@@ -326,7 +323,7 @@ func (e *diffEnv) opTenantRate() {
 func (e *diffEnv) opResetTenantRate() {
 	scope := e.drawScope()
 	e.logf("reset tenant rate %s", scope)
-	e.model.ResetRate(scope, time.Time{})
+	e.model.ResetRate(scope)
 	if _, err := e.client.ResetTenantRate(e.ctx, docket.Tenant(scope), docket.ClaimPolicyWriteOptions{}); err != nil {
 		e.fail("database reset tenant rate: %v", err)
 	}
