@@ -333,3 +333,70 @@ func TestTenantFairRateParks(t *testing.T) {
 	looser := e.Trace(testkit.ClaimReq(t0.Add(2*time.Minute), 4, docket.PreferNone))
 	testkit.ClaimExpectIDs(t, "after the looser rate", testkit.ClaimOutcomeIDs(looser), a[2:])
 }
+
+// TestTenantFairRateUnderConcurrentClaimers: 16 claimers call at once, each
+// at its own clock, until a rate-limited tenant's 30 runs are all admitted.
+// From the committed admission times, no interval of one period holds more
+// than limit + burst of them, the bound the partition authority and the
+// fresh read of the rate time make exact.
+func TestTenantFairRateUnderConcurrentClaimers(t *testing.T) {
+	e := testkit.NewClaimTenantFair(t, 100)
+	ctx := testkit.Context(t)
+	rate := docket.RateLimit{Limit: 10, Period: 500 * time.Millisecond, Burst: 3}
+	const runs = 30
+	e.DueMany("a", "a", runs, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	if _, err := e.Client.PutTenantRate(ctx, docket.Tenant("a"), rate, docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("PutTenantRate: %v", err)
+	}
+	admitted := func() int64 {
+		return testkit.QueryInt64(t, e.Pool, `select count(*) from docket_runs where tenant_admitted_at is not null`)
+	}
+	errs := make(chan error, 16)
+	for range 16 {
+		go func() {
+			for admitted() < runs {
+				req := testkit.ClaimReq(time.Now(), 4, docket.PreferNone)
+				// A call that waited too long for the policy row is refused
+				// and changes nothing; the claimer calls again.
+				var refused *docket.ClaimPolicyUnavailableError
+				if _, err := e.Client.ClaimDue(ctx, req); err != nil && !(errors.As(err, &refused) && refused.Reason == policy.ReasonLockContention) {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatalf("claimer: %v", err)
+		}
+	}
+	rows, err := e.Pool.Query(ctx, `select tenant_admitted_at from docket_runs where tenant_admitted_at is not null order by 1`)
+	if err != nil {
+		t.Fatalf("admission times: %v", err)
+	}
+	var times []time.Time
+	for rows.Next() {
+		var at time.Time
+		if err := rows.Scan(&at); err != nil {
+			t.Fatalf("admission time: %v", err)
+		}
+		times = append(times, at)
+	}
+	if rows.Err() != nil || len(times) != runs {
+		t.Fatalf("admission times: %d, %v; want %d", len(times), rows.Err(), runs)
+	}
+	limit := rate.Limit + rate.Burst
+	for i, start := 0, 0; i < len(times); i++ {
+		for !times[i].Before(times[start].Add(rate.Period)) {
+			start++
+		}
+		if n := i - start + 1; n > limit {
+			t.Fatalf("%d admissions in [%v, %v), want at most %d", n, times[start], times[start].Add(rate.Period), limit)
+		}
+	}
+	if last := times[runs-1].Sub(times[0]); last < time.Duration(runs-rate.Burst-1)*rate.Step() {
+		t.Fatalf("30 admissions within %s, want at least %s", last, time.Duration(runs-rate.Burst-1)*rate.Step())
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -17,12 +19,24 @@ const policyUsage = `docket policy <action> [--database-url URL] [--schema NAME]
   set-park-dormant on|off turn parked partitions on or off for the domain
   set-override TENANT N   give one scope its own cap
   reset-override TENANT   make one scope inherit the default again
-  inspect TENANT          effective cap, versions and admission counts of a scope
+  inspect TENANT          effective cap and rate, versions, tokens left and
+                          admission counts of a scope
+  set-rate RATE           the domain's default admission rate: N/PERIOD
+                          (at most N promotions per PERIOD, e.g. 50/1s) or
+                          none
+  set-tenant-rate TENANT RATE
+                          one scope's own rate: N/PERIOD, or exempt (no rate
+                          whatever the default)
+  reset-tenant-rate TENANT
+                          make one scope inherit the default rate again
+  --burst B               with a rate: B more promotions at once after a quiet
+                          spell (default 0); at most N + B in any PERIOD
   --expected-version V    on writes: apply only at version V (else exit 3)
   TENANT                  a tenant id, or a scope as a list prints it:
                           tenant:ID or tenantless
   --tenantless            address the tenantless scope instead of a TENANT
-  Caps are integers in 1..2147483647. These commands never start an engine
+  Caps are integers in 1..2147483647. A rate's N is 1..1000000, its PERIOD
+  1ms..168h (a Go duration) and B 0..1000000. These commands never start an engine
   and never synchronize the policy from configuration.
 `
 
@@ -35,6 +49,8 @@ type policyArgs struct {
 	scope           docket.Scope
 	capValue        int
 	parkDormant     bool
+	burst           int
+	rate            docket.RateLimit
 }
 
 // policyAction is one "docket policy" action: whether it names a scope,
@@ -43,17 +59,23 @@ type policyAction struct {
 	scoped     bool
 	takeCap    bool
 	takeSwitch bool
-	writes     bool
-	run        func(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error
+	// takeRate is the rate operand: a default rate (N/PERIOD or none) or
+	// a tenant's (N/PERIOD or exempt, both read as the zero rate).
+	takeRate string
+	writes   bool
+	run      func(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error
 }
 
 var policyActions = map[string]policyAction{
-	"get":              {run: policyGet},
-	"set-default":      {takeCap: true, writes: true, run: policySetDefault},
-	"set-park-dormant": {takeSwitch: true, writes: true, run: policySetParkDormant},
-	"set-override":     {scoped: true, takeCap: true, writes: true, run: policySetOverride},
-	"reset-override":   {scoped: true, writes: true, run: policyResetOverride},
-	"inspect":          {scoped: true, run: policyInspect},
+	"get":               {run: policyGet},
+	"set-default":       {takeCap: true, writes: true, run: policySetDefault},
+	"set-park-dormant":  {takeSwitch: true, writes: true, run: policySetParkDormant},
+	"set-override":      {scoped: true, takeCap: true, writes: true, run: policySetOverride},
+	"reset-override":    {scoped: true, writes: true, run: policyResetOverride},
+	"inspect":           {scoped: true, run: policyInspect},
+	"set-rate":          {takeRate: "none", writes: true, run: policySetRate},
+	"set-tenant-rate":   {scoped: true, takeRate: "exempt", writes: true, run: policySetTenantRate},
+	"reset-tenant-rate": {scoped: true, writes: true, run: policyResetTenantRate},
 }
 
 // notInitializedHint says how an uninitialized policy gets its default cap.
@@ -85,6 +107,7 @@ func parsePolicyArgs(args []string) (policyArgs, error) {
 	var a policyArgs
 	fs := newFlagSet("policy", &a.conn)
 	fs.BoolVar(&a.tenantless, "tenantless", false, "address the tenantless scope")
+	fs.IntVar(&a.burst, "burst", 0, "promotions beyond one at once after a quiet spell")
 	fs.Func("expected-version", "compare-and-set version", func(s string) error {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -114,8 +137,11 @@ func (p policyAction) check(a *policyArgs) error {
 			return err
 		}
 	}
+	if a.burst != 0 && p.takeRate == "" {
+		return errors.New("--burst applies to set-rate and set-tenant-rate only")
+	}
 	want := 0
-	if p.takeCap || p.takeSwitch {
+	if p.takeCap || p.takeSwitch || p.takeRate != "" {
 		want = 1
 	}
 	if len(operands) != want {
@@ -127,6 +153,13 @@ func (p policyAction) check(a *policyArgs) error {
 			return err
 		}
 		a.capValue = capValue
+	}
+	if p.takeRate != "" {
+		rate, err := parseRate(operands[0], p.takeRate, a.burst)
+		if err != nil {
+			return err
+		}
+		a.rate = rate
 	}
 	if p.takeSwitch {
 		switch operands[0] {
@@ -150,6 +183,32 @@ func parseCap(s string) (int, error) {
 	return v, nil
 }
 
+// parseRate reads a rate operand: N/PERIOD with burst, or the word none
+// (resp. exempt) for the zero rate. The bounds are RateLimit's, checked by
+// the write (ErrInvalidRate).
+func parseRate(s, zeroWord string, burst int) (docket.RateLimit, error) {
+	if s == zeroWord {
+		if burst != 0 {
+			return docket.RateLimit{}, fmt.Errorf("%w: --burst with %s", docket.ErrInvalidRate, zeroWord)
+		}
+		return docket.RateLimit{}, nil
+	}
+	n, period, ok := strings.Cut(s, "/")
+	limit, err := strconv.Atoi(n)
+	if !ok || err != nil {
+		return docket.RateLimit{}, fmt.Errorf("%w: want N/PERIOD (e.g. 50/1s) or %s, got %q", docket.ErrInvalidRate, zeroWord, s)
+	}
+	d, err := time.ParseDuration(period)
+	if err != nil {
+		return docket.RateLimit{}, fmt.Errorf("%w: period of %q: %v", docket.ErrInvalidRate, s, err)
+	}
+	rate := docket.RateLimit{Limit: limit, Period: d, Burst: burst}
+	if rate.IsZero() {
+		return docket.RateLimit{}, fmt.Errorf("%w: %q", docket.ErrInvalidRate, s)
+	}
+	return rate, nil
+}
+
 // openPool connects to databaseURL, resolving unqualified names in schema
 // when it is set.
 func openPool(ctx context.Context, databaseURL, schema string) (*pgxpool.Pool, error) {
@@ -170,7 +229,7 @@ func policyExitCode(err error) int {
 	switch {
 	case errors.Is(err, docket.ErrStale):
 		return ExitStale
-	case errors.Is(err, docket.ErrInvalidCap), errors.Is(err, docket.ErrInvalidArgument),
+	case errors.Is(err, docket.ErrInvalidCap), errors.Is(err, docket.ErrInvalidRate), errors.Is(err, docket.ErrInvalidArgument),
 		errors.Is(err, docket.ErrTenantRequired):
 		return ExitUsage
 	}
@@ -232,5 +291,32 @@ func policyInspect(ctx context.Context, admin *docket.Admin, a policyArgs, out o
 		return err
 	}
 	printInspection(out, i)
+	return nil
+}
+
+func policySetRate(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	d, err := admin.PutClaimPolicyRate(ctx, a.rate, writeOptions(a))
+	if err != nil {
+		return err
+	}
+	printDefault(out, d)
+	return nil
+}
+
+func policySetTenantRate(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	r, err := admin.PutTenantRate(ctx, a.scope, a.rate, writeOptions(a))
+	if err != nil {
+		return err
+	}
+	printTenantRate(out, r)
+	return nil
+}
+
+func policyResetTenantRate(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	r, err := admin.ResetTenantRate(ctx, a.scope, writeOptions(a))
+	if err != nil {
+		return err
+	}
+	printTenantRate(out, r)
 	return nil
 }

@@ -20,6 +20,7 @@ func printDefault(out output, d docket.ClaimPolicyDefault) {
 	out.field("configured_max_active_runs", capText(d.ConfiguredMaxActiveRuns))
 	out.field("park_dormant", onOff(d.ParkDormant))
 	out.field("configured_park_dormant", onOff(d.ConfiguredParkDormant))
+	out.field("default_rate", d.Rate)
 	out.field("policy_version", d.Version)
 	out.field("updated_at", d.UpdatedAt.UTC().Format(time.RFC3339Nano))
 }
@@ -47,6 +48,43 @@ func printInspection(out output, i docket.ClaimPolicyInspection) {
 	out.field("admitted_claimed", i.AdmittedClaimed)
 	out.field("admitted", i.Admitted)
 	out.field("debt", i.Debt)
+	out.field("rate", i.Rate)
+	out.field("rate_source", rateSourceText(i.RateSource))
+	if !i.Rate.IsZero() {
+		out.field("rate_tokens", i.RateTokens)
+		out.field("next_admission_at", nextAdmissionText(i.NextAdmissionAt))
+	}
+}
+
+// printTenantRate shows a scope's rate state after a rate write.
+func printTenantRate(out output, r docket.TenantRate) {
+	out.field("scope", r.Scope)
+	switch {
+	case r.Exempt:
+		out.field("rate", "exempt")
+	case r.Rate.IsZero():
+		out.field("rate", "default")
+	default:
+		out.field("rate", r.Rate)
+	}
+	out.field("partition_version", r.Version)
+}
+
+// rateSourceText names where a scope's rate comes from ("none" without one).
+func rateSourceText(s docket.RateSource) string {
+	if s == docket.RateNone {
+		return "none"
+	}
+	return string(s)
+}
+
+// nextAdmissionText shows when a rate's next token comes: "now" while one is
+// left.
+func nextAdmissionText(at *time.Time) string {
+	if at == nil {
+		return "now"
+	}
+	return at.UTC().Format(time.RFC3339Nano)
 }
 
 // printPause shows a scope's pause state after a pause or resume.
