@@ -258,8 +258,8 @@ func TestTenantFairRateWrites(t *testing.T) {
 		t.Fatalf("refused rate writes changed the domain:\n%s\nwant\n%s", after, before)
 	}
 	for sql, constraint := range map[string]string{
-		`update docket_claim_partitions set rate_limit = 0, rate_period = '1 second', rate_burst = 0 where scope_key = 't'`: "docket_claim_partitions_rate_check",
-		`update docket_claim_partitions set rate_limit = 5 where scope_key = 't'`:                                             "docket_claim_partitions_rate_check",
+		`update docket_claim_partitions set rate_limit = 0, rate_period = '1 second', rate_burst = 0 where scope_key = 't'`:                        "docket_claim_partitions_rate_check",
+		`update docket_claim_partitions set rate_limit = 5 where scope_key = 't'`:                                                                  "docket_claim_partitions_rate_check",
 		`update docket_claim_partitions set rate_limit = 5, rate_period = '1 second', rate_burst = 0, rate_unlimited = true where scope_key = 't'`: "docket_claim_partitions_rate_check",
 		`update docket_claim_policy set rate_limit = 1, rate_period = '8 days', rate_burst = 0`:                                                    "docket_claim_policy_rate_check",
 	} {
