@@ -94,6 +94,7 @@ func runScenarios(ctx context.Context, c *cluster, o options, p *progress, res *
 		{"surge", func() error { res.Surge, err = runSurge(ctx, c, o, p); return err }},
 		{"dormant", func() error { res.Dormant, err = runDormant(ctx, c, o, p); return err }},
 		{"fleet", func() error { res.Fleet, err = runFleet(ctx, c, o, p); return err }},
+		{"rate", func() error { res.Rate, err = runRate(ctx, c, o, p); return err }},
 	}
 	for _, s := range steps {
 		if !o.selected(s.name) {
@@ -139,6 +140,9 @@ func report(w io.Writer, r *results) {
 	}
 	if r.Fleet != nil {
 		tables = append(tables, r.Fleet)
+	}
+	if r.Rate != nil {
+		tables = append(tables, r.Rate)
 	}
 	for _, t := range tables {
 		t.table().print(w)

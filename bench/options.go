@@ -11,7 +11,7 @@ import (
 )
 
 // scenarioNames are the scenarios in the order a full run executes them.
-var scenarioNames = []string{"ceiling", "drain", "fairness", "scale", "contention", "fastslow", "surge", "dormant", "fleet"}
+var scenarioNames = []string{"ceiling", "drain", "fairness", "scale", "contention", "fastslow", "surge", "dormant", "fleet", "rate"}
 
 // options are the command-line settings of one scorecard run.
 type options struct {
@@ -56,7 +56,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.pgTempDir, "pg-tmpdir", os.TempDir(), "parent directory of the throwaway PostgreSQL cluster (a disk, since the scale scenario holds a million runs)")
 	fs.StringVar(&o.profile, "profile", "", "instead of the scenarios, profile TenantFair claim calls (pg_stat_statements, auto_explain) and write the report to this file")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the bench process's CPU profile (the clients' side, for go tool pprof) to this file")
-	fs.IntVar(&o.rounds, "rounds", 2, "rounds of the ceiling, drain, dormant and fleet scenarios, interleaved across engines (a dormant drain that used its whole budget runs once); the best round of each engine is reported")
+	fs.IntVar(&o.rounds, "rounds", 2, "rounds of the ceiling, drain, dormant, fleet and rate scenarios, interleaved across engines (a dormant drain that used its whole budget runs once); the best round of each engine is reported")
 	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River FetchCooldown in the drain and fleet scenarios")
 	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River FetchPollInterval in the drain and fleet scenarios")
 	fs.DurationVar(&o.fleetVerdictWait, "fleet-verdict-wait", 20*time.Millisecond, "VerdictBatchWait of the fleet scenario's extra TenantFair row (0: no such row)")

@@ -20,6 +20,7 @@ type results struct {
 	Surge       *surgeResult      `json:"surge,omitempty"`
 	Dormant     *dormantResult    `json:"dormant,omitempty"`
 	Fleet       *fleetResult      `json:"fleet,omitempty"`
+	Rate        *rateResult       `json:"rate,omitempty"`
 	Targets     []target          `json:"targets"`
 	WallSeconds float64           `json:"wall_seconds"`
 }

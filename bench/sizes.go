@@ -42,6 +42,11 @@ type sizes struct {
 	DormantIdle    time.Duration `json:"dormant_idle_ns"`
 	// FleetRuns are drained by the fleet of small Workers.
 	FleetRuns int `json:"fleet_runs"`
+	// Rate: RateBusyRuns over the busy tenants and RateLimitedRuns of the
+	// limited tenant, worked for RateWindow per point.
+	RateBusyRuns    int           `json:"rate_busy_runs"`
+	RateLimitedRuns int           `json:"rate_limited_runs"`
+	RateWindow      time.Duration `json:"rate_window_ns"`
 }
 
 // fullSizes are the scorecard's standard dimensions.
@@ -55,7 +60,8 @@ func fullSizes() sizes {
 		FastRuns:         1800, SlowRuns: 200,
 		CapacityRuns: 3000, SurgeArrivals: 20 * time.Second, SurgeBurst: 2 * time.Second, SurgeObserve: 20 * time.Second,
 		DormantTenants: []int{0, 20000, 100000}, DormantBudget: 60 * time.Second, DormantIdle: 5 * time.Second,
-		FleetRuns: 20000,
+		FleetRuns:    20000,
+		RateBusyRuns: 200000, RateLimitedRuns: 2000, RateWindow: 30 * time.Second,
 	}
 }
 
@@ -70,6 +76,7 @@ func quickSizes() sizes {
 		FastRuns:         450, SlowRuns: 50,
 		CapacityRuns: 1000, SurgeArrivals: 8 * time.Second, SurgeBurst: time.Second, SurgeObserve: 6 * time.Second,
 		DormantTenants: []int{0, 20000}, DormantBudget: 20 * time.Second, DormantIdle: 2 * time.Second,
-		FleetRuns: 4000,
+		FleetRuns:    4000,
+		RateBusyRuns: 40000, RateLimitedRuns: 600, RateWindow: 8 * time.Second,
 	}
 }
