@@ -268,6 +268,7 @@ declare
     v_restore_lock_timeout text;
     v_policy_found boolean := false;
     v_mode text;
+    v_domain_paused boolean;
     v_error text;
 
     v_limit integer := least(p_demand, c_call_outcomes);
@@ -314,7 +315,7 @@ begin
         -- for update, while Legacy callers still run side by side.
         begin
             -- statement policy_share
-            select p.admission_mode into v_mode
+            select p.admission_mode, p.paused into v_mode, v_domain_paused
               from docket_claim_policy p
              where p.id = 1
                for share;
@@ -339,6 +340,10 @@ begin
             return next;
             exit claim;
         end if;
+        -- A paused domain (docket_claim_policy.paused) admits and leases
+        -- nothing: the call returns no row, and its claimed runs commit as
+        -- usual.
+        exit claim when v_domain_paused;
 
         -- An empty class counts as served; each probe reads the oldest
         -- entry of the ready or expired index.
@@ -589,7 +594,7 @@ CREATE FUNCTION public.docket_run_phase(r public.docket_runs, observed_at timest
 -- The one definition of a run's phase, read by every query that shows or
 -- filters runs. The order of the branches is the precedence: a terminal
 -- status first, then the external wait, the poison facts, a held claim,
--- and for an unclaimed running run whether its tenant is paused, when it
+-- and for an unclaimed running run whether its tenant or its domain is paused, when it
 -- is due and whether its tenant admitted it. Beyond its arguments it reads
 -- the run's partition and the policy row, both by primary key.
 begin
@@ -602,6 +607,10 @@ return case
     -- honours the pause; under Legacy they are claimed as usual.
     when exists (select from docket_claim_partitions p where p.scope_key = r.scope_key and p.paused)
          and exists (select from docket_claim_policy pol where pol.id = 1 and pol.admission_mode = 'tenant_fair')
+        then 'paused'
+    -- A paused domain's unclaimed runs wait for its resume, under either
+    -- engine.
+    when exists (select from docket_claim_policy pol where pol.id = 1 and pol.paused)
         then 'paused'
     -- Not due, and the last write was a failed attempt: the verdict commit
     -- appends the error entry and sets updated_at in one statement, so the
@@ -829,6 +838,7 @@ declare
     v_default_cap integer;
     v_initialized_at timestamptz;
     v_park boolean;
+    v_domain_paused boolean;
     -- The domain's default rate (docket_rate_step of its limit and period,
     -- and burst steps of tolerance); null steps mean no default rate.
     v_default_rate_step interval;
@@ -937,9 +947,9 @@ begin
         -- statement policy_lock
         select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant,
                docket_rate_step(p.rate_limit, p.rate_period),
-               docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst
+               docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst, p.paused
           into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park,
-               v_default_rate_step, v_default_rate_tolerance
+               v_default_rate_step, v_default_rate_tolerance, v_domain_paused
           from docket_claim_policy p
          where p.id = 1
            for update skip locked;
@@ -950,9 +960,9 @@ begin
                 -- statement policy_wait
                 select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant,
                        docket_rate_step(p.rate_limit, p.rate_period),
-                       docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst
+                       docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst, p.paused
                   into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park,
-                       v_default_rate_step, v_default_rate_tolerance
+                       v_default_rate_step, v_default_rate_tolerance, v_domain_paused
                   from docket_claim_policy p
                  where p.id = 1
                    for update;
@@ -983,6 +993,12 @@ begin
             return next;
             exit claim;
         end if;
+        -- A paused domain (docket_claim_policy.paused, PauseDomain) admits
+        -- and leases nothing: the call returns no row, visits nothing and
+        -- leaves the cursor, the wake sweep and every partition as they are;
+        -- holders of its claimed runs commit as usual. The engine interlock
+        -- above still refuses a call through the inactive engine first.
+        exit claim when v_domain_paused;
 
         -- Wake by time, before the walk so that this call already visits the
         -- partitions whose time has come. A row some writer holds is skipped
@@ -2158,12 +2174,13 @@ CREATE TABLE public.docket_claim_policy (
     rate_limit integer,
     rate_period interval,
     rate_burst integer,
+    paused boolean DEFAULT false NOT NULL,
     CONSTRAINT docket_claim_policy_configured_check CHECK ((configured_max_active >= 1)),
     CONSTRAINT docket_claim_policy_cursor_check CHECK ((scan_ring_position >= 0)),
     CONSTRAINT docket_claim_policy_max_active_check CHECK ((max_active >= 1)),
     CONSTRAINT docket_claim_policy_mode_check CHECK ((admission_mode = ANY (ARRAY['legacy'::text, 'tenant_fair'::text]))),
     CONSTRAINT docket_claim_policy_rate_check CHECK ((((rate_limit IS NULL) AND (rate_period IS NULL) AND (rate_burst IS NULL)) OR ((rate_limit IS NOT NULL) AND (rate_period IS NOT NULL) AND (rate_burst IS NOT NULL) AND ((rate_limit >= 1) AND (rate_limit <= 1000000)) AND ((rate_period >= '00:00:00.001'::interval) AND (rate_period <= '7 days'::interval)) AND ((rate_burst >= 0) AND (rate_burst <= 1000000))))),
-    CONSTRAINT docket_claim_policy_shape_check CHECK ((((initialized_at IS NULL) = (max_active IS NULL)) AND ((initialized_at IS NOT NULL) OR ((configured_max_active IS NULL) AND (policy_version = 0))))),
+    CONSTRAINT docket_claim_policy_shape_check CHECK ((((initialized_at IS NULL) = (max_active IS NULL)) AND ((initialized_at IS NOT NULL) OR (configured_max_active IS NULL)))),
     CONSTRAINT docket_claim_policy_singleton_check CHECK ((id = 1)),
     CONSTRAINT docket_claim_policy_version_check CHECK ((policy_version >= 0))
 );

@@ -54,6 +54,7 @@ var Columns = []Column{
 	{"docket_claim_policy", "rate_limit"},
 	{"docket_claim_policy", "rate_period"},
 	{"docket_claim_policy", "rate_burst"},
+	{"docket_claim_policy", "paused"},
 	{"docket_claim_partitions", "scope_key"},
 	{"docket_claim_partitions", "max_active"},
 	{"docket_claim_partitions", "partition_version"},

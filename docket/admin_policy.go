@@ -28,7 +28,11 @@ type ClaimPolicyDefault struct {
 	// Rate is the domain's default admission rate, the rate of every scope
 	// without its own (PutClaimPolicyRate); zero when there is none.
 	Rate RateLimit
-	// Version counts writes of the default, of ParkDormant and of Rate;
+	// Paused reports a queue-wide pause (PauseDomain): no claim call of
+	// either engine admits or leases anything until ResumeDomain.
+	Paused bool
+	// Version counts writes of the default, of ParkDormant, of Rate and of
+	// Paused;
 	// compare-and-set writes expect it.
 	Version int64
 	// Initialized reports whether a TenantFair start has persisted a default.
@@ -99,6 +103,7 @@ func claimPolicyDefaultOf(row dbgen.DocketClaimPolicy) ClaimPolicyDefault {
 		ParkDormant:             row.ParkDormant,
 		ConfiguredParkDormant:   row.ConfiguredParkDormant,
 		Rate:                    rateOf(row.RateLimit, row.RatePeriod, row.RateBurst),
+		Paused:                  row.Paused,
 		Version:                 row.PolicyVersion,
 		Initialized:             row.InitializedAt != nil,
 		UpdatedAt:               row.UpdatedAt,
@@ -412,4 +417,57 @@ func (c *store) writePaused(ctx context.Context, scope Scope, paused bool, opts 
 		return TenantPause{}, err
 	}
 	return TenantPause{Scope: scope, Paused: written.Paused, Version: written.PartitionVersion}, nil
+}
+
+// PauseDomain pauses the whole domain (a queue-wide pause): every claim call,
+// TenantFair or Legacy, returns nothing until ResumeDomain, so no run is
+// admitted, leased or stolen, while the holders of claimed runs refresh,
+// commit and release as usual. Nothing is deleted and every queue keeps its
+// order. It holds beside a tenant's own pause (PauseTenant), and a call
+// through the inactive engine is still refused as such first. The policy
+// version moves by one, also when the domain is paused already; a version
+// mismatch (ErrStale) writes nothing.
+func (c *store) PauseDomain(ctx context.Context, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
+	return timed(ctx, c.telemetry, opPauseDomain, func() (ClaimPolicyDefault, error) {
+		return c.writeDomainPaused(ctx, true, opts)
+	})
+}
+
+// ResumeDomain undoes PauseDomain: the next claim calls admit and lease
+// again, and listening Workers are woken at commit. Like PauseDomain it
+// moves the policy version and writes nothing on a version mismatch.
+func (c *store) ResumeDomain(ctx context.Context, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
+	return timed(ctx, c.telemetry, opResumeDomain, func() (ClaimPolicyDefault, error) {
+		return c.writeDomainPaused(ctx, false, opts)
+	})
+}
+
+// writeDomainPaused runs the compare-and-set of the domain's pause flag under
+// the policy row's lock.
+func (c *store) writeDomainPaused(ctx context.Context, paused bool, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
+	if err := opts.validate(); err != nil {
+		return ClaimPolicyDefault{}, err
+	}
+	var written dbgen.DocketClaimPolicy
+	err := c.inTx(ctx, func(q *dbgen.Queries) error {
+		current, err := q.LockClaimPolicy(ctx)
+		if err != nil {
+			return fmt.Errorf("docket: locking claim policy: %w", err)
+		}
+		if err := opts.check(current.PolicyVersion); err != nil {
+			return err
+		}
+		written, err = q.PutClaimPolicyPaused(ctx, paused)
+		if err != nil {
+			return fmt.Errorf("docket: writing the domain pause: %w", err)
+		}
+		if !paused {
+			c.announceDue(ctx, q, time.Time{})
+		}
+		return nil
+	})
+	if err != nil {
+		return ClaimPolicyDefault{}, err
+	}
+	return claimPolicyDefaultOf(written), nil
 }

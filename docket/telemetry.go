@@ -159,6 +159,8 @@ const (
 	opInspectClaimPolicy       = "inspect_claim_policy"
 	opPauseTenant              = "pause_tenant"
 	opPutClaimPolicyRate       = "put_claim_policy_rate"
+	opPauseDomain              = "pause_domain"
+	opResumeDomain             = "resume_domain"
 	opPutTenantRate            = "put_tenant_rate"
 	opResetTenantRate          = "reset_tenant_rate"
 	opResumeTenant             = "resume_tenant"

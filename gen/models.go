@@ -47,6 +47,7 @@ type DocketClaimPolicy struct {
 	RateLimit             *int32
 	RatePeriod            pgtype.Interval
 	RateBurst             *int32
+	Paused                bool
 }
 
 type DocketClaimSchedule struct {

@@ -107,3 +107,15 @@ update /*schema*/docket_claim_schedule s
    and exists (select from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
                   and /*schema*/docket_run_unmarked_unclaimed(r));
+
+-- name: PutClaimPolicyPaused :one
+-- A queue-wide pause or resume; it moves the policy version like every
+-- write of the policy row. Callers hold the row (LockClaimPolicy), which
+-- serializes the write with every TenantFair claim call (a Legacy call
+-- shares the row, so it waits for the write too).
+update /*schema*/docket_claim_policy
+   set paused = sqlc.arg(paused)::boolean,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning *;

@@ -211,7 +211,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst, paused
 `
 
 // A runtime default change. configured_max_active is left alone on purpose:
@@ -237,6 +237,7 @@ func (q *Queries) PutClaimPolicyDefault(ctx context.Context, maxActive int32) (D
 		&i.RateLimit,
 		&i.RatePeriod,
 		&i.RateBurst,
+		&i.Paused,
 	)
 	return i, err
 }
@@ -247,7 +248,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst, paused
 `
 
 // A runtime switch of the domain's walk. As with the default cap,
@@ -271,6 +272,43 @@ func (q *Queries) PutClaimPolicyParkDormant(ctx context.Context, parkDormant boo
 		&i.RateLimit,
 		&i.RatePeriod,
 		&i.RateBurst,
+		&i.Paused,
+	)
+	return i, err
+}
+
+const PutClaimPolicyPaused = `-- name: PutClaimPolicyPaused :one
+update /*schema*/docket_claim_policy
+   set paused = $1::boolean,
+       policy_version = policy_version + 1,
+       updated_at = now()
+ where id = 1
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst, paused
+`
+
+// A queue-wide pause or resume; it moves the policy version like every
+// write of the policy row. Callers hold the row (LockClaimPolicy), which
+// serializes the write with every TenantFair claim call (a Legacy call
+// shares the row, so it waits for the write too).
+func (q *Queries) PutClaimPolicyPaused(ctx context.Context, paused bool) (DocketClaimPolicy, error) {
+	row := q.db.QueryRow(ctx, PutClaimPolicyPaused, paused)
+	var i DocketClaimPolicy
+	err := row.Scan(
+		&i.ID,
+		&i.AdmissionMode,
+		&i.MaxActive,
+		&i.ConfiguredMaxActive,
+		&i.PolicyVersion,
+		&i.ScanRingPosition,
+		&i.InitializedAt,
+		&i.UpdatedAt,
+		&i.ParkDormant,
+		&i.ConfiguredParkDormant,
+		&i.TenantRequired,
+		&i.RateLimit,
+		&i.RatePeriod,
+		&i.RateBurst,
+		&i.Paused,
 	)
 	return i, err
 }
@@ -283,7 +321,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst, paused
 `
 
 type PutClaimPolicyRateParams struct {
@@ -313,6 +351,7 @@ func (q *Queries) PutClaimPolicyRate(ctx context.Context, arg PutClaimPolicyRate
 		&i.RateLimit,
 		&i.RatePeriod,
 		&i.RateBurst,
+		&i.Paused,
 	)
 	return i, err
 }

@@ -10,7 +10,7 @@ import (
 )
 
 const GetClaimPolicy = `-- name: GetClaimPolicy :one
-select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst from /*schema*/docket_claim_policy where id = 1
+select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst, paused from /*schema*/docket_claim_policy where id = 1
 `
 
 func (q *Queries) GetClaimPolicy(ctx context.Context) (DocketClaimPolicy, error) {
@@ -31,6 +31,7 @@ func (q *Queries) GetClaimPolicy(ctx context.Context) (DocketClaimPolicy, error)
 		&i.RateLimit,
 		&i.RatePeriod,
 		&i.RateBurst,
+		&i.Paused,
 	)
 	return i, err
 }

@@ -18,7 +18,7 @@ update /*schema*/docket_claim_policy
        initialized_at = coalesce(initialized_at, now()),
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst, paused
 `
 
 // First TenantFair start, or a changed configured cap: persist the default.
@@ -40,6 +40,7 @@ func (q *Queries) InitializeClaimPolicy(ctx context.Context, maxActive *int32) (
 		&i.RateLimit,
 		&i.RatePeriod,
 		&i.RateBurst,
+		&i.Paused,
 	)
 	return i, err
 }
@@ -143,7 +144,7 @@ func (q *Queries) LockAwakePartitionsBatch(ctx context.Context, arg LockAwakePar
 }
 
 const LockClaimPolicy = `-- name: LockClaimPolicy :one
-select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst from /*schema*/docket_claim_policy where id = 1 for update
+select id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst, paused from /*schema*/docket_claim_policy where id = 1 for update
 `
 
 // Startup synchronization serializes on the singleton row.
@@ -165,6 +166,7 @@ func (q *Queries) LockClaimPolicy(ctx context.Context) (DocketClaimPolicy, error
 		&i.RateLimit,
 		&i.RatePeriod,
 		&i.RateBurst,
+		&i.Paused,
 	)
 	return i, err
 }
@@ -318,7 +320,7 @@ update /*schema*/docket_claim_policy
    set admission_mode = $1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst, paused
 `
 
 // Engine switch at startup without a cap change.
@@ -340,6 +342,7 @@ func (q *Queries) SetAdmissionMode(ctx context.Context, admissionMode string) (D
 		&i.RateLimit,
 		&i.RatePeriod,
 		&i.RateBurst,
+		&i.Paused,
 	)
 	return i, err
 }
@@ -351,7 +354,7 @@ update /*schema*/docket_claim_policy
        policy_version = policy_version + 1,
        updated_at = now()
  where id = 1
-returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst
+returning id, admission_mode, max_active, configured_max_active, policy_version, scan_ring_position, initialized_at, updated_at, park_dormant, configured_park_dormant, tenant_required, rate_limit, rate_period, rate_burst, paused
 `
 
 // A changed configured ParkDormant: persist it as the domain's walk and as
@@ -374,6 +377,7 @@ func (q *Queries) SynchronizeParkDormant(ctx context.Context, parkDormant bool) 
 		&i.RateLimit,
 		&i.RatePeriod,
 		&i.RateBurst,
+		&i.Paused,
 	)
 	return i, err
 }

@@ -45,6 +45,13 @@ func TestCLIRateCommands(t *testing.T) {
 	expectLines(testkit.CLIExpect(t, testkit.ExitOK, "", "policy", "set-rate", "none", "--database-url", url), "default_rate: none")
 	expectLines(testkit.CLIExpect(t, testkit.ExitOK, "", "policy", "inspect", "acme", "--database-url", url), "rate: none", "rate_source: none")
 
+	// The queue-wide pause: a compare-and-set of the policy row.
+	expectLines(testkit.CLIExpect(t, testkit.ExitOK, "", "policy", "get", "--database-url", url), "domain_paused: no", "policy_version: 3")
+	testkit.CLIExpect(t, testkit.ExitStale, "stale", "policy", "pause-domain", "--expected-version", "2", "--database-url", url)
+	expectLines(testkit.CLIExpect(t, testkit.ExitOK, "", "policy", "pause-domain", "--expected-version", "3", "--database-url", url),
+		"domain_paused: yes", "policy_version: 4")
+	expectLines(testkit.CLIExpect(t, testkit.ExitOK, "", "policy", "resume-domain", "--database-url", url), "domain_paused: no", "policy_version: 5")
+
 	state := admState(t, pool)
 	for _, args := range [][]string{
 		{"policy", "set-rate", "0/1s"},
@@ -59,6 +66,8 @@ func TestCLIRateCommands(t *testing.T) {
 		{"policy", "set-tenant-rate", "acme"},
 		{"policy", "reset-tenant-rate", "acme", "--burst", "1"},
 		{"policy", "get", "--burst", "1"},
+		{"policy", "pause-domain", "acme"},
+		{"policy", "resume-domain", "--burst", "1"},
 	} {
 		testkit.CLIExpect(t, testkit.ExitUsage, "", append(args, "--database-url", url)...)
 	}

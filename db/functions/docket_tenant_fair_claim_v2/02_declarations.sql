@@ -26,6 +26,7 @@ declare
     v_default_cap integer;
     v_initialized_at timestamptz;
     v_park boolean;
+    v_domain_paused boolean;
     -- The domain's default rate (docket_rate_step of its limit and period,
     -- and burst steps of tolerance); null steps mean no default rate.
     v_default_rate_step interval;

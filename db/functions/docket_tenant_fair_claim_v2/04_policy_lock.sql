@@ -7,9 +7,9 @@
         -- statement policy_lock
         select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant,
                docket_rate_step(p.rate_limit, p.rate_period),
-               docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst
+               docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst, p.paused
           into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park,
-               v_default_rate_step, v_default_rate_tolerance
+               v_default_rate_step, v_default_rate_tolerance, v_domain_paused
           from docket_claim_policy p
          where p.id = 1
            for update skip locked;
@@ -20,9 +20,9 @@
                 -- statement policy_wait
                 select p.admission_mode, p.max_active, p.initialized_at, p.scan_ring_position, p.park_dormant,
                        docket_rate_step(p.rate_limit, p.rate_period),
-                       docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst
+                       docket_rate_step(p.rate_limit, p.rate_period) * p.rate_burst, p.paused
                   into v_mode, v_default_cap, v_initialized_at, v_cursor, v_park,
-                       v_default_rate_step, v_default_rate_tolerance
+                       v_default_rate_step, v_default_rate_tolerance, v_domain_paused
                   from docket_claim_policy p
                  where p.id = 1
                    for update;
@@ -53,4 +53,10 @@
             return next;
             exit claim;
         end if;
+        -- A paused domain (docket_claim_policy.paused, PauseDomain) admits
+        -- and leases nothing: the call returns no row, visits nothing and
+        -- leaves the cursor, the wake sweep and every partition as they are;
+        -- holders of its claimed runs commit as usual. The engine interlock
+        -- above still refuses a call through the inactive engine first.
+        exit claim when v_domain_paused;
 

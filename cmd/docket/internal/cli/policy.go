@@ -17,6 +17,9 @@ const policyUsage = `docket policy <action> [--database-url URL] [--schema NAME]
   get                     the persisted default cap, its version and the engine
   set-default N           change the persisted default cap at runtime
   set-park-dormant on|off turn parked partitions on or off for the domain
+  pause-domain            stop every claim of the domain (a queue-wide pause):
+                          nothing is admitted or leased, claimed runs finish
+  resume-domain           let claims admit and lease again
   set-override TENANT N   give one scope its own cap
   reset-override TENANT   make one scope inherit the default again
   inspect TENANT          effective cap and rate, versions, tokens left and
@@ -74,6 +77,8 @@ var policyActions = map[string]policyAction{
 	"reset-override":    {scoped: true, writes: true, run: policyResetOverride},
 	"inspect":           {scoped: true, run: policyInspect},
 	"set-rate":          {takeRate: "none", writes: true, run: policySetRate},
+	"pause-domain":      {writes: true, run: policyPauseDomain},
+	"resume-domain":     {writes: true, run: policyResumeDomain},
 	"set-tenant-rate":   {scoped: true, takeRate: "exempt", writes: true, run: policySetTenantRate},
 	"reset-tenant-rate": {scoped: true, writes: true, run: policyResetTenantRate},
 }
@@ -318,5 +323,23 @@ func policyResetTenantRate(ctx context.Context, admin *docket.Admin, a policyArg
 		return err
 	}
 	printTenantRate(out, r)
+	return nil
+}
+
+func policyPauseDomain(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	d, err := admin.PauseDomain(ctx, writeOptions(a))
+	if err != nil {
+		return err
+	}
+	printDefault(out, d)
+	return nil
+}
+
+func policyResumeDomain(ctx context.Context, admin *docket.Admin, a policyArgs, out output) error {
+	d, err := admin.ResumeDomain(ctx, writeOptions(a))
+	if err != nil {
+		return err
+	}
+	printDefault(out, d)
 	return nil
 }

@@ -21,6 +21,7 @@ func printDefault(out output, d docket.ClaimPolicyDefault) {
 	out.field("park_dormant", onOff(d.ParkDormant))
 	out.field("configured_park_dormant", onOff(d.ConfiguredParkDormant))
 	out.field("default_rate", d.Rate)
+	out.field("domain_paused", yesNo(d.Paused))
 	out.field("policy_version", d.Version)
 	out.field("updated_at", d.UpdatedAt.UTC().Format(time.RFC3339Nano))
 }

@@ -5,6 +5,7 @@ declare
     v_restore_lock_timeout text;
     v_policy_found boolean := false;
     v_mode text;
+    v_domain_paused boolean;
     v_error text;
 
     v_limit integer := least(p_demand, c_call_outcomes);

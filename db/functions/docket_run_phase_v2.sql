@@ -8,7 +8,7 @@ as $$
 -- The one definition of a run's phase, read by every query that shows or
 -- filters runs. The order of the branches is the precedence: a terminal
 -- status first, then the external wait, the poison facts, a held claim,
--- and for an unclaimed running run whether its tenant is paused, when it
+-- and for an unclaimed running run whether its tenant or its domain is paused, when it
 -- is due and whether its tenant admitted it. Beyond its arguments it reads
 -- the run's partition and the policy row, both by primary key.
 begin
@@ -21,6 +21,10 @@ return case
     -- honours the pause; under Legacy they are claimed as usual.
     when exists (select from docket_claim_partitions p where p.scope_key = r.scope_key and p.paused)
          and exists (select from docket_claim_policy pol where pol.id = 1 and pol.admission_mode = 'tenant_fair')
+        then 'paused'
+    -- A paused domain's unclaimed runs wait for its resume, under either
+    -- engine.
+    when exists (select from docket_claim_policy pol where pol.id = 1 and pol.paused)
         then 'paused'
     -- Not due, and the last write was a failed attempt: the verdict commit
     -- appends the error entry and sets updated_at in one statement, so the

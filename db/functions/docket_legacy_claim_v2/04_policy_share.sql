@@ -4,7 +4,7 @@
         -- for update, while Legacy callers still run side by side.
         begin
             -- statement policy_share
-            select p.admission_mode into v_mode
+            select p.admission_mode, p.paused into v_mode, v_domain_paused
               from docket_claim_policy p
              where p.id = 1
                for share;
@@ -29,4 +29,8 @@
             return next;
             exit claim;
         end if;
+        -- A paused domain (docket_claim_policy.paused) admits and leases
+        -- nothing: the call returns no row, and its claimed runs commit as
+        -- usual.
+        exit claim when v_domain_paused;
 
