@@ -603,14 +603,12 @@ return case
     when r.status = 'waiting' then 'waiting'
     when r.poisoned_at is not null then 'poisoned'
     when r.claim_token is not null then 'executing'
-    -- A paused tenant's unclaimed runs wait for its resume. Only TenantFair
-    -- honours the pause; under Legacy they are claimed as usual.
+    -- A paused tenant's unclaimed runs wait for its resume (only TenantFair
+    -- honours a tenant's pause; under Legacy they are claimed as usual), and
+    -- so do a paused domain's, under either engine.
     when exists (select from docket_claim_partitions p where p.scope_key = r.scope_key and p.paused)
          and exists (select from docket_claim_policy pol where pol.id = 1 and pol.admission_mode = 'tenant_fair')
-        then 'paused'
-    -- A paused domain's unclaimed runs wait for its resume, under either
-    -- engine.
-    when exists (select from docket_claim_policy pol where pol.id = 1 and pol.paused)
+         or exists (select from docket_claim_policy pol where pol.id = 1 and pol.paused)
         then 'paused'
     -- Not due, and the last write was a failed attempt: the verdict commit
     -- appends the error entry and sets updated_at in one statement, so the
