@@ -42,6 +42,11 @@ var (
 	ErrInvalidArgument = errors.New("docket: invalid argument")
 	// ErrDuplicateRun reports an insert whose run id already exists.
 	ErrDuplicateRun = errors.New("docket: duplicate run id")
+	// ErrUniqueRunExists reports a unique run (NewRun.Unique) that was not
+	// inserted because another run of its scope holds its key in its
+	// period: the insert returns that run instead, writes nothing and
+	// leaves the caller's transaction usable.
+	ErrUniqueRunExists = errors.New("docket: a run holds the unique key")
 	// ErrInvalidTransition reports a lifecycle change the run's current state does not allow.
 	ErrInvalidTransition = errors.New("docket: invalid run transition")
 )
@@ -104,6 +109,8 @@ func mapRunWriteError(op string, err error) error {
 			return fmt.Errorf("%w: %s: the domain requires a tenant (%s)", ErrTenantRequired, op, tenantRequiredCheck)
 		case pgErr.Code == "23514" && identifierChecks[pgErr.ConstraintName] != "":
 			return fmt.Errorf("%w: %s: the %s breaks the identifier rules (%s)", ErrInvalidArgument, op, identifierChecks[pgErr.ConstraintName], pgErr.ConstraintName)
+		case pgErr.Code == "23514" && pgErr.ConstraintName == uniqueCheck:
+			return fmt.Errorf("%w: %s: the unique statuses are not statuses or leave out running (%s)", ErrInvalidArgument, op, uniqueCheck)
 		// invalid_text_representation, untranslatable_character and
 		// character_not_in_repertoire: a document or text PostgreSQL refuses.
 		case pgErr.Code == "22P02" || pgErr.Code == "22P05" || pgErr.Code == "22021":
@@ -125,6 +132,26 @@ func RunWriteError(err error) error {
 	}
 	return mapRunWriteError("insert run", err)
 }
+
+// UniqueRunsExistError is the error of InsertRuns and InsertRunsTx when
+// unique runs of the batch were not inserted because other runs hold their
+// keys (an earlier run of the same batch among them); it matches
+// ErrUniqueRunExists. The rest of the batch is inserted, the caller's
+// transaction stays usable, and the returned run ids hold, at each index
+// listed here, the id of the run that holds the key.
+type UniqueRunsExistError struct {
+	// Indexes are the positions in the batch (counted from 0), ascending,
+	// of the runs not inserted.
+	Indexes []int
+}
+
+// Error names the positions of the runs not inserted.
+func (e *UniqueRunsExistError) Error() string {
+	return fmt.Sprintf("%s: runs at indexes %v of the batch", ErrUniqueRunExists, e.Indexes)
+}
+
+// Is matches ErrUniqueRunExists.
+func (e *UniqueRunsExistError) Is(target error) bool { return target == ErrUniqueRunExists }
 
 // batchWriteError is mapRunWriteError for InsertRuns: a run id that already
 // exists is named with its index in the batch, found by the key PostgreSQL
