@@ -2133,10 +2133,14 @@ $$;
 -- Name: docket_unique_bucket(timestamp with time zone, bigint); Type: FUNCTION; Schema: public; Owner: -
 
 CREATE FUNCTION public.docket_unique_bucket(at timestamp with time zone, period_us bigint) RETURNS timestamp with time zone
-    LANGUAGE sql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path TO 'public'
     AS $$
-select to_timestamp((e.us - ((e.us % period_us) + period_us) % period_us) / 1000000.0)
-  from (select round(extract(epoch from at) * 1000000)::bigint as us) e
+declare
+    us bigint := round(extract(epoch from at) * 1000000)::bigint;
+begin
+    return to_timestamp((us - ((us % period_us) + period_us) % period_us) / 1000000.0);
+end;
 $$;
 
 -- Name: docket_claim_deliveries; Type: TABLE; Schema: public; Owner: -

@@ -2,15 +2,18 @@
 -- that holds at, buckets of period_us microseconds counted from the Unix
 -- epoch (UTC), or null, the one window of all time, when period_us is null.
 -- Every writer of unique_bucket and every reader looking for the run that
--- holds a key calls it, so they agree on the window to the microsecond. The
--- body names only built-in functions, so it means the same whatever the
--- calling session's search_path.
+-- holds a key calls it, so they agree on the window to the microsecond.
 create or replace function docket_unique_bucket(at timestamptz, period_us bigint)
     returns timestamptz
-    language sql
+    language plpgsql
     stable
     parallel safe
+    security invoker
+    set search_path from current
 as $$
-select to_timestamp((e.us - ((e.us % period_us) + period_us) % period_us) / 1000000.0)
-  from (select round(extract(epoch from at) * 1000000)::bigint as us) e
+declare
+    us bigint := round(extract(epoch from at) * 1000000)::bigint;
+begin
+    return to_timestamp((us - ((us % period_us) + period_us) % period_us) / 1000000.0);
+end;
 $$;
