@@ -89,6 +89,10 @@ func invalidConfig(format string, args ...any) error {
 // runIDConstraint is the unique constraint that identifies a duplicate run id.
 const runIDConstraint = "docket_runs_run_id_key"
 
+// uniqueIndex is the index that lets no two runs of a scope hold one unique
+// key in one period bucket; a plain insert of a held key violates it.
+const uniqueIndex = "docket_runs_unique_idx"
+
 // runNotFound reports runID as missing from the caller's scope.
 func runNotFound(runID string) error {
 	return fmt.Errorf("%w: run %q", ErrNotFound, runID)
@@ -102,6 +106,8 @@ func mapRunWriteError(op string, err error) error {
 		switch {
 		case pgErr.Code == "23505" && pgErr.ConstraintName == runIDConstraint:
 			return fmt.Errorf("%w: %s", ErrDuplicateRun, pgErr.Detail)
+		case pgErr.Code == "23505" && pgErr.ConstraintName == uniqueIndex:
+			return fmt.Errorf("%w: %s", ErrUniqueRunExists, pgErr.Detail)
 		// check_violation of the rules the facade checks first, met by a
 		// write the facade's own checks could not see (another client's
 		// tenant mode): the same typed errors.
@@ -125,7 +131,7 @@ func mapRunWriteError(op string, err error) error {
 // error the facade's own checks return for the same input: ErrTenantRequired
 // for a tenantless run in a domain of required tenancy, ErrInvalidArgument
 // for an identifier the database's checks refuse, ErrDuplicateRun for a run
-// id that exists. Any other error is returned wrapped; nil stays nil.
+// id that exists, ErrUniqueRunExists for a unique key another run holds. Any other error is returned wrapped; nil stays nil.
 func RunWriteError(err error) error {
 	if err == nil {
 		return nil

@@ -217,7 +217,13 @@ func (c *Client) insertRuns(ctx context.Context, q *dbgen.Queries, runs []NewRun
 		ids := slices.Clone(batch.RunIds)
 		var skipped []int
 		write := func(q *dbgen.Queries) error {
-			if _, err := q.InsertRuns(ctx, batch); err != nil {
+			var err error
+			if len(unique) > 0 {
+				_, err = q.InsertUniqueRuns(ctx, dbgen.InsertUniqueRunsParams(batch))
+			} else {
+				_, err = q.InsertRuns(ctx, batch)
+			}
+			if err != nil {
 				return batchWriteError(err, batch.RunIds)
 			}
 			var werr error
@@ -261,7 +267,7 @@ func settleUniqueBatch(ctx context.Context, q *dbgen.Queries, batch dbgen.Insert
 			return nil, fmt.Errorf("docket: insert runs: the holders of unique keys changed %d times during the insert", uniqueInsertAttempts)
 		}
 		if attempt > 0 {
-			if _, err := q.InsertRuns(ctx, subBatch(batch, pending)); err != nil {
+			if _, err := q.InsertUniqueRuns(ctx, dbgen.InsertUniqueRunsParams(subBatch(batch, pending))); err != nil {
 				return nil, batchWriteError(err, batch.RunIds)
 			}
 		}

@@ -25,7 +25,9 @@
 //     wake-up of listening Workers and the read of the run that holds a
 //     unique key: a run whose unique key another run of its scope holds in
 //     the same period bucket is skipped at the unique index without
-//     raising (InsertRun returns pgx.ErrNoRows, InsertRuns counts it out).
+//     raising by InsertRun (pgx.ErrNoRows) and InsertUniqueRuns (counted
+//     out), and fails InsertRuns (docket.RunWriteError maps the unique
+//     violation to docket.ErrUniqueRunExists).
 //   - That wake-up: a notification on the domain's due-run channel with an
 //     empty payload, which in the same transaction is sent at commit and
 //     costs a Worker at most one claim call that finds nothing.

@@ -117,12 +117,13 @@ func exerciseAppLayout(t *testing.T, app, listen *pgxpool.Pool) {
 		if err := tx.Commit(ctx); err != nil {
 			t.Fatalf("%s: commit of the app's transaction: %v", pass.name, err)
 		}
-		// gen.InsertRun and gen.InsertRuns committed two due runs; the
-		// wake-up at commit wakes the Worker, whose poll is an hour away.
-		for range 2 {
+		// gen.InsertRun, gen.InsertRuns and gen.InsertUniqueRuns committed
+		// three due runs; the wake-up at commit wakes the Worker, whose
+		// poll is an hour away.
+		for range 3 {
 			select {
 			case id := <-started:
-				if id != prefix+"InsertRun" && id != prefix+"InsertRuns" {
+				if id != prefix+"InsertRun" && id != prefix+"InsertRuns" && id != prefix+"InsertUniqueRuns" {
 					t.Fatalf("%s: the Worker started %q", pass.name, id)
 				}
 			case <-time.After(testkit.WorkerDeadline):

@@ -259,11 +259,19 @@ func expectConcurrentUniqueInserts(t *testing.T, ctx context.Context, app *pgxpo
 }
 
 // expectUniqueIndexAgainstTheRepository inserts a held key through the
-// generated repository, whose statements skip it at the unique index
-// without raising, and through plain SQL, which the index refuses.
+// generated repository, whose InsertRun and InsertUniqueRuns skip it at the
+// unique index without raising, and through gen.InsertRuns and plain SQL,
+// which the index refuses.
 func expectUniqueIndexAgainstTheRepository(t *testing.T, ctx context.Context, app *pgxpool.Pool, client *docket.Client) {
 	t.Helper()
 	tenant, key := "acme", "hourly"
+	batch := func(ids ...string) gen.InsertRunsParams {
+		p := gen.InsertRunsParams{RunIds: ids, WakeAts: make([]time.Time, len(ids)), UniquePeriodsUs: make([]int64, len(ids)), UniqueStatuses: make([]string, len(ids))}
+		for range ids {
+			p.ScopeKeys, p.GraphIds, p.GraphHashes, p.States = append(p.ScopeKeys, "acme"), append(p.GraphIds, "g"), append(p.GraphHashes, "v1"), append(p.States, "{}")
+		}
+		return p
+	}
 	err := pgx.BeginFunc(ctx, app, func(tx pgx.Tx) error {
 		q := gen.New(client.SchemaDB(tx))
 		_, err := q.InsertRun(ctx, gen.InsertRunParams{
@@ -272,14 +280,11 @@ func expectUniqueIndexAgainstTheRepository(t *testing.T, ctx context.Context, ap
 		if !errors.Is(err, pgx.ErrNoRows) {
 			t.Errorf("gen.InsertRun of a held key = %v, want no row", err)
 		}
-		inserted, err := q.InsertRuns(ctx, gen.InsertRunsParams{
-			RunIds: []string{"gen-hourly-1", "gen-fresh-1", "gen-fresh-2"}, ScopeKeys: []string{"acme", "acme", "acme"},
-			GraphIds: []string{"g", "g", "g"}, GraphHashes: []string{"v1", "v1", "v1"}, States: []string{"{}", "{}", "{}"},
-			WakeAts:    make([]time.Time, 3),
-			UniqueKeys: []string{key, "gen-fresh", "gen-fresh"}, UniquePeriodsUs: []int64{0, 0, 0}, UniqueStatuses: []string{"", "", ""},
-		})
+		skipping := batch("gen-hourly-1", "gen-fresh-1", "gen-fresh-2")
+		skipping.UniqueKeys = []string{key, "gen-fresh", "gen-fresh"}
+		inserted, err := q.InsertUniqueRuns(ctx, gen.InsertUniqueRunsParams(skipping))
 		if err != nil || inserted != 1 {
-			t.Errorf("gen.InsertRuns of a held key and two equal new ones inserted %d, %v; want 1", inserted, err)
+			t.Errorf("gen.InsertUniqueRuns of a held key and two equal new ones inserted %d, %v; want 1", inserted, err)
 		}
 		// The app's transaction goes on.
 		_, err = tx.Exec(ctx, `insert into invoices (id, customer, amount_cents) values (4, 'Barbara', 700)`)
@@ -294,9 +299,25 @@ func expectUniqueIndexAgainstTheRepository(t *testing.T, ctx context.Context, ap
 	if n := runsHolding(t, app, "gen-fresh"); n != 1 {
 		t.Fatalf("%d runs hold gen-fresh, want 1", n)
 	}
+
+	// gen.InsertRuns, without the skip, fails at the index; RunWriteError
+	// names it as the facade does.
+	refused := batch("gen-hourly-2")
+	refused.UniqueKeys = []string{key}
+	err = pgx.BeginFunc(ctx, app, func(tx pgx.Tx) error {
+		_, err := gen.New(client.SchemaDB(tx)).InsertRuns(ctx, refused)
+		return err
+	})
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); !ok || pgErr.Code != "23505" || pgErr.ConstraintName != "docket_runs_unique_idx" ||
+		!errors.Is(docket.RunWriteError(err), docket.ErrUniqueRunExists) {
+		t.Fatalf("gen.InsertRuns of a held key = %v, want the unique index's refusal, ErrUniqueRunExists by RunWriteError", err)
+	}
 	_, err = app.Exec(ctx, `insert into docket.docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, unique_key, unique_statuses)
 		values ('sql-hourly', 'acme', 'g', 'v1', 'running', '{}', now(), $1, '{running}')`, key)
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); !ok || pgErr.Code != "23505" || pgErr.ConstraintName != "docket_runs_unique_idx" {
 		t.Fatalf("a plain insert of a held key = %v, want the unique index's refusal", err)
+	}
+	if n := runsHolding(t, app, key); n != 1 {
+		t.Fatalf("%d runs hold %q after the refused inserts, want 1", n, key)
 	}
 }
