@@ -77,9 +77,9 @@ type Uniqueness struct {
 	Key string
 	// Period, when positive, confines the key to a window: buckets of Period
 	// counted from the Unix epoch in UTC (24*time.Hour is the UTC day), the
-	// run's bucket being the one that holds its wake time (the insert time
-	// when WakeAt is zero). Zero is one window of all time. It must be a
-	// whole number of microseconds.
+	// run's bucket being the one that holds the wake time it is inserted
+	// with (the insert time when WakeAt is zero). Zero is one window of all
+	// time. It must be a whole number of microseconds.
 	Period time.Duration
 	// Statuses are the statuses in which the run holds its key; empty means
 	// the unfinished ones, running and waiting. It must include running, the
