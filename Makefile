@@ -15,10 +15,11 @@ TESTS     := tests
 TESTS_STATICCHECK := $(GO) tool -modfile=../tools/go.mod staticcheck
 TEST_FLAGS ?= -count=1 -timeout 30m
 # RACE_RUN picks the database tests test-race runs again under -race: the
-# Worker, the claim paths and telemetry, where the concurrency is. The
-# pattern runs over every package of the tests module, so a Worker, Claim
-# or Telemetry test keeps its race run whichever subject package holds it.
-RACE_RUN  ?= Worker|Claim|Telemetry
+# Worker, the claim paths, telemetry and the concurrent unique inserts,
+# where the concurrency is. The pattern runs over every package of the
+# tests module, so a Worker, Claim, Telemetry or UniqueRuns test keeps its
+# race run whichever subject package holds it.
+RACE_RUN  ?= Worker|Claim|Telemetry|UniqueRuns
 
 .PHONY: all test-deps tools generate check-generate release check-tidy vet test test-unit test-pg test-matrix demo bench console-screenshots
 

@@ -526,6 +526,9 @@ CREATE TABLE public.docket_runs (
     errors jsonb DEFAULT '[]'::jsonb NOT NULL,
     trace_context jsonb,
     last_commit_token uuid,
+    unique_key text,
+    unique_bucket timestamp with time zone,
+    unique_statuses text[],
     CONSTRAINT docket_runs_admission_check CHECK (((tenant_admitted_at IS NULL) OR ((status = 'running'::text) AND (poisoned_at IS NULL)))),
     CONSTRAINT docket_runs_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT docket_runs_claim_pair_check CHECK (((claim_token IS NULL) = (claimed_at IS NULL))),
@@ -548,7 +551,9 @@ END),
     CONSTRAINT docket_runs_run_id_check CHECK (((run_id ~ '[^ ]'::text) AND (octet_length(run_id) <= 200) AND (run_id !~ '[\u0001-\u001f\u007f-\u009f]'::text))),
     CONSTRAINT docket_runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'waiting'::text, 'done'::text, 'failed'::text, 'cancelled'::text]))),
     CONSTRAINT docket_runs_tenant_id_check CHECK (((tenant_id IS NULL) OR ((tenant_id ~ '[^ ]'::text) AND (octet_length(tenant_id) <= 200) AND (tenant_id !~ '[\u0001-\u001f\u007f-\u009f]'::text)))),
-    CONSTRAINT docket_runs_trace_context_check CHECK (((trace_context IS NULL) OR (jsonb_typeof(trace_context) = 'object'::text)))
+    CONSTRAINT docket_runs_trace_context_check CHECK (((trace_context IS NULL) OR (jsonb_typeof(trace_context) = 'object'::text))),
+    CONSTRAINT docket_runs_unique_check CHECK ((((unique_key IS NULL) = (unique_statuses IS NULL)) AND ((unique_bucket IS NULL) OR (unique_key IS NOT NULL)) AND ((unique_statuses IS NULL) OR ((status = ANY (unique_statuses)) AND (unique_statuses <@ ARRAY['running'::text, 'waiting'::text, 'done'::text, 'failed'::text, 'cancelled'::text]) AND (array_position(unique_statuses, NULL::text) IS NULL))))),
+    CONSTRAINT docket_runs_unique_key_check CHECK (((unique_key IS NULL) OR ((unique_key ~ '[^ ]'::text) AND (octet_length(unique_key) <= 200) AND (unique_key !~ '[\u0001-\u001f\u007f-\u009f]'::text))))
 );
 
 -- Name: docket_run_claimed(public.docket_runs); Type: FUNCTION; Schema: public; Owner: -
@@ -662,6 +667,20 @@ begin
         raise exception 'docket: the tenant of a run is immutable'
             using errcode = 'integrity_constraint_violation';
     end if;
+    return new;
+end;
+$$;
+
+-- Name: docket_runs_release_unique(); Type: FUNCTION; Schema: public; Owner: -
+
+CREATE FUNCTION public.docket_runs_release_unique() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'public'
+    AS $$
+begin
+    new.unique_key := null;
+    new.unique_bucket := null;
+    new.unique_statuses := null;
     return new;
 end;
 $$;
@@ -2125,6 +2144,19 @@ begin
 end;
 $$;
 
+-- Name: docket_unique_bucket(timestamp with time zone, bigint); Type: FUNCTION; Schema: public; Owner: -
+
+CREATE FUNCTION public.docket_unique_bucket(at timestamp with time zone, period_us bigint) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path TO 'public'
+    AS $$
+declare
+    us bigint := round(extract(epoch from at) * 1000000)::bigint;
+begin
+    return to_timestamp((us - ((us % period_us) + period_us) % period_us) / 1000000.0);
+end;
+$$;
+
 -- Name: docket_claim_deliveries; Type: TABLE; Schema: public; Owner: -
 
 CREATE TABLE public.docket_claim_deliveries (
@@ -2387,6 +2419,10 @@ CREATE INDEX docket_runs_ready_idx ON public.docket_runs USING btree (wake_at, i
 
 CREATE INDEX docket_runs_unadmitted_claimed_idx ON public.docket_runs USING btree (scope_key) WHERE ((status = 'running'::text) AND (poisoned_at IS NULL) AND (claim_token IS NOT NULL) AND (tenant_admitted_at IS NULL));
 
+-- Name: docket_runs_unique_idx; Type: INDEX; Schema: public; Owner: -
+
+CREATE UNIQUE INDEX docket_runs_unique_idx ON public.docket_runs USING btree (scope_key, unique_key, COALESCE(unique_bucket, '-infinity'::timestamp with time zone)) WHERE (unique_key IS NOT NULL);
+
 -- Name: docket_schedules_due_idx; Type: INDEX; Schema: public; Owner: -
 
 CREATE INDEX docket_schedules_due_idx ON public.docket_schedules USING btree (next_tick_at, id) WHERE (NOT paused);
@@ -2418,6 +2454,10 @@ CREATE TRIGGER docket_runs_guard_scope_trg BEFORE UPDATE OF tenant_id ON public.
 -- Name: docket_runs docket_runs_guard_truncate_trg; Type: TRIGGER; Schema: public; Owner: -
 
 CREATE TRIGGER docket_runs_guard_truncate_trg BEFORE TRUNCATE ON public.docket_runs FOR EACH STATEMENT EXECUTE FUNCTION public.docket_guard_truncate();
+
+-- Name: docket_runs docket_runs_release_unique_trg; Type: TRIGGER; Schema: public; Owner: -
+
+CREATE TRIGGER docket_runs_release_unique_trg BEFORE UPDATE ON public.docket_runs FOR EACH ROW WHEN (((new.unique_key IS NOT NULL) AND (NOT (new.status = ANY (new.unique_statuses))))) EXECUTE FUNCTION public.docket_runs_release_unique();
 
 -- Name: docket_runs docket_runs_require_tenant_trg; Type: TRIGGER; Schema: public; Owner: -
 

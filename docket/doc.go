@@ -45,7 +45,8 @@
 // ErrNotFound, ErrStale (a compare-and-set write met a newer version),
 // ErrStaleFence and ErrClaimLost (a holder's claim is gone or outdated),
 // ErrRunCancelled (an operator cancelled a claimed run),
-// ErrDuplicateRun, ErrInvalidTransition, ErrInvalidArgument,
+// ErrDuplicateRun, ErrUniqueRunExists (a unique run's key is held; also a
+// *UniqueRunsExistError for a batch), ErrInvalidTransition, ErrInvalidArgument,
 // ErrInvalidConfig, ErrInvalidCap, ErrTenantRequired, ErrSchemaMismatch,
 // ErrNotInitialized and ErrInactiveEngine (a refused claim call, also a
 // *ClaimPolicyUnavailableError), ErrNoHandler, ErrInvalidSchedule,

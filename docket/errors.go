@@ -42,6 +42,11 @@ var (
 	ErrInvalidArgument = errors.New("docket: invalid argument")
 	// ErrDuplicateRun reports an insert whose run id already exists.
 	ErrDuplicateRun = errors.New("docket: duplicate run id")
+	// ErrUniqueRunExists reports a unique run (NewRun.Unique) that was not
+	// inserted because another run of its scope holds its key in its
+	// period: the insert returns that run instead, writes nothing and
+	// leaves the caller's transaction usable.
+	ErrUniqueRunExists = errors.New("docket: a run holds the unique key")
 	// ErrInvalidTransition reports a lifecycle change the run's current state does not allow.
 	ErrInvalidTransition = errors.New("docket: invalid run transition")
 )
@@ -84,6 +89,10 @@ func invalidConfig(format string, args ...any) error {
 // runIDConstraint is the unique constraint that identifies a duplicate run id.
 const runIDConstraint = "docket_runs_run_id_key"
 
+// uniqueIndex is the index that lets no two runs of a scope hold one unique
+// key in one period bucket; a plain insert of a held key violates it.
+const uniqueIndex = "docket_runs_unique_idx"
+
 // runNotFound reports runID as missing from the caller's scope.
 func runNotFound(runID string) error {
 	return fmt.Errorf("%w: run %q", ErrNotFound, runID)
@@ -97,6 +106,8 @@ func mapRunWriteError(op string, err error) error {
 		switch {
 		case pgErr.Code == "23505" && pgErr.ConstraintName == runIDConstraint:
 			return fmt.Errorf("%w: %s", ErrDuplicateRun, pgErr.Detail)
+		case pgErr.Code == "23505" && pgErr.ConstraintName == uniqueIndex:
+			return fmt.Errorf("%w: %s", ErrUniqueRunExists, pgErr.Detail)
 		// check_violation of the rules the facade checks first, met by a
 		// write the facade's own checks could not see (another client's
 		// tenant mode): the same typed errors.
@@ -104,6 +115,8 @@ func mapRunWriteError(op string, err error) error {
 			return fmt.Errorf("%w: %s: the domain requires a tenant (%s)", ErrTenantRequired, op, tenantRequiredCheck)
 		case pgErr.Code == "23514" && identifierChecks[pgErr.ConstraintName] != "":
 			return fmt.Errorf("%w: %s: the %s breaks the identifier rules (%s)", ErrInvalidArgument, op, identifierChecks[pgErr.ConstraintName], pgErr.ConstraintName)
+		case pgErr.Code == "23514" && pgErr.ConstraintName == uniqueCheck:
+			return fmt.Errorf("%w: %s: the unique statuses are not statuses or leave out running (%s)", ErrInvalidArgument, op, uniqueCheck)
 		// invalid_text_representation, untranslatable_character and
 		// character_not_in_repertoire: a document or text PostgreSQL refuses.
 		case pgErr.Code == "22P02" || pgErr.Code == "22P05" || pgErr.Code == "22021":
@@ -118,13 +131,33 @@ func mapRunWriteError(op string, err error) error {
 // error the facade's own checks return for the same input: ErrTenantRequired
 // for a tenantless run in a domain of required tenancy, ErrInvalidArgument
 // for an identifier the database's checks refuse, ErrDuplicateRun for a run
-// id that exists. Any other error is returned wrapped; nil stays nil.
+// id that exists, ErrUniqueRunExists for a unique key another run holds. Any other error is returned wrapped; nil stays nil.
 func RunWriteError(err error) error {
 	if err == nil {
 		return nil
 	}
 	return mapRunWriteError("insert run", err)
 }
+
+// UniqueRunsExistError is the error of InsertRuns and InsertRunsTx when
+// unique runs of the batch were not inserted because other runs hold their
+// keys (an earlier run of the same batch among them); it matches
+// ErrUniqueRunExists. The rest of the batch is inserted, the caller's
+// transaction stays usable, and the returned run ids hold, at each index
+// listed here, the id of the run that holds the key.
+type UniqueRunsExistError struct {
+	// Indexes are the positions in the batch (counted from 0), ascending,
+	// of the runs not inserted.
+	Indexes []int
+}
+
+// Error names the positions of the runs not inserted.
+func (e *UniqueRunsExistError) Error() string {
+	return fmt.Sprintf("%s: runs at indexes %v of the batch", ErrUniqueRunExists, e.Indexes)
+}
+
+// Is matches ErrUniqueRunExists.
+func (e *UniqueRunsExistError) Is(target error) bool { return target == ErrUniqueRunExists }
 
 // batchWriteError is mapRunWriteError for InsertRuns: a run id that already
 // exists is named with its index in the batch, found by the key PostgreSQL

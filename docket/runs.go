@@ -55,6 +55,36 @@ type NewRun struct {
 	// A time PostgreSQL's timestamptz cannot hold (before 4714-11-24 BC or
 	// from 294277-01-01 UTC on) is ErrInvalidArgument.
 	WakeAt time.Time
+	// Unique, when set, inserts the run only if no other run of its scope
+	// holds its unique key in its period; see Uniqueness.
+	Unique *Uniqueness
+}
+
+// Uniqueness makes an insert unique. The run takes a key, and while its
+// status is one of Statuses no other run of the same scope can take the same
+// key in the same period bucket: the database's unique index refuses the
+// second, whichever client or statement inserts it. An insert that meets a
+// holder writes nothing and returns the holder with ErrUniqueRunExists
+// (UniqueRunsExistError for a batch), without aborting the caller's
+// transaction. The run gives its key up for good when its status leaves
+// Statuses.
+type Uniqueness struct {
+	// Key is the unique key, under the identifier rules; empty derives it
+	// from the graph id and the state: the hex SHA-256 of the graph id, a
+	// zero byte and the state's JSON with object keys sorted and without
+	// insignificant space, so equal documents (say, the same typed value)
+	// give equal keys.
+	Key string
+	// Period, when positive, confines the key to a window: buckets of Period
+	// counted from the Unix epoch in UTC (24*time.Hour is the UTC day), the
+	// run's bucket being the one that holds the wake time it is inserted
+	// with (the insert time when WakeAt is zero). Zero is one window of all
+	// time. It must be a whole number of microseconds.
+	Period time.Duration
+	// Statuses are the statuses in which the run holds its key; empty means
+	// the unfinished ones, running and waiting. It must include running, the
+	// status every run is inserted with.
+	Statuses []RunStatus
 }
 
 // Run is the public view of a run. It never carries the claim token, which
@@ -114,6 +144,12 @@ type Run struct {
 	UpdatedAt time.Time
 	// FinishedAt is set iff the status is terminal.
 	FinishedAt *time.Time
+	// UniqueKey is the unique key the run holds (see Uniqueness), or ""
+	// when it was inserted without one or has given it up.
+	UniqueKey string
+	// UniqueBucket is the start of the period bucket the run holds its key
+	// in; nil when it holds none or its key has no period.
+	UniqueBucket *time.Time
 }
 
 // Claimed reports whether some holder currently has the run claimed.
@@ -254,6 +290,8 @@ func runFromRow(row dbgen.DocketRun) Run {
 		StartedAt:            row.StartedAt,
 		UpdatedAt:            row.UpdatedAt,
 		FinishedAt:           row.FinishedAt,
+		UniqueKey:            deref(row.UniqueKey),
+		UniqueBucket:         row.UniqueBucket,
 	}
 }
 

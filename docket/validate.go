@@ -116,8 +116,8 @@ func requireStorableTime(field string, t time.Time) error {
 	return nil
 }
 
-// MaxIdentifierBytes is the largest tenant id, run id, graph id or graph hash
-// the run store accepts, in bytes of UTF-8.
+// MaxIdentifierBytes is the largest tenant id, run id, graph id, graph hash
+// or unique key the run store accepts, in bytes of UTF-8.
 const MaxIdentifierBytes = 200
 
 // identifierChecks maps each named check of docket_runs that holds an
@@ -129,7 +129,12 @@ var identifierChecks = map[string]string{
 	"docket_runs_tenant_id_check":  "tenant id",
 	"docket_runs_graph_id_check":   "graph id",
 	"docket_runs_graph_hash_check": "graph hash",
+	"docket_runs_unique_key_check": "unique key",
 }
+
+// uniqueCheck is the check of docket_runs that holds a unique run's covered
+// statuses to run statuses including running, the status of every insert.
+const uniqueCheck = "docket_runs_unique_check"
 
 // tenantRequiredCheck is the constraint name the trigger
 // docket_runs_require_tenant reports when a tenantless run meets a domain of

@@ -73,6 +73,9 @@ grant execute on function :"schema".docket_run_phase(:"schema".docket_runs, time
 -- The spacing of an admission rate, which the TenantFair engine and the
 -- claim policy inspection compute.
 grant execute on function :"schema".docket_rate_step(integer, interval) to :"role";
+-- Every run insert, and the read of the run that holds a unique key,
+-- computes the key's period bucket with this one.
+grant execute on function :"schema".docket_unique_bucket(timestamptz, bigint) to :"role";
 -- The derived run states, which the engines, the triggers and
 -- the queries name; PostgreSQL inlines a function only for a role that may
 -- execute it.

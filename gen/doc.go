@@ -21,8 +21,13 @@
 //     and triggers refuse what the facade refuses (the identifier rules,
 //     tenantless runs under required tenancy). They skip what
 //     docket.Client.InsertRunTx adds: those checks before any SQL with typed
-//     errors that leave the transaction usable, the document checks and the
-//     wake-up of listening Workers.
+//     errors that leave the transaction usable, the document checks, the
+//     wake-up of listening Workers and the read of the run that holds a
+//     unique key: a run whose unique key another run of its scope holds in
+//     the same period bucket is skipped at the unique index without
+//     raising by InsertRun (pgx.ErrNoRows) and InsertUniqueRuns (counted
+//     out), and fails InsertRuns (docket.RunWriteError maps the unique
+//     violation to docket.ErrUniqueRunExists).
 //   - That wake-up: a notification on the domain's due-run channel with an
 //     empty payload, which in the same transaction is sent at commit and
 //     costs a Worker at most one claim call that finds nothing.

@@ -1913,7 +1913,99 @@ end;
 $$;
 -- end include
 
+-- Unique runs (begin). A run inserted with a unique key holds it, in its
+-- scope and in the period bucket of its wake time (docket_unique_bucket;
+-- null for a key without a period, one window of all time), while its
+-- status is one of unique_statuses; docket_runs_unique_idx lets no two runs
+-- hold the same key in the same scope and bucket, whichever writer inserts
+-- them. The key follows the identifier rules; the columns are set only by
+-- an insert, and only on a run whose status the key covers (the insert
+-- status, running, among them).
+alter table docket_runs
+    add column unique_key text,
+    add column unique_bucket timestamptz,
+    add column unique_statuses text[],
+    add constraint docket_runs_unique_key_check
+        check (unique_key is null
+               or (unique_key ~ '[^ ]' and octet_length(unique_key) <= 200
+                   and unique_key !~ '[\u0001-\u001f\u007f-\u009f]')),
+    add constraint docket_runs_unique_check
+        check ((unique_key is null) = (unique_statuses is null)
+               and (unique_bucket is null or unique_key is not null)
+               and (unique_statuses is null
+                    or (status = any (unique_statuses)
+                        and unique_statuses <@ array['running', 'waiting', 'done', 'failed', 'cancelled']
+                        and array_position(unique_statuses, null) is null)));
+
+create unique index docket_runs_unique_idx
+    on docket_runs (scope_key, unique_key, coalesce(unique_bucket, '-infinity'::timestamptz))
+    where unique_key is not null;
+
+-- include docket_unique_bucket_v1.sql
+-- The window a unique run's key holds in: the start of the period bucket
+-- that holds at, buckets of period_us microseconds counted from the Unix
+-- epoch (UTC), or null, the one window of all time, when period_us is null.
+-- Every writer of unique_bucket and every reader looking for the run that
+-- holds a key calls it, so they agree on the window to the microsecond.
+create or replace function docket_unique_bucket(at timestamptz, period_us bigint)
+    returns timestamptz
+    language plpgsql
+    stable
+    parallel safe
+    security invoker
+    set search_path from current
+as $$
+declare
+    us bigint := round(extract(epoch from at) * 1000000)::bigint;
+begin
+    return to_timestamp((us - ((us % period_us) + period_us) % period_us) / 1000000.0);
+end;
+$$;
+-- end include
+
+-- include docket_runs_release_unique_v1.sql
+-- A unique run holds its key only while its status is one of the statuses
+-- its insert named (unique_statuses): a write that moves it to another
+-- status clears the three unique columns, so the run leaves
+-- docket_runs_unique_idx and a new run may take the key. A key is only ever
+-- written by an insert, so no update can meet the unique index, and a run
+-- that later returns to a covered status (an operator's retry, a resume)
+-- does not take its key back.
+create function docket_runs_release_unique() returns trigger
+    language plpgsql
+    security invoker
+    set search_path from current
+as $$
+begin
+    new.unique_key := null;
+    new.unique_bucket := null;
+    new.unique_statuses := null;
+    return new;
+end;
+$$;
+-- end include
+
+create trigger docket_runs_release_unique_trg
+    before update on docket_runs
+    for each row
+    when (new.unique_key is not null and not (new.status = any (new.unique_statuses)))
+    execute function docket_runs_release_unique();
+-- Unique runs (end).
+
 -- migrate:down
+
+-- Unique runs (begin).
+drop trigger docket_runs_release_unique_trg on docket_runs;
+drop function docket_runs_release_unique();
+drop function docket_unique_bucket(timestamptz, bigint);
+drop index docket_runs_unique_idx;
+alter table docket_runs
+    drop constraint docket_runs_unique_check,
+    drop constraint docket_runs_unique_key_check,
+    drop column unique_statuses,
+    drop column unique_bucket,
+    drop column unique_key;
+-- Unique runs (end).
 
 -- include docket_run_phase_v1.sql
 create or replace function docket_run_phase(r docket_runs, observed_at timestamptz)

@@ -88,6 +88,9 @@ type DocketRun struct {
 	Errors               []byte
 	TraceContext         []byte
 	LastCommitToken      *uuid.UUID
+	UniqueKey            *string
+	UniqueBucket         *time.Time
+	UniqueStatuses       []string
 }
 
 type DocketSchedule struct {

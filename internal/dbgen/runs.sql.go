@@ -11,7 +11,7 @@ import (
 )
 
 const GetRun = `-- name: GetRun :one
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text and r.run_id = $2
 `
@@ -60,28 +60,40 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (GetRunRow, erro
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
 		&i.DocketRun.LastCommitToken,
+		&i.DocketRun.UniqueKey,
+		&i.DocketRun.UniqueBucket,
+		&i.DocketRun.UniqueStatuses,
 		&i.Phase,
 	)
 	return i, err
 }
 
 const InsertRun = `-- name: InsertRun :one
-insert into /*schema*/docket_runs as r (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+insert into /*schema*/docket_runs as r (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
+                                        unique_key, unique_bucket, unique_statuses)
 values ($1, $2, $3, $4,
         'running', $5::text::jsonb, coalesce($6::timestamptz, now()),
-        $7::text::jsonb)
-on conflict (run_id) do nothing
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
+        $7::text::jsonb,
+        $8::text,
+        case when $8::text is not null
+             then /*schema*/docket_unique_bucket(coalesce($6::timestamptz, now()), $9::bigint) end,
+        case when $8::text is not null
+             then coalesce($10::text[], array['running', 'waiting']) end)
+on conflict do nothing
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type InsertRunParams struct {
-	RunID        string
-	TenantID     *string
-	GraphID      string
-	GraphHash    string
-	State        string
-	WakeAt       *time.Time
-	TraceContext *string
+	RunID          string
+	TenantID       *string
+	GraphID        string
+	GraphHash      string
+	State          string
+	WakeAt         *time.Time
+	TraceContext   *string
+	UniqueKey      *string
+	UniquePeriodUs *int64
+	UniqueStatuses []string
 }
 
 type InsertRunRow struct {
@@ -91,8 +103,12 @@ type InsertRunRow struct {
 
 // One new running run. The statement trigger on docket_runs creates the owner
 // partition inside this statement, so a rollback of the caller's transaction
-// leaves neither behind. A duplicate run_id inserts nothing and returns no row
-// instead of raising, which keeps the caller's transaction usable. The trace
+// leaves neither behind. A duplicate run_id, or a unique key another run of
+// the scope holds in the same period bucket (docket_runs_unique_idx), inserts
+// nothing and returns no row instead of raising, which keeps the caller's
+// transaction usable. A null unique_key inserts a run without one; with a
+// key, a null unique_period_us means one bucket of all time and null
+// unique_statuses the unfinished statuses (running and waiting). The trace
 // context travels as text so every execution mode sends it alike.
 func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (InsertRunRow, error) {
 	row := q.db.QueryRow(ctx, InsertRun,
@@ -103,6 +119,9 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (InsertRun
 		arg.State,
 		arg.WakeAt,
 		arg.TraceContext,
+		arg.UniqueKey,
+		arg.UniquePeriodUs,
+		arg.UniqueStatuses,
 	)
 	var i InsertRunRow
 	err := row.Scan(
@@ -133,32 +152,48 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (InsertRun
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
 		&i.DocketRun.LastCommitToken,
+		&i.DocketRun.UniqueKey,
+		&i.DocketRun.UniqueBucket,
+		&i.DocketRun.UniqueStatuses,
 		&i.Phase,
 	)
 	return i, err
 }
 
 const InsertRuns = `-- name: InsertRuns :execrows
-insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
+                                   unique_key, unique_bucket, unique_statuses)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
        coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
-       $1::text::jsonb
+       $1::text::jsonb,
+       nullif(b.unique_key, ''),
+       case when b.unique_key <> ''
+            then /*schema*/docket_unique_bucket(coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
+                                                nullif(b.unique_period_us, 0)) end,
+       case when b.unique_key <> ''
+            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end
   from (select unnest($2::text[]) as run_id,
                unnest($3::text[]) as scope_key,
                unnest($4::text[]) as graph_id,
                unnest($5::text[]) as graph_hash,
                unnest($6::text[]) as state,
-               unnest($7::timestamptz[]) as wake_at) b
+               unnest($7::timestamptz[]) as wake_at,
+               unnest($8::text[]) as unique_key,
+               unnest($9::bigint[]) as unique_period_us,
+               unnest($10::text[]) as unique_statuses) b
 `
 
 type InsertRunsParams struct {
-	TraceContext *string
-	RunIds       []string
-	ScopeKeys    []string
-	GraphIds     []string
-	GraphHashes  []string
-	States       []string
-	WakeAts      []time.Time
+	TraceContext    *string
+	RunIds          []string
+	ScopeKeys       []string
+	GraphIds        []string
+	GraphHashes     []string
+	States          []string
+	WakeAts         []time.Time
+	UniqueKeys      []string
+	UniquePeriodsUs []int64
+	UniqueStatuses  []string
 }
 
 // A batch of new running runs in one statement, so a large backlog costs one
@@ -169,6 +204,11 @@ type InsertRunsParams struct {
 // statement. Go's zero time (0001-01-01 UTC) stands for "due now", since a
 // timestamptz array cannot carry NULL through the generated binding. One call
 // has one inserting span, so the trace context is one value for every run.
+// A unique key of ” inserts a run without one; with a key, a period of 0
+// means one bucket of all time and a status list of ” the unfinished
+// statuses, else it is the covered statuses separated by commas. A key
+// another run of the scope holds in the same bucket fails the whole
+// statement too (docket_runs_unique_idx); InsertUniqueRuns skips it instead.
 func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, InsertRuns,
 		arg.TraceContext,
@@ -178,6 +218,71 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 		arg.GraphHashes,
 		arg.States,
 		arg.WakeAts,
+		arg.UniqueKeys,
+		arg.UniquePeriodsUs,
+		arg.UniqueStatuses,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const InsertUniqueRuns = `-- name: InsertUniqueRuns :execrows
+insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
+                                   unique_key, unique_bucket, unique_statuses)
+select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
+       coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
+       $1::text::jsonb,
+       nullif(b.unique_key, ''),
+       case when b.unique_key <> ''
+            then /*schema*/docket_unique_bucket(coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
+                                                nullif(b.unique_period_us, 0)) end,
+       case when b.unique_key <> ''
+            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end
+  from (select unnest($2::text[]) as run_id,
+               unnest($3::text[]) as scope_key,
+               unnest($4::text[]) as graph_id,
+               unnest($5::text[]) as graph_hash,
+               unnest($6::text[]) as state,
+               unnest($7::timestamptz[]) as wake_at,
+               unnest($8::text[]) as unique_key,
+               unnest($9::bigint[]) as unique_period_us,
+               unnest($10::text[]) as unique_statuses) b
+on conflict (scope_key, unique_key, coalesce(unique_bucket, '-infinity'::timestamptz)) where unique_key is not null do nothing
+`
+
+type InsertUniqueRunsParams struct {
+	TraceContext    *string
+	RunIds          []string
+	ScopeKeys       []string
+	GraphIds        []string
+	GraphHashes     []string
+	States          []string
+	WakeAts         []time.Time
+	UniqueKeys      []string
+	UniquePeriodsUs []int64
+	UniqueStatuses  []string
+}
+
+// InsertRuns for a batch with unique keys: a run whose key another run of
+// its scope holds in the same bucket, inserted before or earlier in this
+// batch, is skipped without raising, and the count says how many runs went
+// in. The skip is a speculative insertion of every row, which costs a large
+// batch about a tenth more time, so a batch without keys goes through
+// InsertRuns. The arrays and their encodings are InsertRuns' own.
+func (q *Queries) InsertUniqueRuns(ctx context.Context, arg InsertUniqueRunsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, InsertUniqueRuns,
+		arg.TraceContext,
+		arg.RunIds,
+		arg.ScopeKeys,
+		arg.GraphIds,
+		arg.GraphHashes,
+		arg.States,
+		arg.WakeAts,
+		arg.UniqueKeys,
+		arg.UniquePeriodsUs,
+		arg.UniqueStatuses,
 	)
 	if err != nil {
 		return 0, err
@@ -186,7 +291,7 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 }
 
 const InspectRun = `-- name: InspectRun :one
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, now()::timestamptz as observed_at,
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, now()::timestamptz as observed_at,
        /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text and r.run_id = $2
@@ -236,6 +341,9 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 		&i.DocketRun.Errors,
 		&i.DocketRun.TraceContext,
 		&i.DocketRun.LastCommitToken,
+		&i.DocketRun.UniqueKey,
+		&i.DocketRun.UniqueBucket,
+		&i.DocketRun.UniqueStatuses,
 		&i.ObservedAt,
 		&i.Phase,
 	)
@@ -243,7 +351,7 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 }
 
 const ListRuns = `-- name: ListRuns :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text
    and ($2::text is null or r.graph_id = $2::text)
@@ -313,6 +421,9 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsR
 			&i.DocketRun.Errors,
 			&i.DocketRun.TraceContext,
 			&i.DocketRun.LastCommitToken,
+			&i.DocketRun.UniqueKey,
+			&i.DocketRun.UniqueBucket,
+			&i.DocketRun.UniqueStatuses,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -326,7 +437,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsR
 }
 
 const ListRunsAfter = `-- name: ListRunsAfter :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text
    and (r.started_at, r.run_id) < ($2::timestamptz, $3::text)
@@ -400,6 +511,9 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 			&i.DocketRun.Errors,
 			&i.DocketRun.TraceContext,
 			&i.DocketRun.LastCommitToken,
+			&i.DocketRun.UniqueKey,
+			&i.DocketRun.UniqueBucket,
+			&i.DocketRun.UniqueStatuses,
 			&i.Phase,
 		); err != nil {
 			return nil, err

@@ -45,6 +45,8 @@ func TestCLIRunsShow(t *testing.T) {
 		"started_at: 2026-01-01T00:00:03Z",
 		"updated_at: 2026-01-01T00:00:03Z",
 		"finished_at: none",
+		"unique_key: none",
+		"unique_bucket: none",
 		`state: {"n": 1}`,
 		`error: attempt 1 at 2026-01-01T00:00:01.5Z panic "nil map"`,
 		`error: attempt 2 at 2026-01-01T00:00:02Z error "line one\nline \"two\""`,
@@ -88,6 +90,17 @@ func TestCLIRunsShow(t *testing.T) {
 	}
 	testkit.CLIExpect(t, testkit.ExitOK, "finished_at: 2026-01-01T00:02:00Z", "runs", "show", "--tenantless", "r4", "--database-url", url)
 	testkit.CLIExpect(t, testkit.ExitOK, "admission_state: queued", "runs", "show", "acme", "r1", "--database-url", url)
+	// A unique run shows the key it holds and its bucket.
+	testkit.ExecSQL(t, pool, `update docket_runs set unique_key = 'daily', unique_bucket = '2026-01-01T00:00:00Z', unique_statuses = '{running}' where run_id = 'r1'`)
+	testkit.CLIExpect(t, testkit.ExitOK, "unique_key: daily\nunique_bucket: 2026-01-01T00:00:00Z\n", "runs", "show", "acme", "r1", "--database-url", url)
+	r = testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "show", "acme", "r1", "--json", "--database-url", url)
+	var unique struct {
+		Key    string  `json:"unique_key"`
+		Bucket *string `json:"unique_bucket"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &unique); err != nil || unique.Key != "daily" || unique.Bucket == nil || *unique.Bucket != "2026-01-01T00:00:00Z" {
+		t.Fatalf("runs show --json of a unique run = %q (%v)", r.Stdout, err)
+	}
 
 	// Another scope's run reads as missing.
 	testkit.CLIExpect(t, testkit.ExitFailure, "not found", "runs", "show", "acme", "r3", "--database-url", url)

@@ -117,12 +117,13 @@ func exerciseAppLayout(t *testing.T, app, listen *pgxpool.Pool) {
 		if err := tx.Commit(ctx); err != nil {
 			t.Fatalf("%s: commit of the app's transaction: %v", pass.name, err)
 		}
-		// gen.InsertRun and gen.InsertRuns committed two due runs; the
-		// wake-up at commit wakes the Worker, whose poll is an hour away.
-		for range 2 {
+		// gen.InsertRun, gen.InsertRuns and gen.InsertUniqueRuns committed
+		// three due runs; the wake-up at commit wakes the Worker, whose
+		// poll is an hour away.
+		for range 3 {
 			select {
 			case id := <-started:
-				if id != prefix+"InsertRun" && id != prefix+"InsertRuns" {
+				if id != prefix+"InsertRun" && id != prefix+"InsertRuns" && id != prefix+"InsertUniqueRuns" {
 					t.Fatalf("%s: the Worker started %q", pass.name, id)
 				}
 			case <-time.After(testkit.WorkerDeadline):
@@ -174,6 +175,8 @@ func argumentFor(t *testing.T, method string, typ reflect.Type, field string) re
 			value.SetString(method)
 		case strings.HasPrefix(field, "State") || field == "TraceContext":
 			value.SetString("{}")
+		case strings.HasPrefix(field, "Unique"):
+			// No unique key: the unique runs' own test covers them.
 		default:
 			value.SetString("acme")
 		}
@@ -219,6 +222,10 @@ func expectRefusedWrites(t *testing.T, ctx context.Context, app *pgxpool.Pool, c
 		{"blank tenant", func(p *gen.InsertRunParams) { p.TenantID = tenant(" ") }, docket.ErrInvalidArgument},
 		{"tenant with a control character", func(p *gen.InsertRunParams) { p.TenantID = tenant("acme\u0085") }, docket.ErrInvalidArgument},
 		{"blank graph id", func(p *gen.InsertRunParams) { p.GraphID = " " }, docket.ErrInvalidArgument},
+		{"blank unique key", func(p *gen.InsertRunParams) { p.UniqueKey = tenant(" ") }, docket.ErrInvalidArgument},
+		{"unique statuses without running", func(p *gen.InsertRunParams) {
+			p.UniqueKey, p.UniqueStatuses = tenant("k"), []string{"waiting"}
+		}, docket.ErrInvalidArgument},
 	} {
 		before := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs`)
 		params := valid
@@ -237,11 +244,13 @@ func expectRefusedWrites(t *testing.T, ctx context.Context, app *pgxpool.Pool, c
 			t.Errorf("%s: %d runs written", c.name, after-before)
 		}
 	}
-	// The cases meet every identifier check of the schema and the tenancy
-	// trigger: the checks are read from the catalog.
+	// The cases meet every identifier check of the schema, the tenancy
+	// trigger and the check of a unique run's statuses: the identifier
+	// checks are read from the catalog.
 	rows, err := app.Query(ctx, `select conname::text from pg_constraint
 		where conrelid = 'docket.docket_runs'::regclass and pg_get_constraintdef(oid) like '%octet_length%'
-		union all select 'docket_runs_tenant_required_check' order by 1`)
+		union all select 'docket_runs_tenant_required_check'
+		union all select 'docket_runs_unique_check' order by 1`)
 	if err != nil {
 		t.Fatal(err)
 	}

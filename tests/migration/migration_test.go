@@ -71,6 +71,16 @@ var v3Objects = []string{
 	"column docket_claim_policy.tenant_required boolean notnull=true",
 	"function docket_runs_require_tenant() returns trigger",
 	"trigger docket_runs.docket_runs_require_tenant_trg ",
+	// Unique runs.
+	"column docket_runs.unique_key text notnull=false",
+	"column docket_runs.unique_bucket timestamp with time zone notnull=false",
+	"column docket_runs.unique_statuses text[] notnull=false",
+	"constraint docket_runs.docket_runs_unique_key_check ",
+	"constraint docket_runs.docket_runs_unique_check ",
+	"relation docket_runs_unique_idx kind=i",
+	"function docket_unique_bucket(at timestamp with time zone, period_us bigint) returns timestamp with time zone",
+	"function docket_runs_release_unique() returns trigger",
+	"trigger docket_runs.docket_runs_release_unique_trg ",
 }
 
 // neverInV2 are catalog entry prefixes of objects the pre-release history

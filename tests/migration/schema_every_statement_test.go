@@ -207,6 +207,22 @@ drop table old.docket_schema_migrations`)
 	_, err = client.InsertRunTx(ctx, tx, newRun("c", "r6"))
 	must("insert in the app's transaction", err)
 	must("commit", tx.Commit(ctx))
+	// Unique runs, due in a day so no claim below takes them: a duplicate
+	// reads the run that holds its key, alone and in a batch.
+	unique := func(id string) docket.NewRun {
+		run := newRun("u", id)
+		run.WakeAt = now.Add(24 * time.Hour)
+		run.Unique = &docket.Uniqueness{Key: "daily", Period: 24 * time.Hour}
+		return run
+	}
+	_, err = client.InsertRun(ctx, unique("u1"))
+	must("unique insert", err)
+	if held, err := client.InsertRun(ctx, unique("u2")); !errors.Is(err, docket.ErrUniqueRunExists) || held.RunID != "u1" {
+		t.Fatalf("duplicate unique insert = %q, %v", held.RunID, err)
+	}
+	if ids, err := client.InsertRuns(ctx, []docket.NewRun{unique("u3")}); !errors.Is(err, docket.ErrUniqueRunExists) || ids[0] != "u1" {
+		t.Fatalf("duplicate unique batch = %v, %v", ids, err)
+	}
 	_, err = client.FetchRun(ctx, docket.Tenant("a"), "r1")
 	must("fetch", err)
 	_, err = client.InspectRun(ctx, docket.Tenant("a"), "r1")

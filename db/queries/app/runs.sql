@@ -1,14 +1,24 @@
 -- name: InsertRun :one
 -- One new running run. The statement trigger on docket_runs creates the owner
 -- partition inside this statement, so a rollback of the caller's transaction
--- leaves neither behind. A duplicate run_id inserts nothing and returns no row
--- instead of raising, which keeps the caller's transaction usable. The trace
+-- leaves neither behind. A duplicate run_id, or a unique key another run of
+-- the scope holds in the same period bucket (docket_runs_unique_idx), inserts
+-- nothing and returns no row instead of raising, which keeps the caller's
+-- transaction usable. A null unique_key inserts a run without one; with a
+-- key, a null unique_period_us means one bucket of all time and null
+-- unique_statuses the unfinished statuses (running and waiting). The trace
 -- context travels as text so every execution mode sends it alike.
-insert into /*schema*/docket_runs as r (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+insert into /*schema*/docket_runs as r (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
+                                        unique_key, unique_bucket, unique_statuses)
 values (sqlc.arg(run_id), sqlc.narg(tenant_id), sqlc.arg(graph_id), sqlc.arg(graph_hash),
         'running', sqlc.arg(state)::text::jsonb, coalesce(sqlc.narg(wake_at)::timestamptz, now()),
-        sqlc.narg(trace_context)::text::jsonb)
-on conflict (run_id) do nothing
+        sqlc.narg(trace_context)::text::jsonb,
+        sqlc.narg(unique_key)::text,
+        case when sqlc.narg(unique_key)::text is not null
+             then /*schema*/docket_unique_bucket(coalesce(sqlc.narg(wake_at)::timestamptz, now()), sqlc.narg(unique_period_us)::bigint) end,
+        case when sqlc.narg(unique_key)::text is not null
+             then coalesce(sqlc.narg(unique_statuses)::text[], array['running', 'waiting']) end)
+on conflict do nothing
 returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase;
 
 -- name: InsertRuns :execrows
@@ -20,16 +30,60 @@ returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase;
 -- statement. Go's zero time (0001-01-01 UTC) stands for "due now", since a
 -- timestamptz array cannot carry NULL through the generated binding. One call
 -- has one inserting span, so the trace context is one value for every run.
-insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context)
+-- A unique key of '' inserts a run without one; with a key, a period of 0
+-- means one bucket of all time and a status list of '' the unfinished
+-- statuses, else it is the covered statuses separated by commas. A key
+-- another run of the scope holds in the same bucket fails the whole
+-- statement too (docket_runs_unique_idx); InsertUniqueRuns skips it instead.
+insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
+                                   unique_key, unique_bucket, unique_statuses)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
        coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
-       sqlc.narg(trace_context)::text::jsonb
+       sqlc.narg(trace_context)::text::jsonb,
+       nullif(b.unique_key, ''),
+       case when b.unique_key <> ''
+            then /*schema*/docket_unique_bucket(coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
+                                                nullif(b.unique_period_us, 0)) end,
+       case when b.unique_key <> ''
+            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end
   from (select unnest(sqlc.arg(run_ids)::text[]) as run_id,
                unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
                unnest(sqlc.arg(graph_ids)::text[]) as graph_id,
                unnest(sqlc.arg(graph_hashes)::text[]) as graph_hash,
                unnest(sqlc.arg(states)::text[]) as state,
-               unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at) b;
+               unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at,
+               unnest(sqlc.arg(unique_keys)::text[]) as unique_key,
+               unnest(sqlc.arg(unique_periods_us)::bigint[]) as unique_period_us,
+               unnest(sqlc.arg(unique_statuses)::text[]) as unique_statuses) b;
+
+-- name: InsertUniqueRuns :execrows
+-- InsertRuns for a batch with unique keys: a run whose key another run of
+-- its scope holds in the same bucket, inserted before or earlier in this
+-- batch, is skipped without raising, and the count says how many runs went
+-- in. The skip is a speculative insertion of every row, which costs a large
+-- batch about a tenth more time, so a batch without keys goes through
+-- InsertRuns. The arrays and their encodings are InsertRuns' own.
+insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
+                                   unique_key, unique_bucket, unique_statuses)
+select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
+       coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
+       sqlc.narg(trace_context)::text::jsonb,
+       nullif(b.unique_key, ''),
+       case when b.unique_key <> ''
+            then /*schema*/docket_unique_bucket(coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
+                                                nullif(b.unique_period_us, 0)) end,
+       case when b.unique_key <> ''
+            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end
+  from (select unnest(sqlc.arg(run_ids)::text[]) as run_id,
+               unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
+               unnest(sqlc.arg(graph_ids)::text[]) as graph_id,
+               unnest(sqlc.arg(graph_hashes)::text[]) as graph_hash,
+               unnest(sqlc.arg(states)::text[]) as state,
+               unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at,
+               unnest(sqlc.arg(unique_keys)::text[]) as unique_key,
+               unnest(sqlc.arg(unique_periods_us)::bigint[]) as unique_period_us,
+               unnest(sqlc.arg(unique_statuses)::text[]) as unique_statuses) b
+on conflict (scope_key, unique_key, coalesce(unique_bucket, '-infinity'::timestamptz)) where unique_key is not null do nothing;
 
 -- name: GetRun :one
 -- The scope predicate is part of the lookup, so another owner's run is

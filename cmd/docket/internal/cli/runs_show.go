@@ -36,6 +36,8 @@ type runView struct {
 	StartedAt            string          `json:"started_at"`
 	UpdatedAt            string          `json:"updated_at"`
 	FinishedAt           *string         `json:"finished_at"`
+	UniqueKey            string          `json:"unique_key"`
+	UniqueBucket         *string         `json:"unique_bucket"`
 	State                json.RawMessage `json:"state"`
 }
 
@@ -65,6 +67,7 @@ func runsShow(ctx context.Context, admin *docket.Admin, a runsArgs, out output) 
 		WakeAt: optionalTime(r.WakeAt), PoisonedAt: optionalTime(r.PoisonedAt), PoisonReason: r.PoisonReason,
 		AdmissionState: string(i.State), AdmittedAt: optionalTime(i.AdmittedAt),
 		StartedAt: timeText(r.StartedAt), UpdatedAt: timeText(r.UpdatedAt), FinishedAt: optionalTime(r.FinishedAt),
+		UniqueKey: r.UniqueKey, UniqueBucket: optionalTime(r.UniqueBucket),
 		State: r.State, Attempt: r.Attempt, Errors: []runErrorView{},
 	}
 	for _, e := range r.Errors {
@@ -104,6 +107,8 @@ func printRunView(out output, v runView) {
 	out.field("started_at", v.StartedAt)
 	out.field("updated_at", v.UpdatedAt)
 	out.field("finished_at", orNone(v.FinishedAt))
+	out.field("unique_key", orNone(&v.UniqueKey))
+	out.field("unique_bucket", orNone(v.UniqueBucket))
 	out.field("state", string(v.State))
 	// One line per entry, oldest first; the text is quoted so an error
 	// that spans lines still prints on one.

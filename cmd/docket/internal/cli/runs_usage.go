@@ -23,9 +23,9 @@ const (
 	runsShowUsage = `docket runs show TENANT RUN_ID [--tenantless] [--json] [--database-url URL] [--schema NAME]
   One run: status, phase, graph, step, checkpoint, claim attempts and abandons,
   the handler-attempt counter, whether a claim is held (never the token),
-  poison reason, the admission state at the database clock, the state
-  document and the error history (one "error:" line per entry, oldest
-  first, its text quoted).
+  poison reason, the admission state at the database clock, the unique key
+  the run holds and its period bucket, the state document and the error
+  history (one "error:" line per entry, oldest first, its text quoted).
   --tenantless    address the tenantless scope instead of a TENANT
   --json          one JSON object instead of "name: value" lines
   A missing run, or one of another scope, exits 1.
