@@ -84,6 +84,20 @@ func evaluateTargets(r *results) []target {
 				r.Fleet.Members, r.Fleet.Concurrency, r.Fleet.VerdictBatchWaitMs, r.Fleet.ClaimAhead), r.Fleet.AheadVsRiver, 1.0, true))
 		}
 	}
+	if r.Rate != nil {
+		// The guarantee is exact (never above limit + burst in a second);
+		// the rate alone is within 5 % of its limit over the window (its
+		// first burst included); and the busy tenants lose no more than
+		// the noise of a 2-core machine beside it.
+		most := 0
+		for _, pt := range r.Rate.Points {
+			most = max(most, pt.MaxInOneSecond)
+		}
+		ts = append(ts, check(fmt.Sprintf("rate: most admissions of the limited tenant in any second (limit %d + burst %d)", r.Rate.Limit, r.Rate.Burst),
+			float64(most), float64(r.Rate.Limit+r.Rate.Burst), false))
+		ts = append(ts, check("rate: limited tenant alone, admissions/s / its limit", r.Rate.Accuracy, 0.95, true))
+		ts = append(ts, check("rate: busy tenants' runs/s beside the limited tenant / alone", r.Rate.BusyRatio, 0.9, true))
+	}
 	return ts
 }
 
