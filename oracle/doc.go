@@ -6,10 +6,12 @@
 //   - Bounds computes the fixed-window bounds (competing grants, competing
 //     outcomes, qualifying calls).
 //   - Check and CheckMechanics verify committed claim traces (one Event per
-//     inspection) against the scheduler invariants 1-5 and the bounds, and
-//     report the observed counts.
+//     inspection) against the scheduler invariants 1-5, the pause and token
+//     rules and the bounds, and report the observed counts; CheckRate
+//     verifies a partition's committed promotion times against its Rate.
 //   - Model is a deterministic in-memory implementation of the TenantFair
-//     claim algorithm, of the tenant-blind Legacy engine, and of the run
+//     claim algorithm (caps, pauses and rates included), of the
+//     tenant-blind Legacy engine, and of the run
 //     lifecycle operations that change eligibility. The database
 //     implementation is compared against it.
 //
