@@ -17,6 +17,8 @@ type Model struct {
 	defaultCap int
 	// defaultRate is the domain's default rate; zero is none.
 	defaultRate Rate
+	// domainPaused is the queue-wide pause (PauseDomain).
+	domainPaused bool
 	park        bool // park_dormant
 	cursor      int64
 	nextID      int64

@@ -39,6 +39,14 @@ func (m *Model) Pause(scope string) {
 	m.partitionFor(scope).Paused = true
 }
 
+// PauseDomain pauses the whole domain, as docket's PauseDomain does: every
+// claim call of either engine returns nothing and changes nothing until
+// ResumeDomain. Tenants' own pauses are kept.
+func (m *Model) PauseDomain() { m.domainPaused = true }
+
+// ResumeDomain undoes PauseDomain.
+func (m *Model) ResumeDomain() { m.domainPaused = false }
+
 // Resume undoes Pause; it too creates the partition of an unknown scope.
 func (m *Model) Resume(scope string) {
 	m.partitionFor(scope).Paused = false

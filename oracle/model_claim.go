@@ -11,6 +11,8 @@ import (
 //
 //   - Arguments: demand >= 1, maxAttempts >= 1, cutoff <= now and a valid
 //     preference, else an error matching ErrInvalidArgument (no change).
+//   - A paused domain (PauseDomain) returns no outcome and no visit and
+//     changes nothing, not even by its wake sweep.
 //   - Step 5 (class reservation, demand >= 2 only): before the first visit a
 //     class counts as already served when the domain has no due ready row
 //     (healthy running, unclaimed, wake_at <= now, marked or not), resp. no
@@ -37,6 +39,9 @@ func (m *Model) Claim(now, cutoff time.Time, demand, maxAttempts int, pref Prefe
 		return ClaimResult{}, err
 	}
 	res := ClaimResult{Demand: demand, CursorBefore: m.cursor, CursorAfter: m.cursor}
+	if m.domainPaused {
+		return res, nil
+	}
 	woken := 0
 	if m.park {
 		woken = m.sweep(now)

@@ -33,6 +33,9 @@ func (m *Model) ClaimLegacy(now, cutoff time.Time, demand, maxAttempts int, pref
 		return ClaimResult{}, err
 	}
 	res := ClaimResult{Demand: demand, CursorBefore: m.cursor, CursorAfter: m.cursor}
+	if m.domainPaused {
+		return res, nil
+	}
 	call := &claimCall{m: m, now: now, cutoff: cutoff, demand: demand,
 		remaining: min(demand, m.budgets.S*m.budgets.Q), maxAttempts: maxAttempts, pref: pref}
 	call.served = m.initialServed(now, cutoff, false)

@@ -42,6 +42,7 @@ var ops = []struct {
 	{1, (*diffEnv).opDefaultRate},
 	{1, (*diffEnv).opTenantRate},
 	{1, (*diffEnv).opResetTenantRate},
+	{1, (*diffEnv).opDomainPause},
 }
 
 // step draws one weighted operation and applies it to both sides.
@@ -66,8 +67,8 @@ func (e *diffEnv) step() {
 // holds row locks), completions, yields, sleeps,
 // external waits and resumes, releases, refreshes, abandons, signals, poison
 // retries, clock movement past the orphan TTL, default-cap and override
-// writes, pauses and resumes of tenants, default and per-tenant rates and
-// exemptions, with live and stale holders, are applied to the oracle model and to
+// writes, pauses and resumes of tenants and of the domain, default and
+// per-tenant rates and exemptions, with live and stale holders, are applied to the oracle model and to
 // a fresh database per check. After every step the claim outcomes and
 // inspections and the whole state (cursor, epochs, ring positions and counts,
 // markers, claim holders, counters) must be identical. A failure logs the

@@ -328,3 +328,20 @@ func (e *diffEnv) opResetTenantRate() {
 		e.fail("database reset tenant rate: %v", err)
 	}
 }
+
+// opDomainPause pauses or resumes the whole domain on both sides.
+func (e *diffEnv) opDomainPause() {
+	pause := rapid.Bool().Draw(e.rt, "pause domain")
+	e.logf("domain paused %v", pause)
+	var err error
+	if pause {
+		e.model.PauseDomain()
+		_, err = e.client.PauseDomain(e.ctx, docket.ClaimPolicyWriteOptions{})
+	} else {
+		e.model.ResumeDomain()
+		_, err = e.client.ResumeDomain(e.ctx, docket.ClaimPolicyWriteOptions{})
+	}
+	if err != nil {
+		e.fail("database domain pause %v: %v", pause, err)
+	}
+}
