@@ -19,16 +19,16 @@ type Model struct {
 	defaultRate Rate
 	// domainPaused is the queue-wide pause (PauseDomain).
 	domainPaused bool
-	park        bool // park_dormant
-	cursor      int64
-	nextID      int64
-	nextPos     int64
-	nextToken   int64
-	runs        []*Run // ascending internal id
-	byRunID     map[string]*Run
-	parts       map[string]*Partition
-	order       []*Partition   // ascending ring position
-	rowLocks    map[int64]bool // internal ids of runs another transaction holds
+	park         bool // park_dormant
+	cursor       int64
+	nextID       int64
+	nextPos      int64
+	nextToken    int64
+	runs         []*Run // ascending internal id
+	byRunID      map[string]*Run
+	parts        map[string]*Partition
+	order        []*Partition   // ascending ring position
+	rowLocks     map[int64]bool // internal ids of runs another transaction holds
 }
 
 // NewModel returns an empty TenantFair domain with the production budgets
