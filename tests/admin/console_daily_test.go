@@ -230,7 +230,8 @@ func mustTime(t *testing.T, s string) time.Time {
 }
 
 // The ring page shows a paused tenant's position as paused, not eligible,
-// and its legend names the state.
+// and its legend names the state; a paused domain's positions with
+// unfinished runs are all paused.
 func TestConsoleRingShowsPausedTenant(t *testing.T) {
 	t.Parallel()
 	d := consoleSeed(t)
@@ -260,6 +261,21 @@ func TestConsoleRingShowsPausedTenant(t *testing.T) {
 	r := c.get("/ring")
 	if !strings.Contains(r.body, `<span class="swatch paused"></span> paused `) || !strings.Contains(r.body, `class="dot paused"`) {
 		t.Errorf("the legend or the circle lacks the paused state:\n%s", r.body)
+	}
+	// A paused domain pauses every position with unfinished runs.
+	if _, err := consoleAdmin(t, d).PauseDomain(testkit.Context(t), docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := testkit.QueryInt64(t, d.pool, `select count(*) from docket_claim_policy where paused`); n != 1 {
+		t.Fatalf("paused policy rows: %d", n)
+	}
+	var states []string
+	for _, row := range testkit.ConsoleTable(t, c.get("/ring").body, "ring") {
+		cells := strings.Split(row, " | ")
+		states = append(states, cells[1]+"="+cells[2])
+	}
+	if got := strings.Join(states, " "); got != "zeta=empty acme=paused beta=paused (tenantless)=empty "+consoleXSS+"=paused calm=paused" {
+		t.Errorf("ring states with the domain paused: %q", got)
 	}
 }
 
