@@ -90,7 +90,7 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(h.static)))
-	mux.HandleFunc("GET /{$}", h.domainsIndex)
+	mux.HandleFunc("GET /{$}", h.queuesPage)
 	mux.HandleFunc("GET /", h.notFound)
 	h.root = http.StripPrefix(cfg.Prefix, mux)
 	return h, nil
@@ -188,6 +188,8 @@ func (h *Handler) routes(static fs.FS) *http.ServeMux {
 	mux.HandleFunc("POST /tenants/{tenant}/pause", h.write(h.withScope(h.pauseAction)))
 	mux.HandleFunc("POST /tenantless/pause", h.write(h.tenantless(h.pauseAction)))
 	mux.HandleFunc("GET /schedules", h.schedulesPage)
+	mux.HandleFunc("GET /schedules/{tenant}/{name}/remove", h.withScope(h.scheduleRemovePage))
+	mux.HandleFunc("GET /tenantless/schedules/{name}/remove", h.tenantless(h.scheduleRemovePage))
 	mux.HandleFunc("POST /schedules/{tenant}/{name}/{action}", h.write(h.withScope(h.scheduleAction)))
 	mux.HandleFunc("POST /tenantless/schedules/{name}/{action}", h.write(h.tenantless(h.scheduleAction)))
 	mux.HandleFunc("GET /ring", h.ringPage)

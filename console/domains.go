@@ -34,16 +34,13 @@ type picker struct {
 	Current string
 	// Base is the path the domain names follow.
 	Base string
+	// Root is the queues page, the all-domains console's "/".
+	Root string
 }
 
 // link is the path of domain's console.
 func (p *picker) Link(domain string) string {
 	return p.Base + url.PathEscape(domain) + "/"
-}
-
-// domainsIndex serves the all-domains console's "/": the list of domains.
-func (h *Handler) domainsIndex(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, "domains", view{Title: "Domains", Nav: "domains"})
 }
 
 // serveDomain serves a request under domainsPath with the console of the
@@ -112,5 +109,5 @@ func (s *domainSet) picker(r *http.Request, domain string) (*picker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &picker{Domains: domains, Current: domain, Base: s.cfg.Prefix + domainsPath}, nil
+	return &picker{Domains: domains, Current: domain, Base: s.cfg.Prefix + domainsPath, Root: s.cfg.Prefix + "/"}, nil
 }

@@ -18,6 +18,7 @@ func templateFuncs(prefix string) template.FuncMap {
 		"scopeName": scopeName,
 		"time":      formatTime,
 		"age":       formatAge,
+		"inc":       func(n int) int { return n + 1 },
 	}
 }
 

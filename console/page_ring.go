@@ -39,7 +39,7 @@ const (
 	ringRadius = 140
 )
 
-var ringStates = []docket.RingState{docket.RingEligible, docket.RingCapped, docket.RingDormant, docket.RingParked, docket.RingEmpty}
+var ringStates = []docket.RingState{docket.RingEligible, docket.RingCapped, docket.RingDormant, docket.RingPaused, docket.RingParked, docket.RingEmpty}
 
 // ringPage serves "/ring": a window of ring positions centred on the cursor
 // (or from the "from" position), drawn in order with the cursor marked, and

@@ -9,7 +9,7 @@ import (
 )
 
 // bulkMax is the most runs one bulk action applies to: "all runs matching
-// this filter" takes the newest bulkMax of them.
+// this filter" takes the first bulkMax of them in the listing's order.
 const bulkMax = docket.MaxListLimit
 
 // bulkListed is how many run ids the confirmation lists before it counts
@@ -68,8 +68,8 @@ func bulkActionOf(r *http.Request) (runAction, error) {
 }
 
 // bulkConfirm serves POST "/runs/bulk": it resolves the selected runs, or
-// the newest bulkMax runs matching the posted filter with "all", and asks
-// to confirm. It changes nothing.
+// the first bulkMax runs matching the posted filter with "all", in the
+// runs page's order, and asks to confirm. It changes nothing.
 func (h *Handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 	a, err := bulkActionOf(r)
 	if err != nil {
@@ -85,13 +85,13 @@ func (h *Handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 		}
 		v.BackURL += "?" + f.values(false).Encode()
 		f.Limit = bulkMax
-		page, err := h.listRuns(r, f)
+		list, err := h.listRuns(r, f)
 		if err != nil {
 			h.failErr(w, r, "runs_bulk", err)
 			return
 		}
-		v.Capped = page.Next != nil
-		for _, run := range page.Runs {
+		v.Capped = list.Next != nil
+		for _, run := range list.Runs {
 			v.Keys = append(v.Keys, runKey(run.Scope, run.RunID))
 		}
 	} else {

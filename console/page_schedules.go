@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/docketrun/docket-go/docket"
 )
@@ -21,18 +23,30 @@ type schedulesView struct {
 	NextURL, FirstURL string
 }
 
-// scheduleRow is one schedule of the page with its pause or resume button.
+// scheduleRow is one schedule of the page with its buttons.
 type scheduleRow struct {
 	docket.PeriodicSchedule
 	// Cadence describes the ticks: "cron EXPR (ZONE)" or "every DURATION".
 	Cadence string
+	// Overdue reports a running schedule whose next tick is before the
+	// page's time: no Worker with Schedules set has taken it yet.
+	Overdue bool
 	// Action is "pause" for a running schedule and "resume" for a paused
 	// one; ActionURL is where its button posts.
 	Action, ActionURL string
+	// RemoveURL is the removal's confirmation page.
+	RemoveURL string
+	// RunsURL lists the runs the schedule's ticks inserted: the run id
+	// search for its tick run ids' prefix, in its scope.
+	RunsURL string
 }
 
-// scheduleActions are the schedule edits the page offers, by the path
-// segment that names them.
+// scheduleRemove is the path segment of a schedule's removal, which, unlike
+// the scheduleActions, posts from its confirmation page only.
+const scheduleRemove = "remove"
+
+// scheduleActions are the schedule edits the page's buttons apply at once,
+// by the path segment that names them.
 var scheduleActions = map[string]func(a *docket.Admin) func(r *http.Request, scope docket.Scope, name string, opts docket.ScheduleWriteOptions) (docket.PeriodicSchedule, error){
 	"pause": func(a *docket.Admin) func(r *http.Request, scope docket.Scope, name string, opts docket.ScheduleWriteOptions) (docket.PeriodicSchedule, error) {
 		return func(r *http.Request, scope docket.Scope, name string, opts docket.ScheduleWriteOptions) (docket.PeriodicSchedule, error) {
@@ -105,12 +119,16 @@ func (h *Handler) renderSchedules(w http.ResponseWriter, r *http.Request, status
 		h.failErr(w, r, "schedules", err)
 		return
 	}
+	now := time.Now()
 	for _, s := range page.Schedules {
-		row := scheduleRow{PeriodicSchedule: s, Cadence: cadenceOf(s), Action: "pause"}
+		row := scheduleRow{PeriodicSchedule: s, Cadence: cadenceOf(s), Action: "pause", Overdue: !s.Paused && s.NextTickAt.Before(now)}
 		if s.Paused {
 			row.Action = "resume"
 		}
-		row.ActionURL = h.prefix + schedulePath(s.Scope, s.Name) + "/" + row.Action
+		path := h.prefix + schedulePath(s.Scope, s.Name)
+		row.ActionURL = path + "/" + row.Action
+		row.RemoveURL = path + "/" + scheduleRemove
+		row.RunsURL = h.prefix + "/runs?" + scheduleRunsQuery(s.Scope, s.Name).Encode()
 		data.Schedules = append(data.Schedules, row)
 	}
 	if page.Next != nil {
@@ -129,17 +147,43 @@ func (h *Handler) renderSchedules(w http.ResponseWriter, r *http.Request, status
 	h.render(w, r, status, "schedules", v)
 }
 
-// scheduleAction serves POST .../{name}/{action}: a pause or resume as a
-// compare-and-set on "expected_version", then a redirect to the schedules
-// page. A stale form is refused with 409, both versions named and nothing
-// changed.
+// scheduleRunsQuery is the runs page query of the runs a schedule's ticks
+// inserted: each tick's run id is ScheduleRunID's, so they share the prefix
+// up to the "@" before the tick's time, and the scope filter keeps out the
+// ids of another scope that share it (a tenant id may hold "@").
+func scheduleRunsQuery(scope docket.Scope, name string) url.Values {
+	id := docket.ScheduleRunID(scope, name, time.Time{})
+	q := url.Values{"q": {id[:strings.LastIndex(id, "@")+1]}}
+	if tenant, ok := scope.TenantID(); ok {
+		q.Set("tenant", tenant)
+	} else {
+		q.Set("tenantless", "1")
+	}
+	return q
+}
+
+// scheduleAction serves POST .../{name}/{action}: a pause, resume or
+// removal as a compare-and-set on "expected_version", then a redirect to
+// the schedules page. A removal needs its confirmation page's "confirm"
+// field; without it the browser is sent to that page. A stale form is
+// refused with 409, both versions named and nothing changed.
 func (h *Handler) scheduleAction(w http.ResponseWriter, r *http.Request, scope docket.Scope) {
-	action, ok := scheduleActions[r.PathValue("action")]
+	name := r.PathValue("name")
+	actionName := r.PathValue("action")
+	action, ok := scheduleActions[actionName]
+	if actionName == scheduleRemove {
+		if r.PostFormValue("confirm") != "yes" {
+			// A removal is applied from its confirmation page only;
+			// anything else is sent there, having changed nothing.
+			http.Redirect(w, r, h.prefix+schedulePath(scope, name)+"/"+scheduleRemove, http.StatusSeeOther)
+			return
+		}
+		action, ok = removeSchedule, true
+	}
 	if !ok {
 		h.fail(w, r, "schedule_action", failure{status: http.StatusNotFound, class: "not_found", message: "No such schedule action."})
 		return
 	}
-	name := r.PathValue("name")
 	expected, err := strconv.ParseInt(r.PostFormValue("expected_version"), 10, 64)
 	if err != nil {
 		h.failErr(w, r, "schedule_action", fmt.Errorf("%w: expected_version %q is not an integer", errBadInput, r.PostFormValue("expected_version")))
@@ -160,6 +204,45 @@ func (h *Handler) scheduleAction(w http.ResponseWriter, r *http.Request, scope d
 		h.failErr(w, r, "schedule_action", err)
 		return
 	}
-	q := url.Values{"done": {"schedule-" + r.PathValue("action")}, "version": {strconv.FormatInt(written.Version, 10)}}
+	q := url.Values{"done": {"schedule-" + actionName}, "version": {strconv.FormatInt(written.Version, 10)}}
 	http.Redirect(w, r, h.prefix+"/schedules?"+q.Encode(), http.StatusSeeOther)
+}
+
+// removeSchedule removes a schedule and returns it as it was, whose version
+// the notice names.
+func removeSchedule(a *docket.Admin) func(r *http.Request, scope docket.Scope, name string, opts docket.ScheduleWriteOptions) (docket.PeriodicSchedule, error) {
+	return func(r *http.Request, scope docket.Scope, name string, opts docket.ScheduleWriteOptions) (docket.PeriodicSchedule, error) {
+		if err := a.RemoveSchedule(r.Context(), scope, name, opts); err != nil {
+			return docket.PeriodicSchedule{}, err
+		}
+		return docket.PeriodicSchedule{Scope: scope, Name: name, Version: *opts.ExpectedVersion}, nil
+	}
+}
+
+// scheduleRemoveView is the removal confirmation page's content.
+type scheduleRemoveView struct {
+	Schedule scheduleRow
+	// BackURL is the schedules page, the way back without removing;
+	// ActionURL is where the confirmation posts.
+	BackURL, ActionURL string
+}
+
+// scheduleRemovePage serves GET .../{name}/remove: what removing the
+// schedule does and a form that does it on the version shown, so a removal
+// takes two deliberate clicks without any script.
+func (h *Handler) scheduleRemovePage(w http.ResponseWriter, r *http.Request, scope docket.Scope) {
+	if !h.allowWrites {
+		h.fail(w, r, "schedule_remove", failure{status: http.StatusForbidden, class: "read_only", message: "This console is read-only: writes are disabled."})
+		return
+	}
+	name := r.PathValue("name")
+	s, err := h.admin.FetchSchedule(r.Context(), scope, name)
+	if err != nil {
+		h.failErr(w, r, "schedule_remove", err)
+		return
+	}
+	row := scheduleRow{PeriodicSchedule: s, Cadence: cadenceOf(s), Overdue: !s.Paused && s.NextTickAt.Before(time.Now()),
+		RunsURL: h.prefix + "/runs?" + scheduleRunsQuery(s.Scope, s.Name).Encode()}
+	h.render(w, r, http.StatusOK, "schedule-remove", view{Title: fmt.Sprintf("Remove schedule %s of %s?", name, scopeName(scope)), Nav: "schedules",
+		Data: scheduleRemoveView{Schedule: row, BackURL: h.prefix + "/schedules", ActionURL: h.prefix + schedulePath(scope, name) + "/" + scheduleRemove}})
 }

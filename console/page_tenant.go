@@ -218,6 +218,7 @@ var notices = map[string]string{
 	"tenant-resume":   "Tenant resumed (partition version %s).",
 	"schedule-pause":  "Schedule paused (schedule version %s).",
 	"schedule-resume": "Schedule resumed (schedule version %s).",
+	"schedule-remove": "Schedule removed (it was at version %s); the runs it inserted stay.",
 	"cancel":          "Run cancelled.",
 	"resume":          "Run resumed.",
 	"retry-poisoned":  "Poisoned run retried.",

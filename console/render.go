@@ -17,7 +17,7 @@ func staticFS() (fs.FS, error) {
 }
 
 // pageNames are the page templates; each is parsed with the layout.
-var pageNames = []string{"domains", "domain", "tenants", "tenant", "ring", "runs", "run", "bulk", "schedules", "cancel", "error"}
+var pageNames = []string{"queues", "domain", "tenants", "tenant", "ring", "runs", "run", "bulk", "schedules", "schedule-remove", "cancel", "error"}
 
 // pageSet maps a page name to its parsed template.
 type pageSet map[string]*template.Template

@@ -2415,6 +2415,10 @@ CREATE INDEX docket_runs_queued_ready_idx ON public.docket_runs USING btree (sco
 
 CREATE INDEX docket_runs_ready_idx ON public.docket_runs USING btree (wake_at, id) WHERE ((status = 'running'::text) AND (poisoned_at IS NULL) AND (claim_token IS NULL));
 
+-- Name: docket_runs_run_id_prefix_idx; Type: INDEX; Schema: public; Owner: -
+
+CREATE INDEX docket_runs_run_id_prefix_idx ON public.docket_runs USING btree (run_id text_pattern_ops);
+
 -- Name: docket_runs_unadmitted_claimed_idx; Type: INDEX; Schema: public; Owner: -
 
 CREATE INDEX docket_runs_unadmitted_claimed_idx ON public.docket_runs USING btree (scope_key) WHERE ((status = 'running'::text) AND (poisoned_at IS NULL) AND (claim_token IS NOT NULL) AND (tenant_admitted_at IS NULL));

@@ -358,6 +358,10 @@ const (
 	RingDormant RingState = "dormant"
 	// RingParked is a parked partition, which parked-mode calls skip.
 	RingParked RingState = "parked"
+	// RingPaused is a paused tenant (PauseTenant) with unfinished runs, or
+	// any position with unfinished runs of a paused domain (PauseDomain):
+	// none of its runs is admitted or leased until the resume.
+	RingPaused RingState = "paused"
 	// RingEmpty has no unfinished run; it keeps its position but is outside
 	// the ring proper.
 	RingEmpty RingState = "empty"
@@ -562,6 +566,8 @@ func ringStateOf(r dbgen.ConsoleRingWindowRow) RingState {
 	switch {
 	case r.UnfinishedCount == 0:
 		return RingEmpty
+	case r.Paused:
+		return RingPaused
 	case r.Parked:
 		return RingParked
 	case r.HasAdmittedReady || (r.HasQueued && underCap):

@@ -177,6 +177,8 @@ const (
 	opDomainOverview           = "domain_overview"
 	opRingWindow               = "ring_window"
 	opCountRunPhases           = "count_run_phases"
+	opSearchRuns               = "search_runs"
+	opListQueuedRuns           = "list_queued_runs"
 )
 
 // The result attribute values of docket.store.duration.

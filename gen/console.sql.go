@@ -184,7 +184,7 @@ func (q *Queries) ConsoleRingStart(ctx context.Context, arg ConsoleRingStartPara
 
 const ConsoleRingWindow = `-- name: ConsoleRingWindow :many
 select s.ring_position, s.scope_key, s.unfinished_count,
-       (s.parked_until is not null)::boolean as parked,
+       (s.parked_until is not null)::boolean as parked, (p.paused or pol.paused)::boolean as paused,
        coalesce(p.max_active, pol.max_active) as effective_max_active,
        exists (select 1 from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
@@ -213,6 +213,7 @@ type ConsoleRingWindowRow struct {
 	ScopeKey           string
 	UnfinishedCount    int64
 	Parked             bool
+	Paused             bool
 	EffectiveMaxActive *int32
 	HasQueued          bool
 	HasAdmittedReady   bool
@@ -236,6 +237,7 @@ func (q *Queries) ConsoleRingWindow(ctx context.Context, arg ConsoleRingWindowPa
 			&i.ScopeKey,
 			&i.UnfinishedCount,
 			&i.Parked,
+			&i.Paused,
 			&i.EffectiveMaxActive,
 			&i.HasQueued,
 			&i.HasAdmittedReady,

@@ -1992,7 +1992,19 @@ create trigger docket_runs_release_unique_trg
     execute function docket_runs_release_unique();
 -- Unique runs (end).
 
+-- Run id prefix search (Admin.SearchRuns, the console's run search): an
+-- index in byte order, whatever the database's collation, so a prefix is one
+-- range of it (run_id ~>=~ prefix and run_id ~<~ the prefix's successor). The
+-- unique index on run_id sorts by the collation, in which a prefix's ids need
+-- not be one range.
+create index docket_runs_run_id_prefix_idx on docket_runs (run_id text_pattern_ops);
+-- end run id prefix search
+
 -- migrate:down
+
+-- Run id prefix search.
+drop index docket_runs_run_id_prefix_idx;
+-- end run id prefix search
 
 -- Unique runs (begin).
 drop trigger docket_runs_release_unique_trg on docket_runs;

@@ -213,3 +213,468 @@ func (q *Queries) ListDomainRunsAfter(ctx context.Context, arg ListDomainRunsAft
 	}
 	return items, nil
 }
+
+const ListQueuedRuns = `-- name: ListQueuedRuns :many
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+   and r.tenant_admitted_at is null and r.wake_at <= now()
+   and /*schema*/docket_run_phase(r, now()) <> 'paused'
+   and ($1::text is null or r.graph_id = $1::text)
+   and ($2::timestamptz is null or r.started_at >= $2::timestamptz)
+   and ($3::timestamptz is null or r.started_at < $3::timestamptz)
+ order by r.wake_at, r.id
+ limit $4
+`
+
+type ListQueuedRunsParams struct {
+	GraphID       *string
+	StartedFrom   *time.Time
+	StartedBefore *time.Time
+	PageLimit     int32
+}
+
+type ListQueuedRunsRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
+// The first page of the queued runs of every scope in admission order, the
+// order in which each tenant's FIFO admits them: (wake_at, id), oldest
+// first, served by docket_runs_ready_idx, whose predicate the spelled-out
+// unclaimed, unadmitted state implies. Such a due row's phase is queued or,
+// for a paused tenant, paused: the phase check drops the latter. It is
+// written as "<> 'paused'", which the planner estimates to keep nearly every
+// row (as it does), so a page walks the index in order and stops at the
+// limit; "= 'queued'" would be estimated to keep few and be planned as a
+// sort of every queued row, calling the phase function on each.
+func (q *Queries) ListQueuedRuns(ctx context.Context, arg ListQueuedRunsParams) ([]ListQueuedRunsRow, error) {
+	rows, err := q.db.Query(ctx, ListQueuedRuns,
+		arg.GraphID,
+		arg.StartedFrom,
+		arg.StartedBefore,
+		arg.PageLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListQueuedRunsRow
+	for rows.Next() {
+		var i ListQueuedRunsRow
+		if err := rows.Scan(
+			&i.DocketRun.ID,
+			&i.DocketRun.RunID,
+			&i.DocketRun.TenantID,
+			&i.DocketRun.ScopeKey,
+			&i.DocketRun.GraphID,
+			&i.DocketRun.GraphHash,
+			&i.DocketRun.Status,
+			&i.DocketRun.Step,
+			&i.DocketRun.State,
+			&i.DocketRun.CheckpointSeq,
+			&i.DocketRun.LatestCheckpointType,
+			&i.DocketRun.ClaimToken,
+			&i.DocketRun.ClaimedAt,
+			&i.DocketRun.WakeAt,
+			&i.DocketRun.ClaimAttempts,
+			&i.DocketRun.ClaimAbandons,
+			&i.DocketRun.PoisonedAt,
+			&i.DocketRun.PoisonReason,
+			&i.DocketRun.InsertedAt,
+			&i.DocketRun.StartedAt,
+			&i.DocketRun.UpdatedAt,
+			&i.DocketRun.FinishedAt,
+			&i.DocketRun.TenantAdmittedAt,
+			&i.DocketRun.Attempt,
+			&i.DocketRun.Errors,
+			&i.DocketRun.TraceContext,
+			&i.DocketRun.LastCommitToken,
+			&i.DocketRun.UniqueKey,
+			&i.DocketRun.UniqueBucket,
+			&i.DocketRun.UniqueStatuses,
+			&i.Phase,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListQueuedRunsAfter = `-- name: ListQueuedRunsAfter :many
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+   and r.tenant_admitted_at is null and r.wake_at <= now()
+   and (r.wake_at, r.id) > ($1::timestamptz,
+                            (select c.id from /*schema*/docket_runs c where c.run_id = $2::text))
+   and /*schema*/docket_run_phase(r, now()) <> 'paused'
+   and ($3::text is null or r.graph_id = $3::text)
+   and ($4::timestamptz is null or r.started_at >= $4::timestamptz)
+   and ($5::timestamptz is null or r.started_at < $5::timestamptz)
+ order by r.wake_at, r.id
+ limit $6
+`
+
+type ListQueuedRunsAfterParams struct {
+	AfterWakeAt   time.Time
+	AfterRunID    string
+	GraphID       *string
+	StartedFrom   *time.Time
+	StartedBefore *time.Time
+	PageLimit     int32
+}
+
+type ListQueuedRunsAfterRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
+// A later page of ListQueuedRuns, strictly after the cursor run's (wake_at,
+// id) as an index condition; a cursor run deleted since continues after
+// its due time.
+func (q *Queries) ListQueuedRunsAfter(ctx context.Context, arg ListQueuedRunsAfterParams) ([]ListQueuedRunsAfterRow, error) {
+	rows, err := q.db.Query(ctx, ListQueuedRunsAfter,
+		arg.AfterWakeAt,
+		arg.AfterRunID,
+		arg.GraphID,
+		arg.StartedFrom,
+		arg.StartedBefore,
+		arg.PageLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListQueuedRunsAfterRow
+	for rows.Next() {
+		var i ListQueuedRunsAfterRow
+		if err := rows.Scan(
+			&i.DocketRun.ID,
+			&i.DocketRun.RunID,
+			&i.DocketRun.TenantID,
+			&i.DocketRun.ScopeKey,
+			&i.DocketRun.GraphID,
+			&i.DocketRun.GraphHash,
+			&i.DocketRun.Status,
+			&i.DocketRun.Step,
+			&i.DocketRun.State,
+			&i.DocketRun.CheckpointSeq,
+			&i.DocketRun.LatestCheckpointType,
+			&i.DocketRun.ClaimToken,
+			&i.DocketRun.ClaimedAt,
+			&i.DocketRun.WakeAt,
+			&i.DocketRun.ClaimAttempts,
+			&i.DocketRun.ClaimAbandons,
+			&i.DocketRun.PoisonedAt,
+			&i.DocketRun.PoisonReason,
+			&i.DocketRun.InsertedAt,
+			&i.DocketRun.StartedAt,
+			&i.DocketRun.UpdatedAt,
+			&i.DocketRun.FinishedAt,
+			&i.DocketRun.TenantAdmittedAt,
+			&i.DocketRun.Attempt,
+			&i.DocketRun.Errors,
+			&i.DocketRun.TraceContext,
+			&i.DocketRun.LastCommitToken,
+			&i.DocketRun.UniqueKey,
+			&i.DocketRun.UniqueBucket,
+			&i.DocketRun.UniqueStatuses,
+			&i.Phase,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListScopeQueuedRuns = `-- name: ListScopeQueuedRuns :many
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = $1::text
+   and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+   and r.tenant_admitted_at is null and r.wake_at <= now()
+   and /*schema*/docket_run_phase(r, now()) <> 'paused'
+   and ($2::text is null or r.graph_id = $2::text)
+   and ($3::timestamptz is null or r.started_at >= $3::timestamptz)
+   and ($4::timestamptz is null or r.started_at < $4::timestamptz)
+ order by r.wake_at, r.id
+ limit $5
+`
+
+type ListScopeQueuedRunsParams struct {
+	ScopeKey      string
+	GraphID       *string
+	StartedFrom   *time.Time
+	StartedBefore *time.Time
+	PageLimit     int32
+}
+
+type ListScopeQueuedRunsRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
+// The first page of one scope's queued runs in its FIFO's order, (wake_at,
+// id), the order promotion admits them, served by docket_runs_queued_ready_idx.
+func (q *Queries) ListScopeQueuedRuns(ctx context.Context, arg ListScopeQueuedRunsParams) ([]ListScopeQueuedRunsRow, error) {
+	rows, err := q.db.Query(ctx, ListScopeQueuedRuns,
+		arg.ScopeKey,
+		arg.GraphID,
+		arg.StartedFrom,
+		arg.StartedBefore,
+		arg.PageLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListScopeQueuedRunsRow
+	for rows.Next() {
+		var i ListScopeQueuedRunsRow
+		if err := rows.Scan(
+			&i.DocketRun.ID,
+			&i.DocketRun.RunID,
+			&i.DocketRun.TenantID,
+			&i.DocketRun.ScopeKey,
+			&i.DocketRun.GraphID,
+			&i.DocketRun.GraphHash,
+			&i.DocketRun.Status,
+			&i.DocketRun.Step,
+			&i.DocketRun.State,
+			&i.DocketRun.CheckpointSeq,
+			&i.DocketRun.LatestCheckpointType,
+			&i.DocketRun.ClaimToken,
+			&i.DocketRun.ClaimedAt,
+			&i.DocketRun.WakeAt,
+			&i.DocketRun.ClaimAttempts,
+			&i.DocketRun.ClaimAbandons,
+			&i.DocketRun.PoisonedAt,
+			&i.DocketRun.PoisonReason,
+			&i.DocketRun.InsertedAt,
+			&i.DocketRun.StartedAt,
+			&i.DocketRun.UpdatedAt,
+			&i.DocketRun.FinishedAt,
+			&i.DocketRun.TenantAdmittedAt,
+			&i.DocketRun.Attempt,
+			&i.DocketRun.Errors,
+			&i.DocketRun.TraceContext,
+			&i.DocketRun.LastCommitToken,
+			&i.DocketRun.UniqueKey,
+			&i.DocketRun.UniqueBucket,
+			&i.DocketRun.UniqueStatuses,
+			&i.Phase,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListScopeQueuedRunsAfter = `-- name: ListScopeQueuedRunsAfter :many
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.scope_key = $1::text
+   and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
+   and r.tenant_admitted_at is null and r.wake_at <= now()
+   and (r.wake_at, r.id) > ($2::timestamptz,
+                            (select c.id from /*schema*/docket_runs c where c.run_id = $3::text))
+   and /*schema*/docket_run_phase(r, now()) <> 'paused'
+   and ($4::text is null or r.graph_id = $4::text)
+   and ($5::timestamptz is null or r.started_at >= $5::timestamptz)
+   and ($6::timestamptz is null or r.started_at < $6::timestamptz)
+ order by r.wake_at, r.id
+ limit $7
+`
+
+type ListScopeQueuedRunsAfterParams struct {
+	ScopeKey      string
+	AfterWakeAt   time.Time
+	AfterRunID    string
+	GraphID       *string
+	StartedFrom   *time.Time
+	StartedBefore *time.Time
+	PageLimit     int32
+}
+
+type ListScopeQueuedRunsAfterRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
+// A later page of ListScopeQueuedRuns, as ListQueuedRunsAfter continues.
+func (q *Queries) ListScopeQueuedRunsAfter(ctx context.Context, arg ListScopeQueuedRunsAfterParams) ([]ListScopeQueuedRunsAfterRow, error) {
+	rows, err := q.db.Query(ctx, ListScopeQueuedRunsAfter,
+		arg.ScopeKey,
+		arg.AfterWakeAt,
+		arg.AfterRunID,
+		arg.GraphID,
+		arg.StartedFrom,
+		arg.StartedBefore,
+		arg.PageLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListScopeQueuedRunsAfterRow
+	for rows.Next() {
+		var i ListScopeQueuedRunsAfterRow
+		if err := rows.Scan(
+			&i.DocketRun.ID,
+			&i.DocketRun.RunID,
+			&i.DocketRun.TenantID,
+			&i.DocketRun.ScopeKey,
+			&i.DocketRun.GraphID,
+			&i.DocketRun.GraphHash,
+			&i.DocketRun.Status,
+			&i.DocketRun.Step,
+			&i.DocketRun.State,
+			&i.DocketRun.CheckpointSeq,
+			&i.DocketRun.LatestCheckpointType,
+			&i.DocketRun.ClaimToken,
+			&i.DocketRun.ClaimedAt,
+			&i.DocketRun.WakeAt,
+			&i.DocketRun.ClaimAttempts,
+			&i.DocketRun.ClaimAbandons,
+			&i.DocketRun.PoisonedAt,
+			&i.DocketRun.PoisonReason,
+			&i.DocketRun.InsertedAt,
+			&i.DocketRun.StartedAt,
+			&i.DocketRun.UpdatedAt,
+			&i.DocketRun.FinishedAt,
+			&i.DocketRun.TenantAdmittedAt,
+			&i.DocketRun.Attempt,
+			&i.DocketRun.Errors,
+			&i.DocketRun.TraceContext,
+			&i.DocketRun.LastCommitToken,
+			&i.DocketRun.UniqueKey,
+			&i.DocketRun.UniqueBucket,
+			&i.DocketRun.UniqueStatuses,
+			&i.Phase,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const SearchRuns = `-- name: SearchRuns :many
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+  from /*schema*/docket_runs r
+ where r.run_id ~>=~ $1::text
+   and r.run_id ~<~ $2::text
+   and r.run_id ~>~ $3::text
+   and case when $4::text is null then true else r.scope_key = $4::text end
+   and case when $5::text is null then true else r.graph_id = $5::text end
+   and case when $6::text is null then true else r.status = $6::text end
+   and case when $7::text is null then true
+            else /*schema*/docket_run_phase(r, now()) = $7::text end
+ order by r.run_id using ~<~
+ limit $8
+`
+
+type SearchRunsParams struct {
+	Prefix     string
+	PrefixEnd  string
+	AfterRunID string
+	ScopeKey   *string
+	GraphID    *string
+	Status     *string
+	Phase      *string
+	PageLimit  int32
+}
+
+type SearchRunsRow struct {
+	DocketRun DocketRun
+	Phase     string
+}
+
+// One page of the runs whose run id starts with a prefix, across every scope
+// or of one, in run id byte order: one range of docket_runs_run_id_prefix_idx
+// (text_pattern_ops), from the prefix (or strictly after the cursor id, ”
+// on the first page; the index scan starts at the greater of the two lower
+// bounds) up to the prefix's successor, the first string above every string
+// that starts with it, which the caller computes. The other filters are
+// checked on the rows of that range only, each written as a case: the
+// planner estimates an "(arg is null or column = arg)" filter to keep a
+// two-hundredth of the rows in a generic plan (the one a cached statement
+// may settle on), which made it fetch and sort the prefix's whole range
+// (a second for 200,000 matches); a case is estimated to keep half, and the
+// plan walks the range in order and stops at the page's end.
+func (q *Queries) SearchRuns(ctx context.Context, arg SearchRunsParams) ([]SearchRunsRow, error) {
+	rows, err := q.db.Query(ctx, SearchRuns,
+		arg.Prefix,
+		arg.PrefixEnd,
+		arg.AfterRunID,
+		arg.ScopeKey,
+		arg.GraphID,
+		arg.Status,
+		arg.Phase,
+		arg.PageLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SearchRunsRow
+	for rows.Next() {
+		var i SearchRunsRow
+		if err := rows.Scan(
+			&i.DocketRun.ID,
+			&i.DocketRun.RunID,
+			&i.DocketRun.TenantID,
+			&i.DocketRun.ScopeKey,
+			&i.DocketRun.GraphID,
+			&i.DocketRun.GraphHash,
+			&i.DocketRun.Status,
+			&i.DocketRun.Step,
+			&i.DocketRun.State,
+			&i.DocketRun.CheckpointSeq,
+			&i.DocketRun.LatestCheckpointType,
+			&i.DocketRun.ClaimToken,
+			&i.DocketRun.ClaimedAt,
+			&i.DocketRun.WakeAt,
+			&i.DocketRun.ClaimAttempts,
+			&i.DocketRun.ClaimAbandons,
+			&i.DocketRun.PoisonedAt,
+			&i.DocketRun.PoisonReason,
+			&i.DocketRun.InsertedAt,
+			&i.DocketRun.StartedAt,
+			&i.DocketRun.UpdatedAt,
+			&i.DocketRun.FinishedAt,
+			&i.DocketRun.TenantAdmittedAt,
+			&i.DocketRun.Attempt,
+			&i.DocketRun.Errors,
+			&i.DocketRun.TraceContext,
+			&i.DocketRun.LastCommitToken,
+			&i.DocketRun.UniqueKey,
+			&i.DocketRun.UniqueBucket,
+			&i.DocketRun.UniqueStatuses,
+			&i.Phase,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -5,12 +5,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
 
+	"github.com/docketrun/docket-go/docket"
+	"github.com/docketrun/docket-go/policy"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
@@ -101,9 +105,12 @@ func consoleBrowserText(t *testing.T, ctx context.Context, sel string) string {
 // A real browser drives the console: the domain page, sorting tenants,
 // opening a tenant, changing its cap, the stale refusal of a second browser
 // context holding the old form and applying its edit on the new version,
-// cancelling a run through its confirmation page, and pausing and resuming
-// a schedule, with the database checked after each step and a screenshot of
-// each page. The domain page's
+// cancelling a run through its confirmation page, searching runs by id
+// prefix and exact id, the queued tab in admission order and newest first,
+// a paused tenant on the ring, pausing and resuming a schedule, its overdue
+// tick, its runs and its removal through a confirmation page, and the
+// queues page of an all-domains console, with the database checked after
+// each step and a screenshot of each page. The domain page's
 // live refresh is seen too, so the script runs under the page's CSP.
 func TestConsoleBrowser(t *testing.T) {
 	t.Parallel()
@@ -228,9 +235,52 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("a1 in the database after cancel: %s", got)
 	}
 
+	// Search runs by id prefix, then by an exact id, each checked against
+	// the database's byte order of the ids.
+	consoleDo(t, tab, "runs page again", chromedp.Click(`nav a[href$="/runs"]`), chromedp.WaitVisible("#search-q"))
+	consoleDo(t, tab, "search a", chromedp.SetValue("#search-q", "a"), chromedp.Click("#search-submit"), chromedp.WaitVisible("#search-note"))
+	if got, want := consoleBrowserRunIDs(t, tab), consoleRunsStartingWith(t, d, "a"); got != "a1 a2 a3 ap" || got != want {
+		t.Fatalf("search a lists %q; the database %q", got, want)
+	}
+	shot(tab, "runs-search")
+	consoleDo(t, tab, "search a2", chromedp.SetValue("#search-q", "a2"), chromedp.Click("#search-submit"),
+		chromedp.WaitVisible(`//h1[normalize-space()='Runs whose id starts with "a2"']`))
+	if got, want := consoleBrowserRunIDs(t, tab), consoleRunsStartingWith(t, d, "a2"); got != "a2" || got != want {
+		t.Fatalf("search a2 lists %q; the database %q", got, want)
+	}
+	// The queued tab in admission order (a1 is cancelled now), then newest
+	// first.
+	consoleDo(t, tab, "clear the search", chromedp.Click("#search-clear"), chromedp.WaitVisible("#tab-queued"))
+	consoleDo(t, tab, "queued tab", chromedp.Click("#tab-queued"), chromedp.WaitVisible(`#order-admission[aria-current]`))
+	if got, want := consoleBrowserRunIDs(t, tab), consoleQueuedFIFO(t, d); got != "a2 x1" || got != want {
+		t.Fatalf("the queued tab lists %q; the database's admission order %q", got, want)
+	}
+	shot(tab, "runs-queued")
+	consoleDo(t, tab, "newest first", chromedp.Click("#order-newest"), chromedp.WaitVisible(`#order-newest[aria-current]`))
+	if got := consoleBrowserRunIDs(t, tab); got != "x1 a2" {
+		t.Fatalf("the queued tab newest first lists %q", got)
+	}
+
+	// Pause acme: the ring shows it paused.
+	consoleDo(t, tab, "acme again", chromedp.Navigate(base+"/tenants/acme"), chromedp.WaitVisible("#pause"))
+	consoleDo(t, tab, "pause acme for the ring", chromedp.Click("#pause"), chromedp.WaitVisible("#resume"))
+	if got := consolePaused(t, d, "acme"); got != "paused=true@5" {
+		t.Fatalf("acme in the database after the second pause: %s", got)
+	}
 	consoleDo(t, tab, "ring page", chromedp.Click(`nav a[href$="/ring"]`), chromedp.WaitVisible("svg.ring"))
 	if got := consoleBrowserText(t, tab, "#ring-size") + " " + consoleBrowserText(t, tab, "#partitions"); got != "4 6" {
 		t.Fatalf("ring page counts %q", got)
+	}
+	acmeRow, err := chromedp.Run(tab, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("#ring tbody tr")).map(tr => Array.from(tr.cells).map(td => td.textContent.trim()).join(" | ")).find(r => r.includes(" | acme | "))`))
+	if err != nil || acmeRow != "1 | acme | paused | 3" {
+		t.Fatalf("acme's ring row %q (%v)", acmeRow, err)
+	}
+	// a1's cancel left acme three unfinished runs.
+	if n := testkit.QueryInt64(t, d.pool, `select unfinished_count from docket_claim_schedule where scope_key = 'acme'`); n != 3 {
+		t.Fatalf("acme's unfinished count in the database: %d", n)
+	}
+	if got := consoleBrowserText(t, tab, "#legend"); strings.Join(strings.Fields(got), " ") != "eligible capped dormant paused parked empty cursor (last visited)" {
+		t.Fatalf("ring legend %q", got)
 	}
 	shot(tab, "ring")
 
@@ -252,4 +302,130 @@ func TestConsoleBrowser(t *testing.T) {
 	if got := consoleBrowserText(t, tab, "#pause-acme-nightly"); got != "Pause" {
 		t.Fatalf("nightly's button after resume %q", got)
 	}
+	// weekly's next tick is in the past: overdue; nightly's, moved past now
+	// by the resume, is not.
+	if got := consoleBrowserText(t, tab, "#schedule-beta-weekly .next-tick"); got != "2026-01-04 00:00:00Z overdue" {
+		t.Fatalf("weekly's next tick reads %q", got)
+	}
+	if n := testkit.QueryInt64(t, d.pool, `select count(*) from docket_schedules where name = 'weekly' and next_tick_at < now()`); n != 1 {
+		t.Fatalf("weekly overdue in the database: %d", n)
+	}
+	if got := consoleBrowserText(t, tab, "#schedule-acme-nightly .next-tick"); strings.Contains(got, "overdue") {
+		t.Fatalf("nightly's next tick reads %q after the resume", got)
+	}
+	// The schedules table spans the page's width.
+	full, err := chromedp.Run(tab, chromedp.Evaluate[bool](`(() => { const m = document.querySelector("main"), s = getComputedStyle(m);
+		return Math.abs(document.querySelector("#schedules").getBoundingClientRect().width - (m.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight))) < 1 })()`))
+	if err != nil || !full {
+		t.Fatalf("the schedules table does not use the page's width (%v)", err)
+	}
+
+	// Take the ticks due at 08:30 on the first day: hourly's 08:00 tick
+	// (nightly's next tick is past now since its resume); "its runs" lists
+	// it.
+	client := testkit.OpenClient(t, d.pool, docket.Config{ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2}})
+	if err := pgx.BeginFunc(testkit.Context(t), d.pool, func(tx pgx.Tx) error {
+		_, err := client.TakeDueTicksTx(testkit.Context(t), tx, time.Date(2026, 1, 1, 8, 30, 0, 0, time.UTC), 0)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	consoleDo(t, tab, "schedules again", chromedp.Click(`nav a[href$="/schedules"]`), chromedp.WaitVisible("#schedules"))
+	consoleDo(t, tab, "hourly's runs", chromedp.Click(`[id="runs-(tenantless)-hourly"]`), chromedp.WaitVisible("#search-note"))
+	if got, want := consoleBrowserRunIDs(t, tab), consoleRunsStartingWith(t, d, "schedule:hourly@"); got != "schedule:hourly@2026-01-01T08:00:00Z" || got != want {
+		t.Fatalf("hourly's runs: %q; the database %q", got, want)
+	}
+
+	// Remove weekly through its confirmation page, keeping it once first.
+	consoleDo(t, tab, "schedules, to remove", chromedp.Click(`nav a[href$="/schedules"]`), chromedp.WaitVisible("#schedules"))
+	consoleDo(t, tab, "remove weekly", chromedp.Click("#remove-beta-weekly"), chromedp.WaitVisible("#confirm-remove"))
+	if got := consoleBrowserText(t, tab, "#confirm-remove"); got != "Yes, remove schedule weekly" {
+		t.Fatalf("removal button %q", got)
+	}
+	red, err := chromedp.Run(tab, chromedp.Evaluate[string](`getComputedStyle(document.querySelector("#confirm-remove")).backgroundColor`))
+	if err != nil || red != "rgb(198, 40, 40)" {
+		t.Fatalf("the removal button's background %q (%v), want the danger red", red, err)
+	}
+	if got := consoleSchedule(t, d, "weekly"); got != "running@1" {
+		t.Fatalf("weekly in the database on the confirmation page: %s", got)
+	}
+	shot(tab, "schedule-remove")
+	consoleDo(t, tab, "keep weekly", chromedp.Click("#keep-schedule"), chromedp.WaitVisible("#remove-beta-weekly"))
+	if got := consoleSchedule(t, d, "weekly"); got != "running@1" {
+		t.Fatalf("weekly in the database after keeping it: %s", got)
+	}
+	consoleDo(t, tab, "remove weekly again", chromedp.Click("#remove-beta-weekly"), chromedp.WaitVisible("#confirm-remove"))
+	consoleDo(t, tab, "confirm the removal", chromedp.Click("#confirm-remove"), chromedp.WaitVisible("#notice"))
+	if got := consoleBrowserText(t, tab, "#notice"); got != "Schedule removed (it was at version 1); the runs it inserted stay." {
+		t.Fatalf("after the removal the page says %q", got)
+	}
+	if n := testkit.QueryInt64(t, d.pool, `select count(*) from docket_schedules where name = 'weekly'`); n != 0 {
+		t.Fatalf("weekly rows in the database after the removal: %d", n)
+	}
+
+	// The queues page of an all-domains console on the same database: the
+	// domain's runs by phase, as the database counts them, each count
+	// linking its runs.
+	all := consoleAllDomainsServer(t, d.pool)
+	consoleDo(t, tab, "queues page", chromedp.Navigate(all.URL+consolePrefix+"/"), chromedp.WaitVisible("#domain-list"))
+	cells, err := chromedp.Run(tab, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("#queue-public td[data-phase]")).map(td => td.dataset.phase + "=" + td.textContent.trim()).join(" ")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := consolePhaseCounts(t, d); cells != want {
+		t.Fatalf("the queues page counts %q; the database %q", cells, want)
+	}
+	shot(tab, "queues")
+	consoleDo(t, tab, "the queued runs", chromedp.Click(`#queue-public td[data-phase="queued"] a`), chromedp.WaitVisible(`#order-admission[aria-current]`))
+	if got, want := consoleBrowserRunIDs(t, tab), consoleQueuedFIFO(t, d); got != want {
+		t.Fatalf("public's queued runs %q; the database's admission order %q", got, want)
+	}
+}
+
+// consoleBrowserRunIDs is the run id of each row of the page's runs table,
+// in order, space-separated.
+func consoleBrowserRunIDs(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	ids, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("#runs tbody tr a")).map(a => a.textContent).join(" ")`))
+	if err != nil {
+		t.Fatalf("run ids: %v", err)
+	}
+	return ids
+}
+
+// consoleRunsStartingWith is the ids of the runs whose id starts with
+// prefix, in byte order.
+func consoleRunsStartingWith(t *testing.T, d consoleDomain, prefix string) string {
+	t.Helper()
+	var ids string
+	if err := d.pool.QueryRow(testkit.Context(t), `select coalesce(string_agg(run_id, ' ' order by run_id collate "C"), '')
+		from docket_runs where starts_with(run_id, $1)`, prefix).Scan(&ids); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// consoleQueuedFIFO is the ids of the queued runs in admission order.
+func consoleQueuedFIFO(t *testing.T, d consoleDomain) string {
+	t.Helper()
+	var ids string
+	if err := d.pool.QueryRow(testkit.Context(t), `select coalesce(string_agg(run_id, ' ' order by wake_at, id), '')
+		from docket_runs r where docket_run_phase(r, now()) = 'queued'`).Scan(&ids); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// consolePhaseCounts is the domain's runs by phase as "phase=n" in the
+// runs page's tab order, then "all=n".
+func consolePhaseCounts(t *testing.T, d consoleDomain) string {
+	t.Helper()
+	var out []string
+	var total int64
+	for _, p := range docket.RunPhases() {
+		n := testkit.QueryInt64(t, d.pool, `select count(*) from docket_runs r where docket_run_phase(r, now()) = $1`, string(p))
+		total += n
+		out = append(out, string(p)+"="+strconv.FormatInt(n, 10))
+	}
+	return strings.Join(append(out, "all="+strconv.FormatInt(total, 10)), " ")
 }

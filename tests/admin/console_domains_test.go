@@ -51,7 +51,13 @@ func TestConsoleServesEveryDomainOfItsDatabase(t *testing.T) {
 	c := newConsoleClient(t, srv)
 
 	index := c.get("/").expect(t, "the domain list", http.StatusOK)
-	testkit.ExpectRows(t, "domain list", testkit.ConsoleTable(t, index.body, "domain-list"), "email", "reports")
+	// The queues page: each domain's runs by phase, in the runs page's tab
+	// order, then all of them; each run was inserted queued.
+	testkit.ExpectRows(t, "domain list", testkit.ConsoleTable(t, index.body, "domain-list"),
+		"email | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1", "reports | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1")
+	if !strings.Contains(index.body, `<a href="`+consolePrefix+`/domains/email/runs?phase=queued">1</a>`) {
+		t.Fatalf("the queues page does not link email's queued runs:\n%s", index.body)
+	}
 	if got := testkit.ConsoleFacts(t, index.body, "domains"); got != "Domain:" {
 		t.Fatalf("the list page's picker starts %q", got)
 	}
@@ -66,6 +72,9 @@ func TestConsoleServesEveryDomainOfItsDatabase(t *testing.T) {
 		if !strings.Contains(page.body, `<a href="`+consolePrefix+`/domains/`+schema+`/" aria-current="page">`+schema+`</a>`) ||
 			!strings.Contains(page.body, `<a href="`+consolePrefix+`/domains/`+other+`/">`+other+`</a>`) {
 			t.Fatalf("%s's runs page lacks the picker with %s current and a link to %s:\n%s", schema, schema, other, page.body)
+		}
+		if got := consoleLink(page.body, "nav-queues"); got != consolePrefix+"/" {
+			t.Fatalf("%s's runs page links the queues page as %q", schema, got)
 		}
 		if !strings.Contains(page.body, `href="`+consolePrefix+`/domains/`+schema+`/runs/acme/`+schema+`-run"`) {
 			t.Fatalf("%s's run link does not stay in its domain:\n%s", schema, page.body)

@@ -141,6 +141,21 @@ func consoleServer(t testing.TB, pool *pgxpool.Pool, writes bool, wrap func(http
 	return srv
 }
 
+// consoleAllDomainsServer mounts an all-domains console with writes on
+// pool's database under consolePrefix and returns the server.
+func consoleAllDomainsServer(t testing.TB, pool *pgxpool.Pool) *httptest.Server {
+	t.Helper()
+	h, err := console.New(testkit.Context(t), console.Config{Pool: pool, Prefix: consolePrefix, AllDomains: true, AllowWrites: true})
+	if err != nil {
+		t.Fatalf("console.New: %v", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(consolePrefix+"/", h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // consoleClient is a browser-like client: it keeps cookies and does not
 // follow redirects, so tests see the 303 after a write.
 type consoleClient struct {

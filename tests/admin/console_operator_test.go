@@ -70,10 +70,10 @@ func TestConsoleSchedulesPage(t *testing.T) {
 	d := consoleSeed(t)
 	consoleSchedules(t, d)
 	const (
-		hourly  = "(tenantless) | hourly | sweep | every 1h0m0s | skip | no | 2026-01-01 01:00:00Z | — | 1"
-		nightly = "acme | nightly | bill | cron 0 9 * * * (Europe/Paris) | skip | no | 2026-01-01 08:00:00Z | 2025-12-31 08:00:00Z | 1"
-		often   = "acme | often | send | every 5m0s | all | since 2026-01-02 00:00:00Z | — (paused) | — | 2"
-		weekly  = "beta | weekly | send | cron @weekly (UTC) | skip | no | 2026-01-04 00:00:00Z | — | 1"
+		hourly  = "(tenantless) | hourly | sweep | every 1h0m0s | skip | no | 2026-01-01 01:00:00Z overdue | — | 1 | its runs"
+		nightly = "acme | nightly | bill | cron 0 9 * * * (Europe/Paris) | skip | no | 2026-01-01 08:00:00Z overdue | 2025-12-31 08:00:00Z | 1 | its runs"
+		often   = "acme | often | send | every 5m0s | all | since 2026-01-02 00:00:00Z | — (paused) | — | 2 | its runs"
+		weekly  = "beta | weekly | send | cron @weekly (UTC) | skip | no | 2026-01-04 00:00:00Z overdue | — | 1 | its runs"
 	)
 	c := newConsoleClient(t, consoleServer(t, d.pool, false, nil))
 	r := c.get("/schedules").expect(t, "schedules", http.StatusOK)
@@ -124,7 +124,7 @@ func TestConsoleScheduleActions(t *testing.T) {
 	page := c.get("/schedules").expect(t, "schedules", http.StatusOK)
 	stalePage := second.get("/schedules").expect(t, "schedules, second tab", http.StatusOK)
 	rows := testkit.ConsoleTable(t, page.body, "schedules")
-	for i, want := range []string{"Pause", "Pause", "Resume", "Pause"} {
+	for i, want := range []string{"Pause Remove…", "Pause Remove…", "Resume Remove…", "Pause Remove…"} {
 		if !strings.HasSuffix(rows[i], " | "+want) {
 			t.Errorf("row %d %q does not end in its %s button", i, rows[i], want)
 		}
@@ -149,7 +149,7 @@ func TestConsoleScheduleActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.ExpectRows(t, "nightly paused", testkit.ConsoleTable(t, r.body, "schedules")[1:2],
-		"acme | nightly | bill | cron 0 9 * * * (Europe/Paris) | skip | since "+consoleTime(pausedAt)+" | — (paused) | 2025-12-31 08:00:00Z | 2 | Resume")
+		"acme | nightly | bill | cron 0 9 * * * (Europe/Paris) | skip | since "+consoleTime(pausedAt)+" | — (paused) | 2025-12-31 08:00:00Z | 2 | its runs | Resume Remove…")
 
 	// The second tab still holds version 1.
 	r = second.post("/schedules/acme/nightly/pause", consoleForm(t, stalePage.body, "pause-acme-nightly")).expect(t, "stale pause", http.StatusConflict)

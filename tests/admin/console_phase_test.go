@@ -67,14 +67,18 @@ func TestConsoleRunsPhaseTabs(t *testing.T) {
 	if !strings.Contains(r.body, `id="tab-queued" aria-current="page"`) || consoleLink(r.body, "tab-all") != consolePrefix+"/runs?graph=send&tenant=acme" {
 		t.Errorf("the queued tab is not current, or all does not drop the phase: %q", consoleLink(r.body, "tab-all"))
 	}
-	// Every scope, one phase; an unknown phase is refused.
-	r = c.get("/runs?phase=queued").expect(t, "queued", http.StatusOK)
-	var ids []string
-	for _, row := range testkit.ConsoleTable(t, r.body, "runs") {
-		ids = append(ids, strings.SplitN(row, " | ", 2)[0])
-	}
-	if strings.Join(ids, " ") != "x1 a1" {
-		t.Errorf("queued runs %v, want x1 a1", ids)
+	// Every scope, one phase: the queued tab in admission order (due time,
+	// then insertion: a1 was inserted first), newest first on request; an
+	// unknown phase is refused.
+	for path, want := range map[string]string{"/runs?phase=queued": "a1 x1", "/runs?phase=queued&order=newest": "x1 a1"} {
+		r = c.get(path).expect(t, path, http.StatusOK)
+		var ids []string
+		for _, row := range testkit.ConsoleTable(t, r.body, "runs") {
+			ids = append(ids, strings.SplitN(row, " | ", 2)[0])
+		}
+		if strings.Join(ids, " ") != want {
+			t.Errorf("%s lists %v, want %s", path, ids, want)
+		}
 	}
 	c.get("/runs?phase=running").expect(t, "unknown phase", http.StatusBadRequest)
 

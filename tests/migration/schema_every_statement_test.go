@@ -323,6 +323,14 @@ drop table old.docket_schema_migrations`)
 	must("inspect tenant", err)
 	_, err = admin.RingWindow(ctx, docket.RingWindowRequest{Limit: 10})
 	must("ring window", err)
+	_, err = admin.SearchRuns(ctx, docket.SearchRunsRequest{Prefix: "r", Scope: &scopeA, Phase: docket.PhaseQueued})
+	must("search runs", err)
+	for _, scope := range []*docket.Scope{nil, &scopeA} {
+		_, err = admin.ListQueuedRuns(ctx, docket.ListQueuedRunsRequest{Scope: scope, Limit: 1})
+		must("list queued runs", err)
+		_, err = admin.ListQueuedRuns(ctx, docket.ListQueuedRunsRequest{Scope: scope, Limit: 1, After: &docket.QueueCursor{WakeAt: now, RunID: "r1"}})
+		must("list queued runs after", err)
+	}
 
 	// Schedules.
 	_, err = client.AddSchedule(ctx, docket.NewSchedule{Scope: docket.Tenant("s"), Name: "every-minute", GraphID: "g", GraphHash: "h",

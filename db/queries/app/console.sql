@@ -232,7 +232,7 @@ select coalesce(min(w.ring_position), 0)::bigint as ring_position,
 -- docket_claim_schedule_ring_position_key, with what colours each: its counts
 -- (through the per-scope partial indexes) and its effective cap.
 select s.ring_position, s.scope_key, s.unfinished_count,
-       (s.parked_until is not null)::boolean as parked,
+       (s.parked_until is not null)::boolean as parked, (p.paused or pol.paused)::boolean as paused,
        coalesce(p.max_active, pol.max_active) as effective_max_active,
        exists (select 1 from /*schema*/docket_runs r
                 where r.scope_key = s.scope_key
