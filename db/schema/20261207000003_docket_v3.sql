@@ -1992,7 +1992,23 @@ create trigger docket_runs_release_unique_trg
     execute function docket_runs_release_unique();
 -- Unique runs (end).
 
+-- Per-run max attempts: an override, given at insert, of the handler
+-- attempts the Worker's retry policy grants the run. NULL (every run
+-- inserted without one) leaves the policy's MaxAttempts; the check holds
+-- any writer of a run (the generated repository, psql) to at least one
+-- attempt.
+alter table docket_runs
+    add column max_attempts integer,
+    add constraint docket_runs_max_attempts_check check (max_attempts >= 1);
+-- end per-run max attempts
+
 -- migrate:down
+
+-- Per-run max attempts.
+alter table docket_runs
+    drop constraint docket_runs_max_attempts_check,
+    drop column max_attempts;
+-- end per-run max attempts
 
 -- Unique runs (begin).
 drop trigger docket_runs_release_unique_trg on docket_runs;

@@ -46,7 +46,7 @@ func (q *Queries) ListClaimPartitionScopes(ctx context.Context, arg ListClaimPar
 }
 
 const ListDomainRuns = `-- name: ListDomainRuns :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where ($1::text is null or r.graph_id = $1::text)
    and ($2::text is null or r.status = $2::text)
@@ -116,6 +116,7 @@ func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) 
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -129,7 +130,7 @@ func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) 
 }
 
 const ListDomainRunsAfter = `-- name: ListDomainRunsAfter :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where (r.started_at, r.run_id) < ($1::timestamptz, $2::text)
    and ($3::text is null or r.graph_id = $3::text)
@@ -202,6 +203,7 @@ func (q *Queries) ListDomainRunsAfter(ctx context.Context, arg ListDomainRunsAft
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err
