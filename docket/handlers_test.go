@@ -237,7 +237,10 @@ func TestMiddlewareChainOrder(t *testing.T) {
 
 	calls = nil
 	w, err = NewWorker(client, WorkerConfig{Concurrency: 1, Middleware: []Middleware{tag("worker1")},
-		Handler: func(_ context.Context, job *Job) Result { calls = append(calls, "handler "+job.RunID); return Snooze(time.Second) }})
+		Handler: func(_ context.Context, job *Job) Result {
+			calls = append(calls, "handler "+job.RunID)
+			return Snooze(time.Second)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

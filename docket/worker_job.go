@@ -63,9 +63,9 @@ type Job struct {
 	// below up to exec are set before it starts and never change (route
 	// among them), or are safe for concurrent use (member, whose state the
 	// group commit's mutex guards, and exec, which serializes every write
-	// under the claim with the heartbeat's and a stopping worker's); attempt
-	// and link are set by prepare, on the job goroutine, before the handler
-	// starts; slotReleased belongs to the job goroutine alone.
+	// under the claim with the heartbeat's and a stopping worker's); attempt,
+	// maxAttempts and link are set by prepare, on the job goroutine, before
+	// the handler starts; slotReleased belongs to the job goroutine alone.
 
 	worker *Worker
 	holder Holder
