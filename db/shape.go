@@ -43,6 +43,7 @@ var Columns = []Column{
 	{"docket_runs", "unique_key"},
 	{"docket_runs", "unique_bucket"},
 	{"docket_runs", "unique_statuses"},
+	{"docket_runs", "max_attempts"},
 	{"docket_claim_policy", "id"},
 	{"docket_claim_policy", "admission_mode"},
 	{"docket_claim_policy", "max_active"},

@@ -113,6 +113,8 @@ func mapRunWriteError(op string, err error) error {
 		// tenant mode): the same typed errors.
 		case pgErr.Code == "23514" && pgErr.ConstraintName == tenantRequiredCheck:
 			return fmt.Errorf("%w: %s: the domain requires a tenant (%s)", ErrTenantRequired, op, tenantRequiredCheck)
+		case pgErr.Code == "23514" && pgErr.ConstraintName == maxAttemptsCheck:
+			return fmt.Errorf("%w: %s: max attempts below 1 (%s)", ErrInvalidArgument, op, maxAttemptsCheck)
 		case pgErr.Code == "23514" && identifierChecks[pgErr.ConstraintName] != "":
 			return fmt.Errorf("%w: %s: the %s breaks the identifier rules (%s)", ErrInvalidArgument, op, identifierChecks[pgErr.ConstraintName], pgErr.ConstraintName)
 		case pgErr.Code == "23514" && pgErr.ConstraintName == uniqueCheck:
@@ -130,8 +132,9 @@ func mapRunWriteError(op string, err error) error {
 // the generated repository, package gen, or the app's own SQL) to the typed
 // error the facade's own checks return for the same input: ErrTenantRequired
 // for a tenantless run in a domain of required tenancy, ErrInvalidArgument
-// for an identifier the database's checks refuse, ErrDuplicateRun for a run
-// id that exists, ErrUniqueRunExists for a unique key another run holds. Any other error is returned wrapped; nil stays nil.
+// for an identifier the database's checks refuse or a max attempts below 1,
+// ErrDuplicateRun for a run id that exists, ErrUniqueRunExists for a unique
+// key another run holds. Any other error is returned wrapped; nil stays nil.
 func RunWriteError(err error) error {
 	if err == nil {
 		return nil

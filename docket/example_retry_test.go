@@ -54,7 +54,7 @@ func ExampleRetryPolicy() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(run.Status, "after", run.Attempt, "failed attempts")
+	fmt.Println(run.Status, "after", run.Attempt, "attempts")
 	for _, e := range run.Errors {
 		fmt.Printf("attempt %d at %s (%s): %s\n", e.Attempt, e.At.Format(time.RFC3339), e.Kind, e.Error)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,18 +53,26 @@ type HandlerOption func(*handlerOptions)
 
 // handlerOptions are the options of one registered graph.
 type handlerOptions struct {
-	timeout time.Duration
-	retry   *RetryPolicy
+	timeout    time.Duration
+	retry      *RetryPolicy
+	middleware []Middleware
 }
 
-// HandlerTimeout bounds each call of the graph's handler: its context's
-// deadline is d after the call starts, so it ends with
-// context.DeadlineExceeded unless it ended before. The handler still returns
-// the verdict (say Fail(ctx.Err()) to make the timeout a failed attempt), and
-// the worker writes it as usual. Zero, the default, sets no deadline; a
-// negative d is refused by Register.
+// HandlerTimeout makes d, instead of WorkerConfig.HandlerTimeout, the
+// timeout of each call of the graph's handler (see WorkerConfig.HandlerTimeout
+// for what a timeout does); NoHandlerTimeout sets none. Zero, the default,
+// keeps the Worker's; any other negative d is refused by Register.
 func HandlerTimeout(d time.Duration) HandlerOption {
 	return func(o *handlerOptions) { o.timeout = d }
+}
+
+// HandlerMiddleware wraps the graph's handler in mw, after the Worker's
+// WorkerConfig.Middleware: the first of mw is the outermost of the graph's
+// own, and the typed handler, its state decoded, is the innermost. Several
+// HandlerMiddleware options append in order. A nil middleware is refused by
+// Register.
+func HandlerMiddleware(mw ...Middleware) HandlerOption {
+	return func(o *handlerOptions) { o.middleware = append(o.middleware, mw...) }
 }
 
 // HandlerRetry makes p, instead of WorkerConfig.Retry, the policy for the
@@ -75,17 +84,20 @@ func HandlerRetry(p RetryPolicy) HandlerOption {
 	return func(o *handlerOptions) { o.retry = &p }
 }
 
-// graphRoute is one registered graph: its handler, which decodes the state
-// and applies the timeout, and its retry policy override, if any.
+// graphRoute is one registered graph: its handler, which decodes the state,
+// wrapped in its own middleware, and its timeout and retry policy
+// overrides, if any.
 type graphRoute struct {
-	handle Handler
-	retry  *RetryPolicy
+	handle  Handler
+	timeout time.Duration
+	retry   *RetryPolicy
 }
 
 // Register adds handler as the handler of graphID's runs in h, with opts.
-// An empty graphID, a nil h, handler or option, a graphID that already has a
-// handler in h, a negative HandlerTimeout or an invalid HandlerRetry is an
-// error matching ErrInvalidConfig, and h is left as it was.
+// An empty graphID, a nil h, handler, option or middleware, a graphID that
+// already has a handler in h, a negative HandlerTimeout other than
+// NoHandlerTimeout or an invalid HandlerRetry is an error matching
+// ErrInvalidConfig, and h is left as it was.
 func Register[T any](h *Handlers, graphID string, handler TypedHandler[T], opts ...HandlerOption) error {
 	switch {
 	case h == nil:
@@ -102,10 +114,13 @@ func Register[T any](h *Handlers, graphID string, handler TypedHandler[T], opts 
 		}
 		opt(&o)
 	}
-	if o.timeout < 0 {
+	if o.timeout < 0 && o.timeout != NoHandlerTimeout {
 		return invalidConfig("the handler timeout of graph %q is negative (%v)", graphID, o.timeout)
 	}
-	r := graphRoute{handle: typedHandle(graphID, handler, o.timeout)}
+	if slices.ContainsFunc(o.middleware, isNilMiddleware) {
+		return invalidConfig("a handler middleware of graph %q is nil", graphID)
+	}
+	r := graphRoute{handle: chain(o.middleware, typedHandle(graphID, handler)), timeout: o.timeout}
 	if o.retry != nil {
 		retry, err := o.retry.resolve()
 		if err != nil {
@@ -130,48 +145,73 @@ func Register[T any](h *Handlers, graphID string, handler TypedHandler[T], opts 
 }
 
 // typedHandle is the Handler of graphID's registered handler: it decodes
-// the state into a T, failing the attempt when it does not decode, and
-// calls handler under timeout, if positive.
-func typedHandle[T any](graphID string, handler TypedHandler[T], timeout time.Duration) Handler {
+// the state into a T, failing the attempt when it does not decode.
+func typedHandle[T any](graphID string, handler TypedHandler[T]) Handler {
 	return func(ctx context.Context, job *Job) Result {
 		var state T
 		if err := json.Unmarshal(job.State, &state); err != nil {
 			return Fail(fmt.Errorf("decode the state of graph %q into %v: %w", graphID, reflect.TypeFor[T](), err))
 		}
-		if timeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, timeout)
-			defer cancel()
-		}
 		return handler(ctx, job, state)
 	}
 }
 
-// route is how a Worker handles one job: the handler it calls and the
-// resolved retry policy the verdict plans of the attempt follow.
+// Middleware wraps a Handler: it returns a Handler that runs code of its
+// own around next, the rest of the chain, seeing the Job before the call
+// and the Result after it, and may return another Result. It must call
+// next at most once, on the calling goroutine, with the context it was
+// given or one derived from it. WorkerConfig.Middleware applies to every
+// run of a Worker, HandlerMiddleware to one graph's; a panic in a
+// middleware is recovered and recorded like a handler's.
+type Middleware func(next Handler) Handler
+
+// isNilMiddleware reports a nil Middleware, which the configs refuse.
+func isNilMiddleware(m Middleware) bool { return m == nil }
+
+// chain wraps handle in mw, the first of mw outermost.
+func chain(mw []Middleware, handle Handler) Handler {
+	for _, m := range slices.Backward(mw) {
+		handle = m(handle)
+	}
+	return handle
+}
+
+// route is how a Worker handles one job: the handler it calls, wrapped in
+// every middleware that applies, its timeout (0 for none) and the resolved
+// retry policy the verdict plans of the attempt follow.
 type route struct {
-	handle Handler
-	retry  RetryPolicy
+	handle  Handler
+	timeout time.Duration
+	retry   RetryPolicy
 }
 
 // routeOf is the route of the runs of graphID: WorkerConfig.Handler under
-// WorkerConfig.Retry, or the graph's entry in WorkerConfig.Handlers under its
-// HandlerRetry, else WorkerConfig.Retry. A graph without an entry gets a
-// handler that fails each attempt with ErrNoHandler.
+// WorkerConfig.HandlerTimeout and WorkerConfig.Retry, or the graph's entry
+// in WorkerConfig.Handlers under its HandlerTimeout and HandlerRetry, where
+// it set them, else the Worker's. A graph without an entry gets a handler
+// that fails each attempt with ErrNoHandler. WorkerConfig.Middleware wraps
+// every handler.
 func (w *Worker) routeOf(graphID string) route {
+	r := route{timeout: w.cfg.HandlerTimeout, retry: w.cfg.Retry}
 	if w.cfg.Handlers == nil {
-		return route{w.cfg.Handler, w.cfg.Retry}
+		r.handle = w.handler
+		return r
 	}
 	w.cfg.Handlers.mu.RLock()
-	r, ok := w.cfg.Handlers.byGraph[graphID]
+	graph, ok := w.cfg.Handlers.byGraph[graphID]
 	w.cfg.Handlers.mu.RUnlock()
-	switch {
-	case !ok:
-		return route{noHandler(graphID), w.cfg.Retry}
-	case r.retry != nil:
-		return route{r.handle, *r.retry}
+	if !ok {
+		r.handle = chain(w.cfg.Middleware, noHandler(graphID))
+		return r
 	}
-	return route{r.handle, w.cfg.Retry}
+	r.handle = chain(w.cfg.Middleware, graph.handle)
+	if graph.timeout != 0 {
+		r.timeout = max(graph.timeout, 0)
+	}
+	if graph.retry != nil {
+		r.retry = *graph.retry
+	}
+	return r
 }
 
 // noHandler is the Handler of a graph without a registered handler.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -131,19 +132,121 @@ func TestWorkerRoutesByGraph(t *testing.T) {
 	}
 }
 
-func TestTypedHandlerTimeoutEndsItsContext(t *testing.T) {
+// A route carries the graph's HandlerTimeout, else the Worker's
+// HandlerTimeout (DefaultHandlerTimeout when zero); NoHandlerTimeout, from
+// either, is none (0). The typed handler itself sets no deadline: the job
+// applies the route's timeout around the whole middleware chain.
+func TestRouteTimeouts(t *testing.T) {
+	client := &Client{store: &store{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	h := NewHandlers()
-	var cause error
-	if err := Register(h, "slow", func(ctx context.Context, _ *Job, _ struct{}) Result {
-		<-ctx.Done()
-		cause = context.Cause(ctx)
-		return Fail(ctx.Err())
-	}, HandlerTimeout(time.Millisecond)); err != nil {
+	var deadline bool
+	handler := func(ctx context.Context, _ *Job, _ struct{}) Result {
+		_, deadline = ctx.Deadline()
+		return Complete(nil)
+	}
+	for graph, opts := range map[string][]HandlerOption{
+		"slow":  {HandlerTimeout(time.Millisecond)},
+		"plain": nil,
+		"none":  {HandlerTimeout(NoHandlerTimeout)},
+	} {
+		if err := Register(h, graph, handler, opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Register(h, "bad", handler, HandlerTimeout(-2)); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("a timeout of -2ns: %v, want ErrInvalidConfig", err)
+	}
+	for _, c := range []struct {
+		worker time.Duration
+		want   map[string]time.Duration
+	}{
+		{0, map[string]time.Duration{"slow": time.Millisecond, "plain": DefaultHandlerTimeout, "none": 0}},
+		{time.Hour, map[string]time.Duration{"slow": time.Millisecond, "plain": time.Hour, "none": 0}},
+		{NoHandlerTimeout, map[string]time.Duration{"slow": time.Millisecond, "plain": 0, "none": 0}},
+	} {
+		w, err := NewWorker(client, WorkerConfig{Concurrency: 1, Handlers: h, HandlerTimeout: c.worker})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for graph, want := range c.want {
+			r := w.routeOf(graph)
+			if got := max(r.timeout, 0); got != want {
+				t.Errorf("worker timeout %v: graph %s has timeout %v, want %v", c.worker, graph, got, want)
+			}
+			if r.handle(context.Background(), &Job{State: json.RawMessage(`{}`)}); deadline {
+				t.Errorf("graph %s: the typed handler set a deadline of its own", graph)
+			}
+		}
+	}
+	handle := func(context.Context, *Job) Result { return Complete(nil) }
+	for name, cfg := range map[string]WorkerConfig{
+		"negative timeout": {Concurrency: 1, Handler: handle, HandlerTimeout: -time.Second},
+		"nil middleware":   {Concurrency: 1, Handler: handle, Middleware: []Middleware{nil}},
+	} {
+		if _, err := NewWorker(client, cfg); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
+		}
+	}
+	if err := Register(h, "nil-mw", handler, HandlerMiddleware(nil)); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("a nil HandlerMiddleware: %v, want ErrInvalidConfig", err)
+	}
+}
+
+// The middleware chain: the Worker's in order, outermost first, then the
+// graph's, then the typed handler; each sees the Job on the way in and the
+// Result on the way out, and may replace it. A plain Handler goes through
+// the Worker's.
+func TestMiddlewareChainOrder(t *testing.T) {
+	client := &Client{store: &store{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+	var calls []string
+	tag := func(name string) Middleware {
+		return func(next Handler) Handler {
+			return func(ctx context.Context, job *Job) Result {
+				calls = append(calls, name+" in "+job.RunID)
+				r := next(ctx, job)
+				calls = append(calls, name+" out "+r.Kind())
+				return r
+			}
+		}
+	}
+	failToYield := func(next Handler) Handler {
+		return func(ctx context.Context, job *Job) Result {
+			if r := next(ctx, job); r.kind == resultFail {
+				return Yield()
+			}
+			return Complete(nil)
+		}
+	}
+	h := NewHandlers()
+	if err := Register(h, "g", func(_ context.Context, job *Job, _ struct{}) Result {
+		calls = append(calls, "handler "+job.RunID)
+		return Fail(errors.New("x"))
+	}, HandlerMiddleware(tag("graph1")), HandlerMiddleware(tag("graph2"), failToYield)); err != nil {
 		t.Fatal(err)
 	}
-	result := h.byGraph["slow"].handle(context.Background(), &Job{State: json.RawMessage(`{}`)})
-	if !errors.Is(cause, context.DeadlineExceeded) || !errors.Is(result.err, context.DeadlineExceeded) {
-		t.Fatalf("cause %v, result %+v", cause, result)
+	w, err := NewWorker(client, WorkerConfig{Concurrency: 1, Handlers: h, Middleware: []Middleware{tag("worker1"), tag("worker2")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := w.routeOf("g").handle(context.Background(), &Job{RunID: "r1", State: json.RawMessage(`{}`)})
+	want := []string{"worker1 in r1", "worker2 in r1", "graph1 in r1", "graph2 in r1", "handler r1",
+		"graph2 out yield", "graph1 out yield", "worker2 out yield", "worker1 out yield"}
+	if result.kind != resultYield || !slices.Equal(calls, want) {
+		t.Fatalf("result %+v, calls %q; want a yield and %q", result, calls, want)
+	}
+
+	calls = nil
+	w, err = NewWorker(client, WorkerConfig{Concurrency: 1, Middleware: []Middleware{tag("worker1")},
+		Handler: func(_ context.Context, job *Job) Result {
+			calls = append(calls, "handler "+job.RunID)
+			return Snooze(time.Second)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	result = w.routeOf("any").handle(context.Background(), &Job{RunID: "r2"})
+	if want := []string{"worker1 in r2", "handler r2", "worker1 out snooze"}; result.kind != resultSnooze || !slices.Equal(calls, want) {
+		t.Fatalf("plain handler: result %+v, calls %q; want a snooze and %q", result, calls, want)
 	}
 }
 

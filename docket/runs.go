@@ -55,6 +55,13 @@ type NewRun struct {
 	// A time PostgreSQL's timestamptz cannot hold (before 4714-11-24 BC or
 	// from 294277-01-01 UTC on) is ErrInvalidArgument.
 	WakeAt time.Time
+	// MaxAttempts, when positive, is the number of handler attempts the run
+	// gets before a failure fails it, in place of the Worker's RetryPolicy
+	// MaxAttempts (WorkerConfig.Retry or the graph's HandlerRetry); the
+	// policy's delays still apply. 1 retries nothing. Zero (the default)
+	// leaves the policy's; a negative value or one above 2147483647 is
+	// ErrInvalidArgument.
+	MaxAttempts int
 	// Unique, when set, inserts the run only if no other run of its scope
 	// holds its unique key in its period; see Uniqueness.
 	Unique *Uniqueness
@@ -122,11 +129,16 @@ type Run struct {
 	ClaimAttempts int
 	// ClaimAbandons counts abandons since the last commit or retry.
 	ClaimAbandons int
-	// Attempt counts the handler attempts that ended in a retry or failure
-	// verdict since the run's last Complete, Continue or WaitExternal
-	// verdict, its insertion or an operator's RetryRun (see Result); the
-	// next handler call sees Job.Attempt = Attempt + 1.
+	// Attempt counts the handler attempts that ended in a Complete, retry
+	// or failure verdict since the run's last Continue or WaitExternal
+	// verdict, its insertion or an operator's RetryRun (see Result): a run
+	// done after two failed attempts reads 3, as many as its error history
+	// has entries plus the one that completed. The next handler call sees
+	// Job.Attempt = Attempt + 1.
 	Attempt int
+	// MaxAttempts is the run's own max attempts (NewRun.MaxAttempts); 0
+	// when it has none and the Worker's retry policy decides.
+	MaxAttempts int
 	// Errors is the run's error history, oldest first: the newest
 	// MaxRunErrors failed handler attempts. RetryRun keeps it.
 	Errors []RunError
@@ -283,6 +295,7 @@ func runFromRow(row dbgen.DocketRun) Run {
 		ClaimAttempts:        int(row.ClaimAttempts),
 		ClaimAbandons:        int(row.ClaimAbandons),
 		Attempt:              int(row.Attempt),
+		MaxAttempts:          int(derefInt32(row.MaxAttempts)),
 		Errors:               runErrors(row.Errors),
 		PoisonedAt:           row.PoisonedAt,
 		PoisonReason:         deref(row.PoisonReason),
@@ -293,6 +306,14 @@ func runFromRow(row dbgen.DocketRun) Run {
 		UniqueKey:            deref(row.UniqueKey),
 		UniqueBucket:         row.UniqueBucket,
 	}
+}
+
+// derefInt32 returns *p, or 0 for nil.
+func derefInt32(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // deref returns *p, or "" for nil.

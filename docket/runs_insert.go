@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -182,6 +183,7 @@ func (c *Client) insertRuns(ctx context.Context, q *dbgen.Queries, runs []NewRun
 			UniqueKeys:      make([]string, len(runs)),
 			UniquePeriodsUs: make([]int64, len(runs)),
 			UniqueStatuses:  make([]string, len(runs)),
+			MaxAttempts:     make([]int32, len(runs)),
 		}
 		first := make(map[string]int, len(runs))
 		var unique []int
@@ -202,6 +204,7 @@ func (c *Client) insertRuns(ctx context.Context, q *dbgen.Queries, runs []NewRun
 			if p.WakeAt != nil {
 				batch.WakeAts[i] = *p.WakeAt
 			}
+			batch.MaxAttempts[i] = derefInt32(p.MaxAttempts)
 			if p.UniqueKey != nil {
 				unique = append(unique, i)
 				batch.UniqueKeys[i] = *p.UniqueKey
@@ -352,6 +355,13 @@ func (c *Client) newRunParams(run NewRun) (dbgen.InsertRunParams, error) {
 		}
 		wake := run.WakeAt
 		params.WakeAt = &wake
+	}
+	if run.MaxAttempts != 0 {
+		if run.MaxAttempts < 0 || run.MaxAttempts > math.MaxInt32 {
+			return dbgen.InsertRunParams{}, invalidArgument("max attempts %d is outside 1..%d", run.MaxAttempts, math.MaxInt32)
+		}
+		maxAttempts := int32(run.MaxAttempts)
+		params.MaxAttempts = &maxAttempts
 	}
 	if run.Unique != nil {
 		if err := setUniqueness(&params, *run.Unique, run.State); err != nil {

@@ -136,6 +136,10 @@ var identifierChecks = map[string]string{
 // statuses to run statuses including running, the status of every insert.
 const uniqueCheck = "docket_runs_unique_check"
 
+// maxAttemptsCheck is the check of docket_runs that holds a run's own max
+// attempts to at least 1, the rule NewRun.MaxAttempts is validated by.
+const maxAttemptsCheck = "docket_runs_max_attempts_check"
+
 // tenantRequiredCheck is the constraint name the trigger
 // docket_runs_require_tenant reports when a tenantless run meets a domain of
 // required tenancy.

@@ -63,6 +63,9 @@ type Worker struct {
 	client *Client
 	cfg    WorkerConfig
 	logger *slog.Logger
+	// handler is WorkerConfig.Handler wrapped in WorkerConfig.Middleware;
+	// nil with Handlers.
+	handler Handler
 	// commits groups the verdict commits of jobs that finish together.
 	commits *groupCommit
 
@@ -86,6 +89,10 @@ type Worker struct {
 	// slot was freed early ends: a claim call made in the meantime may have
 	// found its run still holding a cap slot, so the poll loop tries again.
 	verdictWritten chan struct{}
+	// dueNoted receives a value, if none is pending, when a verdict made a
+	// run due at a time the poll loop's timer should wake for (see
+	// noteDue).
+	dueNoted chan struct{}
 	// stopRequested is closed by the first Stop.
 	stopRequested chan struct{}
 	// done is closed when Run returns.
@@ -106,6 +113,10 @@ type Worker struct {
 	// for Run's result.
 	handedBack       int
 	handBackFailures []error
+	// dues are the times, earliest first, at which runs this worker released
+	// become due before its next poll; the poll loop wakes at the earliest
+	// (see noteDue).
+	dues []time.Time
 	// runErr is Run's result, readable once done is closed.
 	runErr error
 }
@@ -117,16 +128,22 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	var handler Handler
+	if resolved.Handler != nil {
+		handler = chain(resolved.Middleware, resolved.Handler)
+	}
 	return &Worker{
 		client:         client,
 		cfg:            resolved,
 		logger:         resolved.Logger,
+		handler:        handler,
 		commits:        newGroupCommit(client, resolved.VerdictBatchWait),
 		slotFreed:      make(chan struct{}, resolved.claimSlots()),
 		handlerSlots:   make(chan struct{}, resolved.Concurrency),
 		committing:     make(chan struct{}, resolved.committingCapacity()),
 		jobEnded:       make(chan struct{}, 1),
 		verdictWritten: make(chan struct{}, 1),
+		dueNoted:       make(chan struct{}, 1),
 		stopRequested:  make(chan struct{}),
 		done:           make(chan struct{}),
 		jobs:           make(map[*Job]struct{}),

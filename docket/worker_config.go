@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,12 +21,16 @@ import (
 // context is cancelled when the worker loses the claim (context.Cause is then
 // ErrClaimLost) or stops before the handler returned (ErrWorkerStopped); a
 // handler should return promptly then, since whatever it returns afterwards
-// is dropped or refused by the claim fence. A panic is recovered and counts
-// as a failed attempt (see Fail and RetryPolicy).
+// is dropped or refused by the claim fence. Its context also carries the
+// handler timeout's deadline (WorkerConfig.HandlerTimeout). A panic is
+// recovered and counts as a failed attempt (see Fail and RetryPolicy).
 type Handler func(ctx context.Context, job *Job) Result
 
-// WorkerConfig configures a Worker. Zero durations and a zero
-// MaxClaimAttempts take the documented defaults.
+// WorkerConfig configures a Worker. Zero durations, a zero MaxClaimAttempts
+// and the zero Retry take the documented defaults: failed attempts are
+// retried (DefaultRetryMaxAttempts attempts in all, with capped exponential
+// backoff and jitter) and every handler call times out after
+// DefaultHandlerTimeout.
 type WorkerConfig struct {
 	// Concurrency is how many runs the worker handles at once, >= 1. The
 	// worker has a claim slot per handler and ClaimAhead more, and each poll
@@ -53,6 +58,24 @@ type WorkerConfig struct {
 	ClaimAhead int
 	// Handler runs each claimed run. Set it or Handlers, not both.
 	Handler Handler
+	// HandlerTimeout bounds each handler call: its context's deadline is
+	// HandlerTimeout after the call starts (context.Cause is then a
+	// *HandlerTimeoutError, ctx.Err() context.DeadlineExceeded). A handler
+	// still running when it passes has failed its attempt: whatever it
+	// returns is replaced by a failure with that error, recorded in the
+	// run's error history with kind "error" and retried under the retry
+	// policy like a Fail (checkpoint type "backoff", "timeout" for the
+	// last attempt); a handler should return promptly once its context
+	// ends. A verdict it wrote with Job.CommitTx before stays written.
+	// Zero means DefaultHandlerTimeout (one minute); NoHandlerTimeout sets
+	// none; any other negative value is refused. A graph registered in
+	// Handlers with the HandlerTimeout option uses its own.
+	HandlerTimeout time.Duration
+	// Middleware wraps every handler call of the worker, the first
+	// outermost: it sees each Job and the Result of the handler, and may
+	// change it (see Middleware). A graph's HandlerMiddleware runs inside
+	// the worker's. A nil entry is refused.
+	Middleware []Middleware
 	// Handlers routes each claimed run to the typed handler registered for
 	// its graph id, with that graph's timeout and retry policy (see
 	// Register). Set it or Handler, not both.
@@ -129,9 +152,14 @@ type WorkerConfig struct {
 	// 200 µs passed.
 	VerdictBatchWait time.Duration
 	// Retry is how failed handler attempts (Fail, a panic, the zero
-	// Result) are retried; the zero value retries none, so a failure fails
-	// the run at once. A graph registered in Handlers with HandlerRetry uses
-	// its own policy instead. An invalid policy is a *RetryPolicyError.
+	// Result, a timeout) are retried. The zero value is the default policy
+	// (see RetryPolicy): 25 attempts in all, the delays doubling from one
+	// second up to an hour, each up to a tenth shorter at random, about 13
+	// hours from the first failure to the last attempt.
+	// RetryPolicy{MaxAttempts: 1} retries none: a failure fails the run at
+	// once. A graph registered in Handlers with HandlerRetry uses its own
+	// policy instead, and a run inserted with NewRun.MaxAttempts its own
+	// attempts. An invalid policy is a *RetryPolicyError.
 	Retry RetryPolicy
 }
 
@@ -165,7 +193,38 @@ const (
 	DefaultClaimTTL = 30 * time.Second
 	// DefaultMaxClaimAttempts is the MaxClaimAttempts of a zero WorkerConfig field.
 	DefaultMaxClaimAttempts = 10
+	// DefaultHandlerTimeout is the HandlerTimeout of a zero WorkerConfig
+	// field.
+	DefaultHandlerTimeout = time.Minute
+	// NoHandlerTimeout, as WorkerConfig.HandlerTimeout or a graph's
+	// HandlerTimeout, sets no timeout on the handler's calls.
+	NoHandlerTimeout time.Duration = -1
 )
+
+// ErrHandlerTimeout is matched (errors.Is) by the *HandlerTimeoutError of a
+// handler call that outlived its timeout.
+var ErrHandlerTimeout = errors.New("docket: handler timed out")
+
+// HandlerTimeoutError is the cause (context.Cause) of a handler context
+// whose timeout passed, and the error of the attempt it failed. Its text,
+// recorded in the run's error history, is "docket: handler timed out after"
+// and the timeout. It matches ErrHandlerTimeout and
+// context.DeadlineExceeded with errors.Is.
+type HandlerTimeoutError struct {
+	// Timeout is the timeout that passed.
+	Timeout time.Duration
+}
+
+// Error names the timeout.
+func (e *HandlerTimeoutError) Error() string {
+	return fmt.Sprintf("%v after %v", ErrHandlerTimeout, e.Timeout)
+}
+
+// Is makes a HandlerTimeoutError match ErrHandlerTimeout and
+// context.DeadlineExceeded.
+func (e *HandlerTimeoutError) Is(target error) bool {
+	return target == ErrHandlerTimeout || target == context.DeadlineExceeded
+}
 
 // resolve validates cfg and fills in its defaults.
 func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
@@ -184,6 +243,13 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 		return cfg, invalidConfig("worker durations must not be negative")
 	case cfg.MaxClaimAttempts < 0 || cfg.MaxClaimAttempts > math.MaxInt32:
 		return cfg, invalidConfig("worker MaxClaimAttempts %d is outside 1..%d", cfg.MaxClaimAttempts, math.MaxInt32)
+	case cfg.HandlerTimeout < 0 && cfg.HandlerTimeout != NoHandlerTimeout:
+		return cfg, invalidConfig("worker HandlerTimeout %v is negative and not NoHandlerTimeout", cfg.HandlerTimeout)
+	case slices.ContainsFunc(cfg.Middleware, isNilMiddleware):
+		return cfg, invalidConfig("worker Middleware holds a nil middleware")
+	}
+	if cfg.HandlerTimeout == 0 {
+		cfg.HandlerTimeout = DefaultHandlerTimeout
 	}
 	if cfg.ListenURL != "" {
 		if _, err := pgx.ParseConfig(cfg.ListenURL); err != nil {
@@ -249,22 +315,30 @@ func errorBackoff(failures int) time.Duration {
 }
 
 // RetryPolicy is how a Worker retries a handler attempt that failed: a Fail
-// verdict, a recovered panic or the zero Result. An attempt numbered n (see
-// Job.Attempt) that fails while n < MaxAttempts is retried: the run is
-// released (ReleaseAt) until the commit time plus the delay of n, and its
-// failure joins the run's error history. The attempt numbered MaxAttempts
-// fails the run, keeping the whole history. The delay of attempt n is
+// verdict, a recovered panic, the zero Result or a handler timeout. An
+// attempt numbered n (see Job.Attempt) that fails while n < MaxAttempts (or
+// the run's own NewRun.MaxAttempts) is retried: the run is released
+// (ReleaseAt) until the commit time plus the delay of n, and its failure
+// joins the run's error history. The attempt numbered MaxAttempts fails the
+// run, keeping the whole history. The delay of attempt n is
 // min(Backoff * Multiplier^(n-1), MaxBackoff), from which a random fraction
 // of at most Jitter is taken off, truncated to the microsecond; so no delay
 // exceeds MaxBackoff and none is below (1-Jitter) of the undisturbed one.
+// A retry due before the Worker's next poll wakes it at its due time.
 //
-// The zero RetryPolicy keeps a failure failing the run at once (MaxAttempts
-// 1). Zero durations and a zero Multiplier take the documented defaults; a
-// zero Jitter means none.
+// The zero RetryPolicy is the default policy: DefaultRetryMaxAttempts (25)
+// attempts, a DefaultRetryBackoff (1s) delay doubling up to
+// DefaultRetryMaxBackoff (1h) and DefaultRetryJitter (a tenth): the delays
+// run 1s, 2s, 4s... 34m8s, then an hour each, about 13 hours from the first
+// failure to the last attempt, enough to outlast a database restart or a
+// dependency's outage of hours. RetryPolicy{MaxAttempts: 1} retries
+// nothing. In a policy with any field set, zero durations, a zero
+// MaxAttempts and a zero Multiplier take the same defaults, and a zero
+// Jitter means none.
 type RetryPolicy struct {
 	// MaxAttempts is the number of handler attempts a run gets before a
-	// failure fails it, counted since its last Complete, Continue or
-	// WaitExternal verdict; 0 means DefaultRetryMaxAttempts (1: no retry).
+	// failure fails it, counted since its last Continue or WaitExternal
+	// verdict; 0 means DefaultRetryMaxAttempts, 1 no retry.
 	MaxAttempts int
 	// Backoff is the delay after the first failed attempt (0:
 	// DefaultRetryBackoff).
@@ -276,7 +350,8 @@ type RetryPolicy struct {
 	// (0: DefaultRetryMultiplier).
 	Multiplier float64
 	// Jitter, in 0..1, is the largest fraction of the delay taken off at
-	// random, so runs that failed together do not retry together.
+	// random, so runs that failed together do not retry together (0: none,
+	// but DefaultRetryJitter in the zero RetryPolicy).
 	Jitter float64
 	// Random, when set, draws the jitter: a value in [0, 1) (values outside
 	// are clamped). It is called concurrently from the worker's handler
@@ -287,15 +362,17 @@ type RetryPolicy struct {
 
 // Defaults of RetryPolicy.
 const (
-	// DefaultRetryMaxAttempts is the MaxAttempts of a zero field: a failed
-	// attempt fails the run at once, so nothing is retried unless asked.
-	DefaultRetryMaxAttempts = 1
+	// DefaultRetryMaxAttempts is the MaxAttempts of a zero field: the first
+	// call and 24 retries.
+	DefaultRetryMaxAttempts = 25
 	// DefaultRetryBackoff is the Backoff of a zero field.
 	DefaultRetryBackoff = time.Second
 	// DefaultRetryMaxBackoff is the MaxBackoff of a zero field.
-	DefaultRetryMaxBackoff = 10 * time.Minute
+	DefaultRetryMaxBackoff = time.Hour
 	// DefaultRetryMultiplier is the Multiplier of a zero field.
 	DefaultRetryMultiplier = 2.0
+	// DefaultRetryJitter is the Jitter of the zero RetryPolicy.
+	DefaultRetryJitter = 0.1
 )
 
 // RetryPolicyError reports a WorkerConfig.Retry that NewWorker refuses
@@ -338,6 +415,9 @@ func (p RetryPolicy) resolve() (RetryPolicy, error) {
 		return refuse("Multiplier", "%v is not a finite number >= 1", p.Multiplier)
 	case !(p.Jitter >= 0 && p.Jitter <= 1):
 		return refuse("Jitter", "%v is outside 0..1", p.Jitter)
+	}
+	if p.MaxAttempts == 0 && p.Backoff == 0 && p.MaxBackoff == 0 && p.Multiplier == 0 && p.Jitter == 0 {
+		p.Jitter = DefaultRetryJitter
 	}
 	if p.MaxAttempts == 0 {
 		p.MaxAttempts = DefaultRetryMaxAttempts

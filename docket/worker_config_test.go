@@ -88,7 +88,8 @@ func TestResultPlans(t *testing.T) {
 		policy  RetryPolicy
 		want    commitPlan
 	}{
-		"complete":       {Complete([]byte(`{}`)), 1, none, commitPlan{"complete", ReleaseTerminal(StatusDone), 7, []byte(`{}`), AttemptReset, nil}},
+		"complete":       {Complete([]byte(`{}`)), 1, none, commitPlan{"complete", ReleaseTerminal(StatusDone), 7, []byte(`{}`), AttemptCount, nil}},
+		"snooze":         {Snooze(time.Minute), 3, policy, commitPlan{"snooze", releaseAfter(time.Minute), 7, nil, AttemptKeep, nil}},
 		"fail":           {Fail(errors.New("x")), 1, none, commitPlan{"fail", ReleaseTerminal(StatusFailed), 7, nil, AttemptCount, failure}},
 		"fail retried":   {Fail(errors.New("x")), 2, policy, commitPlan{"backoff", releaseAfter(2 * time.Second), 7, nil, AttemptCount, failure}},
 		"fail last":      {Fail(errors.New("x")), 3, policy, commitPlan{"fail", ReleaseTerminal(StatusFailed), 7, nil, AttemptCount, failure}},
@@ -113,6 +114,17 @@ func TestResultPlans(t *testing.T) {
 	}
 	if got := panicked(7, 1, policy, "boom"); got.checkpointType != "backoff" || *got.failure != (AttemptFailure{ErrorKindPanic, "boom"}) {
 		t.Errorf("panic plan %+v", got)
+	}
+	timeout := &HandlerTimeoutError{Timeout: time.Minute}
+	if got := timedOut(7, 1, policy, timeout); got.checkpointType != "backoff" || got.schedule != releaseAfter(time.Second) ||
+		*got.failure != (AttemptFailure{ErrorKindError, "docket: handler timed out after 1m0s"}) {
+		t.Errorf("timeout plan %+v", got)
+	}
+	if got := timedOut(7, 3, policy, timeout); got.checkpointType != "timeout" || got.schedule != ReleaseTerminal(StatusFailed) {
+		t.Errorf("last attempt's timeout plan %+v", got)
+	}
+	if !errors.Is(timeout, ErrHandlerTimeout) || !errors.Is(timeout, context.DeadlineExceeded) {
+		t.Errorf("%v matches neither ErrHandlerTimeout nor context.DeadlineExceeded", timeout)
 	}
 	if got := refused(7, errors.New("bad state")); got.checkpointType != "invalid_result" || got.attempt != AttemptCount ||
 		*got.failure != (AttemptFailure{ErrorKindInvalidResult, "bad state"}) {
@@ -170,9 +182,32 @@ func TestRetryPolicyDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.MaxAttempts != 1 || p.Backoff != time.Second || p.MaxBackoff != 10*time.Minute || p.Multiplier != 2 ||
-		p.Jitter != 0 || p.Random == nil {
+	if p.MaxAttempts != 25 || p.Backoff != time.Second || p.MaxBackoff != time.Hour || p.Multiplier != 2 ||
+		p.Jitter != 0.1 || p.Random == nil {
 		t.Fatalf("resolved zero policy %+v", p)
+	}
+	// The default delays, undisturbed and at the largest jitter: doubling
+	// from 1s, 34m8s the last below the hour's cap; about 13 hours in all.
+	undisturbed, _ := RetryPolicy{Random: func() float64 { return 0 }}.resolve()
+	shortest, _ := RetryPolicy{Random: func() float64 { return 0.999999 }}.resolve()
+	var total time.Duration
+	for n := 1; n < 25; n++ {
+		d := undisturbed.backoff(n)
+		if want := min(time.Second<<(n-1), time.Hour); d != want {
+			t.Fatalf("default backoff(%d) = %v, want %v", n, d, want)
+		}
+		if low := shortest.backoff(n); low < d*9/10 || low > d*9/10+d/1000 {
+			t.Fatalf("default backoff(%d) at the largest jitter = %v, want a tenth off %v", n, low, d)
+		}
+		total += d
+	}
+	if undisturbed.backoff(12) != 2048*time.Second || total != 4095*time.Second+12*time.Hour {
+		t.Fatalf("default backoff(12) %v, total %v", undisturbed.backoff(12), total)
+	}
+	// A policy with a field set takes the other fields' defaults, and no
+	// jitter; MaxAttempts 1 retries none.
+	if p, err = (RetryPolicy{MaxAttempts: 1}).resolve(); err != nil || p.MaxAttempts != 1 || p.Jitter != 0 || p.Backoff != time.Second {
+		t.Fatalf("no retries: %+v, %v", p, err)
 	}
 	if p, err = (RetryPolicy{Backoff: time.Hour}).resolve(); err != nil || p.MaxBackoff != time.Hour {
 		t.Fatalf("a Backoff above the default cap: %+v, %v; want MaxBackoff = Backoff", p, err)

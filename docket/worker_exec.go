@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -119,6 +120,7 @@ func (s jobSeam) Verdict(p commitPlan, err error) { s.j.verdict(p, 1, err) }
 // Staged implements executor.Hooks.
 func (s jobSeam) Staged(ctx context.Context, p commitPlan) {
 	s.j.worker.debug(ctx, "docket worker run settled in the handler's transaction", s.j.RunID, "result", p.checkpointType)
+	s.j.noteDue(p)
 	s.j.verdict(p, 0, nil)
 }
 
@@ -175,11 +177,13 @@ func (c *commitWrite) End(ctx context.Context, e executor.Ending, err error) {
 	switch e {
 	case executor.Written:
 		w.debug(ctx, "docket worker run settled", j.RunID, "result", kind)
+		j.noteDue(c.plan)
 	case executor.Dropped:
 		w.debug(ctx, "docket worker dropped a verdict; the claim was already given up", j.RunID, "result", kind)
 	case executor.AppliedEarlier:
 		w.client.telemetry.fenced(ctx, fenceAlreadyApplied)
 		w.debug(ctx, "docket worker run settled; its commit was already applied", j.RunID, "result", kind)
+		j.noteDue(c.plan)
 	case executor.CancelledByOperator:
 		w.client.telemetry.fenced(ctx, fenceCancelled)
 		w.logger.InfoContext(ctx, "docket worker dropped a verdict; an operator cancelled the run", "result", kind)
@@ -194,6 +198,18 @@ func (c *commitWrite) End(ctx context.Context, e executor.Ending, err error) {
 		w.failure(ctx, "docket worker gave up committing; the claim will expire", j.RunID, err)
 	}
 	j.settled(c.span, c.plan, c.batch, err)
+}
+
+// noteDue tells the worker when the run is due again after the written
+// plan, if the plan released it until a time (a backoff, RetryAt,
+// RetryAfter, Snooze).
+func (j *Job) noteDue(p commitPlan) {
+	switch p.schedule.kind {
+	case "after":
+		j.worker.noteDue(time.Now().Add(p.schedule.delay))
+	case "at":
+		j.worker.noteDue(p.schedule.at)
+	}
 }
 
 // verdict reports the end of the write of plan, carried by a statement of

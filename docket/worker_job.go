@@ -38,11 +38,15 @@ type Job struct {
 	// Attempt is the number of this handler attempt: the run's persisted
 	// attempt counter (Run.Attempt) plus one. It is 1 for the first handler
 	// call of the run, 2 for the call after one retry or failure verdict
-	// (Fail, a panic, RetryAt...), and so on, and restarts at 1 after a
-	// Complete, Continue or WaitExternal verdict or an operator's RetryRun.
-	// Claims that ended without a verdict (a crashed or stopped worker) do
-	// not count. The RetryPolicy's MaxAttempts is compared with it.
+	// (Fail, a panic, a timeout, RetryAt...), and so on, and restarts at 1
+	// after a Continue or WaitExternal verdict or an operator's RetryRun.
+	// Snooze, Yield and claims that ended without a verdict (a crashed or
+	// stopped worker) do not count. The RetryPolicy's MaxAttempts, or the
+	// run's own (MaxAttempts), is compared with it.
 	Attempt int
+	// MaxAttempts is the run's own max attempts (NewRun.MaxAttempts), which
+	// replaces the retry policy's; 0 when it has none.
+	MaxAttempts int
 	// Class is the kind of candidate the claim came from; ClassExpired means
 	// this worker took over a claim whose holder stopped refreshing it.
 	Class WorkClass
@@ -59,9 +63,9 @@ type Job struct {
 	// below up to exec are set before it starts and never change (route
 	// among them), or are safe for concurrent use (member, whose state the
 	// group commit's mutex guards, and exec, which serializes every write
-	// under the claim with the heartbeat's and a stopping worker's); attempt
-	// and link are set by prepare, on the job goroutine, before the handler
-	// starts; slotReleased belongs to the job goroutine alone.
+	// under the claim with the heartbeat's and a stopping worker's); attempt,
+	// maxAttempts and link are set by prepare, on the job goroutine, before
+	// the handler starts; slotReleased belongs to the job goroutine alone.
 
 	worker *Worker
 	holder Holder
@@ -79,6 +83,8 @@ type Job struct {
 	// attempt is the handler attempt the policy decides on: Attempt as
 	// read, whatever the handler does to the exported field.
 	attempt int
+	// maxAttempts is MaxAttempts as read.
+	maxAttempts int
 	// link is the span context the run's insert stored, read with the run;
 	// invalid when it stored none.
 	link trace.SpanContext
@@ -203,17 +209,38 @@ func (j *Job) prepare(io context.Context) bool {
 	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
 	j.attempt = int(row.Attempt) + 1
 	j.Attempt = j.attempt
+	if row.MaxAttempts != nil {
+		j.maxAttempts = int(*row.MaxAttempts)
+	}
+	j.MaxAttempts = j.maxAttempts
 	return true
 }
 
-// invoke calls the handler and plans the commit of its verdict; a panic is
-// a failed attempt, whose error entry keeps the handler's innermost frames.
+// policy is the retry policy the job's failed attempt follows: its route's,
+// with the run's own max attempts when it has one.
+func (j *Job) policy() RetryPolicy {
+	p := j.route.retry
+	if j.maxAttempts > 0 {
+		p.MaxAttempts = j.maxAttempts
+	}
+	return p
+}
+
+// invoke calls the handler, through its middleware and under its timeout,
+// and plans the commit of its verdict; a panic is a failed attempt, whose
+// error entry keeps the handler's innermost frames, and so is a handler
+// that returned after its timeout passed, whatever it returned.
 // handlerErr is the error the handler reported: Fail's or a Retry...Error's
-// own (nil for Fail(nil)), the panic value, or the zero Result. The logs
-// above debug level name only the verdict, never the error text, and no log
-// or span carries the frames.
+// own (nil for Fail(nil)), the panic value, the zero Result or the
+// timeout. The logs above debug level name only the verdict, never the
+// error text, and no log or span carries the frames.
 func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
-	policy := j.route.retry
+	policy := j.policy()
+	if timeout := j.route.timeout; timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, &HandlerTimeoutError{Timeout: timeout})
+		defer cancel()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			frames, omitted := panicFrames()
@@ -224,6 +251,12 @@ func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
 		}
 	}()
 	result := j.route.handle(ctx, j)
+	if timeout, ok := errors.AsType[*HandlerTimeoutError](context.Cause(ctx)); ok {
+		plan = timedOut(j.exec.Step(), j.attempt, policy, timeout)
+		j.worker.logger.WarnContext(ctx, "docket worker handler outlived its timeout", "result", plan.checkpointType,
+			"timeout", timeout.Timeout)
+		return plan, timeout
+	}
 	plan = result.plan(j.exec.Step(), j.attempt, policy)
 	switch {
 	case result.kind == resultMissing:
@@ -253,13 +286,13 @@ func (j *Job) startHandlerSpan(ctx context.Context) (context.Context, *span) {
 }
 
 // endHandlerSpan ends the handler span with the verdict's checkpoint type;
-// a failed attempt (fail, panic, no_result, or backoff when the retry
-// policy retries it) sets the status Error with handlerErr recorded when
+// a failed attempt (fail, panic, no_result, timeout, or backoff when the
+// retry policy retries it) sets the status Error with handlerErr recorded when
 // there is one.
 func endHandlerSpan(sp *span, plan commitPlan, handlerErr error) {
 	sp.set(spanAttrVerdict.String(plan.checkpointType))
 	switch plan.checkpointType {
-	case "fail", "panic", "no_result", "backoff":
+	case "fail", "panic", "no_result", "timeout", "backoff":
 		sp.fail(handlerErr, "docket: the handler failed the run ("+plan.checkpointType+")")
 	}
 	sp.end(nil)
@@ -305,7 +338,7 @@ func (j *Job) settled(sp *span, plan commitPlan, batch int, err error) {
 // a refused fence (ErrStaleFence: the claim is gone) or an invalid r is an
 // error and stages nothing.
 func (j *Job) CommitTx(ctx context.Context, tx pgx.Tx, r Result) error {
-	err := j.exec.CommitTx(ctx, tx, func(step int) commitPlan { return r.plan(step, j.attempt, j.route.retry) })
+	err := j.exec.CommitTx(ctx, tx, func(step int) commitPlan { return r.plan(step, j.attempt, j.policy()) })
 	switch {
 	case errors.Is(err, executor.ErrStaged):
 		return invalidArgument("run %q already has a verdict written in a transaction", j.RunID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/docketrun/docket-go/internal/claimpolicy"
@@ -31,8 +32,8 @@ func claimGather(took time.Duration) time.Duration {
 }
 
 // poll is the claim loop. A freed slot, a notification, a verdict written
-// after its slot was freed, the poll interval or the end of a backoff asks
-// for a claim call; the call asks for exactly
+// after its slot was freed, the poll interval, the end of a backoff or the
+// due time of a run this worker released (noteDue) asks for a claim call; the call asks for exactly
 // the free slots, once no backoff is pending and the slots freed since the
 // last call are gathered (see gathered). A TenantFair call that comes back
 // unfilled on a ring larger than S continues a sweep: the loop claims again
@@ -57,6 +58,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 		if wanted && free > 0 && !time.Now().Before(retryAt) && w.gathered(free, freedAt, gather) {
 			demand := free
 			started := time.Now()
+			w.dropDues(started)
 			got, err := w.claim(io, handlers, demand)
 			gather = claimGather(time.Since(started))
 			if sweep.Continuing() {
@@ -101,8 +103,11 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 			wait = until
 		} else if wanted && free > 0 {
 			wait = min(wait, time.Until(freedAt.Add(gather)))
+		} else if due, ok := w.nextDue(); ok && free > 0 {
+			wait = min(wait, max(time.Until(due), 0))
 		}
 		timer.Reset(wait)
+		deadline := time.Now().Add(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -116,10 +121,56 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 		case <-wake:
 		case <-w.verdictWritten:
 		case <-timer.C:
+		case <-w.dueNoted:
+			if time.Now().Before(deadline) {
+				// A new due time: wait again, for it or what was awaited.
+				continue
+			}
 		}
 		wanted = true
 		sweep.Reset()
 	}
+}
+
+// noteDue tells the poll loop that a verdict of this worker made a run due
+// at due: when that comes before the next poll, the loop wakes for it, so a
+// backoff shorter than PollInterval is honoured to the millisecond instead
+// of waiting for the poll. due is by the worker's clock, taken after the
+// commit returned, so it is no earlier than the stored wake time when the
+// clocks agree; a run another worker takes first costs one empty claim call.
+func (w *Worker) noteDue(due time.Time) {
+	if !due.Before(time.Now().Add(w.cfg.PollInterval)) {
+		return
+	}
+	w.mu.Lock()
+	i, _ := slices.BinarySearchFunc(w.dues, due, time.Time.Compare)
+	w.dues = slices.Insert(w.dues, i, due)
+	w.mu.Unlock()
+	notify(w.dueNoted)
+}
+
+// nextDue returns the earliest noted due time still to come.
+func (w *Worker) nextDue() (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	for _, due := range w.dues {
+		if due.After(now) {
+			return due, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// dropDues forgets the due times a claim call made at now serves.
+func (w *Worker) dropDues(now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(w.dues, now, time.Time.Compare)
+	for i < len(w.dues) && !w.dues[i].After(now) {
+		i++
+	}
+	w.dues = slices.Delete(w.dues, 0, i)
 }
 
 // gathered reports whether free slots are worth a claim call now: when

@@ -17,24 +17,28 @@ const (
 	resultContinue
 	resultYield
 	resultWait
+	resultSnooze
 )
 
 // Result is a handler's verdict on its run. The worker turns it into one
 // commit fenced on the claim token and the job's checkpoint sequence, so a
 // holder that lost its claim changes nothing. Build one with Complete, Fail,
-// FailNow, RetryAt, RetryAfter, RetryAtError, RetryAfterError, Continue,
-// Yield or WaitExternal; the zero Result is a failed attempt like a panic.
-// The commit's checkpoint type names the verdict ("complete", "fail" (also
-// FailNow's), "retry", "continue", "yield", "wait"; "panic" for a recovered
-// panic, "no_result" for the zero Result, "backoff" for a failed attempt the
-// worker's RetryPolicy retries, "invalid_result" when the store refused the
-// verdict's state, "stop" for a run the stopping worker handed back).
+// FailNow, RetryAt, RetryAfter, RetryAtError, RetryAfterError, Snooze,
+// Continue, Yield or WaitExternal; the zero Result is a failed attempt like
+// a panic. The commit's checkpoint type names the verdict ("complete",
+// "fail" (also FailNow's), "retry", "snooze", "continue", "yield", "wait";
+// "panic" for a recovered panic, "no_result" for the zero Result, "timeout"
+// for a handler that outlived its timeout, "backoff" for a failed attempt
+// the worker's RetryPolicy retries, "invalid_result" when the store refused
+// the verdict's state, "stop" for a run the stopping worker handed back).
 //
 // Every verdict also moves the run's handler-attempt counter (Run.Attempt,
-// seen by the next handler as Job.Attempt - 1): Complete, Continue and
-// WaitExternal restart it at 0; Yield, Job.Checkpoint and a stopping
-// worker's hand-back keep it; every retry or failure adds one, and a failure
-// also appends its error to the run's error history (Run.Errors).
+// seen by the next handler as Job.Attempt - 1): Continue and WaitExternal
+// restart it at 0; Snooze, Yield, Job.Checkpoint and a stopping worker's
+// hand-back keep it; Complete, every retry and every failure add one, and a
+// failure also appends its error to the run's error history (Run.Errors).
+// So a done run's Attempt is the number of handler attempts it took since
+// its last Continue, its insertion or a RetryRun.
 type Result struct {
 	kind  resultKind
 	step  int
@@ -44,8 +48,32 @@ type Result struct {
 	err   error
 }
 
+// resultKinds names each resultKind for Result.Kind.
+var resultKinds = [...]string{
+	resultMissing:  "no_result",
+	resultComplete: "complete",
+	resultFail:     "fail",
+	resultFailNow:  "fail_now",
+	resultRetry:    "retry",
+	resultContinue: "continue",
+	resultYield:    "yield",
+	resultWait:     "wait",
+	resultSnooze:   "snooze",
+}
+
+// Kind names the verdict, for a Middleware that inspects a handler's
+// Result: "complete", "fail", "fail_now", "retry" (every RetryAt and
+// RetryAfter form), "snooze", "continue", "yield", "wait", or "no_result"
+// for the zero Result.
+func (r Result) Kind() string { return resultKinds[r.kind] }
+
+// Err is the error the verdict records: Fail's, FailNow's or a
+// Retry...Error's; nil for any other verdict.
+func (r Result) Err() error { return r.err }
+
 // Complete finishes the run as done with state as its final document; nil
-// keeps the current one. The claim and the admission are released.
+// keeps the current one. The claim and the admission are released. The
+// attempt counts: a run that failed twice, then completed, reads Attempt 3.
 func Complete(state json.RawMessage) Result {
 	return Result{kind: resultComplete, state: state}
 }
@@ -54,8 +82,7 @@ func Complete(state json.RawMessage) Result {
 // error history (kind "error") and logged at debug level only, since it may
 // carry identities. Under the worker's RetryPolicy an attempt with attempts
 // left is retried after the policy's backoff (checkpoint type "backoff");
-// the last one, and every one under the default policy, finishes the run as
-// failed, keeping its document. The claim and the admission are released.
+// the last one finishes the run as failed, keeping its document. The claim and the admission are released.
 func Fail(err error) Result {
 	return Result{kind: resultFail, err: err}
 }
@@ -84,6 +111,19 @@ func RetryAt(t time.Time) Result {
 // stored wake time is the run's updated_at plus d, to the microsecond.
 func RetryAfter(d time.Duration) Result {
 	return Result{kind: resultRetry, delay: d}
+}
+
+// Snooze makes the run due again d after the commit's database time (the
+// stored wake time is its updated_at plus d, to the microsecond) without
+// spending an attempt: the next call sees the same Job.Attempt, nothing is
+// recorded in the error history, and the RetryPolicy's MaxAttempts is not
+// nearer. It suits work that is not ready yet (a dependency still
+// processing, a rate limit's window) rather than work that failed. Like
+// RetryAfter it releases the claim and the admission, so under TenantFair
+// the run queues again in its tenant's FIFO when it wakes; a d of zero or
+// less makes it due at once.
+func Snooze(d time.Duration) Result {
+	return Result{kind: resultSnooze, delay: d}
 }
 
 // RetryAtError is RetryAt that also records err in the run's error history
@@ -139,7 +179,7 @@ const zeroResultText = "handler returned the zero Result"
 func (r Result) plan(step, attempt int, policy RetryPolicy) commitPlan {
 	switch r.kind {
 	case resultComplete:
-		return commitPlan{"complete", ReleaseTerminal(StatusDone), step, r.state, AttemptReset, nil}
+		return commitPlan{"complete", ReleaseTerminal(StatusDone), step, r.state, AttemptCount, nil}
 	case resultFail:
 		return failedAttempt("fail", step, attempt, policy, failureOf(ErrorKindError, r.err))
 	case resultFailNow:
@@ -154,6 +194,8 @@ func (r Result) plan(step, attempt int, policy RetryPolicy) commitPlan {
 			failure = failureOf(ErrorKindError, r.err)
 		}
 		return commitPlan{"retry", schedule, step, nil, AttemptCount, failure}
+	case resultSnooze:
+		return commitPlan{"snooze", releaseAfter(r.delay), step, nil, AttemptKeep, nil}
 	case resultContinue:
 		return commitPlan{"continue", ReleaseImmediate(), r.step, r.state, AttemptReset, nil}
 	case resultYield:
@@ -181,6 +223,12 @@ func failedAttempt(checkpointType string, step, attempt int, policy RetryPolicy,
 		return commitPlan{"backoff", releaseAfter(policy.backoff(attempt)), step, nil, AttemptCount, failure}
 	}
 	return commitPlan{checkpointType, ReleaseTerminal(StatusFailed), step, nil, AttemptCount, failure}
+}
+
+// timedOut is the plan of a handler still running when its timeout passed,
+// err the timeout's error: a failed attempt, whatever the handler returned.
+func timedOut(step, attempt int, policy RetryPolicy, err error) commitPlan {
+	return failedAttempt("timeout", step, attempt, policy, failureOf(ErrorKindError, err))
 }
 
 // panicked is the plan of a handler that panicked, text the entry's text

@@ -35,12 +35,14 @@ import (
 // panics fails the run, as under a Worker. A verdict that was not written
 // (say, the claim was lost) fails t.
 //
-// Work runs handler as a Worker with the zero RetryPolicy does, so a failed
-// attempt fails the run; WorkWith takes a RetryPolicy, or a Handlers
-// registry instead of the handler.
+// Work runs handler as a Worker without retries (RetryPolicy{MaxAttempts:
+// 1}) does, so a failed attempt fails the run, under the default
+// HandlerTimeout; WorkWith takes a RetryPolicy (whose zero value retries,
+// as a Worker's), a timeout and middleware, or a Handlers registry instead
+// of the handler.
 func Work(ctx context.Context, t TB, client *docket.Client, scope docket.Scope, runID string, handler docket.Handler) docket.Run {
 	t.Helper()
-	return work(ctx, t, "Work", client, scope, runID, docket.WorkerConfig{Handler: handler})
+	return work(ctx, t, "Work", client, scope, runID, docket.WorkerConfig{Handler: handler, Retry: docket.RetryPolicy{MaxAttempts: 1}})
 }
 
 // WorkOptions is how WorkWith handles the run: what a WorkerConfig says of
@@ -53,11 +55,17 @@ type WorkOptions struct {
 	// WorkerConfig.Handlers does. Set it or Handler, not both.
 	Handlers *docket.Handlers
 	// Retry is the Worker's WorkerConfig.Retry: a failed attempt (Fail, a
-	// panic, the zero Result) with attempts left is committed as that
-	// Worker commits it, a "backoff" release after the policy's delay. The
-	// zero policy fails the run at once, as Work does. An invalid policy
-	// fails t with the *docket.RetryPolicyError.
+	// panic, the zero Result, a timeout) with attempts left is committed as
+	// that Worker commits it, a "backoff" release after the policy's delay.
+	// The zero policy is the Worker's default, which retries;
+	// RetryPolicy{MaxAttempts: 1} fails the run at once, as Work does. An
+	// invalid policy fails t with the *docket.RetryPolicyError.
 	Retry docket.RetryPolicy
+	// HandlerTimeout is the Worker's WorkerConfig.HandlerTimeout (zero: one
+	// minute; docket.NoHandlerTimeout: none).
+	HandlerTimeout time.Duration
+	// Middleware is the Worker's WorkerConfig.Middleware.
+	Middleware []docket.Middleware
 }
 
 // WorkWith is Work with the handler and retry policy of opts: it works the
@@ -69,7 +77,8 @@ type WorkOptions struct {
 func WorkWith(ctx context.Context, t TB, client *docket.Client, scope docket.Scope, runID string, opts WorkOptions) docket.Run {
 	t.Helper()
 	return work(ctx, t, "WorkWith", client, scope, runID,
-		docket.WorkerConfig{Handler: opts.Handler, Handlers: opts.Handlers, Retry: opts.Retry})
+		docket.WorkerConfig{Handler: opts.Handler, Handlers: opts.Handlers, Retry: opts.Retry,
+			HandlerTimeout: opts.HandlerTimeout, Middleware: opts.Middleware})
 }
 
 // work works the run and fails t, naming the helper, on an error.

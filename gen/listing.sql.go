@@ -46,7 +46,7 @@ func (q *Queries) ListClaimPartitionScopes(ctx context.Context, arg ListClaimPar
 }
 
 const ListDomainRuns = `-- name: ListDomainRuns :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where ($1::text is null or r.graph_id = $1::text)
    and ($2::text is null or r.status = $2::text)
@@ -116,6 +116,7 @@ func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) 
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -129,7 +130,7 @@ func (q *Queries) ListDomainRuns(ctx context.Context, arg ListDomainRunsParams) 
 }
 
 const ListDomainRunsAfter = `-- name: ListDomainRunsAfter :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where (r.started_at, r.run_id) < ($1::timestamptz, $2::text)
    and ($3::text is null or r.graph_id = $3::text)
@@ -202,6 +203,7 @@ func (q *Queries) ListDomainRunsAfter(ctx context.Context, arg ListDomainRunsAft
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -215,7 +217,7 @@ func (q *Queries) ListDomainRunsAfter(ctx context.Context, arg ListDomainRunsAft
 }
 
 const ListQueuedRuns = `-- name: ListQueuedRuns :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.status = 'running' and r.poisoned_at is null and r.claim_token is null
    and r.tenant_admitted_at is null and r.wake_at <= now()
@@ -293,6 +295,7 @@ func (q *Queries) ListQueuedRuns(ctx context.Context, arg ListQueuedRunsParams) 
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -306,7 +309,7 @@ func (q *Queries) ListQueuedRuns(ctx context.Context, arg ListQueuedRunsParams) 
 }
 
 const ListQueuedRunsAfter = `-- name: ListQueuedRunsAfter :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.status = 'running' and r.poisoned_at is null and r.claim_token is null
    and r.tenant_admitted_at is null and r.wake_at <= now()
@@ -384,6 +387,7 @@ func (q *Queries) ListQueuedRunsAfter(ctx context.Context, arg ListQueuedRunsAft
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -397,7 +401,7 @@ func (q *Queries) ListQueuedRunsAfter(ctx context.Context, arg ListQueuedRunsAft
 }
 
 const ListScopeQueuedRuns = `-- name: ListScopeQueuedRuns :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text
    and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
@@ -471,6 +475,7 @@ func (q *Queries) ListScopeQueuedRuns(ctx context.Context, arg ListScopeQueuedRu
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -484,7 +489,7 @@ func (q *Queries) ListScopeQueuedRuns(ctx context.Context, arg ListScopeQueuedRu
 }
 
 const ListScopeQueuedRunsAfter = `-- name: ListScopeQueuedRunsAfter :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text
    and r.status = 'running' and r.poisoned_at is null and r.claim_token is null
@@ -563,6 +568,7 @@ func (q *Queries) ListScopeQueuedRunsAfter(ctx context.Context, arg ListScopeQue
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -576,7 +582,7 @@ func (q *Queries) ListScopeQueuedRunsAfter(ctx context.Context, arg ListScopeQue
 }
 
 const SearchRuns = `-- name: SearchRuns :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.run_id ~>=~ $1::text
    and r.run_id ~<~ $2::text
@@ -667,6 +673,7 @@ func (q *Queries) SearchRuns(ctx context.Context, arg SearchRunsParams) ([]Searc
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err

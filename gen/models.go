@@ -91,6 +91,7 @@ type DocketRun struct {
 	UniqueKey            *string
 	UniqueBucket         *time.Time
 	UniqueStatuses       []string
+	MaxAttempts          *int32
 }
 
 type DocketSchedule struct {

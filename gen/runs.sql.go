@@ -11,7 +11,7 @@ import (
 )
 
 const GetRun = `-- name: GetRun :one
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text and r.run_id = $2
 `
@@ -63,6 +63,7 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (GetRunRow, erro
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.Phase,
 	)
 	return i, err
@@ -70,7 +71,7 @@ func (q *Queries) GetRun(ctx context.Context, arg GetRunParams) (GetRunRow, erro
 
 const InsertRun = `-- name: InsertRun :one
 insert into /*schema*/docket_runs as r (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
-                                        unique_key, unique_bucket, unique_statuses)
+                                        unique_key, unique_bucket, unique_statuses, max_attempts)
 values ($1, $2, $3, $4,
         'running', $5::text::jsonb, coalesce($6::timestamptz, now()),
         $7::text::jsonb,
@@ -78,9 +79,10 @@ values ($1, $2, $3, $4,
         case when $8::text is not null
              then /*schema*/docket_unique_bucket(coalesce($6::timestamptz, now()), $9::bigint) end,
         case when $8::text is not null
-             then coalesce($10::text[], array['running', 'waiting']) end)
+             then coalesce($10::text[], array['running', 'waiting']) end,
+        $11::integer)
 on conflict do nothing
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type InsertRunParams struct {
@@ -94,6 +96,7 @@ type InsertRunParams struct {
 	UniqueKey      *string
 	UniquePeriodUs *int64
 	UniqueStatuses []string
+	MaxAttempts    *int32
 }
 
 type InsertRunRow struct {
@@ -109,7 +112,9 @@ type InsertRunRow struct {
 // transaction usable. A null unique_key inserts a run without one; with a
 // key, a null unique_period_us means one bucket of all time and null
 // unique_statuses the unfinished statuses (running and waiting). The trace
-// context travels as text so every execution mode sends it alike.
+// context travels as text so every execution mode sends it alike. A null
+// max_attempts leaves the Worker's retry policy in charge; the table's check
+// refuses one below 1.
 func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (InsertRunRow, error) {
 	row := q.db.QueryRow(ctx, InsertRun,
 		arg.RunID,
@@ -122,6 +127,7 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (InsertRun
 		arg.UniqueKey,
 		arg.UniquePeriodUs,
 		arg.UniqueStatuses,
+		arg.MaxAttempts,
 	)
 	var i InsertRunRow
 	err := row.Scan(
@@ -155,6 +161,7 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (InsertRun
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.Phase,
 	)
 	return i, err
@@ -162,7 +169,7 @@ func (q *Queries) InsertRun(ctx context.Context, arg InsertRunParams) (InsertRun
 
 const InsertRuns = `-- name: InsertRuns :execrows
 insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
-                                   unique_key, unique_bucket, unique_statuses)
+                                   unique_key, unique_bucket, unique_statuses, max_attempts)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
        coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
        $1::text::jsonb,
@@ -171,7 +178,8 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
             then /*schema*/docket_unique_bucket(coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
                                                 nullif(b.unique_period_us, 0)) end,
        case when b.unique_key <> ''
-            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end
+            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end,
+       nullif(b.max_attempts, 0)
   from (select unnest($2::text[]) as run_id,
                unnest($3::text[]) as scope_key,
                unnest($4::text[]) as graph_id,
@@ -180,7 +188,8 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
                unnest($7::timestamptz[]) as wake_at,
                unnest($8::text[]) as unique_key,
                unnest($9::bigint[]) as unique_period_us,
-               unnest($10::text[]) as unique_statuses) b
+               unnest($10::text[]) as unique_statuses,
+               unnest($11::integer[]) as max_attempts) b
 `
 
 type InsertRunsParams struct {
@@ -194,6 +203,7 @@ type InsertRunsParams struct {
 	UniqueKeys      []string
 	UniquePeriodsUs []int64
 	UniqueStatuses  []string
+	MaxAttempts     []int32
 }
 
 // A batch of new running runs in one statement, so a large backlog costs one
@@ -209,6 +219,10 @@ type InsertRunsParams struct {
 // statuses, else it is the covered statuses separated by commas. A key
 // another run of the scope holds in the same bucket fails the whole
 // statement too (docket_runs_unique_idx); InsertUniqueRuns skips it instead.
+// A max attempts of 0 stands for none (the Worker's retry policy decides),
+// as an integer array cannot carry NULL through the generated binding
+// either; an array shorter than the others, or none, leaves the rest
+// without one. The table's check refuses a negative one.
 func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, InsertRuns,
 		arg.TraceContext,
@@ -221,6 +235,7 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 		arg.UniqueKeys,
 		arg.UniquePeriodsUs,
 		arg.UniqueStatuses,
+		arg.MaxAttempts,
 	)
 	if err != nil {
 		return 0, err
@@ -230,7 +245,7 @@ func (q *Queries) InsertRuns(ctx context.Context, arg InsertRunsParams) (int64, 
 
 const InsertUniqueRuns = `-- name: InsertUniqueRuns :execrows
 insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
-                                   unique_key, unique_bucket, unique_statuses)
+                                   unique_key, unique_bucket, unique_statuses, max_attempts)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
        coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
        $1::text::jsonb,
@@ -239,7 +254,8 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
             then /*schema*/docket_unique_bucket(coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
                                                 nullif(b.unique_period_us, 0)) end,
        case when b.unique_key <> ''
-            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end
+            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end,
+       nullif(b.max_attempts, 0)
   from (select unnest($2::text[]) as run_id,
                unnest($3::text[]) as scope_key,
                unnest($4::text[]) as graph_id,
@@ -248,7 +264,8 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
                unnest($7::timestamptz[]) as wake_at,
                unnest($8::text[]) as unique_key,
                unnest($9::bigint[]) as unique_period_us,
-               unnest($10::text[]) as unique_statuses) b
+               unnest($10::text[]) as unique_statuses,
+               unnest($11::integer[]) as max_attempts) b
 on conflict (scope_key, unique_key, coalesce(unique_bucket, '-infinity'::timestamptz)) where unique_key is not null do nothing
 `
 
@@ -263,6 +280,7 @@ type InsertUniqueRunsParams struct {
 	UniqueKeys      []string
 	UniquePeriodsUs []int64
 	UniqueStatuses  []string
+	MaxAttempts     []int32
 }
 
 // InsertRuns for a batch with unique keys: a run whose key another run of
@@ -283,6 +301,7 @@ func (q *Queries) InsertUniqueRuns(ctx context.Context, arg InsertUniqueRunsPara
 		arg.UniqueKeys,
 		arg.UniquePeriodsUs,
 		arg.UniqueStatuses,
+		arg.MaxAttempts,
 	)
 	if err != nil {
 		return 0, err
@@ -291,7 +310,7 @@ func (q *Queries) InsertUniqueRuns(ctx context.Context, arg InsertUniqueRunsPara
 }
 
 const InspectRun = `-- name: InspectRun :one
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, now()::timestamptz as observed_at,
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, now()::timestamptz as observed_at,
        /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text and r.run_id = $2
@@ -344,6 +363,7 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.ObservedAt,
 		&i.Phase,
 	)
@@ -351,7 +371,7 @@ func (q *Queries) InspectRun(ctx context.Context, arg InspectRunParams) (Inspect
 }
 
 const ListRuns = `-- name: ListRuns :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text
    and ($2::text is null or r.graph_id = $2::text)
@@ -424,6 +444,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsR
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err
@@ -437,7 +458,7 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsR
 }
 
 const ListRunsAfter = `-- name: ListRunsAfter :many
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text
    and (r.started_at, r.run_id) < ($2::timestamptz, $3::text)
@@ -514,6 +535,7 @@ func (q *Queries) ListRunsAfter(ctx context.Context, arg ListRunsAfterParams) ([
 			&i.DocketRun.UniqueKey,
 			&i.DocketRun.UniqueBucket,
 			&i.DocketRun.UniqueStatuses,
+			&i.DocketRun.MaxAttempts,
 			&i.Phase,
 		); err != nil {
 			return nil, err

@@ -126,7 +126,8 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 -- missing from the join, and one written in between read in its older
 -- version; state and step are not among the outcome columns, so they must
 -- come from a snapshot that follows the claim.
-select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.attempt, r.trace_context
+select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.attempt, r.trace_context,
+       r.max_attempts
   from /*schema*/docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[]);
 

@@ -2000,8 +2000,23 @@ create trigger docket_runs_release_unique_trg
 create index docket_runs_run_id_prefix_idx on docket_runs (run_id text_pattern_ops);
 -- end run id prefix search
 
+-- Per-run max attempts: an override, given at insert, of the handler
+-- attempts the Worker's retry policy grants the run. NULL (every run
+-- inserted without one) leaves the policy's MaxAttempts; the check holds
+-- any writer of a run (the generated repository, psql) to at least one
+-- attempt.
+alter table docket_runs
+    add column max_attempts integer,
+    add constraint docket_runs_max_attempts_check check (max_attempts >= 1);
+-- end per-run max attempts
+
 -- migrate:down
 
+-- Per-run max attempts.
+alter table docket_runs
+    drop constraint docket_runs_max_attempts_check,
+    drop column max_attempts;
+-- end per-run max attempts
 -- Run id prefix search.
 drop index docket_runs_run_id_prefix_idx;
 -- end run id prefix search

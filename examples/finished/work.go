@@ -22,6 +22,8 @@ func workOff(ctx context.Context, client *docket.Client, handler docket.Handler,
 		Handler:     handler,
 		// The example prunes by hand (retain); Workers retain by default.
 		Retention: docket.WorkerRetention{Off: true},
+		// A failed attempt fails the run at once; Workers retry by default.
+		Retry: docket.RetryPolicy{MaxAttempts: 1},
 		OnEvent: func(e docket.WorkerEvent) {
 			if e.Kind == docket.EventVerdict && awaited[e.RunID] {
 				select {

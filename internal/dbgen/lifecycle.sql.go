@@ -48,7 +48,7 @@ update /*schema*/docket_runs r
    and r.scope_key = $5::text and r.run_id = $6
    and r.claim_token = $7::uuid
    and r.checkpoint_seq = $8
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase,
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase,
           (prior.tenant_admitted_at is not null)::boolean as marker_cleared
 `
 
@@ -119,6 +119,7 @@ func (q *Queries) AbandonClaim(ctx context.Context, arg AbandonClaimParams) (Aba
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.Phase,
 		&i.MarkerCleared,
 	)
@@ -139,7 +140,7 @@ update /*schema*/docket_runs r
        finished_at = case when $1 in ('done', 'failed', 'cancelled') then now() end,
        updated_at = now()
  where r.id = $4
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type ApplyRunMutationParams struct {
@@ -197,6 +198,7 @@ func (q *Queries) ApplyRunMutation(ctx context.Context, arg ApplyRunMutationPara
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.Phase,
 	)
 	return i, err
@@ -248,7 +250,7 @@ update /*schema*/docket_runs r
    and r.scope_key = $12::text and r.run_id = $13
    and r.claim_token = $11::uuid
    and r.checkpoint_seq = $14
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase,
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase,
           (prior.tenant_admitted_at is not null and r.tenant_admitted_at is null)::boolean as marker_cleared
 `
 
@@ -337,6 +339,7 @@ func (q *Queries) CommitRun(ctx context.Context, arg CommitRunParams) (CommitRun
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.Phase,
 		&i.MarkerCleared,
 	)
@@ -369,7 +372,7 @@ func (q *Queries) GetRunFence(ctx context.Context, arg GetRunFenceParams) (GetRu
 }
 
 const LockRun = `-- name: LockRun :one
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text and r.run_id = $2
    for update of r
@@ -421,6 +424,7 @@ func (q *Queries) LockRun(ctx context.Context, arg LockRunParams) (LockRunRow, e
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.Phase,
 	)
 	return i, err
@@ -462,7 +466,7 @@ update /*schema*/docket_runs
        updated_at = now()
  where scope_key = $1::text and run_id = $2
    and claim_token = $3::uuid
-returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context, last_commit_token, unique_key, unique_bucket, unique_statuses
+returning id, run_id, tenant_id, scope_key, graph_id, graph_hash, status, step, state, checkpoint_seq, latest_checkpoint_type, claim_token, claimed_at, wake_at, claim_attempts, claim_abandons, poisoned_at, poison_reason, inserted_at, started_at, updated_at, finished_at, tenant_admitted_at, attempt, errors, trace_context, last_commit_token, unique_key, unique_bucket, unique_statuses, max_attempts
 `
 
 type ReleaseClaimParams struct {
@@ -507,6 +511,7 @@ func (q *Queries) ReleaseClaim(ctx context.Context, arg ReleaseClaimParams) (Doc
 		&i.UniqueKey,
 		&i.UniqueBucket,
 		&i.UniqueStatuses,
+		&i.MaxAttempts,
 	)
 	return i, err
 }
@@ -536,7 +541,7 @@ update /*schema*/docket_runs r
        updated_at = now()
  where r.id = $2
    and r.status in ('done', 'failed', 'cancelled')
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type RetryFinishedRunParams struct {
@@ -594,6 +599,7 @@ func (q *Queries) RetryFinishedRun(ctx context.Context, arg RetryFinishedRunPara
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.Phase,
 	)
 	return i, err
@@ -609,7 +615,7 @@ update /*schema*/docket_runs r
        updated_at = now()
  where r.scope_key = $1::text and r.run_id = $2
    and r.status = 'running' and r.poisoned_at is not null
-returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+returning r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
 `
 
 type RetryPoisonedRunParams struct {
@@ -659,6 +665,7 @@ func (q *Queries) RetryPoisonedRun(ctx context.Context, arg RetryPoisonedRunPara
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.Phase,
 	)
 	return i, err

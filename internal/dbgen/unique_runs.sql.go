@@ -77,7 +77,7 @@ func (q *Queries) UniqueBatchHolders(ctx context.Context, arg UniqueBatchHolders
 }
 
 const UniqueKeyHolder = `-- name: UniqueKeyHolder :one
-select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, /*schema*/docket_run_phase(r, now())::text as phase
+select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
  where r.scope_key = $1::text and r.unique_key = $2::text
    and r.unique_bucket is not distinct from /*schema*/docket_unique_bucket(coalesce($3::timestamptz, now()),
@@ -141,6 +141,7 @@ func (q *Queries) UniqueKeyHolder(ctx context.Context, arg UniqueKeyHolderParams
 		&i.DocketRun.UniqueKey,
 		&i.DocketRun.UniqueBucket,
 		&i.DocketRun.UniqueStatuses,
+		&i.DocketRun.MaxAttempts,
 		&i.Phase,
 	)
 	return i, err

@@ -151,7 +151,8 @@ func (q *Queries) CommitRuns(ctx context.Context, arg CommitRunsParams) ([]Commi
 }
 
 const LeasedRuns = `-- name: LeasedRuns :many
-select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.attempt, r.trace_context
+select r.run_id, r.status, r.step, r.state, r.checkpoint_seq, r.claim_token, r.attempt, r.trace_context,
+       r.max_attempts
   from /*schema*/docket_runs r
  where r.run_id = any(coalesce(nullif(current_setting('docket.leased_run_ids', true), ''), '{}')::text[])
 `
@@ -165,6 +166,7 @@ type LeasedRunsRow struct {
 	ClaimToken    *uuid.UUID
 	Attempt       int32
 	TraceContext  []byte
+	MaxAttempts   *int32
 }
 
 // What the Worker needs of the runs the latest noted claim statement of this
@@ -198,6 +200,7 @@ func (q *Queries) LeasedRuns(ctx context.Context) ([]LeasedRunsRow, error) {
 			&i.ClaimToken,
 			&i.Attempt,
 			&i.TraceContext,
+			&i.MaxAttempts,
 		); err != nil {
 			return nil, err
 		}

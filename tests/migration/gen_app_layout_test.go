@@ -226,6 +226,7 @@ func expectRefusedWrites(t *testing.T, ctx context.Context, app *pgxpool.Pool, c
 		{"unique statuses without running", func(p *gen.InsertRunParams) {
 			p.UniqueKey, p.UniqueStatuses = tenant("k"), []string{"waiting"}
 		}, docket.ErrInvalidArgument},
+		{"max attempts of 0", func(p *gen.InsertRunParams) { zero := int32(0); p.MaxAttempts = &zero }, docket.ErrInvalidArgument},
 	} {
 		before := testkit.QueryInt64(t, app, `select count(*) from docket.docket_runs`)
 		params := valid
@@ -244,11 +245,12 @@ func expectRefusedWrites(t *testing.T, ctx context.Context, app *pgxpool.Pool, c
 			t.Errorf("%s: %d runs written", c.name, after-before)
 		}
 	}
-	// The cases meet every identifier check of the schema, the tenancy
-	// trigger and the check of a unique run's statuses: the identifier
-	// checks are read from the catalog.
+	// The cases meet every identifier check of the schema, the max attempts
+	// check, the tenancy trigger and the check of a unique run's statuses:
+	// the identifier and max attempts checks are read from the catalog.
 	rows, err := app.Query(ctx, `select conname::text from pg_constraint
-		where conrelid = 'docket.docket_runs'::regclass and pg_get_constraintdef(oid) like '%octet_length%'
+		where conrelid = 'docket.docket_runs'::regclass
+		  and (pg_get_constraintdef(oid) like '%octet_length%' or pg_get_constraintdef(oid) like '%max_attempts%')
 		union all select 'docket_runs_tenant_required_check'
 		union all select 'docket_runs_unique_check' order by 1`)
 	if err != nil {
@@ -260,7 +262,7 @@ func expectRefusedWrites(t *testing.T, ctx context.Context, app *pgxpool.Pool, c
 	}
 	slices.Sort(refusedBy)
 	if !slices.Equal(refusedBy, want) {
-		t.Errorf("the refused writes met %v, want every identifier check and the tenancy trigger %v", refusedBy, want)
+		t.Errorf("the refused writes met %v, want every identifier check, the max attempts check, the tenancy trigger and the unique statuses check %v", refusedBy, want)
 	}
 }
 

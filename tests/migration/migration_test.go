@@ -81,6 +81,8 @@ var v3Objects = []string{
 	"function docket_unique_bucket(at timestamp with time zone, period_us bigint) returns timestamp with time zone",
 	"function docket_runs_release_unique() returns trigger",
 	"trigger docket_runs.docket_runs_release_unique_trg ",
+	"column docket_runs.max_attempts integer notnull=false",
+	"constraint docket_runs.docket_runs_max_attempts_check ",
 }
 
 // neverInV2 are catalog entry prefixes of objects the pre-release history

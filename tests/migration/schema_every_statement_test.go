@@ -200,8 +200,13 @@ drop table old.docket_schema_migrations`)
 	// The run store.
 	_, err = client.InsertRun(ctx, newRun("a", "r1"))
 	must("insert", err)
-	_, err = client.InsertRuns(ctx, []docket.NewRun{newRun("a", "r2"), newRun("b", "r3"), newRun("b", "r4"), newRun("c", "r5")})
+	withMaxAttempts := newRun("b", "r4")
+	withMaxAttempts.MaxAttempts = 3
+	_, err = client.InsertRuns(ctx, []docket.NewRun{newRun("a", "r2"), newRun("b", "r3"), withMaxAttempts, newRun("c", "r5")})
 	must("insert many", err)
+	if r4, err := client.FetchRun(ctx, docket.Tenant("b"), "r4"); err != nil || r4.MaxAttempts != 3 {
+		t.Fatalf("r4: MaxAttempts %d, %v; want 3", r4.MaxAttempts, err)
+	}
 	tx, err := pool.Begin(ctx)
 	must("begin", err)
 	_, err = client.InsertRunTx(ctx, tx, newRun("c", "r6"))

@@ -236,6 +236,7 @@ func TestTraceFailedAndPanickingHandlers(t *testing.T) {
 	w, done := testkit.StartWorker(t, e.client, docket.WorkerConfig{
 		Concurrency: 4,
 		OnEvent:     events.Hook,
+		Retry:       docket.RetryPolicy{MaxAttempts: 1},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			switch job.RunID {
 			case "tr-fail":

@@ -82,7 +82,7 @@ func TestDockettestWorkWithRetryPolicy(t *testing.T) {
 		t.Fatalf("the handler saw attempts %v, want [1 2 3]", seen)
 	}
 
-	// Work is WorkWith under the zero policy: the first failure fails the run.
+	// Work is WorkWith without retries: the first failure fails the run.
 	e.insert("acme", "dt-rp-once", time.Time{})
 	run = e.work("acme", "dt-rp-once", opts.Handler)
 	testkit.RunErrorExpect(t, e.pool, e.client, acme, "dt-rp-once", 1, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "attempt 1 failed"})
@@ -126,7 +126,7 @@ func TestDockettestWorkWithHandlers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Retry would fail the run at once; the graph's HandlerRetry retries.
+	// The graph's HandlerRetry, not Retry, decides the retries.
 	opts := dockettest.WorkOptions{Handlers: handlers}
 	got := e.workWith("acme", "dt-h-inv", opts)
 	testkit.RunErrorExpect(t, e.pool, e.client, acme, "dt-h-inv", 1, testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "gateway down"})
@@ -135,7 +135,7 @@ func TestDockettestWorkWithHandlers(t *testing.T) {
 	}
 	e.due("dt-h-inv")
 	got = e.workWith("acme", "dt-h-inv", opts)
-	if got.Status != docket.StatusDone || got.Attempt != 0 || string(got.State) != `{"paid": true, "amount": 42, "invoice": "inv-1"}` || len(got.Errors) != 1 {
+	if got.Status != docket.StatusDone || got.Attempt != 2 || string(got.State) != `{"paid": true, "amount": 42, "invoice": "inv-1"}` || len(got.Errors) != 1 {
 		t.Fatalf("after the second attempt: %+v (state %s), want done and paid", got, got.State)
 	}
 	if want := []invoice{{Invoice: "inv-1", Amount: 42}, {Invoice: "inv-1", Amount: 42}}; !slices.Equal(states, want) {

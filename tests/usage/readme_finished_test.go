@@ -42,7 +42,7 @@ func TestReadmeFinishedRunsAreTheExampleAndRun(t *testing.T) {
 	want := "invoice-2 is running again, attempt counter 0\n" +
 		"  kept: attempt 1 (error): mail server down\n" +
 		"  kept: attempt 1 (retry): retried by an operator from status failed\n" +
-		"invoice-2 is done, attempt counter 0, 2 history entries kept\n" +
+		"invoice-2 is done, attempt counter 1, 2 history entries kept\n" +
 		"deleted 1 runs finished more than 30 days ago\n"
 	if shown := docBlock(t, manualFile, "Both blocks are `examples/finished`", "text"); shown != want {
 		t.Fatalf("README finished-runs output:\n%s\nwant:\n%s", shown, want)

@@ -51,6 +51,7 @@ func TestWorkerNeverAcknowledgesAnotherHoldersVerdict(t *testing.T) {
 	startedA, releaseA := make(chan struct{}, 1), make(chan struct{})
 	eventsA, eventsB := testkit.NewWorkerEvents(), testkit.NewWorkerEvents()
 	testkit.StartWorker(t, clientA, docket.WorkerConfig{Concurrency: 1, ClaimTTL: ttl, OnEvent: eventsA.Hook,
+		Retry: docket.RetryPolicy{MaxAttempts: 1},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			startedA <- struct{}{}
 			<-releaseA
@@ -69,6 +70,7 @@ func TestWorkerNeverAcknowledgesAnotherHoldersVerdict(t *testing.T) {
 	close(releaseA)
 
 	testkit.StartWorker(t, clientB, docket.WorkerConfig{Concurrency: 1, ClaimTTL: ttl, OnEvent: eventsB.Hook,
+		Retry:   docket.RetryPolicy{MaxAttempts: 1},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result { return docket.Fail(boom) }})
 	eventsB.WaitWritten(t, "fail", "r1")
 	proxy.Open()

@@ -14,7 +14,7 @@ import (
 // Job.Attempt is the persisted handler-attempt number: a run retried with
 // RetryAt sees 1, 2, 3 on its tries, matching the count a handler keeps in
 // the run's state with Job.Checkpoint (which does not move the counter), and
-// the run's Attempt counter restarts at 0 with the Complete verdict.
+// the Complete verdict counts the third attempt in the run's Attempt.
 func TestWorkerAttemptCountsRetriedHandlerAttempts(t *testing.T) {
 	t.Parallel()
 	pool := testkit.NewPool(t)
@@ -56,7 +56,7 @@ func TestWorkerAttemptCountsRetriedHandlerAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != docket.StatusDone || run.Attempt != 0 || len(run.Errors) != 0 {
-		t.Fatalf("completed run: status %s, attempt %d, errors %+v; want done, 0, none", run.Status, run.Attempt, run.Errors)
+	if run.Status != docket.StatusDone || run.Attempt != 3 || len(run.Errors) != 0 {
+		t.Fatalf("completed run: status %s, attempt %d, errors %+v; want done, 3, none", run.Status, run.Attempt, run.Errors)
 	}
 }

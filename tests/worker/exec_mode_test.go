@@ -59,6 +59,7 @@ func drainEveryVerdict(t *testing.T, mode pgx.QueryExecMode, verdictWait time.Du
 	events := testkit.NewWorkerEvents()
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
 		Concurrency: len(names), VerdictBatchWait: verdictWait, Logger: slog.New(log), OnEvent: events.Hook,
+		Retry: docket.RetryPolicy{MaxAttempts: 1},
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			n := counter.Add(job.RunID)
 			switch job.RunID {

@@ -205,7 +205,8 @@ func TestWorkerHandlersStateThatDoesNotDecodeFails(t *testing.T) {
 	})
 	insertRaw(t, s, "bad", "send-invoice", `{"invoice": "forty-two"}`)
 	events := testkit.NewWorkerEvents()
-	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook, Handlers: h})
+	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook, Handlers: h,
+		Retry: docket.RetryPolicy{MaxAttempts: 1}})
 	events.WaitWritten(t, "fail", "bad")
 	testkit.StopWorker(t, w, runResult)
 	// The decoder's own text, so the test does not depend on its wording.
@@ -221,8 +222,10 @@ func TestWorkerHandlersStateThatDoesNotDecodeFails(t *testing.T) {
 	calls.expect(t, "bad")
 }
 
-// HandlerTimeout ends the handler's context with context.DeadlineExceeded;
-// a graph without one gets a context without a deadline.
+// HandlerTimeout ends the handler's context with context.DeadlineExceeded,
+// and the attempt fails with the timeout's error whatever the handler
+// returns (here its own Fail); a graph without one gets the Worker's,
+// here none.
 func TestWorkerHandlersTimeoutEndsTheHandlerContext(t *testing.T) {
 	t.Parallel()
 	s := testkit.NewRunStore(t, 4)
@@ -243,13 +246,14 @@ func TestWorkerHandlersTimeoutEndsTheHandlerContext(t *testing.T) {
 	insertTyped(t, s, "slow-1", "slow", invoice{})
 	insertTyped(t, s, "untimed-1", "untimed", invoice{})
 	events := testkit.NewWorkerEvents()
-	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 2, OnEvent: events.Hook, Handlers: h})
-	events.WaitVerdicts(t, map[string]string{"slow-1": "fail", "untimed-1": "complete"})
+	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 2, OnEvent: events.Hook, Handlers: h,
+		HandlerTimeout: docket.NoHandlerTimeout, Retry: docket.RetryPolicy{MaxAttempts: 1}})
+	events.WaitVerdicts(t, map[string]string{"slow-1": "timeout", "untimed-1": "complete"})
 	testkit.StopWorker(t, w, runResult)
 	calls.expect(t, "slow-1", "deadline true, err context deadline exceeded, cause is DeadlineExceeded true")
 	calls.expect(t, "untimed-1", "deadline false")
 	testkit.RunErrorExpect(t, s.Pool, s.Client, docket.Tenant("acme"), "slow-1", 1,
-		testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "context deadline exceeded"})
+		testkit.RunErrorEntry{Attempt: 1, Kind: "error", Error: "docket: handler timed out after 50ms"})
 }
 
 // A graph's HandlerRetry beats the Worker's RetryPolicy both ways, for Fail

@@ -60,6 +60,7 @@ func TestWorkerPanicEntryKeepsTheStack(t *testing.T) {
 	events := testkit.NewWorkerEvents()
 	log := &testkit.WorkerLogRecorder{}
 	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 3, OnEvent: events.Hook, Logger: slog.New(log),
+		Retry: docket.RetryPolicy{MaxAttempts: 1},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			switch job.RunID {
 			case "helper":

@@ -55,8 +55,8 @@ func TestWorkerRetryPolicyBacksOffExactlyThenFails(t *testing.T) {
 }
 
 // A recovered panic and the zero Result are failed attempts the policy
-// retries, each recorded with its kind; a later Complete restarts the
-// counter and keeps the history. No record at info level or above carries
+// retries, each recorded with its kind; a later Complete counts the fourth
+// attempt and keeps the history. No record at info level or above carries
 // an error text.
 func TestWorkerRetryPolicyRetriesPanicsAndTheZeroResult(t *testing.T) {
 	t.Parallel()
@@ -81,7 +81,7 @@ func TestWorkerRetryPolicyRetriesPanicsAndTheZeroResult(t *testing.T) {
 		}})
 	waitWritten(t, events, "shaky", "complete", 1)
 	testkit.StopWorker(t, w, runResult)
-	run := testkit.RunErrorExpect(t, s.Pool, s.Client, docket.Tenant("acme"), "shaky", 0,
+	run := testkit.RunErrorExpect(t, s.Pool, s.Client, docket.Tenant("acme"), "shaky", 4,
 		testkit.RunErrorEntry{Attempt: 1, Kind: "panic", Error: "kaput: secret-panic-text"},
 		testkit.RunErrorEntry{Attempt: 2, Kind: "no_result", Error: "handler returned the zero Result"},
 		testkit.RunErrorEntry{Attempt: 3, Kind: "error", Error: "boom: secret-error-text"})
@@ -100,9 +100,9 @@ func TestWorkerRetryPolicyRetriesPanicsAndTheZeroResult(t *testing.T) {
 	}
 }
 
-// The zero policy keeps today's behaviour: a failure fails the run at once,
-// now with its error recorded.
-func TestWorkerRetryDefaultPolicyFailsAtOnce(t *testing.T) {
+// A policy of one attempt (RetryPolicy{MaxAttempts: 1}) retries nothing: a
+// failure fails the run at once, with its error recorded.
+func TestWorkerRetryOneAttemptPolicyFailsAtOnce(t *testing.T) {
 	t.Parallel()
 	s := testkit.NewRunStore(t, 4)
 	acme := docket.Tenant("acme")
@@ -111,6 +111,7 @@ func TestWorkerRetryDefaultPolicyFailsAtOnce(t *testing.T) {
 	attempts := newRPAttempts()
 	events := testkit.NewWorkerEvents()
 	w, runResult := testkit.StartWorker(t, s.Client, docket.WorkerConfig{Concurrency: 2, OnEvent: events.Hook,
+		Retry: docket.RetryPolicy{MaxAttempts: 1},
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			attempts.add(job)
 			if job.RunID == "panics" {

@@ -528,7 +528,8 @@ func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 		return docket.Result{}
 	}
 	events := testkit.NewWorkerEvents()
-	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 4, Handler: handler, OnEvent: events.Hook})
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 4, Handler: handler, OnEvent: events.Hook,
+		Retry: docket.RetryPolicy{MaxAttempts: 1}})
 	// Each run's last verdict written; a poll of the table would take the
 	// yielded continue and yield runs for settled (see the exec mode test).
 	events.WaitVerdicts(t, map[string]string{

@@ -7,9 +7,11 @@
 -- transaction usable. A null unique_key inserts a run without one; with a
 -- key, a null unique_period_us means one bucket of all time and null
 -- unique_statuses the unfinished statuses (running and waiting). The trace
--- context travels as text so every execution mode sends it alike.
+-- context travels as text so every execution mode sends it alike. A null
+-- max_attempts leaves the Worker's retry policy in charge; the table's check
+-- refuses one below 1.
 insert into /*schema*/docket_runs as r (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
-                                        unique_key, unique_bucket, unique_statuses)
+                                        unique_key, unique_bucket, unique_statuses, max_attempts)
 values (sqlc.arg(run_id), sqlc.narg(tenant_id), sqlc.arg(graph_id), sqlc.arg(graph_hash),
         'running', sqlc.arg(state)::text::jsonb, coalesce(sqlc.narg(wake_at)::timestamptz, now()),
         sqlc.narg(trace_context)::text::jsonb,
@@ -17,7 +19,8 @@ values (sqlc.arg(run_id), sqlc.narg(tenant_id), sqlc.arg(graph_id), sqlc.arg(gra
         case when sqlc.narg(unique_key)::text is not null
              then /*schema*/docket_unique_bucket(coalesce(sqlc.narg(wake_at)::timestamptz, now()), sqlc.narg(unique_period_us)::bigint) end,
         case when sqlc.narg(unique_key)::text is not null
-             then coalesce(sqlc.narg(unique_statuses)::text[], array['running', 'waiting']) end)
+             then coalesce(sqlc.narg(unique_statuses)::text[], array['running', 'waiting']) end,
+        sqlc.narg(max_attempts)::integer)
 on conflict do nothing
 returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase;
 
@@ -35,8 +38,12 @@ returning sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase;
 -- statuses, else it is the covered statuses separated by commas. A key
 -- another run of the scope holds in the same bucket fails the whole
 -- statement too (docket_runs_unique_idx); InsertUniqueRuns skips it instead.
+-- A max attempts of 0 stands for none (the Worker's retry policy decides),
+-- as an integer array cannot carry NULL through the generated binding
+-- either; an array shorter than the others, or none, leaves the rest
+-- without one. The table's check refuses a negative one.
 insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
-                                   unique_key, unique_bucket, unique_statuses)
+                                   unique_key, unique_bucket, unique_statuses, max_attempts)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
        coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
        sqlc.narg(trace_context)::text::jsonb,
@@ -45,7 +52,8 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
             then /*schema*/docket_unique_bucket(coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
                                                 nullif(b.unique_period_us, 0)) end,
        case when b.unique_key <> ''
-            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end
+            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end,
+       nullif(b.max_attempts, 0)
   from (select unnest(sqlc.arg(run_ids)::text[]) as run_id,
                unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
                unnest(sqlc.arg(graph_ids)::text[]) as graph_id,
@@ -54,7 +62,8 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
                unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at,
                unnest(sqlc.arg(unique_keys)::text[]) as unique_key,
                unnest(sqlc.arg(unique_periods_us)::bigint[]) as unique_period_us,
-               unnest(sqlc.arg(unique_statuses)::text[]) as unique_statuses) b;
+               unnest(sqlc.arg(unique_statuses)::text[]) as unique_statuses,
+               unnest(sqlc.arg(max_attempts)::integer[]) as max_attempts) b;
 
 -- name: InsertUniqueRuns :execrows
 -- InsertRuns for a batch with unique keys: a run whose key another run of
@@ -64,7 +73,7 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
 -- batch about a tenth more time, so a batch without keys goes through
 -- InsertRuns. The arrays and their encodings are InsertRuns' own.
 insert into /*schema*/docket_runs (run_id, tenant_id, graph_id, graph_hash, status, state, wake_at, trace_context,
-                                   unique_key, unique_bucket, unique_statuses)
+                                   unique_key, unique_bucket, unique_statuses, max_attempts)
 select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b.state::jsonb,
        coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
        sqlc.narg(trace_context)::text::jsonb,
@@ -73,7 +82,8 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
             then /*schema*/docket_unique_bucket(coalesce(nullif(b.wake_at, '0001-01-01 00:00:00+00'::timestamptz), now()),
                                                 nullif(b.unique_period_us, 0)) end,
        case when b.unique_key <> ''
-            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end
+            then coalesce(string_to_array(nullif(b.unique_statuses, ''), ','), array['running', 'waiting']) end,
+       nullif(b.max_attempts, 0)
   from (select unnest(sqlc.arg(run_ids)::text[]) as run_id,
                unnest(sqlc.arg(scope_keys)::text[]) as scope_key,
                unnest(sqlc.arg(graph_ids)::text[]) as graph_id,
@@ -82,7 +92,8 @@ select b.run_id, nullif(b.scope_key, ''), b.graph_id, b.graph_hash, 'running', b
                unnest(sqlc.arg(wake_ats)::timestamptz[]) as wake_at,
                unnest(sqlc.arg(unique_keys)::text[]) as unique_key,
                unnest(sqlc.arg(unique_periods_us)::bigint[]) as unique_period_us,
-               unnest(sqlc.arg(unique_statuses)::text[]) as unique_statuses) b
+               unnest(sqlc.arg(unique_statuses)::text[]) as unique_statuses,
+               unnest(sqlc.arg(max_attempts)::integer[]) as max_attempts) b
 on conflict (scope_key, unique_key, coalesce(unique_bucket, '-infinity'::timestamptz)) where unique_key is not null do nothing;
 
 -- name: GetRun :one
