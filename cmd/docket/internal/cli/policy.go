@@ -94,7 +94,7 @@ func runPolicy(ctx context.Context, args []string, out output) int {
 	}
 	action, ok := policyActions[args[0]]
 	if !ok {
-		return out.failf(ExitUsage, "policy: unknown action %q\n\n%s", args[0], policyUsage)
+		return out.failf(ExitUsage, "policy: unknown action %s\n\n%s", quoteArg(args[0]), policyUsage)
 	}
 	a, err := parsePolicyArgs(args[1:])
 	if err != nil {
@@ -116,7 +116,7 @@ func parsePolicyArgs(args []string) (policyArgs, error) {
 	fs.Func("expected-version", "compare-and-set version", func(s string) error {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return fmt.Errorf("not an integer: %q", s)
+			return fmt.Errorf("not an integer: %s", quoteArg(s))
 		}
 		a.expectedVersion = &v
 		return nil
@@ -173,7 +173,7 @@ func (p policyAction) check(a *policyArgs) error {
 		case "off":
 			a.parkDormant = false
 		default:
-			return fmt.Errorf("want on or off, got %q", operands[0])
+			return fmt.Errorf("want on or off, got %s", quoteArg(operands[0]))
 		}
 	}
 	return nil
@@ -183,7 +183,7 @@ func (p policyAction) check(a *policyArgs) error {
 func parseCap(s string) (int, error) {
 	v, err := strconv.Atoi(s)
 	if err != nil || v < 1 || v > docket.MaxCap {
-		return 0, fmt.Errorf("%w: got %q", docket.ErrInvalidCap, s)
+		return 0, fmt.Errorf("%w: got %s", docket.ErrInvalidCap, quoteArg(s))
 	}
 	return v, nil
 }
