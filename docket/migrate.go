@@ -240,9 +240,9 @@ var ErrNotInstalled = errors.New("docket: Docket not installed")
 // notInstalled is the ErrNotInstalled refusal of schema.
 func notInstalled(schema string, exists bool) error {
 	if !exists {
-		return fmt.Errorf("%w: schema %s does not exist: nothing was changed", ErrNotInstalled, schema)
+		return fmt.Errorf("%w: schema %s does not exist", ErrNotInstalled, schema)
 	}
-	return fmt.Errorf("%w: schema %s holds no Docket tables (no Docket migration is applied there): nothing was changed", ErrNotInstalled, schema)
+	return fmt.Errorf("%w: no Docket migration is applied in schema %s", ErrNotInstalled, schema)
 }
 
 // ErrUnknownMigration reports a MigrateOptions.Target (or a version asked

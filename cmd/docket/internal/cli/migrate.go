@@ -9,18 +9,17 @@ import (
 	"github.com/docketrun/docket-go/docket"
 )
 
-const migrateUsage = `docket migrate up [--create] [--database-url URL] [--schema NAME]
-docket migrate down|status|adopt [--database-url URL] [--schema NAME]
+const migrateUsage = `docket migrate up|down|status|adopt [--database-url URL] [--schema NAME] [--create]
 docket migrate sql [--version V] [--up|--down] [--format plain|dbmate|goose|golang-migrate] [--out DIR]
   up      apply every pending migration and say what was applied, or that
-          nothing was pending; a schema that holds no Docket tables (or does
-          not exist) is refused (exit 2, nothing changed) unless --create is
-          given: the first install of a domain is "up --create", so a
-          mistyped --schema never becomes a new, empty domain
+          nothing was pending; a schema where no Docket migration is applied
+          (or that does not exist) is refused (exit 2, nothing changed)
+          unless --create is given: the first install of a domain is
+          "up --create", so a mistyped --schema never becomes a new domain
   down    roll back the newest applied migration, one at a time
   status  list the migrations and whether each is applied, or is there but
           applied outside Docket's ledger (by goose, psql, ...); a schema
-          that holds no Docket tables exits 1
+          where no Docket migration is applied exits 1 (so does down)
   adopt   record in Docket's ledger the migrations another tool applied: only
           when the schema keeps no ledger and its shape matches a version
   sql     print Docket's migrations for another migration tool (no database):
@@ -45,9 +44,6 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 	if len(positional) != 1 {
 		return out.failf(ExitUsage, "migrate: want exactly one of up, down, status, adopt\n\n%s", migrateUsage)
 	}
-	if *create && positional[0] != "up" {
-		return out.failf(ExitUsage, "migrate %s: --create applies to migrate up only\n\n%s", quoteArg(positional[0]), migrateUsage)
-	}
 	databaseURL, err := conn.url()
 	if err != nil {
 		return out.failf(ExitUsage, "migrate: %v", err)
@@ -64,6 +60,9 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 		direction = docket.MigrateAdopt
 	default:
 		return out.failf(ExitUsage, "migrate: unknown action %s\n\n%s", quoteArg(positional[0]), migrateUsage)
+	}
+	if *create && positional[0] != "up" {
+		return out.failf(ExitUsage, "migrate %s: --create applies to migrate up only\n\n%s", positional[0], migrateUsage)
 	}
 	// Only "up --create" may make a schema a new domain.
 	opts := docket.MigrateOptions{RequireInstalled: !*create}
@@ -93,7 +92,7 @@ func notInstalledHint(action, schemaFlag string, err error) string {
 	}
 	switch action {
 	case "up":
-		return "; pass --create to install Docket there as a new domain (`" + install + "`), or check --schema and $" + schemaEnv
+		return "; nothing was changed: pass --create to install Docket there as a new domain (`" + install + "`), or check --schema and $" + schemaEnv
 	case "down":
 		return "; nothing to roll back"
 	}
