@@ -44,6 +44,8 @@ func TestCLICutsLongArgumentsInMessages(t *testing.T) {
 		{testkit.ExitUsage, "docket: runs list: --status " + hugeIDEcho + " is not one of", []string{"runs", "list", "--status", hugeID}},
 		{testkit.ExitUsage, "docket: schedules list: --after " + hugeIDEcho + ": want SCOPE/NAME as a previous page printed", []string{"schedules", "list", "--after", hugeID}},
 		{testkit.ExitUsage, "docket: policy set-default: cap must be an integer in 1..2147483647: got " + hugeIDEcho, []string{"policy", "set-default", hugeID}},
+		{testkit.ExitUsage, "docket: policy set-rate: invalid rate: period of " + strconv.Quote("5/"+strings.Repeat("€", 66)) + "… (102404 bytes): time: invalid duration " + hugeIDEcho,
+			[]string{"policy", "set-rate", "5/" + hugeID}},
 		{testkit.ExitUsage, "docket: runs list: invalid value " + hugeIDEcho + " for flag -limit: parse error", []string{"runs", "list", "--limit", hugeID}},
 		{testkit.ExitUsage, "docket: schedules add: invalid schedule: name " + hugeIDEcho + ": schedule name is 102402 bytes, over the 200-byte limit",
 			[]string{"schedules", "add", "acme", hugeID, "--every", "1m", "--graph", "g", "--graph-hash", "h", "--state", "{}"}},

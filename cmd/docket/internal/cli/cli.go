@@ -99,7 +99,7 @@ func (o output) usageError(name string, err error, usage string) int {
 		fmt.Fprint(o.stdout, usage)
 		return ExitOK
 	}
-	return o.failf(ExitUsage, "%s: %s\n\n%s", name, clipFlagError(err.Error()), usage)
+	return o.failf(ExitUsage, "%s: %s\n\n%s", name, clipMessage(err.Error()), usage)
 }
 
 // Run executes the docket command line args (without the program name),

@@ -201,15 +201,15 @@ func parseRate(s, zeroWord string, burst int) (docket.RateLimit, error) {
 	n, period, ok := strings.Cut(s, "/")
 	limit, err := strconv.Atoi(n)
 	if !ok || err != nil {
-		return docket.RateLimit{}, fmt.Errorf("%w: want N/PERIOD (e.g. 50/1s) or %s, got %q", docket.ErrInvalidRate, zeroWord, s)
+		return docket.RateLimit{}, fmt.Errorf("%w: want N/PERIOD (e.g. 50/1s) or %s, got %s", docket.ErrInvalidRate, zeroWord, quoteArg(s))
 	}
 	d, err := time.ParseDuration(period)
 	if err != nil {
-		return docket.RateLimit{}, fmt.Errorf("%w: period of %q: %v", docket.ErrInvalidRate, s, err)
+		return docket.RateLimit{}, fmt.Errorf("%w: period of %s: %s", docket.ErrInvalidRate, quoteArg(s), clipMessage(err.Error()))
 	}
 	rate := docket.RateLimit{Limit: limit, Period: d, Burst: burst}
 	if rate.IsZero() {
-		return docket.RateLimit{}, fmt.Errorf("%w: %q", docket.ErrInvalidRate, s)
+		return docket.RateLimit{}, fmt.Errorf("%w: %s", docket.ErrInvalidRate, quoteArg(s))
 	}
 	return rate, nil
 }

@@ -205,11 +205,11 @@ func clipText(s string) (string, bool) {
 // quotedText matches a Go-quoted string inside a message.
 var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
-// clipFlagError is a message of the flag package with every quoted value
-// cut as quoteArg cuts it, and the whole cut after twice
+// clipMessage is a message of another package (flag, time) with every
+// quoted value cut as quoteArg cuts it, and the whole cut after twice
 // docket.MaxIdentifierBytes bytes ("flag provided but not defined" names
 // the flag unquoted).
-func clipFlagError(msg string) string {
+func clipMessage(msg string) string {
 	msg = quotedText.ReplaceAllStringFunc(msg, func(q string) string {
 		s, err := strconv.Unquote(q)
 		if err != nil {
