@@ -139,15 +139,7 @@ func TestTelemetryQueueGauges(t *testing.T) {
 	})
 
 	// The gauges count exactly what docket_run_phase says, phase by phase.
-	counts, err := client.CountRunPhases(ctx, docket.CountRunPhasesRequest{})
-	if err != nil {
-		t.Fatalf("count run phases: %v", err)
-	}
-	for _, phase := range []docket.RunPhase{docket.PhaseQueued, docket.PhaseReady, docket.PhasePaused, docket.PhaseRetrying, docket.PhaseScheduled, docket.PhaseExecuting} {
-		if gauge := got.Points["docket.queue.runs"][runs("queue_busy", string(phase))]; gauge != counts.Phases[phase] {
-			t.Errorf("phase %s: gauge %d, CountRunPhases %d", phase, gauge, counts.Phases[phase])
-		}
-	}
+	counts := sameAsRunPhases(t, client, got)
 	if counts.Phases[docket.PhaseWaiting] != 1 || counts.Phases[docket.PhaseDone] != 1 {
 		t.Errorf("the uncounted phases hold %v, want one waiting and one done run", counts.Phases)
 	}
@@ -177,6 +169,42 @@ func TestTelemetryQueueGauges(t *testing.T) {
 		identities = append(identities, l.RunID, l.ClaimToken.String())
 	}
 	expectNoIdentity(t, got, identities)
+
+	// A paused domain's unclaimed runs are all paused: nothing is queued
+	// or ready, so neither age grows while the pause lasts.
+	if _, err := client.PauseDomain(ctx, docket.ClaimPolicyWriteOptions{}); err != nil {
+		t.Fatalf("pause domain: %v", err)
+	}
+	paused := testkit.TelemetryCollect(t, ctx, reader)
+	busy := func(phase string) string { return runs("queue_busy", phase) }
+	if want := (testkit.TelemetryPoints{busy("queued"): 0, busy("ready"): 0, busy("paused"): 9, busy("retrying"): 0,
+		busy("scheduled"): 0, busy("executing"): 1}); !maps.Equal(testkit.WorkerTelemetryPoints(paused, "docket.queue.runs", "domain=queue_busy,"), want) {
+		t.Errorf("paused domain: %v, want %v", testkit.SortedPoints(paused.Points["docket.queue.runs"]), testkit.SortedPoints(want))
+	}
+	sameAsRunPhases(t, client, paused)
+	for _, name := range []string{"docket.queue.oldest_queued_age", "docket.queue.oldest_ready_age"} {
+		if age := paused.Gauges[name][testkit.TelemetryAttrs("domain", "queue_busy")]; age != 0 {
+			t.Errorf("%s of the paused domain = %v, want 0", name, age)
+		}
+	}
+}
+
+// sameAsRunPhases requires the queue_busy domain's docket.queue.runs points
+// of got to equal what CountRunPhases reads through docket_run_phase, and
+// returns those counts.
+func sameAsRunPhases(t *testing.T, client *docket.Client, got testkit.TelemetryCollected) docket.RunPhaseCounts {
+	t.Helper()
+	counts, err := client.CountRunPhases(testkit.Context(t), docket.CountRunPhasesRequest{})
+	if err != nil {
+		t.Fatalf("count run phases: %v", err)
+	}
+	for _, phase := range []docket.RunPhase{docket.PhaseQueued, docket.PhaseReady, docket.PhasePaused, docket.PhaseRetrying, docket.PhaseScheduled, docket.PhaseExecuting} {
+		key := testkit.TelemetryAttrs("domain", "queue_busy", "phase", string(phase))
+		if gauge := got.Points["docket.queue.runs"][key]; gauge != counts.Phases[phase] {
+			t.Errorf("phase %s: gauge %d, CountRunPhases %d", phase, gauge, counts.Phases[phase])
+		}
+	}
+	return counts
 }
 
 // sortedKeys lists the keys of m in order.

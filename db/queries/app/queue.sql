@@ -8,15 +8,21 @@
 -- ones through docket_runs_expired_idx without a function call per run; a
 -- test holds the two equal on runs of every phase. Waiting, poisoned and
 -- finished runs, which no index selects, are not read.
-with paused as materialized (
+with policy as materialized (
+    select pol.admission_mode = 'tenant_fair' as tenant_fair, pol.paused as domain_paused
+      from /*schema*/docket_claim_policy pol
+     where pol.id = 1
+),
+paused as materialized (
     select p.scope_key
       from /*schema*/docket_claim_partitions p
      where p.paused
-       and exists (select from /*schema*/docket_claim_policy pol where pol.id = 1 and pol.admission_mode = 'tenant_fair')
+       and exists (select from policy where policy.tenant_fair)
 ),
 unclaimed as (
     select case
              when r.scope_key in (select scope_key from paused) then 'paused'
+             when exists (select from policy where policy.domain_paused) then 'paused'
              when r.wake_at > now()
                   and jsonb_array_length(r.errors) > 0
                   and r.errors -> -1 ->> 'kind' <> 'retry'
