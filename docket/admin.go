@@ -51,7 +51,7 @@ func NewAdmin(ctx context.Context, pool *pgxpool.Pool, cfg AdminConfig) (*Admin,
 		return nil, err
 	}
 	st := newStore(pool, cfg.TenantMode, cfg.Schema, nil, tel)
-	if err := verifySchema(ctx, st.queries); err != nil {
+	if _, err := verifySchema(ctx, st.queries); err != nil {
 		return nil, err
 	}
 	return &Admin{store: st}, nil

@@ -49,10 +49,14 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Client, error) 
 		return nil, err
 	}
 	c := &Client{store: newStore(pool, cfg.TenantMode, cfg.Schema, cfg.Logger, tel), config: cfg, engine: engine, tracer: newTracer(cfg.TracerProvider)}
-	if err := verifySchema(ctx, c.queries); err != nil {
+	domain, err := verifySchema(ctx, c.queries)
+	if err != nil {
 		return nil, err
 	}
 	if err := c.synchronizePolicy(ctx); err != nil {
+		return nil, err
+	}
+	if err := registerQueueGauges(cfg.MeterProvider, domain, c.queries.QueueGauges); err != nil {
 		return nil, err
 	}
 	c.logger.InfoContext(ctx, "docket client started", "policy", engine.Name(), "tenant_mode", cfg.TenantMode.String())
@@ -143,45 +147,47 @@ const undefinedTable = "42P01"
 // claim function with the fixed six-argument identity, every Docket
 // function with the body this binary embeds, and the singleton policy row.
 // When Docket's ledger exists it must hold exactly the embedded versions.
-// It only reads.
-func verifySchema(ctx context.Context, q *dbgen.Queries) error {
+// It only reads, and returns the name of the schema.
+func verifySchema(ctx context.Context, q *dbgen.Queries) (string, error) {
 	shape, err := q.SchemaShape(ctx)
 	if err != nil {
-		return fmt.Errorf("docket: reading schema shape: %w", err)
+		return "", fmt.Errorf("docket: reading schema shape: %w", err)
 	}
 	if shape.SchemaName == "" {
-		return fmt.Errorf("%w: the search_path %q names no schema this role can use (none exists, or the role lacks USAGE on it)",
+		return "", fmt.Errorf("%w: the search_path %q names no schema this role can use (none exists, or the role lacks USAGE on it)",
 			ErrSchemaMismatch, shape.SearchPath)
 	}
 	where := fmt.Sprintf("in schema %q (search_path %q)", shape.SchemaName, shape.SearchPath)
 	if err := verifyLedger(ctx, q, where); err != nil {
-		return err
+		return "", err
 	}
 	missing, err := q.MissingColumns(ctx, requiredColumns())
 	if err != nil {
-		return fmt.Errorf("docket: reading schema shape: %w", err)
+		return "", fmt.Errorf("docket: reading schema shape: %w", err)
 	}
 	if len(missing) == len(db.Columns) {
-		return fmt.Errorf("%w: no Docket tables %s", ErrSchemaMismatch, where)
+		return "", fmt.Errorf("%w: no Docket tables %s", ErrSchemaMismatch, where)
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%w: missing %s: %s", ErrSchemaMismatch, where, strings.Join(missing, ", "))
+		return "", fmt.Errorf("%w: missing %s: %s", ErrSchemaMismatch, where, strings.Join(missing, ", "))
 	}
 	if shape.ClaimFunctionCount != 1 || shape.ClaimFunctionExactCount != 1 {
-		return fmt.Errorf("%w: want exactly one six-argument docket_tenant_fair_claim %s, found %d function(s), %d with that identity",
+		return "", fmt.Errorf("%w: want exactly one six-argument docket_tenant_fair_claim %s, found %d function(s), %d with that identity",
 			ErrSchemaMismatch, where, shape.ClaimFunctionCount, shape.ClaimFunctionExactCount)
 	}
 	if err := verifyFunctions(ctx, q); err != nil {
-		return err
+		return "", err
 	}
 	// Both engines lock the singleton; without it nothing could be admitted.
 	if _, err := q.GetClaimPolicy(ctx); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("%w: the docket_claim_policy singleton row is missing %s", ErrSchemaMismatch, where)
+			return "", fmt.Errorf("%w: the docket_claim_policy singleton row is missing %s", ErrSchemaMismatch, where)
 		}
-		return fmt.Errorf("docket: reading claim policy: %w", err)
+		return "", fmt.Errorf("docket: reading claim policy: %w", err)
 	}
-	return nil
+	// coalesce(current_schema()::text, '') leaves sqlc without a type.
+	name, _ := shape.SchemaName.(string)
+	return name, nil
 }
 
 // verifyLedger compares Docket's ledger, when the schema keeps one, with the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -95,7 +97,7 @@ const uniqueIndex = "docket_runs_unique_idx"
 
 // runNotFound reports runID as missing from the caller's scope.
 func runNotFound(runID string) error {
-	return fmt.Errorf("%w: run %q", ErrNotFound, runID)
+	return fmt.Errorf("%w: run %s", ErrNotFound, quoteID(runID))
 }
 
 // mapRunWriteError turns the database errors a run write can meet because of
@@ -171,7 +173,7 @@ func batchWriteError(err error, runIDs []string) error {
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == runIDConstraint {
 		for i, id := range runIDs {
 			if pgErr.Detail == fmt.Sprintf("Key (run_id)=(%s) already exists.", id) {
-				return fmt.Errorf("%w: run %q at index %d of the batch already exists", ErrDuplicateRun, id, i)
+				return fmt.Errorf("%w: run %s at index %d of the batch already exists", ErrDuplicateRun, quoteID(id), i)
 			}
 		}
 	}
@@ -188,7 +190,7 @@ func explainFenceMiss(ctx context.Context, q *dbgen.Queries, scopeKey, runID str
 	case errors.Is(err, pgx.ErrNoRows):
 		return runNotFound(runID)
 	case err != nil:
-		return fmt.Errorf("docket: reading fence of run %q: %w", runID, err)
+		return fmt.Errorf("docket: reading fence of run %s: %w", quoteID(runID), err)
 	case stale != nil && RunStatus(fence.Status) == StatusCancelled:
 		return cancelledFence{stale: stale}
 	}
@@ -201,3 +203,18 @@ type cancelledFence struct{ stale error }
 
 func (e cancelledFence) Error() string   { return e.stale.Error() + ": an operator cancelled the run" }
 func (e cancelledFence) Unwrap() []error { return []error{e.stale, ErrRunCancelled} }
+
+// quoteID quotes an identifier (a run id, tenant id, graph id or schedule
+// name) for an error message, cut after MaxIdentifierBytes bytes at a
+// character boundary and followed by its full length, so an over-long id a
+// caller passed is not echoed in full.
+func quoteID(id string) string {
+	if len(id) <= MaxIdentifierBytes {
+		return strconv.Quote(id)
+	}
+	end := MaxIdentifierBytes
+	for end > 0 && !utf8.RuneStart(id[end]) {
+		end--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(id[:end]), len(id))
+}

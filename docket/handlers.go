@@ -105,20 +105,20 @@ func Register[T any](h *Handlers, graphID string, handler TypedHandler[T], opts 
 	case graphID == "":
 		return invalidConfig("Register needs a graph id")
 	case handler == nil:
-		return invalidConfig("the handler of graph %q is nil", graphID)
+		return invalidConfig("the handler of graph %s is nil", quoteID(graphID))
 	}
 	var o handlerOptions
 	for _, opt := range opts {
 		if opt == nil {
-			return invalidConfig("a handler option of graph %q is nil", graphID)
+			return invalidConfig("a handler option of graph %s is nil", quoteID(graphID))
 		}
 		opt(&o)
 	}
 	if o.timeout < 0 && o.timeout != NoHandlerTimeout {
-		return invalidConfig("the handler timeout of graph %q is negative (%v)", graphID, o.timeout)
+		return invalidConfig("the handler timeout of graph %s is negative (%v)", quoteID(graphID), o.timeout)
 	}
 	if slices.ContainsFunc(o.middleware, isNilMiddleware) {
-		return invalidConfig("a handler middleware of graph %q is nil", graphID)
+		return invalidConfig("a handler middleware of graph %s is nil", quoteID(graphID))
 	}
 	r := graphRoute{handle: chain(o.middleware, typedHandle(graphID, handler)), timeout: o.timeout}
 	if o.retry != nil {
@@ -135,7 +135,7 @@ func Register[T any](h *Handlers, graphID string, handler TypedHandler[T], opts 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, taken := h.byGraph[graphID]; taken {
-		return invalidConfig("graph %q already has a handler", graphID)
+		return invalidConfig("graph %s already has a handler", quoteID(graphID))
 	}
 	if h.byGraph == nil {
 		h.byGraph = make(map[string]graphRoute)
@@ -150,7 +150,7 @@ func typedHandle[T any](graphID string, handler TypedHandler[T]) Handler {
 	return func(ctx context.Context, job *Job) Result {
 		var state T
 		if err := json.Unmarshal(job.State, &state); err != nil {
-			return Fail(fmt.Errorf("decode the state of graph %q into %v: %w", graphID, reflect.TypeFor[T](), err))
+			return Fail(fmt.Errorf("decode the state of graph %s into %v: %w", quoteID(graphID), reflect.TypeFor[T](), err))
 		}
 		return handler(ctx, job, state)
 	}
@@ -217,7 +217,7 @@ func (w *Worker) routeOf(graphID string) route {
 // noHandler is the Handler of a graph without a registered handler.
 func noHandler(graphID string) Handler {
 	return func(context.Context, *Job) Result {
-		return Fail(fmt.Errorf("%w for graph %q", ErrNoHandler, graphID))
+		return Fail(fmt.Errorf("%w for graph %s", ErrNoHandler, quoteID(graphID)))
 	}
 }
 
@@ -227,7 +227,7 @@ func noHandler(graphID string) Handler {
 func TypedCheckpoint[T any](ctx context.Context, job *Job, step int, state T) error {
 	raw, err := json.Marshal(state)
 	if err != nil {
-		return invalidArgument("encode the checkpoint state of run %q: %w", job.RunID, err)
+		return invalidArgument("encode the checkpoint state of run %s: %w", quoteID(job.RunID), err)
 	}
 	return job.Checkpoint(ctx, step, raw)
 }
@@ -260,7 +260,7 @@ func TypedContinue[T any](step int, state T) Result {
 func NewTypedRun[T any](run NewRun, state T) (NewRun, error) {
 	raw, err := json.Marshal(state)
 	if err != nil {
-		return run, invalidArgument("encode the state of a %q run: %w", run.GraphID, err)
+		return run, invalidArgument("encode the state of a %s run: %w", quoteID(run.GraphID), err)
 	}
 	run.State = raw
 	return run, nil

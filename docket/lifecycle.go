@@ -75,7 +75,7 @@ func (c *Client) RefreshClaim(ctx context.Context, h Holder) (time.Time, error) 
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return time.Time{}, explainFenceMiss(ctx, c.queries, scopeKey, h.RunID,
-				fmt.Errorf("%w: run %q", ErrClaimLost, h.RunID))
+				fmt.Errorf("%w: run %s", ErrClaimLost, quoteID(h.RunID)))
 		}
 		if err != nil {
 			return time.Time{}, fmt.Errorf("docket: refresh claim: %w", err)
@@ -296,7 +296,7 @@ func (c *Client) commit(ctx context.Context, q *dbgen.Queries, req CommitRequest
 	row, err := q.CommitRun(ctx, params)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return dbgen.CommitRunRow{}, explainFenceMiss(ctx, q, scopeKey, req.Holder.RunID,
-			fmt.Errorf("%w: run %q at checkpoint %d", ErrStaleFence, req.Holder.RunID, req.ExpectedSeq))
+			fmt.Errorf("%w: run %s at checkpoint %d", ErrStaleFence, quoteID(req.Holder.RunID), req.ExpectedSeq))
 	}
 	if err != nil {
 		return dbgen.CommitRunRow{}, mapRunWriteError("commit", err)
@@ -491,7 +491,7 @@ func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupc
 			c.telemetry.committed(ctx, req.Disposition, row.MarkerCleared)
 		} else {
 			res.Err = explainFenceMiss(callCtx, c.queries, q.scopeKey, req.Holder.RunID,
-				fmt.Errorf("%w: run %q at checkpoint %d", ErrStaleFence, req.Holder.RunID, req.ExpectedSeq))
+				fmt.Errorf("%w: run %s at checkpoint %d", ErrStaleFence, quoteID(req.Holder.RunID), req.ExpectedSeq))
 		}
 		c.telemetry.recordStore(ctx, opCommit, start, res.Err, false)
 	}

@@ -57,6 +57,15 @@ type MigrateOptions struct {
 	// no later migration. Empty means every migration. MigrateDown ignores
 	// it.
 	Target string
+	// RequireInstalled refuses a schema in which no Docket migration is
+	// applied (it does not exist, or holds no Docket tables) with
+	// ErrNotInstalled, changing nothing: MigrateUp then installs nothing
+	// instead of making the schema a new domain, MigrateDown creates
+	// nothing, and Status returns the error instead of listing every
+	// migration as pending. For upgrades, where a mistyped schema name
+	// would otherwise become a new, empty domain; `docket migrate` sets it
+	// unless `up` is given --create. MigrateAdopt ignores it.
+	RequireInstalled bool
 }
 
 // MigrationStatus is one migration and whether it is applied.
@@ -221,6 +230,19 @@ func migrationSchema(config MigratorConfig, runtimeParams map[string]string) (st
 		return "", fmt.Errorf("%w: %q", ErrInvalidSchemaName, schema)
 	}
 	return schema, nil
+}
+
+// ErrNotInstalled reports, under MigrateOptions.RequireInstalled, a schema
+// in which no Docket migration is applied: it does not exist, or it holds no
+// Docket tables. Nothing was changed.
+var ErrNotInstalled = errors.New("docket: Docket not installed")
+
+// notInstalled is the ErrNotInstalled refusal of schema.
+func notInstalled(schema string, exists bool) error {
+	if !exists {
+		return fmt.Errorf("%w: schema %s does not exist", ErrNotInstalled, schema)
+	}
+	return fmt.Errorf("%w: no Docket migration is applied in schema %s", ErrNotInstalled, schema)
 }
 
 // ErrUnknownMigration reports a MigrateOptions.Target (or a version asked

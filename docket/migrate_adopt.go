@@ -357,7 +357,7 @@ func adopt(ctx context.Context, b txBeginner, schema string, candidates []migrat
 			return fmt.Errorf("docket: migrate: looking up schema %s: %w", schema, err)
 		}
 		if !exists {
-			return fmt.Errorf("%w: schema %s does not exist: nothing to adopt (`docket migrate up` installs Docket)", ErrSchemaMismatch, schema)
+			return fmt.Errorf("%w: schema %s does not exist: nothing to adopt (`docket migrate up --create` installs Docket)", ErrSchemaMismatch, schema)
 		}
 		if _, err := tx.Exec(ctx, `select set_config('search_path', $1, true)`, sqlschema.SearchPathValue(schema)); err != nil {
 			return fmt.Errorf("docket: migrate: selecting schema %s: %w", schema, err)
@@ -375,7 +375,7 @@ func adopt(ctx context.Context, b txBeginner, schema string, candidates []migrat
 			return err
 		}
 		if match == nil {
-			return fmt.Errorf("%w: no Docket tables in schema %s: nothing to adopt (`docket migrate up` installs Docket)", ErrSchemaMismatch, schema)
+			return fmt.Errorf("%w: no Docket tables in schema %s: nothing to adopt (`docket migrate up --create` installs Docket)", ErrSchemaMismatch, schema)
 		}
 		if match.matched == nil {
 			return match.err(MigrateAdopt)

@@ -48,13 +48,13 @@ func migrate(ctx context.Context, b txBeginner, schema string, direction Migrate
 		if err != nil {
 			return err
 		}
-		return rollbackNewest(ctx, b, schema, all, log)
+		return rollbackNewest(ctx, b, schema, all, opts.RequireInstalled, log)
 	case MigrateAdopt:
 		return adopt(ctx, b, schema, ms, log)
 	}
 	applied := 0
 	for {
-		m, err := applyNext(ctx, b, schema, ms, log)
+		m, err := applyNext(ctx, b, schema, ms, opts.RequireInstalled, log)
 		if err != nil {
 			return err
 		}
@@ -71,9 +71,10 @@ func migrate(ctx context.Context, b txBeginner, schema string, direction Migrate
 
 // applyNext applies the oldest pending migration of ms, in its own
 // transaction that also records it, and returns it; nil when none is pending.
-func applyNext(ctx context.Context, b txBeginner, schema string, ms []migration, log io.Writer) (*migration, error) {
+// With requireInstalled a schema where nothing is applied is refused.
+func applyNext(ctx context.Context, b txBeginner, schema string, ms []migration, requireInstalled bool, log io.Writer) (*migration, error) {
 	var next *migration
-	err := inMigrationTx(ctx, b, schema, log, MigrateUp, func(q *dbgen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
+	err := inMigrationTx(ctx, b, schema, log, MigrateUp, requireInstalled, func(q *dbgen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
 		pending, err := pendingMigration(ms, applied, schema)
 		if err != nil || pending == nil {
 			return err
@@ -96,9 +97,10 @@ func applyNext(ctx context.Context, b txBeginner, schema string, ms []migration,
 }
 
 // rollbackNewest runs the down section of the newest applied migration and
-// forgets it, in one transaction.
-func rollbackNewest(ctx context.Context, b txBeginner, schema string, ms []migration, log io.Writer) error {
-	return inMigrationTx(ctx, b, schema, log, MigrateDown, func(q *dbgen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
+// forgets it, in one transaction. With requireInstalled a schema where
+// nothing is applied is refused.
+func rollbackNewest(ctx context.Context, b txBeginner, schema string, ms []migration, requireInstalled bool, log io.Writer) error {
+	return inMigrationTx(ctx, b, schema, log, MigrateDown, requireInstalled, func(q *dbgen.Queries, tx pgx.Tx, applied []string, _ *shapeMatch) error {
 		if len(applied) == 0 {
 			fmt.Fprintf(log, "schema %s has no Docket migration applied: nothing to roll back\n", schema)
 			return nil
@@ -164,7 +166,7 @@ func migrationStatus(ctx context.Context, b txBeginner, schema string, opts Migr
 		return nil, err
 	}
 	var statuses []MigrationStatus
-	err = inMigrationTx(ctx, b, schema, io.Discard, opStatus, func(_ *dbgen.Queries, _ pgx.Tx, applied []string, outside *shapeMatch) error {
+	err = inMigrationTx(ctx, b, schema, io.Discard, opStatus, opts.RequireInstalled, func(_ *dbgen.Queries, _ pgx.Tx, applied []string, outside *shapeMatch) error {
 		if outside != nil && outside.matched == nil {
 			return outside.err(opStatus)
 		}
@@ -187,8 +189,11 @@ func migrationStatus(ctx context.Context, b txBeginner, schema string, opts Migr
 // (schemas migrated by earlier releases); for opStatus it keeps nothing.
 // A schema holding Docket's objects that no ledger records (another tool
 // applied them) is an *OutsideLedgerError for MigrateUp and MigrateDown,
-// before anything is written; opStatus gets its shape match.
-func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writer, op MigrateDirection,
+// before anything is written; opStatus gets its shape match. With
+// requireInstalled a schema where no Docket migration is applied, and none
+// was applied outside the ledger, is ErrNotInstalled, before fn runs and
+// with the transaction rolled back.
+func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writer, op MigrateDirection, requireInstalled bool,
 	fn func(q *dbgen.Queries, tx pgx.Tx, applied []string, outside *shapeMatch) error) error {
 	write := op != opStatus
 	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
@@ -202,7 +207,10 @@ func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writ
 		if err := tx.QueryRow(ctx, `select exists (select 1 from pg_catalog.pg_namespace where nspname = $1)`, schema).Scan(&exists); err != nil {
 			return fmt.Errorf("docket: migrate: looking up schema %s: %w", schema, err)
 		}
-		if !exists && !write {
+		switch {
+		case !exists && requireInstalled:
+			return notInstalled(schema, false)
+		case !exists && !write:
 			return fn(nil, tx, nil, nil)
 		}
 		if !exists {
@@ -240,6 +248,9 @@ func inMigrationTx(ctx context.Context, b txBeginner, schema string, log io.Writ
 		applied, err := appliedVersions(ctx, q, tx, schema, log, write)
 		if err != nil {
 			return err
+		}
+		if requireInstalled && len(applied) == 0 {
+			return notInstalled(schema, true)
 		}
 		return fn(q, tx, applied, nil)
 	})

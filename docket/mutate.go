@@ -125,9 +125,9 @@ func mutationParams(current Run, id int64, m Mutation) (dbgen.ApplyRunMutationPa
 	case m.Status != StatusRunning && !m.WakeAt.IsZero():
 		return dbgen.ApplyRunMutationParams{}, invalidArgument("a wake time needs status running, not %q", m.Status)
 	case current.Status.Terminal():
-		return dbgen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is already %s; use RetryRun to run it again", ErrInvalidTransition, current.RunID, current.Status)
+		return dbgen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %s is already %s; use RetryRun to run it again", ErrInvalidTransition, quoteID(current.RunID), current.Status)
 	case current.Poisoned() && !m.Status.Terminal():
-		return dbgen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %q is poisoned; use RetryPoisonedRun or finish it", ErrInvalidTransition, current.RunID)
+		return dbgen.ApplyRunMutationParams{}, fmt.Errorf("%w: run %s is poisoned; use RetryPoisonedRun or finish it", ErrInvalidTransition, quoteID(current.RunID))
 	}
 	params := dbgen.ApplyRunMutationParams{Status: string(m.Status), ID: id}
 	if m.State != nil {
@@ -375,8 +375,8 @@ func (e *TransitionError) Is(target error) bool { return target == ErrInvalidTra
 // calls it (force: with RetryRunOptions.Force); a name of "" leaves that
 // part out.
 func (e *TransitionError) Explain(name func(t Transition, force bool) string) string {
-	text := fmt.Sprintf("run %q is %s; %s applies only to a run that is %s",
-		e.RunID, e.Phase, e.Transition, orList(transitionRules[e.Transition].phases))
+	text := fmt.Sprintf("run %s is %s; %s applies only to a run that is %s",
+		quoteID(e.RunID), e.Phase, e.Transition, orList(transitionRules[e.Transition].phases))
 	if t, force, ok := e.remedy(); ok {
 		if call := name(t, force); call != "" {
 			text += fmt.Sprintf("; use %s %s", call, transitionRules[t].purpose)

@@ -61,7 +61,7 @@ func (c *Client) insertRun(ctx context.Context, q *dbgen.Queries, run NewRun) (R
 			}
 			row, err := q.InsertRun(ctx, params)
 			if errors.Is(err, pgx.ErrNoRows) {
-				return Run{}, fmt.Errorf("%w: run %q", ErrDuplicateRun, params.RunID)
+				return Run{}, fmt.Errorf("%w: run %s", ErrDuplicateRun, quoteID(params.RunID))
 			}
 			if err != nil {
 				return Run{}, mapRunWriteError("insert run", err)
@@ -90,7 +90,7 @@ func (c *Client) insertRun(ctx context.Context, q *dbgen.Queries, run NewRun) (R
 			return Run{}, err
 		}
 		if holder != nil {
-			return *holder, fmt.Errorf("%w: run %q holds unique key %q", ErrUniqueRunExists, holder.RunID, *params.UniqueKey)
+			return *holder, fmt.Errorf("%w: run %s holds unique key %s", ErrUniqueRunExists, quoteID(holder.RunID), quoteID(*params.UniqueKey))
 		}
 		return inserted, nil
 	})
@@ -123,17 +123,17 @@ func insertUniqueRun(ctx context.Context, q *dbgen.Queries, params dbgen.InsertR
 			return Run{}, &run, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return Run{}, nil, fmt.Errorf("docket: reading the run that holds unique key %q: %w", *params.UniqueKey, err)
+			return Run{}, nil, fmt.Errorf("docket: reading the run that holds unique key %s: %w", quoteID(*params.UniqueKey), err)
 		}
 		taken, err := q.ExistingRunIDs(ctx, []string{params.RunID})
 		if err != nil {
-			return Run{}, nil, fmt.Errorf("docket: reading run id %q: %w", params.RunID, err)
+			return Run{}, nil, fmt.Errorf("docket: reading run id %s: %w", quoteID(params.RunID), err)
 		}
 		if len(taken) > 0 {
-			return Run{}, nil, fmt.Errorf("%w: run %q", ErrDuplicateRun, params.RunID)
+			return Run{}, nil, fmt.Errorf("%w: run %s", ErrDuplicateRun, quoteID(params.RunID))
 		}
 	}
-	return Run{}, nil, fmt.Errorf("docket: insert run: the holder of unique key %q changed %d times during the insert", *params.UniqueKey, uniqueInsertAttempts)
+	return Run{}, nil, fmt.Errorf("docket: insert run: the holder of unique key %s changed %d times during the insert", quoteID(*params.UniqueKey), uniqueInsertAttempts)
 }
 
 // InsertRuns inserts many running runs with one statement in its own
@@ -193,7 +193,7 @@ func (c *Client) insertRuns(ctx context.Context, q *dbgen.Queries, runs []NewRun
 				return nil, fmt.Errorf("run at index %d of the batch: %w", i, err)
 			}
 			if j, seen := first[p.RunID]; seen {
-				return nil, fmt.Errorf("%w: run %q at index %d repeats index %d of the batch", ErrDuplicateRun, p.RunID, i, j)
+				return nil, fmt.Errorf("%w: run %s at index %d repeats index %d of the batch", ErrDuplicateRun, quoteID(p.RunID), i, j)
 			}
 			first[p.RunID] = i
 			batch.RunIds[i] = p.RunID

@@ -189,8 +189,11 @@ func ParseCron(expr string, loc *time.Location) (*Cron, error) {
 	text := strings.TrimSpace(expr)
 	if strings.HasPrefix(text, "@") {
 		named, ok := cronDescriptors[text]
-		if !ok {
-			return nil, scheduleError("cron", expr, "unknown descriptor; want @hourly, @daily, @weekly, @monthly or @yearly")
+		switch {
+		case !ok && strings.Fields(text)[0] == everyDescriptor:
+			return nil, scheduleError("cron", expr, "%s DURATION is an interval, not firing times: a schedule's Cron takes it (as Every)", everyDescriptor)
+		case !ok:
+			return nil, scheduleError("cron", expr, "unknown descriptor; want @hourly, @daily, @weekly, @monthly or @yearly (a schedule's Cron also takes @every DURATION)")
 		}
 		text = named
 	}
@@ -435,15 +438,18 @@ func (v *validatedSchedule) resolveCadence(s NewSchedule) error {
 	case s.Cron != "" && s.Every != 0:
 		return scheduleError("every", s.Every.String(), "a schedule takes Cron or Every, not both")
 	case s.Every != 0:
-		if s.Every < time.Second || s.Every%time.Second != 0 {
-			return scheduleError("every", s.Every.String(), "must be a whole number of seconds, at least one")
+		return v.resolveInterval("every", s.Every.String(), s.Every, s.TimeZone)
+	}
+	if fields := strings.Fields(s.Cron); len(fields) > 0 && fields[0] == everyDescriptor {
+		// "@every DURATION" is an interval, stored as Every would be.
+		if len(fields) != 2 {
+			return scheduleError("cron", s.Cron, "%s takes one duration, such as \"%s 90s\" or \"%s 1h30m\"", everyDescriptor, everyDescriptor, everyDescriptor)
 		}
-		if s.TimeZone != "" {
-			return scheduleError("time zone", s.TimeZone, "applies to Cron only")
+		every, err := time.ParseDuration(fields[1])
+		if err != nil {
+			return scheduleError("cron", s.Cron, "%s takes a Go duration, such as 90s, 5m or 1h30m", everyDescriptor)
 		}
-		seconds := int64(s.Every / time.Second)
-		v.seconds, v.zone, v.cadence = &seconds, "UTC", cadence{every: s.Every}
-		return nil
+		return v.resolveInterval("cron", s.Cron, every, s.TimeZone)
 	}
 	if v.zone == "" {
 		v.zone = "UTC"
@@ -458,6 +464,25 @@ func (v *validatedSchedule) resolveCadence(s NewSchedule) error {
 	}
 	expr := strings.TrimSpace(s.Cron)
 	v.cron, v.cadence = &expr, cadence{cron: cron}
+	return nil
+}
+
+// everyDescriptor starts a Cron that is an interval: "@every 5m" is Every
+// 5 minutes.
+const everyDescriptor = "@every"
+
+// resolveInterval checks an interval given as field (Every, or Cron's
+// "@every DURATION") and makes it the cadence: whole seconds, at least
+// one, and no time zone.
+func (v *validatedSchedule) resolveInterval(field, text string, every time.Duration, zone string) error {
+	if every < time.Second || every%time.Second != 0 {
+		return scheduleError(field, text, "must be a whole number of seconds, at least one")
+	}
+	if zone != "" {
+		return scheduleError("time zone", zone, "applies to Cron only")
+	}
+	seconds := int64(every / time.Second)
+	v.seconds, v.zone, v.cadence = &seconds, "UTC", cadence{every: every}
 	return nil
 }
 

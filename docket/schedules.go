@@ -200,7 +200,7 @@ type ScheduleError struct {
 }
 
 func (e *ScheduleError) Error() string {
-	return fmt.Sprintf("docket: invalid schedule: %s %q: %s", e.Field, e.Value, e.Reason)
+	return fmt.Sprintf("docket: invalid schedule: %s %s: %s", e.Field, quoteID(e.Value), e.Reason)
 }
 
 // Is makes errors.Is hold for ErrInvalidSchedule and ErrInvalidArgument.
@@ -243,7 +243,7 @@ func (c *store) AddSchedule(ctx context.Context, s NewSchedule) (PeriodicSchedul
 			NextTickAt:      v.firstTick,
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return PeriodicSchedule{}, fmt.Errorf("%w: %q in %s", ErrDuplicateSchedule, s.Name, s.Scope)
+			return PeriodicSchedule{}, fmt.Errorf("%w: %s in %s", ErrDuplicateSchedule, quoteID(s.Name), s.Scope)
 		}
 		if err != nil {
 			return PeriodicSchedule{}, fmt.Errorf("docket: add schedule: %w", err)
@@ -310,7 +310,7 @@ func (c *store) FetchSchedule(ctx context.Context, scope Scope, name string) (Pe
 		}
 		row, err := c.queries.GetSchedule(ctx, dbgen.GetScheduleParams{ScopeKey: key, Name: name})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return PeriodicSchedule{}, fmt.Errorf("%w: schedule %q in %s", ErrNotFound, name, scope)
+			return PeriodicSchedule{}, fmt.Errorf("%w: schedule %s in %s", ErrNotFound, quoteID(name), scope)
 		}
 		if err != nil {
 			return PeriodicSchedule{}, fmt.Errorf("docket: fetch schedule: %w", err)
@@ -396,7 +396,7 @@ func (c *store) editSchedule(ctx context.Context, scope Scope, name string, opts
 	err = c.inTx(ctx, func(q *dbgen.Queries) error {
 		row, err := q.LockSchedule(ctx, dbgen.LockScheduleParams{ScopeKey: key, Name: name})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("%w: schedule %q in %s", ErrNotFound, name, scope)
+			return fmt.Errorf("%w: schedule %s in %s", ErrNotFound, quoteID(name), scope)
 		}
 		if err != nil {
 			return fmt.Errorf("docket: locking schedule: %w", err)
@@ -597,7 +597,7 @@ func (c *Client) dropExistingRuns(ctx context.Context, q *dbgen.Queries, runs []
 	}
 	for i := range ticks {
 		if slices.Contains(existing, ticks[i].RunID) {
-			ticks[i].Err = fmt.Errorf("%w: run %q", ErrDuplicateRun, ticks[i].RunID)
+			ticks[i].Err = fmt.Errorf("%w: run %s", ErrDuplicateRun, quoteID(ticks[i].RunID))
 		}
 	}
 	return slices.DeleteFunc(runs, func(r NewRun) bool { return slices.Contains(existing, r.RunID) }), nil

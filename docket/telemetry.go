@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/docketrun/docket-go/internal/claimpolicy"
+	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/policy"
 )
 
@@ -30,6 +31,8 @@ const (
 	attrKind            = attribute.Key("kind")
 	attrOperation       = attribute.Key("operation")
 	attrContentionPhase = attribute.Key("contention_phase")
+	attrDomain          = attribute.Key("domain")
+	attrPhase           = attribute.Key("phase")
 )
 
 // attrNone is the value of reason and contention_phase when there is none.
@@ -448,4 +451,53 @@ func (t *telemetry) sweepCall(ctx context.Context, outcomes int, err error) {
 		result = claimpolicy.ResultEmpty
 	}
 	t.workerSweepCalls.Add(ctx, 1, metric.WithAttributes(attrResult.String(result)))
+}
+
+// queuePhases are the phases docket.queue.runs reports, each collection,
+// zero included: those of running runs that are not poisoned, the ones
+// QueueGauges reads through the claim indexes.
+var queuePhases = []RunPhase{PhaseQueued, PhaseReady, PhasePaused, PhaseRetrying, PhaseScheduled, PhaseExecuting}
+
+// registerQueueGauges registers on mp (nothing when nil) the queue gauges
+// of one domain, named by its schema: at each collection read runs the
+// one QueueGauges statement, and the gauges report its counts by phase and
+// the ages of the oldest queued and the oldest ready run. The callback
+// lives as long as the provider.
+func registerQueueGauges(mp metric.MeterProvider, domain string, read func(ctx context.Context) ([]dbgen.QueueGaugesRow, error)) error {
+	if mp == nil {
+		return nil
+	}
+	meter := mp.Meter(meterName)
+	oldestQueued, err1 := meter.Float64ObservableGauge("docket.queue.oldest_queued_age", metric.WithUnit("s"),
+		metric.WithDescription("Seconds since the earliest wake_at of the domain's queued runs (due, not admitted), 0 when none is queued."))
+	oldestReady, err2 := meter.Float64ObservableGauge("docket.queue.oldest_ready_age", metric.WithUnit("s"),
+		metric.WithDescription("Seconds since the earliest wake_at of the domain's ready runs (due, admitted, unclaimed), 0 when none is ready."))
+	runs, err3 := meter.Int64ObservableGauge("docket.queue.runs", metric.WithUnit("{run}"),
+		metric.WithDescription("Running, unpoisoned runs of the domain by phase."))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return fmt.Errorf("docket: creating the queue gauges: %w", err)
+	}
+	inDomain := attrDomain.String(domain)
+	_, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		rows, err := read(ctx)
+		if err != nil {
+			return fmt.Errorf("docket: reading the queue gauges of domain %s: %w", domain, err)
+		}
+		counts := map[RunPhase]int64{}
+		ages := map[RunPhase]float64{}
+		for _, r := range rows {
+			counts[RunPhase(r.Phase)] += r.Runs
+			ages[RunPhase(r.Phase)] = r.OldestWakeAgeSeconds
+		}
+		for _, phase := range queuePhases {
+			o.ObserveInt64(runs, counts[phase], metric.WithAttributes(inDomain, attrPhase.String(string(phase))))
+		}
+		o.ObserveFloat64(oldestQueued, ages[PhaseQueued], metric.WithAttributes(inDomain))
+		o.ObserveFloat64(oldestReady, ages[PhaseReady], metric.WithAttributes(inDomain))
+		return nil
+	}, oldestQueued, oldestReady, runs)
+	if err != nil {
+		return fmt.Errorf("docket: registering the queue gauges: %w", err)
+	}
+	return nil
 }

@@ -61,7 +61,7 @@ func (c *Client) readLease(ctx context.Context, lease Lease) (*leaseRead, error)
 	case errors.Is(err, pgx.ErrNoRows):
 		return read, nil
 	case err != nil:
-		return nil, fmt.Errorf("docket: WorkLease: reading run %q: %w", lease.RunID, err)
+		return nil, fmt.Errorf("docket: WorkLease: reading run %s: %w", quoteID(lease.RunID), err)
 	}
 	r := got.DocketRun
 	read.runs[r.RunID] = dbgen.LeasedRunsRow{RunID: r.RunID, Status: r.Status, Step: r.Step, State: r.State,
@@ -114,12 +114,12 @@ func (w *Worker) runOne(ctx context.Context, lease Lease, read *leaseRead, heard
 	defer heard.mu.Unlock()
 	switch last := heard.last; {
 	case !heard.started:
-		return Run{}, fmt.Errorf("docket: WorkLease: run %q does not match its lease (read as gone, or with another holder or fence); its claim was released",
-			lease.RunID)
+		return Run{}, fmt.Errorf("docket: WorkLease: run %s does not match its lease (read as gone, or with another holder or fence); its claim was released",
+			quoteID(lease.RunID))
 	case last == nil:
-		return Run{}, fmt.Errorf("docket: WorkLease: no verdict of run %q was written", lease.RunID)
+		return Run{}, fmt.Errorf("docket: WorkLease: no verdict of run %s was written", quoteID(lease.RunID))
 	case last.Outcome != VerdictWritten:
-		return Run{}, fmt.Errorf("docket: WorkLease: the %s verdict of run %q was %s: %w", last.Verdict, lease.RunID, last.Outcome, last.Err)
+		return Run{}, fmt.Errorf("docket: WorkLease: the %s verdict of run %s was %s: %w", last.Verdict, quoteID(lease.RunID), last.Outcome, last.Err)
 	}
 	return w.client.FetchRun(context.WithoutCancel(ctx), lease.Scope, lease.RunID)
 }

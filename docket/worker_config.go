@@ -391,7 +391,7 @@ type RetryPolicyError struct {
 // Error names the policy, the field and the reason.
 func (e *RetryPolicyError) Error() string {
 	if e.GraphID != "" {
-		return fmt.Sprintf("%v: HandlerRetry of graph %q: %s %s", ErrInvalidConfig, e.GraphID, e.Field, e.Reason)
+		return fmt.Sprintf("%v: HandlerRetry of graph %s: %s %s", ErrInvalidConfig, quoteID(e.GraphID), e.Field, e.Reason)
 	}
 	return fmt.Sprintf("%v: worker Retry.%s %s", ErrInvalidConfig, e.Field, e.Reason)
 }

@@ -200,7 +200,7 @@ func (j *Job) prepare(io context.Context) bool {
 	row, err := j.read.row(j.RunID)
 	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
 		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.CheckpointSeq) {
-		err = fmt.Errorf("docket: the read of run %q does not match its lease", j.RunID)
+		err = fmt.Errorf("docket: the read of run %s does not match its lease", quoteID(j.RunID))
 	}
 	if !j.exec.Prepare(io, int(row.Step), err) {
 		return false
@@ -341,9 +341,9 @@ func (j *Job) CommitTx(ctx context.Context, tx pgx.Tx, r Result) error {
 	err := j.exec.CommitTx(ctx, tx, func(step int) commitPlan { return r.plan(step, j.attempt, j.policy()) })
 	switch {
 	case errors.Is(err, executor.ErrStaged):
-		return invalidArgument("run %q already has a verdict written in a transaction", j.RunID)
+		return invalidArgument("run %s already has a verdict written in a transaction", quoteID(j.RunID))
 	case errors.Is(err, errReleased):
-		return fmt.Errorf("%w: run %q", ErrClaimLost, j.RunID)
+		return fmt.Errorf("%w: run %s", ErrClaimLost, quoteID(j.RunID))
 	}
 	return err
 }

@@ -47,7 +47,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (map[stri
 func queues(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, sendEmail, buildReport docket.Handler) error {
 	// queues:begin
 	// Each queue is a Docket domain in its own schema (`docket migrate up
-	// --schema email`, `--schema reports`): its own ring, cursor and caps.
+	// --create --schema email`, `--schema reports`): its own ring, cursor and caps.
 	for _, schema := range []string{"email", "reports"} {
 		migrator, err := docket.NewMigrator(pool, docket.MigratorConfig{Schema: schema})
 		if err != nil {

@@ -18,7 +18,7 @@ func TestCLIDomainsList(t *testing.T) {
 	}
 	testkit.ExecSQL(t, testkit.PoolFor(t, databaseURL), `create schema app`)
 	for _, schema := range []string{"reports", "email"} {
-		testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "up", "--database-url", databaseURL, "--schema", schema)
+		testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "up", "--create", "--database-url", databaseURL, "--schema", schema)
 	}
 	if r := testkit.CLIExpect(t, testkit.ExitOK, "", "domains", "list", "--database-url", databaseURL); r.Stdout != "email\nreports\n" || r.Stderr != "" {
 		t.Fatalf("domains list printed %q, %q", r.Stdout, r.Stderr)

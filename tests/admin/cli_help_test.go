@@ -49,7 +49,7 @@ func TestCLIErrorsAfterMigrateUp(t *testing.T) {
 		t.Fatalf("doubled prefix: %q", r.Stderr)
 	}
 	fresh := pgtest.NewEmptyDatabase(t)
-	up := testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "up", "--database-url", fresh)
+	up := testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "up", "--create", "--database-url", fresh)
 	if !strings.Contains(up.Stdout, "applied 20261101000001_docket_v1.sql in schema public") {
 		t.Fatalf("migrate up printed %q", up.Stdout)
 	}

@@ -72,12 +72,12 @@ func wantLines(t *testing.T, what, got string, want ...string) {
 
 // The listing table's header and the seeded runs' rows.
 const (
-	listHeader = "RUN_ID  SCOPE        GRAPH  STATUS   PHASE      STEP  SEQ  CLAIMED  WAKE_AT               UPDATED_AT"
-	listR5     = "r5      tenant:beta  g1     running  poisoned   0     0    no       -                     2026-01-01T00:00:05Z"
-	listR4     = "r4      tenantless   g1     done     done       4     5    no       -                     2026-01-01T00:00:04Z"
-	listR3     = "r3      tenant:beta  g1     running  executing  2     3    yes      -                     2026-01-01T00:00:03Z"
-	listR2     = "r2      tenant:acme  g2     waiting  waiting    1     1    no       -                     2026-01-01T00:00:02Z"
-	listR1     = "r1      tenant:acme  g1     running  queued     0     0    no       2026-01-01T00:00:00Z  2026-01-01T00:00:01Z"
+	listHeader = "RUN_ID  SCOPE  GRAPH  STATUS  PHASE  ATTEMPT  STEP  SEQ  CLAIMED  WAKE_AT  UPDATED_AT  LAST_ERROR"
+	listR5     = "r5  tenant:beta  g1  running  poisoned  0  0  0  no  -  2026-01-01T00:00:05Z  -"
+	listR4     = "r4  tenantless  g1  done  done  0  4  5  no  -  2026-01-01T00:00:04Z  -"
+	listR3     = "r3  tenant:beta  g1  running  executing  0  2  3  yes  -  2026-01-01T00:00:03Z  -"
+	listR2     = "r2  tenant:acme  g2  waiting  waiting  0  1  1  no  -  2026-01-01T00:00:02Z  -"
+	listR1     = "r1  tenant:acme  g1  running  queued  0  0  0  no  2026-01-01T00:00:00Z  2026-01-01T00:00:01Z  -"
 )
 
 // "docket runs list" lists every scope newest first as a table that shows
@@ -192,6 +192,8 @@ func TestCLIRunsListJSON(t *testing.T) {
 		WakeAt        *string `json:"wake_at"`
 		StartedAt     string  `json:"started_at"`
 		UpdatedAt     string  `json:"updated_at"`
+		Attempt       int     `json:"attempt"`
+		LastError     *string `json:"last_error"`
 		Next          string  `json:"next"`
 	}
 	got := make([]line, len(lines))
@@ -264,4 +266,59 @@ func TestCLIRunsListErrors(t *testing.T) {
 		}
 	}
 	testkit.CLIExpect(t, testkit.ExitFailure, "runs list: ", "runs", "list", "--database-url", unreachable)
+}
+
+// The ATTEMPT column is the run's handler-attempt counter and LAST_ERROR
+// the first line of its newest failed attempt's error, as the console's
+// runs table shows them: an operator's retry entry is no failure, a tab of
+// the text prints as a space, and a run without failures prints "-" (null
+// in JSON).
+func TestCLIRunsListAttemptAndLastError(t *testing.T) {
+	t.Parallel()
+	pool := testkit.NewPool(t)
+	url := pool.Config().ConnString()
+	insert := func(runID string, attempt int, errors string) {
+		t.Helper()
+		testkit.ExecSQL(t, pool, `insert into docket_runs (run_id, tenant_id, graph_id, graph_hash, state, status, wake_at,
+			attempt, errors, started_at, updated_at)
+			values ($1, 'acme', 'g1', 'h1', '{}', 'running', '2026-01-01T00:00:00Z', $2, $3::jsonb, '2026-01-01T00:00:01Z', '2026-01-01T00:00:01Z')`,
+			runID, attempt, errors)
+	}
+	insert("failed-twice", 2, `[
+		{"attempt": 1, "at": "2025-12-31T23:00:00Z", "kind": "error", "error": "dial tcp: refused\nat line 2"},
+		{"attempt": 2, "at": "2025-12-31T23:30:00Z", "kind": "panic", "error": "panic: index out of range\tin worker\ngoroutine 7"},
+		{"attempt": 2, "at": "2025-12-31T23:45:00Z", "kind": "retry", "error": "retried by an operator"}]`)
+	insert("retried-only", 0, `[{"attempt": 1, "at": "2025-12-31T23:45:00Z", "kind": "retry", "error": "retried by an operator"}]`)
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--database-url", url)
+	const lastLine = "panic: index out of range in worker"
+	// The error line holds spaces, which wantLines would fold: it is
+	// compared whole, then as one cell.
+	if strings.Count(r.Stdout, "  "+lastLine+"\n") != 1 {
+		t.Fatalf("runs list printed\n%s", r.Stdout)
+	}
+	wantLines(t, "runs list", strings.ReplaceAll(r.Stdout, lastLine, "LAST"), listHeader,
+		"retried-only tenant:acme g1 running queued 0 0 0 no 2026-01-01T00:00:00Z 2026-01-01T00:00:01Z -",
+		"failed-twice tenant:acme g1 running queued 2 0 0 no 2026-01-01T00:00:00Z 2026-01-01T00:00:01Z LAST")
+
+	j := testkit.CLIExpect(t, testkit.ExitOK, "", "runs", "list", "--json", "--database-url", url)
+	var got []struct {
+		RunID     string  `json:"run_id"`
+		Attempt   int     `json:"attempt"`
+		LastError *string `json:"last_error"`
+	}
+	for _, l := range cliLines(j.Stdout) {
+		var v struct {
+			RunID     string  `json:"run_id"`
+			Attempt   int     `json:"attempt"`
+			LastError *string `json:"last_error"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		got = append(got, v)
+	}
+	if len(got) != 2 || got[0].RunID != "retried-only" || got[0].Attempt != 0 || got[0].LastError != nil ||
+		got[1].RunID != "failed-twice" || got[1].Attempt != 2 || got[1].LastError == nil || *got[1].LastError != lastLine {
+		t.Fatalf("runs list --json printed\n%s", j.Stdout)
+	}
 }

@@ -110,6 +110,26 @@ func TestCLISchedules(t *testing.T) {
 
 // --help on "docket schedules" and each of its actions prints only that
 // usage on stdout and exits 0.
+// --cron "@every DURATION" adds an interval schedule, listed as --every
+// would list it; under a second it exits 2 and adds nothing.
+func TestCLISchedulesEveryDescriptor(t *testing.T) {
+	t.Parallel()
+	pool := testkit.NewPool(t)
+	url := pool.Config().ConnString()
+	testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
+	r := testkit.CLIExpect(t, testkit.ExitOK, "", "schedules", "add", "acme", "pulse", "--state", "{}", "--cron", "@every 2m",
+		"--graph", "report", "--graph-hash", "v1", "--start", "2026-12-01T10:00:00Z", "--database-url", url)
+	wantLines(t, "add pulse", r.Stdout, scheduleLines("tenant:acme", "pulse", "report", "every 2m", "UTC",
+		"skip", "no", "2026-12-01T10:02:00Z", "none", 1)...)
+	before := testkit.Snap(t, pool)
+	r = testkit.CLIRun(t, "schedules", "add", "acme", "fast", "--state", "{}", "--cron", "@every 999ms",
+		"--graph", "report", "--graph-hash", "v1", "--database-url", url)
+	if want := "docket: schedules add: invalid schedule: cron \"@every 999ms\": must be a whole number of seconds, at least one\n"; r.Code != testkit.ExitUsage || r.Stdout != "" || r.Stderr != want {
+		t.Fatalf("@every 999ms: exit %d, stdout %q, stderr %q; want exit 2 and %q", r.Code, r.Stdout, r.Stderr, want)
+	}
+	testkit.ExpectUnchanged(t, "a refused @every", before, testkit.Snap(t, pool))
+}
+
 func TestCLISchedulesHelp(t *testing.T) {
 	t.Parallel()
 	heads := map[string]string{

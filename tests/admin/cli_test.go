@@ -11,7 +11,7 @@ import (
 func TestCLIMigrateUpCreatesEveryObject(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewEmptyDatabase(t)
-	testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "up", "--database-url", url)
+	testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "up", "--create", "--database-url", url)
 	pool := testkit.PoolFor(t, url)
 	reference := testkit.PoolFor(t, pgtest.NewDatabase(t))
 	testkit.MigrationExpectSameCatalog(t, "docket migrate up versus the migrated template",
@@ -132,7 +132,7 @@ func TestCLIPolicyCommands(t *testing.T) {
 func TestCLISchemaFlagAndEnvironment(t *testing.T) {
 	url := pgtest.NewEmptyDatabase(t)
 	t.Setenv("DOCKET_DATABASE_URL", url)
-	testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "up", "--schema", "tenant_domain")
+	testkit.CLIExpect(t, testkit.ExitOK, "", "migrate", "up", "--create", "--schema", "tenant_domain")
 	testkit.MigrationExpectApplied(t, url, testkit.MigrateCall{Schema: "tenant_domain"}, testkit.MigrationAllVersions...)
 	pool := testkit.PoolFor(t, url)
 	if got := testkit.QueryInt64(t, pool, `select count(*) from pg_class where relnamespace = 'public'::regnamespace`); got != 0 {

@@ -36,7 +36,7 @@ func TestConsolePhaseFilterPlansReadOneScope(t *testing.T) {
 		if err := pool.QueryRow(testkit.Context(t), "explain (format json) "+tc.sql, tc.args...).Scan(&plan); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		joined := strings.Join(consolePlanNodes(t, plan), ", ")
+		joined := strings.Join(testkit.PlanNodes(t, plan), ", ")
 		if !strings.Contains(joined, "Scan on docket_runs_list_idx") || strings.Contains(joined, "Seq Scan on docket_runs") {
 			t.Errorf("%s: plan %s", tc.name, joined)
 		}

@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,35 +9,6 @@ import (
 	"github.com/docketrun/docket-go/policy"
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
-
-// consolePlanNodes returns every node of a JSON EXPLAIN plan as
-// "Node Type", "Node Type on index" or "Node Type on relation".
-func consolePlanNodes(t *testing.T, plan string) []string {
-	t.Helper()
-	var doc []struct {
-		Plan map[string]any `json:"Plan"`
-	}
-	if err := json.Unmarshal([]byte(plan), &doc); err != nil {
-		t.Fatalf("plan %s: %v", plan, err)
-	}
-	var nodes []string
-	var walk func(n map[string]any)
-	walk = func(n map[string]any) {
-		name, _ := n["Node Type"].(string)
-		if idx, ok := n["Index Name"].(string); ok {
-			name += " on " + idx
-		} else if rel, ok := n["Relation Name"].(string); ok {
-			name += " on " + rel
-		}
-		nodes = append(nodes, name)
-		children, _ := n["Plans"].([]any)
-		for _, c := range children {
-			walk(c.(map[string]any))
-		}
-	}
-	walk(doc[0].Plan)
-	return nodes
-}
 
 // The keyset queries that must stay fast at any depth walk an index in
 // order, with no sort: the scope order of the tenants page on the
@@ -65,7 +35,7 @@ func TestConsoleKeysetPlansUseIndexes(t *testing.T) {
 		if err := pool.QueryRow(testkit.Context(t), "explain (format json) "+tc.sql, tc.args...).Scan(&plan); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		nodes := consolePlanNodes(t, plan)
+		nodes := testkit.PlanNodes(t, plan)
 		joined := strings.Join(nodes, ", ")
 		if !strings.Contains(joined, "Scan on "+tc.index) || strings.Contains(joined, "Sort") || strings.Contains(joined, "Seq Scan on docket_claim_partitions") ||
 			strings.Contains(joined, "Seq Scan on docket_claim_schedule") {
@@ -94,7 +64,7 @@ func TestConsoleTenantExtrasPlanUsesIndexes(t *testing.T) {
 	if err := pool.QueryRow(testkit.Context(t), "explain (format json) "+gen.ConsoleTenantExtras, keys).Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
-	joined := strings.Join(consolePlanNodes(t, plan), ", ")
+	joined := strings.Join(testkit.PlanNodes(t, plan), ", ")
 	if !strings.Contains(joined, "Scan on docket_runs_list_idx") || !strings.Contains(joined, "Scan on docket_runs_queued_ready_idx") ||
 		strings.Contains(joined, "Seq Scan on docket_runs") {
 		t.Errorf("tenant extras: plan %s", joined)
@@ -133,7 +103,7 @@ func TestConsoleAdmittedCountsReadTheAdmittedPages(t *testing.T) {
 		if err := pool.QueryRow(testkit.Context(t), "explain (format json) "+tc.sql, tc.args...).Scan(&plan); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		joined := strings.Join(consolePlanNodes(t, plan), ", ")
+		joined := strings.Join(testkit.PlanNodes(t, plan), ", ")
 		if !strings.Contains(joined, "Scan on docket_runs_admitted_ready_idx") ||
 			!strings.Contains(joined, "Scan on docket_runs_admitted_claimed_idx") ||
 			strings.Contains(joined, "Seq Scan on docket_runs") {

@@ -134,6 +134,15 @@ func TestScheduleValidation(t *testing.T) {
 		{"negative interval", valid(func(s *docket.NewSchedule) { s.Every = -time.Minute }), "every"},
 		{"zone on an interval", valid(func(s *docket.NewSchedule) { s.TimeZone = "Europe/Berlin" }), "time zone"},
 		{"bad cron", valid(func(s *docket.NewSchedule) { s.Every, s.Cron = 0, "61 * * * *" }), "cron minute"},
+		{"@every sub-second", valid(func(s *docket.NewSchedule) { s.Every, s.Cron = 0, "@every 500ms" }), "cron"},
+		{"@every fractional", valid(func(s *docket.NewSchedule) { s.Every, s.Cron = 0, "@every 1.5s" }), "cron"},
+		{"@every zero", valid(func(s *docket.NewSchedule) { s.Every, s.Cron = 0, "@every 0s" }), "cron"},
+		{"@every negative", valid(func(s *docket.NewSchedule) { s.Every, s.Cron = 0, "@every -1m" }), "cron"},
+		{"@every without duration", valid(func(s *docket.NewSchedule) { s.Every, s.Cron = 0, "@every" }), "cron"},
+		{"@every two durations", valid(func(s *docket.NewSchedule) { s.Every, s.Cron = 0, "@every 1m 2m" }), "cron"},
+		{"@every bad duration", valid(func(s *docket.NewSchedule) { s.Every, s.Cron = 0, "@every soon" }), "cron"},
+		{"@every and Every", valid(func(s *docket.NewSchedule) { s.Cron = "@every 1m" }), "every"},
+		{"zone on @every", valid(func(s *docket.NewSchedule) { s.Every, s.Cron, s.TimeZone = 0, "@every 1m", "Europe/Berlin" }), "time zone"},
 		{"unknown zone", valid(func(s *docket.NewSchedule) { s.Every, s.Cron, s.TimeZone = 0, "@daily", "Mars/Olympus" }), "time zone"},
 		{"bad policy", valid(func(s *docket.NewSchedule) { s.MissedTicks = "some" }), "missed ticks"},
 		{"empty name", valid(func(s *docket.NewSchedule) { s.Name = "" }), "name"},
@@ -184,6 +193,37 @@ func TestScheduleValidation(t *testing.T) {
 	}
 	if id := docket.ScheduleRunID(longest.Scope, longest.Name, t0); len(id) != docket.MaxIdentifierBytes {
 		t.Fatalf("longest run id is %d bytes, want %d", len(id), docket.MaxIdentifierBytes)
+	}
+}
+
+// A Cron of "@every DURATION" is an interval schedule: stored and listed as
+// Every would be, its first tick one interval after the start; under a
+// second it is refused with the typed error, naming the Cron text.
+func TestScheduleEveryDescriptorIsAnInterval(t *testing.T) {
+	pool := testkit.NewPool(t)
+	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
+	ctx := testkit.Context(t)
+	acme := docket.Tenant("acme")
+	viaCron := every(acme, "via-cron", 0, "")
+	viaCron.Cron = " @every 1h30m "
+	got := testkit.ScheduleAdd(t, client, viaCron)
+	want := testkit.ScheduleAdd(t, client, every(acme, "via-every", 90*time.Minute, ""))
+	if got.Cron != "" || got.Every != 90*time.Minute || got.TimeZone != "UTC" || !got.NextTickAt.Equal(t0.Add(90*time.Minute)) ||
+		got.Cron != want.Cron || got.Every != want.Every || !got.NextTickAt.Equal(want.NextTickAt) {
+		t.Fatalf("@every 1h30m stored as %+v, want the interval schedule %+v", got, want)
+	}
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_schedules where cron_expr is null and interval_seconds = 5400`); n != 2 {
+		t.Fatalf("%d interval rows of 5400 s, want 2", n)
+	}
+	sub := every(acme, "fast", 0, "")
+	sub.Cron = "@every 500ms"
+	_, err := client.AddSchedule(ctx, sub)
+	if want := `docket: invalid schedule: cron "@every 500ms": must be a whole number of seconds, at least one`; err == nil || err.Error() != want ||
+		!errors.Is(err, docket.ErrInvalidSchedule) {
+		t.Fatalf("@every 500ms: %v, want %s", err, want)
+	}
+	if n := testkit.QueryInt64(t, pool, `select count(*) from docket_schedules`); n != 2 {
+		t.Fatalf("%d schedules after a refused add, want 2", n)
 	}
 }
 

@@ -297,9 +297,9 @@ func TestAdoptRefusesAShapeThatMatchesNoVersion(t *testing.T) {
 	empty := pgtest.NewEmptyDatabase(t)
 	emptyPool := testkit.PoolFor(t, empty)
 	catalog := testkit.Catalog(t, emptyPool)
-	cliExact(t, testkit.ExitFailure, "", "docket: migrate adopt: schema mismatch: schema docket does not exist: nothing to adopt (`docket migrate up` installs Docket)\n",
+	cliExact(t, testkit.ExitFailure, "", "docket: migrate adopt: schema mismatch: schema docket does not exist: nothing to adopt (`docket migrate up --create` installs Docket)\n",
 		"migrate", "adopt", "--schema", "docket", "--database-url", empty)
-	cliExact(t, testkit.ExitFailure, "", "docket: migrate adopt: schema mismatch: no Docket tables in schema public: nothing to adopt (`docket migrate up` installs Docket)\n",
+	cliExact(t, testkit.ExitFailure, "", "docket: migrate adopt: schema mismatch: no Docket tables in schema public: nothing to adopt (`docket migrate up --create` installs Docket)\n",
 		"migrate", "adopt", "--database-url", empty)
 	if got := testkit.Catalog(t, emptyPool); got != catalog {
 		t.Fatalf("a refused adopt changed the catalog: %s, was %s", got, catalog)

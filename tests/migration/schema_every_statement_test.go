@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/docketrun/docket-go/docket"
 	"github.com/docketrun/docket-go/dockettest"
@@ -180,6 +181,17 @@ drop table old.docket_schema_migrations`)
 	_, err = legacy.TraceClaimDue(ctx, docket.ClaimRequest{Now: now, Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
 	must("legacy trace claim", err)
 	oneRunWorker(t, legacy, "legacy-2")
+	// The queue gauges' statement: a collection of the provider a client
+	// registered them on.
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	gaugesCfg := legacyCfg
+	gaugesCfg.MeterProvider = provider
+	testkit.OpenClient(t, pool, gaugesCfg)
+	if got := testkit.TelemetryCollect(t, ctx, reader); len(got.Points["docket.queue.runs"]) != 6 {
+		t.Fatalf("queue gauges collected %v", got.Points["docket.queue.runs"])
+	}
 
 	fairCfg := docket.Config{TenantMode: docket.TenantRequired, ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2, ParkDormant: true},
 		Schema: "docket", AsyncClaimCommit: true}

@@ -274,19 +274,22 @@ func TestTelemetryScriptedScenario(t *testing.T) {
 func expectScenario(t *testing.T, got testkit.TelemetryCollected) {
 	t.Helper()
 	wantShape := map[string]string{
-		"docket.claim.duration":        "histogram s",
-		"docket.claim.calls":           "counter {call}",
-		"docket.claim.demand":          "histogram {outcome}",
-		"docket.claim.outcomes":        "counter {outcome}",
-		"docket.claim.steals":          "counter {lease}",
-		"docket.claim.reacquisitions":  "counter {lease}",
-		"docket.claim.promotions":      "counter {lease}",
-		"docket.claim.attempts":        "counter {attempt}",
-		"docket.admission.duration":    "histogram s",
-		"docket.admission.contentions": "counter {call}",
-		"docket.admission.releases":    "counter {release}",
-		"docket.poison":                "counter {run}",
-		"docket.store.duration":        "histogram s",
+		"docket.claim.duration":          "histogram s",
+		"docket.claim.calls":             "counter {call}",
+		"docket.claim.demand":            "histogram {outcome}",
+		"docket.claim.outcomes":          "counter {outcome}",
+		"docket.claim.steals":            "counter {lease}",
+		"docket.claim.reacquisitions":    "counter {lease}",
+		"docket.claim.promotions":        "counter {lease}",
+		"docket.claim.attempts":          "counter {attempt}",
+		"docket.admission.duration":      "histogram s",
+		"docket.admission.contentions":   "counter {call}",
+		"docket.admission.releases":      "counter {release}",
+		"docket.poison":                  "counter {run}",
+		"docket.store.duration":          "histogram s",
+		"docket.queue.runs":              "gauge {run}",
+		"docket.queue.oldest_queued_age": "gauge s",
+		"docket.queue.oldest_ready_age":  "gauge s",
 	}
 	if !maps.Equal(got.Shape, wantShape) {
 		t.Errorf("instruments:\n got  %v\n want %v", got.Shape, wantShape)
@@ -389,7 +392,7 @@ func expectNoIdentity(t *testing.T, got testkit.TelemetryCollected, identities [
 			t.Errorf("attribute value %q is an identity of the scenario", v)
 		}
 	}
-	allowed := []string{"policy", "result", "reason", "preference", "fallback", "class", "kind", "operation", "contention_phase"}
+	allowed := []string{"policy", "result", "reason", "preference", "fallback", "class", "kind", "operation", "contention_phase", "domain", "phase"}
 	for k := range got.Keys {
 		if !slices.Contains(allowed, k) {
 			t.Errorf("attribute key %q is outside the bounded set", k)

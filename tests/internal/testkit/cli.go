@@ -92,8 +92,16 @@ type CLIResult struct {
 // CLIRun runs the docket command line with args and waits for it.
 func CLIRun(t testing.TB, args ...string) CLIResult {
 	t.Helper()
+	return CLIRunEnv(t, nil, args...)
+}
+
+// CLIRunEnv is CLIRun with env ("NAME=value") added to the test's
+// environment, for tests that run in parallel and so cannot set their own.
+func CLIRunEnv(t testing.TB, env []string, args ...string) CLIResult {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(Context(t), DocketBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError

@@ -14,7 +14,8 @@ import (
 )
 
 // TelemetryPoints maps the attributes of data points (k=v, sorted by key and
-// comma-joined) to their value: a counter's sum or a histogram's count.
+// comma-joined) to their value: a counter's sum, a histogram's count or an
+// integer gauge's value.
 type TelemetryPoints map[string]int64
 
 // TelemetryAttrs builds the key of a data point from k, v pairs.
@@ -33,6 +34,8 @@ type TelemetryCollected struct {
 	Shape  map[string]string // name -> "kind unit"
 	Points map[string]TelemetryPoints
 	Sums   map[string]TelemetryPoints // sums of the integer histograms
+	// Gauges holds the values of the float gauges, keyed as Points.
+	Gauges map[string]map[string]float64
 	Values []string
 	Keys   map[string]bool
 }
@@ -44,7 +47,8 @@ func TelemetryCollect(t *testing.T, ctx context.Context, reader *sdkmetric.Manua
 	if err := reader.Collect(ctx, &rm); err != nil {
 		t.Fatalf("collect: %v", err)
 	}
-	c := TelemetryCollected{Shape: map[string]string{}, Points: map[string]TelemetryPoints{}, Sums: map[string]TelemetryPoints{}, Keys: map[string]bool{}}
+	c := TelemetryCollected{Shape: map[string]string{}, Points: map[string]TelemetryPoints{}, Sums: map[string]TelemetryPoints{},
+		Gauges: map[string]map[string]float64{}, Keys: map[string]bool{}}
 	record := func(name string, set attribute.Set, v int64) string {
 		var pairs []string
 		for _, kv := range set.ToSlice() {
@@ -84,6 +88,19 @@ func TelemetryCollect(t *testing.T, ctx context.Context, reader *sdkmetric.Manua
 				for _, dp := range data.DataPoints {
 					key := record(m.Name, dp.Attributes, int64(dp.Count))
 					c.Sums[m.Name][key] += dp.Sum
+				}
+			case metricdata.Gauge[int64]:
+				c.Shape[m.Name] = "gauge " + m.Unit
+				for _, dp := range data.DataPoints {
+					record(m.Name, dp.Attributes, dp.Value)
+				}
+			case metricdata.Gauge[float64]:
+				c.Shape[m.Name] = "gauge " + m.Unit
+				if c.Gauges[m.Name] == nil {
+					c.Gauges[m.Name] = map[string]float64{}
+				}
+				for _, dp := range data.DataPoints {
+					c.Gauges[m.Name][record(m.Name, dp.Attributes, 0)] = dp.Value
 				}
 			default:
 				t.Errorf("%s: unexpected aggregation %T", m.Name, m.Data)

@@ -99,7 +99,7 @@ func (o output) usageError(name string, err error, usage string) int {
 		fmt.Fprint(o.stdout, usage)
 		return ExitOK
 	}
-	return o.failf(ExitUsage, "%s: %v\n\n%s", name, err, usage)
+	return o.failf(ExitUsage, "%s: %s\n\n%s", name, clipMessage(err.Error()), usage)
 }
 
 // Run executes the docket command line args (without the program name),
@@ -129,7 +129,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return c.run(ctx, args[1:], out)
 		}
 	}
-	return out.failf(ExitUsage, "unknown command %q (docket help lists the commands)", args[0])
+	return out.failf(ExitUsage, "unknown command %s (docket help lists the commands)", quoteArg(args[0]))
 }
 
 // helpFor returns the usage of the action args name when it has its own,
@@ -151,7 +151,7 @@ func commandHelp(name string, out output) int {
 			return ExitOK
 		}
 	}
-	return out.failf(ExitUsage, "help: unknown command %q (docket help lists the commands)", name)
+	return out.failf(ExitUsage, "help: unknown command %s (docket help lists the commands)", quoteArg(name))
 }
 
 // writeHelp prints every command's usage and the exit codes.

@@ -45,7 +45,7 @@ func runConsole(ctx context.Context, args []string, out output) int {
 		return out.failf(ExitUsage, "console: --schema and --all-domains exclude each other\n\n%s", consoleUsage)
 	}
 	if fs.NArg() > 0 {
-		return out.failf(ExitUsage, "console: unexpected argument %q\n\n%s", fs.Arg(0), consoleUsage)
+		return out.failf(ExitUsage, "console: unexpected argument %s\n\n%s", quoteArg(fs.Arg(0)), consoleUsage)
 	}
 	databaseURL, err := conn.url()
 	if err != nil {

@@ -40,7 +40,7 @@ func runDemo(ctx context.Context, args []string, out output) int {
 		return out.usageError("demo", err, demoUsage)
 	}
 	if fs.NArg() > 0 {
-		return out.failf(ExitUsage, "demo: unexpected argument %q\n\n%s", fs.Arg(0), demoUsage)
+		return out.failf(ExitUsage, "demo: unexpected argument %s\n\n%s", quoteArg(fs.Arg(0)), demoUsage)
 	}
 	if err := demo.Run(ctx, opts); err != nil {
 		if errors.Is(err, demo.ErrInvalidOptions) {

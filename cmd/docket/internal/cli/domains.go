@@ -24,7 +24,7 @@ func runDomains(ctx context.Context, args []string, out output) int {
 		return out.usageError("domains list", err, domainsUsage)
 	}
 	if fs.NArg() > 0 {
-		return out.failf(ExitUsage, "domains list: unexpected argument %q\n\n%s", fs.Arg(0), domainsUsage)
+		return out.failf(ExitUsage, "domains list: unexpected argument %s\n\n%s", quoteArg(fs.Arg(0)), domainsUsage)
 	}
 	if conn.schema != "" {
 		return out.failf(ExitUsage, "domains list: --schema does not apply: the list covers every schema of the database")

@@ -119,7 +119,7 @@ func parseScope(s string) (docket.Scope, error) {
 		id = s
 	}
 	if id == "" {
-		return docket.Scope{}, fmt.Errorf("scope %q: want tenant:ID, tenantless or a tenant id", s)
+		return docket.Scope{}, fmt.Errorf("scope %s: want tenant:ID, tenantless or a tenant id", quoteArg(s))
 	}
 	return docket.Tenant(id), nil
 }

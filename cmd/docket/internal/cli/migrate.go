@@ -9,13 +9,17 @@ import (
 	"github.com/docketrun/docket-go/docket"
 )
 
-const migrateUsage = `docket migrate up|down|status|adopt [--database-url URL] [--schema NAME]
+const migrateUsage = `docket migrate up|down|status|adopt [--database-url URL] [--schema NAME] [--create]
 docket migrate sql [--version V] [--up|--down] [--format plain|dbmate|goose|golang-migrate] [--out DIR]
-  up      apply every pending migration (a fresh install gets all of them) and
-          say what was applied, or that nothing was pending
+  up      apply every pending migration and say what was applied, or that
+          nothing was pending; a schema where no Docket migration is applied
+          (or that does not exist) is refused (exit 2, nothing changed)
+          unless --create is given: the first install of a domain is
+          "up --create", so a mistyped --schema never becomes a new domain
   down    roll back the newest applied migration, one at a time
   status  list the migrations and whether each is applied, or is there but
-          applied outside Docket's ledger (by goose, psql, ...)
+          applied outside Docket's ledger (by goose, psql, ...); a schema
+          where no Docket migration is applied exits 1 (so does down)
   adopt   record in Docket's ledger the migrations another tool applied: only
           when the schema keeps no ledger and its shape matches a version
   sql     print Docket's migrations for another migration tool (no database):
@@ -32,6 +36,7 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 	}
 	var conn connectionFlags
 	fs := newFlagSet("migrate", &conn)
+	create := fs.Bool("create", false, "up: install Docket in a schema that holds no Docket tables (a new domain)")
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
 		return out.usageError("migrate", err, migrateUsage)
@@ -54,27 +59,51 @@ func runMigrate(ctx context.Context, args []string, out output) int {
 	case "adopt":
 		direction = docket.MigrateAdopt
 	default:
-		return out.failf(ExitUsage, "migrate: unknown action %q\n\n%s", positional[0], migrateUsage)
+		return out.failf(ExitUsage, "migrate: unknown action %s\n\n%s", quoteArg(positional[0]), migrateUsage)
 	}
+	if *create && positional[0] != "up" {
+		return out.failf(ExitUsage, "migrate %s: --create applies to migrate up only\n\n%s", positional[0], migrateUsage)
+	}
+	// Only "up --create" may make a schema a new domain.
+	opts := docket.MigrateOptions{RequireInstalled: !*create}
 	migrator, err := docket.NewMigratorURL(databaseURL, docket.MigratorConfig{Schema: conn.domainSchema(), Log: out.stdout})
 	if err == nil {
 		if positional[0] == "status" {
-			err = printMigrateStatus(ctx, migrator, conn.domainSchema(), out)
+			err = printMigrateStatus(ctx, migrator, opts, conn.domainSchema(), out)
 		} else {
-			err = migrator.Migrate(ctx, direction, docket.MigrateOptions{})
+			err = migrator.Migrate(ctx, direction, opts)
 		}
 	}
 	if err != nil {
-		return out.failf(migrateExitCode(err), "migrate %s: %v", positional[0], err)
+		return out.failf(migrateExitCode(positional[0], err), "migrate %s: %v%s", positional[0], err, notInstalledHint(positional[0], conn.domainSchema(), err))
 	}
 	return ExitOK
+}
+
+// notInstalledHint says, after an ErrNotInstalled refusal of action, how
+// to install Docket in the schema when that is what was meant.
+func notInstalledHint(action, schemaFlag string, err error) string {
+	if !errors.Is(err, docket.ErrNotInstalled) {
+		return ""
+	}
+	install := "docket migrate up --create"
+	if schemaFlag != "" {
+		install += " --schema " + schemaFlag
+	}
+	switch action {
+	case "up":
+		return "; nothing was changed: pass --create to install Docket there as a new domain (`" + install + "`), or check --schema and $" + schemaEnv
+	case "down":
+		return "; nothing to roll back"
+	}
+	return "; `" + install + "` installs Docket there"
 }
 
 // printMigrateStatus lists each migration as "applied", "pending" or
 // "outside" (applied outside Docket's ledger), and then says what an
 // outside schema's shape matches and how to adopt it.
-func printMigrateStatus(ctx context.Context, migrator *docket.Migrator, schemaFlag string, out output) error {
-	statuses, err := migrator.Status(ctx, docket.MigrateOptions{})
+func printMigrateStatus(ctx context.Context, migrator *docket.Migrator, opts docket.MigrateOptions, schemaFlag string, out output) error {
+	statuses, err := migrator.Status(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -114,9 +143,11 @@ func versionLabel(name string) string {
 	return strings.ToUpper(base[strings.LastIndexByte(base, '_')+1:])
 }
 
-// migrateExitCode separates refused input from runtime failures.
-func migrateExitCode(err error) int {
-	if errors.Is(err, docket.ErrInvalidSchemaName) {
+// migrateExitCode separates refused input from runtime failures: an
+// invalid schema name, and "up" without --create on a schema that holds no
+// Docket tables, are usage errors.
+func migrateExitCode(action string, err error) int {
+	if errors.Is(err, docket.ErrInvalidSchemaName) || (action == "up" && errors.Is(err, docket.ErrNotInstalled)) {
 		return ExitUsage
 	}
 	return ExitFailure

@@ -27,7 +27,7 @@ func runMigrateSQL(args []string, out output) int {
 		return out.usageError("migrate sql", err, migrateUsage)
 	}
 	if fs.NArg() > 0 {
-		return out.failf(ExitUsage, "migrate sql: unexpected argument %q\n\n%s", fs.Arg(0), migrateUsage)
+		return out.failf(ExitUsage, "migrate sql: unexpected argument %s\n\n%s", quoteArg(fs.Arg(0)), migrateUsage)
 	}
 	if *up && *down {
 		return out.failf(ExitUsage, "migrate sql: --up and --down exclude each other")
@@ -43,7 +43,7 @@ func runMigrateSQL(args []string, out output) int {
 	if *version != "" {
 		files = slices.DeleteFunc(files, func(f docket.MigrationFile) bool { return f.Version != *version })
 		if len(files) == 0 {
-			return out.failf(ExitUsage, "migrate sql: %v: %q", docket.ErrUnknownMigration, *version)
+			return out.failf(ExitUsage, "migrate sql: %v: %s", docket.ErrUnknownMigration, quoteArg(*version))
 		}
 	}
 	if *dir != "" {

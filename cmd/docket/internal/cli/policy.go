@@ -94,7 +94,7 @@ func runPolicy(ctx context.Context, args []string, out output) int {
 	}
 	action, ok := policyActions[args[0]]
 	if !ok {
-		return out.failf(ExitUsage, "policy: unknown action %q\n\n%s", args[0], policyUsage)
+		return out.failf(ExitUsage, "policy: unknown action %s\n\n%s", quoteArg(args[0]), policyUsage)
 	}
 	a, err := parsePolicyArgs(args[1:])
 	if err != nil {
@@ -116,7 +116,7 @@ func parsePolicyArgs(args []string) (policyArgs, error) {
 	fs.Func("expected-version", "compare-and-set version", func(s string) error {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return fmt.Errorf("not an integer: %q", s)
+			return fmt.Errorf("not an integer: %s", quoteArg(s))
 		}
 		a.expectedVersion = &v
 		return nil
@@ -173,7 +173,7 @@ func (p policyAction) check(a *policyArgs) error {
 		case "off":
 			a.parkDormant = false
 		default:
-			return fmt.Errorf("want on or off, got %q", operands[0])
+			return fmt.Errorf("want on or off, got %s", quoteArg(operands[0]))
 		}
 	}
 	return nil
@@ -183,7 +183,7 @@ func (p policyAction) check(a *policyArgs) error {
 func parseCap(s string) (int, error) {
 	v, err := strconv.Atoi(s)
 	if err != nil || v < 1 || v > docket.MaxCap {
-		return 0, fmt.Errorf("%w: got %q", docket.ErrInvalidCap, s)
+		return 0, fmt.Errorf("%w: got %s", docket.ErrInvalidCap, quoteArg(s))
 	}
 	return v, nil
 }
@@ -201,15 +201,15 @@ func parseRate(s, zeroWord string, burst int) (docket.RateLimit, error) {
 	n, period, ok := strings.Cut(s, "/")
 	limit, err := strconv.Atoi(n)
 	if !ok || err != nil {
-		return docket.RateLimit{}, fmt.Errorf("%w: want N/PERIOD (e.g. 50/1s) or %s, got %q", docket.ErrInvalidRate, zeroWord, s)
+		return docket.RateLimit{}, fmt.Errorf("%w: want N/PERIOD (e.g. 50/1s) or %s, got %s", docket.ErrInvalidRate, zeroWord, quoteArg(s))
 	}
 	d, err := time.ParseDuration(period)
 	if err != nil {
-		return docket.RateLimit{}, fmt.Errorf("%w: period of %q: %v", docket.ErrInvalidRate, s, err)
+		return docket.RateLimit{}, fmt.Errorf("%w: period of %s: %s", docket.ErrInvalidRate, quoteArg(s), clipMessage(err.Error()))
 	}
 	rate := docket.RateLimit{Limit: limit, Period: d, Burst: burst}
 	if rate.IsZero() {
-		return docket.RateLimit{}, fmt.Errorf("%w: %q", docket.ErrInvalidRate, s)
+		return docket.RateLimit{}, fmt.Errorf("%w: %s", docket.ErrInvalidRate, quoteArg(s))
 	}
 	return rate, nil
 }

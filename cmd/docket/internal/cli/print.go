@@ -2,7 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/docketrun/docket-go/docket"
 )
@@ -163,4 +167,62 @@ func yesNo(v bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// quoteArg quotes a command-line argument for a message, cut after
+// docket.MaxIdentifierBytes bytes (at a character boundary) with its full
+// length, so a huge argument is not echoed in full.
+func quoteArg(s string) string {
+	head, cut := clipText(s)
+	if !cut {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(head), len(s))
+}
+
+// quoteArgs quotes arguments as quoteArg does, in brackets.
+func quoteArgs(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = quoteArg(a)
+	}
+	return "[" + strings.Join(quoted, " ") + "]"
+}
+
+// clipText is s cut to at most docket.MaxIdentifierBytes bytes, at a
+// character boundary, and whether it was cut.
+func clipText(s string) (string, bool) {
+	if len(s) <= docket.MaxIdentifierBytes {
+		return s, false
+	}
+	end := docket.MaxIdentifierBytes
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end], true
+}
+
+// quotedText matches a Go-quoted string inside a message.
+var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// clipMessage is a message of another package (flag, time) with every
+// quoted value cut as quoteArg cuts it, and the whole cut after twice
+// docket.MaxIdentifierBytes bytes ("flag provided but not defined" names
+// the flag unquoted).
+func clipMessage(msg string) string {
+	msg = quotedText.ReplaceAllStringFunc(msg, func(q string) string {
+		s, err := strconv.Unquote(q)
+		if err != nil {
+			return q
+		}
+		return quoteArg(s)
+	})
+	if len(msg) <= 2*docket.MaxIdentifierBytes {
+		return msg
+	}
+	end := 2 * docket.MaxIdentifierBytes
+	for end > 0 && !utf8.RuneStart(msg[end]) {
+		end--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", msg[:end], len(msg))
 }

@@ -95,7 +95,7 @@ func runRuns(ctx context.Context, args []string, out output) int {
 	}
 	action, ok := runsActions[args[0]]
 	if !ok {
-		return out.failf(ExitUsage, "runs: unknown action %q\n\n%s", args[0], runsUsage)
+		return out.failf(ExitUsage, "runs: unknown action %s\n\n%s", quoteArg(args[0]), runsUsage)
 	}
 	usage := runsUsage
 	if own, ok := runsActionUsage[args[0]]; ok {
@@ -155,7 +155,7 @@ func checkRunAddress(a *runsArgs, _ time.Time) error {
 func checkPruneArgs(a *runsArgs, now time.Time) error {
 	switch {
 	case len(a.positional) != 0:
-		return fmt.Errorf("prune takes no arguments, got %q", a.positional)
+		return fmt.Errorf("prune takes no arguments, got %s", quoteArgs(a.positional))
 	case a.finishedBefore == "":
 		return errors.New("missing --finished-before")
 	case a.batch < 1 || a.batch > docket.MaxRetentionBatch:
@@ -179,13 +179,13 @@ func parseCutoff(s string, now time.Time) (time.Time, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseInt(days, 10, 64)
 		if err != nil || n < 0 || n > int64(maxCutoffAge/(24*time.Hour)) {
-			return time.Time{}, fmt.Errorf("--finished-before %q: not a day count in 0..%d", s, int64(maxCutoffAge/(24*time.Hour)))
+			return time.Time{}, fmt.Errorf("--finished-before %s: not a day count in 0..%d", quoteArg(s), int64(maxCutoffAge/(24*time.Hour)))
 		}
 		d = time.Duration(n) * 24 * time.Hour
 	} else {
 		parsed, err := time.ParseDuration(s)
 		if err != nil || parsed < 0 {
-			return time.Time{}, fmt.Errorf("--finished-before %q: want a non-negative duration (90m, 72h, 30d) or an RFC 3339 timestamp", s)
+			return time.Time{}, fmt.Errorf("--finished-before %s: want a non-negative duration (90m, 72h, 30d) or an RFC 3339 timestamp", quoteArg(s))
 		}
 		d = parsed
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/docketrun/docket-go/docket"
 )
@@ -22,15 +23,15 @@ var runStatuses = []docket.RunStatus{
 func checkListArgs(a *runsArgs, _ time.Time) error {
 	switch {
 	case len(a.positional) != 0:
-		return fmt.Errorf("list takes no arguments, got %q", a.positional)
+		return fmt.Errorf("list takes no arguments, got %s", quoteArgs(a.positional))
 	case a.given["tenant"] && a.tenantless:
 		return errors.New("--tenant and --tenantless exclude each other")
 	case a.given["tenant"] && a.tenant == "":
 		return errors.New("--tenant needs a tenant id")
 	case a.given["status"] && !slices.Contains(runStatuses, docket.RunStatus(a.status)):
-		return fmt.Errorf("--status %q is not one of %s", a.status, statusList())
+		return fmt.Errorf("--status %s is not one of %s", quoteArg(a.status), statusList())
 	case a.given["phase"] && !slices.Contains(docket.RunPhases(), docket.RunPhase(a.phase)):
-		return fmt.Errorf("--phase %q is not one of %s", a.phase, phaseList())
+		return fmt.Errorf("--phase %s is not one of %s", quoteArg(a.phase), phaseList())
 	case a.limit < 1 || a.limit > docket.MaxListLimit:
 		return fmt.Errorf("--limit %d is outside 1..%d", a.limit, docket.MaxListLimit)
 	}
@@ -80,11 +81,11 @@ func formatRunCursor(c docket.RunCursor) string {
 func parseRunCursor(s string) (docket.RunCursor, error) {
 	startedAt, runID, ok := strings.Cut(s, "/")
 	if !ok || runID == "" {
-		return docket.RunCursor{}, fmt.Errorf("--after %q: want STARTED_AT/RUN_ID as a page printed it", s)
+		return docket.RunCursor{}, fmt.Errorf("--after %s: want STARTED_AT/RUN_ID as a page printed it", quoteArg(s))
 	}
 	t, err := time.Parse(time.RFC3339Nano, startedAt)
 	if err != nil {
-		return docket.RunCursor{}, fmt.Errorf("--after %q: the start time is not RFC 3339", s)
+		return docket.RunCursor{}, fmt.Errorf("--after %s: the start time is not RFC 3339", quoteArg(s))
 	}
 	return docket.RunCursor{StartedAt: t, RunID: runID}, nil
 }
@@ -126,6 +127,8 @@ type runLine struct {
 	WakeAt        *string `json:"wake_at"`
 	StartedAt     string  `json:"started_at"`
 	UpdatedAt     string  `json:"updated_at"`
+	Attempt       int     `json:"attempt"`
+	LastError     *string `json:"last_error"`
 }
 
 // nextLine is the JSON line that ends a page with more after it.
@@ -139,7 +142,10 @@ func printRunLines(out output, page docket.RunPage) error {
 		line := runLine{
 			RunID: r.RunID, Scope: r.Scope.String(), GraphID: r.GraphID, Status: string(r.Status),
 			Phase: string(r.Phase), Step: r.Step, CheckpointSeq: r.CheckpointSeq, Claimed: r.Claimed(), WakeAt: optionalTime(r.WakeAt),
-			StartedAt: timeText(r.StartedAt), UpdatedAt: timeText(r.UpdatedAt),
+			StartedAt: timeText(r.StartedAt), UpdatedAt: timeText(r.UpdatedAt), Attempt: r.Attempt,
+		}
+		if text, ok := lastError(r); ok {
+			line.LastError = &text
 		}
 		if id, ok := r.Scope.TenantID(); ok {
 			line.TenantID = &id
@@ -158,17 +164,40 @@ func printRunLines(out output, page docket.RunPage) error {
 
 func printRunTable(out output, page docket.RunPage) {
 	tw := tabwriter.NewWriter(out.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN_ID\tSCOPE\tGRAPH\tSTATUS\tPHASE\tSTEP\tSEQ\tCLAIMED\tWAKE_AT\tUPDATED_AT")
+	fmt.Fprintln(tw, "RUN_ID\tSCOPE\tGRAPH\tSTATUS\tPHASE\tATTEMPT\tSTEP\tSEQ\tCLAIMED\tWAKE_AT\tUPDATED_AT\tLAST_ERROR")
 	for _, r := range page.Runs {
 		wake := "-"
 		if r.WakeAt != nil {
 			wake = timeText(*r.WakeAt)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.RunID, r.Scope, r.GraphID, r.Status, r.Phase,
-			r.Step, r.CheckpointSeq, yesNo(r.Claimed()), wake, timeText(r.UpdatedAt))
+		last, ok := lastError(r)
+		if !ok {
+			last = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", r.RunID, r.Scope, r.GraphID, r.Status, r.Phase,
+			r.Attempt, r.Step, r.CheckpointSeq, yesNo(r.Claimed()), wake, timeText(r.UpdatedAt), last)
 	}
 	tw.Flush()
 	if page.Next != nil {
 		fmt.Fprintf(out.stdout, "next: %s\n", formatRunCursor(*page.Next))
 	}
+}
+
+// lastError is the first line of the error of the run's newest failed
+// attempt, as the console's runs table shows it, with tabs and other
+// control characters as spaces so the table keeps its columns; false when
+// the history records no failure (an operator's retry entry is none).
+func lastError(r docket.Run) (string, bool) {
+	for i := len(r.Errors) - 1; i >= 0; i-- {
+		if e := r.Errors[i]; e.Kind != docket.ErrorKindRetry {
+			line, _, _ := strings.Cut(e.Error, "\n")
+			return strings.Map(func(c rune) rune {
+				if unicode.IsControl(c) {
+					return ' '
+				}
+				return c
+			}, line), true
+		}
+	}
+	return "", false
 }

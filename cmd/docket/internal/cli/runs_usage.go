@@ -14,9 +14,12 @@ const (
   --limit N       page size, 1..1000 (default 100)
   --after CURSOR  continue after the cursor a previous page printed
   --json          one JSON object per run, then {"next": CURSOR} when more remain
-  The table shows scope, graph, status, phase, step, checkpoint seq, whether
-  a holder has the run claimed (never the token), wake_at and updated_at; a
-  last line "next: CURSOR" tells that another page exists. Listing every
+  The table shows scope, graph, status, phase, the handler attempt (failed
+  or retried attempts so far), step, checkpoint seq, whether a holder has
+  the run claimed (never the token), wake_at, updated_at and the first line
+  of the newest failed attempt's error ("-" when none; an operator's retry
+  entry is no failure); a last line "next: CURSOR" tells that another page
+  exists. Listing every
   scope sorts the filtered runs (no index serves that order); a scoped
   listing reads docket_runs_list_idx.
 `

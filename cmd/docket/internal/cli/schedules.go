@@ -63,7 +63,7 @@ func runSchedules(ctx context.Context, args []string, out output) int {
 	}
 	action, ok := schedulesActions[args[0]]
 	if !ok {
-		return out.failf(ExitUsage, "schedules: unknown action %q\n\n%s", args[0], schedulesUsage)
+		return out.failf(ExitUsage, "schedules: unknown action %s\n\n%s", quoteArg(args[0]), schedulesUsage)
 	}
 	usage := schedulesActionUsage[args[0]]
 	a, err := parseSchedulesArgs(args[1:])
@@ -102,7 +102,7 @@ func parseSchedulesArgs(args []string) (schedulesArgs, error) {
 	fs.Func("expected-version", "compare-and-set version", func(s string) error {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return fmt.Errorf("not an integer: %q", s)
+			return fmt.Errorf("not an integer: %s", quoteArg(s))
 		}
 		a.expectedVersion = &v
 		return nil
@@ -142,7 +142,7 @@ func checkSchedulesAdd(a *schedulesArgs) error {
 	if a.given["start"] {
 		start, err := time.Parse(time.RFC3339Nano, a.start)
 		if err != nil {
-			return fmt.Errorf("--start %q is not an RFC 3339 time", a.start)
+			return fmt.Errorf("--start %s is not an RFC 3339 time", quoteArg(a.start))
 		}
 		a.begin = start
 	}
@@ -154,7 +154,7 @@ func checkSchedulesAdd(a *schedulesArgs) error {
 func checkSchedulesList(a *schedulesArgs) error {
 	switch {
 	case len(a.positional) != 0:
-		return fmt.Errorf("list takes no arguments, got %q", a.positional)
+		return fmt.Errorf("list takes no arguments, got %s", quoteArgs(a.positional))
 	case a.given["tenant"] && a.tenantless:
 		return errors.New("--tenant and --tenantless exclude each other")
 	case a.given["tenant"] && a.tenant == "":
@@ -189,7 +189,7 @@ func formatScheduleCursor(c docket.ScheduleCursor) string {
 func parseScheduleCursor(s string) (docket.ScheduleCursor, error) {
 	cut := strings.LastIndex(s, "/")
 	if cut < 0 || cut == len(s)-1 {
-		return docket.ScheduleCursor{}, fmt.Errorf("--after %q: want SCOPE/NAME as a previous page printed", s)
+		return docket.ScheduleCursor{}, fmt.Errorf("--after %s: want SCOPE/NAME as a previous page printed", quoteArg(s))
 	}
 	scope, err := parseScope(s[:cut])
 	if err != nil {

@@ -86,7 +86,7 @@ func runTenants(ctx context.Context, args []string, out output) int {
 	}
 	usage, ok := tenantsActionUsage[args[0]]
 	if !ok {
-		return out.failf(ExitUsage, "tenants: unknown action %q\n\n%s", args[0], tenantsUsage)
+		return out.failf(ExitUsage, "tenants: unknown action %s\n\n%s", quoteArg(args[0]), tenantsUsage)
 	}
 	a, err := parseTenantsArgs(args[1:])
 	if err != nil {
@@ -120,7 +120,7 @@ func parseTenantsArgs(args []string) (tenantsArgs, error) {
 	fs.Func("expected-version", "compare-and-set partition version", func(s string) error {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return fmt.Errorf("not an integer: %q", s)
+			return fmt.Errorf("not an integer: %s", quoteArg(s))
 		}
 		a.expected = &v
 		return nil
@@ -138,7 +138,7 @@ func checkTenantsList(a *tenantsArgs) error {
 	case a.given["expected-version"]:
 		return errors.New("--expected-version applies to pause and resume only")
 	case len(a.positional) != 0:
-		return fmt.Errorf("list takes no arguments, got %q", a.positional)
+		return fmt.Errorf("list takes no arguments, got %s", quoteArgs(a.positional))
 	case a.limit < 1 || a.limit > docket.MaxListLimit:
 		return fmt.Errorf("--limit %d is outside 1..%d", a.limit, docket.MaxListLimit)
 	}
@@ -176,7 +176,7 @@ func checkTenantsScope(a *tenantsArgs) error {
 	case err != nil:
 		return err
 	case a.tenantless && len(rest) != 0:
-		return fmt.Errorf("--tenantless takes no TENANT, got %q", rest)
+		return fmt.Errorf("--tenantless takes no TENANT, got %s", quoteArgs(rest))
 	case len(rest) != 0:
 		return fmt.Errorf("want one TENANT (or --tenantless), got %d argument(s)", len(a.positional))
 	}

@@ -24,7 +24,7 @@ func runVersion(_ context.Context, args []string, out output) int {
 		return out.usageError("version", err, versionUsage)
 	}
 	if fs.NArg() > 0 {
-		return out.failf(ExitUsage, "version: unexpected argument %q\n\n%s", fs.Arg(0), versionUsage)
+		return out.failf(ExitUsage, "version: unexpected argument %s\n\n%s", quoteArg(fs.Arg(0)), versionUsage)
 	}
 	schema, err := docket.SchemaVersion()
 	if err != nil {
