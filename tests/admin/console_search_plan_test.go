@@ -67,7 +67,7 @@ func TestConsoleSearchAndQueuePlansUseIndexes(t *testing.T) {
 			if err := conn.QueryRow(ctx, "explain (format json) execute "+name+"("+tc.args+")").Scan(&plan); err != nil {
 				t.Fatalf("%s, %s: %v", tc.name, mode, err)
 			}
-			joined := strings.Join(consolePlanNodes(t, plan), ", ")
+			joined := strings.Join(testkit.PlanNodes(t, plan), ", ")
 			if !strings.Contains(joined, "Index Scan on "+tc.index) || strings.Contains(joined, "Seq Scan on docket_runs") ||
 				(slices.Contains(tc.ordered, mode) && strings.Contains(joined, "Sort")) {
 				t.Errorf("%s, %s: plan %s", tc.name, mode, joined)
