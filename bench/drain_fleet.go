@@ -74,7 +74,7 @@ func newFleetDrain(ctx context.Context, c *cluster, s fleetSetup, b *book) (*fle
 		} else {
 			var env *docketEnv
 			if env, err = openDocketOn(ctx, c, db, s.engine, cfg, conns, s.tracer, keepDatabase); err == nil {
-				m, err = newDocketDrainOn(env, b, docket.WorkerConfig{Concurrency: s.concurrency, VerdictBatchWait: s.verdictWait, ClaimAhead: s.claimAhead})
+				m, err = newDocketDrainOn(env, b, docket.WorkerConfig{Concurrency: s.concurrency, Tuning: docket.WorkerTuning{VerdictBatchWait: s.verdictWait, ClaimAhead: s.claimAhead}})
 			}
 		}
 		if err != nil {

@@ -36,7 +36,9 @@ type fleetRow struct {
 // verdicts written at once; TenantFair with verdicts that wait verdictWait
 // for a batch (none when it is 0); and TenantFair with those verdicts and
 // claimAhead runs claimed ahead of each Worker's handlers (none when it is
-// 0). Every Docket row keeps the scenario's concurrency of handlers.
+// 0). The other Docket rows hold as many runs ahead as each Worker decides
+// (the default). Every Docket row keeps the scenario's concurrency of
+// handlers.
 func fleetRows(verdictWait time.Duration, claimAhead int) []fleetRow {
 	rows := []fleetRow{{engine: engineTenantFair}}
 	if verdictWait > 0 {
@@ -56,6 +58,8 @@ func (r fleetRow) name() string {
 	}
 	if r.claimAhead > 0 {
 		name += fmt.Sprintf(", %d claimed ahead", r.claimAhead)
+	} else if r.engine != engineRiver {
+		name += ", ahead as measured"
 	}
 	return name
 }

@@ -2419,7 +2419,7 @@ CREATE INDEX docket_runs_ready_idx ON public.docket_runs USING btree (wake_at, i
 
 -- Name: docket_runs_run_id_prefix_idx; Type: INDEX; Schema: public; Owner: -
 
-CREATE INDEX docket_runs_run_id_prefix_idx ON public.docket_runs USING btree (run_id text_pattern_ops);
+CREATE INDEX docket_runs_run_id_prefix_idx ON public.docket_runs USING btree (run_id COLLATE "C");
 
 -- Name: docket_runs_unadmitted_claimed_idx; Type: INDEX; Schema: public; Owner: -
 

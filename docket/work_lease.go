@@ -22,7 +22,7 @@ import (
 // serverless call) handles each lease as a Worker would.
 //
 // cfg is validated as NewWorker validates it (ErrInvalidConfig); its
-// Concurrency, ClaimAhead, PollInterval, Retention and Schedules are not
+// Concurrency, Tuning.ClaimAhead, PollInterval, Retention and Schedules are not
 // used, and its ClaimTTL should be the one the lease was claimed with,
 // since a verdict that cannot be written for that long is given up. cfg.OnEvent hears the
 // handler's start and the verdict. A failed read of the run returns the
@@ -35,7 +35,7 @@ func (c *Client) WorkLease(ctx context.Context, lease Lease, cfg WorkerConfig) (
 		return Run{}, invalidConfig("WorkLease needs a Handler or Handlers")
 	}
 	heard := &leaseEvents{forward: cfg.OnEvent}
-	cfg.Concurrency, cfg.ClaimAhead, cfg.OnEvent = 1, 0, heard.hear
+	cfg.Concurrency, cfg.Tuning.ClaimAhead, cfg.OnEvent = 1, NoClaimAhead, heard.hear
 	w, err := NewWorker(c, cfg)
 	if err != nil {
 		return Run{}, err

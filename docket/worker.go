@@ -31,8 +31,9 @@ var (
 // runs them through its Handler, or the handler its Handlers registry holds
 // for each run's graph id, up to Concurrency at a time.
 //
-// The worker has a claim slot per handler and WorkerConfig.ClaimAhead more,
-// whose runs wait for a handler to return. Each poll asks for exactly the
+// The worker has a claim slot per handler and the runs it holds ahead more
+// (WorkerTuning.ClaimAhead: by default as many as its handlers finish while
+// one claim call takes), whose runs wait for a handler to return. Each poll asks for exactly the
 // free claim slots; a poll with one free slot alternates its class
 // preference between ready and expired work, so stolen and fresh work both
 // get served. While runs are in flight, a freed slot waits for the others
@@ -68,6 +69,11 @@ type Worker struct {
 	handler Handler
 	// commits groups the verdict commits of jobs that finish together.
 	commits *groupCommit
+	// ahead decides how many runs the worker holds beyond its handlers.
+	ahead *claimAhead
+	// scheduleClock is the schedule taker's clock: the wall clock, or a
+	// test's (NewTestWorker).
+	scheduleClock ScheduleClock
 
 	// slotFreed receives one value per freed claim slot; its capacity, the
 	// claim slots, means a job never blocks on it.
@@ -124,9 +130,28 @@ type Worker struct {
 // NewWorker validates cfg (ErrInvalidConfig) and returns a worker of client
 // that is not yet running; start it with Run.
 func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
+	return NewTestWorker(client, cfg, WorkerTestConfig{})
+}
+
+// WorkerTestConfig holds what only tests of a Worker set: NewTestWorker
+// takes it beside the WorkerConfig. The zero value is NewWorker's.
+type WorkerTestConfig struct {
+	// ScheduleClock is the clock the schedule taker reads and waits on
+	// (WorkerConfig.Schedules); nil is the wall clock. Tests advance a
+	// clock of their own instead of waiting for real ticks.
+	ScheduleClock ScheduleClock
+}
+
+// NewTestWorker is NewWorker with test's hooks; production code calls
+// NewWorker.
+func NewTestWorker(client *Client, cfg WorkerConfig, test WorkerTestConfig) (*Worker, error) {
 	resolved, err := cfg.resolve(client)
 	if err != nil {
 		return nil, err
+	}
+	clock := test.ScheduleClock
+	if clock == nil {
+		clock = wallClock{}
 	}
 	var handler Handler
 	if resolved.Handler != nil {
@@ -137,7 +162,9 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 		cfg:            resolved,
 		logger:         resolved.Logger,
 		handler:        handler,
-		commits:        newGroupCommit(client, resolved.VerdictBatchWait),
+		commits:        newGroupCommit(client, resolved.Tuning.VerdictBatchWait),
+		ahead:          newClaimAhead(resolved),
+		scheduleClock:  clock,
 		slotFreed:      make(chan struct{}, resolved.claimSlots()),
 		handlerSlots:   make(chan struct{}, resolved.Concurrency),
 		committing:     make(chan struct{}, resolved.committingCapacity()),
@@ -196,7 +223,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.logger.InfoContext(ctx, "docket worker started",
 		"policy", w.client.engine.Name(),
 		"concurrency", w.cfg.Concurrency,
-		"claim_ahead", w.cfg.ClaimAhead,
+		"claim_ahead", w.cfg.Tuning.ClaimAhead,
 		"poll_interval", w.cfg.PollInterval,
 		"claim_ttl", w.cfg.ClaimTTL,
 		"heartbeat_interval", w.cfg.HeartbeatInterval)
@@ -274,7 +301,7 @@ func notify(ch chan struct{}) {
 
 // releaseSlotEarly frees j's claim slot before its verdict is written,
 // unless it already did or the committing capacity is taken (one per claim
-// slot, more with VerdictBatchWait); the job then keeps its slot until it
+// slot, more with WorkerTuning.VerdictBatchWait); the job then keeps its slot until it
 // ends. Only j's goroutine calls it.
 func (w *Worker) releaseSlotEarly(j *Job) {
 	if j.slotReleased {
@@ -372,7 +399,7 @@ func (w *Worker) handBack(io context.Context, j *Job) {
 }
 
 // takeHandlerSlot takes a handler slot for a job that is about to call its
-// handler. A job claimed ahead waits for one (WorkerConfig.ClaimAhead)
+// handler. A job claimed ahead waits for one (WorkerTuning.ClaimAhead)
 // until its context ends or the worker is asked to stop: a stopping worker
 // starts no run it holds ahead. It reports whether the slot was taken.
 func (w *Worker) takeHandlerSlot(ctx context.Context) bool {

@@ -33,29 +33,16 @@ type Handler func(ctx context.Context, job *Job) Result
 // DefaultHandlerTimeout.
 type WorkerConfig struct {
 	// Concurrency is how many runs the worker handles at once, >= 1. The
-	// worker has a claim slot per handler and ClaimAhead more, and each poll
-	// asks ClaimDue for exactly the free claim slots. A slot whose handler
-	// returned is free while its verdict is being written, for at most one
-	// such verdict per claim slot (with VerdictBatchWait, for at most the
-	// larger of the claim slots and MaxVerdictBatch), so the worker holds up
-	// to its claim slots plus that many claims. The client's pool needs room
+	// worker has a claim slot per handler and the runs it holds ahead more
+	// (WorkerTuning.ClaimAhead), and each poll asks ClaimDue for exactly the
+	// free claim slots. A slot whose handler returned is free while its
+	// verdict is being written, for at most one such verdict per claim slot
+	// (with WorkerTuning.VerdictBatchWait, for at most the larger of the
+	// claim slots and MaxVerdictBatch), so the worker holds up to its claim
+	// slots plus that many claims. The client's pool needs room
 	// for them: one connection is kept for LISTEN, and every handled run
 	// refreshes and commits through the pool.
 	Concurrency int
-	// ClaimAhead is how many claimed runs the worker may hold beyond its
-	// Concurrency handlers, each waiting for a handler to return, >= 0
-	// (default 0: none). A held run's handler starts as soon as another
-	// returns, so a handler does not wait for a claim call between runs:
-	// the claim calls overlap the handlers instead. It pays where claim
-	// calls take long against short handlers, as with many small workers
-	// under TenantFair. The price: a held run is claimed while it waits, so
-	// under TenantFair it holds its tenant's admission, and it may start up
-	// to a handler's duration later than on a worker with a free handler.
-	// Held runs are refreshed like running ones, and their phase reads
-	// PhaseExecuting as a running run's does; a stopping worker starts none
-	// of them and hands each back at once with the admission kept (a "stop"
-	// verdict), so each is due for the next worker.
-	ClaimAhead int
 	// Handler runs each claimed run. Set it or Handlers, not both.
 	Handler Handler
 	// HandlerTimeout bounds each handler call: its context's deadline is
@@ -131,10 +118,46 @@ type WorkerConfig struct {
 	// transaction (TakeDueTicksTx). Any number of workers may take ticks:
 	// each tick inserts at most one run. False (the default) takes none.
 	Schedules bool
-	// ScheduleClock is the clock the schedule taker reads and waits on; nil
-	// is the wall clock. It exists for tests, which advance a clock of
-	// their own instead of waiting for real ticks.
-	ScheduleClock ScheduleClock
+	// Tuning holds what the Worker otherwise decides for itself: how many
+	// runs it claims ahead of its handlers and how long verdicts wait to
+	// share a commit. Leave it zero unless a measurement says otherwise.
+	Tuning WorkerTuning
+	// Retry is how failed handler attempts (Fail, a panic, the zero
+	// Result, a timeout) are retried. The zero value is the default policy
+	// (see RetryPolicy): 25 attempts in all, the delays doubling from one
+	// second up to an hour, each up to a tenth shorter at random, about 13
+	// hours from the first failure to the last attempt.
+	// RetryPolicy{MaxAttempts: 1} retries none: a failure fails the run at
+	// once. A graph registered in Handlers with HandlerRetry uses its own
+	// policy instead, and a run inserted with NewRun.MaxAttempts its own
+	// attempts. An invalid policy is a *RetryPolicyError.
+	Retry RetryPolicy
+}
+
+// WorkerTuning is a Worker's tuning, kept apart from WorkerConfig's
+// ordinary settings: its zero value is right for the common case, where the
+// Worker measures and decides.
+type WorkerTuning struct {
+	// ClaimAhead is how many claimed runs the worker may hold beyond its
+	// Concurrency handlers, each waiting for a handler to return. Zero (the
+	// default) lets the worker decide from what it measures: it holds about
+	// as many runs as its handlers finish while one claim call takes, that
+	// is Concurrency x (claim call time / handler time), rounded, at most
+	// 4 x Concurrency and at most 64, both times moving averages of its own
+	// calls; with handlers much longer than a claim call it holds none.
+	// NoClaimAhead holds none, a positive value holds exactly that many.
+	//
+	// A held run's handler starts as soon as another returns, so a handler
+	// does not wait for a claim call between runs: the claim calls overlap
+	// the handlers instead. The price: a held run is claimed while it
+	// waits, so under TenantFair it holds its tenant's admission (it counts
+	// against the tenant's cap), and it may start up to a handler's
+	// duration later than on a worker with a free handler. Held runs are
+	// refreshed like running ones, and their phase reads PhaseExecuting as a
+	// running run's does; a stopping worker starts none of them and hands
+	// each back at once with the admission kept (a "stop" verdict), so each
+	// is due for the next worker.
+	ClaimAhead int
 	// VerdictBatchWait, when positive, lets the verdicts of handlers that
 	// return close together share one commit statement even when they came
 	// from different claim calls: the first waits this long for others
@@ -151,35 +174,48 @@ type WorkerConfig struct {
 	// verdict as soon as the other jobs of its claim call returned, or
 	// 200 µs passed.
 	VerdictBatchWait time.Duration
-	// Retry is how failed handler attempts (Fail, a panic, the zero
-	// Result, a timeout) are retried. The zero value is the default policy
-	// (see RetryPolicy): 25 attempts in all, the delays doubling from one
-	// second up to an hour, each up to a tenth shorter at random, about 13
-	// hours from the first failure to the last attempt.
-	// RetryPolicy{MaxAttempts: 1} retries none: a failure fails the run at
-	// once. A graph registered in Handlers with HandlerRetry uses its own
-	// policy instead, and a run inserted with NewRun.MaxAttempts its own
-	// attempts. An invalid policy is a *RetryPolicyError.
-	Retry RetryPolicy
+}
+
+// NoClaimAhead, as WorkerTuning.ClaimAhead, holds no claimed run beyond the
+// Worker's handlers.
+const NoClaimAhead = -1
+
+// adaptiveAheadPerHandler and adaptiveAheadMax bound the runs a Worker
+// holds ahead when it decides for itself (WorkerTuning.ClaimAhead zero).
+const (
+	adaptiveAheadPerHandler = 4
+	adaptiveAheadMax        = 64
+)
+
+// aheadBound is the most runs the worker may hold ahead: the configured
+// number, none, or the adaptive bound.
+func (cfg WorkerConfig) aheadBound() int {
+	switch ahead := cfg.Tuning.ClaimAhead; {
+	case ahead > 0:
+		return ahead
+	case ahead == NoClaimAhead:
+		return 0
+	}
+	return min(adaptiveAheadPerHandler*cfg.Concurrency, adaptiveAheadMax)
 }
 
 // MaxVerdictBatch is the most verdicts a batch gathered under
-// WorkerConfig.VerdictBatchWait waits for: a batch that holds them is
+// WorkerTuning.VerdictBatchWait waits for: a batch that holds them is
 // written at once. A worker with fewer slots may free that many slots early
 // while their verdicts wait.
 const MaxVerdictBatch = 64
 
-// claimSlots is how many claims the worker asks for when all are free: one
-// per handler and ClaimAhead more.
+// claimSlots is how many claims the worker may hold: one per handler and
+// the most it may hold ahead.
 func (cfg WorkerConfig) claimSlots() int {
-	return cfg.Concurrency + cfg.ClaimAhead
+	return cfg.Concurrency + cfg.aheadBound()
 }
 
 // committingCapacity is how many jobs may have their slot freed while their
 // verdict is still being written: one per claim slot, and at least
 // MaxVerdictBatch when verdicts wait for a batch.
 func (cfg WorkerConfig) committingCapacity() int {
-	if cfg.VerdictBatchWait > 0 {
+	if cfg.Tuning.VerdictBatchWait > 0 {
 		return max(cfg.claimSlots(), MaxVerdictBatch)
 	}
 	return cfg.claimSlots()
@@ -237,9 +273,10 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 		return cfg, invalidConfig("worker takes a Handler or Handlers, not both")
 	case cfg.Concurrency < 1 || cfg.Concurrency > math.MaxInt32:
 		return cfg, invalidConfig("worker Concurrency %d is outside 1..%d", cfg.Concurrency, math.MaxInt32)
-	case cfg.ClaimAhead < 0 || cfg.ClaimAhead > math.MaxInt32-cfg.Concurrency:
-		return cfg, invalidConfig("worker ClaimAhead %d is outside 0..%d", cfg.ClaimAhead, math.MaxInt32-cfg.Concurrency)
-	case cfg.PollInterval < 0 || cfg.ClaimTTL < 0 || cfg.HeartbeatInterval < 0 || cfg.VerdictBatchWait < 0:
+	case cfg.Tuning.ClaimAhead < NoClaimAhead || cfg.Tuning.ClaimAhead > math.MaxInt32-cfg.Concurrency:
+		return cfg, invalidConfig("worker ClaimAhead %d is outside 1..%d, 0 (the worker decides) or NoClaimAhead",
+			cfg.Tuning.ClaimAhead, math.MaxInt32-cfg.Concurrency)
+	case cfg.PollInterval < 0 || cfg.ClaimTTL < 0 || cfg.HeartbeatInterval < 0 || cfg.Tuning.VerdictBatchWait < 0:
 		return cfg, invalidConfig("worker durations must not be negative")
 	case cfg.MaxClaimAttempts < 0 || cfg.MaxClaimAttempts > math.MaxInt32:
 		return cfg, invalidConfig("worker MaxClaimAttempts %d is outside 1..%d", cfg.MaxClaimAttempts, math.MaxInt32)
@@ -278,18 +315,15 @@ func (cfg WorkerConfig) resolve(client *Client) (WorkerConfig, error) {
 	if cfg.HeartbeatInterval <= 0 || cfg.HeartbeatInterval >= cfg.ClaimTTL {
 		return cfg, invalidConfig("worker HeartbeatInterval %v must be shorter than ClaimTTL %v", cfg.HeartbeatInterval, cfg.ClaimTTL)
 	}
-	if cfg.VerdictBatchWait >= cfg.ClaimTTL-cfg.HeartbeatInterval {
+	if cfg.Tuning.VerdictBatchWait >= cfg.ClaimTTL-cfg.HeartbeatInterval {
 		return cfg, invalidConfig("worker VerdictBatchWait %v must be shorter than ClaimTTL %v minus HeartbeatInterval %v",
-			cfg.VerdictBatchWait, cfg.ClaimTTL, cfg.HeartbeatInterval)
+			cfg.Tuning.VerdictBatchWait, cfg.ClaimTTL, cfg.HeartbeatInterval)
 	}
 	if cfg.MaxClaimAttempts == 0 {
 		cfg.MaxClaimAttempts = DefaultMaxClaimAttempts
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = client.logger
-	}
-	if cfg.ScheduleClock == nil {
-		cfg.ScheduleClock = wallClock{}
 	}
 	return cfg, nil
 }
@@ -548,8 +582,8 @@ func (w *Worker) retentionCleaner() *maintenance.RetentionCleaner {
 }
 
 // ScheduleClock is the clock a Worker takes schedule ticks by: a tick is due
-// when the clock has reached it. Nil in WorkerConfig means the wall clock;
-// tests inject a clock of their own to drive ticks without waiting.
+// when the clock has reached it. Workers read the wall clock; tests give
+// NewTestWorker a clock of their own to drive ticks without waiting.
 type ScheduleClock interface {
 	// Now returns the clock's current time.
 	Now() time.Time
@@ -573,7 +607,7 @@ func (wallClock) At(t time.Time) <-chan time.Time { return time.After(time.Until
 func (w *Worker) scheduleTaker(wake <-chan struct{}) *maintenance.ScheduleTaker[ScheduleTick] {
 	return maintenance.NewScheduleTaker(maintenance.ScheduleConfig[ScheduleTick]{
 		PollInterval: w.cfg.PollInterval,
-		Clock:        w.cfg.ScheduleClock,
+		Clock:        w.scheduleClock,
 		Wake:         wake,
 		TakeBatch:    w.scheduleBatch,
 		NextTick:     w.nextScheduleTick,

@@ -26,11 +26,11 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 		"heartbeat at ttl":       {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimTTL: time.Second, HeartbeatInterval: time.Second}},
 		"ttl too short to split": {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimTTL: 2}},
 		"negative attempts":      {client, WorkerConfig{Concurrency: 1, Handler: handler, MaxClaimAttempts: -1}},
-		"negative verdict wait":  {client, WorkerConfig{Concurrency: 1, Handler: handler, VerdictBatchWait: -1}},
-		"negative claim ahead":   {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimAhead: -1}},
-		"claim slots past int32": {client, WorkerConfig{Concurrency: 2, Handler: handler, ClaimAhead: math.MaxInt32 - 1}},
+		"negative verdict wait":  {client, WorkerConfig{Concurrency: 1, Handler: handler, Tuning: WorkerTuning{VerdictBatchWait: -1}}},
+		"claim ahead below none": {client, WorkerConfig{Concurrency: 1, Handler: handler, Tuning: WorkerTuning{ClaimAhead: NoClaimAhead - 1}}},
+		"claim slots past int32": {client, WorkerConfig{Concurrency: 2, Handler: handler, Tuning: WorkerTuning{ClaimAhead: math.MaxInt32 - 1}}},
 		// ClaimTTL 9s, HeartbeatInterval 3s: a verdict may wait less than 6s.
-		"verdict wait past the claim": {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimTTL: 9 * time.Second, VerdictBatchWait: 6 * time.Second}},
+		"verdict wait past the claim": {client, WorkerConfig{Concurrency: 1, Handler: handler, ClaimTTL: 9 * time.Second, Tuning: WorkerTuning{VerdictBatchWait: 6 * time.Second}}},
 	}
 	for name, c := range refused {
 		if _, err := NewWorker(c.client, c.cfg); !errors.Is(err, ErrInvalidConfig) {
@@ -42,32 +42,42 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("valid config: %v", err)
 	}
+	// By default it may hold up to 4 runs per handler ahead (at most 64),
+	// and holds none until it has measured a claim call and a handler.
 	got := w.cfg
 	if got.PollInterval != DefaultPollInterval || got.HeartbeatInterval != 3*time.Second ||
-		got.MaxClaimAttempts != DefaultMaxClaimAttempts || got.Logger != client.logger || cap(w.slotFreed) != 3 ||
-		cap(w.committing) != 3 {
-		t.Fatalf("resolved config %+v", got)
+		got.MaxClaimAttempts != DefaultMaxClaimAttempts || got.Logger != client.logger || cap(w.slotFreed) != 15 ||
+		cap(w.committing) != 15 || w.ahead.target() != 0 || w.demand(15) != 3 {
+		t.Fatalf("resolved config %+v, slots %d, committing %d, ahead %d", got, cap(w.slotFreed), cap(w.committing), w.ahead.target())
 	}
 
 	// Verdicts that wait for a batch free up to MaxVerdictBatch slots early.
 	w, err = NewWorker(client, WorkerConfig{Concurrency: 3, Handler: handler, ClaimTTL: 9 * time.Second,
-		VerdictBatchWait: 6*time.Second - 1})
+		Tuning: WorkerTuning{VerdictBatchWait: 6*time.Second - 1}})
 	if err != nil {
 		t.Fatalf("verdict wait just short of the claim: %v", err)
 	}
-	if cap(w.slotFreed) != 3 || cap(w.committing) != MaxVerdictBatch {
-		t.Fatalf("slots %d, committing %d; want 3 and %d", cap(w.slotFreed), cap(w.committing), MaxVerdictBatch)
+	if cap(w.slotFreed) != 15 || cap(w.committing) != MaxVerdictBatch {
+		t.Fatalf("slots %d, committing %d; want 15 and %d", cap(w.slotFreed), cap(w.committing), MaxVerdictBatch)
 	}
 	// A worker of more slots than that frees as many as it has.
-	w, err = NewWorker(client, WorkerConfig{Concurrency: 100, Handler: handler, VerdictBatchWait: time.Millisecond})
+	w, err = NewWorker(client, WorkerConfig{Concurrency: 100, Handler: handler, Tuning: WorkerTuning{VerdictBatchWait: time.Millisecond}})
 	if err != nil {
 		t.Fatalf("wide worker: %v", err)
 	}
-	if cap(w.committing) != 100 {
-		t.Fatalf("committing %d, want 100", cap(w.committing))
+	if cap(w.committing) != 164 {
+		t.Fatalf("committing %d, want 164", cap(w.committing))
+	}
+	// NoClaimAhead holds none.
+	w, err = NewWorker(client, WorkerConfig{Concurrency: 2, Handler: handler, Tuning: WorkerTuning{ClaimAhead: NoClaimAhead}})
+	if err != nil {
+		t.Fatalf("no claim ahead: %v", err)
+	}
+	if cap(w.slotFreed) != 2 || w.demand(2) != 2 {
+		t.Fatalf("claim slots %d, demand %d; want 2 and 2", cap(w.slotFreed), w.demand(2))
 	}
 	// Runs held ahead take claim slots, not handler slots.
-	w, err = NewWorker(client, WorkerConfig{Concurrency: 2, ClaimAhead: 3, Handler: handler})
+	w, err = NewWorker(client, WorkerConfig{Concurrency: 2, Tuning: WorkerTuning{ClaimAhead: 3}, Handler: handler})
 	if err != nil {
 		t.Fatalf("claim ahead: %v", err)
 	}
@@ -269,5 +279,53 @@ func TestRunErrorsDecode(t *testing.T) {
 	}
 	if got := runErrors([]byte(`[]`)); got == nil || len(got) != 0 {
 		t.Fatalf("empty history decoded as %#v", got)
+	}
+}
+
+// The default claim-ahead holds as many runs as the handlers finish while
+// a claim call takes, from moving averages of both, within its bound; a
+// fixed one ignores what it measures.
+func TestClaimAheadFollowsClaimAndHandlerTimes(t *testing.T) {
+	a := newClaimAhead(WorkerConfig{Concurrency: 2})
+	if a.bound != 8 || a.target() != 0 {
+		t.Fatalf("bound %d, target %d before any time; want 8 and 0", a.bound, a.target())
+	}
+	a.observeClaim(15 * time.Millisecond)
+	if a.target() != 0 {
+		t.Fatalf("target %d with no handler time, want 0", a.target())
+	}
+	a.observeHandler(5 * time.Millisecond)
+	if a.target() != 6 { // 2 x 15 / 5
+		t.Fatalf("target %d, want 6", a.target())
+	}
+	// A handler of 100 ms: the average moves a fifth of the way, to 24 ms.
+	a.observeHandler(100 * time.Millisecond)
+	if a.handler != float64(24*time.Millisecond) || a.target() != 1 { // round(2 x 15 / 24)
+		t.Fatalf("handler average %v, target %d; want 24ms and 1", time.Duration(a.handler), a.target())
+	}
+	// Long handlers: none ahead.
+	for range 50 {
+		a.observeHandler(time.Second)
+	}
+	if a.target() != 0 {
+		t.Fatalf("target %d with one-second handlers, want 0", a.target())
+	}
+	// Slow claims against short handlers: the bound.
+	for range 50 {
+		a.observeClaim(time.Second)
+		a.observeHandler(time.Millisecond)
+	}
+	if a.target() != 8 {
+		t.Fatalf("target %d, want the bound 8", a.target())
+	}
+	fixed := newClaimAhead(WorkerConfig{Concurrency: 2, Tuning: WorkerTuning{ClaimAhead: 3}})
+	fixed.observeClaim(time.Second)
+	fixed.observeHandler(time.Millisecond)
+	if fixed.target() != 3 {
+		t.Fatalf("fixed target %d, want 3", fixed.target())
+	}
+	wide := newClaimAhead(WorkerConfig{Concurrency: 100})
+	if wide.bound != adaptiveAheadMax {
+		t.Fatalf("bound of 100 handlers %d, want %d", wide.bound, adaptiveAheadMax)
 	}
 }

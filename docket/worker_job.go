@@ -164,7 +164,9 @@ func (j *Job) run(handlerCtx, io context.Context) {
 	j.worker.debug(io, "docket worker run started", j.RunID, "class", string(j.Class))
 	j.worker.emit(WorkerEvent{Kind: EventHandlerStarted, RunID: j.RunID, Scope: j.Scope})
 	handlerCtx, sp := j.startHandlerSpan(handlerCtx)
+	began := time.Now()
 	plan, handlerErr := j.invoke(handlerCtx)
+	j.worker.ahead.observeHandler(time.Since(began))
 	j.worker.freeHandlerSlot()
 	endHandlerSpan(sp, plan, handlerErr)
 	j.exec.StopHeartbeat()
@@ -173,7 +175,7 @@ func (j *Job) run(handlerCtx, io context.Context) {
 
 // begin prepares the job and takes a handler slot for it. A job that may
 // not start its handler, since its context ended or the worker stopped
-// while it waited for a slot (WorkerConfig.ClaimAhead), gives its claim
+// while it waited for a slot (WorkerTuning.ClaimAhead), gives its claim
 // back unless a stopping worker surrendered it first. Either way the job
 // leaves the worker's unstarted jobs. It reports whether the handler may
 // run.
@@ -483,7 +485,7 @@ type batchCommitted struct {
 }
 
 // newGroupCommit returns the group commit of client's worker: a lingering
-// one when batchWait (WorkerConfig.VerdictBatchWait) is positive.
+// one when batchWait (WorkerTuning.VerdictBatchWait) is positive.
 func newGroupCommit(client *Client, batchWait time.Duration) *groupCommit {
 	if batchWait > 0 {
 		return groupcommit.Linger(client.commitBatch, batchWait, MaxVerdictBatch, nil)

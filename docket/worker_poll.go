@@ -55,12 +55,16 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 		if ctx.Err() != nil || w.stopIsRequested() {
 			return
 		}
-		if wanted && free > 0 && !time.Now().Before(retryAt) && w.gathered(free, freedAt, gather) {
-			demand := free
+		demand := w.demand(free)
+		if wanted && demand > 0 && !time.Now().Before(retryAt) && w.gathered(free, freedAt, gather) {
 			started := time.Now()
 			w.dropDues(started)
 			got, err := w.claim(io, handlers, demand)
-			gather = claimGather(time.Since(started))
+			took := time.Since(started)
+			gather = claimGather(took)
+			if err == nil {
+				w.ahead.observeClaim(took)
+			}
 			if sweep.Continuing() {
 				w.client.telemetry.sweepCall(io, got.outcomes, err)
 			}
@@ -101,7 +105,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 		wait := w.cfg.PollInterval
 		if until := time.Until(retryAt); until > 0 {
 			wait = until
-		} else if wanted && free > 0 {
+		} else if wanted && w.demand(free) > 0 {
 			wait = min(wait, time.Until(freedAt.Add(gather)))
 		} else if due, ok := w.nextDue(); ok && free > 0 {
 			wait = min(wait, max(time.Until(due), 0))
@@ -179,6 +183,14 @@ func (w *Worker) dropDues(now time.Time) {
 // oldest waited gather.
 func (w *Worker) gathered(free int, freedAt time.Time, gather time.Duration) bool {
 	return free == w.cfg.claimSlots() || freedAt.IsZero() || time.Since(freedAt) >= gather
+}
+
+// demand is how many runs a claim call asks for with free of the worker's
+// claim slots free: the slots of its handlers and of the runs it holds ahead
+// now (claimAhead.target), less those held. The slots beyond the target
+// stay unused.
+func (w *Worker) demand(free int) int {
+	return free - (w.ahead.bound - w.ahead.target())
 }
 
 // claimed counts what one claim call of the Worker committed.

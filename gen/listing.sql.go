@@ -584,15 +584,15 @@ func (q *Queries) ListScopeQueuedRunsAfter(ctx context.Context, arg ListScopeQue
 const SearchRuns = `-- name: SearchRuns :many
 select r.id, r.run_id, r.tenant_id, r.scope_key, r.graph_id, r.graph_hash, r.status, r.step, r.state, r.checkpoint_seq, r.latest_checkpoint_type, r.claim_token, r.claimed_at, r.wake_at, r.claim_attempts, r.claim_abandons, r.poisoned_at, r.poison_reason, r.inserted_at, r.started_at, r.updated_at, r.finished_at, r.tenant_admitted_at, r.attempt, r.errors, r.trace_context, r.last_commit_token, r.unique_key, r.unique_bucket, r.unique_statuses, r.max_attempts, /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
- where r.run_id ~>=~ $1::text
-   and r.run_id ~<~ $2::text
-   and r.run_id ~>~ $3::text
+ where r.run_id collate "C" >= $1::text
+   and r.run_id collate "C" < $2::text
+   and r.run_id collate "C" > $3::text
    and case when $4::text is null then true else r.scope_key = $4::text end
    and case when $5::text is null then true else r.graph_id = $5::text end
    and case when $6::text is null then true else r.status = $6::text end
    and case when $7::text is null then true
             else /*schema*/docket_run_phase(r, now()) = $7::text end
- order by r.run_id using ~<~
+ order by r.run_id collate "C"
  limit $8
 `
 
@@ -614,7 +614,7 @@ type SearchRunsRow struct {
 
 // One page of the runs whose run id starts with a prefix, across every scope
 // or of one, in run id byte order: one range of docket_runs_run_id_prefix_idx
-// (text_pattern_ops), from the prefix (or strictly after the cursor id, ”
+// (run_id in the "C" collation), from the prefix (or strictly after the cursor id, ”
 // on the first page; the index scan starts at the greater of the two lower
 // bounds) up to the prefix's successor, the first string above every string
 // that starts with it, which the caller computes. The other filters are

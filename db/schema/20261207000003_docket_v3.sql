@@ -1993,11 +1993,15 @@ create trigger docket_runs_release_unique_trg
 -- Unique runs (end).
 
 -- Run id prefix search (Admin.SearchRuns, the console's run search): an
--- index in byte order, whatever the database's collation, so a prefix is one
--- range of it (run_id ~>=~ prefix and run_id ~<~ the prefix's successor). The
--- unique index on run_id sorts by the collation, in which a prefix's ids need
--- not be one range.
-create index docket_runs_run_id_prefix_idx on docket_runs (run_id text_pattern_ops);
+-- index in byte order (the "C" collation), whatever the database's
+-- collation, so a prefix is one range of it (run_id collate "C" from the
+-- prefix to the prefix's successor). The unique index on run_id sorts by
+-- the database's collation, in which a prefix's ids need not be one range.
+-- Only a comparison in the "C" collation can use this index, so a lookup of
+-- an id (run_id = $1, in the database's collation) keeps the unique index
+-- and its plan does not depend on which of two equal indexes the planner
+-- prices lower.
+create index docket_runs_run_id_prefix_idx on docket_runs (run_id collate "C");
 -- end run id prefix search
 
 -- Per-run max attempts: an override, given at insert, of the handler

@@ -25,13 +25,12 @@ func hasTicks(events []docket.WorkerEvent, ids []string) bool {
 	return true
 }
 
-func workerConfig(events *testkit.WorkerEvents, clock *clock) docket.WorkerConfig {
+func workerConfig(events *testkit.WorkerEvents) docket.WorkerConfig {
 	return docket.WorkerConfig{
-		Concurrency:   2,
-		Handler:       func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) },
-		OnEvent:       events.Hook,
-		Schedules:     true,
-		ScheduleClock: clock,
+		Concurrency: 2,
+		Handler:     func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) },
+		OnEvent:     events.Hook,
+		Schedules:   true,
 	}
 }
 
@@ -51,7 +50,7 @@ func TestScheduleWorkersRaceExactlyOnce(t *testing.T) {
 	}
 	var workers []started
 	for range 3 {
-		w, done := testkit.StartWorker(t, client, workerConfig(events, clock))
+		w, done := testkit.StartTestWorker(t, client, workerConfig(events), docket.WorkerTestConfig{ScheduleClock: clock})
 		workers = append(workers, started{w, done})
 	}
 	testkit.ScheduleAdd(t, client, every(acme, "pulse", time.Second, docket.MissedAll))
@@ -105,9 +104,9 @@ func TestScheduleWorkerWakesOnAdd(t *testing.T) {
 	client := testkit.OpenClient(t, pool, docket.Config{TenantMode: docket.TenantNone})
 	clock := newSCClock(t0)
 	events := testkit.NewWorkerEvents()
-	cfg := workerConfig(events, clock)
+	cfg := workerConfig(events)
 	cfg.PollInterval = time.Hour
-	testkit.StartWorker(t, client, cfg)
+	testkit.StartTestWorker(t, client, cfg, docket.WorkerTestConfig{ScheduleClock: clock})
 	events.WaitFor(t, "the first schedule pass", func(ev []docket.WorkerEvent) bool {
 		return slices.ContainsFunc(ev, func(e docket.WorkerEvent) bool { return e.Kind == docket.EventSchedulePass })
 	})

@@ -207,7 +207,7 @@ func TestConfigSchemaBehindPgBouncer(t *testing.T) {
 	events := testkit.NewWorkerEvents()
 	// Its verdicts wait for a batch: a batch's one statement goes through
 	// the pooler like any other.
-	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 3, VerdictBatchWait: 20 * time.Millisecond,
+	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 3, Tuning: docket.WorkerTuning{VerdictBatchWait: 20 * time.Millisecond},
 		OnEvent: events.Hook,
 		Handler: func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) }})
 	var ids []string
@@ -352,7 +352,7 @@ func TestClaimAheadWithSchemaBehindPgBouncerInParkedMode(t *testing.T) {
 	release := make(chan struct{})
 	worker := func() (*docket.Worker, <-chan error, *testkit.WorkerEvents) {
 		events := testkit.NewWorkerEvents()
-		w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 1, ClaimAhead: 2, OnEvent: events.Hook,
+		w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 1, Tuning: docket.WorkerTuning{ClaimAhead: 2}, OnEvent: events.Hook,
 			Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 				counter.Add(job.RunID)
 				started <- job.RunID

@@ -93,7 +93,7 @@ func startAhead(t *testing.T, ids []string, claimAhead int) *aheadRun {
 	t.Helper()
 	a := &aheadRun{rs: newAheadStore(t, ids), h: newAheadHandler(len(ids)), events: testkit.NewWorkerEvents()}
 	a.w, a.result = testkit.StartWorker(t, a.rs.Client, docket.WorkerConfig{
-		Concurrency: 1, ClaimAhead: claimAhead, PollInterval: time.Minute, OnEvent: a.events.Hook, Handler: a.h.handle,
+		Concurrency: 1, Tuning: docket.WorkerTuning{ClaimAhead: claimAhead}, PollInterval: time.Minute, OnEvent: a.events.Hook, Handler: a.h.handle,
 	})
 	a.events.WaitFor(t, "the LISTEN session", testkit.WorkerListening)
 	a.running = a.h.first(t)
@@ -183,7 +183,7 @@ func TestWorkerStopHandsBackRunsHeldAhead(t *testing.T) {
 			h := newAheadHandler(len(ids))
 			events := testkit.NewWorkerEvents()
 			w, err := docket.NewWorker(client, docket.WorkerConfig{
-				Concurrency: 1, ClaimAhead: 2, PollInterval: time.Minute, OnEvent: events.Hook, Handler: h.handle,
+				Concurrency: 1, Tuning: docket.WorkerTuning{ClaimAhead: 2}, PollInterval: time.Minute, OnEvent: events.Hook, Handler: h.handle,
 			})
 			if err != nil {
 				t.Fatalf("new worker: %v", err)

@@ -58,7 +58,7 @@ func drainEveryVerdict(t *testing.T, mode pgx.QueryExecMode, verdictWait time.Du
 	log := &testkit.WorkerLogRecorder{}
 	events := testkit.NewWorkerEvents()
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
-		Concurrency: len(names), VerdictBatchWait: verdictWait, Logger: slog.New(log), OnEvent: events.Hook,
+		Concurrency: len(names), Tuning: docket.WorkerTuning{VerdictBatchWait: verdictWait}, Logger: slog.New(log), OnEvent: events.Hook,
 		Retry: docket.RetryPolicy{MaxAttempts: 1},
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			n := counter.Add(job.RunID)

@@ -147,7 +147,7 @@ func TestWorkersSurviveTwoRestarts(t *testing.T) {
 	for i, client := range clients {
 		logs[i] = &testkit.WorkerLogRecorder{}
 		w, result := testkit.StartWorker(t, client, docket.WorkerConfig{
-			Concurrency: 4, ClaimAhead: 1, ClaimTTL: 2 * time.Second, PollInterval: 100 * time.Millisecond, Logger: slog.New(logs[i]),
+			Concurrency: 4, Tuning: docket.WorkerTuning{ClaimAhead: 1}, ClaimTTL: 2 * time.Second, PollInterval: 100 * time.Millisecond, Logger: slog.New(logs[i]),
 			OnEvent: events.Hook,
 			Handler: func(_ context.Context, job *docket.Job) docket.Result {
 				n := inv.add(job.RunID)

@@ -35,7 +35,7 @@ func newBatchEnv(t *testing.T, capPerTenant, concurrency int, runs map[string]st
 	}
 	e.w, e.runResult = testkit.StartWorker(t, client, docket.WorkerConfig{
 		Concurrency: concurrency, PollInterval: time.Minute, ClaimTTL: 10 * time.Minute,
-		VerdictBatchWait: time.Minute, OnEvent: e.events.Hook,
+		Tuning: docket.WorkerTuning{VerdictBatchWait: time.Minute}, OnEvent: e.events.Hook,
 		Handler: func(_ context.Context, job *docket.Job) docket.Result {
 			e.counter.Add(job.RunID)
 			return docket.Complete(nil)

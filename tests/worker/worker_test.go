@@ -86,13 +86,13 @@ func sampleCaps(ctx context.Context, pool *pgxpool.Pool, capPerScope int64, tick
 // counts against the cap, with verdicts written at once, with verdicts
 // that wait for a batch (their runs stay admitted meanwhile), and with
 // those verdicts and runs claimed ahead of the handlers (held runs are
-// admitted too).
+// admitted too), and with the Worker deciding how many it holds ahead.
 func TestWorkerDrainKeepsEveryTenantWithinItsCap(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		verdictWait time.Duration
 		claimAhead  int
-	}{{0, 0}, {20 * time.Millisecond, 0}, {20 * time.Millisecond, 4}} {
+	}{{0, docket.NoClaimAhead}, {20 * time.Millisecond, docket.NoClaimAhead}, {20 * time.Millisecond, 4}, {0, 0}} {
 		t.Run(fmt.Sprintf("verdict_wait_%s_claim_ahead_%d", c.verdictWait, c.claimAhead), func(t *testing.T) {
 			t.Parallel()
 			drainWithinCaps(t, c.verdictWait, c.claimAhead)
@@ -126,7 +126,7 @@ func drainWithinCaps(t *testing.T, verdictWait time.Duration, claimAhead int) {
 	log := &testkit.WorkerLogRecorder{}
 	events := testkit.NewWorkerEvents()
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 8, ClaimAhead: claimAhead, PollInterval: 100 * time.Millisecond, VerdictBatchWait: verdictWait, Logger: slog.New(log),
+		Concurrency: 8, PollInterval: 100 * time.Millisecond, Tuning: docket.WorkerTuning{ClaimAhead: claimAhead, VerdictBatchWait: verdictWait}, Logger: slog.New(log),
 		OnEvent: func(ev docket.WorkerEvent) {
 			events.Hook(ev)
 			if ev.Kind == docket.EventClaimed && ev.Leases > 0 {

@@ -35,7 +35,7 @@ select scope_key from /*schema*/docket_claim_partitions
 -- name: SearchRuns :many
 -- One page of the runs whose run id starts with a prefix, across every scope
 -- or of one, in run id byte order: one range of docket_runs_run_id_prefix_idx
--- (text_pattern_ops), from the prefix (or strictly after the cursor id, ''
+-- (run_id in the "C" collation), from the prefix (or strictly after the cursor id, ''
 -- on the first page; the index scan starts at the greater of the two lower
 -- bounds) up to the prefix's successor, the first string above every string
 -- that starts with it, which the caller computes. The other filters are
@@ -47,15 +47,15 @@ select scope_key from /*schema*/docket_claim_partitions
 -- plan walks the range in order and stops at the page's end.
 select sqlc.embed(r), /*schema*/docket_run_phase(r, now())::text as phase
   from /*schema*/docket_runs r
- where r.run_id ~>=~ sqlc.arg(prefix)::text
-   and r.run_id ~<~ sqlc.arg(prefix_end)::text
-   and r.run_id ~>~ sqlc.arg(after_run_id)::text
+ where r.run_id collate "C" >= sqlc.arg(prefix)::text
+   and r.run_id collate "C" < sqlc.arg(prefix_end)::text
+   and r.run_id collate "C" > sqlc.arg(after_run_id)::text
    and case when sqlc.narg(scope_key)::text is null then true else r.scope_key = sqlc.narg(scope_key)::text end
    and case when sqlc.narg(graph_id)::text is null then true else r.graph_id = sqlc.narg(graph_id)::text end
    and case when sqlc.narg(status)::text is null then true else r.status = sqlc.narg(status)::text end
    and case when sqlc.narg(phase)::text is null then true
             else /*schema*/docket_run_phase(r, now()) = sqlc.narg(phase)::text end
- order by r.run_id using ~<~
+ order by r.run_id collate "C"
  limit sqlc.arg(page_limit);
 
 -- name: ListQueuedRuns :many

@@ -23,7 +23,14 @@ const WorkerDeadline = 20 * time.Second
 // test ends; the returned channel yields Run's result.
 func StartWorker(t *testing.T, client *docket.Client, cfg docket.WorkerConfig) (*docket.Worker, <-chan error) {
 	t.Helper()
-	w, err := docket.NewWorker(client, cfg)
+	return StartTestWorker(t, client, cfg, docket.WorkerTestConfig{})
+}
+
+// StartTestWorker is StartWorker of a worker with test's hooks
+// (docket.NewTestWorker).
+func StartTestWorker(t *testing.T, client *docket.Client, cfg docket.WorkerConfig, test docket.WorkerTestConfig) (*docket.Worker, <-chan error) {
+	t.Helper()
+	w, err := docket.NewTestWorker(client, cfg, test)
 	if err != nil {
 		t.Fatalf("new worker: %v", err)
 	}
