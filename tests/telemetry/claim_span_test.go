@@ -83,8 +83,10 @@ func TestTraceWorkerClaimSpanPerLeasingCall(t *testing.T) {
 	}
 	e.recorder.Reset()
 	events := testkit.NewWorkerEvents()
+	// One run per leasing call: the Worker holds none ahead.
 	w, err := docket.NewWorker(e.client, docket.WorkerConfig{
 		Concurrency:  1,
+		Tuning:       docket.WorkerTuning{ClaimAhead: docket.NoClaimAhead},
 		PollInterval: time.Millisecond,
 		OnEvent:      events.Hook,
 		Handler:      func(context.Context, *docket.Job) docket.Result { return docket.Complete(nil) },

@@ -39,8 +39,9 @@ func TestWorkerFreesSlotWhileVerdictIsWritten(t *testing.T) {
 	started := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
 	counter := testkit.NewWorkerCounter()
 	events := testkit.NewWorkerEvents()
+	// A worker of one claim slot: it holds no run ahead.
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{
-		Concurrency: 1, PollInterval: time.Minute, OnEvent: events.Hook,
+		Concurrency: 1, Tuning: docket.WorkerTuning{ClaimAhead: docket.NoClaimAhead}, PollInterval: time.Minute, OnEvent: events.Hook,
 		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			counter.Add(job.RunID)
 			if job.RunID != "c" {
