@@ -180,6 +180,7 @@ func (h *Handler) routes(static fs.FS) *http.ServeMux {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", h.domainPage)
 	mux.HandleFunc("GET /fragment/domain", h.domainFragment)
+	mux.HandleFunc("POST /domain/pause", h.write(h.domainPauseAction))
 	mux.HandleFunc("GET /tenants", h.tenantsPage)
 	mux.HandleFunc("GET /tenants/{tenant}", h.withScope(h.tenantPage))
 	mux.HandleFunc("GET /tenantless", h.tenantless(h.tenantPage))

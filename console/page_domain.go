@@ -1,7 +1,11 @@
 package console
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 
 	"github.com/docketrun/docket-go/docket"
 )
@@ -56,12 +60,62 @@ func (h *Handler) domainView(r *http.Request) (domainView, error) {
 // domainPage serves "/": the domain's engine, policy, cursor and ring, its
 // runs by phase and by status and its activity.
 func (h *Handler) domainPage(w http.ResponseWriter, r *http.Request) {
-	v, err := h.domainView(r)
+	h.renderDomain(w, r, http.StatusOK, view{Notice: notice(r)})
+}
+
+// renderDomain renders the domain page with status and v's messages.
+func (h *Handler) renderDomain(w http.ResponseWriter, r *http.Request, status int, v view) {
+	data, err := h.domainView(r)
 	if err != nil {
 		h.failErr(w, r, "domain", err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "domain", view{Title: "Domain", Nav: "domain", Data: v})
+	v.Title, v.Nav, v.Data = "Domain", "domain", data
+	h.render(w, r, status, "domain", v)
+}
+
+// domainPauseAction pauses ("op" pause) or resumes ("op" resume) the whole
+// domain as a compare-and-set on the policy version ("expected_version"). A
+// refused write re-renders the domain page with its status, having changed
+// nothing.
+func (h *Handler) domainPauseAction(w http.ResponseWriter, r *http.Request) {
+	op := r.PostFormValue("op")
+	expected, err := strconv.ParseInt(r.PostFormValue("expected_version"), 10, 64)
+	if err != nil {
+		h.renderDomainPauseError(w, r, fmt.Errorf("%w: expected_version %q is not an integer", errBadInput, r.PostFormValue("expected_version")))
+		return
+	}
+	opts := docket.ClaimPolicyWriteOptions{ExpectedVersion: &expected}
+	var written docket.ClaimPolicyDefault
+	switch op {
+	case "pause":
+		written, err = h.admin.PauseDomain(r.Context(), opts)
+	case "resume":
+		written, err = h.admin.ResumeDomain(r.Context(), opts)
+	default:
+		err = fmt.Errorf("%w: op %q is neither pause nor resume", errBadInput, op)
+	}
+	if err != nil {
+		h.renderDomainPauseError(w, r, err)
+		return
+	}
+	q := url.Values{"done": {"domain-" + op}, "version": {strconv.FormatInt(written.Version, 10)}}
+	http.Redirect(w, r, h.prefix+"/?"+q.Encode(), http.StatusSeeOther)
+}
+
+// renderDomainPauseError shows a refused domain pause or resume on the
+// domain page; a stale one names both versions.
+func (h *Handler) renderDomainPauseError(w http.ResponseWriter, r *http.Request, err error) {
+	f := errorStatus(err)
+	if f.status == http.StatusInternalServerError || f.status == http.StatusNotFound {
+		h.fail(w, r, "domain_pause", f)
+		return
+	}
+	if stale, ok := errors.AsType[*docket.StaleVersionError](err); ok {
+		f.message = fmt.Sprintf("Stale pause or resume: the page was for policy version %d, but the policy is now at version %d. Nothing was changed; the page shows the domain as it is now.", stale.Expected, stale.Current)
+	}
+	h.logRefused(r, "domain_pause", f)
+	h.renderDomain(w, r, f.status, view{Error: f.message})
 }
 
 // domainFragment serves the domain page's live section alone, which the

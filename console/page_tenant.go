@@ -214,6 +214,8 @@ func (h *Handler) renderTenantError(w http.ResponseWriter, r *http.Request, scop
 // notices are the messages a redirect after a write may ask for by code.
 var notices = map[string]string{
 	"cap":             "Cap override saved (partition version %s).",
+	"domain-pause":    "Domain paused (policy version %s): no run is admitted or leased until it is resumed.",
+	"domain-resume":   "Domain resumed (policy version %s).",
 	"tenant-pause":    "Tenant paused (partition version %s).",
 	"tenant-resume":   "Tenant resumed (partition version %s).",
 	"schedule-pause":  "Schedule paused (schedule version %s).",
