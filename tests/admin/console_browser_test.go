@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,6 +209,21 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	if got := consolePaused(t, d, "acme"); got != "paused=false@4" {
 		t.Fatalf("acme in the database after resume: %s", got)
+	}
+	// Pause the whole domain from its page and resume it, each a
+	// compare-and-set on the policy version.
+	version := mustAtoi(t, strings.Split(consoleDomainPaused(t, d), "@")[1])
+	consoleDo(t, second, "domain page to pause", chromedp.Navigate(base+"/"), chromedp.WaitVisible("#domain-pause"))
+	consoleDo(t, second, "pause the domain", chromedp.Click("#domain-pause"), chromedp.WaitVisible("#domain-resume"))
+	if got, want := consoleBrowserText(t, second, "#notice"), fmt.Sprintf("Domain paused (policy version %d): no run is admitted or leased until it is resumed.", version+1); got != want {
+		t.Fatalf("after the domain pause the page says %q, want %q", got, want)
+	}
+	if got, want := consoleDomainPaused(t, d), fmt.Sprintf("paused=true@%d", version+1); got != want {
+		t.Fatalf("domain in the database after pause: %s, want %s", got, want)
+	}
+	consoleDo(t, second, "resume the domain", chromedp.Click("#domain-resume"), chromedp.WaitVisible("#domain-pause"))
+	if got, want := consoleDomainPaused(t, d), fmt.Sprintf("paused=false@%d", version+2); got != want {
+		t.Fatalf("domain in the database after resume: %s, want %s", got, want)
 	}
 
 	consoleDo(t, tab, "runs page", chromedp.Click(`nav a[href$="/runs"]`), chromedp.WaitVisible("#runs"))
