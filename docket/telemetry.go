@@ -13,6 +13,7 @@ import (
 	"github.com/docketrun/docket-go/internal/claimpolicy"
 	"github.com/docketrun/docket-go/internal/dbgen"
 	"github.com/docketrun/docket-go/policy"
+	"github.com/jackc/puddle/v2"
 )
 
 // meterName is the instrumentation scope of every Docket instrument.
@@ -480,6 +481,12 @@ func registerQueueGauges(mp metric.MeterProvider, domain string, read func(ctx c
 	inDomain := attrDomain.String(domain)
 	_, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		rows, err := read(ctx)
+		if errors.Is(err, puddle.ErrClosedPool) {
+			// The client's pool was closed: the client is gone, and its
+			// domain's gauges report nothing rather than an error at every
+			// collection from then on.
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("docket: reading the queue gauges of domain %s: %w", domain, err)
 		}

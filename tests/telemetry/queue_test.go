@@ -189,6 +189,30 @@ func TestTelemetryQueueGauges(t *testing.T) {
 	}
 }
 
+// A client whose pool was closed reports no queue gauges, and no error at
+// each collection: the gauges of another domain on the same provider are
+// still collected.
+func TestTelemetryQueueGaugesOfAClosedPool(t *testing.T) {
+	ctx := testkit.Context(t)
+	databaseURL := pgtest.NewEmptyDatabase(t)
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	_, gone := queueDomain(t, databaseURL, "queue_gone", provider)
+	queueDomain(t, databaseURL, "queue_kept", provider)
+	gone.Close()
+	got := testkit.TelemetryCollect(t, ctx, reader)
+	if n := len(testkit.WorkerTelemetryPoints(got, "docket.queue.runs", "domain=queue_gone,")); n != 0 {
+		t.Errorf("the closed client's domain reported %d queue points, want none", n)
+	}
+	if n := len(testkit.WorkerTelemetryPoints(got, "docket.queue.runs", "domain=queue_kept,")); n != len(queuePhasesShown) {
+		t.Errorf("the open client's domain reported %d queue points, want %d", n, len(queuePhasesShown))
+	}
+}
+
+// queuePhasesShown are the phases docket.queue.runs reports per domain.
+var queuePhasesShown = []string{"queued", "ready", "paused", "retrying", "scheduled", "executing"}
+
 // sameAsRunPhases requires the queue_busy domain's docket.queue.runs points
 // of got to equal what CountRunPhases reads through docket_run_phase, and
 // returns those counts.
