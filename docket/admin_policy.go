@@ -67,21 +67,13 @@ func (c *store) PutClaimPolicyDefault(ctx context.Context, maxActiveRuns int, op
 		if err != nil {
 			return ClaimPolicyDefault{}, err
 		}
-		if err := opts.validate(); err != nil {
-			return ClaimPolicyDefault{}, err
-		}
 		var written dbgen.DocketClaimPolicy
-		err = c.inTx(ctx, func(q *dbgen.Queries) error {
-			current, err := q.LockClaimPolicy(ctx)
-			if err != nil {
-				return fmt.Errorf("docket: locking claim policy: %w", err)
-			}
-			if current.InitializedAt == nil {
+		err = c.writePolicy(ctx, opts, func(p dbgen.DocketClaimPolicy) error {
+			if p.InitializedAt == nil {
 				return fmt.Errorf("%w: no TenantFair start has persisted a default yet", ErrNotInitialized)
 			}
-			if err := opts.check(current.PolicyVersion); err != nil {
-				return err
-			}
+			return nil
+		}, func(q *dbgen.Queries) error {
 			written, err = q.PutClaimPolicyDefault(ctx, capValue)
 			if err != nil {
 				return fmt.Errorf("docket: writing claim policy default: %w", err)
@@ -108,6 +100,67 @@ func claimPolicyDefaultOf(row dbgen.DocketClaimPolicy) ClaimPolicyDefault {
 		Initialized:             row.InitializedAt != nil,
 		UpdatedAt:               row.UpdatedAt,
 	}
+}
+
+// writePolicy runs write as a compare-and-set on the policy version, in one
+// transaction under the policy row's lock, which serializes it with startup
+// and with every claim call: an invalid opts, a refusal of require (given
+// the locked row; nil requires nothing) or a version mismatch (ErrStale)
+// writes nothing.
+func (c *store) writePolicy(ctx context.Context, opts ClaimPolicyWriteOptions, require func(dbgen.DocketClaimPolicy) error,
+	write func(q *dbgen.Queries) error) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	return c.inTx(ctx, func(q *dbgen.Queries) error {
+		current, err := q.LockClaimPolicy(ctx)
+		if err != nil {
+			return fmt.Errorf("docket: locking claim policy: %w", err)
+		}
+		if require != nil {
+			if err := require(current); err != nil {
+				return err
+			}
+		}
+		if err := opts.check(current.PolicyVersion); err != nil {
+			return err
+		}
+		return write(q)
+	})
+}
+
+// requireInitialized refuses a policy no TenantFair start has initialized.
+func requireInitialized(p dbgen.DocketClaimPolicy) error {
+	if p.InitializedAt == nil {
+		return fmt.Errorf("%w: no TenantFair start has persisted a policy yet", ErrNotInitialized)
+	}
+	return nil
+}
+
+// writePartition runs write as a compare-and-set on the partition version
+// of key, under partition authority: in one transaction it creates a missing
+// partition (with its ring position), locks it, which waits for a claim call
+// visiting it so that a call sees the partition either before the write or
+// after it, and checks opts. An invalid opts or a version mismatch
+// (ErrStale) writes nothing; a stale write rolls back, taking a partition it
+// just created along.
+func (c *store) writePartition(ctx context.Context, key string, opts ClaimPolicyWriteOptions, write func(q *dbgen.Queries) error) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	return c.inTx(ctx, func(q *dbgen.Queries) error {
+		if err := q.EnsureClaimPartition(ctx, key); err != nil {
+			return fmt.Errorf("docket: creating claim partition: %w", err)
+		}
+		current, err := q.LockClaimPartition(ctx, key)
+		if err != nil {
+			return fmt.Errorf("docket: locking claim partition: %w", err)
+		}
+		if err := opts.check(current.PartitionVersion); err != nil {
+			return err
+		}
+		return write(q)
+	})
 }
 
 // intOrZero reads a nullable cap column; caps are never 0, so 0 means unset.
@@ -163,22 +216,8 @@ func (c *store) writeOverride(ctx context.Context, scope Scope, capValue *int32,
 	if err != nil {
 		return ClaimPolicyOverride{}, err
 	}
-	if err := opts.validate(); err != nil {
-		return ClaimPolicyOverride{}, err
-	}
 	var written dbgen.DocketClaimPartition
-	err = c.inTx(ctx, func(q *dbgen.Queries) error {
-		if err := q.EnsureClaimPartition(ctx, key); err != nil {
-			return fmt.Errorf("docket: creating claim partition: %w", err)
-		}
-		current, err := q.LockClaimPartition(ctx, key)
-		if err != nil {
-			return fmt.Errorf("docket: locking claim partition: %w", err)
-		}
-		// A stale write rolls back, taking a partition it just created along.
-		if err := opts.check(current.PartitionVersion); err != nil {
-			return err
-		}
+	err = c.writePartition(ctx, key, opts, func(q *dbgen.Queries) error {
 		written, err = q.PutClaimPartitionOverride(ctx, dbgen.PutClaimPartitionOverrideParams{
 			MaxActive: capValue,
 			ScopeKey:  key,
@@ -212,23 +251,11 @@ func (c *store) writeOverride(ctx context.Context, scope Scope, capValue *int32,
 // current value is a write too (the version moves).
 func (c *store) PutClaimPolicyParking(ctx context.Context, parkDormant bool, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
 	return timed(ctx, c.telemetry, opPutClaimPolicyParking, func() (ClaimPolicyDefault, error) {
-		if err := opts.validate(); err != nil {
-			return ClaimPolicyDefault{}, err
-		}
 		var written dbgen.DocketClaimPolicy
-		err := c.inTx(ctx, func(q *dbgen.Queries) error {
-			// The policy row lock keeps every claim call out until this commits,
-			// so none parks after the unpark below.
-			current, err := q.LockClaimPolicy(ctx)
-			if err != nil {
-				return fmt.Errorf("docket: locking claim policy: %w", err)
-			}
-			if current.InitializedAt == nil {
-				return fmt.Errorf("%w: no TenantFair start has persisted a policy yet", ErrNotInitialized)
-			}
-			if err := opts.check(current.PolicyVersion); err != nil {
-				return err
-			}
+		// The policy row lock keeps every claim call out until this commits,
+		// so none parks after the unpark below.
+		err := c.writePolicy(ctx, opts, requireInitialized, func(q *dbgen.Queries) error {
+			var err error
 			written, err = q.PutClaimPolicyParkDormant(ctx, parkDormant)
 			if err != nil {
 				return fmt.Errorf("docket: writing claim policy park_dormant: %w", err)
@@ -382,23 +409,8 @@ func (c *store) writePaused(ctx context.Context, scope Scope, paused bool, opts 
 	if err != nil {
 		return TenantPause{}, err
 	}
-	if err := opts.validate(); err != nil {
-		return TenantPause{}, err
-	}
 	var written dbgen.DocketClaimPartition
-	err = c.inTx(ctx, func(q *dbgen.Queries) error {
-		if err := q.EnsureClaimPartition(ctx, key); err != nil {
-			return fmt.Errorf("docket: creating claim partition: %w", err)
-		}
-		// The lock waits for a claim call that is visiting the partition,
-		// so a call either saw the partition before the write or after it.
-		current, err := q.LockClaimPartition(ctx, key)
-		if err != nil {
-			return fmt.Errorf("docket: locking claim partition: %w", err)
-		}
-		if err := opts.check(current.PartitionVersion); err != nil {
-			return err
-		}
+	err = c.writePartition(ctx, key, opts, func(q *dbgen.Queries) error {
 		written, err = q.PutClaimPartitionPaused(ctx, dbgen.PutClaimPartitionPausedParams{
 			Paused:   paused,
 			ScopeKey: key,
@@ -442,21 +454,11 @@ func (c *store) ResumeDomain(ctx context.Context, opts ClaimPolicyWriteOptions) 
 	})
 }
 
-// writeDomainPaused runs the compare-and-set of the domain's pause flag under
-// the policy row's lock.
+// writeDomainPaused writes the domain's pause flag (writePolicy).
 func (c *store) writeDomainPaused(ctx context.Context, paused bool, opts ClaimPolicyWriteOptions) (ClaimPolicyDefault, error) {
-	if err := opts.validate(); err != nil {
-		return ClaimPolicyDefault{}, err
-	}
 	var written dbgen.DocketClaimPolicy
-	err := c.inTx(ctx, func(q *dbgen.Queries) error {
-		current, err := q.LockClaimPolicy(ctx)
-		if err != nil {
-			return fmt.Errorf("docket: locking claim policy: %w", err)
-		}
-		if err := opts.check(current.PolicyVersion); err != nil {
-			return err
-		}
+	err := c.writePolicy(ctx, opts, nil, func(q *dbgen.Queries) error {
+		var err error
 		written, err = q.PutClaimPolicyPaused(ctx, paused)
 		if err != nil {
 			return fmt.Errorf("docket: writing the domain pause: %w", err)

@@ -183,19 +183,10 @@ func (c *store) PutClaimPolicyRate(ctx context.Context, rate RateLimit, opts Cla
 		if err := rate.validate(); err != nil {
 			return ClaimPolicyDefault{}, err
 		}
-		if err := opts.validate(); err != nil {
-			return ClaimPolicyDefault{}, err
-		}
 		var written dbgen.DocketClaimPolicy
-		err := c.inTx(ctx, func(q *dbgen.Queries) error {
-			current, err := q.LockClaimPolicy(ctx)
-			if err != nil {
-				return fmt.Errorf("docket: locking claim policy: %w", err)
-			}
-			if err := opts.check(current.PolicyVersion); err != nil {
-				return err
-			}
+		err := c.writePolicy(ctx, opts, nil, func(q *dbgen.Queries) error {
 			limit, period, burst := rate.columns()
+			var err error
 			written, err = q.PutClaimPolicyRate(ctx, dbgen.PutClaimPolicyRateParams{
 				RateLimit: limit, RatePeriod: period, RateBurst: burst})
 			if err != nil {
@@ -236,28 +227,14 @@ func (c *store) ResetTenantRate(ctx context.Context, scope Scope, opts ClaimPoli
 	})
 }
 
-// writeTenantRate runs the compare-and-set of a partition's rate under
-// partition authority, as writeOverride does for the cap.
+// writeTenantRate writes a partition's rate or exemption (writePartition).
 func (c *store) writeTenantRate(ctx context.Context, scope Scope, rate RateLimit, exempt bool, opts ClaimPolicyWriteOptions) (TenantRate, error) {
 	key, err := c.scopeKey(scope)
 	if err != nil {
 		return TenantRate{}, err
 	}
-	if err := opts.validate(); err != nil {
-		return TenantRate{}, err
-	}
 	var written dbgen.DocketClaimPartition
-	err = c.inTx(ctx, func(q *dbgen.Queries) error {
-		if err := q.EnsureClaimPartition(ctx, key); err != nil {
-			return fmt.Errorf("docket: creating claim partition: %w", err)
-		}
-		current, err := q.LockClaimPartition(ctx, key)
-		if err != nil {
-			return fmt.Errorf("docket: locking claim partition: %w", err)
-		}
-		if err := opts.check(current.PartitionVersion); err != nil {
-			return err
-		}
+	err = c.writePartition(ctx, key, opts, func(q *dbgen.Queries) error {
 		limit, period, burst := rate.columns()
 		written, err = q.PutClaimPartitionRate(ctx, dbgen.PutClaimPartitionRateParams{
 			RateLimit: limit, RatePeriod: period, RateBurst: burst,
