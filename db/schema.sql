@@ -2377,6 +2377,10 @@ ALTER TABLE ONLY public.docket_schedules
 
 CREATE INDEX docket_claim_partitions_paused_idx ON public.docket_claim_partitions USING btree (scope_key) WHERE paused;
 
+-- Name: docket_claim_partitions_rate_idx; Type: INDEX; Schema: public; Owner: -
+
+CREATE INDEX docket_claim_partitions_rate_idx ON public.docket_claim_partitions USING btree (rate_tat) WHERE (rate_tat IS NOT NULL);
+
 -- Name: docket_claim_schedule_awake_idx; Type: INDEX; Schema: public; Owner: -
 
 CREATE INDEX docket_claim_schedule_awake_idx ON public.docket_claim_schedule USING btree (ring_position) WHERE (in_ring AND (parked_until IS NULL));

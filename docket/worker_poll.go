@@ -88,6 +88,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 					wanted = true
 					continue
 				}
+				w.noteRateToken(io)
 			case isLockContention(err):
 				backoff := claimpolicy.ContentionBackoff()
 				retryAt, wanted = time.Now().Add(backoff), true
@@ -137,7 +138,8 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 }
 
 // noteDue tells the poll loop that a verdict of this worker made a run due
-// at due: when that comes before the next poll, the loop wakes for it, so a
+// at due (or that a rate's next token comes then, noteRateToken): when that
+// comes before the next poll, the loop wakes for it, so a
 // backoff shorter than PollInterval is honoured to the millisecond instead
 // of waiting for the poll. due is by the worker's clock, taken after the
 // commit returned, so it is no earlier than the stored wake time when the
@@ -151,6 +153,27 @@ func (w *Worker) noteDue(due time.Time) {
 	w.dues = slices.Insert(w.dues, i, due)
 	w.mu.Unlock()
 	notify(w.dueNoted)
+}
+
+// noteRateToken notes, after a TenantFair claim call that came back
+// unfilled, when the next token of a rate-limited partition with due queued
+// work comes (NextRateToken), so the loop claims then instead of at its
+// next poll: a rate's tokens come at its own pace, and no write announces
+// them. A failed read is logged and leaves the poll as it was.
+func (w *Worker) noteRateToken(io context.Context) {
+	if !w.client.engine.tenantFair {
+		return
+	}
+	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
+	defer cancel()
+	next, err := w.client.queries.NextRateToken(ctx)
+	if err != nil {
+		w.logger.WarnContext(io, "docket worker could not read the next rate token; claiming again at the next wake", "error", err.Error())
+		return
+	}
+	if len(next) == 1 {
+		w.noteDue(next[0])
+	}
 }
 
 // nextDue returns the earliest noted due time still to come.

@@ -363,6 +363,13 @@ alter table docket_claim_partitions
                     and rate_burst between 0 and 1000000))
                and not (rate_unlimited and rate_limit is not null));
 
+-- The partitions whose rate time lies ahead, which a Worker whose claim
+-- came back unfilled reads for the next token (NextRateToken). Only a
+-- partition with a rate ever has a rate time, so in a domain without rates
+-- the index is empty and a grant's write leaves the column null, still a
+-- heap-only update.
+create index docket_claim_partitions_rate_idx on docket_claim_partitions (rate_tat) where rate_tat is not null;
+
 -- include docket_rate_step_v1.sql
 -- The spacing of a rate's promotions: period / limit, rounded up to the
 -- microsecond (an interval's resolution), so a partition is never admitted
@@ -3426,6 +3433,7 @@ end;
 $$;
 -- end include
 
+drop index docket_claim_partitions_rate_idx;
 drop function docket_rate_step(integer, interval);
 alter table docket_claim_partitions
     drop constraint docket_claim_partitions_rate_check,

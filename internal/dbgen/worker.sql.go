@@ -302,6 +302,49 @@ func (q *Queries) LegacyClaimNoted(ctx context.Context, arg LegacyClaimNotedPara
 	return items, nil
 }
 
+const NextRateToken = `-- name: NextRateToken :many
+select (p.rate_tat - /*schema*/docket_rate_step(coalesce(p.rate_limit, pol.rate_limit),
+                                                coalesce(p.rate_period, pol.rate_period))
+                     * coalesce(p.rate_burst, pol.rate_burst))::timestamptz as next_token_at
+  from /*schema*/docket_claim_partitions p
+ cross join /*schema*/docket_claim_policy pol
+ where pol.id = 1 and not pol.paused
+   and p.rate_tat > now() and not p.paused
+   and (p.rate_limit is not null or (not p.rate_unlimited and pol.rate_limit is not null))
+   and exists (select from /*schema*/docket_runs r
+                where r.scope_key = p.scope_key
+                  and /*schema*/docket_run_unmarked_unclaimed(r) and r.wake_at <= now())
+ order by 1
+ limit 1
+`
+
+// When a rate-limited partition with due queued work gets its next token
+// (its rate time less the burst's tolerance; docs/claim-algorithm.md,
+// "Rate-limited"), the earliest of them: a Worker whose claim call came
+// back unfilled wakes then instead of at its next poll. Only partitions
+// whose rate time lies ahead are read (docket_claim_partitions_rate_idx,
+// empty in a domain without rates), each with one probe of its queued page.
+// No row when there is none.
+func (q *Queries) NextRateToken(ctx context.Context) ([]time.Time, error) {
+	rows, err := q.db.Query(ctx, NextRateToken)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []time.Time
+	for rows.Next() {
+		var next_token_at time.Time
+		if err := rows.Scan(&next_token_at); err != nil {
+			return nil, err
+		}
+		items = append(items, next_token_at)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const NotifyClaimRevoked = `-- name: NotifyClaimRevoked :exec
 select pg_notify('docket_runs_due_' || md5(n.nspname::text),
                  'revoked ' || $1::text || ' ' || $2::text)
