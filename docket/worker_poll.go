@@ -48,6 +48,9 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 	// gather is how long freed slots wait for the rest (claimGather).
 	gather := minClaimGather
 	failures := 0
+	// tokenRetried says the last claim call was made at once because a
+	// rate's next token had come while the call before it ran.
+	tokenRetried := false
 	sweep := w.newRingSweep()
 	timer := time.NewTimer(w.cfg.PollInterval)
 	defer timer.Stop()
@@ -70,6 +73,9 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 			}
 			free -= got.leases
 			wanted, freedAt = false, time.Time{}
+			if got.leases > 0 {
+				tokenRetried = false
+			}
 			switch {
 			case err == nil:
 				failures = 0
@@ -88,7 +94,18 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 					wanted = true
 					continue
 				}
-				w.noteRateToken(io)
+				// A rate's token comes at its own pace, and no write
+				// announces it: wake at the next one, or claim at once
+				// when it came while this call ran (once in a row, so a
+				// token the walk cannot reach never spins the loop).
+				if next, ok := w.nextRateToken(io); ok {
+					if next.After(time.Now()) {
+						w.noteDue(next)
+					} else if !tokenRetried {
+						tokenRetried, wanted = true, true
+						continue
+					}
+				}
 			case isLockContention(err):
 				backoff := claimpolicy.ContentionBackoff()
 				retryAt, wanted = time.Now().Add(backoff), true
@@ -138,7 +155,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 }
 
 // noteDue tells the poll loop that a verdict of this worker made a run due
-// at due (or that a rate's next token comes then, noteRateToken): when that
+// at due (or that a rate's next token comes then, nextRateToken): when that
 // comes before the next poll, the loop wakes for it, so a
 // backoff shorter than PollInterval is honoured to the millisecond instead
 // of waiting for the poll. due is by the worker's clock, taken after the
@@ -155,25 +172,26 @@ func (w *Worker) noteDue(due time.Time) {
 	notify(w.dueNoted)
 }
 
-// noteRateToken notes, after a TenantFair claim call that came back
+// nextRateToken reads, after a TenantFair claim call that came back
 // unfilled, when the next token of a rate-limited partition with due queued
 // work comes (NextRateToken), so the loop claims then instead of at its
-// next poll: a rate's tokens come at its own pace, and no write announces
-// them. A failed read is logged and leaves the poll as it was.
-func (w *Worker) noteRateToken(io context.Context) {
+// next poll; false when there is none, under Legacy, or when the read
+// failed (logged: the poll stays as it was).
+func (w *Worker) nextRateToken(io context.Context) (time.Time, bool) {
 	if !w.client.engine.tenantFair {
-		return
+		return time.Time{}, false
 	}
 	ctx, cancel := context.WithTimeout(io, workerCallTimeout)
 	defer cancel()
 	next, err := w.client.queries.NextRateToken(ctx)
 	if err != nil {
 		w.logger.WarnContext(io, "docket worker could not read the next rate token; claiming again at the next wake", "error", err.Error())
-		return
+		return time.Time{}, false
 	}
-	if len(next) == 1 {
-		w.noteDue(next[0])
+	if len(next) == 0 {
+		return time.Time{}, false
 	}
+	return next[0], true
 }
 
 // nextDue returns the earliest noted due time still to come.
