@@ -32,7 +32,8 @@ type Listener struct {
 	// After returns a channel that receives once d passed; nil is the
 	// system clock's time.After.
 	After func(d time.Duration) <-chan time.Time
-	// OnListen, when set, hears of each LISTEN that took effect.
+	// OnListen, when set, hears of each LISTEN that took effect, after the
+	// wake-up that follows it was signalled.
 	OnListen func()
 	// OnError, when set, hears why a session ended and how long the
 	// listener waits before the next one.
@@ -85,10 +86,10 @@ func (l *Listener) session(ctx context.Context) (bool, error) {
 	if _, err := conn.Exec(ctx, "listen "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return false, fmt.Errorf("listen: %w", err)
 	}
+	l.wake()
 	if l.OnListen != nil {
 		l.OnListen()
 	}
-	l.wake()
 	for {
 		waitCtx, cancel := context.WithTimeout(ctx, l.WaitBound)
 		n, err := conn.WaitForNotification(waitCtx)
