@@ -162,7 +162,7 @@ func NewTestWorker(client *Client, cfg WorkerConfig, test WorkerTestConfig) (*Wo
 		cfg:            resolved,
 		logger:         resolved.Logger,
 		handler:        handler,
-		commits:        newGroupCommit(client, resolved.Tuning.VerdictBatchWait),
+		commits:        newGroupCommit(client, resolved),
 		ahead:          newClaimAhead(resolved),
 		scheduleClock:  clock,
 		slotFreed:      make(chan struct{}, resolved.claimSlots()),

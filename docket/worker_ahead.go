@@ -4,11 +4,9 @@ import (
 	"math"
 	"sync"
 	"time"
-)
 
-// aheadSmoothing is the weight of a new observation in the moving averages
-// of claim call and handler times.
-const aheadSmoothing = 0.2
+	"github.com/docketrun/docket-go/internal/movingavg"
+)
 
 // claimAhead decides how many runs the Worker holds beyond its handlers
 // (WorkerTuning.ClaimAhead): a fixed number, or, by default, about as many
@@ -22,9 +20,8 @@ type claimAhead struct {
 	fixed bool
 
 	mu sync.Mutex
-	// claim and handler are the moving averages in nanoseconds, 0 before
-	// the first observation.
-	claim, handler float64
+	// claim and handler average the claim calls' and the handlers' times.
+	claim, handler movingavg.Duration
 }
 
 // newClaimAhead returns the claim-ahead of a resolved cfg.
@@ -38,12 +35,12 @@ func (a *claimAhead) target() int {
 		return a.bound
 	}
 	a.mu.Lock()
-	claim, handler := a.claim, a.handler
+	claim, handler := a.claim.Value(), a.handler.Value()
 	a.mu.Unlock()
 	if claim == 0 || handler == 0 {
 		return 0
 	}
-	want := math.Round(float64(a.concurrency) * claim / handler)
+	want := math.Round(float64(a.concurrency) * float64(claim) / float64(handler))
 	return int(min(want, float64(a.bound)))
 }
 
@@ -53,16 +50,11 @@ func (a *claimAhead) observeClaim(d time.Duration) { a.observe(&a.claim, d) }
 // observeHandler records how long a handler call took.
 func (a *claimAhead) observeHandler(d time.Duration) { a.observe(&a.handler, d) }
 
-func (a *claimAhead) observe(avg *float64, d time.Duration) {
+func (a *claimAhead) observe(avg *movingavg.Duration, d time.Duration) {
 	if a.fixed {
 		return
 	}
-	ns := float64(max(d, time.Microsecond))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if *avg == 0 {
-		*avg = ns
-		return
-	}
-	*avg += aheadSmoothing * (ns - *avg)
+	avg.Observe(d)
 }

@@ -170,9 +170,15 @@ type WorkerTuning struct {
 	// verdicts, whose runs are claimed again after ClaimTTL as a crashed
 	// handler's are. Stopping writes the waiting verdicts at once. It must
 	// be shorter than ClaimTTL minus HeartbeatInterval, since a returned
-	// handler's claim is no longer refreshed. Zero (the default) writes a
-	// verdict as soon as the other jobs of its claim call returned, or
-	// 200 µs passed.
+	// handler's claim is no longer refreshed. Zero (the default) lets the
+	// worker decide from what it measures: while its verdicts arrive closer
+	// together than one commit statement takes (moving averages of both),
+	// the first waits as long as a statement takes, at most 20 ms and half
+	// of ClaimTTL minus HeartbeatInterval, for the verdicts of any claim
+	// call (at most one per claim slot); otherwise a verdict is written as
+	// soon as the other jobs of its claim call returned, or 200 µs passed.
+	// So a verdict waits at most about as long again as writing it takes,
+	// and only when another is likely to come meanwhile.
 	VerdictBatchWait time.Duration
 }
 

@@ -300,8 +300,8 @@ func TestClaimAheadFollowsClaimAndHandlerTimes(t *testing.T) {
 	}
 	// A handler of 100 ms: the average moves a fifth of the way, to 24 ms.
 	a.observeHandler(100 * time.Millisecond)
-	if a.handler != float64(24*time.Millisecond) || a.target() != 1 { // round(2 x 15 / 24)
-		t.Fatalf("handler average %v, target %d; want 24ms and 1", time.Duration(a.handler), a.target())
+	if a.handler.Value() != 24*time.Millisecond || a.target() != 1 { // round(2 x 15 / 24)
+		t.Fatalf("handler average %v, target %d; want 24ms and 1", a.handler.Value(), a.target())
 	}
 	// Long handlers: none ahead.
 	for range 50 {

@@ -50,6 +50,10 @@ type Job struct {
 	// Class is the kind of candidate the claim came from; ClassExpired means
 	// this worker took over a claim whose holder stopped refreshing it.
 	Class WorkClass
+	// ClaimedAt is when the claim that handed the run to this worker was
+	// made (its claim call's Now); the handler may start later, when the
+	// worker held the run ahead of its handlers (WorkerTuning.ClaimAhead).
+	ClaimedAt time.Time
 	// State is the run document as of the latest checkpoint.
 	State json.RawMessage
 	// Step is the step of the latest checkpoint.
@@ -110,6 +114,7 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		GraphID:       lease.GraphID,
 		GraphHash:     lease.GraphHash,
 		Class:         lease.Class,
+		ClaimedAt:     lease.ClaimedAt,
 		CheckpointSeq: lease.CheckpointSeq,
 		worker:        w,
 		holder:        lease.Holder(),
@@ -484,11 +489,21 @@ type batchCommitted struct {
 	step int
 }
 
-// newGroupCommit returns the group commit of client's worker: a lingering
-// one when batchWait (WorkerTuning.VerdictBatchWait) is positive.
-func newGroupCommit(client *Client, batchWait time.Duration) *groupCommit {
-	if batchWait > 0 {
-		return groupcommit.Linger(client.commitBatch, batchWait, MaxVerdictBatch, nil)
+// maxAdaptiveVerdictWait bounds how long a verdict waits for others when
+// the worker decides the wait itself (WorkerTuning.VerdictBatchWait zero).
+const maxAdaptiveVerdictWait = 20 * time.Millisecond
+
+// newGroupCommit returns the group commit of a worker of resolved cfg: a
+// lingering one when WorkerTuning.VerdictBatchWait is set, else one that
+// decides from what it measures (see groupcommit.Adapt): its leader waits
+// for verdicts of other claim calls as long as a CommitRuns statement takes,
+// at most maxAdaptiveVerdictWait and half the claim's unrefreshed window,
+// while verdicts arrive closer together than that, and for its own claim
+// call's jobs (at most groupCommitWait) otherwise.
+func newGroupCommit(client *Client, cfg WorkerConfig) *groupCommit {
+	if wait := cfg.Tuning.VerdictBatchWait; wait > 0 {
+		return groupcommit.Linger(client.commitBatch, wait, MaxVerdictBatch, nil)
 	}
-	return groupcommit.New(client.commitBatch, groupCommitWait, nil)
+	maxWait := min(maxAdaptiveVerdictWait, (cfg.ClaimTTL-cfg.HeartbeatInterval)/2)
+	return groupcommit.Adapt(client.commitBatch, groupCommitWait, maxWait, cfg.committingCapacity(), nil, nil)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/docketrun/docket-go/internal/movingavg"
 )
 
 // Flush writes items as one batch and returns one result per item, in the
@@ -34,6 +36,12 @@ type Group[T, R any] struct {
 	// waits the whole wait for writes of any caller instead of waiting for
 	// its cohort, and stops once full writes are pending.
 	full int
+	// adaptive makes the group decide for each leader whether it lingers,
+	// and how long (see Adapt): full is then the lingering leader's bound,
+	// maxLinger its longest linger, and now the clock of its measurements.
+	adaptive  bool
+	maxLinger time.Duration
+	now       func() time.Time
 	// changed receives a value, if none is pending, whenever a write
 	// arrives or a member stops being awaited.
 	changed chan struct{}
@@ -46,6 +54,11 @@ type Group[T, R any] struct {
 	pending []*entry[T, R]
 	// hurried is set by Hurry: no leader lingers any more.
 	hurried bool
+	// flushes and gaps average, for an adaptive group, how long a flush
+	// took and how far apart writes arrived; lastArrival is when the
+	// latest write arrived.
+	flushes, gaps movingavg.Duration
+	lastArrival   time.Time
 }
 
 // entry is one write waiting in the group, and its outcome.
@@ -80,6 +93,25 @@ func New[T, R any](flush Flush[T, R], wait time.Duration, timer Timer) *Group[T,
 func Linger[T, R any](flush Flush[T, R], linger time.Duration, full int, timer Timer) *Group[T, R] {
 	g := New(flush, linger, timer)
 	g.full = full
+	return g
+}
+
+// Adapt returns a group that decides for each leader from what it measured:
+// when writes have been arriving closer together than a flush takes, on
+// the moving averages of both, the leader lingers as long as a flush takes,
+// at most maxLinger, for the writes of any caller, and flushes early once
+// full writes are pending or after Hurry; otherwise it waits for its cohort,
+// at most wait, as a leader of a group made by New does. So a batch waits
+// at most about as long again as writing it takes, and only while another
+// write is likely to arrive meanwhile. now is the clock of the
+// measurements and timer of the waits; nil is the system clock's. full and
+// maxLinger must be positive.
+func Adapt[T, R any](flush Flush[T, R], wait, maxLinger time.Duration, full int, timer Timer, now func() time.Time) *Group[T, R] {
+	g := New(flush, wait, timer)
+	g.adaptive, g.maxLinger, g.full, g.now = true, maxLinger, full, now
+	if g.now == nil {
+		g.now = time.Now
+	}
 	return g
 }
 
@@ -150,6 +182,9 @@ func (g *Group[T, R]) Write(ctx context.Context, m *Member, item T) (Result[R], 
 		return Result[R]{Err: err}, 0
 	}
 	g.pending = append(g.pending, e)
+	if g.adaptive {
+		g.noteArrival()
+	}
 	lead := !g.leading
 	g.leading = true
 	g.mu.Unlock()
@@ -168,6 +203,35 @@ func (g *Group[T, R]) Write(ctx context.Context, m *Member, item T) (Result[R], 
 		g.lead(ctx, m.cohort)
 	}
 	return e.res, e.size
+}
+
+// noteArrival adds the time since the previous write to the average gap
+// between writes. The caller holds g.mu.
+func (g *Group[T, R]) noteArrival() {
+	now := g.now()
+	if !g.lastArrival.IsZero() {
+		g.gaps.Observe(now.Sub(g.lastArrival))
+	}
+	g.lastArrival = now
+}
+
+// linger is how long a leader that leads now waits for the writes of any
+// caller; 0 means it waits for its cohort instead. The caller holds g.mu.
+func (g *Group[T, R]) linger() time.Duration {
+	switch {
+	case !g.adaptive:
+		if g.full > 0 {
+			return g.wait
+		}
+		return 0
+	case g.hurried:
+		return 0
+	}
+	flush, gap := g.flushes.Value(), g.gaps.Value()
+	if flush == 0 || gap == 0 || gap >= flush {
+		return 0
+	}
+	return min(flush, g.maxLinger)
 }
 
 // leave takes e out of the queue and reports whether it was still queued
@@ -222,7 +286,17 @@ func (g *Group[T, R]) send(ctx context.Context, batch []*entry[T, R]) {
 		items[i] = e.item
 		e.size = len(batch)
 	}
+	var start time.Time
+	if g.adaptive {
+		start = g.now()
+	}
 	results, err := g.flush(ctx, items)
+	if g.adaptive {
+		took := g.now().Sub(start)
+		g.mu.Lock()
+		g.flushes.Observe(took)
+		g.mu.Unlock()
+	}
 	if err == nil && len(results) != len(batch) {
 		err = fmt.Errorf("the flush returned %d results for %d items", len(results), len(batch))
 	}
@@ -236,17 +310,22 @@ func (g *Group[T, R]) send(ctx context.Context, batch []*entry[T, R]) {
 }
 
 // gather waits until every member of cohort, the leader's, wrote or
-// settled (a lingering group: until the batch is full or Hurry), or the
-// group's wait passed, or ctx ended: the members of one cohort start
-// together and often finish together, and their writes then share one
-// batch.
+// settled, or the group's wait passed, or ctx ended: the members of one
+// cohort start together and often finish together, and their writes then
+// share one batch. A lingering leader (see linger) instead waits its linger
+// for the writes of any caller, until the batch is full or Hurry.
 func (g *Group[T, R]) gather(ctx context.Context, cohort *Cohort) {
 	var expired <-chan time.Time
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for g.waiting(cohort) {
+	linger := g.linger()
+	wait := g.wait
+	if linger > 0 {
+		wait = linger
+	}
+	for g.waiting(cohort, linger > 0) {
 		if expired == nil {
-			c, stop := g.timer(g.wait)
+			c, stop := g.timer(wait)
 			defer stop()
 			expired = c
 		}
@@ -267,8 +346,8 @@ func (g *Group[T, R]) gather(ctx context.Context, cohort *Cohort) {
 // waiting reports whether a leader of cohort still waits for more writes: a
 // lingering leader until Hurry or until the batch is full, any other until
 // its cohort wrote or settled. The caller holds g.mu.
-func (g *Group[T, R]) waiting(cohort *Cohort) bool {
-	if g.full > 0 {
+func (g *Group[T, R]) waiting(cohort *Cohort, lingering bool) bool {
+	if lingering {
 		return !g.hurried && len(g.pending) < g.full
 	}
 	return cohort.awaiting > 0

@@ -402,3 +402,108 @@ func TestHurryEndsLingering(t *testing.T) {
 		t.Fatalf("batches %v, want %v", got, want)
 	}
 }
+
+// manualClock is a clock the test moves; reads receives once per reading.
+type manualClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	reads chan struct{}
+}
+
+func newManualClock() *manualClock {
+	return &manualClock{t: time.Unix(1000, 0), reads: make(chan struct{}, 64)}
+}
+
+func (c *manualClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads <- struct{}{}
+	return c.t
+}
+
+// skipReads consumes n readings of c.
+func (c *manualClock) skipReads(n int) {
+	for range n {
+		<-c.reads
+	}
+}
+
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// An adaptive leader lingers once writes arrived closer together than a
+// flush took, as long as a flush takes but at most its longest linger, and
+// takes the writes of other cohorts meanwhile.
+func TestAdaptiveLeaderLingersWhileWritesArriveFasterThanAFlush(t *testing.T) {
+	rec := newRecorder()
+	rec.block = make(chan struct{})
+	clock := newManualClock()
+	fire := make(chan time.Time, 1)
+	asked := make(chan time.Duration, 1)
+	timer := func(d time.Duration) (<-chan time.Time, func()) { asked <- d; return fire, func() {} }
+	g := Adapt(rec.flush, time.Hour, 4*time.Millisecond, 8, timer, clock.now)
+
+	// Nothing measured yet: a lone write leads and flushes at once. The
+	// clock is read as each write arrives (under the group's mutex, once
+	// it is queued) and as each flush starts and ends.
+	var first, second, third Cohort
+	out1 := writeAsync(t.Context(), g, g.Join(&first), 1)
+	<-rec.called
+	clock.skipReads(2)
+	// A write of another cohort arrives while that flush takes 5 ms.
+	out2 := writeAsync(t.Context(), g, g.Join(&second), 2)
+	clock.skipReads(1)
+	clock.advance(5 * time.Millisecond)
+	rec.block <- struct{}{}
+	if got := <-out1; got.res.Value != 10 || got.size != 1 {
+		t.Fatalf("first write got %+v", got)
+	}
+	// Its leader lingers: the gap (none) is below the flush (5 ms), and
+	// the linger is capped at 4 ms.
+	if d := <-asked; d != 4*time.Millisecond {
+		t.Fatalf("linger %v, want 4ms", d)
+	}
+	out3 := writeAsync(t.Context(), g, g.Join(&third), 3)
+	clock.skipReads(2) // the first flush's end, the third write's arrival
+	fire <- time.Time{}
+	<-rec.called
+	rec.block <- struct{}{}
+	for i, out := range []<-chan outcome{out2, out3} {
+		if got := <-out; got.res.Value != (i+2)*10 || got.size != 2 {
+			t.Fatalf("write %d got %+v, want size 2", i+2, got)
+		}
+	}
+	if got, want := rec.recorded(), [][]int{{1}, {2, 3}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches %v, want %v", got, want)
+	}
+	assertIdle(t, g)
+}
+
+// Writes that arrive farther apart than a flush takes are written at once:
+// an adaptive leader lingers only when another write is likely to come.
+func TestAdaptiveLeaderDoesNotLingerForSparseWrites(t *testing.T) {
+	rec := newRecorder()
+	clock := newManualClock()
+	timer := newNeverTimer()
+	flush := func(ctx context.Context, items []int) ([]Result[int], error) {
+		clock.advance(time.Millisecond)
+		return rec.flush(ctx, items)
+	}
+	g := Adapt(flush, time.Hour, time.Second, 8, timer.timer, clock.now)
+	for i := 1; i <= 3; i++ {
+		var cohort Cohort
+		if res, size := g.Write(t.Context(), g.Join(&cohort), i); res.Value != i*10 || size != 1 {
+			t.Fatalf("write %d got %+v size %d", i, res, size)
+		}
+		clock.advance(5 * time.Millisecond)
+	}
+	if len(timer.started) != 0 {
+		t.Fatalf("a leader waited although writes came 6 ms apart and a flush took 1 ms")
+	}
+	if got, want := rec.recorded(), [][]int{{1}, {2}, {3}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches %v, want %v", got, want)
+	}
+}

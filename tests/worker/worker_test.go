@@ -492,6 +492,12 @@ func TestWorkerMapsHandlerResultsToFencedCommits(t *testing.T) {
 		n := counter.Add(job.RunID)
 		switch job.RunID {
 		case "complete":
+			// The job carries its claim's time, which the run's row holds
+			// until a heartbeat refreshes it.
+			run, err := client.FetchRun(ctx, job.Scope, job.RunID)
+			if err != nil || run.ClaimedAt == nil || !run.ClaimedAt.Equal(job.ClaimedAt) {
+				problem("job claimed at %v, run claimed at %v (%v)", job.ClaimedAt, run.ClaimedAt, err)
+			}
 			return docket.Complete(json.RawMessage(`{"r":"complete"}`))
 		case "fail":
 			return docket.Fail(errors.New("boom"))
