@@ -20,6 +20,10 @@ type book struct {
 	inserted []time.Time
 	started  []atomic.Int64
 	handled  atomic.Int64
+	// claimed, returned and settled are, for the runs of a Docket drain,
+	// when each was first claimed, when its first handler returned and
+	// when its first verdict was written (Unix nanoseconds, 0 if never).
+	claimed, returned, settled []atomic.Int64
 	// all is closed when every run has started once.
 	all     chan struct{}
 	allOnce sync.Once
@@ -52,6 +56,9 @@ func (b *book) addMany(tenant string, n int, d time.Duration) []int {
 func (b *book) seal() {
 	b.inserted = make([]time.Time, len(b.tenants))
 	b.started = make([]atomic.Int64, len(b.tenants))
+	b.claimed = make([]atomic.Int64, len(b.tenants))
+	b.returned = make([]atomic.Int64, len(b.tenants))
+	b.settled = make([]atomic.Int64, len(b.tenants))
 }
 
 // size is the number of runs.
@@ -117,4 +124,51 @@ func (b *book) addManySpread(n, tenants int, d time.Duration) []int {
 		runs[i] = b.add(tenantName(i%tenants), d)
 	}
 	return runs
+}
+
+// markClaimed records that run r was claimed at t, unless it was before.
+func (b *book) markClaimed(r int, t time.Time) { b.claimed[r].CompareAndSwap(0, t.UnixNano()) }
+
+// markReturned records that a handler of run r returned now, unless one did
+// before.
+func (b *book) markReturned(r int) { b.returned[r].CompareAndSwap(0, time.Now().UnixNano()) }
+
+// markSettled records that a verdict on run r was written now, unless one
+// was before.
+func (b *book) markSettled(r int) { b.settled[r].CompareAndSwap(0, time.Now().UnixNano()) }
+
+// holding is how runs held their tenant's admission: over the span from
+// the first claim to the last verdict of the runs measured, the mean number
+// admitted (claimed, verdict not yet written) and the mean number in a
+// handler; what is admitted but not in a handler was held ahead of the
+// handlers or waited for its verdict's write.
+type holding struct {
+	MeanAdmitted  float64 `json:"mean_admitted"`
+	MeanInHandler float64 `json:"mean_in_handler"`
+	// HeldShare is the share of the admitted time spent out of a handler.
+	HeldShare float64 `json:"held_share"`
+}
+
+// holdingOf measures runs whose claim, handler and verdict were all
+// recorded; ok is false when none was (an engine without admissions).
+func (b *book) holdingOf(runs []int) (h holding, ok bool) {
+	var admitted, inHandler, first, last int64
+	for _, r := range runs {
+		claimed, started, returned, settled := b.claimed[r].Load(), b.started[r].Load(), b.returned[r].Load(), b.settled[r].Load()
+		if claimed == 0 || started == 0 || returned == 0 || settled == 0 {
+			continue
+		}
+		admitted += settled - claimed
+		inHandler += returned - started
+		if first == 0 || claimed < first {
+			first = claimed
+		}
+		last = max(last, settled)
+	}
+	if admitted <= 0 || last <= first {
+		return holding{}, false
+	}
+	span := float64(last - first)
+	return holding{MeanAdmitted: float64(admitted) / span, MeanInHandler: float64(inHandler) / span,
+		HeldShare: 1 - float64(inHandler)/float64(admitted)}, true
 }

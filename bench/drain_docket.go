@@ -34,6 +34,7 @@ func newDocketDrainOn(env *docketEnv, b *book, cfg docket.WorkerConfig) (*docket
 	d := &docketDrain{env: env, book: b, ran: make(chan error, 1)}
 	var err error
 	cfg.Handler = d.handle
+	cfg.OnEvent = d.event
 	d.worker, err = docket.NewWorker(env.client, cfg)
 	if err != nil {
 		return nil, errors.Join(err, env.close())
@@ -47,10 +48,22 @@ func (d *docketDrain) handle(ctx context.Context, job *docket.Job) docket.Result
 	if err != nil {
 		return docket.Fail(err)
 	}
+	d.book.markClaimed(r, job.ClaimedAt)
 	if !sleepFor(ctx, d.book.begin(r)) {
 		return docket.Yield()
 	}
+	d.book.markReturned(r)
 	return docket.Complete(nil)
+}
+
+// event records when each verdict was written.
+func (d *docketDrain) event(ev docket.WorkerEvent) {
+	if ev.Kind != docket.EventVerdict || ev.Outcome != docket.VerdictWritten {
+		return
+	}
+	if r, err := runOf(ev.RunID); err == nil {
+		d.book.markSettled(r)
+	}
 }
 
 func (d *docketDrain) insert(ctx context.Context, runs []int) error {

@@ -33,6 +33,10 @@ type fairnessPoint struct {
 	// the light tenants' only.
 	JainAll   float64 `json:"jain_all_tenants"`
 	JainLight float64 `json:"jain_light_tenants"`
+	// HotHolding is how the hot tenant's runs held its cap (Docket
+	// engines only): how many were admitted and how many in a handler, on
+	// average, from its first claim to its last verdict.
+	HotHolding *holding `json:"hot_holding,omitempty"`
 	// MeanWaitMs is each tenant's mean wait.
 	MeanWaitMs map[string]float64 `json:"mean_wait_ms_by_tenant"`
 }
@@ -108,6 +112,9 @@ func fairnessOf(engine engineName, b *book, d drainTimes, hotRuns, lightRuns []i
 	pt.JainAll, pt.JainLight = jain(all), jain(light)
 	pt.LightFirstP95Ms = ms(percentile(firsts, 95))
 	pt.LightFirstP95OverDrain = ratio(pt.LightFirstP95Ms, ms(drain))
+	if h, ok := b.holdingOf(hotRuns); ok {
+		pt.HotHolding = &h
+	}
 	return pt
 }
 
@@ -124,10 +131,15 @@ func waitsOf(b *book, runs []int, began time.Time) []time.Duration {
 func (r *fairnessResult) table() *table {
 	t := newTable(fmt.Sprintf("3. Tenant fairness: hot tenant %d runs inserted first, then %d light tenants sharing %d runs; handler %s, concurrency %d, TenantFair cap %d",
 		r.HotRuns, r.LightTenants, r.Runs-r.HotRuns, time.Duration(r.HandlerMs*float64(time.Millisecond)), r.Concurrency, r.Cap),
-		"engine", "drain s", "light p95 ms", "light p95 / drain", "light first-start p95 / drain", "hot p95 ms", "Jain (all 20)", "Jain (19 light)")
+		"engine", "drain s", "light p95 ms", "light p95 / drain", "light first-start p95 / drain", "hot p95 ms", "Jain (all 20)", "Jain (19 light)",
+		"hot admitted (mean)", "hot in handler (mean)", "hot admitted out of a handler")
 	for _, pt := range r.Points {
+		admitted, inHandler, held := "-", "-", "-"
+		if h := pt.HotHolding; h != nil {
+			admitted, inHandler, held = f2(h.MeanAdmitted), f2(h.MeanInHandler), fmt.Sprintf("%.1f%%", 100*h.HeldShare)
+		}
 		t.add(string(pt.Engine), f2(pt.DrainSeconds), f0(pt.LightP95WaitMs), f3(pt.LightP95OverDrain),
-			f3(pt.LightFirstP95OverDrain), f0(pt.HotP95WaitMs), f3(pt.JainAll), f3(pt.JainLight))
+			f3(pt.LightFirstP95OverDrain), f0(pt.HotP95WaitMs), f3(pt.JainAll), f3(pt.JainLight), admitted, inHandler, held)
 	}
 	return t
 }

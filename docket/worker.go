@@ -157,13 +157,14 @@ func NewTestWorker(client *Client, cfg WorkerConfig, test WorkerTestConfig) (*Wo
 	if resolved.Handler != nil {
 		handler = chain(resolved.Middleware, resolved.Handler)
 	}
+	ahead := newClaimAhead(resolved)
 	return &Worker{
 		client:         client,
+		commits:        newGroupCommit(client, resolved, ahead),
 		cfg:            resolved,
 		logger:         resolved.Logger,
 		handler:        handler,
-		commits:        newGroupCommit(client, resolved),
-		ahead:          newClaimAhead(resolved),
+		ahead:          ahead,
 		scheduleClock:  clock,
 		slotFreed:      make(chan struct{}, resolved.claimSlots()),
 		handlerSlots:   make(chan struct{}, resolved.Concurrency),

@@ -10,9 +10,10 @@
 // A lingering group (Linger) trades latency for larger batches: its leader
 // waits the whole linger for the writes of any caller, cohorts aside, unless
 // the batch fills up first or Hurry was called. An adaptive group (Adapt)
-// decides for each leader: it lingers, as long as a flush takes, only while
-// writes have been arriving closer together than that, and otherwise waits
-// for its cohort.
+// decides for each leader, from the moving averages of a flush's time and of
+// the gap between writes: it lingers, as long as its caller's rule says for
+// that flush time, only while writes have been arriving closer together than
+// that, and otherwise waits for its cohort.
 //
 // The group knows nothing of what it writes: the flush function it is given
 // sends one batch and reports one result per item.

@@ -38,9 +38,10 @@ type Group[T, R any] struct {
 	full int
 	// adaptive makes the group decide for each leader whether it lingers,
 	// and how long (see Adapt): full is then the lingering leader's bound,
-	// maxLinger its longest linger, and now the clock of its measurements.
+	// lingerFor its linger given the average flush, and now the clock of
+	// its measurements.
 	adaptive  bool
-	maxLinger time.Duration
+	lingerFor func(flush time.Duration) time.Duration
 	now       func() time.Time
 	// changed receives a value, if none is pending, whenever a write
 	// arrives or a member stops being awaited.
@@ -97,18 +98,17 @@ func Linger[T, R any](flush Flush[T, R], linger time.Duration, full int, timer T
 }
 
 // Adapt returns a group that decides for each leader from what it measured:
-// when writes have been arriving closer together than a flush takes, on
-// the moving averages of both, the leader lingers as long as a flush takes,
-// at most maxLinger, for the writes of any caller, and flushes early once
-// full writes are pending or after Hurry; otherwise it waits for its cohort,
-// at most wait, as a leader of a group made by New does. So a batch waits
-// at most about as long again as writing it takes, and only while another
-// write is likely to arrive meanwhile. now is the clock of the
-// measurements and timer of the waits; nil is the system clock's. full and
-// maxLinger must be positive.
-func Adapt[T, R any](flush Flush[T, R], wait, maxLinger time.Duration, full int, timer Timer, now func() time.Time) *Group[T, R] {
+// the moving averages of a flush's time and of the gap between writes. The
+// leader lingers lingerFor(average flush) for the writes of any caller,
+// flushing early once full writes are pending or after Hurry, when writes
+// have been arriving closer together than that linger; otherwise it waits
+// for its cohort, at most wait, as a leader of a group made by New does.
+// So a leader lingers only while another write is likely to arrive
+// meanwhile. now is the clock of the measurements and timer of the waits;
+// nil is the system clock's. full must be positive.
+func Adapt[T, R any](flush Flush[T, R], wait time.Duration, full int, lingerFor func(flush time.Duration) time.Duration, timer Timer, now func() time.Time) *Group[T, R] {
 	g := New(flush, wait, timer)
-	g.adaptive, g.maxLinger, g.full, g.now = true, maxLinger, full, now
+	g.adaptive, g.lingerFor, g.full, g.now = true, lingerFor, full, now
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -228,10 +228,13 @@ func (g *Group[T, R]) linger() time.Duration {
 		return 0
 	}
 	flush, gap := g.flushes.Value(), g.gaps.Value()
-	if flush == 0 || gap == 0 || gap >= flush {
+	if flush == 0 || gap == 0 {
 		return 0
 	}
-	return min(flush, g.maxLinger)
+	if linger := g.lingerFor(flush); gap < linger {
+		return linger
+	}
+	return 0
 }
 
 // leave takes e out of the queue and reports whether it was still queued

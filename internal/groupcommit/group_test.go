@@ -434,9 +434,9 @@ func (c *manualClock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// An adaptive leader lingers once writes arrived closer together than a
-// flush took, as long as a flush takes but at most its longest linger, and
-// takes the writes of other cohorts meanwhile.
+// An adaptive leader lingers once writes arrived closer together than its
+// linger (here as long as a flush takes, at most 4 ms), and takes the
+// writes of other cohorts meanwhile.
 func TestAdaptiveLeaderLingersWhileWritesArriveFasterThanAFlush(t *testing.T) {
 	rec := newRecorder()
 	rec.block = make(chan struct{})
@@ -444,7 +444,7 @@ func TestAdaptiveLeaderLingersWhileWritesArriveFasterThanAFlush(t *testing.T) {
 	fire := make(chan time.Time, 1)
 	asked := make(chan time.Duration, 1)
 	timer := func(d time.Duration) (<-chan time.Time, func()) { asked <- d; return fire, func() {} }
-	g := Adapt(rec.flush, time.Hour, 4*time.Millisecond, 8, timer, clock.now)
+	g := Adapt(rec.flush, time.Hour, 8, func(flush time.Duration) time.Duration { return min(flush, 4*time.Millisecond) }, timer, clock.now)
 
 	// Nothing measured yet: a lone write leads and flushes at once. The
 	// clock is read as each write arrives (under the group's mutex, once
@@ -461,8 +461,7 @@ func TestAdaptiveLeaderLingersWhileWritesArriveFasterThanAFlush(t *testing.T) {
 	if got := <-out1; got.res.Value != 10 || got.size != 1 {
 		t.Fatalf("first write got %+v", got)
 	}
-	// Its leader lingers: the gap (none) is below the flush (5 ms), and
-	// the linger is capped at 4 ms.
+	// Its leader lingers 4 ms: the gap (none) is below that.
 	if d := <-asked; d != 4*time.Millisecond {
 		t.Fatalf("linger %v, want 4ms", d)
 	}
@@ -482,8 +481,9 @@ func TestAdaptiveLeaderLingersWhileWritesArriveFasterThanAFlush(t *testing.T) {
 	assertIdle(t, g)
 }
 
-// Writes that arrive farther apart than a flush takes are written at once:
-// an adaptive leader lingers only when another write is likely to come.
+// Writes that arrive farther apart than the linger (here as long as a
+// flush takes) are written at once: an adaptive leader lingers only when
+// another write is likely to come.
 func TestAdaptiveLeaderDoesNotLingerForSparseWrites(t *testing.T) {
 	rec := newRecorder()
 	clock := newManualClock()
@@ -492,7 +492,7 @@ func TestAdaptiveLeaderDoesNotLingerForSparseWrites(t *testing.T) {
 		clock.advance(time.Millisecond)
 		return rec.flush(ctx, items)
 	}
-	g := Adapt(flush, time.Hour, time.Second, 8, timer.timer, clock.now)
+	g := Adapt(flush, time.Hour, 8, func(flush time.Duration) time.Duration { return flush }, timer.timer, clock.now)
 	for i := 1; i <= 3; i++ {
 		var cohort Cohort
 		if res, size := g.Write(t.Context(), g.Join(&cohort), i); res.Value != i*10 || size != 1 {
