@@ -17,13 +17,12 @@ import (
 const riverFetchStatement = "JobGetAvailable"
 
 // docketClaimStatements are the sqlc names of the claim statements a Docket
-// Worker sends in its claim batch: each engine's, and the combined one a
-// TenantFair Worker sends unless SoloClaims is set. A combined claim that
+// Worker sends in its claim batch: the combined one of TenantFair, and
+// Legacy's. A combined claim that
 // found a combiner at work is two such batches (the first try and the wait),
 // each timed as a call of its own.
 func docketClaimStatements() []string {
-	return []string{statementName(dbgen.TenantFairClaimNoted), statementName(dbgen.LegacyClaimNoted),
-		statementName(dbgen.TenantFairClaimCombinedNoted)}
+	return []string{statementName(dbgen.TenantFairClaimCombinedNoted), statementName(dbgen.LegacyClaimNoted)}
 }
 
 // statementName is the sqlc name of a generated statement: the first word

@@ -92,7 +92,7 @@ func profileClaims(ctx context.Context, c *cluster, sz sizes, claimers, demand i
 // serializedSection splits the time between two walks of a loop: walks
 // serialize on the policy row, so the loop's elapsed time over its walks is
 // the cycle of one walk. A walk is one engine call, whether a claimer made
-// it (SoloClaims, ClaimDueTx) or a combined call made it for itself and the
+// it (ClaimDueTx) or a combined call made it for itself and the
 // waiters it served: every statement that calls docket_tenant_fair_claim
 // directly, at any level. Of the cycle, the engine works for its mean time
 // less the mean wait for the policy row (the policy_wait statement, the

@@ -26,26 +26,16 @@ import (
 // ErrInvalidArgument. With Config.AsyncClaimCommit the statement goes in one
 // batch after a local synchronous_commit off, so its implicit transaction
 // commits without waiting for its WAL flush. A TenantFair client combines
-// claims unless Config.SoloClaims is set: a call that finds the domain's
-// cursor held files its demand and waits, and may be served by the walk of
-// the call that holds the cursor (docs/claim-algorithm.md, "Combined
-// claims").
+// claims: a call that finds the domain's cursor held files its demand and
+// waits, and may be served by the walk of the call that holds the cursor
+// (docs/claim-algorithm.md, "Combined claims").
 func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
 	return c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanEveryCall, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
-		if c.combines() {
-			return claimBatch(ctx, c, p, dbgen.TenantFairClaimCombined, nil, nil)
-		}
-		if p.AsyncCommit {
+		if c.engine.tenantFair || p.AsyncCommit {
 			return claimBatch(ctx, c, p, c.engine.statements.claimSQL, nil, nil)
 		}
 		return execClaim(ctx, c.queries, c.engine.statements, p)
 	})
-}
-
-// combines says whether this client's production claims go through the
-// combined claim function: a TenantFair client without Config.SoloClaims.
-func (c *Client) combines() bool {
-	return c.engine.tenantFair && !c.config.SoloClaims
 }
 
 // ClaimDueTx is ClaimDue inside the caller's transaction, which must be a
@@ -287,11 +277,7 @@ func (c *Client) execClaimRead(ctx context.Context, p claimpolicy.Plan) ([]claim
 		leased, err = pgx.CollectRows(leasedRows, pgx.RowToStructByPos[dbgen.LeasedRunsRow])
 		return err
 	}
-	noted := c.engine.statements.noted
-	if c.combines() {
-		noted = dbgen.TenantFairClaimCombinedNoted
-	}
-	rows, err := claimBatch(ctx, c, p, noted, more, readMore)
+	rows, err := claimBatch(ctx, c, p, c.engine.statements.noted, more, readMore)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -344,8 +330,10 @@ type engine struct {
 
 // claimStatements are the generated statements of one claim function.
 type claimStatements struct {
-	// claim runs a production call through the generated accessor; claimSQL
-	// is its text, for a claim batch.
+	// claim runs a call of the claim function through the generated
+	// accessor, as ClaimDueTx does; claimSQL is the text ClaimDue sends in
+	// a claim batch: the same call for Legacy, the combined claim for
+	// TenantFair.
 	claim    func(ctx context.Context, q *dbgen.Queries, a claimpolicy.Args) ([]claimpolicy.Row, error)
 	claimSQL string
 	// trace runs a traced call through the generated accessor.
@@ -392,8 +380,8 @@ func tenantFairEngine(p policy.TenantFair) engine {
 				rows, err := q.TenantFairClaimTrace(ctx, dbgen.TenantFairClaimTraceParams(a))
 				return convertRows(rows, err, func(r dbgen.TenantFairClaimTraceRow) claimpolicy.TraceRow { return claimpolicy.TraceRow(r) })
 			},
-			claimSQL: dbgen.TenantFairClaim,
-			noted:    dbgen.TenantFairClaimNoted,
+			claimSQL: dbgen.TenantFairClaimCombined,
+			noted:    dbgen.TenantFairClaimCombinedNoted,
 		},
 		synchronize: func(ctx context.Context, q *dbgen.Queries, row dbgen.DocketClaimPolicy) error {
 			return synchronizeTenantFair(ctx, q, row, p)

@@ -66,14 +66,6 @@ type Config struct {
 	// write is fenced by the lost claim token. False (the default) keeps the
 	// session's setting; see docs/performance.md, "synchronous_commit".
 	AsyncClaimCommit bool
-	// SoloClaims turns combined claims off: every ClaimDue of a TenantFair
-	// client and every claim of its Workers then runs a walk of its own,
-	// waiting for the whole call of every claimer ahead of it. By default
-	// (false) a call that finds another call combining announces its
-	// demand and waits in the same call, and the combining call serves that
-	// demand in its own walk (docs/claim-algorithm.md, "Combined claims").
-	// Legacy clients, ClaimDueTx and the trace calls never combine.
-	SoloClaims bool
 	// Schema names the schema (the fairness domain) Docket's tables live in.
 	// Every statement Docket sends, on the pool or in the app's own
 	// transaction, then runs with search_path set to it for that statement

@@ -28,47 +28,23 @@ select c.claim_token::uuid as claim_token, c.checkpoint_seq::bigint as checkpoin
            sqlc.arg(attempt_changes)::text[], sqlc.arg(error_kinds)::text[],
            sqlc.arg(error_texts)::text[]) as c;
 
--- name: TenantFairClaimNoted :many
--- TenantFairClaim for the Worker's claim batch: the same rows, and the run
--- ids it leased noted as an array literal in the transaction-local setting
--- docket.leased_run_ids for LeasedRuns, the batch's next statement; the batch
--- is one implicit transaction, so the note never outlives it. The note is
--- cleared before the function runs, so a call that leases nothing leaves it
--- empty whether or not the aggregate below runs: the clear sits in a one-row
--- subquery (volatile, so the planner never flattens it) whose column the
--- function call reads through LATERAL, which makes the function the inner
--- side of the join, unable to start before the clear, whatever the plan.
--- That column is the trace argument, (cleared is null), which is false
--- because set_config returns the new value; a column reference is not a
--- constant, so folding cannot drop the dependency. The cross join with the
--- one-row aggregate, whose column the filter reads, writes the leases.
-with c as materialized (
-    select f.*
-      from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
-           cross join lateral /*schema*/docket_tenant_fair_claim(
-               sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
-               sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text,
-               (note.cleared is null)) as f
-), noted as (
-    select set_config('docket.leased_run_ids',
-                      coalesce(array_agg(c.run_id) filter (where c.claim_token is not null), '{}')::text,
-                      true) as run_ids
-      from c
-)
-select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from c cross join noted
- where c.row_kind <> 'inspection' and noted.run_ids is not null
- order by c.visit_ordinal, c.outcome_ordinal nulls last;
-
 -- name: TenantFairClaimCombinedNoted :many
--- TenantFairClaimCombined for the Worker's claim batch, clearing and then
--- noting its leases for LeasedRuns as TenantFairClaimNoted does; the
--- preference argument reads the cleared note, which is not null, so that
--- the function call depends on the clear. A waiter's leases were written
--- by the combiner that served it and are committed; LeasedRuns reads them
--- in a snapshot after this statement.
+-- TenantFairClaimCombined for the Worker's claim batch: the same rows, and
+-- the run ids it leased noted as an array literal in the transaction-local
+-- setting docket.leased_run_ids for LeasedRuns, the batch's next statement;
+-- the batch is one implicit transaction, so the note never outlives it. The
+-- note is cleared before the function runs, so a call that leases nothing
+-- leaves it empty whether or not the aggregate below runs: the clear sits
+-- in a one-row subquery (volatile, so the planner never flattens it) whose
+-- column the function call reads through LATERAL, which makes the function
+-- the inner side of the join, unable to start before the clear, whatever
+-- the plan. That column feeds the preference argument, which reads the
+-- cleared note (not null, since set_config returns the new value); a column
+-- reference is not a constant, so folding cannot drop the dependency. The
+-- cross join with the one-row aggregate, whose column the filter reads,
+-- writes the leases. A waiter's leases were written by the combiner that
+-- served it and are committed; LeasedRuns reads them in a snapshot after
+-- this statement.
 with c as materialized (
     select f.*
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
@@ -91,7 +67,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 
 -- name: LegacyClaimNoted :many
 -- LegacyClaim for the Worker's claim batch, clearing and then noting its
--- leases for LeasedRuns as TenantFairClaimNoted does.
+-- leases for LeasedRuns as TenantFairClaimCombinedNoted does.
 with c as materialized (
     select f.*
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note

@@ -260,7 +260,7 @@ type LegacyClaimNotedRow struct {
 }
 
 // LegacyClaim for the Worker's claim batch, clearing and then noting its
-// leases for LeasedRuns as TenantFairClaimNoted does.
+// leases for LeasedRuns as TenantFairClaimCombinedNoted does.
 func (q *Queries) LegacyClaimNoted(ctx context.Context, arg LegacyClaimNotedParams) ([]LegacyClaimNotedRow, error) {
 	rows, err := q.db.Query(ctx, LegacyClaimNoted,
 		arg.Now,
@@ -416,12 +416,22 @@ type TenantFairClaimCombinedNotedRow struct {
 	EligibleAt    *time.Time
 }
 
-// TenantFairClaimCombined for the Worker's claim batch, clearing and then
-// noting its leases for LeasedRuns as TenantFairClaimNoted does; the
-// preference argument reads the cleared note, which is not null, so that
-// the function call depends on the clear. A waiter's leases were written
-// by the combiner that served it and are committed; LeasedRuns reads them
-// in a snapshot after this statement.
+// TenantFairClaimCombined for the Worker's claim batch: the same rows, and
+// the run ids it leased noted as an array literal in the transaction-local
+// setting docket.leased_run_ids for LeasedRuns, the batch's next statement;
+// the batch is one implicit transaction, so the note never outlives it. The
+// note is cleared before the function runs, so a call that leases nothing
+// leaves it empty whether or not the aggregate below runs: the clear sits
+// in a one-row subquery (volatile, so the planner never flattens it) whose
+// column the function call reads through LATERAL, which makes the function
+// the inner side of the join, unable to start before the clear, whatever
+// the plan. That column feeds the preference argument, which reads the
+// cleared note (not null, since set_config returns the new value); a column
+// reference is not a constant, so folding cannot drop the dependency. The
+// cross join with the one-row aggregate, whose column the filter reads,
+// writes the leases. A waiter's leases were written by the combiner that
+// served it and are committed; LeasedRuns reads them in a snapshot after
+// this statement.
 func (q *Queries) TenantFairClaimCombinedNoted(ctx context.Context, arg TenantFairClaimCombinedNotedParams) ([]TenantFairClaimCombinedNotedRow, error) {
 	rows, err := q.db.Query(ctx, TenantFairClaimCombinedNoted,
 		arg.Now,
@@ -437,107 +447,6 @@ func (q *Queries) TenantFairClaimCombinedNoted(ctx context.Context, arg TenantFa
 	var items []TenantFairClaimCombinedNotedRow
 	for rows.Next() {
 		var i TenantFairClaimCombinedNotedRow
-		if err := rows.Scan(
-			&i.RowKind,
-			&i.ErrorReason,
-			&i.RunID,
-			&i.TenantID,
-			&i.GraphID,
-			&i.GraphHash,
-			&i.CheckpointSeq,
-			&i.ClaimToken,
-			&i.ClaimedAt,
-			&i.ClaimAttempt,
-			&i.PoisonedAt,
-			&i.PoisonReason,
-			&i.WorkClass,
-			&i.EligibleAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const TenantFairClaimNoted = `-- name: TenantFairClaimNoted :many
-with c as materialized (
-    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.call_token, f.transaction_id, f.visit_ordinal, f.outcome_ordinal, f.demand, f.cursor_before, f.cursor_after, f.ring_position, f.scope_key, f.disposition, f.outcome_count, f.epoch_delta
-      from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
-           cross join lateral /*schema*/docket_tenant_fair_claim(
-               $1::timestamptz, $2::timestamptz, $3::integer,
-               $4::integer, $5::text,
-               (note.cleared is null)) as f
-), noted as (
-    select set_config('docket.leased_run_ids',
-                      coalesce(array_agg(c.run_id) filter (where c.claim_token is not null), '{}')::text,
-                      true) as run_ids
-      from c
-)
-select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
-  from c cross join noted
- where c.row_kind <> 'inspection' and noted.run_ids is not null
- order by c.visit_ordinal, c.outcome_ordinal nulls last
-`
-
-type TenantFairClaimNotedParams struct {
-	Now         time.Time
-	Cutoff      time.Time
-	Demand      int32
-	MaxAttempts int32
-	Preference  *string
-}
-
-type TenantFairClaimNotedRow struct {
-	RowKind       *string
-	ErrorReason   *string
-	RunID         *string
-	TenantID      *string
-	GraphID       *string
-	GraphHash     *string
-	CheckpointSeq *int64
-	ClaimToken    *uuid.UUID
-	ClaimedAt     *time.Time
-	ClaimAttempt  *int32
-	PoisonedAt    *time.Time
-	PoisonReason  *string
-	WorkClass     *string
-	EligibleAt    *time.Time
-}
-
-// TenantFairClaim for the Worker's claim batch: the same rows, and the run
-// ids it leased noted as an array literal in the transaction-local setting
-// docket.leased_run_ids for LeasedRuns, the batch's next statement; the batch
-// is one implicit transaction, so the note never outlives it. The note is
-// cleared before the function runs, so a call that leases nothing leaves it
-// empty whether or not the aggregate below runs: the clear sits in a one-row
-// subquery (volatile, so the planner never flattens it) whose column the
-// function call reads through LATERAL, which makes the function the inner
-// side of the join, unable to start before the clear, whatever the plan.
-// That column is the trace argument, (cleared is null), which is false
-// because set_config returns the new value; a column reference is not a
-// constant, so folding cannot drop the dependency. The cross join with the
-// one-row aggregate, whose column the filter reads, writes the leases.
-func (q *Queries) TenantFairClaimNoted(ctx context.Context, arg TenantFairClaimNotedParams) ([]TenantFairClaimNotedRow, error) {
-	rows, err := q.db.Query(ctx, TenantFairClaimNoted,
-		arg.Now,
-		arg.Cutoff,
-		arg.Demand,
-		arg.MaxAttempts,
-		arg.Preference,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []TenantFairClaimNotedRow
-	for rows.Next() {
-		var i TenantFairClaimNotedRow
 		if err := rows.Scan(
 			&i.RowKind,
 			&i.ErrorReason,

@@ -555,29 +555,6 @@ func TestCombinedClaimCombinesOnlyLikeRequests(t *testing.T) {
 	expectNoDeliveries(t, e.Pool, "after the waiter walked")
 }
 
-// With Config.SoloClaims a client never waits for a combiner: while a
-// combiner holds the cursor its call waits for the policy row as the engine
-// does, announcing nothing, and is refused with lock_contention.
-func TestSoloClaimsNeverWaitForACombiner(t *testing.T) {
-	e := testkit.NewClaimTenantFair(t, 10)
-	e.DueMany("a", "r", 3, testkit.ClaimBase.Add(-time.Minute))
-	cfg := testkit.TenantFairConfig(10)
-	cfg.SoloClaims = true
-	client := testkit.OpenClient(t, e.Pool, cfg)
-	newCombiner(t, e)
-	answer := make(chan error, 1)
-	go func() {
-		_, err := client.ClaimDue(testkit.Context(t), testkit.ClaimReq(testkit.ClaimBase, 2, docket.PreferNone))
-		answer <- err
-	}()
-	if err := testkit.AwaitActivity(testkit.Context(t), e.Pool, `exists (select from pg_locks l join pg_stat_activity a on a.pid = l.pid
-		 where not l.granted and l.locktype in ('transactionid', 'tuple') and a.datname = current_database())`, testkit.WorkerDeadline); err != nil {
-		t.Fatalf("the solo claim does not wait for the policy row: %v", err)
-	}
-	expectMarkers(t, e.Pool, 0, "while the solo claim waits")
-	testkit.ClaimExpectUnavailable(t, <-answer, policy.ReasonLockContention)
-}
-
 // Sixteen demand-one claimers drain a backlog through combined calls: every
 // run leased exactly once, no call failed, every lease the run's live
 // claim and no delivery left behind but the tombstones of refused calls. A

@@ -202,12 +202,14 @@ drop table old.docket_schema_migrations`)
 	if err := combinedServe(ctx, pool, fairCfg, "docket."); err != nil {
 		t.Fatalf("combined claim served to a waiter: %v", err)
 	}
-	solo := fairCfg
-	solo.SoloClaims = true
-	soloClient := testkit.OpenClient(t, pool, solo)
-	_, err = soloClient.ClaimDue(ctx, docket.ClaimRequest{Now: now.Add(-time.Hour), Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
-	must("solo claim", err)
-	oneRunWorker(t, soloClient, "solo-1")
+	oneRunWorker(t, client, "fair-1")
+	// A walk of its own in the app's transaction, an hour before anything
+	// is due.
+	claimTx, err := pool.Begin(ctx)
+	must("begin the claim's transaction", err)
+	_, err = client.ClaimDueTx(ctx, claimTx, docket.ClaimRequest{Now: now.Add(-time.Hour), Limit: 1, ClaimTTL: time.Minute, MaxClaimAttempts: 5})
+	must("claim in the app's transaction", err)
+	must("commit the claim's transaction", claimTx.Commit(ctx))
 
 	// The run store.
 	_, err = client.InsertRun(ctx, newRun("a", "r1"))
@@ -413,9 +415,7 @@ func (*fatalRecorder) Helper() {}
 // Fatalf implements dockettest.TB.
 func (r *fatalRecorder) Fatalf(format string, args ...any) { r.message = fmt.Sprintf(format, args...) }
 
-// oneRunWorker drains one run, runID, with a Worker of client (the Legacy
-// engine's, or a TenantFair one's with SoloClaims: the claim statements a
-// TenantFair Worker that combines never sends).
+// oneRunWorker drains one run, runID, with a Worker of client.
 func oneRunWorker(t *testing.T, client *docket.Client, runID string) {
 	events := testkit.NewWorkerEvents()
 	w, runResult := testkit.StartWorker(t, client, docket.WorkerConfig{Concurrency: 1, OnEvent: events.Hook,

@@ -66,12 +66,12 @@ func waitedClaimReads(t *testing.T) bool {
 	// Due: the runs inserted below take wake_at = now() at their insert.
 	now := time.Now().Add(time.Minute)
 	batch := &pgx.Batch{}
-	batch.Queue(dbgen.TenantFairClaimNoted, now, now.Add(-testkit.ClaimTTL), int32(10), int32(testkit.ClaimMaxAttempts), nil)
+	batch.Queue(dbgen.TenantFairClaimCombinedNoted, now, now.Add(-testkit.ClaimTTL), int32(10), int32(testkit.ClaimMaxAttempts), nil)
 	batch.Queue(dbgen.LeasedRuns)
 	results := pool.SendBatch(ctx, batch)
 	defer func() { _ = results.Close() }()
 	if err := testkit.AwaitActivity(ctx, pool, `exists (select 1 from pg_stat_activity
-			where wait_event_type = 'Lock' and query like '%TenantFairClaimNoted%')`, 10*time.Second); err != nil {
+			where wait_event_type = 'Lock' and query like '%TenantFairClaimCombinedNoted%')`, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	insert("new", "b", `{"v": 2}`)
@@ -84,7 +84,7 @@ func waitedClaimReads(t *testing.T) bool {
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
-	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[dbgen.TenantFairClaimNotedRow])
+	rows, err := pgx.CollectRows(claimRows, pgx.RowToStructByPos[dbgen.TenantFairClaimCombinedNotedRow])
 	if err != nil {
 		t.Fatalf("claim rows: %v", err)
 	}

@@ -46,12 +46,12 @@ type engine struct {
 var engines = []engine{
 	{"tenant_fair", func(t testing.TB) *testkit.ClaimEnv { return testkit.NewClaimTenantFair(t, 10) },
 		func(t testing.TB, q *dbgen.Queries, now time.Time, demand int32) (map[string]lease, []string) {
-			rows, err := q.TenantFairClaimNoted(testkit.Context(t), dbgen.TenantFairClaimNotedParams{
+			rows, err := q.TenantFairClaimCombinedNoted(testkit.Context(t), dbgen.TenantFairClaimCombinedNotedParams{
 				Now: now, Cutoff: now.Add(-testkit.ClaimTTL), Demand: demand, MaxAttempts: testkit.ClaimMaxAttempts})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
-			return outcomes(t, rows, func(r dbgen.TenantFairClaimNotedRow) dbgen.LegacyClaimNotedRow { return dbgen.LegacyClaimNotedRow(r) })
+			return outcomes(t, rows, func(r dbgen.TenantFairClaimCombinedNotedRow) dbgen.LegacyClaimNotedRow { return dbgen.LegacyClaimNotedRow(r) })
 		}},
 	{"legacy", testkit.NewClaimLegacy,
 		func(t testing.TB, q *dbgen.Queries, now time.Time, demand int32) (map[string]lease, []string) {
@@ -257,8 +257,7 @@ func drainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 	if !maps.Equal(seen, stored) {
 		t.Errorf("handlers saw the states %v, want the stored %v", seen, stored)
 	}
-	// A TenantFair Worker combines its claims (Config.SoloClaims is off);
-	// with one Worker no call ever waits, so every claim is one batch.
+	// A TenantFair Worker combines its claims; with one Worker no call ever waits, so every claim is one batch.
 	wantBatch := []string{"TenantFairClaimCombinedNoted", "LeasedRuns"}
 	if async {
 		wantBatch = append([]string{"CommitClaimAsynchronously"}, wantBatch...)
