@@ -157,14 +157,13 @@ func NewTestWorker(client *Client, cfg WorkerConfig, test WorkerTestConfig) (*Wo
 	if resolved.Handler != nil {
 		handler = chain(resolved.Middleware, resolved.Handler)
 	}
-	ahead := newClaimAhead(resolved)
 	return &Worker{
 		client:         client,
-		commits:        newGroupCommit(client, resolved, ahead),
+		commits:        newGroupCommit(client, resolved),
 		cfg:            resolved,
 		logger:         resolved.Logger,
 		handler:        handler,
-		ahead:          ahead,
+		ahead:          newClaimAhead(resolved),
 		scheduleClock:  clock,
 		slotFreed:      make(chan struct{}, resolved.claimSlots()),
 		handlerSlots:   make(chan struct{}, resolved.Concurrency),

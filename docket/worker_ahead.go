@@ -50,15 +50,10 @@ func (a *claimAhead) observeClaim(d time.Duration) { a.observe(&a.claim, d) }
 // observeHandler records how long a handler call took.
 func (a *claimAhead) observeHandler(d time.Duration) { a.observe(&a.handler, d) }
 
-// claimTime is the moving average of the claim calls' times, 0 before the
-// first; it is measured whether or not the number held ahead is fixed.
-func (a *claimAhead) claimTime() time.Duration {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.claim.Value()
-}
-
 func (a *claimAhead) observe(avg *movingavg.Duration, d time.Duration) {
+	if a.fixed {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	avg.Observe(d)

@@ -171,16 +171,14 @@ type WorkerTuning struct {
 	// handler's are. Stopping writes the waiting verdicts at once. It must
 	// be shorter than ClaimTTL minus HeartbeatInterval, since a returned
 	// handler's claim is no longer refreshed. Zero (the default) lets the
-	// worker decide from what it measures (moving averages): its wait is the
-	// longer of one commit statement's time and one claim call's (a verdict
-	// written within a claim call's time is seen by the worker's next call),
-	// at most 20 ms and half of ClaimTTL minus HeartbeatInterval. While
-	// verdicts arrive closer together than that wait, the first waits it
-	// for the verdicts of any claim call (at most one per claim slot);
-	// otherwise a verdict is written as soon as the other jobs of its claim
-	// call returned, or 200 µs passed. So verdicts wait only when another is
-	// likely to come meanwhile, and a worker whose claim calls are fast
-	// keeps its verdicts' waits short.
+	// worker decide from what it measures (moving averages): its wait is one
+	// commit statement's time, at most 20 ms and half of ClaimTTL minus
+	// HeartbeatInterval. While verdicts arrive closer together than that
+	// wait, the first waits it for the verdicts of any claim call (at most
+	// one per claim slot); otherwise a verdict is written as soon as the
+	// other jobs of its claim call returned, or 200 µs passed. So a verdict
+	// waits at most about as long again as writing it takes, and only when
+	// another is likely to come meanwhile.
 	VerdictBatchWait time.Duration
 }
 

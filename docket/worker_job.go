@@ -493,22 +493,20 @@ type batchCommitted struct {
 // the worker decides the wait itself (WorkerTuning.VerdictBatchWait zero).
 const maxAdaptiveVerdictWait = 20 * time.Millisecond
 
-// newGroupCommit returns the group commit of a worker of resolved cfg whose
-// claim calls ahead times: a lingering one when WorkerTuning.VerdictBatchWait
-// is set, else one that decides from what it measures (groupcommit.Adapt).
-// Its leader waits for the verdicts of other claim calls as long as the
-// longer of a CommitRuns statement and a claim call takes (a verdict written
-// within one claim call's time is seen by the worker's next call), at most
-// maxAdaptiveVerdictWait and half the claim's unrefreshed window, while
-// verdicts arrive closer together than that; otherwise it waits for its own
-// claim call's jobs, at most groupCommitWait.
-func newGroupCommit(client *Client, cfg WorkerConfig, ahead *claimAhead) *groupCommit {
+// newGroupCommit returns the group commit of a worker of resolved cfg: a
+// lingering one when WorkerTuning.VerdictBatchWait is set, else one that
+// decides from what it measures (groupcommit.Adapt). Its leader waits for
+// the verdicts of other claim calls as long as a CommitRuns statement
+// takes, at most maxAdaptiveVerdictWait and half the claim's unrefreshed
+// window, while verdicts arrive closer together than that; otherwise it
+// waits for its own claim call's jobs, at most groupCommitWait. A waiting
+// verdict's run holds its tenant's admission, so the wait stays as short as
+// the statement it saves.
+func newGroupCommit(client *Client, cfg WorkerConfig) *groupCommit {
 	if wait := cfg.Tuning.VerdictBatchWait; wait > 0 {
 		return groupcommit.Linger(client.commitBatch, wait, MaxVerdictBatch, nil)
 	}
 	maxWait := min(maxAdaptiveVerdictWait, (cfg.ClaimTTL-cfg.HeartbeatInterval)/2)
-	lingerFor := func(flush time.Duration) time.Duration {
-		return min(max(flush, ahead.claimTime()), maxWait)
-	}
+	lingerFor := func(flush time.Duration) time.Duration { return min(flush, maxWait) }
 	return groupcommit.Adapt(client.commitBatch, groupCommitWait, cfg.committingCapacity(), lingerFor, nil, nil)
 }
