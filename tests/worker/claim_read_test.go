@@ -51,7 +51,9 @@ var engines = []engine{
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
-			return outcomes(t, rows, func(r dbgen.TenantFairClaimCombinedNotedRow) dbgen.LegacyClaimNotedRow { return dbgen.LegacyClaimNotedRow(r) })
+			return outcomes(t, rows, func(r dbgen.TenantFairClaimCombinedNotedRow) dbgen.LegacyClaimNotedRow {
+				return dbgen.LegacyClaimNotedRow(r)
+			})
 		}},
 	{"legacy", testkit.NewClaimLegacy,
 		func(t testing.TB, q *dbgen.Queries, now time.Time, demand int32) (map[string]lease, []string) {
