@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/docketrun/docket-go/docket"
 )
 
 // Fairness scenario shape: the hot tenant holds hotShare of the backlog and
@@ -18,8 +21,12 @@ const (
 
 // fairnessPoint is one engine's drain of the hot/light backlog.
 type fairnessPoint struct {
-	Engine       engineName `json:"engine"`
-	DrainSeconds float64    `json:"drain_seconds"`
+	Engine engineName `json:"engine"`
+	// NoneAhead marks the TenantFair row whose Worker holds no run ahead
+	// of its handlers (WorkerTuning.ClaimAhead NoClaimAhead); every other
+	// Docket row runs the default WorkerConfig.
+	NoneAhead    bool    `json:"none_ahead,omitempty"`
+	DrainSeconds float64 `json:"drain_seconds"`
 	// LightP95WaitMs is the 95th percentile wait over every light run;
 	// LightP95OverDrain divides it by the drain time.
 	LightP95WaitMs    float64 `json:"light_p95_wait_ms"`
@@ -62,7 +69,9 @@ func runFairness(ctx context.Context, c *cluster, o options, p *progress) (*fair
 	p.logf("tenant fairness: hot tenant %d runs first, then %d light tenants sharing %d, handler %s, cap %d",
 		hot, fairnessLightTenants, total-hot, fairnessHandler, fairnessCap)
 	fetch := riverFetch{Cooldown: o.riverCooldown, Poll: o.riverPoll}
-	for _, engine := range []engineName{engineLegacy, engineTenantFair, engineRiver} {
+	rows := []fairnessRow{{engine: engineLegacy}, {engine: engineTenantFair}, {engine: engineTenantFair, noneAhead: true}, {engine: engineRiver}}
+	for _, row := range rows {
+		engine := row.engine
 		b := newBook(total)
 		hotRuns := b.addMany(hotTenant, hot, fairnessHandler)
 		var lightRuns []int
@@ -70,16 +79,51 @@ func runFairness(ctx context.Context, c *cluster, o options, p *progress) (*fair
 			lightRuns = append(lightRuns, b.add(lightTenant(i%fairnessLightTenants), fairnessHandler))
 		}
 		b.seal()
-		d, err := drainOnce(ctx, c, p, "fairness "+string(engine), engine, fairnessCap, fetch, b, hotRuns, lightRuns)
+		d, err := row.drain(ctx, c, p, fetch, b, hotRuns, lightRuns)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", engine, err)
+			return nil, fmt.Errorf("%s: %w", row.name(), err)
 		}
 		pt := fairnessOf(engine, b, d, hotRuns, lightRuns)
+		pt.NoneAhead = row.noneAhead
 		res.Points = append(res.Points, pt)
 		p.logf("  %-11s drain %.2fs, light p95 %.0f ms (%.3f of drain), light first-start p95 %.0f ms, Jain %.3f",
-			engine, pt.DrainSeconds, pt.LightP95WaitMs, pt.LightP95OverDrain, pt.LightFirstP95Ms, pt.JainAll)
+			row.name(), pt.DrainSeconds, pt.LightP95WaitMs, pt.LightP95OverDrain, pt.LightFirstP95Ms, pt.JainAll)
 	}
 	return res, nil
+}
+
+// fairnessRow is one drain of the fairness scenario: an engine, and for
+// TenantFair whether its Worker holds no run ahead of its handlers, which
+// shows what held runs cost the hot tenant's cap.
+type fairnessRow struct {
+	engine    engineName
+	noneAhead bool
+}
+
+// name labels r in progress lines and tables.
+func (r fairnessRow) name() string {
+	if r.noneAhead {
+		return string(r.engine) + ", none ahead"
+	}
+	return string(r.engine)
+}
+
+// drain drains the hot runs, then the light ones, on a fresh database.
+func (r fairnessRow) drain(ctx context.Context, c *cluster, p *progress, fetch riverFetch, b *book, hotRuns, lightRuns []int) (drainTimes, error) {
+	label := "fairness " + r.name()
+	if !r.noneAhead {
+		return drainOnce(ctx, c, p, label, r.engine, fairnessCap, fetch, b, hotRuns, lightRuns)
+	}
+	env, err := openDocket(ctx, c, r.engine, fairnessCap, drainPoolConns)
+	if err != nil {
+		return drainTimes{}, err
+	}
+	t, err := newDocketDrainOn(env, b, docket.WorkerConfig{Concurrency: drainConcurrency, Tuning: docket.WorkerTuning{ClaimAhead: docket.NoClaimAhead}})
+	if err != nil {
+		return drainTimes{}, err
+	}
+	res, err := drainBacklog(ctx, p, label, t, b, hotRuns, lightRuns)
+	return res, errors.Join(err, t.close())
 }
 
 // lightTenant is the name of light tenant i.
@@ -138,7 +182,8 @@ func (r *fairnessResult) table() *table {
 		if h := pt.HotHolding; h != nil {
 			admitted, inHandler, held = f2(h.MeanAdmitted), f2(h.MeanInHandler), fmt.Sprintf("%.1f%%", 100*h.HeldShare)
 		}
-		t.add(string(pt.Engine), f2(pt.DrainSeconds), f0(pt.LightP95WaitMs), f3(pt.LightP95OverDrain),
+		name := fairnessRow{engine: pt.Engine, noneAhead: pt.NoneAhead}.name()
+		t.add(name, f2(pt.DrainSeconds), f0(pt.LightP95WaitMs), f3(pt.LightP95OverDrain),
 			f3(pt.LightFirstP95OverDrain), f0(pt.HotP95WaitMs), f3(pt.JainAll), f3(pt.JainLight), admitted, inHandler, held)
 	}
 	return t

@@ -60,7 +60,7 @@ func evaluateTargets(r *results) []target {
 	}
 	if r.Fairness != nil {
 		for _, pt := range r.Fairness.Points {
-			if pt.Engine == engineTenantFair {
+			if pt.Engine == engineTenantFair && !pt.NoneAhead {
 				ts = append(ts, check("TenantFair light p95 wait / drain time", pt.LightP95OverDrain, 0.10, false))
 			}
 		}
