@@ -194,17 +194,17 @@ func (w *Worker) nextRateToken(io context.Context) (time.Time, bool) {
 	return next[0], true
 }
 
-// nextDue returns the earliest noted due time still to come.
+// nextDue returns the earliest noted due time no claim call served yet,
+// which may have passed: a call drops the due times up to its own start
+// (dropDues), so a due time that passed while a call that started before it
+// ran is still here, and the loop claims for it at once.
 func (w *Worker) nextDue() (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := time.Now()
-	for _, due := range w.dues {
-		if due.After(now) {
-			return due, true
-		}
+	if len(w.dues) == 0 {
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	return w.dues[0], true
 }
 
 // dropDues forgets the due times a claim call made at now serves.

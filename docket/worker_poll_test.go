@@ -25,3 +25,24 @@ func TestClaimGatherFollowsTheLastCall(t *testing.T) {
 		}
 	}
 }
+
+// A noted due time stays until a claim call that started at or after it
+// served it, even once it passed: a call that started before it could not
+// see the run due, so the loop must claim again for it.
+func TestDueTimesStayUntilAClaimCallServesThem(t *testing.T) {
+	w := &Worker{cfg: WorkerConfig{PollInterval: time.Hour}, dueNoted: make(chan struct{}, 1)}
+	due := time.Now().Add(-time.Millisecond)
+	w.noteDue(due)
+	w.noteDue(time.Now().Add(2 * time.Hour)) // after the next poll: not noted
+	if len(w.dueNoted) != 1 {
+		t.Fatalf("the poll loop was not told of the due time")
+	}
+	w.dropDues(due.Add(-time.Microsecond))
+	if got, ok := w.nextDue(); !ok || !got.Equal(due) {
+		t.Fatalf("next due %v %v after a call that started before it, want %v", got, ok, due)
+	}
+	w.dropDues(due)
+	if got, ok := w.nextDue(); ok {
+		t.Fatalf("next due %v after a call that started at it, want none", got)
+	}
+}
