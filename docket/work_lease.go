@@ -107,7 +107,7 @@ func (w *Worker) runOne(ctx context.Context, lease Lease, read *leaseRead, heard
 	w.mu.Unlock()
 	func() {
 		defer w.finished(j)
-		defer w.commits.Settle(j.member)
+		defer w.completer.Settle(j.member)
 		j.run(handlerCtx, context.WithoutCancel(ctx))
 	}()
 	heard.mu.Lock()

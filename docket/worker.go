@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/internal/dbgen"
-	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 	"github.com/docketrun/docket-go/internal/notifier"
 	"github.com/docketrun/docket-go/internal/startstop"
 )
@@ -67,8 +67,9 @@ type Worker struct {
 	// handler is WorkerConfig.Handler wrapped in WorkerConfig.Middleware;
 	// nil with Handlers.
 	handler Handler
-	// commits groups the verdict commits of jobs that finish together.
-	commits *groupCommit
+	// completer writes the verdicts of jobs that finish together in one
+	// statement.
+	completer *verdictCompleter
 	// ahead decides how many runs the worker holds beyond its handlers.
 	ahead *claimAhead
 	// scheduleClock is the schedule taker's clock: the wall clock, or a
@@ -159,7 +160,7 @@ func NewTestWorker(client *Client, cfg WorkerConfig, test WorkerTestConfig) (*Wo
 	}
 	return &Worker{
 		client:         client,
-		commits:        newGroupCommit(client, resolved),
+		completer:      newCompleter(client, resolved),
 		cfg:            resolved,
 		logger:         resolved.Logger,
 		handler:        handler,
@@ -229,7 +230,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		"heartbeat_interval", w.cfg.HeartbeatInterval)
 	w.poll(ctx, io, handlers, wake)
 	// Nothing more is claimed: verdicts waiting for a batch are written now.
-	w.commits.Hurry()
+	w.completer.Hurry()
 	stopListening()
 	for _, s := range services {
 		s.Stop()
@@ -271,7 +272,7 @@ func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRea
 	w.mu.Unlock()
 	go func() {
 		defer w.finished(j)
-		defer w.commits.Settle(j.member)
+		defer w.completer.Settle(j.member)
 		j.run(handlerCtx, io)
 	}()
 }
@@ -533,8 +534,8 @@ func (w *Worker) listenConn(ctx context.Context) (notifier.Conn, string, error) 
 type leaseRead struct {
 	runs map[string]dbgen.LeasedRunsRow
 
-	// cohort is the call's jobs in the worker's group commit.
-	cohort groupcommit.Cohort
+	// cohort is the call's jobs in the worker's completer.
+	cohort jobcompleter.Cohort
 }
 
 // row returns the row of runID; a run the read did not find is ErrNotFound.

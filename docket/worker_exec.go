@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/internal/executor"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 )
 
 // jobSeam is what package executor needs of one job: its claim's store
@@ -21,9 +22,7 @@ var (
 	_ executor.Hooks[commitPlan] = jobSeam{}
 )
 
-// Kind is p's checkpoint type; with Batchable, ReleasesClaim and Yields it
-// makes a commitPlan an executor.Plan.
-func (p commitPlan) Kind() string { return p.checkpointType }
+// ReleasesClaim and Yields make a commitPlan an executor.Plan.
 
 // ReleasesClaim reports whether committing p ends the holder's claim.
 func (p commitPlan) ReleasesClaim() bool { return p.schedule.kind != "retain" }
@@ -51,18 +50,50 @@ func (s jobSeam) Commit(ctx context.Context, f executor.Fence, p commitPlan) (ex
 	return executor.Fence{Seq: run.CheckpointSeq, Step: run.Step, State: run.State}, err
 }
 
-// CommitGrouped implements executor.Store: the verdict joins the worker's
-// group commit, and the job's slot is freed first when the worker allows.
+// CommitGrouped implements executor.Store: the verdict goes to the
+// worker's completer, and the job's slot is freed once it joins a
+// statement, when the worker allows.
 func (s jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, int, error) {
 	w := s.j.worker
-	w.releaseSlotEarly(s.j)
 	req := s.request(f, p)
 	scopeKey, err := w.client.holderKey(req.Holder)
 	if err != nil {
 		return executor.Fence{}, 0, err
 	}
-	res, size := w.commits.Write(ctx, s.j.member, batchCommit{req: req, scopeKey: scopeKey})
-	return executor.Fence{Seq: res.Value.seq, Step: res.Value.step}, size, res.Err
+	done, size, err := w.completer.Complete(ctx, s.j.member, scopedCommit{req: req, scopeKey: scopeKey},
+		func() { w.releaseSlotEarly(s.j) })
+	return executor.Fence{Seq: done.seq, Step: done.step}, size, err
+}
+
+// verdictCompleter writes the verdicts of a worker's jobs that finish
+// together in one CommitRuns statement (package jobcompleter), each still
+// fenced on its own claim.
+type verdictCompleter = jobcompleter.Completer[scopedCommit, committedSeq]
+
+// maxAdaptiveVerdictWait bounds how long a verdict waits for others when
+// the worker decides the wait itself (WorkerTuning.VerdictBatchWait zero).
+const maxAdaptiveVerdictWait = 20 * time.Millisecond
+
+// newCompleter returns the completer of a worker of client and resolved
+// cfg: a lingering one when WorkerTuning.VerdictBatchWait is set, else one
+// that decides from what it measures. Its statement waits for the verdicts
+// of other claim calls as long as a CommitRuns statement takes, at most
+// maxAdaptiveVerdictWait and half the claim's unrefreshed window, while
+// verdicts arrive closer together than that; otherwise it waits for its own
+// claim call's jobs, at most jobcompleter.CohortWait. A waiting verdict's
+// run holds its tenant's admission, so the wait stays as short as the
+// statement it saves.
+func newCompleter(client *Client, cfg WorkerConfig) *verdictCompleter {
+	maxWait := min(maxAdaptiveVerdictWait, (cfg.ClaimTTL-cfg.HeartbeatInterval)/2)
+	return jobcompleter.New(jobcompleter.Config[scopedCommit, committedSeq]{
+		Flush:         client.commitRuns,
+		CallTimeout:   workerCallTimeout,
+		Batchable:     func(c scopedCommit) bool { return c.req.batchable() },
+		BatchWait:     cfg.Tuning.VerdictBatchWait,
+		MaxBatch:      MaxVerdictBatch,
+		LingerFor:     func(statement time.Duration) time.Duration { return min(statement, maxWait) },
+		AdaptiveBatch: cfg.committingCapacity(),
+	})
 }
 
 // CommitTx implements executor.Store.

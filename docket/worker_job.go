@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docketrun/docket-go/internal/executor"
-	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 	"github.com/docketrun/docket-go/internal/maintenance"
 )
 
@@ -78,8 +78,8 @@ type Job struct {
 	route route
 	// read is the claim call's read of the runs it leased.
 	read *leaseRead
-	// member is the job in its claim call's cohort of the group commit.
-	member *groupcommit.Member
+	// member is the job in its claim call's cohort of the completer.
+	member *jobcompleter.Member
 	// exec is the holder side of the claim: its fence, heartbeat and
 	// commits (package executor).
 	exec *executor.Job[commitPlan]
@@ -120,7 +120,7 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		holder:        lease.Holder(),
 		route:         w.routeOf(lease.GraphID),
 		read:          read,
-		member:        w.commits.Join(&read.cohort),
+		member:        w.completer.Join(&read.cohort),
 	}
 	w.unstarted.Add(1)
 	seam := jobSeam{j}
@@ -464,49 +464,4 @@ func panicText(value any, frames []runtime.Frame, omitted bool) string {
 		b.WriteString("\n" + panicStackOmitted)
 	}
 	return b.String()
-}
-
-// groupCommitWait bounds how long a leading commit waits for the verdicts of
-// the other jobs of its claim call before it writes without them.
-const groupCommitWait = 200 * time.Microsecond
-
-// groupCommit folds the verdict commits of jobs that finish together into
-// one CommitRuns statement (see package groupcommit): the jobs of one claim
-// call form a cohort, since they start together and often finish together.
-// A statement that failed as a whole is groupcommit.ErrFlushFailed for each
-// of its commits; each job then commits alone, which reports its own error.
-type groupCommit = groupcommit.Group[batchCommit, batchCommitted]
-
-// batchCommit is one job's verdict commit in the group.
-type batchCommit struct {
-	req      CommitRequest
-	scopeKey string
-}
-
-// batchCommitted is the run's new checkpoint after a group commit.
-type batchCommitted struct {
-	seq  int64
-	step int
-}
-
-// maxAdaptiveVerdictWait bounds how long a verdict waits for others when
-// the worker decides the wait itself (WorkerTuning.VerdictBatchWait zero).
-const maxAdaptiveVerdictWait = 20 * time.Millisecond
-
-// newGroupCommit returns the group commit of a worker of resolved cfg: a
-// lingering one when WorkerTuning.VerdictBatchWait is set, else one that
-// decides from what it measures (groupcommit.Adapt). Its leader waits for
-// the verdicts of other claim calls as long as a CommitRuns statement
-// takes, at most maxAdaptiveVerdictWait and half the claim's unrefreshed
-// window, while verdicts arrive closer together than that; otherwise it
-// waits for its own claim call's jobs, at most groupCommitWait. A waiting
-// verdict's run holds its tenant's admission, so the wait stays as short as
-// the statement it saves.
-func newGroupCommit(client *Client, cfg WorkerConfig) *groupCommit {
-	if wait := cfg.Tuning.VerdictBatchWait; wait > 0 {
-		return groupcommit.Linger(client.commitBatch, wait, MaxVerdictBatch, nil)
-	}
-	maxWait := min(maxAdaptiveVerdictWait, (cfg.ClaimTTL-cfg.HeartbeatInterval)/2)
-	lingerFor := func(flush time.Duration) time.Duration { return min(flush, maxWait) }
-	return groupcommit.Adapt(client.commitBatch, groupCommitWait, cfg.committingCapacity(), lingerFor, nil, nil)
 }

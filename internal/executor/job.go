@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/internal/groupcommit"
 	"github.com/docketrun/docket-go/internal/heartbeat"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 )
 
 // Job is the holder side of one claim. The job goroutine calls Prepare,
@@ -270,13 +270,17 @@ func (j *Job[P]) finish(ctx context.Context, p P) (int, error) {
 	if j.released {
 		return 0, j.cfg.NotHeld
 	}
-	if !p.Batchable() {
+	if !p.ReleasesClaim() {
 		_, err := j.commitLocked(ctx, p)
 		return 1, err
 	}
 	sent := time.Now()
 	fence, size, err := j.cfg.Store.CommitGrouped(ctx, j.fence, p)
-	if errors.Is(err, groupcommit.ErrFlushFailed) {
+	if errors.Is(err, jobcompleter.ErrAlone) {
+		_, err := j.commitLocked(ctx, p)
+		return 1, err
+	}
+	if errors.Is(err, jobcompleter.ErrFlushFailed) {
 		// The statement may have committed before its answer was lost.
 		j.uncertain = true
 		_, err = j.commitLocked(ctx, p)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 )
 
 // plan is a test Plan: kind names it, the flags say what it does.
@@ -19,8 +19,6 @@ type plan struct {
 	batchable, ends, yields bool
 }
 
-func (p plan) Kind() string        { return p.kind }
-func (p plan) Batchable() bool     { return p.batchable }
 func (p plan) ReleasesClaim() bool { return p.ends }
 func (p plan) Yields() bool        { return p.yields }
 
@@ -69,6 +67,11 @@ func (f *fake) Commit(ctx context.Context, fe Fence, p plan) (Fence, error) {
 }
 
 func (f *fake) CommitGrouped(_ context.Context, fe Fence, p plan) (Fence, int, error) {
+	if !p.batchable {
+		// The completer sends nothing for a verdict that cannot share a
+		// statement.
+		return Fence{}, 0, jobcompleter.ErrAlone
+	}
 	f.calls = append(f.calls, fmt.Sprintf("grouped %s %d", p.kind, fe.Seq))
 	return Fence{Seq: fe.Seq + 1, Step: fe.Step}, 3, f.next(&f.grouped)
 }
@@ -179,7 +182,7 @@ func TestSettleGroupsAVerdict(t *testing.T) {
 // that answer is lost too and the next try is fenced, the store is asked
 // whether the lost attempt committed.
 func TestSettleFindsAnEarlierAttemptApplied(t *testing.T) {
-	f := &fake{grouped: []error{fmt.Errorf("%w: boom", groupcommit.ErrFlushFailed), errFenced},
+	f := &fake{grouped: []error{fmt.Errorf("%w: boom", jobcompleter.ErrFlushFailed), errFenced},
 		commit: []error{errLost}, applied: []bool{true}, sleepOK: true}
 	j, _ := newJob(t, f, time.Minute)
 	j.Settle(context.Background(), verdict)

@@ -11,11 +11,6 @@ import (
 // Plan is one commit the executor writes under the claim: a verdict, a
 // checkpoint, or the hand-back of a stopping Worker.
 type Plan interface {
-	// Kind is the commit's checkpoint type.
-	Kind() string
-	// Batchable reports whether the commit may share one statement with
-	// other jobs' verdicts (it releases the claim and is valid as given).
-	Batchable() bool
 	// ReleasesClaim reports whether the commit ends the claim.
 	ReleasesClaim() bool
 	// Yields reports whether the commit makes the run due now with its
@@ -53,10 +48,12 @@ const (
 type Store[P Plan] interface {
 	// Commit writes p alone, fenced on f, and returns the new fence.
 	Commit(ctx context.Context, f Fence, p P) (Fence, error)
-	// CommitGrouped writes p in one statement with other jobs' verdicts
-	// and returns the new fence and how many commits the statement carried.
-	// An error matching groupcommit.ErrFlushFailed means the statement failed as a
-	// whole: the executor then writes p alone.
+	// CommitGrouped writes p, a verdict that releases the claim, in one
+	// statement with other jobs' verdicts (package jobcompleter) and
+	// returns the new fence and how many commits the statement carried.
+	// jobcompleter.ErrAlone means p cannot share a statement, and
+	// jobcompleter.ErrFlushFailed that the statement failed as a whole: the
+	// executor then writes p alone.
 	CommitGrouped(ctx context.Context, f Fence, p P) (Fence, int, error)
 	// CommitTx writes p in tx, the handler's own transaction.
 	CommitTx(ctx context.Context, tx pgx.Tx, f Fence, p P) error
