@@ -108,7 +108,7 @@ func (w *Worker) runOne(ctx context.Context, lease Lease, read *leaseRead, heard
 	func() {
 		defer w.finished(j)
 		defer w.completer.Settle(j.member)
-		j.run(handlerCtx, context.WithoutCancel(ctx))
+		j.exec.Run(handlerCtx, context.WithoutCancel(ctx))
 	}()
 	heard.mu.Lock()
 	defer heard.mu.Unlock()

@@ -83,7 +83,7 @@ type Worker struct {
 	// Concurrency, makes a run claimed ahead wait for a handler to return.
 	handlerSlots chan struct{}
 	// unstarted counts the jobs that have neither taken a handler slot nor
-	// given their claim back (see Job.begin), so that a stopping worker
+	// given their claim back (see executor.Slot.Begun), so that a stopping worker
 	// can wait for the hand-backs of jobs that never started.
 	unstarted sync.WaitGroup
 	// committing holds one token per job whose slot was freed while its
@@ -273,7 +273,7 @@ func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRea
 	go func() {
 		defer w.finished(j)
 		defer w.completer.Settle(j.member)
-		j.run(handlerCtx, io)
+		j.exec.Run(handlerCtx, io)
 	}()
 }
 
@@ -361,11 +361,12 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 
 	var wg sync.WaitGroup
 	for _, j := range surrendered {
-		wg.Go(func() { w.handBack(io, j) })
+		wg.Go(func() { j.exec.HandBack(io) })
 	}
 	wg.Wait()
 	// A job that had not started its handler hands its claim back itself
-	// (Job.begin); with the handlers' contexts ended, none waits any more.
+	// (executor.Job.Run); with the handlers' contexts ended, none waits any
+	// more.
 	w.unstarted.Wait()
 	w.mu.Lock()
 	yielded, failures := w.handedBack, w.handBackFailures
@@ -381,11 +382,10 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 	return nil
 }
 
-// handBack gives back the claim of j, which the caller surrendered, and
-// tallies the outcome for Run's result; a claim it could not give back
-// expires after ClaimTTL.
-func (w *Worker) handBack(io context.Context, j *Job) {
-	released, err := j.exec.HandBack(io)
+// handedBackClaim tallies the hand-back of j's claim for Run's result:
+// released says the store accepted it, err is its failure; a claim it could
+// not give back expires after ClaimTTL.
+func (w *Worker) handedBackClaim(io context.Context, j *Job, released bool, err error) {
 	if err != nil {
 		w.failure(io, "docket worker could not hand a claim back; it will expire", j.RunID, err)
 	}

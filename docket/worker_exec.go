@@ -2,6 +2,7 @@ package docket
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -13,13 +14,24 @@ import (
 )
 
 // jobSeam is what package executor needs of one job: its claim's store
-// calls (executor.Store) and the worker's logs, metrics, spans and events
-// (executor.Hooks).
-type jobSeam struct{ j *Job }
+// calls (executor.Store), its handler and verdict plans (executor.Work), its
+// slot in the worker (executor.Slot) and the worker's logs, metrics, spans
+// and events (executor.Reporter).
+type jobSeam struct {
+	j *Job
+	// handlerSpan and commitSpan are the job's docket.handler span and the
+	// docket.commit span of the write in progress, and batch the size of
+	// the statement that last carried it; only the job goroutine reports
+	// the events that touch them.
+	handlerSpan, commitSpan *span
+	batch                   int
+}
 
 var (
-	_ executor.Store[commitPlan] = jobSeam{}
-	_ executor.Hooks[commitPlan] = jobSeam{}
+	_ executor.Store[commitPlan]    = (*jobSeam)(nil)
+	_ executor.Work[commitPlan]     = (*jobSeam)(nil)
+	_ executor.Slot                 = (*jobSeam)(nil)
+	_ executor.Reporter[commitPlan] = (*jobSeam)(nil)
 )
 
 // ReleasesClaim and Yields make a commitPlan an executor.Plan.
@@ -31,7 +43,7 @@ func (p commitPlan) ReleasesClaim() bool { return p.schedule.kind != "retain" }
 func (p commitPlan) Yields() bool { return p.schedule.kind == "immediate" }
 
 // request is the commit request of p fenced on f.
-func (s jobSeam) request(f executor.Fence, p commitPlan) CommitRequest {
+func (s *jobSeam) request(f executor.Fence, p commitPlan) CommitRequest {
 	return CommitRequest{
 		Holder:         s.j.holder,
 		ExpectedSeq:    f.Seq,
@@ -45,7 +57,7 @@ func (s jobSeam) request(f executor.Fence, p commitPlan) CommitRequest {
 }
 
 // Commit implements executor.Store.
-func (s jobSeam) Commit(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, error) {
+func (s *jobSeam) Commit(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, error) {
 	run, err := s.j.worker.client.Commit(ctx, s.request(f, p))
 	return executor.Fence{Seq: run.CheckpointSeq, Step: run.Step, State: run.State}, err
 }
@@ -53,7 +65,7 @@ func (s jobSeam) Commit(ctx context.Context, f executor.Fence, p commitPlan) (ex
 // CommitGrouped implements executor.Store: the verdict goes to the
 // worker's completer, and the job's slot is freed once it joins a
 // statement, when the worker allows.
-func (s jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, int, error) {
+func (s *jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, int, error) {
 	w := s.j.worker
 	req := s.request(f, p)
 	scopeKey, err := w.client.holderKey(req.Holder)
@@ -97,29 +109,29 @@ func newCompleter(client *Client, cfg WorkerConfig) *verdictCompleter {
 }
 
 // CommitTx implements executor.Store.
-func (s jobSeam) CommitTx(ctx context.Context, tx pgx.Tx, f executor.Fence, p commitPlan) error {
+func (s *jobSeam) CommitTx(ctx context.Context, tx pgx.Tx, f executor.Fence, p commitPlan) error {
 	_, err := s.j.worker.client.CommitTx(ctx, tx, s.request(f, p))
 	return err
 }
 
 // Applied implements executor.Store.
-func (s jobSeam) Applied(ctx context.Context, f executor.Fence, p commitPlan) (bool, error) {
+func (s *jobSeam) Applied(ctx context.Context, f executor.Fence, p commitPlan) (bool, error) {
 	return s.j.worker.client.commitApplied(ctx, s.request(f, p))
 }
 
 // Release implements executor.Store.
-func (s jobSeam) Release(ctx context.Context) (bool, error) {
+func (s *jobSeam) Release(ctx context.Context) (bool, error) {
 	return s.j.worker.client.ReleaseClaim(ctx, s.j.holder)
 }
 
 // Refresh implements executor.Store.
-func (s jobSeam) Refresh(ctx context.Context) error {
+func (s *jobSeam) Refresh(ctx context.Context) error {
 	_, err := s.j.worker.client.RefreshClaim(ctx, s.j.holder)
 	return err
 }
 
 // Answer implements executor.Store.
-func (jobSeam) Answer(err error) executor.Answer { return writeAnswer(err) }
+func (*jobSeam) Answer(err error) executor.Answer { return writeAnswer(err) }
 
 // writeAnswer classifies err, the error of a write under a claim, for the
 // executor and for the verdict events (verdictOutcome).
@@ -131,90 +143,164 @@ func writeAnswer(err error) executor.Answer {
 		return executor.Fenced
 	case errors.Is(err, ErrInvalidArgument):
 		return executor.Invalid
+	case errors.Is(err, ErrClaimLost):
+		return executor.Lost
 	}
 	return executor.Unanswered
 }
 
-// Gone implements executor.Store.
-func (jobSeam) Gone(err error) bool {
-	return errors.Is(err, ErrClaimLost) || errors.Is(err, ErrNotFound)
-}
-
-// Writing implements executor.Hooks: the docket.commit span of p.
-func (s jobSeam) Writing(ctx context.Context, p commitPlan) executor.Write {
-	return &commitWrite{j: s.j, plan: p, span: s.j.startCommitSpan(ctx, p)}
-}
-
-// Verdict implements executor.Hooks: a hand-back is written alone.
-func (s jobSeam) Verdict(p commitPlan, err error) { s.j.verdict(p, 1, err) }
-
-// Staged implements executor.Hooks.
-func (s jobSeam) Staged(ctx context.Context, p commitPlan) {
-	s.j.worker.debug(ctx, "docket worker run settled in the handler's transaction", s.j.RunID, "result", p.checkpointType)
-	s.j.noteDue(p)
-	s.j.verdict(p, 0, nil)
-}
-
-// Refused implements executor.Hooks.
-func (jobSeam) Refused(step int, err error) commitPlan { return refused(step, err) }
-
-// Stopped implements executor.Hooks.
-func (jobSeam) Stopped(step int) commitPlan { return stopped(step) }
-
-// Yielded implements executor.Hooks.
-func (s jobSeam) Yielded(ctx context.Context) { s.j.worker.announceYield(ctx) }
-
-// Failure implements executor.Hooks.
-func (s jobSeam) Failure(ctx context.Context, msg string, err error) {
-	s.j.worker.failure(ctx, msg, s.j.RunID, err)
-}
-
-// Lost implements executor.Hooks.
-func (s jobSeam) Lost(ctx context.Context, err error) error {
-	w := s.j.worker
-	w.logger.InfoContext(ctx, "docket worker lost a claim; cancelling its handler")
-	w.debug(ctx, "docket worker claim lost", s.j.RunID)
-	if errors.Is(err, ErrRunCancelled) {
-		return revocationCause(StatusCancelled)
+// Read implements executor.Work: it takes the claimed run from the claim
+// call's read. The read ran in the claim's own transaction, so it returns
+// the leased version of every leased run; a run it lacks, or a row that
+// does not match the lease, means the read is broken, and the executor
+// hands the claim back without a checkpoint, so the run counts the attempt.
+func (s *jobSeam) Read() (int, error) {
+	j := s.j
+	row, err := j.read.row(j.RunID)
+	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
+		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.CheckpointSeq) {
+		err = fmt.Errorf("docket: the read of run %s does not match its lease", quoteID(j.RunID))
 	}
-	return fmt.Errorf("%w: the store no longer shows the claim", ErrClaimLost)
+	if err != nil {
+		return 0, err
+	}
+	j.link = extractTraceContext(row.TraceContext)
+	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
+	j.attempt = int(row.Attempt) + 1
+	j.Attempt = j.attempt
+	if row.MaxAttempts != nil {
+		j.maxAttempts = int(*row.MaxAttempts)
+	}
+	j.MaxAttempts = j.maxAttempts
+	return int(row.Step), nil
 }
 
-// Expired implements executor.Hooks.
-func (s jobSeam) Expired(ctx context.Context) error {
-	s.j.worker.logger.WarnContext(ctx, "docket worker presumes a claim lost after a ClaimTTL without refresh; cancelling its handler")
-	return fmt.Errorf("%w: not refreshed within the claim TTL", ErrClaimLost)
+// Timeout implements executor.Work: the route's timeout.
+func (s *jobSeam) Timeout() (time.Duration, error) {
+	timeout := s.j.route.timeout
+	if timeout <= 0 {
+		return 0, nil
+	}
+	return timeout, &HandlerTimeoutError{Timeout: timeout}
 }
 
-// commitWrite is the docket.commit span of one plan's write, and what the
-// worker logs and counts of its end.
-type commitWrite struct {
-	j    *Job
-	plan commitPlan
-	span *span
-	// batch is the size of the statement that carried the write.
-	batch int
+// Handle implements executor.Work: it calls the handler through its
+// middleware and plans the commit of its verdict; a handler that returned
+// after its timeout passed failed its attempt, whatever it returned. The
+// error is the one the handler reported: Fail's or a Retry...Error's own
+// (nil for Fail(nil)), the zero Result or the timeout. The logs above debug
+// level name only the verdict, never the error text.
+func (s *jobSeam) Handle(ctx context.Context) (commitPlan, error) {
+	j, w := s.j, s.j.worker
+	result := j.route.handle(ctx, j)
+	if timeout, ok := errors.AsType[*HandlerTimeoutError](context.Cause(ctx)); ok {
+		plan := timedOut(j.exec.Step(), j.attempt, j.policy(), timeout)
+		w.logger.WarnContext(ctx, "docket worker handler outlived its timeout", "result", plan.checkpointType,
+			"timeout", timeout.Timeout)
+		return plan, timeout
+	}
+	plan := result.plan(j.exec.Step(), j.attempt, j.policy())
+	switch {
+	case result.kind == resultMissing:
+		w.logger.WarnContext(ctx, "docket worker handler returned the zero Result", "result", plan.checkpointType)
+		return plan, errZeroResult
+	case result.err != nil:
+		w.debug(ctx, "docket worker handler attempt failed", j.RunID, "result", plan.checkpointType,
+			"error", result.err.Error())
+		return plan, result.err
+	}
+	return plan, nil
 }
 
-// Carried implements executor.Write.
-func (c *commitWrite) Carried(n int) {
-	c.batch = n
-	c.span.set(spanAttrBatchSize.Int(n))
+// Panicked implements executor.Work: a panic is a failed attempt, whose
+// error entry keeps the handler's innermost frames (panicFrames); no log
+// or span carries the frames.
+func (s *jobSeam) Panicked(ctx context.Context, step int, value any) (commitPlan, error) {
+	j, w := s.j, s.j.worker
+	frames, omitted := panicFrames()
+	plan := panicked(step, j.attempt, j.policy(), panicText(value, frames, omitted))
+	w.logger.ErrorContext(ctx, "docket worker handler panicked", "result", plan.checkpointType)
+	w.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(value))
+	return plan, fmt.Errorf("docket: handler panic: %v", value)
 }
 
-// End implements executor.Write.
-func (c *commitWrite) End(ctx context.Context, e executor.Ending, err error) {
-	j, w, kind := c.j, c.j.worker, c.plan.checkpointType
+// Refused implements executor.Work.
+func (*jobSeam) Refused(step int, err error) commitPlan { return refused(step, err) }
+
+// Stopped implements executor.Work.
+func (*jobSeam) Stopped(step int) commitPlan { return stopped(step) }
+
+// Take implements executor.Slot.
+func (s *jobSeam) Take(ctx context.Context) bool { return s.j.worker.takeHandlerSlot(ctx) }
+
+// Handled implements executor.Slot.
+func (s *jobSeam) Handled() { s.j.worker.freeHandlerSlot() }
+
+// Begun implements executor.Slot: the job leaves the worker's unstarted
+// jobs.
+func (s *jobSeam) Begun() { s.j.worker.unstarted.Done() }
+
+// Report implements executor.Reporter.
+func (s *jobSeam) Report(ctx context.Context, e executor.Event[commitPlan]) context.Context {
+	j, w := s.j, s.j.worker
+	switch e.Kind {
+	case executor.HandlerStarted:
+		w.debug(ctx, "docket worker run started", j.RunID, "class", string(j.Class))
+		w.emit(WorkerEvent{Kind: EventHandlerStarted, RunID: j.RunID, Scope: j.Scope})
+		ctx, s.handlerSpan = j.startHandlerSpan(ctx)
+	case executor.HandlerEnded:
+		w.ahead.observeHandler(e.Took)
+		endHandlerSpan(s.handlerSpan, e.Plan, e.Err)
+		return s.handlerSpan.parentOf(ctx)
+	case executor.Writing:
+		s.commitSpan, s.batch = j.startCommitSpan(ctx, e.Plan), 0
+	case executor.Carried:
+		s.batch = e.Batch
+		s.commitSpan.set(spanAttrBatchSize.Int(e.Batch))
+	case executor.Wrote:
+		s.wrote(ctx, e.Plan, e.Ending, e.Err)
+	case executor.Staged:
+		w.debug(ctx, "docket worker run settled in the handler's transaction", j.RunID, "result", e.Plan.checkpointType)
+		j.noteDue(e.Plan)
+		j.verdict(e.Plan, 0, nil)
+	case executor.HandedBack:
+		failure := e.Err
+		if e.Checkpointed {
+			// A hand-back is written alone.
+			j.verdict(e.Plan, 1, e.Err)
+			if answer := writeAnswer(e.Err); answer == executor.Fenced || answer == executor.Cancelled {
+				// A newer holder owns the run: nothing more is needed.
+				failure = nil
+			}
+		}
+		w.handedBackClaim(ctx, j, e.Released, failure)
+	case executor.Yielded:
+		w.announceYield(ctx)
+	case executor.Failed:
+		w.failure(ctx, e.Msg, j.RunID, e.Err)
+	case executor.ClaimLost:
+		w.logger.InfoContext(ctx, "docket worker lost a claim; cancelling its handler")
+		w.debug(ctx, "docket worker claim lost", j.RunID)
+	case executor.ClaimExpired:
+		w.logger.WarnContext(ctx, "docket worker presumes a claim lost after a ClaimTTL without refresh; cancelling its handler")
+	}
+	return ctx
+}
+
+// wrote logs and counts how the write of plan ended (e, err its error),
+// ends its docket.commit span and reports the verdict event.
+func (s *jobSeam) wrote(ctx context.Context, plan commitPlan, e executor.Ending, err error) {
+	j, w, kind := s.j, s.j.worker, plan.checkpointType
 	switch e {
 	case executor.Written:
 		w.debug(ctx, "docket worker run settled", j.RunID, "result", kind)
-		j.noteDue(c.plan)
+		j.noteDue(plan)
 	case executor.Dropped:
 		w.debug(ctx, "docket worker dropped a verdict; the claim was already given up", j.RunID, "result", kind)
 	case executor.AppliedEarlier:
 		w.client.telemetry.fenced(ctx, fenceAlreadyApplied)
 		w.debug(ctx, "docket worker run settled; its commit was already applied", j.RunID, "result", kind)
-		j.noteDue(c.plan)
+		j.noteDue(plan)
 	case executor.CancelledByOperator:
 		w.client.telemetry.fenced(ctx, fenceCancelled)
 		w.logger.InfoContext(ctx, "docket worker dropped a verdict; an operator cancelled the run", "result", kind)
@@ -228,7 +314,7 @@ func (c *commitWrite) End(ctx context.Context, e executor.Ending, err error) {
 	case executor.GaveUp:
 		w.failure(ctx, "docket worker gave up committing; the claim will expire", j.RunID, err)
 	}
-	j.settled(c.span, c.plan, c.batch, err)
+	j.settled(s.commitSpan, plan, s.batch, err)
 }
 
 // noteDue tells the worker when the run is due again after the written
