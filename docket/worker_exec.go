@@ -13,10 +13,10 @@ import (
 	"github.com/docketrun/docket-go/internal/jobcompleter"
 )
 
-// jobSeam is what package executor needs of one job: its claim's store
-// calls (executor.Store), its handler and verdict plans (executor.Work), its
-// slot in the worker (executor.Slot) and the worker's logs, metrics, spans
-// and events (executor.Reporter).
+// jobSeam is what package executor needs of one job, besides its slot
+// (jobSlot): its claim's store calls (executor.Store), its handler and
+// verdict plans (executor.Work) and the worker's logs, metrics, spans and
+// events (executor.Reporter).
 type jobSeam struct {
 	j *Job
 	// handlerSpan and commitSpan are the job's docket.handler span and the
@@ -30,7 +30,6 @@ type jobSeam struct {
 var (
 	_ executor.Store[commitPlan]    = (*jobSeam)(nil)
 	_ executor.Work[commitPlan]     = (*jobSeam)(nil)
-	_ executor.Slot                 = (*jobSeam)(nil)
 	_ executor.Reporter[commitPlan] = (*jobSeam)(nil)
 )
 
@@ -73,7 +72,7 @@ func (s *jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p commitP
 		return executor.Fence{}, 0, err
 	}
 	done, size, err := w.completer.Complete(ctx, s.j.member, scopedCommit{req: req, scopeKey: scopeKey},
-		func() { w.releaseSlotEarly(s.j) })
+		s.j.slot.releaseEarly)
 	return executor.Fence{Seq: done.seq, Step: done.step}, size, err
 }
 
@@ -229,16 +228,6 @@ func (*jobSeam) Refused(step int, err error) commitPlan { return refused(step, e
 
 // Stopped implements executor.Work.
 func (*jobSeam) Stopped(step int) commitPlan { return stopped(step) }
-
-// Take implements executor.Slot.
-func (s *jobSeam) Take(ctx context.Context) bool { return s.j.worker.takeHandlerSlot(ctx) }
-
-// Handled implements executor.Slot.
-func (s *jobSeam) Handled() { s.j.worker.freeHandlerSlot() }
-
-// Begun implements executor.Slot: the job leaves the worker's unstarted
-// jobs.
-func (s *jobSeam) Begun() { s.j.worker.unstarted.Done() }
 
 // Report implements executor.Reporter.
 func (s *jobSeam) Report(ctx context.Context, e executor.Event[commitPlan]) context.Context {

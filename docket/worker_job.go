@@ -69,7 +69,7 @@ type Job struct {
 	// state the completer's mutex guards, and exec, which serializes every
 	// write under the claim with the heartbeat's and a stopping worker's);
 	// attempt, maxAttempts and link are set by jobSeam.Read, on the job
-	// goroutine, before the handler starts; slotReleased belongs to the job
+	// goroutine, before the handler starts; slot belongs to the job
 	// goroutine alone.
 
 	worker *Worker
@@ -93,9 +93,9 @@ type Job struct {
 	// link is the span context the run's insert stored, read with the run;
 	// invalid when it stored none.
 	link trace.SpanContext
-	// slotReleased is set once the job's slot was freed ahead of its end
-	// (see Worker.releaseSlotEarly).
-	slotReleased bool
+	// slot is the job's place in the worker; only the job goroutine uses
+	// it.
+	slot *jobSlot
 }
 
 // The causes a handler's context ends with when its claim is lost: the
@@ -110,8 +110,8 @@ var (
 // newJob builds the job of lease with its claim call's read, a member of
 // the call's cohort in the completer, and the handler's context, a child
 // of base; the caller runs its executor (exec.Run) on that context and
-// settles its membership when it ends. The job counts among the worker's unstarted jobs
-// until run begins it.
+// settles its membership when it ends. The job holds a slot of the worker
+// from now on, and counts among its unstarted jobs until it begins.
 func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job, context.Context) {
 	handlerCtx, cancel := context.WithCancelCause(base)
 	j := &Job{
@@ -128,12 +128,12 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		read:          read,
 		member:        w.completer.Join(&read.cohort),
 	}
-	w.unstarted.Add(1)
+	j.slot = &jobSlot{s: w.slots}
 	seam := &jobSeam{j: j}
 	j.exec = executor.New(executor.Config[commitPlan]{
 		Store:             seam,
 		Work:              seam,
-		Slot:              seam,
+		Slot:              j.slot,
 		Reporter:          seam,
 		HeartbeatInterval: w.cfg.HeartbeatInterval,
 		ClaimTTL:          w.cfg.ClaimTTL,
@@ -146,6 +146,7 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		Lost:              errStoreLostClaim,
 		Expired:           errClaimExpired,
 	}, executor.Fence{Seq: lease.CheckpointSeq}, lease.ClaimedAt, cancel)
+	w.slots.join(j)
 	return j, handlerCtx
 }
 
