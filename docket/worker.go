@@ -240,16 +240,6 @@ func (w *Worker) Stop(ctx context.Context) error {
 	return w.runErr
 }
 
-// start hands lease and its claim call's read to a new job goroutine.
-func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRead) {
-	j, handlerCtx := newJob(w, lease, read, handlers)
-	go func() {
-		defer w.slots.end(j)
-		defer w.completer.Settle(j.member)
-		j.exec.Run(handlerCtx, io)
-	}()
-}
-
 // announceYield wakes the domain's workers, this one included, after runs
 // were handed back due now.
 func (w *Worker) announceYield(io context.Context) {

@@ -2,7 +2,6 @@ package docket
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -146,32 +145,6 @@ func writeAnswer(err error) executor.Answer {
 		return executor.Lost
 	}
 	return executor.Unanswered
-}
-
-// Read implements executor.Work: it takes the claimed run from the claim
-// call's read. The read ran in the claim's own transaction, so it returns
-// the leased version of every leased run; a run it lacks, or a row that
-// does not match the lease, means the read is broken, and the executor
-// hands the claim back without a checkpoint, so the run counts the attempt.
-func (s *jobSeam) Read() (int, error) {
-	j := s.j
-	row, err := j.read.row(j.RunID)
-	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
-		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.CheckpointSeq) {
-		err = fmt.Errorf("docket: the read of run %s does not match its lease", quoteID(j.RunID))
-	}
-	if err != nil {
-		return 0, err
-	}
-	j.link = extractTraceContext(row.TraceContext)
-	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
-	j.attempt = int(row.Attempt) + 1
-	j.Attempt = j.attempt
-	if row.MaxAttempts != nil {
-		j.maxAttempts = int(*row.MaxAttempts)
-	}
-	j.MaxAttempts = j.maxAttempts
-	return int(row.Step), nil
 }
 
 // Timeout implements executor.Work: the route's timeout.

@@ -68,17 +68,14 @@ type Job struct {
 	// (route among them), or are safe for concurrent use (member, whose
 	// state the completer's mutex guards, and exec, which serializes every
 	// write under the claim with the heartbeat's and a stopping worker's);
-	// attempt, maxAttempts and link are set by jobSeam.Read, on the job
-	// goroutine, before the handler starts; slot belongs to the job
-	// goroutine alone.
+	// attempt, maxAttempts and link are set by takeRead, before the job
+	// starts; slot belongs to the job goroutine alone.
 
 	worker *Worker
 	holder Holder
 	// route is the handler the job calls and the retry policy its failure
 	// follows.
 	route route
-	// read is the claim call's read of the runs it leased.
-	read *leaseRead
 	// member is the job in its claim call's cohort of the completer.
 	member *jobcompleter.Member
 	// exec is the holder side of the claim: its fence, heartbeat and
@@ -125,10 +122,10 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		worker:        w,
 		holder:        lease.Holder(),
 		route:         w.routeOf(lease.GraphID),
-		read:          read,
 		member:        w.completer.Join(&read.cohort),
 	}
 	j.slot = &jobSlot{s: w.slots}
+	step, unreadable := j.takeRead(read)
 	seam := &jobSeam{j: j}
 	j.exec = executor.New(executor.Config[commitPlan]{
 		Store:             seam,
@@ -140,12 +137,13 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		CallTimeout:       workerCallTimeout,
 		Backoff:           errorBackoff,
 		Sleep:             maintenance.Sleep,
+		Unreadable:        unreadable,
 		NotHeld:           errReleased,
 		FencedOut:         errFencedOut,
 		Cancelled:         revocationCause(StatusCancelled),
 		Lost:              errStoreLostClaim,
 		Expired:           errClaimExpired,
-	}, executor.Fence{Seq: lease.CheckpointSeq}, lease.ClaimedAt, cancel)
+	}, executor.Fence{Seq: lease.CheckpointSeq, Step: step}, lease.ClaimedAt, cancel)
 	w.slots.join(j)
 	return j, handlerCtx
 }
@@ -165,6 +163,31 @@ func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) e
 	}
 	j.State, j.Step, j.CheckpointSeq = fence.State, fence.Step, fence.Seq
 	return nil
+}
+
+// takeRead takes the claimed run from its claim call's read and returns
+// its step. The read ran in the claim's own transaction, so it returns the
+// leased version of every leased run; a run it lacks, or a row that does
+// not match the lease, means the read is broken: the executor then hands
+// the claim back without a checkpoint, so the run counts the attempt.
+func (j *Job) takeRead(read *leaseRead) (int, error) {
+	row, err := read.row(j.RunID)
+	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
+		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.CheckpointSeq) {
+		err = fmt.Errorf("docket: the read of run %s does not match its lease", quoteID(j.RunID))
+	}
+	if err != nil {
+		return 0, err
+	}
+	j.link = extractTraceContext(row.TraceContext)
+	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
+	j.attempt = int(row.Attempt) + 1
+	j.Attempt = j.attempt
+	if row.MaxAttempts != nil {
+		j.maxAttempts = int(*row.MaxAttempts)
+	}
+	j.MaxAttempts = j.maxAttempts
+	return int(row.Step), nil
 }
 
 // policy is the retry policy the job's failed attempt follows: its route's,

@@ -283,6 +283,16 @@ func (w *Worker) claim(io, handlers context.Context, free int) (claimed, error) 
 	return claimed{leases: len(res.Leases), poisons: len(res.Poisoned), outcomes: res.Outcomes()}, nil
 }
 
+// start hands lease and its claim call's read to a new job goroutine.
+func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRead) {
+	j, handlerCtx := newJob(w, lease, read, handlers)
+	go func() {
+		defer w.slots.end(j)
+		defer w.completer.Settle(j.member)
+		j.exec.Run(handlerCtx, io)
+	}()
+}
+
 // stopIsRequested reports whether Stop was called.
 func (w *Worker) stopIsRequested() bool { return isClosed(w.stopRequested) }
 

@@ -37,7 +37,8 @@ type Job[P Plan] struct {
 }
 
 // New returns the executor of a claim made at claimedAt whose first commit
-// expects fence; cancel ends the handler's context. Run runs it.
+// expects fence (the step of the run as read); cancel ends the handler's
+// context. Run runs it.
 func New[P Plan](cfg Config[P], fence Fence, claimedAt time.Time, cancel context.CancelCauseFunc) *Job[P] {
 	j := &Job[P]{cfg: cfg, cancel: cancel, fence: fence}
 	j.held.Confirm(claimedAt)
@@ -71,7 +72,7 @@ func New[P Plan](cfg Config[P], fence Fence, claimedAt time.Time, cancel context
 }
 
 // Run runs the job on the job goroutine: it starts the claim's heartbeat,
-// reads the run and takes a handler slot (begin), calls the handler under
+// takes a handler slot unless the run could not be read (begin), calls the handler under
 // its timeout (invoke), then settles the verdict once the heartbeat ended.
 // handlerCtx is the handler's context, which New's cancel ends; io, which
 // outlives cancellation, carries the job's own store calls.
@@ -91,15 +92,14 @@ func (j *Job[P]) Run(handlerCtx, io context.Context) {
 	j.settleStaged(io, plan)
 }
 
-// begin reads the run and takes a handler slot for it. A job that may not
+// begin takes a handler slot for the run read. A job that may not
 // start its handler, since its context ended or the Worker stopped while it
 // waited for a slot, gives its claim back unless a stopping Worker
 // surrendered it first. Either way the job has begun (Slot.Begun) when
 // begin returns. It reports whether the handler may run.
 func (j *Job[P]) begin(handlerCtx, io context.Context) bool {
 	defer j.cfg.Slot.Begun()
-	step, err := j.cfg.Work.Read()
-	if !j.prepare(io, step, err) {
+	if !j.prepare(io) {
 		return false
 	}
 	if j.cfg.Slot.Take(handlerCtx) {
@@ -136,18 +136,18 @@ func (j *Job[P]) failed(ctx context.Context, msg string, err error) {
 	j.cfg.Reporter.Report(ctx, Event[P]{Kind: Failed, Msg: msg, Err: err})
 }
 
-// prepare lets the handler start on the run read at step, unless the claim
-// was given up meanwhile; a read that failed (readErr) hands the claim back
-// without a checkpoint, so the run counts the attempt. It reports whether
-// the handler may run.
-func (j *Job[P]) prepare(io context.Context, step int, readErr error) bool {
+// prepare lets the handler start on the run read, unless the claim was
+// given up meanwhile; a read that failed (Config.Unreadable) hands the
+// claim back without a checkpoint, so the run counts the attempt. It
+// reports whether the handler may run.
+func (j *Job[P]) prepare(io context.Context) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	switch {
 	case j.released:
 		return false
-	case readErr != nil:
-		j.failed(io, "docket worker could not read a claimed run", readErr)
+	case j.cfg.Unreadable != nil:
+		j.failed(io, "docket worker could not read a claimed run", j.cfg.Unreadable)
 		j.released = true
 		ctx, cancel := context.WithTimeout(io, j.cfg.CallTimeout)
 		defer cancel()
@@ -157,7 +157,6 @@ func (j *Job[P]) prepare(io context.Context, step int, readErr error) bool {
 		return false
 	}
 	j.prepared = true
-	j.fence.Step = step
 	return true
 }
 

@@ -54,10 +54,8 @@ type fake struct {
 	// released and handBackErr are the last hand-back's.
 	released    bool
 	handBackErr error
-	// The Work and Slot of Run: the read's error, the handler's timeout
-	// and call, and whether no handler slot is free; slots records the
-	// Slot calls.
-	readErr error
+	// The Work and Slot of Run: the handler's timeout and call, and
+	// whether no handler slot is free; slots records the Slot calls.
 	timeout time.Duration
 	handle  func(context.Context) (plan, error)
 	noSlot  bool
@@ -126,8 +124,6 @@ func (f *fake) Answer(err error) Answer {
 	return Unanswered
 }
 
-func (f *fake) Read() (int, error) { return 2, f.readErr }
-
 func (f *fake) Timeout() (time.Duration, error) { return f.timeout, errTimeout }
 
 func (f *fake) Handle(ctx context.Context) (plan, error) { return f.handle(ctx) }
@@ -187,8 +183,8 @@ func newJob(t *testing.T, f *fake, ttl time.Duration) (*Job[plan], context.Conte
 		Backoff: func(int) time.Duration { return time.Millisecond },
 		Sleep:   func(context.Context, time.Duration) bool { f.sleeps++; return f.sleepOK },
 		NotHeld: errGone, FencedOut: errFence,
-	}, Fence{Seq: 7}, time.Now(), cancel)
-	if !j.prepare(context.Background(), 2, nil) {
+	}, Fence{Seq: 7, Step: 2}, time.Now(), cancel)
+	if !j.prepare(context.Background()) {
 		t.Fatal("Prepare refused a fresh job")
 	}
 	return j, ctx
@@ -324,8 +320,9 @@ func TestSurrenderAndHandBack(t *testing.T) {
 func TestPrepareReleasesAnUnreadableRun(t *testing.T) {
 	f := &fake{}
 	_, cancel := context.WithCancelCause(context.Background())
-	j := New(Config[plan]{Store: f, Work: f, Slot: f, Reporter: f, CallTimeout: time.Minute, NotHeld: errGone}, Fence{Seq: 1}, time.Now(), cancel)
-	if j.prepare(context.Background(), 0, errors.New("no row")) {
+	j := New(Config[plan]{Store: f, Work: f, Slot: f, Reporter: f, CallTimeout: time.Minute, NotHeld: errGone,
+		Unreadable: errors.New("no row")}, Fence{Seq: 1}, time.Now(), cancel)
+	if j.prepare(context.Background()) {
 		t.Fatal("Prepare accepted a failed read")
 	}
 	expect(t, "calls", f.calls, []string{"release"})
@@ -371,8 +368,9 @@ func TestCheckpointMovesTheFence(t *testing.T) {
 }
 
 // newRunJob returns a job on f that Run has not begun, whose claim expects
-// sequence 7, and the handler's context.
-func newRunJob(t *testing.T, f *fake) (*Job[plan], context.Context) {
+// sequence 7 at step 2 (unreadable, the error of the run's read), and the
+// handler's context.
+func newRunJob(t *testing.T, f *fake, unreadable error) (*Job[plan], context.Context) {
 	t.Helper()
 	f.t = t
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -380,15 +378,15 @@ func newRunJob(t *testing.T, f *fake) (*Job[plan], context.Context) {
 		Store: f, Work: f, Slot: f, Reporter: f, HeartbeatInterval: time.Hour, ClaimTTL: time.Minute,
 		CallTimeout: time.Minute, Backoff: func(int) time.Duration { return time.Millisecond },
 		Sleep:   func(context.Context, time.Duration) bool { return false },
-		NotHeld: errGone, FencedOut: errFence,
-	}, Fence{Seq: 7}, time.Now(), cancel), ctx
+		NotHeld: errGone, FencedOut: errFence, Unreadable: unreadable,
+	}, Fence{Seq: 7, Step: 2}, time.Now(), cancel), ctx
 }
 
 // Run reads the run, takes a slot, calls the handler and settles its
 // verdict, giving the slot back once the handler returned.
 func TestRunCallsTheHandlerAndSettles(t *testing.T) {
 	f := &fake{handle: func(context.Context) (plan, error) { return verdict, nil }}
-	j, ctx := newRunJob(t, f)
+	j, ctx := newRunJob(t, f, nil)
 	j.Run(ctx, context.Background())
 	expect(t, "slots", f.slots, []string{"take", "begun", "handled"})
 	expect(t, "calls", f.calls, []string{"grouped complete 7"})
@@ -402,7 +400,7 @@ func TestRunCallsTheHandlerAndSettles(t *testing.T) {
 // Panicked; the verdict is settled like any other.
 func TestRunRecoversAPanic(t *testing.T) {
 	f := &fake{handle: func(context.Context) (plan, error) { panic("boom") }}
-	j, ctx := newRunJob(t, f)
+	j, ctx := newRunJob(t, f, nil)
 	j.Run(ctx, context.Background())
 	expect(t, "endings", f.endings, []string{"handler 1  <nil>", "panicked 2 boom", "handler 2 panic panic: boom", "end panic 1 3 <nil>"})
 	expect(t, "slots", f.slots, []string{"take", "begun", "handled"})
@@ -414,7 +412,7 @@ func TestRunTimesOutTheHandler(t *testing.T) {
 		<-ctx.Done()
 		return alone, context.Cause(ctx)
 	}}
-	j, ctx := newRunJob(t, f)
+	j, ctx := newRunJob(t, f, nil)
 	j.Run(ctx, context.Background())
 	expect(t, "endings", f.endings, []string{"handler 1  <nil>", "handler 2 retry timed out", "end retry 1 1 <nil>"})
 }
@@ -426,7 +424,7 @@ func TestRunHandsBackWithoutASlot(t *testing.T) {
 		t.Error("the handler was called without a slot")
 		return verdict, nil
 	}}
-	j, ctx := newRunJob(t, f)
+	j, ctx := newRunJob(t, f, nil)
 	j.Run(ctx, context.Background())
 	expect(t, "slots", f.slots, []string{"take", "begun"})
 	expect(t, "calls", f.calls, []string{"commit stop 7"})
@@ -435,8 +433,8 @@ func TestRunHandsBackWithoutASlot(t *testing.T) {
 		t.Fatalf("hand-back = %v, %v; want released", f.released, f.handBackErr)
 	}
 
-	f = &fake{readErr: errors.New("no row")}
-	j, ctx = newRunJob(t, f)
+	f = &fake{}
+	j, ctx = newRunJob(t, f, errors.New("no row"))
 	j.Run(ctx, context.Background())
 	expect(t, "slots after a failed read", f.slots, []string{"begun"})
 	expect(t, "calls after a failed read", f.calls, []string{"release"})

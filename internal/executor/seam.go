@@ -71,13 +71,9 @@ type Store[P Plan] interface {
 	Answer(err error) Answer
 }
 
-// Work is the job's own part: the run it reads, the handler it calls and
-// the verdicts it plans.
+// Work is the job's own part: the handler it calls and the verdicts it
+// plans.
 type Work[P Plan] interface {
-	// Read reads the claimed run for the handler and returns its step; an
-	// error means the run cannot be handled, and the claim is given back
-	// without a checkpoint.
-	Read() (int, error)
 	// Timeout is the handler's timeout (0 for none) and the cause its
 	// context ends with once the timeout passed.
 	Timeout() (time.Duration, error)
@@ -209,6 +205,10 @@ type Config[P Plan] struct {
 	Backoff func(failures int) time.Duration
 	// Sleep waits d or until ctx ends and reports whether d passed.
 	Sleep func(ctx context.Context, d time.Duration) bool
+	// Unreadable is the error of a read of the claimed run that failed, nil
+	// when the run was read (its step is the first fence's): the claim is
+	// then given back without a checkpoint, and no handler runs.
+	Unreadable error
 	// NotHeld is the error of a write after the claim was given up.
 	NotHeld error
 	// The causes the handler's context ends with: FencedOut when the
