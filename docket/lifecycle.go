@@ -435,12 +435,13 @@ func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (AbandonR
 	})
 }
 
-// batchable reports whether req can join a set-based statement
+// batchable reports whether c can join a set-based statement
 // (commitRuns): a schedule that releases the claim, and a schedule, step
 // and state that Commit would accept (a RetryAt time PostgreSQL cannot hold
 // would fail the whole statement), and an attempt change and failure Commit
 // would accept. Anything else goes through Commit alone, which reports it.
-func (req CommitRequest) batchable() bool {
+func (c scopedCommit) batchable() bool {
+	req := c.req
 	return req.Disposition.kind != "retain" && req.Disposition.validate() == nil &&
 		req.Step >= 0 && req.Step <= math.MaxInt32 &&
 		(req.State == nil || validateState(req.State) == nil) && req.Attempt.valid() &&

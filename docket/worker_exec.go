@@ -98,7 +98,7 @@ func newCompleter(client *Client, cfg WorkerConfig) *verdictCompleter {
 	return jobcompleter.New(jobcompleter.Config[scopedCommit, committedSeq]{
 		Flush:         client.commitRuns,
 		CallTimeout:   workerCallTimeout,
-		Batchable:     func(c scopedCommit) bool { return c.req.batchable() },
+		Batchable:     scopedCommit.batchable,
 		BatchWait:     cfg.Tuning.VerdictBatchWait,
 		MaxBatch:      MaxVerdictBatch,
 		LingerFor:     func(statement time.Duration) time.Duration { return min(statement, maxWait) },
