@@ -36,7 +36,7 @@ var (
 	errTimeout = errors.New("timed out")
 )
 
-// fake is the Store and the Hooks of one test job. Each write method
+// fake is the Store, Work, Slot and Reporter of one test job. Each write method
 // answers with the next error of its queue (nil once the queue is empty)
 // and records what it was asked, as "method kind seq".
 type fake struct {
