@@ -279,7 +279,7 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 	// A job that had not started its handler hands its claim back itself
 	// (executor.Job.Run); with the handlers' contexts ended, none waits any
 	// more.
-	w.slots.unstarted.Wait()
+	w.slots.awaitBegun()
 	w.mu.Lock()
 	yielded, failures := w.handedBack, w.handBackFailures
 	w.mu.Unlock()

@@ -125,6 +125,10 @@ func (s *slots) awaitIdle(ctx, stopCtx context.Context) {
 	}
 }
 
+// awaitBegun waits until every job has begun: taken a handler slot or
+// given its claim back.
+func (s *slots) awaitBegun() { s.unstarted.Wait() }
+
 // Take implements executor.Slot: it takes a handler slot for a job that is
 // about to call its handler. A job claimed ahead waits for one
 // (WorkerTuning.ClaimAhead) until its context ends or the Worker is asked
