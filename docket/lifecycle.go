@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/internal/dbgen"
-	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 )
 
 // Holder identifies the holder of one claim: the run, its scope and the exact
@@ -435,26 +435,39 @@ func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (AbandonR
 	})
 }
 
-// Batchable reports whether the commit of p can join a set-based statement:
-// a schedule that releases the claim, and a schedule, step and state that
-// Commit would accept (a RetryAt time PostgreSQL cannot hold would fail the
-// whole statement), and an attempt change and failure Commit would accept.
-// Anything else goes through Commit alone, which reports it.
-func (p commitPlan) Batchable() bool {
-	return p.ReleasesClaim() && p.schedule.validate() == nil && p.step >= 0 && p.step <= math.MaxInt32 &&
-		(p.state == nil || validateState(p.state) == nil) && p.attempt.valid() &&
-		(p.failure == nil || (p.attempt == AttemptCount && validFailureKind(p.failure.Kind)))
+// batchable reports whether c can join a set-based statement
+// (commitRuns): a schedule that releases the claim, and a schedule, step
+// and state that Commit would accept (a RetryAt time PostgreSQL cannot hold
+// would fail the whole statement), and an attempt change and failure Commit
+// would accept. Anything else goes through Commit alone, which reports it.
+func (c scopedCommit) batchable() bool {
+	req := c.req
+	return req.Disposition.kind != "retain" && req.Disposition.validate() == nil &&
+		req.Step >= 0 && req.Step <= math.MaxInt32 &&
+		(req.State == nil || validateState(req.State) == nil) && req.Attempt.valid() &&
+		(req.Failure == nil || (req.Attempt == AttemptCount && validFailureKind(req.Failure.Kind)))
 }
 
-// commitBatch writes the commits of batch, which batchable admitted, in one
-// CommitRuns statement and returns each outcome as Commit would report it,
-// or the statement's error when it failed as a whole. Each commit counts as
-// one commit store call of the statement's duration, and its marker release
-// as Commit counts it; a failed statement counts nothing, since each of its
+// scopedCommit is a commit request with its holder's scope key, which
+// holderKey validated.
+type scopedCommit struct {
+	req      CommitRequest
+	scopeKey string
+}
+
+// committedSeq is a run's new checkpoint after a commit of commitRuns.
+type committedSeq struct {
+	seq  int64
+	step int
+}
+
+// commitRuns writes the commits of batch, each batchable, in one CommitRuns
+// statement and returns each outcome as Commit would report it, or the
+// statement's error when it failed as a whole. Each commit counts as one
+// commit store call of the statement's duration, and its marker release as
+// Commit counts it; a failed statement counts nothing, since each of its
 // commits is retried alone.
-func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupcommit.Result[batchCommitted], error) {
-	callCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
-	defer cancel()
+func (c *Client) commitRuns(ctx context.Context, batch []scopedCommit) ([]jobcompleter.Result[committedSeq], error) {
 	start := time.Now()
 	n := len(batch)
 	params := dbgen.CommitRunsParams{
@@ -475,7 +488,7 @@ func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupc
 			params.ErrorKinds[i], params.ErrorTexts[i] = req.Failure.Kind, errorText(req.Failure.Error)
 		}
 	}
-	rows, err := c.queries.CommitRuns(callCtx, params)
+	rows, err := c.queries.CommitRuns(ctx, params)
 	if err != nil {
 		return nil, err
 	}
@@ -483,14 +496,14 @@ func (c *Client) commitBatch(ctx context.Context, batch []batchCommit) ([]groupc
 	for _, row := range rows {
 		written[row.ClaimToken] = row
 	}
-	results := make([]groupcommit.Result[batchCommitted], n)
+	results := make([]jobcompleter.Result[committedSeq], n)
 	for i, q := range batch {
 		req, res := q.req, &results[i]
 		if row, ok := written[req.Holder.Token]; ok {
-			res.Value = batchCommitted{seq: row.CheckpointSeq, step: int(row.Step)}
+			res.Value = committedSeq{seq: row.CheckpointSeq, step: int(row.Step)}
 			c.telemetry.committed(ctx, req.Disposition, row.MarkerCleared)
 		} else {
-			res.Err = explainFenceMiss(callCtx, c.queries, q.scopeKey, req.Holder.RunID,
+			res.Err = explainFenceMiss(ctx, c.queries, q.scopeKey, req.Holder.RunID,
 				fmt.Errorf("%w: run %s at checkpoint %d", ErrStaleFence, quoteID(req.Holder.RunID), req.ExpectedSeq))
 		}
 		c.telemetry.recordStore(ctx, opCommit, start, res.Err, false)

@@ -102,13 +102,10 @@ func (h *leaseEvents) hear(e WorkerEvent) {
 // error when the handler never ran or its verdict was not written.
 func (w *Worker) runOne(ctx context.Context, lease Lease, read *leaseRead, heard *leaseEvents) (Run, error) {
 	j, handlerCtx := newJob(w, lease, read, ctx)
-	w.mu.Lock()
-	w.jobs[j] = struct{}{}
-	w.mu.Unlock()
 	func() {
-		defer w.finished(j)
-		defer w.commits.Settle(j.member)
-		j.run(handlerCtx, context.WithoutCancel(ctx))
+		defer w.slots.end(j)
+		defer w.completer.Settle(j.member)
+		j.exec.Run(handlerCtx, context.WithoutCancel(ctx))
 	}()
 	heard.mu.Lock()
 	defer heard.mu.Unlock()

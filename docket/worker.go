@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/internal/dbgen"
-	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 	"github.com/docketrun/docket-go/internal/notifier"
 	"github.com/docketrun/docket-go/internal/startstop"
 )
@@ -67,34 +67,17 @@ type Worker struct {
 	// handler is WorkerConfig.Handler wrapped in WorkerConfig.Middleware;
 	// nil with Handlers.
 	handler Handler
-	// commits groups the verdict commits of jobs that finish together.
-	commits *groupCommit
+	// completer writes the verdicts of jobs that finish together in one
+	// statement.
+	completer *verdictCompleter
 	// ahead decides how many runs the worker holds beyond its handlers.
 	ahead *claimAhead
 	// scheduleClock is the schedule taker's clock: the wall clock, or a
 	// test's (NewTestWorker).
 	scheduleClock ScheduleClock
 
-	// slotFreed receives one value per freed claim slot; its capacity, the
-	// claim slots, means a job never blocks on it.
-	slotFreed chan struct{}
-	// handlerSlots holds one token per handler running; its capacity,
-	// Concurrency, makes a run claimed ahead wait for a handler to return.
-	handlerSlots chan struct{}
-	// unstarted counts the jobs that have neither taken a handler slot nor
-	// given their claim back (see Job.begin), so that a stopping worker
-	// can wait for the hand-backs of jobs that never started.
-	unstarted sync.WaitGroup
-	// committing holds one token per job whose slot was freed while its
-	// verdict is still being written; its capacity (committingCapacity)
-	// bounds them.
-	committing chan struct{}
-	// jobEnded receives a value, if none is pending, whenever a job ends.
-	jobEnded chan struct{}
-	// verdictWritten receives a value, if none is pending, when a job whose
-	// slot was freed early ends: a claim call made in the meantime may have
-	// found its run still holding a cap slot, so the poll loop tries again.
-	verdictWritten chan struct{}
+	// slots are the worker's places for its jobs.
+	slots *slots
 	// dueNoted receives a value, if none is pending, when a verdict made a
 	// run due at a time the poll loop's timer should wake for (see
 	// noteDue).
@@ -112,8 +95,6 @@ type Worker struct {
 	stopping bool
 	// stopCtx bounds the graceful drain; nil until Stop is called.
 	stopCtx context.Context
-	// jobs are the claims being handled.
-	jobs map[*Job]struct{}
 	// handedBack and handBackFailures tally the claims the worker handed
 	// back, at its stop or for a held run whose handler could not start,
 	// for Run's result.
@@ -157,23 +138,19 @@ func NewTestWorker(client *Client, cfg WorkerConfig, test WorkerTestConfig) (*Wo
 	if resolved.Handler != nil {
 		handler = chain(resolved.Middleware, resolved.Handler)
 	}
+	stop := make(chan struct{})
 	return &Worker{
-		client:         client,
-		commits:        newGroupCommit(client, resolved),
-		cfg:            resolved,
-		logger:         resolved.Logger,
-		handler:        handler,
-		ahead:          newClaimAhead(resolved),
-		scheduleClock:  clock,
-		slotFreed:      make(chan struct{}, resolved.claimSlots()),
-		handlerSlots:   make(chan struct{}, resolved.Concurrency),
-		committing:     make(chan struct{}, resolved.committingCapacity()),
-		jobEnded:       make(chan struct{}, 1),
-		verdictWritten: make(chan struct{}, 1),
-		dueNoted:       make(chan struct{}, 1),
-		stopRequested:  make(chan struct{}),
-		done:           make(chan struct{}),
-		jobs:           make(map[*Job]struct{}),
+		client:        client,
+		completer:     newCompleter(client, resolved),
+		cfg:           resolved,
+		logger:        resolved.Logger,
+		handler:       handler,
+		ahead:         newClaimAhead(resolved),
+		scheduleClock: clock,
+		dueNoted:      make(chan struct{}, 1),
+		stopRequested: stop,
+		done:          make(chan struct{}),
+		slots:         newSlots(resolved, stop),
 	}, nil
 }
 
@@ -229,7 +206,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		"heartbeat_interval", w.cfg.HeartbeatInterval)
 	w.poll(ctx, io, handlers, wake)
 	// Nothing more is claimed: verdicts waiting for a batch are written now.
-	w.commits.Hurry()
+	w.completer.Hurry()
 	stopListening()
 	for _, s := range services {
 		s.Stop()
@@ -263,70 +240,6 @@ func (w *Worker) Stop(ctx context.Context) error {
 	return w.runErr
 }
 
-// start hands lease and its claim call's read to a new job goroutine.
-func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRead) {
-	j, handlerCtx := newJob(w, lease, read, handlers)
-	w.mu.Lock()
-	w.jobs[j] = struct{}{}
-	w.mu.Unlock()
-	go func() {
-		defer w.finished(j)
-		defer w.commits.Settle(j.member)
-		j.run(handlerCtx, io)
-	}()
-}
-
-// finished forgets j and frees its slot, or its committing token when the
-// slot was freed before. Only j's goroutine calls it, as it ends.
-func (w *Worker) finished(j *Job) {
-	w.mu.Lock()
-	delete(w.jobs, j)
-	w.mu.Unlock()
-	if j.slotReleased {
-		<-w.committing
-		notify(w.verdictWritten)
-	} else {
-		w.slotFreed <- struct{}{}
-	}
-	notify(w.jobEnded)
-}
-
-// notify sends on ch unless a value is already pending.
-func notify(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// releaseSlotEarly frees j's claim slot before its verdict is written,
-// unless it already did or the committing capacity is taken (one per claim
-// slot, more with WorkerTuning.VerdictBatchWait); the job then keeps its slot until it
-// ends. Only j's goroutine calls it.
-func (w *Worker) releaseSlotEarly(j *Job) {
-	if j.slotReleased {
-		return
-	}
-	select {
-	case w.committing <- struct{}{}:
-	default:
-		return
-	}
-	j.slotReleased = true
-	w.slotFreed <- struct{}{}
-}
-
-// inFlight returns the jobs being handled.
-func (w *Worker) inFlight() []*Job {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	jobs := make([]*Job, 0, len(w.jobs))
-	for j := range w.jobs {
-		jobs = append(jobs, j)
-	}
-	return jobs
-}
-
 // announceYield wakes the domain's workers, this one included, after runs
 // were handed back due now.
 func (w *Worker) announceYield(io context.Context) {
@@ -344,14 +257,14 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 	w.mu.Lock()
 	stopCtx := w.stopCtx
 	w.mu.Unlock()
-	w.logger.InfoContext(io, "docket worker stopping", "in_flight", len(w.inFlight()))
+	w.logger.InfoContext(io, "docket worker stopping", "in_flight", len(w.slots.inFlight()))
 	if stopCtx != nil && ctx.Err() == nil {
-		w.awaitIdle(ctx, stopCtx)
+		w.slots.awaitIdle(ctx, stopCtx)
 	}
 	// Surrender first, so a handler that returns once cancelled cannot
 	// commit its verdict ahead of the hand-back.
 	var surrendered []*Job
-	for _, j := range w.inFlight() {
+	for _, j := range w.slots.inFlight() {
 		if j.exec.Surrender() {
 			surrendered = append(surrendered, j)
 		}
@@ -360,12 +273,13 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 
 	var wg sync.WaitGroup
 	for _, j := range surrendered {
-		wg.Go(func() { w.handBack(io, j) })
+		wg.Go(func() { j.exec.HandBack(io) })
 	}
 	wg.Wait()
 	// A job that had not started its handler hands its claim back itself
-	// (Job.begin); with the handlers' contexts ended, none waits any more.
-	w.unstarted.Wait()
+	// (executor.Job.Run); with the handlers' contexts ended, none waits any
+	// more.
+	w.slots.awaitBegun()
 	w.mu.Lock()
 	yielded, failures := w.handedBack, w.handBackFailures
 	w.mu.Unlock()
@@ -380,11 +294,10 @@ func (w *Worker) drain(ctx, io context.Context, cancelHandlers context.CancelCau
 	return nil
 }
 
-// handBack gives back the claim of j, which the caller surrendered, and
-// tallies the outcome for Run's result; a claim it could not give back
-// expires after ClaimTTL.
-func (w *Worker) handBack(io context.Context, j *Job) {
-	released, err := j.exec.HandBack(io)
+// handedBackClaim tallies the hand-back of j's claim for Run's result:
+// released says the store accepted it, err is its failure; a claim it could
+// not give back expires after ClaimTTL.
+func (w *Worker) handedBackClaim(io context.Context, j *Job, released bool, err error) {
 	if err != nil {
 		w.failure(io, "docket worker could not hand a claim back; it will expire", j.RunID, err)
 	}
@@ -395,50 +308,6 @@ func (w *Worker) handBack(io context.Context, j *Job) {
 	}
 	if err != nil {
 		w.handBackFailures = append(w.handBackFailures, err)
-	}
-}
-
-// takeHandlerSlot takes a handler slot for a job that is about to call its
-// handler. A job claimed ahead waits for one (WorkerTuning.ClaimAhead)
-// until its context ends or the worker is asked to stop: a stopping worker
-// starts no run it holds ahead. It reports whether the slot was taken.
-func (w *Worker) takeHandlerSlot(ctx context.Context) bool {
-	select {
-	case w.handlerSlots <- struct{}{}:
-		return true
-	default:
-	}
-	select {
-	case w.handlerSlots <- struct{}{}:
-	case <-ctx.Done():
-		return false
-	case <-w.stopRequested:
-		return false
-	}
-	// A slot freed as the worker stopped may have won the select.
-	if ctx.Err() != nil || w.stopIsRequested() {
-		<-w.handlerSlots
-		return false
-	}
-	return true
-}
-
-// freeHandlerSlot gives back the handler slot of a job whose handler
-// returned.
-func (w *Worker) freeHandlerSlot() {
-	<-w.handlerSlots
-}
-
-// awaitIdle waits until no job is in flight, or ctx or stopCtx ends.
-func (w *Worker) awaitIdle(ctx, stopCtx context.Context) {
-	for len(w.inFlight()) > 0 {
-		select {
-		case <-w.jobEnded:
-		case <-stopCtx.Done():
-			return
-		case <-ctx.Done():
-			return
-		}
 	}
 }
 
@@ -482,7 +351,7 @@ func (w *Worker) revoked(ctx context.Context, payload string) {
 	if err != nil {
 		return
 	}
-	for _, j := range w.inFlight() {
+	for _, j := range w.slots.inFlight() {
 		if j.holder.Token != token {
 			continue
 		}
@@ -533,8 +402,8 @@ func (w *Worker) listenConn(ctx context.Context) (notifier.Conn, string, error) 
 type leaseRead struct {
 	runs map[string]dbgen.LeasedRunsRow
 
-	// cohort is the call's jobs in the worker's group commit.
-	cohort groupcommit.Cohort
+	// cohort is the call's jobs in the worker's completer.
+	cohort jobcompleter.Cohort
 }
 
 // row returns the row of runID; a run the read did not find is ErrNotFound.

@@ -46,9 +46,9 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 	// and holds none until it has measured a claim call and a handler.
 	got := w.cfg
 	if got.PollInterval != DefaultPollInterval || got.HeartbeatInterval != 3*time.Second ||
-		got.MaxClaimAttempts != DefaultMaxClaimAttempts || got.Logger != client.logger || cap(w.slotFreed) != 15 ||
-		cap(w.committing) != 15 || w.ahead.target() != 0 || w.demand(15) != 3 {
-		t.Fatalf("resolved config %+v, slots %d, committing %d, ahead %d", got, cap(w.slotFreed), cap(w.committing), w.ahead.target())
+		got.MaxClaimAttempts != DefaultMaxClaimAttempts || got.Logger != client.logger || cap(w.slots.freed) != 15 ||
+		cap(w.slots.committing) != 15 || w.ahead.target() != 0 || w.demand(15) != 3 {
+		t.Fatalf("resolved config %+v, slots %d, committing %d, ahead %d", got, cap(w.slots.freed), cap(w.slots.committing), w.ahead.target())
 	}
 
 	// Verdicts that wait for a batch free up to MaxVerdictBatch slots early.
@@ -57,33 +57,33 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("verdict wait just short of the claim: %v", err)
 	}
-	if cap(w.slotFreed) != 15 || cap(w.committing) != MaxVerdictBatch {
-		t.Fatalf("slots %d, committing %d; want 15 and %d", cap(w.slotFreed), cap(w.committing), MaxVerdictBatch)
+	if cap(w.slots.freed) != 15 || cap(w.slots.committing) != MaxVerdictBatch {
+		t.Fatalf("slots %d, committing %d; want 15 and %d", cap(w.slots.freed), cap(w.slots.committing), MaxVerdictBatch)
 	}
 	// A worker of more slots than that frees as many as it has.
 	w, err = NewWorker(client, WorkerConfig{Concurrency: 100, Handler: handler, Tuning: WorkerTuning{VerdictBatchWait: time.Millisecond}})
 	if err != nil {
 		t.Fatalf("wide worker: %v", err)
 	}
-	if cap(w.committing) != 164 {
-		t.Fatalf("committing %d, want 164", cap(w.committing))
+	if cap(w.slots.committing) != 164 {
+		t.Fatalf("committing %d, want 164", cap(w.slots.committing))
 	}
 	// NoClaimAhead holds none.
 	w, err = NewWorker(client, WorkerConfig{Concurrency: 2, Handler: handler, Tuning: WorkerTuning{ClaimAhead: NoClaimAhead}})
 	if err != nil {
 		t.Fatalf("no claim ahead: %v", err)
 	}
-	if cap(w.slotFreed) != 2 || w.demand(2) != 2 {
-		t.Fatalf("claim slots %d, demand %d; want 2 and 2", cap(w.slotFreed), w.demand(2))
+	if cap(w.slots.freed) != 2 || w.demand(2) != 2 {
+		t.Fatalf("claim slots %d, demand %d; want 2 and 2", cap(w.slots.freed), w.demand(2))
 	}
 	// Runs held ahead take claim slots, not handler slots.
 	w, err = NewWorker(client, WorkerConfig{Concurrency: 2, Tuning: WorkerTuning{ClaimAhead: 3}, Handler: handler})
 	if err != nil {
 		t.Fatalf("claim ahead: %v", err)
 	}
-	if cap(w.slotFreed) != 5 || cap(w.committing) != 5 || cap(w.handlerSlots) != 2 {
+	if cap(w.slots.freed) != 5 || cap(w.slots.committing) != 5 || cap(w.slots.handlers) != 2 {
 		t.Fatalf("claim slots %d, committing %d, handler slots %d; want 5, 5 and 2",
-			cap(w.slotFreed), cap(w.committing), cap(w.handlerSlots))
+			cap(w.slots.freed), cap(w.slots.committing), cap(w.slots.handlers))
 	}
 }
 

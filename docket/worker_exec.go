@@ -9,21 +9,30 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket-go/internal/executor"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 )
 
-// jobSeam is what package executor needs of one job: its claim's store
-// calls (executor.Store) and the worker's logs, metrics, spans and events
-// (executor.Hooks).
-type jobSeam struct{ j *Job }
+// jobSeam is what package executor needs of one job, besides its slot
+// (jobSlot): its claim's store calls (executor.Store), its handler and
+// verdict plans (executor.Work) and the worker's logs, metrics, spans and
+// events (executor.Reporter).
+type jobSeam struct {
+	j *Job
+	// handlerSpan and commitSpan are the job's docket.handler span and the
+	// docket.commit span of the write in progress, and batch the size of
+	// the statement that last carried it; only the job goroutine reports
+	// the events that touch them.
+	handlerSpan, commitSpan *span
+	batch                   int
+}
 
 var (
-	_ executor.Store[commitPlan] = jobSeam{}
-	_ executor.Hooks[commitPlan] = jobSeam{}
+	_ executor.Store[commitPlan]    = (*jobSeam)(nil)
+	_ executor.Work[commitPlan]     = (*jobSeam)(nil)
+	_ executor.Reporter[commitPlan] = (*jobSeam)(nil)
 )
 
-// Kind is p's checkpoint type; with Batchable, ReleasesClaim and Yields it
-// makes a commitPlan an executor.Plan.
-func (p commitPlan) Kind() string { return p.checkpointType }
+// ReleasesClaim and Yields make a commitPlan an executor.Plan.
 
 // ReleasesClaim reports whether committing p ends the holder's claim.
 func (p commitPlan) ReleasesClaim() bool { return p.schedule.kind != "retain" }
@@ -32,7 +41,7 @@ func (p commitPlan) ReleasesClaim() bool { return p.schedule.kind != "retain" }
 func (p commitPlan) Yields() bool { return p.schedule.kind == "immediate" }
 
 // request is the commit request of p fenced on f.
-func (s jobSeam) request(f executor.Fence, p commitPlan) CommitRequest {
+func (s *jobSeam) request(f executor.Fence, p commitPlan) CommitRequest {
 	return CommitRequest{
 		Holder:         s.j.holder,
 		ExpectedSeq:    f.Seq,
@@ -46,49 +55,81 @@ func (s jobSeam) request(f executor.Fence, p commitPlan) CommitRequest {
 }
 
 // Commit implements executor.Store.
-func (s jobSeam) Commit(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, error) {
+func (s *jobSeam) Commit(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, error) {
 	run, err := s.j.worker.client.Commit(ctx, s.request(f, p))
 	return executor.Fence{Seq: run.CheckpointSeq, Step: run.Step, State: run.State}, err
 }
 
-// CommitGrouped implements executor.Store: the verdict joins the worker's
-// group commit, and the job's slot is freed first when the worker allows.
-func (s jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, int, error) {
+// CommitGrouped implements executor.Store: the verdict goes to the
+// worker's completer, and the job's slot is freed once it joins a
+// statement, when the worker allows.
+func (s *jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, int, error) {
 	w := s.j.worker
-	w.releaseSlotEarly(s.j)
 	req := s.request(f, p)
 	scopeKey, err := w.client.holderKey(req.Holder)
 	if err != nil {
 		return executor.Fence{}, 0, err
 	}
-	res, size := w.commits.Write(ctx, s.j.member, batchCommit{req: req, scopeKey: scopeKey})
-	return executor.Fence{Seq: res.Value.seq, Step: res.Value.step}, size, res.Err
+	done, size, err := w.completer.Complete(ctx, s.j.member, scopedCommit{req: req, scopeKey: scopeKey},
+		s.j.slot.releaseEarly)
+	return executor.Fence{Seq: done.seq, Step: done.step}, size, err
+}
+
+// verdictCompleter writes the verdicts of a worker's jobs that finish
+// together in one CommitRuns statement (package jobcompleter), each still
+// fenced on its own claim.
+type verdictCompleter = jobcompleter.Completer[scopedCommit, committedSeq]
+
+// maxAdaptiveVerdictWait bounds how long a verdict waits for others when
+// the worker decides the wait itself (WorkerTuning.VerdictBatchWait zero).
+const maxAdaptiveVerdictWait = 20 * time.Millisecond
+
+// newCompleter returns the completer of a worker of client and resolved
+// cfg: a lingering one when WorkerTuning.VerdictBatchWait is set, else one
+// that decides from what it measures. Its statement waits for the verdicts
+// of other claim calls as long as a CommitRuns statement takes, at most
+// maxAdaptiveVerdictWait and half the claim's unrefreshed window, while
+// verdicts arrive closer together than that; otherwise it waits for its own
+// claim call's jobs, at most jobcompleter.CohortWait. A waiting verdict's
+// run holds its tenant's admission, so the wait stays as short as the
+// statement it saves.
+func newCompleter(client *Client, cfg WorkerConfig) *verdictCompleter {
+	maxWait := min(maxAdaptiveVerdictWait, (cfg.ClaimTTL-cfg.HeartbeatInterval)/2)
+	return jobcompleter.New(jobcompleter.Config[scopedCommit, committedSeq]{
+		Flush:         client.commitRuns,
+		CallTimeout:   workerCallTimeout,
+		Batchable:     scopedCommit.batchable,
+		BatchWait:     cfg.Tuning.VerdictBatchWait,
+		MaxBatch:      MaxVerdictBatch,
+		LingerFor:     func(statement time.Duration) time.Duration { return min(statement, maxWait) },
+		AdaptiveBatch: cfg.committingCapacity(),
+	})
 }
 
 // CommitTx implements executor.Store.
-func (s jobSeam) CommitTx(ctx context.Context, tx pgx.Tx, f executor.Fence, p commitPlan) error {
+func (s *jobSeam) CommitTx(ctx context.Context, tx pgx.Tx, f executor.Fence, p commitPlan) error {
 	_, err := s.j.worker.client.CommitTx(ctx, tx, s.request(f, p))
 	return err
 }
 
 // Applied implements executor.Store.
-func (s jobSeam) Applied(ctx context.Context, f executor.Fence, p commitPlan) (bool, error) {
+func (s *jobSeam) Applied(ctx context.Context, f executor.Fence, p commitPlan) (bool, error) {
 	return s.j.worker.client.commitApplied(ctx, s.request(f, p))
 }
 
 // Release implements executor.Store.
-func (s jobSeam) Release(ctx context.Context) (bool, error) {
+func (s *jobSeam) Release(ctx context.Context) (bool, error) {
 	return s.j.worker.client.ReleaseClaim(ctx, s.j.holder)
 }
 
 // Refresh implements executor.Store.
-func (s jobSeam) Refresh(ctx context.Context) error {
+func (s *jobSeam) Refresh(ctx context.Context) error {
 	_, err := s.j.worker.client.RefreshClaim(ctx, s.j.holder)
 	return err
 }
 
 // Answer implements executor.Store.
-func (jobSeam) Answer(err error) executor.Answer { return writeAnswer(err) }
+func (*jobSeam) Answer(err error) executor.Answer { return writeAnswer(err) }
 
 // writeAnswer classifies err, the error of a write under a claim, for the
 // executor and for the verdict events (verdictOutcome).
@@ -100,90 +141,128 @@ func writeAnswer(err error) executor.Answer {
 		return executor.Fenced
 	case errors.Is(err, ErrInvalidArgument):
 		return executor.Invalid
+	case errors.Is(err, ErrClaimLost):
+		return executor.Lost
 	}
 	return executor.Unanswered
 }
 
-// Gone implements executor.Store.
-func (jobSeam) Gone(err error) bool {
-	return errors.Is(err, ErrClaimLost) || errors.Is(err, ErrNotFound)
-}
-
-// Writing implements executor.Hooks: the docket.commit span of p.
-func (s jobSeam) Writing(ctx context.Context, p commitPlan) executor.Write {
-	return &commitWrite{j: s.j, plan: p, span: s.j.startCommitSpan(ctx, p)}
-}
-
-// Verdict implements executor.Hooks: a hand-back is written alone.
-func (s jobSeam) Verdict(p commitPlan, err error) { s.j.verdict(p, 1, err) }
-
-// Staged implements executor.Hooks.
-func (s jobSeam) Staged(ctx context.Context, p commitPlan) {
-	s.j.worker.debug(ctx, "docket worker run settled in the handler's transaction", s.j.RunID, "result", p.checkpointType)
-	s.j.noteDue(p)
-	s.j.verdict(p, 0, nil)
-}
-
-// Refused implements executor.Hooks.
-func (jobSeam) Refused(step int, err error) commitPlan { return refused(step, err) }
-
-// Stopped implements executor.Hooks.
-func (jobSeam) Stopped(step int) commitPlan { return stopped(step) }
-
-// Yielded implements executor.Hooks.
-func (s jobSeam) Yielded(ctx context.Context) { s.j.worker.announceYield(ctx) }
-
-// Failure implements executor.Hooks.
-func (s jobSeam) Failure(ctx context.Context, msg string, err error) {
-	s.j.worker.failure(ctx, msg, s.j.RunID, err)
-}
-
-// Lost implements executor.Hooks.
-func (s jobSeam) Lost(ctx context.Context, err error) error {
-	w := s.j.worker
-	w.logger.InfoContext(ctx, "docket worker lost a claim; cancelling its handler")
-	w.debug(ctx, "docket worker claim lost", s.j.RunID)
-	if errors.Is(err, ErrRunCancelled) {
-		return revocationCause(StatusCancelled)
+// Timeout implements executor.Work: the route's timeout.
+func (s *jobSeam) Timeout() (time.Duration, error) {
+	timeout := s.j.route.timeout
+	if timeout <= 0 {
+		return 0, nil
 	}
-	return fmt.Errorf("%w: the store no longer shows the claim", ErrClaimLost)
+	return timeout, &HandlerTimeoutError{Timeout: timeout}
 }
 
-// Expired implements executor.Hooks.
-func (s jobSeam) Expired(ctx context.Context) error {
-	s.j.worker.logger.WarnContext(ctx, "docket worker presumes a claim lost after a ClaimTTL without refresh; cancelling its handler")
-	return fmt.Errorf("%w: not refreshed within the claim TTL", ErrClaimLost)
+// Handle implements executor.Work: it calls the handler through its
+// middleware and plans the commit of its verdict; a handler that returned
+// after its timeout passed failed its attempt, whatever it returned. The
+// error is the one the handler reported: Fail's or a Retry...Error's own
+// (nil for Fail(nil)), the zero Result or the timeout. The logs above debug
+// level name only the verdict, never the error text.
+func (s *jobSeam) Handle(ctx context.Context) (commitPlan, error) {
+	j, w := s.j, s.j.worker
+	result := j.route.handle(ctx, j)
+	if timeout, ok := errors.AsType[*HandlerTimeoutError](context.Cause(ctx)); ok {
+		plan := timedOut(j.exec.Step(), j.attempt, j.policy(), timeout)
+		w.logger.WarnContext(ctx, "docket worker handler outlived its timeout", "result", plan.checkpointType,
+			"timeout", timeout.Timeout)
+		return plan, timeout
+	}
+	plan := result.plan(j.exec.Step(), j.attempt, j.policy())
+	switch {
+	case result.kind == resultMissing:
+		w.logger.WarnContext(ctx, "docket worker handler returned the zero Result", "result", plan.checkpointType)
+		return plan, errZeroResult
+	case result.err != nil:
+		w.debug(ctx, "docket worker handler attempt failed", j.RunID, "result", plan.checkpointType,
+			"error", result.err.Error())
+		return plan, result.err
+	}
+	return plan, nil
 }
 
-// commitWrite is the docket.commit span of one plan's write, and what the
-// worker logs and counts of its end.
-type commitWrite struct {
-	j    *Job
-	plan commitPlan
-	span *span
-	// batch is the size of the statement that carried the write.
-	batch int
+// Panicked implements executor.Work: a panic is a failed attempt, whose
+// error entry keeps the handler's innermost frames (panicFrames); no log
+// or span carries the frames.
+func (s *jobSeam) Panicked(ctx context.Context, step int, value any) (commitPlan, error) {
+	j, w := s.j, s.j.worker
+	frames, omitted := panicFrames()
+	plan := panicked(step, j.attempt, j.policy(), panicText(value, frames, omitted))
+	w.logger.ErrorContext(ctx, "docket worker handler panicked", "result", plan.checkpointType)
+	w.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(value))
+	return plan, fmt.Errorf("docket: handler panic: %v", value)
 }
 
-// Carried implements executor.Write.
-func (c *commitWrite) Carried(n int) {
-	c.batch = n
-	c.span.set(spanAttrBatchSize.Int(n))
+// Refused implements executor.Work.
+func (*jobSeam) Refused(step int, err error) commitPlan { return refused(step, err) }
+
+// Stopped implements executor.Work.
+func (*jobSeam) Stopped(step int) commitPlan { return stopped(step) }
+
+// Report implements executor.Reporter.
+func (s *jobSeam) Report(ctx context.Context, e executor.Event[commitPlan]) context.Context {
+	j, w := s.j, s.j.worker
+	switch e.Kind {
+	case executor.HandlerStarted:
+		w.debug(ctx, "docket worker run started", j.RunID, "class", string(j.Class))
+		w.emit(WorkerEvent{Kind: EventHandlerStarted, RunID: j.RunID, Scope: j.Scope})
+		ctx, s.handlerSpan = j.startHandlerSpan(ctx)
+	case executor.HandlerEnded:
+		w.ahead.observeHandler(e.Took)
+		endHandlerSpan(s.handlerSpan, e.Plan, e.Err)
+		return s.handlerSpan.parentOf(ctx)
+	case executor.Writing:
+		s.commitSpan, s.batch = j.startCommitSpan(ctx, e.Plan), 0
+	case executor.Carried:
+		s.batch = e.Batch
+		s.commitSpan.set(spanAttrBatchSize.Int(e.Batch))
+	case executor.Wrote:
+		s.wrote(ctx, e.Plan, e.Ending, e.Err)
+	case executor.Staged:
+		w.debug(ctx, "docket worker run settled in the handler's transaction", j.RunID, "result", e.Plan.checkpointType)
+		j.noteDue(e.Plan)
+		j.verdict(e.Plan, 0, nil)
+	case executor.HandedBack:
+		failure := e.Err
+		if e.Checkpointed {
+			// A hand-back is written alone.
+			j.verdict(e.Plan, 1, e.Err)
+			if answer := writeAnswer(e.Err); answer == executor.Fenced || answer == executor.Cancelled {
+				// A newer holder owns the run: nothing more is needed.
+				failure = nil
+			}
+		}
+		w.handedBackClaim(ctx, j, e.Released, failure)
+	case executor.Yielded:
+		w.announceYield(ctx)
+	case executor.Failed:
+		w.failure(ctx, e.Msg, j.RunID, e.Err)
+	case executor.ClaimLost:
+		w.logger.InfoContext(ctx, "docket worker lost a claim; cancelling its handler")
+		w.debug(ctx, "docket worker claim lost", j.RunID)
+	case executor.ClaimExpired:
+		w.logger.WarnContext(ctx, "docket worker presumes a claim lost after a ClaimTTL without refresh; cancelling its handler")
+	}
+	return ctx
 }
 
-// End implements executor.Write.
-func (c *commitWrite) End(ctx context.Context, e executor.Ending, err error) {
-	j, w, kind := c.j, c.j.worker, c.plan.checkpointType
+// wrote logs and counts how the write of plan ended (e, err its error),
+// ends its docket.commit span and reports the verdict event.
+func (s *jobSeam) wrote(ctx context.Context, plan commitPlan, e executor.Ending, err error) {
+	j, w, kind := s.j, s.j.worker, plan.checkpointType
 	switch e {
 	case executor.Written:
 		w.debug(ctx, "docket worker run settled", j.RunID, "result", kind)
-		j.noteDue(c.plan)
+		j.noteDue(plan)
 	case executor.Dropped:
 		w.debug(ctx, "docket worker dropped a verdict; the claim was already given up", j.RunID, "result", kind)
 	case executor.AppliedEarlier:
 		w.client.telemetry.fenced(ctx, fenceAlreadyApplied)
 		w.debug(ctx, "docket worker run settled; its commit was already applied", j.RunID, "result", kind)
-		j.noteDue(c.plan)
+		j.noteDue(plan)
 	case executor.CancelledByOperator:
 		w.client.telemetry.fenced(ctx, fenceCancelled)
 		w.logger.InfoContext(ctx, "docket worker dropped a verdict; an operator cancelled the run", "result", kind)
@@ -197,7 +276,7 @@ func (c *commitWrite) End(ctx context.Context, e executor.Ending, err error) {
 	case executor.GaveUp:
 		w.failure(ctx, "docket worker gave up committing; the claim will expire", j.RunID, err)
 	}
-	j.settled(c.span, c.plan, c.batch, err)
+	j.settled(s.commitSpan, plan, s.batch, err)
 }
 
 // noteDue tells the worker when the run is due again after the written

@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docketrun/docket-go/internal/executor"
-	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 	"github.com/docketrun/docket-go/internal/maintenance"
 )
 
@@ -62,24 +62,22 @@ type Job struct {
 	CheckpointSeq int64
 
 	// Who owns what. The job goroutine (Worker.start, or WorkLease's
-	// calling goroutine) runs the job: it reads the run, calls the handler,
-	// which owns the exported fields, and commits the verdict. The fields
-	// below up to exec are set before it starts and never change (route
-	// among them), or are safe for concurrent use (member, whose state the
-	// group commit's mutex guards, and exec, which serializes every write
-	// under the claim with the heartbeat's and a stopping worker's); attempt,
-	// maxAttempts and link are set by prepare, on the job goroutine, before
-	// the handler starts; slotReleased belongs to the job goroutine alone.
+	// calling goroutine) runs the job's executor: it reads the run, calls
+	// the handler, which owns the exported fields, and commits the verdict.
+	// The fields below up to exec are set before it starts and never change
+	// (route among them), or are safe for concurrent use (member, whose
+	// state the completer's mutex guards, and exec, which serializes every
+	// write under the claim with the heartbeat's and a stopping worker's);
+	// attempt, maxAttempts and link are set by takeRead, before the job
+	// starts; slot belongs to the job goroutine alone.
 
 	worker *Worker
 	holder Holder
 	// route is the handler the job calls and the retry policy its failure
 	// follows.
 	route route
-	// read is the claim call's read of the runs it leased.
-	read *leaseRead
-	// member is the job in its claim call's cohort of the group commit.
-	member *groupcommit.Member
+	// member is the job in its claim call's cohort of the completer.
+	member *jobcompleter.Member
 	// exec is the holder side of the claim: its fence, heartbeat and
 	// commits (package executor).
 	exec *executor.Job[commitPlan]
@@ -92,20 +90,25 @@ type Job struct {
 	// link is the span context the run's insert stored, read with the run;
 	// invalid when it stored none.
 	link trace.SpanContext
-	// slotReleased is set once the job's slot was freed ahead of its end
-	// (see Worker.releaseSlotEarly).
-	slotReleased bool
+	// slot is the job's place in the worker; only the job goroutine uses
+	// it.
+	slot *jobSlot
 }
 
-// errFencedOut is the cause a handler's context ends with when the fence
-// refused a write of its claim.
-var errFencedOut = fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost)
+// The causes a handler's context ends with when its claim is lost: the
+// fence refused a write of the claim, a refresh found it gone, or it went
+// unconfirmed for the claim TTL.
+var (
+	errFencedOut      = fmt.Errorf("%w: a commit was refused by the claim fence", ErrClaimLost)
+	errStoreLostClaim = fmt.Errorf("%w: the store no longer shows the claim", ErrClaimLost)
+	errClaimExpired   = fmt.Errorf("%w: not refreshed within the claim TTL", ErrClaimLost)
+)
 
 // newJob builds the job of lease with its claim call's read, a member of
-// the call's cohort in the group commit, and the handler's context, a child
-// of base; the caller starts it with run on that context and settles its
-// membership when it ends. The job counts among the worker's unstarted jobs
-// until run begins it.
+// the call's cohort in the completer, and the handler's context, a child
+// of base; the caller runs its executor (exec.Run) on that context and
+// settles its membership when it ends. The job holds a slot of the worker
+// from now on, and counts among its unstarted jobs until it begins.
 func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job, context.Context) {
 	handlerCtx, cancel := context.WithCancelCause(base)
 	j := &Job{
@@ -119,22 +122,29 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		worker:        w,
 		holder:        lease.Holder(),
 		route:         w.routeOf(lease.GraphID),
-		read:          read,
-		member:        w.commits.Join(&read.cohort),
+		member:        w.completer.Join(&read.cohort),
 	}
-	w.unstarted.Add(1)
-	seam := jobSeam{j}
+	j.slot = &jobSlot{s: w.slots}
+	step, unreadable := j.takeRead(read)
+	seam := &jobSeam{j: j}
 	j.exec = executor.New(executor.Config[commitPlan]{
 		Store:             seam,
-		Hooks:             seam,
+		Work:              seam,
+		Slot:              j.slot,
+		Reporter:          seam,
 		HeartbeatInterval: w.cfg.HeartbeatInterval,
 		ClaimTTL:          w.cfg.ClaimTTL,
 		CallTimeout:       workerCallTimeout,
 		Backoff:           errorBackoff,
 		Sleep:             maintenance.Sleep,
+		Unreadable:        unreadable,
 		NotHeld:           errReleased,
 		FencedOut:         errFencedOut,
-	}, executor.Fence{Seq: lease.CheckpointSeq}, lease.ClaimedAt, cancel)
+		Cancelled:         revocationCause(StatusCancelled),
+		Lost:              errStoreLostClaim,
+		Expired:           errClaimExpired,
+	}, executor.Fence{Seq: lease.CheckpointSeq, Step: step}, lease.ClaimedAt, cancel)
+	w.slots.join(j)
 	return j, handlerCtx
 }
 
@@ -155,62 +165,19 @@ func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) e
 	return nil
 }
 
-// run handles the job: read the run, call the handler while heartbeating,
-// commit the verdict. handlerCtx is the handler's context from newJob; io,
-// which outlives cancellation, carries the job's own database calls.
-func (j *Job) run(handlerCtx, io context.Context) {
-	j.exec.Start(io)
-	defer j.exec.Cancel(nil)
-	defer j.exec.StopHeartbeat()
-
-	if !j.begin(handlerCtx, io) {
-		return
-	}
-	j.worker.debug(io, "docket worker run started", j.RunID, "class", string(j.Class))
-	j.worker.emit(WorkerEvent{Kind: EventHandlerStarted, RunID: j.RunID, Scope: j.Scope})
-	handlerCtx, sp := j.startHandlerSpan(handlerCtx)
-	began := time.Now()
-	plan, handlerErr := j.invoke(handlerCtx)
-	j.worker.ahead.observeHandler(time.Since(began))
-	j.worker.freeHandlerSlot()
-	endHandlerSpan(sp, plan, handlerErr)
-	j.exec.StopHeartbeat()
-	j.exec.SettleStaged(sp.parentOf(io), plan)
-}
-
-// begin prepares the job and takes a handler slot for it. A job that may
-// not start its handler, since its context ended or the worker stopped
-// while it waited for a slot (WorkerTuning.ClaimAhead), gives its claim
-// back unless a stopping worker surrendered it first. Either way the job
-// leaves the worker's unstarted jobs. It reports whether the handler may
-// run.
-func (j *Job) begin(handlerCtx, io context.Context) bool {
-	defer j.worker.unstarted.Done()
-	if !j.prepare(io) {
-		return false
-	}
-	if j.worker.takeHandlerSlot(handlerCtx) {
-		return true
-	}
-	if j.exec.Surrender() {
-		j.worker.handBack(io, j)
-	}
-	return false
-}
-
-// prepare takes the claimed run from the claim call's read for the handler.
-// The read ran in the claim's own transaction, so it returns the leased
-// version of every leased run; a run it lacks, or a row that does not match
-// the lease, means the read is broken: the claim is handed back without a
-// checkpoint, so the run counts the attempt.
-func (j *Job) prepare(io context.Context) bool {
-	row, err := j.read.row(j.RunID)
+// takeRead takes the claimed run from its claim call's read and returns
+// its step. The read ran in the claim's own transaction, so it returns the
+// leased version of every leased run; a run it lacks, or a row that does
+// not match the lease, means the read is broken: the executor then hands
+// the claim back without a checkpoint, so the run counts the attempt.
+func (j *Job) takeRead(read *leaseRead) (int, error) {
+	row, err := read.row(j.RunID)
 	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
 		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.CheckpointSeq) {
 		err = fmt.Errorf("docket: the read of run %s does not match its lease", quoteID(j.RunID))
 	}
-	if !j.exec.Prepare(io, int(row.Step), err) {
-		return false
+	if err != nil {
+		return 0, err
 	}
 	j.link = extractTraceContext(row.TraceContext)
 	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
@@ -220,7 +187,7 @@ func (j *Job) prepare(io context.Context) bool {
 		j.maxAttempts = int(*row.MaxAttempts)
 	}
 	j.MaxAttempts = j.maxAttempts
-	return true
+	return int(row.Step), nil
 }
 
 // policy is the retry policy the job's failed attempt follows: its route's,
@@ -231,50 +198,6 @@ func (j *Job) policy() RetryPolicy {
 		p.MaxAttempts = j.maxAttempts
 	}
 	return p
-}
-
-// invoke calls the handler, through its middleware and under its timeout,
-// and plans the commit of its verdict; a panic is a failed attempt, whose
-// error entry keeps the handler's innermost frames, and so is a handler
-// that returned after its timeout passed, whatever it returned.
-// handlerErr is the error the handler reported: Fail's or a Retry...Error's
-// own (nil for Fail(nil)), the panic value, the zero Result or the
-// timeout. The logs above debug level name only the verdict, never the
-// error text, and no log or span carries the frames.
-func (j *Job) invoke(ctx context.Context) (plan commitPlan, handlerErr error) {
-	policy := j.policy()
-	if timeout := j.route.timeout; timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, &HandlerTimeoutError{Timeout: timeout})
-		defer cancel()
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			frames, omitted := panicFrames()
-			plan = panicked(j.exec.Step(), j.attempt, policy, panicText(p, frames, omitted))
-			handlerErr = fmt.Errorf("docket: handler panic: %v", p)
-			j.worker.logger.ErrorContext(ctx, "docket worker handler panicked", "result", plan.checkpointType)
-			j.worker.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(p))
-		}
-	}()
-	result := j.route.handle(ctx, j)
-	if timeout, ok := errors.AsType[*HandlerTimeoutError](context.Cause(ctx)); ok {
-		plan = timedOut(j.exec.Step(), j.attempt, policy, timeout)
-		j.worker.logger.WarnContext(ctx, "docket worker handler outlived its timeout", "result", plan.checkpointType,
-			"timeout", timeout.Timeout)
-		return plan, timeout
-	}
-	plan = result.plan(j.exec.Step(), j.attempt, policy)
-	switch {
-	case result.kind == resultMissing:
-		j.worker.logger.WarnContext(ctx, "docket worker handler returned the zero Result", "result", plan.checkpointType)
-		handlerErr = errZeroResult
-	case result.err != nil:
-		j.worker.debug(ctx, "docket worker handler attempt failed", j.RunID, "result", plan.checkpointType,
-			"error", result.err.Error())
-		handlerErr = result.err
-	}
-	return plan, handlerErr
 }
 
 // errZeroResult is the error a handler span records for the zero Result.
@@ -371,22 +294,21 @@ const (
 	panicStackOmitted = "(outer frames omitted)"
 )
 
-// invokeFunction is the name runtime frames give Job.invoke, the frame
-// that calls the handler and recovers its panic: the stack of a panic
-// entry ends right above it. It is set in init, since Job.invoke itself
-// reads it.
-var invokeFunction string
+// handleFunction is the name runtime frames give jobSeam.Handle, the frame
+// that calls the handler: the stack of a panic entry ends right above it.
+// It is set in init, since jobSeam.Panicked reads it.
+var handleFunction string
 
 func init() {
-	invokeFunction = runtime.FuncForPC(reflect.ValueOf((*Job).invoke).Pointer()).Name()
+	handleFunction = runtime.FuncForPC(reflect.ValueOf((*jobSeam).Handle).Pointer()).Name()
 }
 
 // panicFrames returns the frames of the handler whose panic is being
 // recovered, innermost first: at most PanicStackFrames of them, and whether
-// deeper ones were left out. Its caller must be the deferred function that
-// recovered the panic, called by the runtime's panic machinery: the frames
-// above the runtime's panic frames (that function's and the runtime's) are
-// skipped, and the frames from Job.invoke on are Docket's own.
+// deeper ones were left out. It must run while the panic is being
+// recovered, from the function that recovered it (the executor's) or one it
+// calls: the frames up to the runtime's panic frames are skipped, and the
+// frames from jobSeam.Handle on are Docket's own.
 func panicFrames() ([]runtime.Frame, bool) {
 	// The recovering function, runtime.gopanic, the runtime's frames of a
 	// runtime error, then PanicStackFrames frames and one to tell more.
@@ -400,7 +322,7 @@ func panicFrames() ([]runtime.Frame, bool) {
 		switch {
 		case !inPanic:
 			inPanic = f.Function == "runtime.gopanic"
-		case f.Function == invokeFunction:
+		case f.Function == handleFunction:
 			return out, false
 		case inRuntime && strings.HasPrefix(f.Function, "runtime."):
 			// runtime.panicmem, runtime.sigpanic, runtime.mapassign...: how
@@ -412,7 +334,7 @@ func panicFrames() ([]runtime.Frame, bool) {
 			out = append(out, f)
 		}
 		if !more {
-			// The buffer ended before Job.invoke: frames were left out
+			// The buffer ended before jobSeam.Handle: frames were left out
 			// when it was full.
 			return out, n == len(pcs) && len(out) > 0
 		}
@@ -464,49 +386,4 @@ func panicText(value any, frames []runtime.Frame, omitted bool) string {
 		b.WriteString("\n" + panicStackOmitted)
 	}
 	return b.String()
-}
-
-// groupCommitWait bounds how long a leading commit waits for the verdicts of
-// the other jobs of its claim call before it writes without them.
-const groupCommitWait = 200 * time.Microsecond
-
-// groupCommit folds the verdict commits of jobs that finish together into
-// one CommitRuns statement (see package groupcommit): the jobs of one claim
-// call form a cohort, since they start together and often finish together.
-// A statement that failed as a whole is groupcommit.ErrFlushFailed for each
-// of its commits; each job then commits alone, which reports its own error.
-type groupCommit = groupcommit.Group[batchCommit, batchCommitted]
-
-// batchCommit is one job's verdict commit in the group.
-type batchCommit struct {
-	req      CommitRequest
-	scopeKey string
-}
-
-// batchCommitted is the run's new checkpoint after a group commit.
-type batchCommitted struct {
-	seq  int64
-	step int
-}
-
-// maxAdaptiveVerdictWait bounds how long a verdict waits for others when
-// the worker decides the wait itself (WorkerTuning.VerdictBatchWait zero).
-const maxAdaptiveVerdictWait = 20 * time.Millisecond
-
-// newGroupCommit returns the group commit of a worker of resolved cfg: a
-// lingering one when WorkerTuning.VerdictBatchWait is set, else one that
-// decides from what it measures (groupcommit.Adapt). Its leader waits for
-// the verdicts of other claim calls as long as a CommitRuns statement
-// takes, at most maxAdaptiveVerdictWait and half the claim's unrefreshed
-// window, while verdicts arrive closer together than that; otherwise it
-// waits for its own claim call's jobs, at most groupCommitWait. A waiting
-// verdict's run holds its tenant's admission, so the wait stays as short as
-// the statement it saves.
-func newGroupCommit(client *Client, cfg WorkerConfig) *groupCommit {
-	if wait := cfg.Tuning.VerdictBatchWait; wait > 0 {
-		return groupcommit.Linger(client.commitBatch, wait, MaxVerdictBatch, nil)
-	}
-	maxWait := min(maxAdaptiveVerdictWait, (cfg.ClaimTTL-cfg.HeartbeatInterval)/2)
-	lingerFor := func(flush time.Duration) time.Duration { return min(flush, maxWait) }
-	return groupcommit.Adapt(client.commitBatch, groupCommitWait, cfg.committingCapacity(), lingerFor, nil, nil)
 }

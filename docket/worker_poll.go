@@ -90,7 +90,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 				}
 				if w.unfilledCall(io, sweep) {
 					// The slots freed meanwhile join the next call at once.
-					free += w.takeFreedSlots()
+					free += w.slots.takeFreed()
 					wanted = true
 					continue
 				}
@@ -135,13 +135,13 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 			return
 		case <-w.stopRequested:
 			return
-		case <-w.slotFreed:
+		case <-w.slots.freed:
 			if freedAt.IsZero() {
 				freedAt = time.Now()
 			}
-			free += 1 + w.takeFreedSlots()
+			free += 1 + w.slots.takeFreed()
 		case <-wake:
-		case <-w.verdictWritten:
+		case <-w.slots.written:
 		case <-timer.C:
 		case <-w.dueNoted:
 			if time.Now().Before(deadline) {
@@ -283,28 +283,18 @@ func (w *Worker) claim(io, handlers context.Context, free int) (claimed, error) 
 	return claimed{leases: len(res.Leases), poisons: len(res.Poisoned), outcomes: res.Outcomes()}, nil
 }
 
-// takeFreedSlots counts the freed slots already signalled without waiting.
-func (w *Worker) takeFreedSlots() int {
-	n := 0
-	for {
-		select {
-		case <-w.slotFreed:
-			n++
-		default:
-			return n
-		}
-	}
+// start hands lease and its claim call's read to a new job goroutine.
+func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRead) {
+	j, handlerCtx := newJob(w, lease, read, handlers)
+	go func() {
+		defer w.slots.end(j)
+		defer w.completer.Settle(j.member)
+		j.exec.Run(handlerCtx, io)
+	}()
 }
 
 // stopIsRequested reports whether Stop was called.
-func (w *Worker) stopIsRequested() bool {
-	select {
-	case <-w.stopRequested:
-		return true
-	default:
-		return false
-	}
-}
+func (w *Worker) stopIsRequested() bool { return isClosed(w.stopRequested) }
 
 // isLockContention reports a claim the engine refused because its policy
 // lock was busy: ordinary contention between pollers, not a failure.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketrun/docket-go/internal/groupcommit"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 )
 
 // plan is a test Plan: kind names it, the flags say what it does.
@@ -19,25 +19,24 @@ type plan struct {
 	batchable, ends, yields bool
 }
 
-func (p plan) Kind() string        { return p.kind }
-func (p plan) Batchable() bool     { return p.batchable }
 func (p plan) ReleasesClaim() bool { return p.ends }
 func (p plan) Yields() bool        { return p.yields }
 
 var (
-	verdict   = plan{kind: "complete", batchable: true, ends: true}
-	yield     = plan{kind: "yield", batchable: true, ends: true, yields: true}
-	alone     = plan{kind: "retry", ends: true}
-	keep      = plan{kind: "checkpoint"}
-	errFenced = errors.New("fenced")
-	errCancel = errors.New("cancelled")
-	errBad    = errors.New("invalid")
-	errLost   = errors.New("connection lost")
-	errGone   = errors.New("not held")
-	errFence  = errors.New("fenced out cause")
+	verdict    = plan{kind: "complete", batchable: true, ends: true}
+	yield      = plan{kind: "yield", batchable: true, ends: true, yields: true}
+	alone      = plan{kind: "retry", ends: true}
+	keep       = plan{kind: "checkpoint"}
+	errFenced  = errors.New("fenced")
+	errCancel  = errors.New("cancelled")
+	errBad     = errors.New("invalid")
+	errLost    = errors.New("connection lost")
+	errGone    = errors.New("not held")
+	errFence   = errors.New("fenced out cause")
+	errTimeout = errors.New("timed out")
 )
 
-// fake is the Store and the Hooks of one test job. Each write method
+// fake is the Store, Work, Slot and Reporter of one test job. Each write method
 // answers with the next error of its queue (nil once the queue is empty)
 // and records what it was asked, as "method kind seq".
 type fake struct {
@@ -50,6 +49,17 @@ type fake struct {
 	sleepOK                      bool
 	// deadlines are the deadlines of the contexts Commit was given.
 	deadlines []time.Time
+	// carried is the batch of the write in progress.
+	carried int
+	// released and handBackErr are the last hand-back's.
+	released    bool
+	handBackErr error
+	// The Work and Slot of Run: the handler's timeout and call, and
+	// whether no handler slot is free; slots records the Slot calls.
+	timeout time.Duration
+	handle  func(context.Context) (plan, error)
+	noSlot  bool
+	slots   []string
 }
 
 func (f *fake) next(q *[]error) error {
@@ -69,6 +79,11 @@ func (f *fake) Commit(ctx context.Context, fe Fence, p plan) (Fence, error) {
 }
 
 func (f *fake) CommitGrouped(_ context.Context, fe Fence, p plan) (Fence, int, error) {
+	if !p.batchable {
+		// The completer sends nothing for a verdict that cannot share a
+		// statement.
+		return Fence{}, 0, jobcompleter.ErrAlone
+	}
 	f.calls = append(f.calls, fmt.Sprintf("grouped %s %d", p.kind, fe.Seq))
 	return Fence{Seq: fe.Seq + 1, Step: fe.Step}, 3, f.next(&f.grouped)
 }
@@ -103,38 +118,58 @@ func (f *fake) Answer(err error) Answer {
 		return Fenced
 	case errors.Is(err, errBad):
 		return Invalid
+	case errors.Is(err, errGone):
+		return Lost
 	}
 	return Unanswered
 }
 
-func (f *fake) Gone(err error) bool { return errors.Is(err, errGone) }
+func (f *fake) Timeout() (time.Duration, error) { return f.timeout, errTimeout }
 
-func (f *fake) Writing(_ context.Context, p plan) Write { return &fakeWrite{f: f, kind: p.kind} }
-func (f *fake) Verdict(p plan, err error) {
-	f.endings = append(f.endings, fmt.Sprintf("verdict %s %v", p.kind, err))
+func (f *fake) Handle(ctx context.Context) (plan, error) { return f.handle(ctx) }
+
+func (f *fake) Panicked(_ context.Context, step int, value any) (plan, error) {
+	f.endings = append(f.endings, fmt.Sprintf("panicked %d %v", step, value))
+	return plan{kind: "panic", batchable: true, ends: true}, fmt.Errorf("panic: %v", value)
 }
-func (f *fake) Staged(_ context.Context, p plan) { f.endings = append(f.endings, "staged "+p.kind) }
+
 func (f *fake) Refused(int, error) plan {
 	return plan{kind: "invalid_result", batchable: true, ends: true}
 }
-func (f *fake) Stopped(int) plan        { return plan{kind: "stop", ends: true, yields: true} }
-func (f *fake) Yielded(context.Context) { f.endings = append(f.endings, "yielded") }
-func (f *fake) Failure(_ context.Context, msg string, _ error) {
-	f.endings = append(f.endings, "failure "+msg)
-}
-func (f *fake) Lost(context.Context, error) error { return errGone }
-func (f *fake) Expired(context.Context) error     { return errGone }
+func (f *fake) Stopped(int) plan { return plan{kind: "stop", ends: true, yields: true} }
 
-// fakeWrite records the end of one plan's write.
-type fakeWrite struct {
-	f       *fake
-	kind    string
-	carried int
+func (f *fake) Take(context.Context) bool {
+	f.slots = append(f.slots, "take")
+	return !f.noSlot
 }
+func (f *fake) Handled() { f.slots = append(f.slots, "handled") }
+func (f *fake) Begun()   { f.slots = append(f.slots, "begun") }
 
-func (w *fakeWrite) Carried(n int) { w.carried = n }
-func (w *fakeWrite) End(_ context.Context, e Ending, err error) {
-	w.f.endings = append(w.f.endings, fmt.Sprintf("end %s %d %d %v", w.kind, e, w.carried, err))
+// Report records the events the tests look at, as the endings of writes
+// ("end kind ending carried err"), hand-backs and the rest.
+func (f *fake) Report(ctx context.Context, e Event[plan]) context.Context {
+	switch e.Kind {
+	case HandlerStarted, HandlerEnded:
+		f.endings = append(f.endings, fmt.Sprintf("handler %d %s %v", e.Kind, e.Plan.kind, e.Err))
+	case Writing:
+		f.carried = 0
+	case Carried:
+		f.carried = e.Batch
+	case Wrote:
+		f.endings = append(f.endings, fmt.Sprintf("end %s %d %d %v", e.Plan.kind, e.Ending, f.carried, e.Err))
+	case Staged:
+		f.endings = append(f.endings, "staged "+e.Plan.kind)
+	case HandedBack:
+		f.released, f.handBackErr = e.Released, e.Err
+		if e.Checkpointed {
+			f.endings = append(f.endings, fmt.Sprintf("verdict %s %v", e.Plan.kind, e.Err))
+		}
+	case Yielded:
+		f.endings = append(f.endings, "yielded")
+	case Failed:
+		f.endings = append(f.endings, "failure "+e.Msg)
+	}
+	return ctx
 }
 
 // newJob returns a prepared job on f whose claim expects sequence 7, and
@@ -144,12 +179,12 @@ func newJob(t *testing.T, f *fake, ttl time.Duration) (*Job[plan], context.Conte
 	f.t = t
 	ctx, cancel := context.WithCancelCause(context.Background())
 	j := New(Config[plan]{
-		Store: f, Hooks: f, HeartbeatInterval: time.Hour, ClaimTTL: ttl, CallTimeout: time.Minute,
+		Store: f, Work: f, Slot: f, Reporter: f, HeartbeatInterval: time.Hour, ClaimTTL: ttl, CallTimeout: time.Minute,
 		Backoff: func(int) time.Duration { return time.Millisecond },
 		Sleep:   func(context.Context, time.Duration) bool { f.sleeps++; return f.sleepOK },
 		NotHeld: errGone, FencedOut: errFence,
-	}, Fence{Seq: 7}, time.Now(), cancel)
-	if !j.Prepare(context.Background(), 2, nil) {
+	}, Fence{Seq: 7, Step: 2}, time.Now(), cancel)
+	if !j.prepare(context.Background()) {
 		t.Fatal("Prepare refused a fresh job")
 	}
 	return j, ctx
@@ -167,7 +202,7 @@ func expect(t *testing.T, what string, got, want []string) {
 func TestSettleGroupsAVerdict(t *testing.T) {
 	f := &fake{}
 	j, _ := newJob(t, f, time.Minute)
-	j.Settle(context.Background(), yield)
+	j.settle(context.Background(), yield)
 	expect(t, "calls", f.calls, []string{"grouped yield 7"})
 	expect(t, "endings", f.endings, []string{"end yield 1 3 <nil>", "yielded"})
 	if _, err := j.Checkpoint(context.Background(), keep); !errors.Is(err, errGone) {
@@ -179,10 +214,10 @@ func TestSettleGroupsAVerdict(t *testing.T) {
 // that answer is lost too and the next try is fenced, the store is asked
 // whether the lost attempt committed.
 func TestSettleFindsAnEarlierAttemptApplied(t *testing.T) {
-	f := &fake{grouped: []error{fmt.Errorf("%w: boom", groupcommit.ErrFlushFailed), errFenced},
+	f := &fake{grouped: []error{fmt.Errorf("%w: boom", jobcompleter.ErrFlushFailed), errFenced},
 		commit: []error{errLost}, applied: []bool{true}, sleepOK: true}
 	j, _ := newJob(t, f, time.Minute)
-	j.Settle(context.Background(), verdict)
+	j.settle(context.Background(), verdict)
 	expect(t, "calls", f.calls, []string{"grouped complete 7", "commit complete 7", "grouped complete 7", "applied complete 7"})
 	expect(t, "endings", f.endings, []string{"end complete 2 3 <nil>"})
 	if f.sleeps != 1 {
@@ -195,7 +230,7 @@ func TestSettleFindsAnEarlierAttemptApplied(t *testing.T) {
 func TestSettleFencedOut(t *testing.T) {
 	f := &fake{commit: []error{errFenced}}
 	j, ctx := newJob(t, f, time.Minute)
-	j.Settle(context.Background(), alone)
+	j.settle(context.Background(), alone)
 	expect(t, "calls", f.calls, []string{"commit retry 7"})
 	expect(t, "endings", f.endings, []string{"end retry 5 1 fenced"})
 	if !errors.Is(context.Cause(ctx), errFence) {
@@ -210,7 +245,7 @@ func TestSettleFencedOut(t *testing.T) {
 func TestSettleCancelledByOperator(t *testing.T) {
 	f := &fake{grouped: []error{errCancel}}
 	j, _ := newJob(t, f, time.Minute)
-	j.Settle(context.Background(), verdict)
+	j.settle(context.Background(), verdict)
 	expect(t, "endings", f.endings, []string{"end complete 4 3 cancelled"})
 }
 
@@ -220,7 +255,7 @@ func TestSettleCancelledByOperator(t *testing.T) {
 func TestSettleReplacesARefusedVerdict(t *testing.T) {
 	f := &fake{grouped: []error{errBad, errBad}}
 	j, _ := newJob(t, f, time.Minute)
-	j.Settle(context.Background(), verdict)
+	j.settle(context.Background(), verdict)
 	expect(t, "calls", f.calls, []string{"grouped complete 7", "grouped invalid_result 7"})
 	expect(t, "endings", f.endings, []string{"end complete 6 3 invalid", "end invalid_result 8 3 invalid"})
 }
@@ -231,7 +266,7 @@ func TestSettleReplacesARefusedVerdict(t *testing.T) {
 func TestSettleGivesUpOrIsInterrupted(t *testing.T) {
 	f := &fake{commit: []error{errLost}}
 	j, _ := newJob(t, f, 0)
-	j.Settle(context.Background(), alone)
+	j.settle(context.Background(), alone)
 	expect(t, "calls", f.calls, nil)
 	expect(t, "endings", f.endings, []string{"end retry 3 0 not held: the claim may have expired, so no verdict write was sent"})
 
@@ -242,7 +277,7 @@ func TestSettleGivesUpOrIsInterrupted(t *testing.T) {
 	j, _ = newJob(t, f, time.Minute)
 	known := time.Now().Add(-40 * time.Second)
 	j.held.Confirm(known)
-	j.Settle(context.Background(), alone)
+	j.settle(context.Background(), alone)
 	if len(f.deadlines) == 0 || !f.deadlines[0].Equal(known.Add(time.Minute)) {
 		t.Fatalf("the write's deadline %v, want the claim's expiry %v", f.deadlines, known.Add(time.Minute))
 	}
@@ -252,7 +287,7 @@ func TestSettleGivesUpOrIsInterrupted(t *testing.T) {
 
 	f = &fake{commit: []error{errLost}, sleepOK: false}
 	j, _ = newJob(t, f, time.Minute)
-	j.Settle(context.Background(), alone)
+	j.settle(context.Background(), alone)
 	expect(t, "endings", f.endings, []string{"end retry 8 1 connection lost"})
 }
 
@@ -264,19 +299,19 @@ func TestSurrenderAndHandBack(t *testing.T) {
 	if !j.Surrender() || j.Surrender() {
 		t.Fatal("Surrender reports the claim held exactly once")
 	}
-	j.Settle(context.Background(), verdict)
-	if ok, err := j.HandBack(context.Background()); !ok || err != nil {
-		t.Fatalf("HandBack = %v, %v", ok, err)
+	j.settle(context.Background(), verdict)
+	if j.HandBack(context.Background()); !f.released || f.handBackErr != nil {
+		t.Fatalf("HandBack = %v, %v", f.released, f.handBackErr)
 	}
 	expect(t, "calls", f.calls, []string{"commit stop 7"})
 	expect(t, "endings", f.endings, []string{"end complete 3 0 not held", "verdict stop <nil>"})
 
 	f = &fake{}
 	_, cancel := context.WithCancelCause(context.Background())
-	j = New(Config[plan]{Store: f, Hooks: f, CallTimeout: time.Minute, NotHeld: errGone}, Fence{Seq: 1}, time.Now(), cancel)
+	j = New(Config[plan]{Store: f, Work: f, Slot: f, Reporter: f, CallTimeout: time.Minute, NotHeld: errGone}, Fence{Seq: 1}, time.Now(), cancel)
 	j.Surrender()
-	if ok, err := j.HandBack(context.Background()); !ok || err != nil {
-		t.Fatalf("HandBack before Prepare = %v, %v", ok, err)
+	if j.HandBack(context.Background()); !f.released || f.handBackErr != nil {
+		t.Fatalf("HandBack before Prepare = %v, %v", f.released, f.handBackErr)
 	}
 	expect(t, "calls before Prepare", f.calls, []string{"release"})
 }
@@ -285,8 +320,9 @@ func TestSurrenderAndHandBack(t *testing.T) {
 func TestPrepareReleasesAnUnreadableRun(t *testing.T) {
 	f := &fake{}
 	_, cancel := context.WithCancelCause(context.Background())
-	j := New(Config[plan]{Store: f, Hooks: f, CallTimeout: time.Minute, NotHeld: errGone}, Fence{Seq: 1}, time.Now(), cancel)
-	if j.Prepare(context.Background(), 0, errors.New("no row")) {
+	j := New(Config[plan]{Store: f, Work: f, Slot: f, Reporter: f, CallTimeout: time.Minute, NotHeld: errGone,
+		Unreadable: errors.New("no row")}, Fence{Seq: 1}, time.Now(), cancel)
+	if j.prepare(context.Background()) {
 		t.Fatal("Prepare accepted a failed read")
 	}
 	expect(t, "calls", f.calls, []string{"release"})
@@ -306,7 +342,7 @@ func TestCommitTxStagesOneVerdict(t *testing.T) {
 	if err := j.CommitTx(context.Background(), nil, stage); !errors.Is(err, ErrStaged) {
 		t.Fatalf("second CommitTx: %v, want ErrStaged", err)
 	}
-	j.SettleStaged(context.Background(), alone)
+	j.settleStaged(context.Background(), alone)
 	expect(t, "calls", f.calls, []string{"tx complete 7", "applied complete 7"})
 	expect(t, "endings", f.endings, []string{"staged complete"})
 
@@ -315,7 +351,7 @@ func TestCommitTxStagesOneVerdict(t *testing.T) {
 	if err := j.CommitTx(context.Background(), nil, stage); err != nil {
 		t.Fatal(err)
 	}
-	j.SettleStaged(context.Background(), alone)
+	j.settleStaged(context.Background(), alone)
 	expect(t, "calls after a rollback", f.calls, []string{"tx complete 7", "applied complete 7", "commit retry 7"})
 }
 
@@ -327,6 +363,80 @@ func TestCheckpointMovesTheFence(t *testing.T) {
 	if err != nil || got.Seq != 8 || string(got.State) != "checkpoint" {
 		t.Fatalf("Checkpoint = %+v, %v", got, err)
 	}
-	j.Settle(context.Background(), verdict)
+	j.settle(context.Background(), verdict)
 	expect(t, "calls", f.calls, []string{"commit checkpoint 7", "grouped complete 8"})
+}
+
+// newRunJob returns a job on f that Run has not begun, whose claim expects
+// sequence 7 at step 2 (unreadable, the error of the run's read), and the
+// handler's context.
+func newRunJob(t *testing.T, f *fake, unreadable error) (*Job[plan], context.Context) {
+	t.Helper()
+	f.t = t
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return New(Config[plan]{
+		Store: f, Work: f, Slot: f, Reporter: f, HeartbeatInterval: time.Hour, ClaimTTL: time.Minute,
+		CallTimeout: time.Minute, Backoff: func(int) time.Duration { return time.Millisecond },
+		Sleep:   func(context.Context, time.Duration) bool { return false },
+		NotHeld: errGone, FencedOut: errFence, Unreadable: unreadable,
+	}, Fence{Seq: 7, Step: 2}, time.Now(), cancel), ctx
+}
+
+// Run reads the run, takes a slot, calls the handler and settles its
+// verdict, giving the slot back once the handler returned.
+func TestRunCallsTheHandlerAndSettles(t *testing.T) {
+	f := &fake{handle: func(context.Context) (plan, error) { return verdict, nil }}
+	j, ctx := newRunJob(t, f, nil)
+	j.Run(ctx, context.Background())
+	expect(t, "slots", f.slots, []string{"take", "begun", "handled"})
+	expect(t, "calls", f.calls, []string{"grouped complete 7"})
+	expect(t, "endings", f.endings, []string{"handler 1  <nil>", "handler 2 complete <nil>", "end complete 1 3 <nil>"})
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatalf("the handler's context after Run: %v, want cancelled", ctx.Err())
+	}
+}
+
+// A handler's panic is recovered at the step it reached and planned by
+// Panicked; the verdict is settled like any other.
+func TestRunRecoversAPanic(t *testing.T) {
+	f := &fake{handle: func(context.Context) (plan, error) { panic("boom") }}
+	j, ctx := newRunJob(t, f, nil)
+	j.Run(ctx, context.Background())
+	expect(t, "endings", f.endings, []string{"handler 1  <nil>", "panicked 2 boom", "handler 2 panic panic: boom", "end panic 1 3 <nil>"})
+	expect(t, "slots", f.slots, []string{"take", "begun", "handled"})
+}
+
+// The handler's context ends with the timeout's cause once it passed.
+func TestRunTimesOutTheHandler(t *testing.T) {
+	f := &fake{timeout: time.Nanosecond, handle: func(ctx context.Context) (plan, error) {
+		<-ctx.Done()
+		return alone, context.Cause(ctx)
+	}}
+	j, ctx := newRunJob(t, f, nil)
+	j.Run(ctx, context.Background())
+	expect(t, "endings", f.endings, []string{"handler 1  <nil>", "handler 2 retry timed out", "end retry 1 1 <nil>"})
+}
+
+// A job that gets no handler slot hands its claim back with the Stopped
+// plan without calling the handler; one whose read failed releases it.
+func TestRunHandsBackWithoutASlot(t *testing.T) {
+	f := &fake{noSlot: true, handle: func(context.Context) (plan, error) {
+		t.Error("the handler was called without a slot")
+		return verdict, nil
+	}}
+	j, ctx := newRunJob(t, f, nil)
+	j.Run(ctx, context.Background())
+	expect(t, "slots", f.slots, []string{"take", "begun"})
+	expect(t, "calls", f.calls, []string{"commit stop 7"})
+	expect(t, "endings", f.endings, []string{"verdict stop <nil>"})
+	if !f.released || f.handBackErr != nil {
+		t.Fatalf("hand-back = %v, %v; want released", f.released, f.handBackErr)
+	}
+
+	f = &fake{}
+	j, ctx = newRunJob(t, f, errors.New("no row"))
+	j.Run(ctx, context.Background())
+	expect(t, "slots after a failed read", f.slots, []string{"begun"})
+	expect(t, "calls after a failed read", f.calls, []string{"release"})
+	expect(t, "endings after a failed read", f.endings, []string{"failure docket worker could not read a claimed run"})
 }

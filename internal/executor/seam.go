@@ -11,11 +11,6 @@ import (
 // Plan is one commit the executor writes under the claim: a verdict, a
 // checkpoint, or the hand-back of a stopping Worker.
 type Plan interface {
-	// Kind is the commit's checkpoint type.
-	Kind() string
-	// Batchable reports whether the commit may share one statement with
-	// other jobs' verdicts (it releases the claim and is valid as given).
-	Batchable() bool
 	// ReleasesClaim reports whether the commit ends the claim.
 	ReleasesClaim() bool
 	// Yields reports whether the commit makes the run due now with its
@@ -47,16 +42,22 @@ const (
 	Cancelled
 	// Invalid: the store refused the write's arguments; nothing changed.
 	Invalid
+	// Lost: the store no longer shows the claim (an error of Refresh).
+	Lost
 )
 
 // Store is what the executor needs of the run store, bound to one claim.
 type Store[P Plan] interface {
+	// Refresh refreshes the claim once.
+	Refresh(ctx context.Context) error
 	// Commit writes p alone, fenced on f, and returns the new fence.
 	Commit(ctx context.Context, f Fence, p P) (Fence, error)
-	// CommitGrouped writes p in one statement with other jobs' verdicts
-	// and returns the new fence and how many commits the statement carried.
-	// An error matching groupcommit.ErrFlushFailed means the statement failed as a
-	// whole: the executor then writes p alone.
+	// CommitGrouped writes p, a verdict that releases the claim, in one
+	// statement with other jobs' verdicts (package jobcompleter) and
+	// returns the new fence and how many commits the statement carried.
+	// jobcompleter.ErrAlone means p cannot share a statement, and
+	// jobcompleter.ErrFlushFailed that the statement failed as a whole: the
+	// executor then writes p alone.
 	CommitGrouped(ctx context.Context, f Fence, p P) (Fence, int, error)
 	// CommitTx writes p in tx, the handler's own transaction.
 	CommitTx(ctx context.Context, tx pgx.Tx, f Fence, p P) error
@@ -66,13 +67,39 @@ type Store[P Plan] interface {
 	// Release gives the claim back without a checkpoint and reports
 	// whether the store accepted it.
 	Release(ctx context.Context) (bool, error)
-	// Refresh refreshes the claim once.
-	Refresh(ctx context.Context) error
-	// Answer classifies err, an error of a write.
+	// Answer classifies err, an error of a write or of Refresh.
 	Answer(err error) Answer
-	// Gone reports whether err, an error of Refresh, means the store no
-	// longer shows the claim.
-	Gone(err error) bool
+}
+
+// Work is the job's own part: the handler it calls and the verdicts it
+// plans.
+type Work[P Plan] interface {
+	// Timeout is the handler's timeout (0 for none) and the cause its
+	// context ends with once the timeout passed.
+	Timeout() (time.Duration, error)
+	// Handle calls the handler on ctx and plans its verdict at the job's
+	// current step; the error is the one the handler reported, if any.
+	Handle(ctx context.Context) (P, error)
+	// Panicked plans the verdict of a handler that panicked with value at
+	// step. It runs in the function that recovered the panic, while the
+	// panicking goroutine's frames are still on the stack.
+	Panicked(ctx context.Context, step int, value any) (P, error)
+	// Refused is the plan that replaces one the store refused with err.
+	Refused(step int, err error) P
+	// Stopped is the plan of a claim a stopping Worker hands back.
+	Stopped(step int) P
+}
+
+// Slot is the job's place in its Worker.
+type Slot interface {
+	// Take takes a handler slot for the job, waiting until ctx ends or the
+	// Worker stops, and reports whether it did.
+	Take(ctx context.Context) bool
+	// Handled gives the handler slot back once the handler returned.
+	Handled()
+	// Begun reports that the job either took a handler slot or gave its
+	// claim back.
+	Begun()
 }
 
 // Ending is how the write of one plan ended.
@@ -102,47 +129,74 @@ const (
 	Interrupted
 )
 
-// Write is the telemetry of one plan's write: a span, say.
-type Write interface {
-	// Carried records how many commits the statement that wrote the plan
-	// carried (0 when none was sent).
-	Carried(n int)
-	// End reports how the write ended; err is its error (nil when written
-	// or applied earlier).
-	End(ctx context.Context, e Ending, err error)
+// EventKind names what an Event reports.
+type EventKind int
+
+const (
+	// HandlerStarted: the handler starts; Report returns the context it
+	// runs on.
+	HandlerStarted EventKind = iota + 1
+	// HandlerEnded: the handler returned Plan, with its error Err, after
+	// Took; Report returns the context the verdict's writes run on.
+	HandlerEnded
+	// Writing: the write of Plan starts.
+	Writing
+	// Carried: a statement that carried Batch commits wrote Plan, or
+	// failed to (0 when none was sent).
+	Carried
+	// Wrote: the write of Plan ended as Ending; Err is its error (nil when
+	// written or applied earlier).
+	Wrote
+	// Staged: Plan, the verdict the handler wrote in its own transaction,
+	// committed with it.
+	Staged
+	// HandedBack: a claim was given back for a stopping Worker, or for a
+	// job whose handler could not start: Released says whether the store
+	// accepted it, Err is the failure; Checkpointed says it was the commit
+	// of Plan, the Stopped plan, rather than a plain release.
+	HandedBack
+	// Yielded: a run is due again now; the domain's Workers should hear.
+	Yielded
+	// Failed: a store call failed (Msg says which, Err its error) and the
+	// executor goes on after it.
+	Failed
+	// ClaimLost: a refresh found the claim gone (Err its error); the
+	// handler's context ends.
+	ClaimLost
+	// ClaimExpired: the claim went unconfirmed for the claim TTL; the
+	// handler's context ends.
+	ClaimExpired
+)
+
+// Event is what the executor reports of its job; which fields are set
+// depends on Kind.
+type Event[P Plan] struct {
+	Kind   EventKind
+	Plan   P
+	Ending Ending
+	Batch  int
+	Err    error
+	Msg    string
+	Took   time.Duration
+	// Released and Checkpointed are a hand-back's.
+	Released, Checkpointed bool
 }
 
-// Hooks is how the executor reports to the Worker and asks it for plans.
-type Hooks[P Plan] interface {
-	// Writing starts the telemetry of the write of p.
-	Writing(ctx context.Context, p P) Write
-	// Verdict reports the end of a stopping Worker's hand-back p, err its
-	// error.
-	Verdict(p P, err error)
-	// Staged reports that p, the verdict the handler wrote in its own
-	// transaction, committed with it.
-	Staged(ctx context.Context, p P)
-	// Refused is the plan that replaces one the store refused with err.
-	Refused(step int, err error) P
-	// Stopped is the plan of a claim a stopping Worker hands back.
-	Stopped(step int) P
-	// Yielded tells the domain's Workers that a run is due again now.
-	Yielded(ctx context.Context)
-	// Failure reports a failed store call the executor goes on after.
-	Failure(ctx context.Context, msg string, err error)
-	// Lost hears that a refresh found the claim gone (err its error) and
-	// returns the cause the handler's context ends with.
-	Lost(ctx context.Context, err error) error
-	// Expired hears that the claim went unconfirmed for the claim TTL and
-	// returns the cause the handler's context ends with.
-	Expired(ctx context.Context) error
+// Reporter turns what happened to a job into logs, metrics, spans and
+// events.
+type Reporter[P Plan] interface {
+	// Report hears e and returns ctx, or ctx carrying a span the job's
+	// next calls belong to (HandlerStarted, HandlerEnded).
+	Report(ctx context.Context, e Event[P]) context.Context
 }
 
-// Config is one job's executor: its store and hooks, and the Worker's
-// timing.
+// Config is one job's executor: its store, work, slot and reporter, and
+// the Worker's timing.
 type Config[P Plan] struct {
-	Store Store[P]
-	Hooks Hooks[P]
+	Store    Store[P]
+	Work     Work[P]
+	Slot     Slot
+	Reporter Reporter[P]
 	// HeartbeatInterval and ClaimTTL are the Worker's.
 	HeartbeatInterval, ClaimTTL time.Duration
 	// CallTimeout bounds each store call.
@@ -151,11 +205,17 @@ type Config[P Plan] struct {
 	Backoff func(failures int) time.Duration
 	// Sleep waits d or until ctx ends and reports whether d passed.
 	Sleep func(ctx context.Context, d time.Duration) bool
+	// Unreadable is the error of a read of the claimed run that failed, nil
+	// when the run was read (its step is the first fence's): the claim is
+	// then given back without a checkpoint, and no handler runs.
+	Unreadable error
 	// NotHeld is the error of a write after the claim was given up.
 	NotHeld error
-	// FencedOut is the cause the handler's context ends with when the
-	// fence refused a write of the claim.
-	FencedOut error
+	// The causes the handler's context ends with: FencedOut when the
+	// fence refused a write of the claim, Cancelled when a refresh found
+	// the run cancelled, Lost when it found the claim gone otherwise,
+	// Expired when the claim went unconfirmed for the claim TTL.
+	FencedOut, Cancelled, Lost, Expired error
 }
 
 // ErrStaged is CommitTx's error when the handler already wrote a verdict
