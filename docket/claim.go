@@ -23,14 +23,14 @@ import (
 // refuses the call changes nothing and returns a *ClaimPolicyUnavailableError
 // (errors.Is matches ErrNotInitialized and ErrInactiveEngine for those
 // reasons). An invalid request is refused before any SQL with
-// ErrInvalidArgument. With Config.AsyncClaimCommit the statement goes in one
+// ErrInvalidArgument. With Config.Tuning.AsyncClaimCommit the statement goes in one
 // batch after a local synchronous_commit off, so its implicit transaction
 // commits without waiting for its WAL flush. A TenantFair client combines
 // claims: a call that finds the domain's cursor held files its demand and
 // waits, and may be served by the walk of the call that holds the cursor
 // (docs/claim-algorithm.md, "Combined claims").
 func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	return c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanEveryCall, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
+	return c.claimWith(ctx, req, c.config.Tuning.AsyncClaimCommit, spanEveryCall, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 		if c.engine.tenantFair || p.AsyncCommit {
 			return claimBatch(ctx, c, p, c.engine.statements.claimSQL, nil, nil)
 		}
@@ -40,7 +40,7 @@ func (c *Client) ClaimDue(ctx context.Context, req ClaimRequest) (ClaimResult, e
 
 // ClaimDueTx is ClaimDue inside the caller's transaction, which must be a
 // writable Read Committed transaction: the claim, the cursor movement and the
-// admission epochs commit or roll back with it. Config.AsyncClaimCommit does
+// admission epochs commit or roll back with it. Config.Tuning.AsyncClaimCommit does
 // not apply: the transaction's commit is the caller's.
 func (c *Client) ClaimDueTx(ctx context.Context, tx pgx.Tx, req ClaimRequest) (ClaimResult, error) {
 	q, err := c.withTx(tx)
@@ -242,7 +242,7 @@ func readClaimBatch(results pgx.BatchResults, settings int, readMore func(pgx.Ba
 func (c *Client) claimDueRead(ctx context.Context, req ClaimRequest) (ClaimResult, map[string]dbgen.LeasedRunsRow, error) {
 	start := time.Now()
 	var leased []dbgen.LeasedRunsRow
-	out, err := c.claimWith(ctx, req, c.config.AsyncClaimCommit, spanOutcomeCalls, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
+	out, err := c.claimWith(ctx, req, c.config.Tuning.AsyncClaimCommit, spanOutcomeCalls, func(p claimpolicy.Plan) ([]claimpolicy.Row, error) {
 		rows, read, err := c.execClaimRead(ctx, p)
 		leased = read
 		return rows, err

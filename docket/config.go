@@ -55,6 +55,20 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+	// Schema names the schema (the fairness domain) Docket's tables live in.
+	// Every statement Docket sends, on the pool or in the app's own
+	// transaction, then runs with search_path set to it for that statement
+	// only, in the same round trip, so the app's pool keeps its own
+	// search_path. Empty means whatever the pool's search_path resolves to.
+	Schema string
+	// Tuning holds the client's performance trade-offs, apart from the
+	// settings above; its zero value is right for most apps.
+	Tuning ClientTuning
+}
+
+// ClientTuning is the one place for a Client's performance trade-offs, kept
+// apart from what configures its behaviour.
+type ClientTuning struct {
 	// AsyncClaimCommit makes ClaimDue and the Worker run each claim with
 	// synchronous_commit off for that claim's own transaction only (the
 	// Worker's also holds the read of its leases); ClaimDueTx and the trace
@@ -66,12 +80,6 @@ type Config struct {
 	// write is fenced by the lost claim token. False (the default) keeps the
 	// session's setting; see docs/performance.md, "synchronous_commit".
 	AsyncClaimCommit bool
-	// Schema names the schema (the fairness domain) Docket's tables live in.
-	// Every statement Docket sends, on the pool or in the app's own
-	// transaction, then runs with search_path set to it for that statement
-	// only, in the same round trip, so the app's pool keeps its own
-	// search_path. Empty means whatever the pool's search_path resolves to.
-	Schema string
 }
 
 // validate checks the configuration and returns the resolved engine.

@@ -52,7 +52,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
  order by c.visit_ordinal, c.outcome_ordinal nulls last;
 
 -- name: CommitClaimAsynchronously :exec
--- Config.AsyncClaimCommit: queued right before the claim statement of a
+-- Config.Tuning.AsyncClaimCommit: queued right before the claim statement of a
 -- claim batch that commits on its own (ClaimDue's and the Worker's). The
 -- batch is one implicit transaction, so this local setting covers exactly
 -- that transaction and is in force at its commit, which then does not wait

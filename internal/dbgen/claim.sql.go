@@ -16,7 +16,7 @@ const CommitClaimAsynchronously = `-- name: CommitClaimAsynchronously :exec
 select set_config('synchronous_commit', 'off', true)
 `
 
-// Config.AsyncClaimCommit: queued right before the claim statement of a
+// Config.Tuning.AsyncClaimCommit: queued right before the claim statement of a
 // claim batch that commits on its own (ClaimDue's and the Worker's). The
 // batch is one implicit transaction, so this local setting covers exactly
 // that transaction and is in force at its commit, which then does not wait

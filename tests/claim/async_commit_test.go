@@ -18,7 +18,7 @@ import (
 	"github.com/docketrun/docket-go/tests/internal/testkit"
 )
 
-// Config.AsyncClaimCommit: ClaimDue sends the claim statement in one batch
+// Config.Tuning.AsyncClaimCommit: ClaimDue sends the claim statement in one batch
 // right after a local set_config that turns synchronous_commit off, so the
 // setting holds for the batch's one implicit transaction and its commit. It
 // must claim exactly what the default statement claims, leave the session's
@@ -196,7 +196,7 @@ func pool(t testing.TB, databaseURL string, mode pgx.QueryExecMode, rec *recorde
 
 // async is cfg with AsyncClaimCommit on.
 func async(cfg docket.Config) docket.Config {
-	cfg.AsyncClaimCommit = true
+	cfg.Tuning.AsyncClaimCommit = true
 	return cfg
 }
 

@@ -194,7 +194,7 @@ drop table old.docket_schema_migrations`)
 	}
 
 	fairCfg := docket.Config{TenantMode: docket.TenantRequired, ClaimPolicy: policy.TenantFair{DefaultMaxActiveRuns: 2, ParkDormant: true},
-		Schema: "docket", AsyncClaimCommit: true}
+		Schema: "docket", Tuning: docket.ClientTuning{AsyncClaimCommit: true}}
 	client := testkit.OpenClient(t, pool, fairCfg)
 	if err := combinedWait(ctx, pool, fairCfg, "docket."); err != nil {
 		t.Fatalf("combined claim cancelled while it waits: %v", err)

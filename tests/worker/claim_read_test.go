@@ -226,7 +226,7 @@ func drainAndCheck(t *testing.T, mode pgx.QueryExecMode, async bool) {
 	}
 	t.Cleanup(pool.Close)
 	clientCfg := testkit.TenantFairConfig(2)
-	clientCfg.AsyncClaimCommit = async
+	clientCfg.Tuning.AsyncClaimCommit = async
 	client := testkit.OpenClient(t, pool, clientCfg)
 	ids := testkit.WorkerInsertRuns(t, client, 3, "cr-a", "cr-b")
 	testkit.ExecSQL(t, pool, `update docket_runs set state = jsonb_build_object('run', run_id, 'text', 'ä"''')`)
