@@ -24,8 +24,11 @@ import (
 // written meanwhile would be read in its older version. Here the claim
 // waits for the policy row while a new run and a new document of an old run
 // commit; LeasedRuns, whose snapshot follows the claim, must read both as
-// they are. The engine bounds its policy wait, so a claim that timed out
-// (a clean refusal) repeats the scenario on a fresh database.
+// they are. The writes are made in the transaction that holds the policy
+// row, so they commit at the instant the claim's wait ends. The engine
+// bounds its policy wait (250 ms), which a loaded machine can make the one
+// commit between the observed wait and its end exceed; such a claim is
+// refused cleanly, and the scenario repeats on a fresh database.
 func TestClaimBatchReadsRunsCommittedWhileTheClaimWaited(t *testing.T) {
 	t.Parallel()
 	const maxAttempts = 20
@@ -47,14 +50,12 @@ func waitedClaimReads(t *testing.T) bool {
 	ctx := testkit.Context(t)
 	pool := testkit.PoolFor(t, pgtest.NewDatabase(t))
 	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(4))
-	insert := func(runID, tenant, state string) {
-		t.Helper()
-		if _, err := client.InsertRun(ctx, docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant),
-			GraphID: "g", GraphHash: "h", State: json.RawMessage(state)}); err != nil {
-			t.Fatalf("insert %s: %v", runID, err)
-		}
+	newRun := func(runID, tenant, state string) docket.NewRun {
+		return docket.NewRun{RunID: runID, Scope: docket.Tenant(tenant), GraphID: "g", GraphHash: "h", State: json.RawMessage(state)}
 	}
-	insert("old", "a", `{"v": 1}`)
+	if _, err := client.InsertRun(ctx, newRun("old", "a", `{"v": 1}`)); err != nil {
+		t.Fatalf("insert old: %v", err)
+	}
 
 	holder, err := pool.Begin(ctx)
 	if err != nil {
@@ -62,8 +63,12 @@ func waitedClaimReads(t *testing.T) bool {
 	}
 	defer func() { _ = holder.Rollback(context.Background()) }()
 	execTx(t, holder, `select 1 from docket_claim_policy where id = 1 for update`)
+	if _, err := client.InsertRunTx(ctx, holder, newRun("new", "b", `{"v": 2}`)); err != nil {
+		t.Fatalf("insert new: %v", err)
+	}
+	execTx(t, holder, `update docket_runs set state = '{"v": 3}' where run_id = 'old'`)
 
-	// Due: the runs inserted below take wake_at = now() at their insert.
+	// Due: the runs inserted take wake_at = now() at their insert.
 	now := time.Now().Add(time.Minute)
 	batch := &pgx.Batch{}
 	batch.Queue(dbgen.TenantFairClaimCombinedNoted, now, now.Add(-testkit.ClaimTTL), int32(10), int32(testkit.ClaimMaxAttempts), nil)
@@ -74,8 +79,6 @@ func waitedClaimReads(t *testing.T) bool {
 			where wait_event_type = 'Lock' and query like '%TenantFairClaimCombinedNoted%')`, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	insert("new", "b", `{"v": 2}`)
-	testkit.ExecSQL(t, pool, `update docket_runs set state = '{"v": 3}' where run_id = 'old'`)
 	if err := holder.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
