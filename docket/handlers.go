@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -144,18 +143,6 @@ func Register[T any](h *Handlers, graphID string, handler TypedHandler[T], opts 
 	return nil
 }
 
-// typedHandle is the Handler of graphID's registered handler: it decodes
-// the state into a T, failing the attempt when it does not decode.
-func typedHandle[T any](graphID string, handler TypedHandler[T]) Handler {
-	return func(ctx context.Context, job *Job) Result {
-		var state T
-		if err := json.Unmarshal(job.State, &state); err != nil {
-			return Fail(fmt.Errorf("decode the state of graph %s into %v: %w", quoteID(graphID), reflect.TypeFor[T](), err))
-		}
-		return handler(ctx, job, state)
-	}
-}
-
 // Middleware wraps a Handler: it returns a Handler that runs code of its
 // own around next, the rest of the chain, seeing the Job before the call
 // and the Result after it, and may return another Result. It must call
@@ -212,13 +199,6 @@ func (w *Worker) routeOf(graphID string) route {
 		r.retry = *graph.retry
 	}
 	return r
-}
-
-// noHandler is the Handler of a graph without a registered handler.
-func noHandler(graphID string) Handler {
-	return func(context.Context, *Job) Result {
-		return Fail(fmt.Errorf("%w for graph %s", ErrNoHandler, quoteID(graphID)))
-	}
 }
 
 // TypedCheckpoint is Job.Checkpoint of state encoded with encoding/json: it

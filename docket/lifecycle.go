@@ -435,21 +435,9 @@ func (c *Client) AbandonClaim(ctx context.Context, req AbandonRequest) (AbandonR
 	})
 }
 
-// batchable reports whether c can join a set-based statement
-// (commitRuns): a schedule that releases the claim, and a schedule, step
-// and state that Commit would accept (a RetryAt time PostgreSQL cannot hold
-// would fail the whole statement), and an attempt change and failure Commit
-// would accept. Anything else goes through Commit alone, which reports it.
-func (c scopedCommit) batchable() bool {
-	req := c.req
-	return req.Disposition.kind != "retain" && req.Disposition.validate() == nil &&
-		req.Step >= 0 && req.Step <= math.MaxInt32 &&
-		(req.State == nil || validateState(req.State) == nil) && req.Attempt.valid() &&
-		(req.Failure == nil || (req.Attempt == AttemptCount && validFailureKind(req.Failure.Kind)))
-}
-
 // scopedCommit is a commit request with its holder's scope key, which
-// holderKey validated.
+// holderKey validated, and a plan that may share a statement
+// (commitPlan.shared).
 type scopedCommit struct {
 	req      CommitRequest
 	scopeKey string
@@ -461,7 +449,7 @@ type committedSeq struct {
 	step int
 }
 
-// commitRuns writes the commits of batch, each batchable, in one CommitRuns
+// commitRuns writes the commits of batch, each shared, in one CommitRuns
 // statement and returns each outcome as Commit would report it, or the
 // statement's error when it failed as a whole. Each commit counts as one
 // commit store call of the statement's duration, and its marker release as

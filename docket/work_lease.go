@@ -101,7 +101,7 @@ func (h *leaseEvents) hear(e WorkerEvent) {
 // group commit, fenced on the claim. It returns the run as committed, or an
 // error when the handler never ran or its verdict was not written.
 func (w *Worker) runOne(ctx context.Context, lease Lease, read *leaseRead, heard *leaseEvents) (Run, error) {
-	j, handlerCtx := newJob(w, lease, read, ctx)
+	j, handlerCtx := w.newJob(lease, read, w.completer.Join(&read.cohort), ctx)
 	func() {
 		defer w.slots.end(j)
 		defer w.completer.Settle(j.member)

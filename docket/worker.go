@@ -360,6 +360,10 @@ func (w *Worker) revoked(ctx context.Context, payload string) {
 	}
 }
 
+// errRevokedCancelled is the cause a handler's context ends with when its
+// run was cancelled by an operator.
+var errRevokedCancelled = revocationCause(StatusCancelled)
+
 // revocationCause is the cause a handler's context ends with when an
 // operator's write revoked its claim and left the run in status.
 func revocationCause(status RunStatus) error {
@@ -404,13 +408,4 @@ type leaseRead struct {
 
 	// cohort is the call's jobs in the worker's completer.
 	cohort jobcompleter.Cohort
-}
-
-// row returns the row of runID; a run the read did not find is ErrNotFound.
-func (r *leaseRead) row(runID string) (dbgen.LeasedRunsRow, error) {
-	row, found := r.runs[runID]
-	if !found {
-		return dbgen.LeasedRunsRow{}, runNotFound(runID)
-	}
-	return row, nil
 }

@@ -81,9 +81,9 @@ func TestWorkerConfigValidationAndDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("claim ahead: %v", err)
 	}
-	if cap(w.slots.freed) != 5 || cap(w.slots.committing) != 5 || cap(w.slots.handlers) != 2 {
+	if cap(w.slots.freed) != 5 || cap(w.slots.committing) != 5 || cap(w.slots.exec.Handlers) != 2 {
 		t.Fatalf("claim slots %d, committing %d, handler slots %d; want 5, 5 and 2",
-			cap(w.slots.freed), cap(w.slots.committing), cap(w.slots.handlers))
+			cap(w.slots.freed), cap(w.slots.committing), cap(w.slots.exec.Handlers))
 	}
 }
 

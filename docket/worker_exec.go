@@ -3,19 +3,19 @@ package docket
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docketrun/docket-go/internal/executor"
 	"github.com/docketrun/docket-go/internal/jobcompleter"
 )
 
-// jobSeam is what package executor needs of one job, besides its slot
-// (jobSlot): its claim's store calls (executor.Store), its handler and
-// verdict plans (executor.Work) and the worker's logs, metrics, spans and
-// events (executor.Reporter).
+// jobSeam is what package executor needs of one job, besides its slots:
+// its claim's store calls (executor.Store, here), its handler and verdict
+// plans (executor.Work, worker_handle.go) and the worker's logs, metrics,
+// spans and events (executor.Reporter, here).
 type jobSeam struct {
 	j *Job
 	// handlerSpan and commitSpan are the job's docket.handler span and the
@@ -32,47 +32,57 @@ var (
 	_ executor.Reporter[commitPlan] = (*jobSeam)(nil)
 )
 
-// ReleasesClaim and Yields make a commitPlan an executor.Plan.
-
-// ReleasesClaim reports whether committing p ends the holder's claim.
-func (p commitPlan) ReleasesClaim() bool { return p.schedule.kind != "retain" }
-
-// Yields reports whether p makes the run due now with its admission kept.
-func (p commitPlan) Yields() bool { return p.schedule.kind == "immediate" }
-
 // request is the commit request of p fenced on f.
-func (s *jobSeam) request(f executor.Fence, p commitPlan) CommitRequest {
+func (s *jobSeam) request(f executor.Fence, p executor.Plan[commitPlan]) CommitRequest {
+	v := p.Verdict
 	return CommitRequest{
 		Holder:         s.j.holder,
 		ExpectedSeq:    f.Seq,
-		Step:           p.step,
-		State:          p.state,
-		CheckpointType: p.checkpointType,
-		Disposition:    p.schedule,
-		Attempt:        p.attempt,
-		Failure:        p.failure,
+		Step:           v.step,
+		State:          v.state,
+		CheckpointType: v.checkpointType,
+		Disposition:    v.schedule,
+		Attempt:        v.attempt,
+		Failure:        v.failure,
 	}
 }
 
 // Commit implements executor.Store.
-func (s *jobSeam) Commit(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, error) {
+func (s *jobSeam) Commit(ctx context.Context, f executor.Fence, p executor.Plan[commitPlan]) (executor.Fence, error) {
 	run, err := s.j.worker.client.Commit(ctx, s.request(f, p))
 	return executor.Fence{Seq: run.CheckpointSeq, Step: run.Step, State: run.State}, err
 }
 
-// CommitGrouped implements executor.Store: the verdict goes to the
-// worker's completer, and the job's slot is freed once it joins a
-// statement, when the worker allows.
-func (s *jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p commitPlan) (executor.Fence, int, error) {
-	w := s.j.worker
+// CommitGrouped implements executor.Store: the verdict frees the job's
+// claim slot, when the worker allows, and goes to the worker's completer.
+func (s *jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p executor.Plan[commitPlan]) (executor.Fence, int, error) {
+	j := s.j
 	req := s.request(f, p)
-	scopeKey, err := w.client.holderKey(req.Holder)
+	scopeKey, err := j.worker.client.holderKey(req.Holder)
 	if err != nil {
 		return executor.Fence{}, 0, err
 	}
-	done, size, err := w.completer.Complete(ctx, s.j.member, scopedCommit{req: req, scopeKey: scopeKey},
-		s.j.slot.releaseEarly)
+	j.freeSlotEarly()
+	done, size, err := j.worker.completer.Complete(ctx, j.member, scopedCommit{req: req, scopeKey: scopeKey})
 	return executor.Fence{Seq: done.seq, Step: done.step}, size, err
+}
+
+// freeSlotEarly frees the job's claim slot before its verdict is written,
+// unless it already did or the committing capacity is taken (one per claim
+// slot, more with WorkerTuning.VerdictBatchWait); the job then keeps its
+// claim slot until it ends.
+func (j *Job) freeSlotEarly() {
+	s := j.worker.slots
+	if j.slotFreed {
+		return
+	}
+	select {
+	case s.committing <- struct{}{}:
+	default:
+		return
+	}
+	j.slotFreed = true
+	s.freed <- struct{}{}
 }
 
 // verdictCompleter writes the verdicts of a worker's jobs that finish
@@ -98,7 +108,6 @@ func newCompleter(client *Client, cfg WorkerConfig) *verdictCompleter {
 	return jobcompleter.New(jobcompleter.Config[scopedCommit, committedSeq]{
 		Flush:         client.commitRuns,
 		CallTimeout:   workerCallTimeout,
-		Batchable:     scopedCommit.batchable,
 		BatchWait:     cfg.Tuning.VerdictBatchWait,
 		MaxBatch:      MaxVerdictBatch,
 		LingerFor:     func(statement time.Duration) time.Duration { return min(statement, maxWait) },
@@ -107,13 +116,13 @@ func newCompleter(client *Client, cfg WorkerConfig) *verdictCompleter {
 }
 
 // CommitTx implements executor.Store.
-func (s *jobSeam) CommitTx(ctx context.Context, tx pgx.Tx, f executor.Fence, p commitPlan) error {
+func (s *jobSeam) CommitTx(ctx context.Context, tx pgx.Tx, f executor.Fence, p executor.Plan[commitPlan]) error {
 	_, err := s.j.worker.client.CommitTx(ctx, tx, s.request(f, p))
 	return err
 }
 
 // Applied implements executor.Store.
-func (s *jobSeam) Applied(ctx context.Context, f executor.Fence, p commitPlan) (bool, error) {
+func (s *jobSeam) Applied(ctx context.Context, f executor.Fence, p executor.Plan[commitPlan]) (bool, error) {
 	return s.j.worker.client.commitApplied(ctx, s.request(f, p))
 }
 
@@ -147,60 +156,13 @@ func writeAnswer(err error) executor.Answer {
 	return executor.Unanswered
 }
 
-// Timeout implements executor.Work: the route's timeout.
-func (s *jobSeam) Timeout() (time.Duration, error) {
-	timeout := s.j.route.timeout
-	if timeout <= 0 {
-		return 0, nil
-	}
-	return timeout, &HandlerTimeoutError{Timeout: timeout}
-}
-
-// Handle implements executor.Work: it calls the handler through its
-// middleware and plans the commit of its verdict; a handler that returned
-// after its timeout passed failed its attempt, whatever it returned. The
-// error is the one the handler reported: Fail's or a Retry...Error's own
-// (nil for Fail(nil)), the zero Result or the timeout. The logs above debug
-// level name only the verdict, never the error text.
-func (s *jobSeam) Handle(ctx context.Context) (commitPlan, error) {
-	j, w := s.j, s.j.worker
-	result := j.route.handle(ctx, j)
-	if timeout, ok := errors.AsType[*HandlerTimeoutError](context.Cause(ctx)); ok {
-		plan := timedOut(j.exec.Step(), j.attempt, j.policy(), timeout)
-		w.logger.WarnContext(ctx, "docket worker handler outlived its timeout", "result", plan.checkpointType,
-			"timeout", timeout.Timeout)
-		return plan, timeout
-	}
-	plan := result.plan(j.exec.Step(), j.attempt, j.policy())
-	switch {
-	case result.kind == resultMissing:
-		w.logger.WarnContext(ctx, "docket worker handler returned the zero Result", "result", plan.checkpointType)
-		return plan, errZeroResult
-	case result.err != nil:
-		w.debug(ctx, "docket worker handler attempt failed", j.RunID, "result", plan.checkpointType,
-			"error", result.err.Error())
-		return plan, result.err
-	}
-	return plan, nil
-}
-
-// Panicked implements executor.Work: a panic is a failed attempt, whose
-// error entry keeps the handler's innermost frames (panicFrames); no log
-// or span carries the frames.
-func (s *jobSeam) Panicked(ctx context.Context, step int, value any) (commitPlan, error) {
-	j, w := s.j, s.j.worker
-	frames, omitted := panicFrames()
-	plan := panicked(step, j.attempt, j.policy(), panicText(value, frames, omitted))
-	w.logger.ErrorContext(ctx, "docket worker handler panicked", "result", plan.checkpointType)
-	w.debug(ctx, "docket worker handler panic", j.RunID, "panic", fmt.Sprint(value))
-	return plan, fmt.Errorf("docket: handler panic: %v", value)
-}
-
 // Refused implements executor.Work.
-func (*jobSeam) Refused(step int, err error) commitPlan { return refused(step, err) }
+func (*jobSeam) Refused(step int, err error) executor.Plan[commitPlan] {
+	return refused(step, err).exec()
+}
 
 // Stopped implements executor.Work.
-func (*jobSeam) Stopped(step int) commitPlan { return stopped(step) }
+func (*jobSeam) Stopped(step int) executor.Plan[commitPlan] { return stopped(step).exec() }
 
 // Report implements executor.Reporter.
 func (s *jobSeam) Report(ctx context.Context, e executor.Event[commitPlan]) context.Context {
@@ -212,24 +174,24 @@ func (s *jobSeam) Report(ctx context.Context, e executor.Event[commitPlan]) cont
 		ctx, s.handlerSpan = j.startHandlerSpan(ctx)
 	case executor.HandlerEnded:
 		w.ahead.observeHandler(e.Took)
-		endHandlerSpan(s.handlerSpan, e.Plan, e.Err)
+		endHandlerSpan(s.handlerSpan, e.Plan.Verdict, e.Err)
 		return s.handlerSpan.parentOf(ctx)
 	case executor.Writing:
-		s.commitSpan, s.batch = j.startCommitSpan(ctx, e.Plan), 0
+		s.commitSpan, s.batch = j.startCommitSpan(ctx, e.Plan.Verdict), 0
 	case executor.Carried:
 		s.batch = e.Batch
 		s.commitSpan.set(spanAttrBatchSize.Int(e.Batch))
 	case executor.Wrote:
-		s.wrote(ctx, e.Plan, e.Ending, e.Err)
+		s.wrote(ctx, e.Plan.Verdict, e.Ending, e.Err)
 	case executor.Staged:
-		w.debug(ctx, "docket worker run settled in the handler's transaction", j.RunID, "result", e.Plan.checkpointType)
-		j.noteDue(e.Plan)
-		j.verdict(e.Plan, 0, nil)
+		w.debug(ctx, "docket worker run settled in the handler's transaction", j.RunID, "result", e.Plan.Verdict.checkpointType)
+		j.noteDue(e.Plan.Verdict)
+		j.verdict(e.Plan.Verdict, 0, nil)
 	case executor.HandedBack:
 		failure := e.Err
 		if e.Checkpointed {
 			// A hand-back is written alone.
-			j.verdict(e.Plan, 1, e.Err)
+			j.verdict(e.Plan.Verdict, 1, e.Err)
 			if answer := writeAnswer(e.Err); answer == executor.Fenced || answer == executor.Cancelled {
 				// A newer holder owns the run: nothing more is needed.
 				failure = nil
@@ -299,4 +261,58 @@ func (j *Job) verdict(plan commitPlan, batch int, err error) {
 	}
 	j.worker.emit(WorkerEvent{Kind: EventVerdict, RunID: j.RunID, Scope: j.Scope,
 		Verdict: plan.checkpointType, Outcome: verdictOutcome(err), Batch: batch, Err: err})
+}
+
+// startHandlerSpan starts the docket.handler span of j as a child of ctx's
+// span (the Worker's Run context), linked to the span that inserted the run
+// when the run stored one.
+func (j *Job) startHandlerSpan(ctx context.Context) (context.Context, *span) {
+	attrs := append(runAttrs(j.RunID, j.Scope, j.GraphID), spanAttrStep.Int(j.Step), spanAttrAttempt.Int(j.Attempt))
+	opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
+	if j.link.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: j.link}))
+	}
+	return j.worker.client.startSpan(ctx, spanHandler, trace.SpanKindConsumer, opts...)
+}
+
+// endHandlerSpan ends the handler span with the verdict's checkpoint type;
+// a failed attempt (fail, panic, no_result, timeout, or backoff when the
+// retry policy retries it) sets the status Error with handlerErr recorded when
+// there is one.
+func endHandlerSpan(sp *span, plan commitPlan, handlerErr error) {
+	sp.set(spanAttrVerdict.String(plan.checkpointType))
+	switch plan.checkpointType {
+	case "fail", "panic", "no_result", "timeout", "backoff":
+		sp.fail(handlerErr, "docket: the handler failed the run ("+plan.checkpointType+")")
+	}
+	sp.end(nil)
+}
+
+// parentOf returns io carrying the span, so the spans of the verdict's
+// commit are its children; io itself without a span.
+func (s *span) parentOf(io context.Context) context.Context {
+	if s == nil {
+		return io
+	}
+	return trace.ContextWithSpan(io, s.s)
+}
+
+// startCommitSpan starts the docket.commit span of the write of plan.
+func (j *Job) startCommitSpan(ctx context.Context, plan commitPlan) *span {
+	_, sp := j.worker.client.startSpan(ctx, spanCommit, trace.SpanKindClient, trace.WithAttributes(
+		spanAttrRunID.String(j.RunID), spanAttrVerdict.String(plan.checkpointType)))
+	return sp
+}
+
+// settled ends sp, the commit span of plan, with what became of the write
+// (err its error), and reports the verdict event. A fence refusal is an
+// answer, not a failure: only a write that failed sets the status Error.
+func (j *Job) settled(sp *span, plan commitPlan, batch int, err error) {
+	outcome := verdictOutcome(err)
+	sp.set(spanAttrOutcome.String(outcome.String()), spanAttrFenced.Bool(outcome == VerdictFenced))
+	if outcome == VerdictFailed {
+		sp.fail(err, "docket: the verdict was not written")
+	}
+	sp.end(nil)
+	j.verdict(plan, batch, err)
 }

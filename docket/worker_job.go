@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
-	"runtime"
-	"strconv"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,7 +66,7 @@ type Job struct {
 	// state the completer's mutex guards, and exec, which serializes every
 	// write under the claim with the heartbeat's and a stopping worker's);
 	// attempt, maxAttempts and link are set by takeRead, before the job
-	// starts; slot belongs to the job goroutine alone.
+	// starts; step and slotFreed belong to the job goroutine alone.
 
 	worker *Worker
 	holder Holder
@@ -90,9 +87,12 @@ type Job struct {
 	// link is the span context the run's insert stored, read with the run;
 	// invalid when it stored none.
 	link trace.SpanContext
-	// slot is the job's place in the worker; only the job goroutine uses
-	// it.
-	slot *jobSlot
+	// step is the step of the run as read, then of its latest checkpoint:
+	// the step a verdict keeps unless it sets one.
+	step int
+	// slotFreed is set once the job's claim slot was freed ahead of its
+	// end (freeSlotEarly).
+	slotFreed bool
 }
 
 // The causes a handler's context ends with when its claim is lost: the
@@ -104,12 +104,26 @@ var (
 	errClaimExpired   = fmt.Errorf("%w: not refreshed within the claim TTL", ErrClaimLost)
 )
 
-// newJob builds the job of lease with its claim call's read, a member of
+// start builds the job of lease, whose run is in read, as member of its
+// claim call's cohort in the completer, and runs its executor on a
+// goroutine of its own with the handler's context, a child of handlers;
+// io carries the job's store calls.
+func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRead, member *jobcompleter.Member) {
+	j, handlerCtx := w.newJob(lease, read, member, handlers)
+	go func() {
+		defer w.slots.end(j)
+		defer w.completer.Settle(j.member)
+		j.exec.Run(handlerCtx, io)
+	}()
+}
+
+// newJob builds the job of lease with its claim call's read, as member of
 // the call's cohort in the completer, and the handler's context, a child
 // of base; the caller runs its executor (exec.Run) on that context and
-// settles its membership when it ends. The job holds a slot of the worker
-// from now on, and counts among its unstarted jobs until it begins.
-func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job, context.Context) {
+// settles its membership and its slot (slots.end) when it ends. The job
+// holds a slot of the worker from now on, and counts among its unstarted
+// jobs until it begins.
+func (w *Worker) newJob(lease Lease, read *leaseRead, member *jobcompleter.Member, base context.Context) (*Job, context.Context) {
 	handlerCtx, cancel := context.WithCancelCause(base)
 	j := &Job{
 		RunID:         lease.RunID,
@@ -122,28 +136,38 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 		worker:        w,
 		holder:        lease.Holder(),
 		route:         w.routeOf(lease.GraphID),
-		member:        w.completer.Join(&read.cohort),
+		member:        member,
 	}
-	j.slot = &jobSlot{s: w.slots}
-	step, unreadable := j.takeRead(read)
+	unreadable := j.takeRead(read)
+	var timedOut error
+	if j.route.timeout > 0 {
+		timedOut = &HandlerTimeoutError{Timeout: j.route.timeout}
+	}
 	seam := &jobSeam{j: j}
-	j.exec = executor.New(executor.Config[commitPlan]{
-		Store:             seam,
-		Work:              seam,
-		Slot:              j.slot,
-		Reporter:          seam,
-		HeartbeatInterval: w.cfg.HeartbeatInterval,
-		ClaimTTL:          w.cfg.ClaimTTL,
-		CallTimeout:       workerCallTimeout,
-		Backoff:           errorBackoff,
-		Sleep:             maintenance.Sleep,
-		Unreadable:        unreadable,
-		NotHeld:           errReleased,
-		FencedOut:         errFencedOut,
-		Cancelled:         revocationCause(StatusCancelled),
-		Lost:              errStoreLostClaim,
-		Expired:           errClaimExpired,
-	}, executor.Fence{Seq: lease.CheckpointSeq, Step: step}, lease.ClaimedAt, cancel)
+	j.exec = &executor.Job[commitPlan]{
+		Config: executor.Config[commitPlan]{
+			Store:             seam,
+			Work:              seam,
+			Slots:             w.slots.exec,
+			Reporter:          seam,
+			HeartbeatInterval: w.cfg.HeartbeatInterval,
+			ClaimTTL:          w.cfg.ClaimTTL,
+			CallTimeout:       workerCallTimeout,
+			Timeout:           j.route.timeout,
+			TimedOut:          timedOut,
+			Backoff:           errorBackoff,
+			Sleep:             maintenance.Sleep,
+			Unreadable:        unreadable,
+			NotHeld:           errReleased,
+			FencedOut:         errFencedOut,
+			Cancelled:         errRevokedCancelled,
+			Lost:              errStoreLostClaim,
+			Expired:           errClaimExpired,
+		},
+		Fence:      executor.Fence{Seq: lease.CheckpointSeq, Step: j.step},
+		ClaimedAt:  lease.ClaimedAt,
+		EndHandler: cancel,
+	}
 	w.slots.join(j)
 	return j, handlerCtx
 }
@@ -154,7 +178,7 @@ func newJob(w *Worker, lease Lease, read *leaseRead, base context.Context) (*Job
 // ErrStaleFence when the store refused the fence); the handler should then
 // return, since nothing it does for this run can be committed any more.
 func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) error {
-	fence, err := j.exec.Checkpoint(ctx, checkpointed(step, state))
+	fence, err := j.exec.Checkpoint(ctx, checkpointed(step, state).exec())
 	if errors.Is(err, ErrStaleFence) {
 		return fmt.Errorf("%w: %w", ErrClaimLost, err)
 	}
@@ -162,32 +186,37 @@ func (j *Job) Checkpoint(ctx context.Context, step int, state json.RawMessage) e
 		return err
 	}
 	j.State, j.Step, j.CheckpointSeq = fence.State, fence.Step, fence.Seq
+	j.step = fence.Step
 	return nil
 }
 
-// takeRead takes the claimed run from its claim call's read and returns
-// its step. The read ran in the claim's own transaction, so it returns the
+// takeRead takes the claimed run from its claim call's read, or returns
+// why it cannot. The read ran in the claim's own transaction, so it returns the
 // leased version of every leased run; a run it lacks, or a row that does
 // not match the lease, means the read is broken: the executor then hands
 // the claim back without a checkpoint, so the run counts the attempt.
-func (j *Job) takeRead(read *leaseRead) (int, error) {
-	row, err := read.row(j.RunID)
+func (j *Job) takeRead(read *leaseRead) error {
+	row, found := read.runs[j.RunID]
+	var err error
+	if !found {
+		err = runNotFound(j.RunID)
+	}
 	if err == nil && (RunStatus(row.Status) != StatusRunning || row.ClaimToken == nil ||
 		*row.ClaimToken != j.holder.Token || row.CheckpointSeq != j.CheckpointSeq) {
 		err = fmt.Errorf("docket: the read of run %s does not match its lease", quoteID(j.RunID))
 	}
 	if err != nil {
-		return 0, err
+		return err
 	}
 	j.link = extractTraceContext(row.TraceContext)
-	j.State, j.Step = json.RawMessage(row.State), int(row.Step)
+	j.State, j.Step, j.step = json.RawMessage(row.State), int(row.Step), int(row.Step)
 	j.attempt = int(row.Attempt) + 1
 	j.Attempt = j.attempt
 	if row.MaxAttempts != nil {
 		j.maxAttempts = int(*row.MaxAttempts)
 	}
 	j.MaxAttempts = j.maxAttempts
-	return int(row.Step), nil
+	return nil
 }
 
 // policy is the retry policy the job's failed attempt follows: its route's,
@@ -198,63 +227,6 @@ func (j *Job) policy() RetryPolicy {
 		p.MaxAttempts = j.maxAttempts
 	}
 	return p
-}
-
-// errZeroResult is the error a handler span records for the zero Result.
-var errZeroResult = errors.New("docket: the handler returned the zero Result")
-
-// startHandlerSpan starts the docket.handler span of j as a child of ctx's
-// span (the Worker's Run context), linked to the span that inserted the run
-// when the run stored one.
-func (j *Job) startHandlerSpan(ctx context.Context) (context.Context, *span) {
-	attrs := append(runAttrs(j.RunID, j.Scope, j.GraphID), spanAttrStep.Int(j.Step), spanAttrAttempt.Int(j.Attempt))
-	opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
-	if j.link.IsValid() {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: j.link}))
-	}
-	return j.worker.client.startSpan(ctx, spanHandler, trace.SpanKindConsumer, opts...)
-}
-
-// endHandlerSpan ends the handler span with the verdict's checkpoint type;
-// a failed attempt (fail, panic, no_result, timeout, or backoff when the
-// retry policy retries it) sets the status Error with handlerErr recorded when
-// there is one.
-func endHandlerSpan(sp *span, plan commitPlan, handlerErr error) {
-	sp.set(spanAttrVerdict.String(plan.checkpointType))
-	switch plan.checkpointType {
-	case "fail", "panic", "no_result", "timeout", "backoff":
-		sp.fail(handlerErr, "docket: the handler failed the run ("+plan.checkpointType+")")
-	}
-	sp.end(nil)
-}
-
-// parentOf returns io carrying the span, so the spans of the verdict's
-// commit are its children; io itself without a span.
-func (s *span) parentOf(io context.Context) context.Context {
-	if s == nil {
-		return io
-	}
-	return trace.ContextWithSpan(io, s.s)
-}
-
-// startCommitSpan starts the docket.commit span of the write of plan.
-func (j *Job) startCommitSpan(ctx context.Context, plan commitPlan) *span {
-	_, sp := j.worker.client.startSpan(ctx, spanCommit, trace.SpanKindClient, trace.WithAttributes(
-		spanAttrRunID.String(j.RunID), spanAttrVerdict.String(plan.checkpointType)))
-	return sp
-}
-
-// settled ends sp, the commit span of plan, with what became of the write
-// (err its error), and reports the verdict event. A fence refusal is an
-// answer, not a failure: only a write that failed sets the status Error.
-func (j *Job) settled(sp *span, plan commitPlan, batch int, err error) {
-	outcome := verdictOutcome(err)
-	sp.set(spanAttrOutcome.String(outcome.String()), spanAttrFenced.Bool(outcome == VerdictFenced))
-	if outcome == VerdictFailed {
-		sp.fail(err, "docket: the verdict was not written")
-	}
-	sp.end(nil)
-	j.verdict(plan, batch, err)
 }
 
 // CommitTx writes r, the handler's verdict, inside tx, the handler's own
@@ -268,7 +240,7 @@ func (j *Job) settled(sp *span, plan commitPlan, batch int, err error) {
 // a refused fence (ErrStaleFence: the claim is gone) or an invalid r is an
 // error and stages nothing.
 func (j *Job) CommitTx(ctx context.Context, tx pgx.Tx, r Result) error {
-	err := j.exec.CommitTx(ctx, tx, func(step int) commitPlan { return r.plan(step, j.attempt, j.policy()) })
+	err := j.exec.CommitTx(ctx, tx, func(step int) executor.Plan[commitPlan] { return r.plan(step, j.attempt, j.policy()).exec() })
 	switch {
 	case errors.Is(err, executor.ErrStaged):
 		return invalidArgument("run %s already has a verdict written in a transaction", quoteID(j.RunID))
@@ -278,112 +250,134 @@ func (j *Job) CommitTx(ctx context.Context, tx pgx.Tx, r Result) error {
 	return err
 }
 
-// The stack part of a panic's error entry.
-const (
-	// PanicStackFrames is how many frames of the panicking handler's
-	// goroutine a panic entry keeps at most, innermost first: the frame
-	// that panicked, its caller, and so on up to the handler Docket called.
-	PanicStackFrames = 16
-	// PanicStackSeparator ends the panic value in a panic entry's text; the
-	// frames follow it, one per two lines: the function's name, then a tab
-	// and file:line. strings.Cut(text, PanicStackSeparator) splits the
-	// value from the frames.
-	PanicStackSeparator = "\n\nstack of the panicking goroutine, innermost first:\n"
-	// panicStackOmitted is the last line of a stack that kept
-	// PanicStackFrames frames of a deeper one.
-	panicStackOmitted = "(outer frames omitted)"
-)
+// slots are a Worker's places for its jobs: a claim slot per handler and
+// per run it may hold ahead, a handler slot per handler (which the
+// executor takes, exec), and the early releases of claim slots whose
+// verdict is still being written (Job.freeSlotEarly). Every job holds a
+// claim slot from its claim to its end; the poll loop counts the claim
+// slots freed, and a stopping Worker waits on the jobs.
+type slots struct {
+	// freed receives one value per freed claim slot; its capacity, the
+	// claim slots, means a job never blocks on it.
+	freed chan struct{}
+	// exec are the handler slots and unstarted jobs the executor keeps:
+	// one token per handler running, whose capacity, Concurrency, makes a
+	// run claimed ahead wait for a handler to return.
+	exec executor.Slots
+	// committing holds one token per job whose claim slot was freed while
+	// its verdict is still being written; its capacity (committingCapacity)
+	// bounds them.
+	committing chan struct{}
+	// unstarted counts the jobs that have neither taken a handler slot nor
+	// given their claim back (exec.Unstarted), so that a stopping Worker
+	// can wait for the hand-backs of jobs that never started.
+	unstarted sync.WaitGroup
+	// ended receives a value, if none is pending, whenever a job ends.
+	ended chan struct{}
+	// written receives a value, if none is pending, when a job whose slot
+	// was freed early ends: a claim call made in the meantime may have found
+	// its run still holding a cap slot, so the poll loop tries again.
+	written chan struct{}
 
-// handleFunction is the name runtime frames give jobSeam.Handle, the frame
-// that calls the handler: the stack of a panic entry ends right above it.
-// It is set in init, since jobSeam.Panicked reads it.
-var handleFunction string
-
-func init() {
-	handleFunction = runtime.FuncForPC(reflect.ValueOf((*jobSeam).Handle).Pointer()).Name()
+	mu sync.Mutex
+	// jobs are the jobs holding a slot.
+	jobs map[*Job]struct{}
 }
 
-// panicFrames returns the frames of the handler whose panic is being
-// recovered, innermost first: at most PanicStackFrames of them, and whether
-// deeper ones were left out. It must run while the panic is being
-// recovered, from the function that recovered it (the executor's) or one it
-// calls: the frames up to the runtime's panic frames are skipped, and the
-// frames from jobSeam.Handle on are Docket's own.
-func panicFrames() ([]runtime.Frame, bool) {
-	// The recovering function, runtime.gopanic, the runtime's frames of a
-	// runtime error, then PanicStackFrames frames and one to tell more.
-	var pcs [PanicStackFrames + 32]uintptr
-	n := runtime.Callers(2, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
-	var out []runtime.Frame
-	inPanic, inRuntime := false, true
+// newSlots returns the slots of a Worker of the resolved cfg, whose stop
+// closes when it is asked to stop.
+func newSlots(cfg WorkerConfig, stop <-chan struct{}) *slots {
+	s := &slots{
+		freed:      make(chan struct{}, cfg.claimSlots()),
+		committing: make(chan struct{}, cfg.committingCapacity()),
+		ended:      make(chan struct{}, 1),
+		written:    make(chan struct{}, 1),
+		jobs:       make(map[*Job]struct{}),
+	}
+	s.exec = executor.Slots{Handlers: make(chan struct{}, cfg.Concurrency), Stop: stop, Unstarted: &s.unstarted}
+	return s
+}
+
+// join adds j, a job built but not yet started; it counts among the
+// unstarted jobs until it begins.
+func (s *slots) join(j *Job) {
+	s.unstarted.Add(1)
+	s.mu.Lock()
+	s.jobs[j] = struct{}{}
+	s.mu.Unlock()
+}
+
+// end frees the slot of j as j ends: its claim slot, or its committing
+// token when the claim slot was freed before.
+func (s *slots) end(j *Job) {
+	s.mu.Lock()
+	delete(s.jobs, j)
+	s.mu.Unlock()
+	if j.slotFreed {
+		<-s.committing
+		notify(s.written)
+	} else {
+		s.freed <- struct{}{}
+	}
+	notify(s.ended)
+}
+
+// inFlight returns the jobs holding a slot.
+func (s *slots) inFlight() []*Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	jobs := make([]*Job, 0, len(s.jobs))
+	for j := range s.jobs {
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// takeFreed counts the freed claim slots already signalled without
+// waiting.
+func (s *slots) takeFreed() int {
+	n := 0
 	for {
-		f, more := frames.Next()
-		switch {
-		case !inPanic:
-			inPanic = f.Function == "runtime.gopanic"
-		case f.Function == handleFunction:
-			return out, false
-		case inRuntime && strings.HasPrefix(f.Function, "runtime."):
-			// runtime.panicmem, runtime.sigpanic, runtime.mapassign...: how
-			// the runtime raised a runtime error, not where the handler did.
-		case len(out) == PanicStackFrames:
-			return out, true
+		select {
+		case <-s.freed:
+			n++
 		default:
-			inRuntime = false
-			out = append(out, f)
-		}
-		if !more {
-			// The buffer ended before jobSeam.Handle: frames were left out
-			// when it was full.
-			return out, n == len(pcs) && len(out) > 0
+			return n
 		}
 	}
 }
 
-// panicText is the error text of a handler panic with value and the
-// handler's frames: the value as fmt.Sprint prints it, then as many whole
-// frames as fit in MaxRunErrorBytes, and the omission line when frames were
-// left out, which takes the place of as many of the outermost kept frames
-// as it needs. A value that fills the bound by itself is cut to it, and the
-// frames are left out.
-func panicText(value any, frames []runtime.Frame, omitted bool) string {
-	text := storableText(fmt.Sprint(value))
-	if len(frames) == 0 || len(text)+len(PanicStackSeparator) >= MaxRunErrorBytes {
-		return errorText(text)
-	}
-	size := len(text) + len(PanicStackSeparator)
-	var lines []string
-	for _, f := range frames {
-		line := storableText(f.Function + "\n\t" + f.File + ":" + strconv.Itoa(f.Line))
-		if len(lines) > 0 {
-			line = "\n" + line
-		}
-		if size+len(line) > MaxRunErrorBytes {
-			break
-		}
-		lines = append(lines, line)
-		size += len(line)
-	}
-	cut := omitted || len(lines) < len(frames)
-	if cut {
-		for len(lines) > 0 && size+1+len(panicStackOmitted) > MaxRunErrorBytes {
-			size -= len(lines[len(lines)-1])
-			lines = lines[:len(lines)-1]
+// awaitIdle waits until no job holds a slot, or ctx or stopCtx ends.
+func (s *slots) awaitIdle(ctx, stopCtx context.Context) {
+	for len(s.inFlight()) > 0 {
+		select {
+		case <-s.ended:
+		case <-stopCtx.Done():
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
-	if len(lines) == 0 {
-		return errorText(text)
+}
+
+// awaitBegun waits until every job has begun: taken a handler slot or
+// given its claim back.
+func (s *slots) awaitBegun() { s.unstarted.Wait() }
+
+// notify sends on ch unless a value is already pending.
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
-	var b strings.Builder
-	b.Grow(size + 1 + len(panicStackOmitted))
-	b.WriteString(text)
-	b.WriteString(PanicStackSeparator)
-	for _, line := range lines {
-		b.WriteString(line)
+}
+
+// isClosed reports whether ch, which only closes, is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
-	if cut {
-		b.WriteString("\n" + panicStackOmitted)
-	}
-	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket-go/internal/claimpolicy"
+	"github.com/docketrun/docket-go/internal/jobcompleter"
 	"github.com/docketrun/docket-go/internal/movingavg"
 	"github.com/docketrun/docket-go/internal/ringsweep"
 	"github.com/docketrun/docket-go/policy"
@@ -278,22 +279,18 @@ func (w *Worker) claim(io, handlers context.Context, free int) (claimed, error) 
 		}
 	}
 	if len(res.Leases) > 0 {
+		// Every job of the call joins its cohort before any starts, so the
+		// first verdict written waits for the others of the call.
 		read := &leaseRead{runs: runs}
-		for _, lease := range res.Leases {
-			w.start(handlers, io, lease, read)
+		members := make([]*jobcompleter.Member, len(res.Leases))
+		for i := range members {
+			members[i] = w.completer.Join(&read.cohort)
+		}
+		for i, lease := range res.Leases {
+			w.start(handlers, io, lease, read, members[i])
 		}
 	}
 	return claimed{leases: len(res.Leases), poisons: len(res.Poisoned), outcomes: res.Outcomes()}, nil
-}
-
-// start hands lease and its claim call's read to a new job goroutine.
-func (w *Worker) start(handlers, io context.Context, lease Lease, read *leaseRead) {
-	j, handlerCtx := newJob(w, lease, read, handlers)
-	go func() {
-		defer w.slots.end(j)
-		defer w.completer.Settle(j.member)
-		j.exec.Run(handlerCtx, io)
-	}()
 }
 
 // stopIsRequested reports whether Stop was called.

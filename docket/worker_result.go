@@ -2,7 +2,10 @@ package docket
 
 import (
 	"encoding/json"
+	"math"
 	"time"
+
+	"github.com/docketrun/docket-go/internal/executor"
 )
 
 // resultKind is what a Result asks the worker to commit.
@@ -169,6 +172,29 @@ type commitPlan struct {
 	state          json.RawMessage
 	attempt        AttemptChange
 	failure        *AttemptFailure
+}
+
+// exec is p as the executor writes it: whether it releases the claim,
+// makes the run due now, and may share a statement.
+func (p commitPlan) exec() executor.Plan[commitPlan] {
+	return executor.Plan[commitPlan]{
+		Verdict:  p,
+		Releases: p.schedule.kind != "retain",
+		Yields:   p.schedule.kind == "immediate",
+		Shared:   p.shared(),
+	}
+}
+
+// shared reports whether p can join a set-based statement (commitRuns): a
+// schedule that releases the claim, and a schedule, step and state that
+// Commit would accept (a RetryAt time PostgreSQL cannot hold would fail the
+// whole statement), and an attempt change and failure Commit would accept.
+// Anything else goes through Commit alone, which reports it.
+func (p commitPlan) shared() bool {
+	return p.schedule.kind != "retain" && p.schedule.validate() == nil &&
+		p.step >= 0 && p.step <= math.MaxInt32 &&
+		(p.state == nil || validateState(p.state) == nil) && p.attempt.valid() &&
+		(p.failure == nil || (p.attempt == AttemptCount && validFailureKind(p.failure.Kind)))
 }
 
 // zeroResultText is the error text recorded for the zero Result.

@@ -8,10 +8,11 @@
 // HandBack.
 //
 // What it needs of the run store and of the Worker it declares as seams:
-// Store writes under the claim, Work reads the run, calls the handler and
-// plans verdicts, Slot is the job's place in its Worker, Reporter turns
-// what happened into logs, metrics, spans and events, and Plan is the
-// commit a verdict asks for.
+// Store writes under the claim, Work calls the handler and plans verdicts,
+// Reporter turns what happened into logs, metrics, spans and events; Slots
+// are the Worker's handler slots, and Plan is the commit a verdict asks
+// for, with what the executor decides on. The Worker fills in a Job's
+// exported fields and runs it.
 // Package docket fills them in and keeps the public Job, the handler call
 // and the verdicts' meaning; this package knows no SQL and no public type.
 package executor

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,20 +14,14 @@ import (
 	"github.com/docketrun/docket-go/internal/jobcompleter"
 )
 
-// plan is a test Plan: kind names it, the flags say what it does.
-type plan struct {
-	kind                    string
-	batchable, ends, yields bool
-}
-
-func (p plan) ReleasesClaim() bool { return p.ends }
-func (p plan) Yields() bool        { return p.yields }
+// plan is a test Plan: its verdict is its kind.
+type plan = Plan[string]
 
 var (
-	verdict    = plan{kind: "complete", batchable: true, ends: true}
-	yield      = plan{kind: "yield", batchable: true, ends: true, yields: true}
-	alone      = plan{kind: "retry", ends: true}
-	keep       = plan{kind: "checkpoint"}
+	verdict    = plan{Verdict: "complete", Shared: true, Releases: true}
+	yield      = plan{Verdict: "yield", Shared: true, Releases: true, Yields: true}
+	alone      = plan{Verdict: "retry", Releases: true}
+	keep       = plan{Verdict: "checkpoint"}
 	errFenced  = errors.New("fenced")
 	errCancel  = errors.New("cancelled")
 	errBad     = errors.New("invalid")
@@ -36,7 +31,7 @@ var (
 	errTimeout = errors.New("timed out")
 )
 
-// fake is the Store, Work, Slot and Reporter of one test job. Each write method
+// fake is the Store, Work and Reporter of one test job. Each write method
 // answers with the next error of its queue (nil once the queue is empty)
 // and records what it was asked, as "method kind seq".
 type fake struct {
@@ -54,12 +49,8 @@ type fake struct {
 	// released and handBackErr are the last hand-back's.
 	released    bool
 	handBackErr error
-	// The Work and Slot of Run: the handler's timeout and call, and
-	// whether no handler slot is free; slots records the Slot calls.
-	timeout time.Duration
-	handle  func(context.Context) (plan, error)
-	noSlot  bool
-	slots   []string
+	// The Work of Run: the handler's call.
+	handle func(context.Context) (plan, error)
 }
 
 func (f *fake) next(q *[]error) error {
@@ -72,29 +63,27 @@ func (f *fake) next(q *[]error) error {
 }
 
 func (f *fake) Commit(ctx context.Context, fe Fence, p plan) (Fence, error) {
-	f.calls = append(f.calls, fmt.Sprintf("commit %s %d", p.kind, fe.Seq))
+	f.calls = append(f.calls, fmt.Sprintf("commit %s %d", p.Verdict, fe.Seq))
 	deadline, _ := ctx.Deadline()
 	f.deadlines = append(f.deadlines, deadline)
-	return Fence{Seq: fe.Seq + 1, Step: fe.Step, State: []byte(p.kind)}, f.next(&f.commit)
+	return Fence{Seq: fe.Seq + 1, Step: fe.Step, State: []byte(p.Verdict)}, f.next(&f.commit)
 }
 
 func (f *fake) CommitGrouped(_ context.Context, fe Fence, p plan) (Fence, int, error) {
-	if !p.batchable {
-		// The completer sends nothing for a verdict that cannot share a
-		// statement.
-		return Fence{}, 0, jobcompleter.ErrAlone
+	if !p.Shared {
+		f.t.Errorf("CommitGrouped of %s, which may not share a statement", p.Verdict)
 	}
-	f.calls = append(f.calls, fmt.Sprintf("grouped %s %d", p.kind, fe.Seq))
+	f.calls = append(f.calls, fmt.Sprintf("grouped %s %d", p.Verdict, fe.Seq))
 	return Fence{Seq: fe.Seq + 1, Step: fe.Step}, 3, f.next(&f.grouped)
 }
 
 func (f *fake) CommitTx(_ context.Context, _ pgx.Tx, fe Fence, p plan) error {
-	f.calls = append(f.calls, fmt.Sprintf("tx %s %d", p.kind, fe.Seq))
+	f.calls = append(f.calls, fmt.Sprintf("tx %s %d", p.Verdict, fe.Seq))
 	return f.next(&f.tx)
 }
 
 func (f *fake) Applied(_ context.Context, fe Fence, p plan) (bool, error) {
-	f.calls = append(f.calls, fmt.Sprintf("applied %s %d", p.kind, fe.Seq))
+	f.calls = append(f.calls, fmt.Sprintf("applied %s %d", p.Verdict, fe.Seq))
 	if len(f.applied) == 0 {
 		return false, nil
 	}
@@ -124,45 +113,36 @@ func (f *fake) Answer(err error) Answer {
 	return Unanswered
 }
 
-func (f *fake) Timeout() (time.Duration, error) { return f.timeout, errTimeout }
-
 func (f *fake) Handle(ctx context.Context) (plan, error) { return f.handle(ctx) }
 
-func (f *fake) Panicked(_ context.Context, step int, value any) (plan, error) {
-	f.endings = append(f.endings, fmt.Sprintf("panicked %d %v", step, value))
-	return plan{kind: "panic", batchable: true, ends: true}, fmt.Errorf("panic: %v", value)
+func (f *fake) Panicked(_ context.Context, value any) (plan, error) {
+	f.endings = append(f.endings, fmt.Sprintf("panicked %v", value))
+	return plan{Verdict: "panic", Shared: true, Releases: true}, fmt.Errorf("panic: %v", value)
 }
 
 func (f *fake) Refused(int, error) plan {
-	return plan{kind: "invalid_result", batchable: true, ends: true}
+	return plan{Verdict: "invalid_result", Shared: true, Releases: true}
 }
-func (f *fake) Stopped(int) plan { return plan{kind: "stop", ends: true, yields: true} }
-
-func (f *fake) Take(context.Context) bool {
-	f.slots = append(f.slots, "take")
-	return !f.noSlot
-}
-func (f *fake) Handled() { f.slots = append(f.slots, "handled") }
-func (f *fake) Begun()   { f.slots = append(f.slots, "begun") }
+func (f *fake) Stopped(int) plan { return plan{Verdict: "stop", Releases: true, Yields: true} }
 
 // Report records the events the tests look at, as the endings of writes
 // ("end kind ending carried err"), hand-backs and the rest.
-func (f *fake) Report(ctx context.Context, e Event[plan]) context.Context {
+func (f *fake) Report(ctx context.Context, e Event[string]) context.Context {
 	switch e.Kind {
 	case HandlerStarted, HandlerEnded:
-		f.endings = append(f.endings, fmt.Sprintf("handler %d %s %v", e.Kind, e.Plan.kind, e.Err))
+		f.endings = append(f.endings, fmt.Sprintf("handler %d %s %v", e.Kind, e.Plan.Verdict, e.Err))
 	case Writing:
 		f.carried = 0
 	case Carried:
 		f.carried = e.Batch
 	case Wrote:
-		f.endings = append(f.endings, fmt.Sprintf("end %s %d %d %v", e.Plan.kind, e.Ending, f.carried, e.Err))
+		f.endings = append(f.endings, fmt.Sprintf("end %s %d %d %v", e.Plan.Verdict, e.Ending, f.carried, e.Err))
 	case Staged:
-		f.endings = append(f.endings, "staged "+e.Plan.kind)
+		f.endings = append(f.endings, "staged "+e.Plan.Verdict)
 	case HandedBack:
 		f.released, f.handBackErr = e.Released, e.Err
 		if e.Checkpointed {
-			f.endings = append(f.endings, fmt.Sprintf("verdict %s %v", e.Plan.kind, e.Err))
+			f.endings = append(f.endings, fmt.Sprintf("verdict %s %v", e.Plan.Verdict, e.Err))
 		}
 	case Yielded:
 		f.endings = append(f.endings, "yielded")
@@ -174,16 +154,17 @@ func (f *fake) Report(ctx context.Context, e Event[plan]) context.Context {
 
 // newJob returns a prepared job on f whose claim expects sequence 7, and
 // the handler's context.
-func newJob(t *testing.T, f *fake, ttl time.Duration) (*Job[plan], context.Context) {
+func newJob(t *testing.T, f *fake, ttl time.Duration) (*Job[string], context.Context) {
 	t.Helper()
 	f.t = t
 	ctx, cancel := context.WithCancelCause(context.Background())
-	j := New(Config[plan]{
-		Store: f, Work: f, Slot: f, Reporter: f, HeartbeatInterval: time.Hour, ClaimTTL: ttl, CallTimeout: time.Minute,
+	j := &Job[string]{Config: Config[string]{
+		Store: f, Work: f, Reporter: f, HeartbeatInterval: time.Hour, ClaimTTL: ttl, CallTimeout: time.Minute,
 		Backoff: func(int) time.Duration { return time.Millisecond },
 		Sleep:   func(context.Context, time.Duration) bool { f.sleeps++; return f.sleepOK },
 		NotHeld: errGone, FencedOut: errFence,
-	}, Fence{Seq: 7, Step: 2}, time.Now(), cancel)
+	}, Fence: Fence{Seq: 7, Step: 2}, ClaimedAt: time.Now(), EndHandler: cancel}
+	j.held.Confirm(j.ClaimedAt)
 	if !j.prepare(context.Background()) {
 		t.Fatal("Prepare refused a fresh job")
 	}
@@ -197,7 +178,7 @@ func expect(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// A batchable verdict joins the group commit; one that yields tells the
+// A Shared verdict joins the group commit; one that yields tells the
 // domain's workers after its write ended.
 func TestSettleGroupsAVerdict(t *testing.T) {
 	f := &fake{}
@@ -308,7 +289,8 @@ func TestSurrenderAndHandBack(t *testing.T) {
 
 	f = &fake{}
 	_, cancel := context.WithCancelCause(context.Background())
-	j = New(Config[plan]{Store: f, Work: f, Slot: f, Reporter: f, CallTimeout: time.Minute, NotHeld: errGone}, Fence{Seq: 1}, time.Now(), cancel)
+	j = &Job[string]{Config: Config[string]{Store: f, Work: f, Reporter: f, CallTimeout: time.Minute, NotHeld: errGone},
+		Fence: Fence{Seq: 1}, ClaimedAt: time.Now(), EndHandler: cancel}
 	j.Surrender()
 	if j.HandBack(context.Background()); !f.released || f.handBackErr != nil {
 		t.Fatalf("HandBack before Prepare = %v, %v", f.released, f.handBackErr)
@@ -320,8 +302,8 @@ func TestSurrenderAndHandBack(t *testing.T) {
 func TestPrepareReleasesAnUnreadableRun(t *testing.T) {
 	f := &fake{}
 	_, cancel := context.WithCancelCause(context.Background())
-	j := New(Config[plan]{Store: f, Work: f, Slot: f, Reporter: f, CallTimeout: time.Minute, NotHeld: errGone,
-		Unreadable: errors.New("no row")}, Fence{Seq: 1}, time.Now(), cancel)
+	j := &Job[string]{Config: Config[string]{Store: f, Work: f, Reporter: f, CallTimeout: time.Minute, NotHeld: errGone,
+		Unreadable: errors.New("no row")}, Fence: Fence{Seq: 1}, ClaimedAt: time.Now(), EndHandler: cancel}
 	if j.prepare(context.Background()) {
 		t.Fatal("Prepare accepted a failed read")
 	}
@@ -368,27 +350,46 @@ func TestCheckpointMovesTheFence(t *testing.T) {
 }
 
 // newRunJob returns a job on f that Run has not begun, whose claim expects
-// sequence 7 at step 2 (unreadable, the error of the run's read), and the
-// handler's context.
-func newRunJob(t *testing.T, f *fake, unreadable error) (*Job[plan], context.Context) {
+// sequence 7 at step 2 (unreadable, the error of the run's read), under the
+// handler timeout timeout, and the handler's context. The job has one
+// handler slot, none when noSlot, and counts among the unstarted jobs.
+func newRunJob(t *testing.T, f *fake, unreadable error, timeout time.Duration, noSlot bool) (*Job[string], context.Context) {
 	t.Helper()
 	f.t = t
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return New(Config[plan]{
-		Store: f, Work: f, Slot: f, Reporter: f, HeartbeatInterval: time.Hour, ClaimTTL: time.Minute,
-		CallTimeout: time.Minute, Backoff: func(int) time.Duration { return time.Millisecond },
+	slots := Slots{Handlers: make(chan struct{}, 1), Stop: make(chan struct{}), Unstarted: &sync.WaitGroup{}}
+	if noSlot {
+		stop := make(chan struct{})
+		close(stop)
+		slots.Handlers, slots.Stop = make(chan struct{}), stop
+	}
+	slots.Unstarted.Add(1)
+	return &Job[string]{Config: Config[string]{
+		Store: f, Work: f, Slots: slots, Reporter: f, HeartbeatInterval: time.Hour, ClaimTTL: time.Minute,
+		CallTimeout: time.Minute, Timeout: timeout, TimedOut: errTimeout,
+		Backoff: func(int) time.Duration { return time.Millisecond },
 		Sleep:   func(context.Context, time.Duration) bool { return false },
 		NotHeld: errGone, FencedOut: errFence, Unreadable: unreadable,
-	}, Fence{Seq: 7, Step: 2}, time.Now(), cancel), ctx
+	}, Fence: Fence{Seq: 7, Step: 2}, ClaimedAt: time.Now(), EndHandler: cancel}, ctx
+}
+
+// expectSlotsFree fails unless j's handler slot is free again and j left
+// the unstarted jobs.
+func expectSlotsFree(t *testing.T, j *Job[string]) {
+	t.Helper()
+	if n := len(j.Config.Slots.Handlers); n != 0 {
+		t.Fatalf("%d handler slots still taken after Run", n)
+	}
+	j.Config.Slots.Unstarted.Wait()
 }
 
 // Run reads the run, takes a slot, calls the handler and settles its
 // verdict, giving the slot back once the handler returned.
 func TestRunCallsTheHandlerAndSettles(t *testing.T) {
 	f := &fake{handle: func(context.Context) (plan, error) { return verdict, nil }}
-	j, ctx := newRunJob(t, f, nil)
+	j, ctx := newRunJob(t, f, nil, 0, false)
 	j.Run(ctx, context.Background())
-	expect(t, "slots", f.slots, []string{"take", "begun", "handled"})
+	expectSlotsFree(t, j)
 	expect(t, "calls", f.calls, []string{"grouped complete 7"})
 	expect(t, "endings", f.endings, []string{"handler 1  <nil>", "handler 2 complete <nil>", "end complete 1 3 <nil>"})
 	if !errors.Is(ctx.Err(), context.Canceled) {
@@ -400,19 +401,19 @@ func TestRunCallsTheHandlerAndSettles(t *testing.T) {
 // Panicked; the verdict is settled like any other.
 func TestRunRecoversAPanic(t *testing.T) {
 	f := &fake{handle: func(context.Context) (plan, error) { panic("boom") }}
-	j, ctx := newRunJob(t, f, nil)
+	j, ctx := newRunJob(t, f, nil, 0, false)
 	j.Run(ctx, context.Background())
-	expect(t, "endings", f.endings, []string{"handler 1  <nil>", "panicked 2 boom", "handler 2 panic panic: boom", "end panic 1 3 <nil>"})
-	expect(t, "slots", f.slots, []string{"take", "begun", "handled"})
+	expect(t, "endings", f.endings, []string{"handler 1  <nil>", "panicked boom", "handler 2 panic panic: boom", "end panic 1 3 <nil>"})
+	expectSlotsFree(t, j)
 }
 
 // The handler's context ends with the timeout's cause once it passed.
 func TestRunTimesOutTheHandler(t *testing.T) {
-	f := &fake{timeout: time.Nanosecond, handle: func(ctx context.Context) (plan, error) {
+	f := &fake{handle: func(ctx context.Context) (plan, error) {
 		<-ctx.Done()
 		return alone, context.Cause(ctx)
 	}}
-	j, ctx := newRunJob(t, f, nil)
+	j, ctx := newRunJob(t, f, nil, time.Nanosecond, false)
 	j.Run(ctx, context.Background())
 	expect(t, "endings", f.endings, []string{"handler 1  <nil>", "handler 2 retry timed out", "end retry 1 1 <nil>"})
 }
@@ -420,13 +421,13 @@ func TestRunTimesOutTheHandler(t *testing.T) {
 // A job that gets no handler slot hands its claim back with the Stopped
 // plan without calling the handler; one whose read failed releases it.
 func TestRunHandsBackWithoutASlot(t *testing.T) {
-	f := &fake{noSlot: true, handle: func(context.Context) (plan, error) {
+	f := &fake{handle: func(context.Context) (plan, error) {
 		t.Error("the handler was called without a slot")
 		return verdict, nil
 	}}
-	j, ctx := newRunJob(t, f, nil)
+	j, ctx := newRunJob(t, f, nil, 0, true)
 	j.Run(ctx, context.Background())
-	expect(t, "slots", f.slots, []string{"take", "begun"})
+	j.Config.Slots.Unstarted.Wait()
 	expect(t, "calls", f.calls, []string{"commit stop 7"})
 	expect(t, "endings", f.endings, []string{"verdict stop <nil>"})
 	if !f.released || f.handBackErr != nil {
@@ -434,9 +435,9 @@ func TestRunHandsBackWithoutASlot(t *testing.T) {
 	}
 
 	f = &fake{}
-	j, ctx = newRunJob(t, f, errors.New("no row"))
+	j, ctx = newRunJob(t, f, errors.New("no row"), 0, false)
 	j.Run(ctx, context.Background())
-	expect(t, "slots after a failed read", f.slots, []string{"begun"})
+	expectSlotsFree(t, j)
 	expect(t, "calls after a failed read", f.calls, []string{"release"})
 	expect(t, "endings after a failed read", f.endings, []string{"failure docket worker could not read a claimed run"})
 }

@@ -3,19 +3,26 @@ package executor
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
 // Plan is one commit the executor writes under the claim: a verdict, a
-// checkpoint, or the hand-back of a stopping Worker.
-type Plan interface {
-	// ReleasesClaim reports whether the commit ends the claim.
-	ReleasesClaim() bool
-	// Yields reports whether the commit makes the run due now with its
-	// admission kept, so the domain's Workers should hear of it.
-	Yields() bool
+// checkpoint, or the hand-back of a stopping Worker. Verdict is the
+// store's own description of it; the flags are what the executor decides
+// on.
+type Plan[V any] struct {
+	Verdict V
+	// Releases says the commit ends the claim.
+	Releases bool
+	// Yields says the commit makes the run due now with its admission
+	// kept, so the domain's Workers should hear of it.
+	Yields bool
+	// Shared says the commit, one that releases the claim, may share a
+	// statement with other jobs' verdicts (Store.CommitGrouped).
+	Shared bool
 }
 
 // Fence is what the next commit of the claim expects and keeps: the
@@ -47,23 +54,22 @@ const (
 )
 
 // Store is what the executor needs of the run store, bound to one claim.
-type Store[P Plan] interface {
+type Store[V any] interface {
 	// Refresh refreshes the claim once.
 	Refresh(ctx context.Context) error
 	// Commit writes p alone, fenced on f, and returns the new fence.
-	Commit(ctx context.Context, f Fence, p P) (Fence, error)
-	// CommitGrouped writes p, a verdict that releases the claim, in one
-	// statement with other jobs' verdicts (package jobcompleter) and
-	// returns the new fence and how many commits the statement carried.
-	// jobcompleter.ErrAlone means p cannot share a statement, and
-	// jobcompleter.ErrFlushFailed that the statement failed as a whole: the
-	// executor then writes p alone.
-	CommitGrouped(ctx context.Context, f Fence, p P) (Fence, int, error)
+	Commit(ctx context.Context, f Fence, p Plan[V]) (Fence, error)
+	// CommitGrouped writes p, a Shared plan, in one statement with other
+	// jobs' verdicts (package jobcompleter) and returns the new fence and
+	// how many commits the statement carried. jobcompleter.ErrFlushFailed
+	// means that the statement failed as a whole: the executor then writes
+	// p alone.
+	CommitGrouped(ctx context.Context, f Fence, p Plan[V]) (Fence, int, error)
 	// CommitTx writes p in tx, the handler's own transaction.
-	CommitTx(ctx context.Context, tx pgx.Tx, f Fence, p P) error
+	CommitTx(ctx context.Context, tx pgx.Tx, f Fence, p Plan[V]) error
 	// Applied reports whether the commit of p fenced on f is the run's
 	// latest write.
-	Applied(ctx context.Context, f Fence, p P) (bool, error)
+	Applied(ctx context.Context, f Fence, p Plan[V]) (bool, error)
 	// Release gives the claim back without a checkpoint and reports
 	// whether the store accepted it.
 	Release(ctx context.Context) (bool, error)
@@ -73,33 +79,33 @@ type Store[P Plan] interface {
 
 // Work is the job's own part: the handler it calls and the verdicts it
 // plans.
-type Work[P Plan] interface {
-	// Timeout is the handler's timeout (0 for none) and the cause its
-	// context ends with once the timeout passed.
-	Timeout() (time.Duration, error)
-	// Handle calls the handler on ctx and plans its verdict at the job's
-	// current step; the error is the one the handler reported, if any.
-	Handle(ctx context.Context) (P, error)
-	// Panicked plans the verdict of a handler that panicked with value at
-	// step. It runs in the function that recovered the panic, while the
-	// panicking goroutine's frames are still on the stack.
-	Panicked(ctx context.Context, step int, value any) (P, error)
+type Work[V any] interface {
+	// Handle calls the handler on ctx and plans its verdict; the error is
+	// the one the handler reported, if any. A handler still running when
+	// ctx ended with Config.TimedOut failed its attempt.
+	Handle(ctx context.Context) (Plan[V], error)
+	// Panicked plans the verdict of a handler that panicked with value. It
+	// runs in the function that recovered the panic, while the panicking
+	// goroutine's frames are still on the stack.
+	Panicked(ctx context.Context, value any) (Plan[V], error)
 	// Refused is the plan that replaces one the store refused with err.
-	Refused(step int, err error) P
+	Refused(step int, err error) Plan[V]
 	// Stopped is the plan of a claim a stopping Worker hands back.
-	Stopped(step int) P
+	Stopped(step int) Plan[V]
 }
 
-// Slot is the job's place in its Worker.
-type Slot interface {
-	// Take takes a handler slot for the job, waiting until ctx ends or the
-	// Worker stops, and reports whether it did.
-	Take(ctx context.Context) bool
-	// Handled gives the handler slot back once the handler returned.
-	Handled()
-	// Begun reports that the job either took a handler slot or gave its
-	// claim back.
-	Begun()
+// Slots are the places a job takes in its Worker.
+type Slots struct {
+	// Handlers holds one token per handler running; its capacity is the
+	// Worker's concurrency, so a run claimed ahead waits for a handler to
+	// return.
+	Handlers chan struct{}
+	// Stop is closed when the Worker is asked to stop: a job still waiting
+	// for a handler slot then gives up.
+	Stop <-chan struct{}
+	// Unstarted counts the jobs that have neither taken a handler slot nor
+	// given their claim back; the job leaves it as it begins.
+	Unstarted *sync.WaitGroup
 }
 
 // Ending is how the write of one plan ended.
@@ -170,9 +176,9 @@ const (
 
 // Event is what the executor reports of its job; which fields are set
 // depends on Kind.
-type Event[P Plan] struct {
+type Event[V any] struct {
 	Kind   EventKind
-	Plan   P
+	Plan   Plan[V]
 	Ending Ending
 	Batch  int
 	Err    error
@@ -184,23 +190,27 @@ type Event[P Plan] struct {
 
 // Reporter turns what happened to a job into logs, metrics, spans and
 // events.
-type Reporter[P Plan] interface {
+type Reporter[V any] interface {
 	// Report hears e and returns ctx, or ctx carrying a span the job's
 	// next calls belong to (HandlerStarted, HandlerEnded).
-	Report(ctx context.Context, e Event[P]) context.Context
+	Report(ctx context.Context, e Event[V]) context.Context
 }
 
-// Config is one job's executor: its store, work, slot and reporter, and
+// Config is one job's executor: its store, work, slots and reporter, and
 // the Worker's timing.
-type Config[P Plan] struct {
-	Store    Store[P]
-	Work     Work[P]
-	Slot     Slot
-	Reporter Reporter[P]
+type Config[V any] struct {
+	Store    Store[V]
+	Work     Work[V]
+	Slots    Slots
+	Reporter Reporter[V]
 	// HeartbeatInterval and ClaimTTL are the Worker's.
 	HeartbeatInterval, ClaimTTL time.Duration
 	// CallTimeout bounds each store call.
 	CallTimeout time.Duration
+	// Timeout is the handler's timeout (0 for none), and TimedOut the
+	// cause its context ends with once the timeout passed.
+	Timeout  time.Duration
+	TimedOut error
 	// Backoff is the wait after the failures-th failed write in a row.
 	Backoff func(failures int) time.Duration
 	// Sleep waits d or until ctx ends and reports whether d passed.

@@ -21,7 +21,7 @@ type Config struct {
 	Lost func(err error) bool
 	// Held is the claim's confirmation time, which each successful
 	// refresh advances and TTL is measured from.
-	Held *Held
+	Held Held
 	// Clock is the time source; nil is SystemClock.
 	Clock Clock
 	// OnLost hears of a refresh that found the claim gone; the heartbeat
@@ -34,66 +34,57 @@ type Config struct {
 	OnExpired func(ctx context.Context)
 }
 
-// Heartbeat is the refresh schedule of one claim. Its methods are safe for
-// concurrent use.
-type Heartbeat struct {
-	cfg Config
-
-	mu      sync.Mutex
-	ctx     context.Context
-	cancel  context.CancelFunc
-	timer   Timer
-	stopped bool
+// Held is the latest time a claim was known to be held: by a refresh, or
+// by any other write the store accepted under the claim. It must be safe
+// for concurrent use.
+type Held interface {
+	// Confirm records that the claim was held at t.
+	Confirm(t time.Time)
+	// At is the latest time the claim was known to be held.
+	At() time.Time
 }
 
-// New returns the heartbeat of cfg, not yet started.
-func New(cfg Config) *Heartbeat {
+// heartbeat is the refresh schedule of one claim.
+type heartbeat struct {
+	cfg   Config
+	ctx   context.Context
+	mu    sync.Mutex
+	timer Timer
+}
+
+// Start schedules the claim's first refresh one interval from now. The
+// refreshes run on ctx, and end for good when ctx ends: that cancels a
+// refresh in flight, after which no callback runs, and the timer, should it
+// fire once more, refreshes nothing and arms nothing.
+func Start(ctx context.Context, cfg Config) {
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock{}
 	}
-	return &Heartbeat{cfg: cfg}
-}
-
-// Start schedules the first refresh one interval from now; refreshes run on
-// ctx. It does nothing on a heartbeat already started or stopped.
-func (h *Heartbeat) Start(ctx context.Context) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.stopped || h.timer != nil {
+	if ctx.Err() != nil {
 		return
 	}
-	h.ctx, h.cancel = context.WithCancel(ctx)
-	h.timer = h.cfg.Clock.AfterFunc(h.cfg.Interval, h.fire)
-}
-
-// Stop ends the heartbeat for good and cancels a refresh in flight; no
-// callback runs after the refresh in flight returns.
-func (h *Heartbeat) Stop() {
+	h := &heartbeat{cfg: cfg, ctx: ctx}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.stopped = true
-	if h.timer != nil {
-		h.cancel()
-		h.timer.Stop()
-	}
+	h.timer = cfg.Clock.AfterFunc(cfg.Interval, h.fire)
 }
 
 // fire runs one refresh and arms the next one an interval after this one
 // began, at once when it took longer.
-func (h *Heartbeat) fire() {
+func (h *heartbeat) fire() {
 	began := h.cfg.Clock.Now()
 	if !h.beat() {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.stopped {
+	if h.ctx.Err() == nil {
 		h.timer.Reset(max(h.cfg.Interval-h.cfg.Clock.Now().Sub(began), 0))
 	}
 }
 
 // beat refreshes the claim once and reports whether the heartbeat goes on.
-func (h *Heartbeat) beat() bool {
+func (h *heartbeat) beat() bool {
 	ctx := h.ctx
 	if ctx.Err() != nil {
 		return false

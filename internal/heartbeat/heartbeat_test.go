@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -107,11 +108,19 @@ func (c *fakeClock) expectIdle(t *testing.T) {
 
 var errGone = errors.New("claim gone")
 
-// rig is a heartbeat over a fake clock whose refresh answers from script.
+// heldAt is a Held.
+type heldAt struct{ at atomic.Int64 }
+
+func (h *heldAt) Confirm(t time.Time) { h.at.Store(t.UnixNano()) }
+func (h *heldAt) At() time.Time       { return time.Unix(0, h.at.Load()) }
+
+// rig is a heartbeat over a fake clock whose refresh answers from script;
+// start starts it on a context that stop ends.
 type rig struct {
 	clock     *fakeClock
-	held      *Held
-	hb        *Heartbeat
+	held      *heldAt
+	cfg       Config
+	stop      context.CancelFunc
 	refresh   func(ctx context.Context) error
 	refreshed int
 	lost      []error
@@ -125,10 +134,10 @@ const (
 )
 
 func newRig() *rig {
-	r := &rig{clock: newFakeClock(), held: &Held{}}
+	r := &rig{clock: newFakeClock(), held: &heldAt{}}
 	r.held.Confirm(r.clock.Now())
 	r.refresh = func(context.Context) error { return nil }
-	r.hb = New(Config{
+	r.cfg = Config{
 		Interval: interval,
 		TTL:      ttl,
 		Refresh: func(ctx context.Context) error {
@@ -141,8 +150,14 @@ func newRig() *rig {
 		OnLost:    func(_ context.Context, err error) { r.lost = append(r.lost, err) },
 		OnFailed:  func(_ context.Context, err error) { r.failed = append(r.failed, err) },
 		OnExpired: func(context.Context) { r.expired++ },
-	})
+	}
 	return r
+}
+
+// start starts the heartbeat on a child of ctx.
+func (r *rig) start(ctx context.Context) {
+	ctx, r.stop = context.WithCancel(ctx)
+	Start(ctx, r.cfg)
 }
 
 // Each refresh is armed an interval after the previous one began: the
@@ -150,7 +165,7 @@ func newRig() *rig {
 // longer than the interval. Each success confirms the claim.
 func TestRefreshSchedule(t *testing.T) {
 	r := newRig()
-	r.hb.Start(t.Context())
+	r.start(t.Context())
 	r.clock.expectArmed(t, interval)
 
 	r.clock.advance(interval)
@@ -181,7 +196,7 @@ func TestRefreshIsBoundedByTheInterval(t *testing.T) {
 	var bounded bool
 	r.refresh = func(ctx context.Context) error { deadline, bounded = ctx.Deadline(); return nil }
 	before := time.Now()
-	r.hb.Start(t.Context())
+	r.start(t.Context())
 	r.clock.fire()
 	if !bounded || deadline.Before(before) || deadline.After(time.Now().Add(interval)) {
 		t.Fatalf("refresh deadline %v (set %v), want within %v of the call", deadline, bounded, interval)
@@ -196,7 +211,7 @@ func TestFailedRefreshesUntilTheTTLPassed(t *testing.T) {
 	confirmed := r.held.At()
 	timeout := errors.New("timeout")
 	r.refresh = func(context.Context) error { return timeout }
-	r.hb.Start(t.Context())
+	r.start(t.Context())
 	r.clock.expectArmed(t, interval)
 	for range 2 {
 		r.clock.advance(interval)
@@ -218,7 +233,7 @@ func TestFailedRefreshesUntilTheTTLPassed(t *testing.T) {
 func TestLostClaimEndsTheHeartbeat(t *testing.T) {
 	r := newRig()
 	r.refresh = func(context.Context) error { return errGone }
-	r.hb.Start(t.Context())
+	r.start(t.Context())
 	r.clock.expectArmed(t, interval)
 	r.clock.fire()
 	r.clock.expectIdle(t)
@@ -227,25 +242,25 @@ func TestLostClaimEndsTheHeartbeat(t *testing.T) {
 	}
 }
 
-// Stop disarms the timer; a timer that fires anyway refreshes nothing.
-func TestStopDisarms(t *testing.T) {
+// A timer that fires after the context ended refreshes nothing and arms
+// nothing.
+func TestEndedContextRefreshesNothing(t *testing.T) {
 	r := newRig()
-	r.hb.Start(t.Context())
+	r.start(t.Context())
 	r.clock.expectArmed(t, interval)
-	r.hb.Stop()
-	if r.clock.fire() {
-		t.Fatal("the timer was still armed after Stop")
+	r.stop()
+	if !r.clock.fire() {
+		t.Fatal("the timer was not armed")
 	}
-	r.hb.fire() // a timer that fired as Stop ran
 	if r.refreshed != 0 {
-		t.Fatalf("refreshed %d times after Stop", r.refreshed)
+		t.Fatalf("refreshed %d times after the context ended", r.refreshed)
 	}
 	r.clock.expectIdle(t)
 }
 
-// Stop cancels a refresh in flight, which then reports nothing and arms
-// nothing.
-func TestStopCancelsTheRefreshInFlight(t *testing.T) {
+// Ending the context cancels a refresh in flight, which then reports
+// nothing and arms nothing.
+func TestEndedContextCancelsTheRefreshInFlight(t *testing.T) {
 	r := newRig()
 	inFlight := make(chan struct{})
 	r.refresh = func(ctx context.Context) error {
@@ -253,7 +268,7 @@ func TestStopCancelsTheRefreshInFlight(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	r.hb.Start(t.Context())
+	r.start(t.Context())
 	r.clock.expectArmed(t, interval)
 	fired := make(chan struct{})
 	go func() {
@@ -261,7 +276,7 @@ func TestStopCancelsTheRefreshInFlight(t *testing.T) {
 		r.clock.fire()
 	}()
 	<-inFlight
-	r.hb.Stop()
+	r.stop()
 	<-fired
 	r.clock.expectIdle(t)
 	if len(r.failed)+len(r.lost)+r.expired != 0 {
@@ -269,30 +284,11 @@ func TestStopCancelsTheRefreshInFlight(t *testing.T) {
 	}
 }
 
-// A heartbeat stopped before it started never starts, and a second Start
-// arms nothing more.
-func TestStartAfterStopAndTwice(t *testing.T) {
-	r := newRig()
-	r.hb.Stop()
-	r.hb.Start(t.Context())
-	r.clock.expectIdle(t)
-
-	r2 := newRig()
-	r2.hb.Start(t.Context())
-	r2.hb.Start(t.Context())
-	r2.clock.expectArmed(t, interval)
-}
-
-// Ending the heartbeat's context stops it like Stop.
-func TestEndedContextStopsRefreshing(t *testing.T) {
+// A heartbeat started on an ended context never starts.
+func TestStartOnAnEndedContext(t *testing.T) {
 	r := newRig()
 	ctx, cancel := context.WithCancel(t.Context())
-	r.hb.Start(ctx)
-	r.clock.expectArmed(t, interval)
 	cancel()
-	r.clock.fire()
-	if r.refreshed != 0 {
-		t.Fatalf("refreshed %d times after the context ended", r.refreshed)
-	}
+	r.start(ctx)
 	r.clock.expectIdle(t)
 }

@@ -37,28 +37,20 @@ func (s *statements) flush(ctx context.Context, items []int) ([]Result[int], err
 
 func newCompleter(s *statements, wait time.Duration, maxBatch int) *Completer[int, int] {
 	return New(Config[int, int]{
-		Flush: s.flush, CallTimeout: time.Minute, Batchable: func(i int) bool { return i > 0 },
+		Flush: s.flush, CallTimeout: time.Minute,
 		BatchWait: wait, MaxBatch: maxBatch,
 		LingerFor: func(time.Duration) time.Duration { return time.Millisecond }, AdaptiveBatch: 4,
 	})
 }
 
-// A verdict that cannot share a statement is sent nowhere and admitted to
-// none; a batchable one is admitted, then written under the call timeout.
-func TestCompleteSendsOnlyBatchableVerdicts(t *testing.T) {
+// A verdict is written under the call timeout and gets its own result.
+func TestCompleteWritesUnderTheCallTimeout(t *testing.T) {
 	s := &statements{}
 	c := newCompleter(s, 0, 0)
 	var cohort Cohort
-	admitted := 0
-	if _, size, err := c.Complete(context.Background(), c.Join(&cohort), -1, func() { admitted++ }); !errors.Is(err, ErrAlone) || size != 0 {
-		t.Fatalf("unbatchable verdict: size %d, err %v; want 0, ErrAlone", size, err)
-	}
-	if admitted != 0 || len(s.batches) != 0 {
-		t.Fatalf("unbatchable verdict: admitted %d times, %d statements; want none", admitted, len(s.batches))
-	}
-	got, size, err := c.Complete(context.Background(), c.Join(&cohort), 4, func() { admitted++ })
-	if err != nil || got != 40 || size != 1 || admitted != 1 {
-		t.Fatalf("batchable verdict: %d, size %d, err %v, admitted %d; want 40, 1, nil, 1", got, size, err, admitted)
+	got, size, err := c.Complete(context.Background(), c.Join(&cohort), 4)
+	if err != nil || got != 40 || size != 1 {
+		t.Fatalf("verdict: %d, size %d, err %v; want 40, 1, nil", got, size, err)
 	}
 	if !slices.Equal(s.deadline, []bool{true}) {
 		t.Fatalf("statement deadlines %v, want [true]", s.deadline)
@@ -74,7 +66,7 @@ func TestCompleteGroupsACohort(t *testing.T) {
 	var wg sync.WaitGroup
 	sizes := make([]int, len(members))
 	for i, m := range members {
-		wg.Go(func() { _, sizes[i], _ = c.Complete(context.Background(), m, i+1, nil) })
+		wg.Go(func() { _, sizes[i], _ = c.Complete(context.Background(), m, i+1) })
 	}
 	wg.Wait()
 	if len(s.batches) != 1 || !slices.Equal(sizes, []int{3, 3, 3}) {
@@ -91,7 +83,7 @@ func TestCompleteLingersForAFullBatch(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, cohort := range []*Cohort{&a, &b} {
 		m := c.Join(cohort)
-		wg.Go(func() { _, _, _ = c.Complete(context.Background(), m, i+1, nil) })
+		wg.Go(func() { _, _, _ = c.Complete(context.Background(), m, i+1) })
 	}
 	wg.Wait()
 	if len(s.batches) != 1 || len(s.batches[0]) != 2 {
@@ -105,7 +97,7 @@ func TestCompleteReportsAFailedStatement(t *testing.T) {
 	s := &statements{fail: boom}
 	c := newCompleter(s, 0, 0)
 	var cohort Cohort
-	_, _, err := c.Complete(context.Background(), c.Join(&cohort), 1, nil)
+	_, _, err := c.Complete(context.Background(), c.Join(&cohort), 1)
 	if !errors.Is(err, ErrFlushFailed) || !errors.Is(err, boom) {
 		t.Fatalf("err %v, want ErrFlushFailed wrapping boom", err)
 	}

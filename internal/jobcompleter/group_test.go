@@ -1,4 +1,4 @@
-package groupcommit
+package jobcompleter
 
 import (
 	"context"
@@ -69,17 +69,17 @@ type outcome struct {
 
 // writeAsync runs g.Write in a goroutine and returns where its outcome
 // arrives.
-func writeAsync(ctx context.Context, g *Group[int, int], m *Member, item int) <-chan outcome {
+func writeAsync(ctx context.Context, g *Completer[int, int], m *Member, item int) <-chan outcome {
 	out := make(chan outcome, 1)
 	go func() {
-		res, size := g.Write(ctx, m, item)
+		res, size := g.write(ctx, m, item)
 		out <- outcome{res, size}
 	}()
 	return out
 }
 
 // assertIdle fails unless g has no leader and nothing queued.
-func assertIdle(t *testing.T, g *Group[int, int]) {
+func assertIdle(t *testing.T, g *Completer[int, int]) {
 	t.Helper()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -92,7 +92,7 @@ func assertIdle(t *testing.T, g *Group[int, int]) {
 func TestCohortWritesShareOneBatch(t *testing.T) {
 	rec := newRecorder()
 	timer := newNeverTimer()
-	g := New(rec.flush, time.Hour, timer.timer)
+	g := byCohort(rec.flush, 0, time.Hour, timer.timer)
 	var cohort Cohort
 	members := []*Member{g.Join(&cohort), g.Join(&cohort), g.Join(&cohort)}
 	var outs []<-chan outcome
@@ -117,9 +117,9 @@ func TestCohortWritesShareOneBatch(t *testing.T) {
 func TestLoneWriteFlushesAtOnce(t *testing.T) {
 	rec := newRecorder()
 	timer := newNeverTimer()
-	g := New(rec.flush, time.Hour, timer.timer)
+	g := byCohort(rec.flush, 0, time.Hour, timer.timer)
 	var cohort Cohort
-	res, size := g.Write(t.Context(), g.Join(&cohort), 7)
+	res, size := g.write(t.Context(), g.Join(&cohort), 7)
 	if res.Err != nil || res.Value != 70 || size != 1 {
 		t.Fatalf("got %+v size %d, want 70 size 1", res, size)
 	}
@@ -134,7 +134,7 @@ func TestLoneWriteFlushesAtOnce(t *testing.T) {
 func TestWritesQueuedDuringFlushKeepTheirOrder(t *testing.T) {
 	rec := newRecorder()
 	rec.block = make(chan struct{})
-	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	g := byCohort(rec.flush, 0, time.Hour, newNeverTimer().timer)
 	var first, rest Cohort
 	lead := writeAsync(t.Context(), g, g.Join(&first), 1)
 	<-rec.called
@@ -168,7 +168,7 @@ func TestWritesQueuedDuringFlushKeepTheirOrder(t *testing.T) {
 // Each write gets its own item's result out of a shared batch.
 func TestEachWriteGetsItsOwnResult(t *testing.T) {
 	rec := newRecorder()
-	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	g := byCohort(rec.flush, 0, time.Hour, newNeverTimer().timer)
 	var cohort Cohort
 	a, b := g.Join(&cohort), g.Join(&cohort)
 	outA := writeAsync(t.Context(), g, a, 5)
@@ -188,7 +188,7 @@ func TestFailedFlushFailsEveryWrite(t *testing.T) {
 	cause := errors.New("connection reset")
 	rec := newRecorder()
 	rec.fail = cause
-	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	g := byCohort(rec.flush, 0, time.Hour, newNeverTimer().timer)
 	var cohort Cohort
 	a, b := g.Join(&cohort), g.Join(&cohort)
 	outA, outB := writeAsync(t.Context(), g, a, 1), writeAsync(t.Context(), g, b, 2)
@@ -200,17 +200,17 @@ func TestFailedFlushFailsEveryWrite(t *testing.T) {
 	}
 	rec.fail = nil
 	var next Cohort
-	if res, _ := g.Write(t.Context(), g.Join(&next), 3); res.Err != nil || res.Value != 30 {
+	if res, _ := g.write(t.Context(), g.Join(&next), 3); res.Err != nil || res.Value != 30 {
 		t.Fatalf("write after a failed flush got %+v", res)
 	}
 }
 
 // A flush that answers the wrong number of results fails the batch.
 func TestFlushWithWrongResultCountFails(t *testing.T) {
-	g := New(func(context.Context, []int) ([]Result[int], error) { return nil, nil }, time.Hour, nil)
+	g := byCohort(func(context.Context, []int) ([]Result[int], error) { return nil, nil }, 0, time.Hour, nil)
 	var cohort Cohort
-	res, size := g.Write(t.Context(), g.Join(&cohort), 1)
-	if !errors.Is(res.Err, ErrFlushFailed) || res.Err.Error() != "groupcommit: batch flush failed: the flush returned 0 results for 1 items" || size != 1 {
+	res, size := g.write(t.Context(), g.Join(&cohort), 1)
+	if !errors.Is(res.Err, ErrFlushFailed) || res.Err.Error() != "jobcompleter: statement failed: the flush returned 0 results for 1 items" || size != 1 {
 		t.Fatalf("got %v size %d", res.Err, size)
 	}
 }
@@ -222,7 +222,7 @@ func TestLeaderStopsWaitingWhenTheWaitPasses(t *testing.T) {
 	fire := make(chan time.Time, 1)
 	var asked time.Duration
 	timer := func(d time.Duration) (<-chan time.Time, func()) { asked = d; return fire, func() {} }
-	g := New(rec.flush, 200*time.Microsecond, timer)
+	g := byCohort(rec.flush, 0, 200*time.Microsecond, timer)
 	var cohort Cohort
 	lead, late := g.Join(&cohort), g.Join(&cohort)
 	out := writeAsync(t.Context(), g, lead, 1)
@@ -233,7 +233,7 @@ func TestLeaderStopsWaitingWhenTheWaitPasses(t *testing.T) {
 	if asked != 200*time.Microsecond {
 		t.Fatalf("timer asked for %v", asked)
 	}
-	if res, size := g.Write(t.Context(), late, 2); res.Value != 20 || size != 1 {
+	if res, size := g.write(t.Context(), late, 2); res.Value != 20 || size != 1 {
 		t.Fatalf("late write got %+v size %d", res, size)
 	}
 	if got, want := rec.recorded(), [][]int{{1}, {2}}; !slices.EqualFunc(got, want, slices.Equal) {
@@ -246,7 +246,7 @@ func TestLeaderStopsWaitingWhenTheWaitPasses(t *testing.T) {
 func TestSettledMembersReleaseTheLeader(t *testing.T) {
 	rec := newRecorder()
 	timer := newNeverTimer()
-	g := New(rec.flush, time.Hour, timer.timer)
+	g := byCohort(rec.flush, 0, time.Hour, timer.timer)
 	var cohort Cohort
 	lead, gone1, gone2 := g.Join(&cohort), g.Join(&cohort), g.Join(&cohort)
 	out := writeAsync(t.Context(), g, lead, 1)
@@ -268,7 +268,7 @@ func TestSettledMembersReleaseTheLeader(t *testing.T) {
 func TestCancelledQueuedWriteLeaves(t *testing.T) {
 	rec := newRecorder()
 	rec.block = make(chan struct{})
-	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	g := byCohort(rec.flush, 0, time.Hour, newNeverTimer().timer)
 	var a, b Cohort
 	lead := writeAsync(t.Context(), g, g.Join(&a), 1)
 	<-rec.called
@@ -292,12 +292,12 @@ func TestCancelledQueuedWriteLeaves(t *testing.T) {
 // awaited.
 func TestWriteWithEndedContextWritesNothing(t *testing.T) {
 	rec := newRecorder()
-	g := New(rec.flush, time.Hour, newNeverTimer().timer)
+	g := byCohort(rec.flush, 0, time.Hour, newNeverTimer().timer)
 	var cohort Cohort
 	m := g.Join(&cohort)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if res, size := g.Write(ctx, m, 1); !errors.Is(res.Err, context.Canceled) || size != 0 {
+	if res, size := g.write(ctx, m, 1); !errors.Is(res.Err, context.Canceled) || size != 0 {
 		t.Fatalf("got %+v size %d", res, size)
 	}
 	if len(rec.recorded()) != 0 || cohort.awaiting != 0 {
@@ -311,7 +311,7 @@ func TestWriteWithEndedContextWritesNothing(t *testing.T) {
 func TestCancelledLeaderStopsWaiting(t *testing.T) {
 	rec := newRecorder()
 	timer := newNeverTimer()
-	g := New(rec.flush, time.Hour, timer.timer)
+	g := byCohort(rec.flush, 0, time.Hour, timer.timer)
 	var cohort Cohort
 	lead := g.Join(&cohort)
 	g.Join(&cohort) // never writes
@@ -337,7 +337,7 @@ func TestLingeringLeaderWaitsTheWholeLinger(t *testing.T) {
 	fire := make(chan time.Time, 1)
 	asked := make(chan time.Duration, 1)
 	timer := func(d time.Duration) (<-chan time.Time, func()) { asked <- d; return fire, func() {} }
-	g := Linger(rec.flush, 20*time.Millisecond, 8, timer)
+	g := lingering(rec.flush, 0, 20*time.Millisecond, 8, timer)
 	var cohort Cohort
 	out := writeAsync(t.Context(), g, g.Join(&cohort), 1)
 	if d := <-asked; d != 20*time.Millisecond {
@@ -358,7 +358,7 @@ func TestLingeringLeaderWaitsTheWholeLinger(t *testing.T) {
 func TestLingeringBatchTakesEveryCohortAndFlushesWhenFull(t *testing.T) {
 	rec := newRecorder()
 	timer := newNeverTimer()
-	g := Linger(rec.flush, time.Hour, 3, timer.timer)
+	g := lingering(rec.flush, 0, time.Hour, 3, timer.timer)
 	var outs []<-chan outcome
 	for i := 1; i <= 3; i++ {
 		var cohort Cohort
@@ -384,7 +384,7 @@ func TestLingeringBatchTakesEveryCohortAndFlushesWhenFull(t *testing.T) {
 func TestHurryEndsLingering(t *testing.T) {
 	rec := newRecorder()
 	timer := newNeverTimer()
-	g := Linger(rec.flush, time.Hour, 100, timer.timer)
+	g := lingering(rec.flush, 0, time.Hour, 100, timer.timer)
 	var cohort Cohort
 	out := writeAsync(t.Context(), g, g.Join(&cohort), 1)
 	<-timer.started
@@ -392,7 +392,7 @@ func TestHurryEndsLingering(t *testing.T) {
 	if got := <-out; got.res.Value != 10 || got.size != 1 {
 		t.Fatalf("hurried leader got %+v", got)
 	}
-	if res, size := g.Write(t.Context(), g.Join(&cohort), 2); res.Value != 20 || size != 1 {
+	if res, size := g.write(t.Context(), g.Join(&cohort), 2); res.Value != 20 || size != 1 {
 		t.Fatalf("write after Hurry got %+v size %d", res, size)
 	}
 	if len(timer.started) != 0 {
@@ -444,7 +444,7 @@ func TestAdaptiveLeaderLingersWhileWritesArriveFasterThanAFlush(t *testing.T) {
 	fire := make(chan time.Time, 1)
 	asked := make(chan time.Duration, 1)
 	timer := func(d time.Duration) (<-chan time.Time, func()) { asked <- d; return fire, func() {} }
-	g := Adapt(rec.flush, time.Hour, 8, func(flush time.Duration) time.Duration { return min(flush, 4*time.Millisecond) }, timer, clock.now)
+	g := adapting(rec.flush, 0, time.Hour, 8, func(flush time.Duration) time.Duration { return min(flush, 4*time.Millisecond) }, timer, clock.now)
 
 	// Nothing measured yet: a lone write leads and flushes at once. The
 	// clock is read as each write arrives (under the group's mutex, once
@@ -492,10 +492,10 @@ func TestAdaptiveLeaderDoesNotLingerForSparseWrites(t *testing.T) {
 		clock.advance(time.Millisecond)
 		return rec.flush(ctx, items)
 	}
-	g := Adapt(flush, time.Hour, 8, func(flush time.Duration) time.Duration { return flush }, timer.timer, clock.now)
+	g := adapting(flush, 0, time.Hour, 8, func(flush time.Duration) time.Duration { return flush }, timer.timer, clock.now)
 	for i := 1; i <= 3; i++ {
 		var cohort Cohort
-		if res, size := g.Write(t.Context(), g.Join(&cohort), i); res.Value != i*10 || size != 1 {
+		if res, size := g.write(t.Context(), g.Join(&cohort), i); res.Value != i*10 || size != 1 {
 			t.Fatalf("write %d got %+v size %d", i, res, size)
 		}
 		clock.advance(5 * time.Millisecond)
