@@ -24,6 +24,7 @@ type Row struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
+	CapRoom       *int32
 }
 
 // TraceRow is one row of a traced claim call: every public and internal
@@ -43,6 +44,7 @@ type TraceRow struct {
 	PoisonReason   *string
 	WorkClass      *string
 	EligibleAt     *time.Time
+	CapRoom        *int32
 	CallToken      *uuid.UUID
 	TransactionID  *int64
 	VisitOrdinal   *int32
@@ -74,6 +76,7 @@ func (r TraceRow) public() Row {
 		PoisonReason:  r.PoisonReason,
 		WorkClass:     r.WorkClass,
 		EligibleAt:    r.EligibleAt,
+		CapRoom:       r.CapRoom,
 	}
 }
 

@@ -30,7 +30,7 @@ func (q *Queries) CommitClaimAsynchronously(ctx context.Context) error {
 const LegacyClaim = `-- name: LegacyClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
   from /*schema*/docket_legacy_claim(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text, false) as c
@@ -61,6 +61,7 @@ type LegacyClaimRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
+	CapRoom       *int32
 }
 
 // Tenant-blind Legacy admission: the public columns of outcome and error rows
@@ -95,6 +96,7 @@ func (q *Queries) LegacyClaim(ctx context.Context, arg LegacyClaimParams) ([]Leg
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
+			&i.CapRoom,
 		); err != nil {
 			return nil, err
 		}
@@ -109,7 +111,7 @@ func (q *Queries) LegacyClaim(ctx context.Context, arg LegacyClaimParams) ([]Leg
 const LegacyClaimTrace = `-- name: LegacyClaimTrace :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room,
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
@@ -142,6 +144,7 @@ type LegacyClaimTraceRow struct {
 	PoisonReason   *string
 	WorkClass      *string
 	EligibleAt     *time.Time
+	CapRoom        *int32
 	CallToken      *uuid.UUID
 	TransactionID  *int64
 	VisitOrdinal   *int32
@@ -188,6 +191,7 @@ func (q *Queries) LegacyClaimTrace(ctx context.Context, arg LegacyClaimTracePara
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
+			&i.CapRoom,
 			&i.CallToken,
 			&i.TransactionID,
 			&i.VisitOrdinal,
@@ -214,7 +218,7 @@ func (q *Queries) LegacyClaimTrace(ctx context.Context, arg LegacyClaimTracePara
 const TenantFairClaim = `-- name: TenantFairClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
   from /*schema*/docket_tenant_fair_claim(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text, false) as c
@@ -245,6 +249,7 @@ type TenantFairClaimRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
+	CapRoom       *int32
 }
 
 // Production TenantFair admission: the public columns of outcome and error
@@ -280,6 +285,7 @@ func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
+			&i.CapRoom,
 		); err != nil {
 			return nil, err
 		}
@@ -294,7 +300,7 @@ func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams
 const TenantFairClaimCombined = `-- name: TenantFairClaimCombined :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
   from /*schema*/docket_tenant_fair_claim_combined(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text) as c
@@ -324,6 +330,7 @@ type TenantFairClaimCombinedRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
+	CapRoom       *int32
 }
 
 // A production TenantFair call that may serve the demand of waiting
@@ -360,6 +367,7 @@ func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairCla
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
+			&i.CapRoom,
 		); err != nil {
 			return nil, err
 		}
@@ -374,7 +382,7 @@ func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairCla
 const TenantFairClaimTrace = `-- name: TenantFairClaimTrace :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room,
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
@@ -407,6 +415,7 @@ type TenantFairClaimTraceRow struct {
 	PoisonReason   *string
 	WorkClass      *string
 	EligibleAt     *time.Time
+	CapRoom        *int32
 	CallToken      *uuid.UUID
 	TransactionID  *int64
 	VisitOrdinal   *int32
@@ -453,6 +462,7 @@ func (q *Queries) TenantFairClaimTrace(ctx context.Context, arg TenantFairClaimT
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
+			&i.CapRoom,
 			&i.CallToken,
 			&i.TransactionID,
 			&i.VisitOrdinal,
