@@ -139,13 +139,14 @@ func NewTestWorker(client *Client, cfg WorkerConfig, test WorkerTestConfig) (*Wo
 		handler = chain(resolved.Middleware, resolved.Handler)
 	}
 	stop := make(chan struct{})
+	ahead := newClaimAhead(resolved)
 	return &Worker{
 		client:        client,
-		completer:     newCompleter(client, resolved),
+		completer:     newCompleter(client, resolved, ahead.claimTime),
 		cfg:           resolved,
 		logger:        resolved.Logger,
 		handler:       handler,
-		ahead:         newClaimAhead(resolved),
+		ahead:         ahead,
 		scheduleClock: clock,
 		dueNoted:      make(chan struct{}, 1),
 		stopRequested: stop,

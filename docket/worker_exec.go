@@ -63,7 +63,7 @@ func (s *jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p executo
 		return executor.Fence{}, 0, err
 	}
 	j.freeSlotEarly()
-	done, size, err := j.worker.completer.Complete(ctx, j.member, scopedCommit{req: req, scopeKey: scopeKey})
+	done, size, err := j.worker.completer.Complete(ctx, j.member, scopedCommit{req: req, scopeKey: scopeKey}, j.prompt)
 	return executor.Fence{Seq: done.seq, Step: done.step}, size, err
 }
 
@@ -97,20 +97,22 @@ const maxAdaptiveVerdictWait = 20 * time.Millisecond
 // newCompleter returns the completer of a worker of client and resolved
 // cfg: a lingering one when WorkerTuning.VerdictBatchWait is set, else one
 // that decides from what it measures. Its statement waits for the verdicts
-// of other claim calls as long as a CommitRuns statement takes, at most
-// maxAdaptiveVerdictWait and half the claim's unrefreshed window, while
-// verdicts arrive closer together than that; otherwise it waits for its own
-// claim call's jobs, at most jobcompleter.CohortWait. A waiting verdict's
-// run holds its tenant's admission, so the wait stays as short as the
-// statement it saves.
-func newCompleter(client *Client, cfg WorkerConfig) *verdictCompleter {
+// of other claim calls as long as a CommitRuns statement or a claim call
+// takes, whichever is longer (claimTime is the claim calls' average), at
+// most maxAdaptiveVerdictWait and half the claim's unrefreshed window,
+// while verdicts arrive closer together than that; otherwise it waits for
+// its own claim call's jobs, at most jobcompleter.CohortWait. A waiting
+// verdict's run holds its tenant's admission, so the verdict of a job
+// whose tenant was at its cap (Job.prompt) never waits for other calls':
+// it sends the statement at once.
+func newCompleter(client *Client, cfg WorkerConfig, claimTime func() time.Duration) *verdictCompleter {
 	maxWait := min(maxAdaptiveVerdictWait, (cfg.ClaimTTL-cfg.HeartbeatInterval)/2)
 	return jobcompleter.New(jobcompleter.Config[scopedCommit, committedSeq]{
 		Flush:         client.commitRuns,
 		CallTimeout:   workerCallTimeout,
 		BatchWait:     cfg.Tuning.VerdictBatchWait,
 		MaxBatch:      MaxVerdictBatch,
-		LingerFor:     func(statement time.Duration) time.Duration { return min(statement, maxWait) },
+		LingerFor:     func(statement time.Duration) time.Duration { return min(max(statement, claimTime()), maxWait) },
 		AdaptiveBatch: cfg.committingCapacity(),
 	})
 }

@@ -104,6 +104,9 @@ type Completer[T, R any] struct {
 	pending []*entry[T, R]
 	// hurried is set by Hurry: no leader lingers any more.
 	hurried bool
+	// prompts counts the pending verdicts that may not wait (Complete's
+	// prompt): while there is one, no leader lingers.
+	prompts int
 	// statements and gaps average, for an adaptive completer, how long a
 	// statement took and how far apart verdicts arrived; lastArrival is
 	// when the latest verdict arrived.
@@ -120,6 +123,8 @@ type entry[T, R any] struct {
 	// lead is set, under the completer's mutex, when the entry is handed
 	// the lead; a queued entry that has it can no longer leave.
 	lead bool
+	// prompt is Complete's prompt.
+	prompt bool
 
 	res Result[R]
 	// size is the number of verdicts of the statement that carried this
@@ -226,19 +231,22 @@ func (c *Completer[T, R]) signal() {
 
 // Complete writes item, m's verdict, in one statement with the verdicts of
 // other jobs and returns its result and how many verdicts the statement
-// carried. A statement that failed as a whole is ErrFlushFailed. When ctx
-// ends while the verdict is still queued, it is not written and ctx's error
-// returns with size 0; once its statement is being sent, or it was handed
-// the lead, it waits for that statement, which ctx bounds.
-func (c *Completer[T, R]) Complete(ctx context.Context, m *Member, item T) (R, int, error) {
-	res, size := c.write(ctx, m, item)
+// carried. A prompt verdict does not linger: a leader that lingers for
+// more verdicts sends its statement as soon as one is pending, and one
+// that leads while one is pending waits only for its cohort. A statement
+// that failed as a whole is ErrFlushFailed. When ctx ends while the
+// verdict is still queued, it is not written and ctx's error returns with
+// size 0; once its statement is being sent, or it was handed the lead, it
+// waits for that statement, which ctx bounds.
+func (c *Completer[T, R]) Complete(ctx context.Context, m *Member, item T, prompt bool) (R, int, error) {
+	res, size := c.write(ctx, m, item, prompt)
 	return res.Value, size, res.Err
 }
 
 // write is Complete's queueing and leading: the first verdict to arrive
 // while no statement is in flight leads.
-func (c *Completer[T, R]) write(ctx context.Context, m *Member, item T) (Result[R], int) {
-	e := &entry[T, R]{item: item, woken: make(chan struct{}, 1)}
+func (c *Completer[T, R]) write(ctx context.Context, m *Member, item T, prompt bool) (Result[R], int) {
+	e := &entry[T, R]{item: item, woken: make(chan struct{}, 1), prompt: prompt}
 	c.mu.Lock()
 	c.forget(m)
 	if err := ctx.Err(); err != nil {
@@ -247,6 +255,9 @@ func (c *Completer[T, R]) write(ctx context.Context, m *Member, item T) (Result[
 		return Result[R]{Err: err}, 0
 	}
 	c.pending = append(c.pending, e)
+	if prompt {
+		c.prompts++
+	}
 	if c.adaptive {
 		c.noteArrival()
 	}
@@ -281,9 +292,12 @@ func (c *Completer[T, R]) noteArrival() {
 }
 
 // linger is how long a leader that leads now waits for the verdicts of any
-// job; 0 means it waits for its cohort instead. The caller holds c.mu.
+// job; 0 means it waits for its cohort instead, as it does while a prompt
+// verdict is pending. The caller holds c.mu.
 func (c *Completer[T, R]) linger() time.Duration {
 	switch {
+	case c.prompts > 0:
+		return 0
 	case !c.adaptive:
 		if c.full > 0 {
 			return c.wait
@@ -313,6 +327,9 @@ func (c *Completer[T, R]) leave(e *entry[T, R]) bool {
 	for i, p := range c.pending {
 		if p == e {
 			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			if e.prompt {
+				c.prompts--
+			}
 			return true
 		}
 	}
@@ -326,7 +343,7 @@ func (c *Completer[T, R]) lead(ctx context.Context, cohort *Cohort) {
 	c.gather(ctx, cohort)
 	c.mu.Lock()
 	batch := c.pending
-	c.pending = nil
+	c.pending, c.prompts = nil, 0
 	c.mu.Unlock()
 
 	c.send(ctx, batch)
@@ -419,11 +436,12 @@ func (c *Completer[T, R]) gather(ctx context.Context, cohort *Cohort) {
 }
 
 // waiting reports whether a leader of cohort still waits for more
-// verdicts: a lingering leader until Hurry or until the batch is full, any
-// other until its cohort wrote or settled. The caller holds c.mu.
+// verdicts: a lingering leader until Hurry, until the batch is full or
+// until a prompt verdict is pending, any other until its cohort wrote or
+// settled. The caller holds c.mu.
 func (c *Completer[T, R]) waiting(cohort *Cohort, lingering bool) bool {
 	if lingering {
-		return !c.hurried && len(c.pending) < c.full
+		return !c.hurried && len(c.pending) < c.full && c.prompts == 0
 	}
 	return cohort.awaiting > 0
 }

@@ -125,31 +125,51 @@ func TestWorkerStopWritesWaitingVerdicts(t *testing.T) {
 	e.expectDone(t, ids...)
 }
 
-// TestWorkerWaitingVerdictHoldsTheTenantsAdmission caps a tenant at one
-// active run: while the first run's verdict waits for a batch, the run is
-// still active, so the claim call made into its freed slot leases nothing
-// and the second run stays queued. Once Stop wrote the verdict the first run
-// is done and the second is still unclaimed, due for the next worker.
-func TestWorkerWaitingVerdictHoldsTheTenantsAdmission(t *testing.T) {
+// TestWorkerVerdictOfATenantAtItsCapDoesNotWait caps a tenant at one
+// active run, on a worker whose verdicts wait a minute for a batch. The
+// first run's lease leaves the tenant no room under its cap, so its
+// verdict does not wait: it is written at once, which admits the second
+// run, whose handler starts long before the minute. Stop writes the
+// second run's verdict.
+func TestWorkerVerdictOfATenantAtItsCapDoesNotWait(t *testing.T) {
 	t.Parallel()
 	e := newBatchEnv(t, 1, 2, map[string]string{"first": "t", "second": "t"})
-	// The first call leases one run (the cap admits one); the second, made
-	// when that run's handler returned and freed its slot, leases nothing.
-	e.events.WaitFor(t, "a claim call after the first handler returned", func(evs []docket.WorkerEvent) bool {
-		return len(testkit.WorkerEventsOf(evs, docket.EventClaimed)) >= 2
+	e.events.WaitFor(t, "both handlers started", func(evs []docket.WorkerEvent) bool {
+		return len(testkit.WorkerEventsOf(evs, docket.EventHandlerStarted)) == 2
 	})
-	claims := testkit.WorkerEventsOf(e.events.All(), docket.EventClaimed)
-	if claims[0].Leases != 1 || claims[1].Leases != 0 || claims[1].Err != nil {
-		t.Fatalf("claim calls %+v, want one lease, then none", claims)
+	evs := e.events.All()
+	started := testkit.WorkerEventsOf(evs, docket.EventHandlerStarted)
+	first, second := started[0].RunID, started[1].RunID
+	if verdicts := testkit.WorkerEventsOf(evs, docket.EventVerdict); len(verdicts) != 1 ||
+		verdicts[0].RunID != first || verdicts[0].Outcome != docket.VerdictWritten || verdicts[0].Batch != 1 {
+		t.Fatalf("verdicts before the second handler started: %+v, want %s's alone, written", verdicts, first)
 	}
-	handled := testkit.WorkerEventsOf(e.events.All(), docket.EventHandlerStarted)[0].RunID
-	queued := map[string]string{"first": "second", "second": "first"}[handled]
-	if r := e.rs.Row(queued); r.Token != nil || r.Status != "running" {
-		t.Fatalf("%s is %+v, want queued while %s's verdict waits", queued, r, handled)
+	if r := e.rs.Row(first); r.Status != "done" || r.Seq != 1 {
+		t.Fatalf("%s: %+v, want done by its prompt verdict", first, r)
 	}
 	testkit.StopWorker(t, e.w, e.runResult)
-	e.expectDone(t, handled)
-	if r := e.rs.Row(queued); r.Status != "running" || r.Token != nil || r.Seq != 0 {
-		t.Errorf("%s: %+v, want queued and never claimed", queued, r)
+	e.expectDone(t, first, second)
+}
+
+// TestWorkerPromptVerdictEndsTheWait caps a tenant of three runs at two,
+// on a worker of one handler whose verdicts wait a minute. The first lease
+// leaves room, so its verdict waits, still holding its admission: the
+// second lease then leaves none, and its prompt verdict sends the waiting
+// one with it in one statement at once.
+func TestWorkerPromptVerdictEndsTheWait(t *testing.T) {
+	t.Parallel()
+	e := newBatchEnv(t, 2, 1, map[string]string{"x1": "t", "x2": "t", "x3": "t"})
+	e.events.WaitFor(t, "two verdicts written", func(evs []docket.WorkerEvent) bool {
+		return len(testkit.WorkerEventsOf(evs, docket.EventVerdict)) == 2
+	})
+	evs := e.events.All()
+	started := testkit.WorkerEventsOf(evs, docket.EventHandlerStarted)
+	verdicts := testkit.WorkerEventsOf(evs, docket.EventVerdict)
+	for _, v := range verdicts {
+		if v.Outcome != docket.VerdictWritten || v.Batch != 2 || (v.RunID != started[0].RunID && v.RunID != started[1].RunID) {
+			t.Fatalf("verdicts %+v, want the first two runs' in one statement of 2", verdicts)
+		}
 	}
+	testkit.StopWorker(t, e.w, e.runResult)
+	e.expectDone(t, "x1", "x2", "x3")
 }
