@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -89,6 +90,11 @@ type Worker struct {
 	// preferExpired is the class preference of the next demand-one poll;
 	// only the poll loop touches it.
 	preferExpired bool
+	// filled says the latest claim call leased as many runs as it asked
+	// for: more work is due than the worker has slots, so a verdict that
+	// waits for a shared statement holds back no run the worker could
+	// start instead. Otherwise verdicts are written at once (Job.prompt).
+	filled atomic.Bool
 
 	mu       sync.Mutex
 	started  bool

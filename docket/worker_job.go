@@ -87,11 +87,6 @@ type Job struct {
 	// link is the span context the run's insert stored, read with the run;
 	// invalid when it stored none.
 	link trace.SpanContext
-	// prompt says the job's tenant had no room under its cap right after
-	// the claim call (Lease.CapRoom 0): its verdict does not linger for a
-	// shared statement, since the admission it holds may be what another
-	// of the tenant's runs waits for.
-	prompt bool
 	// step is the step of the run as read, then of its latest checkpoint:
 	// the step a verdict keeps unless it sets one.
 	step int
@@ -142,7 +137,6 @@ func (w *Worker) newJob(lease Lease, read *leaseRead, member *jobcompleter.Membe
 		holder:        lease.Holder(),
 		route:         w.routeOf(lease.GraphID),
 		member:        member,
-		prompt:        lease.CapRoom != nil && *lease.CapRoom == 0,
 	}
 	unreadable := j.takeRead(read)
 	var timedOut error

@@ -83,6 +83,7 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 			switch {
 			case err == nil:
 				failures = 0
+				w.filled.Store(got.outcomes == demand)
 				if got.outcomes == demand {
 					sweep.Reset()
 					if got.poisons > 0 {
