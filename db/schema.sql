@@ -18,8 +18,7 @@ CREATE TYPE public.docket_claim_outcome AS (
 	poisoned_at timestamp with time zone,
 	poison_reason text,
 	work_class text,
-	eligible_at timestamp with time zone,
-	cap_room integer
+	eligible_at timestamp with time zone
 );
 
 -- Name: docket_claim_pending; Type: TYPE; Schema: public; Owner: -
@@ -257,7 +256,7 @@ $$;
 
 -- Name: docket_legacy_claim(timestamp with time zone, timestamp with time zone, integer, integer, text, boolean); Type: FUNCTION; Schema: public; Owner: -
 
-CREATE FUNCTION public.docket_legacy_claim(p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text, p_trace boolean) RETURNS TABLE(row_kind text, error_reason text, run_id text, tenant_id text, graph_id text, graph_hash text, checkpoint_seq bigint, claim_token uuid, claimed_at timestamp with time zone, claim_attempt integer, poisoned_at timestamp with time zone, poison_reason text, work_class text, eligible_at timestamp with time zone, cap_room integer, call_token uuid, transaction_id bigint, visit_ordinal integer, outcome_ordinal integer, demand integer, cursor_before bigint, cursor_after bigint, ring_position bigint, scope_key text, disposition text, outcome_count integer, epoch_delta integer)
+CREATE FUNCTION public.docket_legacy_claim(p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text, p_trace boolean) RETURNS TABLE(row_kind text, error_reason text, run_id text, tenant_id text, graph_id text, graph_hash text, checkpoint_seq bigint, claim_token uuid, claimed_at timestamp with time zone, claim_attempt integer, poisoned_at timestamp with time zone, poison_reason text, work_class text, eligible_at timestamp with time zone, call_token uuid, transaction_id bigint, visit_ordinal integer, outcome_ordinal integer, demand integer, cursor_before bigint, cursor_after bigint, ring_position bigint, scope_key text, disposition text, outcome_count integer, epoch_delta integer)
     LANGUAGE plpgsql
     SET search_path TO 'public'
     SET plan_cache_mode TO 'force_generic_plan'
@@ -470,8 +469,7 @@ begin
                 )
                 select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id, m.graph_hash,
                        m.checkpoint_seq, m.claim_token, m.claimed_at, m.claim_attempts,
-                       m.poisoned_at, m.poison_reason, m.kind, m.eligible, null::integer,
-                       v_call_token, v_xid,
+                       m.poisoned_at, m.poison_reason, m.kind, m.eligible, v_call_token, v_xid,
                        0, (row_number() over (order by m.walk))::integer, p_demand,
                        null::bigint, null::bigint, null::bigint, null::text,
                        case when m.kind = 'expired' then 'expired_recovery' end,
@@ -826,7 +824,7 @@ $$;
 
 -- Name: docket_tenant_fair_claim(timestamp with time zone, timestamp with time zone, integer, integer, text, boolean); Type: FUNCTION; Schema: public; Owner: -
 
-CREATE FUNCTION public.docket_tenant_fair_claim(p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text, p_trace boolean) RETURNS TABLE(row_kind text, error_reason text, run_id text, tenant_id text, graph_id text, graph_hash text, checkpoint_seq bigint, claim_token uuid, claimed_at timestamp with time zone, claim_attempt integer, poisoned_at timestamp with time zone, poison_reason text, work_class text, eligible_at timestamp with time zone, cap_room integer, call_token uuid, transaction_id bigint, visit_ordinal integer, outcome_ordinal integer, demand integer, cursor_before bigint, cursor_after bigint, ring_position bigint, scope_key text, disposition text, outcome_count integer, epoch_delta integer)
+CREATE FUNCTION public.docket_tenant_fair_claim(p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text, p_trace boolean) RETURNS TABLE(row_kind text, error_reason text, run_id text, tenant_id text, graph_id text, graph_hash text, checkpoint_seq bigint, claim_token uuid, claimed_at timestamp with time zone, claim_attempt integer, poisoned_at timestamp with time zone, poison_reason text, work_class text, eligible_at timestamp with time zone, call_token uuid, transaction_id bigint, visit_ordinal integer, outcome_ordinal integer, demand integer, cursor_before bigint, cursor_after bigint, ring_position bigint, scope_key text, disposition text, outcome_count integer, epoch_delta integer)
     LANGUAGE plpgsql
     SET search_path TO 'public'
     SET plan_cache_mode TO 'force_generic_plan'
@@ -914,12 +912,6 @@ declare
     v_rate_denied boolean;
     v_token_at timestamptz;
     v_admitted bigint;
-    -- The visit's admitted count as the candidate statement read it, null
-    -- when it skipped the count (the cap cannot bind).
-    v_admitted_counted bigint;
-    -- The outcomes of the visit that change the admitted count.
-    v_grant_promoted integer;
-    v_grant_poisoned integer;
     v_limit integer;
     v_frozen integer;
     v_candidate record;
@@ -942,19 +934,13 @@ declare
     v_visit_outcomes integer;
     v_disposition text;
 
-    -- Chosen outcomes in call order, each with what its outcome row reports
-    -- of its visit (the first v_written are written), and one scope entry per
-    -- grant not written yet.
+    -- Chosen but unwritten outcomes in call order, each with what its
+    -- outcome row reports of its visit, and one scope entry per grant.
     v_pending docket_claim_pending[] := '{}';
     v_pending_grants text[] := '{}';
     -- Each grant's partition rate time after it, element for element.
     v_pending_tats timestamptz[] := '{}';
     v_written integer := 0;
-    -- Each granting partition's room under its cap after its latest grant,
-    -- element for element (null: the cap cannot bind).
-    v_room_scopes text[] := '{}';
-    v_rooms integer[] := '{}';
-    v_room_index integer;
     -- The full-ring walk steps until a visit ends without an outcome.
     v_stepping boolean := true;
 begin
@@ -1232,9 +1218,7 @@ begin
             end if;
 
             -- The chosen outcomes are written when the call ends, and before
-            -- a wrap revisits a partition that still has unwritten ones. Their
-            -- rows are returned when the call ends, when every partition's
-            -- room under its cap is final.
+            -- a wrap revisits a partition that still has unwritten ones.
             if v_position is null or v_scope = any (v_pending_grants) then
                 if cardinality(v_pending) = 0 and v_position is null and v_visit > 0 then
                     -- A call without outcomes only moves the cursor; the
@@ -1246,14 +1230,11 @@ begin
                      where p.id = 1;
                     -- end statement
                 elsif cardinality(v_pending) > 0 then
-                    -- One set-based mutation of the unwritten chosen rows,
-                    -- the epoch of each grant and, at the end, the cursor.
-                    -- Every row is locked by this call and was rechecked, so
-                    -- each is written. A batch holds at most one grant per
+                    -- One set-based mutation of the chosen rows, the epoch
+                    -- of each grant and, at the end, the cursor. Every row
+                    -- is locked by this call and was rechecked, so each is
+                    -- written. A batch holds at most one grant per
                     -- partition, because a revisit writes the batch first.
-                    -- Only the call's last write returns rows: this batch's
-                    -- as it writes them, and those of earlier batches read
-                    -- back by id (still locked by this call, so unchanged).
                     -- The rows carry their visit and call-wide outcome
                     -- ordinals; callers order by those, not by arrival.
                     return query
@@ -1278,21 +1259,12 @@ begin
                                    poison_reason = case when c.poison then 'max_claim_attempts_exceeded' end,
                                    updated_at = now()
                               from chosen c
-                             where r.id = c.id and c.ordinal > v_written
+                             where r.id = c.id
                             returning r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
                                       r.checkpoint_seq, r.claim_token, r.claimed_at,
                                       r.claim_attempts, r.poisoned_at, r.poison_reason,
                                       c.kind, c.eligible, c.visit, c.cursor_before, c.ring_position,
                                       c.scope_key as visit_scope, c.ordinal
-                        ), earlier as (
-                            select r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
-                                   r.checkpoint_seq, r.claim_token, r.claimed_at,
-                                   r.claim_attempts, r.poisoned_at, r.poison_reason,
-                                   c.kind, c.eligible, c.visit, c.cursor_before, c.ring_position,
-                                   c.scope_key as visit_scope, c.ordinal
-                              from chosen c
-                              join docket_runs r on r.id = c.id
-                             where c.ordinal <= v_written
                         ), granted as (
                             -- Outcome-backed service evidence: once per grant.
                             update docket_claim_partitions pa
@@ -1307,18 +1279,18 @@ begin
                         select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id,
                                m.graph_hash, m.checkpoint_seq, m.claim_token, m.claimed_at,
                                m.claim_attempts, m.poisoned_at, m.poison_reason, m.kind,
-                               m.eligible, v_rooms[array_position(v_room_scopes, m.visit_scope)],
-                               v_call_token, v_xid, m.visit, m.ordinal::integer, p_demand,
+                               m.eligible, v_call_token, v_xid, m.visit,
+                               (v_written + m.ordinal)::integer, p_demand,
                                m.cursor_before, m.ring_position, m.ring_position, m.visit_scope,
                                case m.kind
                                    when 'admitted_ready' then 'admitted_reacquisition'
                                    when 'queued_ready' then 'queued_promotion'
                                    else 'expired_recovery' end,
                                null::integer, null::integer
-                          from (select * from mutated union all select * from earlier) m
-                         where v_position is null;
+                          from mutated m;
                         -- end statement
-                    v_written := cardinality(v_pending);
+                    v_written := v_written + cardinality(v_pending);
+                    v_pending := '{}';
                     v_pending_grants := '{}';
                     v_pending_tats := '{}';
                 end if;
@@ -1548,8 +1520,7 @@ begin
                     -- meet the cap. Admitted and queued rows are both unfinished,
                     -- so while the scope has no more unfinished runs than its
                     -- cap no promotion of this visit can reach it, and the count
-                    -- is skipped (null, which the walk takes as 0 and the
-                    -- outcome rows report as a cap that cannot bind). Counting stops at cap + Q, beyond which at most
+                    -- is skipped. Counting stops at cap + Q, beyond which at most
                     -- Q admitted poisons could never bring it under the cap.
                     for v_candidate in
                         -- statement candidates
@@ -1629,7 +1600,7 @@ begin
                                    -- than its cap: the unclaimed ones on the admitted-ready
                                    -- page's index and the claimed ones on the expired page's,
                                    -- each read up to the bound, so the sum read up to it is
-                                   -- exact. Null when the count is skipped.
+                                   -- exact.
                                    case when (select s.unfinished_count
                                                 from docket_claim_schedule s
                                                where s.scope_key = v_scope) > v_cap
@@ -1646,7 +1617,7 @@ begin
                                                                  and docket_run_marked_claimed(r)
                                                                limit v_cap::bigint + c_grant_outcomes) as c),
                                                    v_cap::bigint + c_grant_outcomes)
-                                        end as admitted,
+                                        else 0 end as admitted,
                                    -- The class heads are chosen among the rows this visit
                                    -- locked and rechecked: the oldest fresh admitted row of
                                    -- each class, so a head held elsewhere hands its place to
@@ -1670,8 +1641,7 @@ begin
                     loop
                         v_frozen := v_frozen + 1;
                         if v_admitted is null then
-                            v_admitted_counted := v_candidate.admitted;
-                            v_admitted := coalesce(v_admitted_counted, 0);
+                            v_admitted := v_candidate.admitted;
                             v_no_slot := v_admitted >= v_cap;
                         end if;
                         if v_candidate.kind = 'queued_ready' then
@@ -1778,8 +1748,7 @@ begin
                     if v_visit_outcomes > 0 then
                         v_pending := v_pending || v_take;
                         v_pending_grants := v_pending_grants || v_scope;
-                        v_grant_promoted := 0;
-                        v_grant_poisoned := 0;
+                        v_rate_promoted := 0;
                         foreach v_item in array v_take loop
                             if v_item.kind = 'expired' then
                                 v_served_expired := true;
@@ -1787,24 +1756,9 @@ begin
                                 v_served_ready := true;
                             end if;
                             if v_item.kind = 'queued_ready' and not v_item.poison then
-                                v_grant_promoted := v_grant_promoted + 1;
-                            elsif v_item.kind <> 'queued_ready' and v_item.poison then
-                                v_grant_poisoned := v_grant_poisoned + 1;
+                                v_rate_promoted := v_rate_promoted + 1;
                             end if;
                         end loop;
-                        v_rate_promoted := v_grant_promoted;
-                        -- The partition's room under its cap after the grant:
-                        -- each promotion that stayed after the FIFO re-check
-                        -- takes a slot, each admitted poison gives one back.
-                        -- A count of cap + Q or more leaves no room however
-                        -- many of the grant's at most Q rows were poisons.
-                        v_room_index := array_position(v_room_scopes, v_scope);
-                        if v_room_index is null then
-                            v_room_scopes := v_room_scopes || v_scope;
-                            v_room_index := cardinality(v_room_scopes);
-                        end if;
-                        v_rooms[v_room_index] := case when v_admitted_counted is not null then greatest(
-                            v_cap - (v_admitted_counted + v_grant_promoted - v_grant_poisoned), 0) end;
                         -- The partition's rate time after the grant: each
                         -- promotion that stayed after the FIFO re-check takes
                         -- one step; the write statement stores it.
@@ -1892,7 +1846,6 @@ begin
                 poison_reason := null;
                 work_class := null;
                 eligible_at := case when v_parked and v_parked_until <> 'infinity' then v_parked_until end;
-                cap_room := null;
                 call_token := v_call_token;
                 transaction_id := v_xid;
                 visit_ordinal := v_visit;
@@ -1919,7 +1872,7 @@ $$;
 
 -- Name: docket_tenant_fair_claim_combined(timestamp with time zone, timestamp with time zone, integer, integer, text); Type: FUNCTION; Schema: public; Owner: -
 
-CREATE FUNCTION public.docket_tenant_fair_claim_combined(p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text) RETURNS TABLE(row_kind text, error_reason text, run_id text, tenant_id text, graph_id text, graph_hash text, checkpoint_seq bigint, claim_token uuid, claimed_at timestamp with time zone, claim_attempt integer, poisoned_at timestamp with time zone, poison_reason text, work_class text, eligible_at timestamp with time zone, cap_room integer, outcome_ordinal bigint)
+CREATE FUNCTION public.docket_tenant_fair_claim_combined(p_now timestamp with time zone, p_cutoff timestamp with time zone, p_demand integer, p_max_attempts integer, p_preference text) RETURNS TABLE(row_kind text, error_reason text, run_id text, tenant_id text, graph_id text, graph_hash text, checkpoint_seq bigint, claim_token uuid, claimed_at timestamp with time zone, claim_attempt integer, poisoned_at timestamp with time zone, poison_reason text, work_class text, eligible_at timestamp with time zone, outcome_ordinal bigint)
     LANGUAGE plpgsql
     SET search_path TO 'public'
     AS $$
@@ -2135,7 +2088,7 @@ begin
             return query
                 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
                        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-                       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room,
+                       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
                        row_number() over (order by c.visit_ordinal, c.outcome_ordinal nulls last)
                   from docket_tenant_fair_claim(p_now, p_cutoff, p_demand, p_max_attempts,
                                                 p_preference, false) as c
@@ -2146,8 +2099,7 @@ begin
         v_waiting := (select sum(m % c_marker_demand)::integer from unnest(v_markers) as m);
         select array_agg(row(c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
                              c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-                             c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
-                             c.cap_room)::docket_claim_outcome
+                             c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at)::docket_claim_outcome
                          order by c.visit_ordinal, c.outcome_ordinal nulls last)
           into v_outcomes
           from docket_tenant_fair_claim(p_now, p_cutoff, v_waiting + p_demand, p_max_attempts,

@@ -82,13 +82,6 @@ type Lease struct {
 	// EligibleAt is the wake_at (ready) or old claimed_at (expired) that
 	// made the run eligible.
 	EligibleAt time.Time
-	// CapRoom is how many more runs the lease's tenant could have admitted
-	// under its cap right after the claim call: its cap less its admitted
-	// runs once every grant of the call is counted, never below 0. It is nil
-	// when the cap did not apply: under Legacy, which has no caps, and under
-	// TenantFair when the tenant had no more unfinished runs than its cap,
-	// so that all of its work fits under the cap at once.
-	CapRoom *int
 }
 
 // Holder returns the holder identity of the lease for lifecycle calls.
@@ -155,7 +148,6 @@ func claimResultOf(res claimpolicy.Result) ClaimResult {
 			Attempt:       o.Attempt,
 			Class:         o.Class,
 			EligibleAt:    o.EligibleAt,
-			CapRoom:       o.CapRoom,
 		})
 	}
 	return out

@@ -27,10 +27,6 @@ import (
 //   - Step 7: see visit. One or more outcomes make a grant and advance the
 //     partition's admission_epoch by one.
 //   - Step 8: the durable cursor becomes the last visited position.
-//   - Every outcome reports its scope's room under its cap after the call:
-//     nil when the scope has no more unfinished runs than its cap (the
-//     engine then skips its admitted count: the cap cannot bind), else
-//     max(cap - admitted, 0).
 //   - Parked mode (SetParkDormant): first the wake sweep (at most WakeBatch
 //     partitions due at now, earliest first), then the walk over the awake
 //     ring, read again before every visit; an empty_page visit of a dormant
@@ -83,22 +79,7 @@ func (m *Model) Claim(now, cutoff time.Time, demand, maxAttempts int, pref Prefe
 	}
 	m.cursor = cursor
 	res.CursorAfter = cursor
-	for i := range res.Outcomes {
-		res.Outcomes[i].CapRoom = m.capRoom(res.Outcomes[i].Scope)
-	}
 	return res, nil
-}
-
-// capRoom is the room under scope's cap as a claim call's outcome reports
-// it: nil when the scope has no more unfinished runs than its cap, else the
-// cap less its admitted runs, at least 0.
-func (m *Model) capRoom(scope string) *int {
-	capacity := m.EffectiveCap(scope)
-	if m.parts[scope].Unfinished <= capacity {
-		return nil
-	}
-	room := max(capacity-m.admittedCount(scope), 0)
-	return &room
 }
 
 // validateClaim checks the claim arguments (step 1).

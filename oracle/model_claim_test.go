@@ -641,36 +641,3 @@ func TestClaimLegacyReservationAndPreference(t *testing.T) {
 		}
 	}
 }
-
-// capRooms renders each outcome as its run id and room under its scope's cap
-// ("-" for none).
-func capRooms(outs []Outcome) []string {
-	out := make([]string, len(outs))
-	for i, o := range outs {
-		room := "-"
-		if o.CapRoom != nil {
-			room = fmt.Sprint(*o.CapRoom)
-		}
-		out[i] = o.RunID + "=" + room
-	}
-	return out
-}
-
-// Every outcome reports its scope's room under the cap after the call;
-// none while the scope has no more unfinished runs than its cap.
-func TestClaimCapRoom(t *testing.T) {
-	m := newTestModel(t, 3)
-	for i := range 5 {
-		insert(t, m, "a", fmt.Sprintf("a%d", i+1), at(i))
-	}
-	insert(t, m, "b", "b1", at(0))
-	res := claim(t, m, at(10), 2, 5, PreferNone)
-	if diff := cmp.Diff([]string{"a1=1", "a2=1"}, capRooms(res.Outcomes)); diff != "" {
-		t.Fatalf("first call (-want +got):\n%s", diff)
-	}
-	// b first, then a again after the wrap: a's room after the call.
-	res = claim(t, m, at(10), 3, 5, PreferNone)
-	if diff := cmp.Diff([]string{"b1=-", "a3=0"}, capRooms(res.Outcomes)); diff != "" {
-		t.Fatalf("second call (-want +got):\n%s", diff)
-	}
-}

@@ -146,10 +146,6 @@ type Outcome struct {
 	ClaimAttempt  int                // claim_attempts after the outcome
 	EligibleAt    time.Time          // wake_at (ready) or claimed_at (expired) before the outcome
 	CheckpointSeq int64              // checkpoint_seq after the outcome
-	// CapRoom is the scope's room under its cap after the whole call (see
-	// Model.Claim); nil where no cap binds: Legacy, or a scope with no more
-	// unfinished runs than its cap.
-	CapRoom *int
 }
 
 // Inspection is the trace record of one visit.

@@ -4,7 +4,7 @@
 -- rows and internal columns never reach the decoder.
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from /*schema*/docket_tenant_fair_claim(
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, false) as c
@@ -16,7 +16,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 -- each visit's outcomes followed by its inspection row.
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
@@ -30,7 +30,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 -- in outcome order (Legacy has no visits and no inspection rows).
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from /*schema*/docket_legacy_claim(
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text, false) as c
@@ -42,7 +42,7 @@ select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_ha
 -- rows (Legacy has no visits, so it never produces inspection rows).
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
@@ -67,7 +67,7 @@ select set_config('synchronous_commit', 'off', true);
 -- order.
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from /*schema*/docket_tenant_fair_claim_combined(
            sqlc.arg(now)::timestamptz, sqlc.arg(cutoff)::timestamptz, sqlc.arg(demand)::integer,
            sqlc.arg(max_attempts)::integer, sqlc.narg(preference)::text) as c

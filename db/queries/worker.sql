@@ -60,7 +60,7 @@ with c as materialized (
 )
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from c cross join noted
  where noted.run_ids is not null
  order by c.outcome_ordinal;
@@ -83,7 +83,7 @@ with c as materialized (
 )
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from c cross join noted
  where c.row_kind <> 'inspection' and noted.run_ids is not null
  order by c.visit_ordinal, c.outcome_ordinal nulls last;

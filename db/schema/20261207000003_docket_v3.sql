@@ -404,16 +404,12 @@ alter table docket_claim_policy
         check ((initialized_at is null) = (max_active is null)
                and (initialized_at is not null or configured_max_active is null));
 
--- The engines' outcome rows carry cap_room, a new result column, which
--- create or replace cannot add: each engine is dropped and created again.
-drop function docket_legacy_claim(timestamptz, timestamptz, integer, integer, text, boolean);
 -- include docket_legacy_claim_v2.sql
 -- The Legacy admission engine: tenant-blind and oldest-first, for tenant mode
 -- none. It shares the TenantFair arguments and result shape so one decoder
 -- serves both, but it has no partitions, no ring, no cursor and no admission:
 -- a lease never touches tenant_admitted_at (a poison clears it, because a
--- poisoned row may not hold one). With no caps, its outcome rows report no
--- room under a cap (cap_room is null).
+-- poisoned row may not hold one).
 --
 -- Candidates are read through two cursors with SKIP LOCKED and merged one row
 -- at a time, so a call locks only the rows it takes plus at most one
@@ -445,7 +441,6 @@ create or replace function docket_legacy_claim(
     poison_reason text,
     work_class text,
     eligible_at timestamptz,
-    cap_room integer,
     call_token uuid,
     transaction_id bigint,
     visit_ordinal integer,
@@ -676,8 +671,7 @@ begin
                 )
                 select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id, m.graph_hash,
                        m.checkpoint_seq, m.claim_token, m.claimed_at, m.claim_attempts,
-                       m.poisoned_at, m.poison_reason, m.kind, m.eligible, null::integer,
-                       v_call_token, v_xid,
+                       m.poisoned_at, m.poison_reason, m.kind, m.eligible, v_call_token, v_xid,
                        0, (row_number() over (order by m.walk))::integer, p_demand,
                        null::bigint, null::bigint, null::bigint, null::text,
                        case when m.kind = 'expired' then 'expired_recovery' end,
@@ -739,7 +733,6 @@ end
 $$;
 -- end include
 
-drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean);
 -- include docket_tenant_fair_claim_v2.sql
 -- The TenantFair admission engine, the only way a run of this fairness domain
 -- is admitted or leased while admission_mode is 'tenant_fair'.
@@ -839,16 +832,6 @@ drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, intege
 -- unclaimed (admitted-ready, due or not) and the claimed: no index of its
 -- own is kept for it, since every claim would write an entry there too.
 --
--- Every outcome row reports its partition's room under the cap after all of
--- the call's grants (cap_room): the cap less the admitted runs as the
--- partition's last granting visit counted them, plus that visit's
--- promotions, less its admitted poisons, never below 0. It is null when
--- that visit skipped the count because the scope had no more unfinished
--- runs than its cap: the cap cannot bind then, since all of the scope's
--- work fits under it at once. Outcome rows are therefore returned when the
--- call ends, by the last write, which reads back the rows an earlier write
--- (before a revisit) updated.
---
 -- Each SQL statement of the engine sits between a "-- statement NAME" and an
 -- "-- end statement" line; the plan regression test reads them from this file.
 create or replace function docket_tenant_fair_claim(
@@ -873,7 +856,6 @@ create or replace function docket_tenant_fair_claim(
     poison_reason text,
     work_class text,
     eligible_at timestamptz,
-    cap_room integer,
     call_token uuid,
     transaction_id bigint,
     visit_ordinal integer,
@@ -979,12 +961,6 @@ declare
     v_rate_denied boolean;
     v_token_at timestamptz;
     v_admitted bigint;
-    -- The visit's admitted count as the candidate statement read it, null
-    -- when it skipped the count (the cap cannot bind).
-    v_admitted_counted bigint;
-    -- The outcomes of the visit that change the admitted count.
-    v_grant_promoted integer;
-    v_grant_poisoned integer;
     v_limit integer;
     v_frozen integer;
     v_candidate record;
@@ -1007,19 +983,13 @@ declare
     v_visit_outcomes integer;
     v_disposition text;
 
-    -- Chosen outcomes in call order, each with what its outcome row reports
-    -- of its visit (the first v_written are written), and one scope entry per
-    -- grant not written yet.
+    -- Chosen but unwritten outcomes in call order, each with what its
+    -- outcome row reports of its visit, and one scope entry per grant.
     v_pending docket_claim_pending[] := '{}';
     v_pending_grants text[] := '{}';
     -- Each grant's partition rate time after it, element for element.
     v_pending_tats timestamptz[] := '{}';
     v_written integer := 0;
-    -- Each granting partition's room under its cap after its latest grant,
-    -- element for element (null: the cap cannot bind).
-    v_room_scopes text[] := '{}';
-    v_rooms integer[] := '{}';
-    v_room_index integer;
     -- The full-ring walk steps until a visit ends without an outcome.
     v_stepping boolean := true;
 begin
@@ -1297,9 +1267,7 @@ begin
             end if;
 
             -- The chosen outcomes are written when the call ends, and before
-            -- a wrap revisits a partition that still has unwritten ones. Their
-            -- rows are returned when the call ends, when every partition's
-            -- room under its cap is final.
+            -- a wrap revisits a partition that still has unwritten ones.
             if v_position is null or v_scope = any (v_pending_grants) then
                 if cardinality(v_pending) = 0 and v_position is null and v_visit > 0 then
                     -- A call without outcomes only moves the cursor; the
@@ -1311,14 +1279,11 @@ begin
                      where p.id = 1;
                     -- end statement
                 elsif cardinality(v_pending) > 0 then
-                    -- One set-based mutation of the unwritten chosen rows,
-                    -- the epoch of each grant and, at the end, the cursor.
-                    -- Every row is locked by this call and was rechecked, so
-                    -- each is written. A batch holds at most one grant per
+                    -- One set-based mutation of the chosen rows, the epoch
+                    -- of each grant and, at the end, the cursor. Every row
+                    -- is locked by this call and was rechecked, so each is
+                    -- written. A batch holds at most one grant per
                     -- partition, because a revisit writes the batch first.
-                    -- Only the call's last write returns rows: this batch's
-                    -- as it writes them, and those of earlier batches read
-                    -- back by id (still locked by this call, so unchanged).
                     -- The rows carry their visit and call-wide outcome
                     -- ordinals; callers order by those, not by arrival.
                     return query
@@ -1343,21 +1308,12 @@ begin
                                    poison_reason = case when c.poison then 'max_claim_attempts_exceeded' end,
                                    updated_at = now()
                               from chosen c
-                             where r.id = c.id and c.ordinal > v_written
+                             where r.id = c.id
                             returning r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
                                       r.checkpoint_seq, r.claim_token, r.claimed_at,
                                       r.claim_attempts, r.poisoned_at, r.poison_reason,
                                       c.kind, c.eligible, c.visit, c.cursor_before, c.ring_position,
                                       c.scope_key as visit_scope, c.ordinal
-                        ), earlier as (
-                            select r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
-                                   r.checkpoint_seq, r.claim_token, r.claimed_at,
-                                   r.claim_attempts, r.poisoned_at, r.poison_reason,
-                                   c.kind, c.eligible, c.visit, c.cursor_before, c.ring_position,
-                                   c.scope_key as visit_scope, c.ordinal
-                              from chosen c
-                              join docket_runs r on r.id = c.id
-                             where c.ordinal <= v_written
                         ), granted as (
                             -- Outcome-backed service evidence: once per grant.
                             update docket_claim_partitions pa
@@ -1372,18 +1328,18 @@ begin
                         select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id,
                                m.graph_hash, m.checkpoint_seq, m.claim_token, m.claimed_at,
                                m.claim_attempts, m.poisoned_at, m.poison_reason, m.kind,
-                               m.eligible, v_rooms[array_position(v_room_scopes, m.visit_scope)],
-                               v_call_token, v_xid, m.visit, m.ordinal::integer, p_demand,
+                               m.eligible, v_call_token, v_xid, m.visit,
+                               (v_written + m.ordinal)::integer, p_demand,
                                m.cursor_before, m.ring_position, m.ring_position, m.visit_scope,
                                case m.kind
                                    when 'admitted_ready' then 'admitted_reacquisition'
                                    when 'queued_ready' then 'queued_promotion'
                                    else 'expired_recovery' end,
                                null::integer, null::integer
-                          from (select * from mutated union all select * from earlier) m
-                         where v_position is null;
+                          from mutated m;
                         -- end statement
-                    v_written := cardinality(v_pending);
+                    v_written := v_written + cardinality(v_pending);
+                    v_pending := '{}';
                     v_pending_grants := '{}';
                     v_pending_tats := '{}';
                 end if;
@@ -1613,8 +1569,7 @@ begin
                     -- meet the cap. Admitted and queued rows are both unfinished,
                     -- so while the scope has no more unfinished runs than its
                     -- cap no promotion of this visit can reach it, and the count
-                    -- is skipped (null, which the walk takes as 0 and the
-                    -- outcome rows report as a cap that cannot bind). Counting stops at cap + Q, beyond which at most
+                    -- is skipped. Counting stops at cap + Q, beyond which at most
                     -- Q admitted poisons could never bring it under the cap.
                     for v_candidate in
                         -- statement candidates
@@ -1694,7 +1649,7 @@ begin
                                    -- than its cap: the unclaimed ones on the admitted-ready
                                    -- page's index and the claimed ones on the expired page's,
                                    -- each read up to the bound, so the sum read up to it is
-                                   -- exact. Null when the count is skipped.
+                                   -- exact.
                                    case when (select s.unfinished_count
                                                 from docket_claim_schedule s
                                                where s.scope_key = v_scope) > v_cap
@@ -1711,7 +1666,7 @@ begin
                                                                  and docket_run_marked_claimed(r)
                                                                limit v_cap::bigint + c_grant_outcomes) as c),
                                                    v_cap::bigint + c_grant_outcomes)
-                                        end as admitted,
+                                        else 0 end as admitted,
                                    -- The class heads are chosen among the rows this visit
                                    -- locked and rechecked: the oldest fresh admitted row of
                                    -- each class, so a head held elsewhere hands its place to
@@ -1735,8 +1690,7 @@ begin
                     loop
                         v_frozen := v_frozen + 1;
                         if v_admitted is null then
-                            v_admitted_counted := v_candidate.admitted;
-                            v_admitted := coalesce(v_admitted_counted, 0);
+                            v_admitted := v_candidate.admitted;
                             v_no_slot := v_admitted >= v_cap;
                         end if;
                         if v_candidate.kind = 'queued_ready' then
@@ -1843,8 +1797,7 @@ begin
                     if v_visit_outcomes > 0 then
                         v_pending := v_pending || v_take;
                         v_pending_grants := v_pending_grants || v_scope;
-                        v_grant_promoted := 0;
-                        v_grant_poisoned := 0;
+                        v_rate_promoted := 0;
                         foreach v_item in array v_take loop
                             if v_item.kind = 'expired' then
                                 v_served_expired := true;
@@ -1852,24 +1805,9 @@ begin
                                 v_served_ready := true;
                             end if;
                             if v_item.kind = 'queued_ready' and not v_item.poison then
-                                v_grant_promoted := v_grant_promoted + 1;
-                            elsif v_item.kind <> 'queued_ready' and v_item.poison then
-                                v_grant_poisoned := v_grant_poisoned + 1;
+                                v_rate_promoted := v_rate_promoted + 1;
                             end if;
                         end loop;
-                        v_rate_promoted := v_grant_promoted;
-                        -- The partition's room under its cap after the grant:
-                        -- each promotion that stayed after the FIFO re-check
-                        -- takes a slot, each admitted poison gives one back.
-                        -- A count of cap + Q or more leaves no room however
-                        -- many of the grant's at most Q rows were poisons.
-                        v_room_index := array_position(v_room_scopes, v_scope);
-                        if v_room_index is null then
-                            v_room_scopes := v_room_scopes || v_scope;
-                            v_room_index := cardinality(v_room_scopes);
-                        end if;
-                        v_rooms[v_room_index] := case when v_admitted_counted is not null then greatest(
-                            v_cap - (v_admitted_counted + v_grant_promoted - v_grant_poisoned), 0) end;
                         -- The partition's rate time after the grant: each
                         -- promotion that stayed after the FIFO re-check takes
                         -- one step; the write statement stores it.
@@ -1957,7 +1895,6 @@ begin
                 poison_reason := null;
                 work_class := null;
                 eligible_at := case when v_parked and v_parked_until <> 'infinity' then v_parked_until end;
-                cap_room := null;
                 call_token := v_call_token;
                 transaction_id := v_xid;
                 visit_ordinal := v_visit;
@@ -2084,856 +2021,7 @@ alter table docket_runs
     add constraint docket_runs_max_attempts_check check (max_attempts >= 1);
 -- end per-run max attempts
 
--- Cap room: every claim outcome row reports the room under its tenant's cap
--- after the call (cap_room, null where no cap binds). The engines return it
--- (their includes above), the outcome type a combined claim delivers to a
--- waiter holds it, and the combined claim, whose result shape changes, is
--- dropped and created again. The type is created again with its table of
--- deliveries, which only live while a waiter collects them: a migration runs
--- with the domain stopped, so none is waiting.
-drop table docket_claim_deliveries;
-drop type docket_claim_outcome;
--- One outcome row of a claim call as a combined call stores it for a
--- waiter: the public columns of the engine's outcome rows, in their order.
-create type docket_claim_outcome as (
-    row_kind text,
-    error_reason text,
-    run_id text,
-    tenant_id text,
-    graph_id text,
-    graph_hash text,
-    checkpoint_seq bigint,
-    claim_token uuid,
-    claimed_at timestamptz,
-    claim_attempt integer,
-    poisoned_at timestamptz,
-    poison_reason text,
-    work_class text,
-    eligible_at timestamptz,
-    cap_room integer
-);
-create table docket_claim_deliveries (
-    ticket integer
-        constraint docket_claim_deliveries_pkey primary key
-        constraint docket_claim_deliveries_ticket_check check (ticket > 0),
-    delivered_at timestamptz not null default clock_timestamp(),
-    outcomes docket_claim_outcome[] not null
-);
-drop function docket_tenant_fair_claim_combined(timestamptz, timestamptz, integer, integer, text);
--- include docket_tenant_fair_claim_combined_v2.sql
--- A TenantFair claim call that may serve the demand of other claimers too
--- (combined claims). Every TenantFair call holds the policy row, the domain's
--- one cursor, for its whole duration, so many small concurrent callers each
--- wait for the whole call of every caller ahead of them. Here one call at a
--- time is the domain's combiner: it holds a transaction-scoped advisory lock
--- keyed by the schema and runs one walk of docket_tenant_fair_claim for its
--- own demand plus that of every caller waiting for it, and leaves each
--- waiter its share of the outcomes as a delivery row
--- (docket_claim_deliveries). The walk itself is unchanged: it is one call of
--- the engine whose demand is the sum, with every rule, cap and bound of any
--- other call, under the policy row as always; callers that do not combine
--- (Legacy, ClaimDueTx, the trace calls, SoloClaims) meet the combiner only
--- there.
---
--- A caller that finds a combiner at work announces its demand without
--- committing anything: it takes a second advisory lock, its marker, whose
--- keys are its kind (below) and a ticket with its demand, and with the
--- marker held it waits for the combiner's commit on the combiner's lock in
--- shared mode. Locks are visible to every session as soon as they are
--- granted, so a combiner reads the markers of the callers waiting for it in
--- pg_locks when it starts; no request row needs a transaction and a commit
--- of its own, and a claim is one call. The marker and the shared lock are
--- taken in a subtransaction that is rolled back at the wake-up, so the
--- marker lives only while its caller waits, and no waiter keeps the next
--- combiner out. Every waiter wakes at the commit together and takes its
--- delivery, if any. A waiter its combiner did not serve (it announced after
--- the combiner read the markers) waits again while another combiner is at
--- work or queued for the lock, since that one reads the markers afterwards;
--- otherwise it queues for the lock to become the next combiner.
---
--- Reading pg_locks copies the server's whole lock table, every session's
--- locks of every database, so its cost grows with that table (about 4 ms
--- with 5,000 locks held elsewhere). A combiner reads it only when a ticket
--- was taken since the last read: it compares the ticket sequence with
--- docket_claim_tickets_read, where the last reader left it. An uncontended
--- call, which takes no ticket, never reads it. A waiter whose ticket was
--- taken before a read but whose marker came after it, with no ticket
--- taken since, is not read by the next combiner either; it goes on waiting
--- or combining as any unserved waiter does.
---
--- A combiner serves a marker only when no delivery of its ticket exists
--- yet: a waiter's marker may outlive, by the instant its rollback takes,
--- the shared lock that lets the next combiner in, and its delivery is
--- still there then, since the waiter collects it only after the rollback.
--- So every ticket is served at most once.
---
--- Every wait is bounded by the lock wait of docket_claim_precheck, with
--- one exception that keeps leases from being stranded. A waiter whose wait
--- runs out gives its marker up, but a combiner that read the marker before
--- it went may already be walking for it. A per-ticket advisory lock, the
--- served lock, settles which of the two owns the ticket: a combiner serves
--- a marker only when it gets that lock without waiting, and holds it to
--- its commit; a waiter that gives up takes it, waiting as long as a
--- combiner holds it, so it waits for the one combiner that may serve it
--- and collects what that one delivered. When nothing was delivered, the
--- waiter withdraws its ticket with an empty delivery row, its tombstone,
--- and answers 'lock_contention'; a combiner reads the deliveries again
--- after taking the served locks, so one that read the marker before the
--- waiter withdrew skips it, whether the waiter still holds the served lock
--- (the try fails) or has committed (the tombstone is visible). Tombstones
--- expire with the deliveries; only a combiner deletes either, and it holds
--- the combiner lock, so no combiner between its read and its check of the
--- markers ever sees a tombstone go. A delivery nobody collects (its caller
--- was cancelled or rolled back) is deleted by a later combiner after ten
--- seconds; its leases expire after their claim TTL, as those of a Worker
--- that stopped right after its claim.
---
--- A call that collects a delivery commits without waiting for its WAL
--- flush: it only deletes its delivery, the leases are the combiner's
--- writes, durable with the combiner's commit, and a delivery a crash brings
--- back is never collected and expires. A call that walks keeps the caller's
--- setting, since its commit makes its own leases durable. Either setting is
--- local to the caller's transaction, as every production claim call is its
--- own.
---
--- Only callers with the combiner's claim TTL, max attempts and preference
--- are combined, since the walk takes one of each: a marker's first key, its
--- kind, is a 32-bit hash of the schema and those three, and a combiner
--- reads only the markers of its own kind. A caller of demand over 255
--- (which a marker cannot hold) or of another kind waits for a combiner of
--- its own. Outcomes go to the waiters in ticket order, then to the
--- combiner: when the walk finds less than the combined demand, the callers
--- that waited longest are served first. An engine error (for example the
--- domain switched to Legacy) reaches only the combiner; its waiters find no
--- delivery and try again.
---
--- Every outcome row carries the engine's cap_room, the room under its
--- tenant's cap after the whole walk, waiters' outcomes included.
---
--- outcome_ordinal orders the rows returned (the engine's visit and outcome
--- order); the claim queries order by it.
-create or replace function docket_tenant_fair_claim_combined(
-    p_now timestamptz,
-    p_cutoff timestamptz,
-    p_demand integer,
-    p_max_attempts integer,
-    p_preference text
-) returns table (
-    row_kind text,
-    error_reason text,
-    run_id text,
-    tenant_id text,
-    graph_id text,
-    graph_hash text,
-    checkpoint_seq bigint,
-    claim_token uuid,
-    claimed_at timestamptz,
-    claim_attempt integer,
-    poisoned_at timestamptz,
-    poison_reason text,
-    work_class text,
-    eligible_at timestamptz,
-    cap_room integer,
-    outcome_ordinal bigint
-)
-    language plpgsql
-    volatile
-    security invoker
-    set search_path from current
-as $$
-declare
-    -- The combined demand of one walk stays within what one engine call can
-    -- grant (S = 32 visits of at most Q = 8 outcomes); waiters beyond it
-    -- wait for the next combiner.
-    c_combined_demand constant integer := 256;
-    -- A marker's second key is ticket * 256 + demand, within an integer.
-    c_marker_demand constant integer := 256;
-    -- A waiter gives up within the lock wait (250 ms), so a delivery older
-    -- than this belongs to a caller that is gone.
-    c_delivery_life constant interval := '10 seconds';
-
-    -- The combiner's lock, one per schema (advisory locks are per database).
-    v_key bigint := hashtextextended('docket_tenant_fair_claim_combined ' || current_schema(), 0);
-    -- The markers' first key: the schema and what a walk takes one of.
-    v_kind integer := hashtext('docket_tenant_fair_claim_combined marker ' || current_schema()
-                               || ' ' || (p_now - p_cutoff)::text || ' ' || p_max_attempts::text
-                               || ' ' || coalesce(p_preference, ''));
-    -- The served locks' first key; the second is the ticket.
-    v_served integer := hashtext('docket_tenant_fair_claim_combined served ' || current_schema());
-    v_precheck record;
-    v_restore_lock_timeout text;
-    v_deadline timestamptz;
-    v_ticket integer;
-    v_timed_out boolean := false;
-    v_combiner boolean := false;
-    v_lock_free boolean;
-    v_own docket_claim_outcome[];
-    v_markers integer[];
-    v_issued integer;
-    v_read integer;
-    v_waiting integer;
-    v_outcomes docket_claim_outcome[];
-begin
-    <<call>>
-    begin
-        v_precheck := docket_claim_precheck('docket_tenant_fair_claim_combined', p_now, p_cutoff,
-                                            p_demand, p_max_attempts, p_preference, false);
-        v_restore_lock_timeout := v_precheck.o_restore_lock_timeout;
-        if v_precheck.o_error_reason is not null then
-            row_kind := 'error';
-            error_reason := v_precheck.o_error_reason;
-            return next;
-            exit call;
-        end if;
-        v_deadline := clock_timestamp() + current_setting('lock_timeout')::interval;
-
-        <<wait>>
-        loop
-            if not v_combiner then
-                -- statement combiner_lock
-                v_combiner := pg_try_advisory_xact_lock(v_key);
-                -- end statement
-            end if;
-            -- A combiner that never waited has no ticket, so nothing can
-            -- have been delivered to it.
-            exit wait when v_combiner and v_ticket is null;
-            if not v_combiner then
-                if v_ticket is null then
-                    v_ticket := nextval('docket_claim_tickets');
-                end if;
-                -- Announce the demand and wait for the combiner's commit, then
-                -- give both locks back by rolling back the block's
-                -- subtransaction.
-                begin
-                    if clock_timestamp() >= v_deadline then
-                        raise lock_not_available;
-                    end if;
-                    if p_demand < c_marker_demand then
-                        -- statement marker
-                        perform pg_advisory_xact_lock_shared(v_kind, v_ticket * c_marker_demand + p_demand);
-                        -- end statement
-                    end if;
-                    -- statement combiner_wait
-                    perform pg_advisory_xact_lock_shared(v_key);
-                    -- end statement
-                    raise sqlstate 'DKW01';
-                exception
-                    when sqlstate 'DKW01' then
-                        null;
-                    when lock_not_available then
-                        v_timed_out := true;
-                end;
-                if v_timed_out then
-                    -- The marker is gone. Take the ticket's served lock, which a
-                    -- combiner serving this ticket holds to its commit, before
-                    -- the collect below, so that the collect finds what such a
-                    -- combiner delivered. The lock is not bounded by the lock
-                    -- wait: it waits for one combiner that is already walking.
-                    loop
-                        begin
-                            -- statement served_lock
-                            perform pg_advisory_xact_lock(v_served, v_ticket);
-                            -- end statement
-                            exit;
-                        exception when lock_not_available then
-                            null;
-                        end;
-                    end loop;
-                end if;
-            end if;
-            -- A waiter collects what a combiner delivered to its ticket; so
-            -- does a caller that became the combiner after waiting, since a
-            -- combiner before it may have served the ticket.
-            -- statement delivery_collect
-            delete from docket_claim_deliveries d
-             where d.ticket = v_ticket
-            returning d.outcomes into v_own;
-            -- end statement
-            if found then
-                perform set_config('synchronous_commit', 'off', true);
-                return query
-                    select (v_own[g.i]).*, g.i::bigint
-                      from generate_subscripts(v_own, 1) as g(i)
-                     order by g.i;
-                exit call;
-            end if;
-            exit wait when v_combiner;
-            if v_timed_out then
-                -- Nothing was delivered: withdraw the ticket.
-                -- statement tombstone_write
-                insert into docket_claim_deliveries (ticket, outcomes)
-                values (v_ticket, '{}');
-                -- end statement
-                row_kind := 'error';
-                error_reason := 'lock_contention';
-                return next;
-                exit call;
-            end if;
-            -- Not served. A combiner that holds the lock now, or a caller
-            -- queued for it, reads the markers after this one was taken, so
-            -- the caller waits for that one's commit in shared mode, with the
-            -- other waiters it serves; they would otherwise take the lock one
-            -- after another, each only to collect its delivery. The probe is
-            -- a shared try in a subtransaction: it fails only while the lock
-            -- is held or awaited in exclusive mode, not while other waiters
-            -- briefly hold it shared.
-            begin
-                -- statement combiner_probe
-                v_lock_free := pg_try_advisory_xact_lock_shared(v_key);
-                -- end statement
-                raise sqlstate 'DKW01';
-            exception when sqlstate 'DKW01' then
-                null;
-            end;
-            continue wait when not v_lock_free;
-            -- No combiner at work or queued: queue for the combiner's lock,
-            -- which a waiter that arrives later then waits behind, instead of
-            -- trying again: tries would fail while any waiter briefly holds
-            -- the shared lock.
-            begin
-                -- statement combiner_queue
-                perform pg_advisory_xact_lock(v_key);
-                -- end statement
-                v_combiner := true;
-            exception when lock_not_available then
-                -- The wait's deadline has passed: the next round gives up.
-                null;
-            end;
-        end loop;
-
-        -- This call is the combiner.
-        -- statement tickets_read
-        select case when t.is_called then t.last_value else 0 end,
-               (select r.last_value from docket_claim_tickets_read r)
-          into v_issued, v_read
-          from docket_claim_tickets t;
-        -- end statement
-        if v_issued <> v_read then
-            perform setval('docket_claim_tickets_read', v_issued);
-            -- The markers of this kind held by the callers waiting now, in ticket
-            -- order, within the combined demand.
-            -- statement markers_read
-            select array_agg(q.marker order by q.marker)
-              into v_markers
-              from (select m.marker,
-                           sum(m.marker % c_marker_demand) over (order by m.marker) as demand_through
-                      from (select l.objid::bigint::integer as marker
-                              from pg_locks l
-                             where l.locktype = 'advisory'
-                               and l.database = (select b.oid from pg_database b where b.datname = current_database())
-                               and l.classid = v_kind::oid
-                               and l.objsubid = 2
-                               and l.mode = 'ShareLock'
-                               and l.granted
-                               and l.pid <> pg_backend_pid()) m
-                     where not exists (select from docket_claim_deliveries d
-                                        where d.ticket = m.marker / c_marker_demand)) q
-             where q.demand_through <= c_combined_demand - p_demand;
-            -- end statement
-            -- Serve only the tickets whose served lock this call gets now
-            -- (a waiter that gave up holds its own), then only those still
-            -- without a delivery in a snapshot taken after the locks: a
-            -- waiter that gave up and committed left its tombstone.
-            -- statement markers_take
-            select array_agg(w.marker order by w.ordinal)
-              into v_markers
-              from unnest(v_markers) with ordinality as w(marker, ordinal)
-             where pg_try_advisory_xact_lock(v_served, w.marker / c_marker_demand);
-            -- end statement
-            -- statement markers_check
-            select array_agg(w.marker order by w.ordinal)
-              into v_markers
-              from unnest(v_markers) with ordinality as w(marker, ordinal)
-             where not exists (select from docket_claim_deliveries d
-                                where d.ticket = w.marker / c_marker_demand);
-            -- end statement
-        end if;
-
-        if v_markers is null then
-            return query
-                select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-                       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-                       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room,
-                       row_number() over (order by c.visit_ordinal, c.outcome_ordinal nulls last)
-                  from docket_tenant_fair_claim(p_now, p_cutoff, p_demand, p_max_attempts,
-                                                p_preference, false) as c
-                 where c.row_kind <> 'inspection';
-            exit call;
-        end if;
-
-        v_waiting := (select sum(m % c_marker_demand)::integer from unnest(v_markers) as m);
-        select array_agg(row(c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-                             c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-                             c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
-                             c.cap_room)::docket_claim_outcome
-                         order by c.visit_ordinal, c.outcome_ordinal nulls last)
-          into v_outcomes
-          from docket_tenant_fair_claim(p_now, p_cutoff, v_waiting + p_demand, p_max_attempts,
-                                        p_preference, false) as c
-         where c.row_kind <> 'inspection';
-        v_outcomes := coalesce(v_outcomes, '{}');
-
-        -- An engine error reaches only this caller; its waiters find no
-        -- delivery and try again.
-        if exists (select from unnest(v_outcomes) as o where o.row_kind = 'error') then
-            v_waiting := 0;
-        else
-            -- Waiter i takes the outcomes numbered after the demands of the
-            -- waiters before it, up to its own; the caller takes what is left.
-            -- statement deliveries_write
-            insert into docket_claim_deliveries (ticket, outcomes)
-            select s.marker / c_marker_demand,
-                   coalesce((select array_agg(v_outcomes[g.i] order by g.i)
-                               from generate_subscripts(v_outcomes, 1) as g(i)
-                              where g.i > s.demand_through - s.marker % c_marker_demand
-                                and g.i <= s.demand_through), '{}')
-              from (select w.marker,
-                           sum(w.marker % c_marker_demand) over (order by w.ordinal) as demand_through
-                      from unnest(v_markers) with ordinality as w(marker, ordinal)) s;
-            -- end statement
-
-            -- statement deliveries_expire
-            delete from docket_claim_deliveries d
-             where d.delivered_at <= clock_timestamp() - c_delivery_life;
-            -- end statement
-        end if;
-
-        return query
-            select (v_outcomes[g.i]).*, (g.i - v_waiting)::bigint
-              from generate_subscripts(v_outcomes, 1) as g(i)
-             where g.i > v_waiting
-             order by g.i;
-    end;
-
-    if v_restore_lock_timeout is not null then
-        perform set_config('lock_timeout', v_restore_lock_timeout, true);
-    end if;
-    return;
-end;
-$$;
--- end include
--- end cap room
-
 -- migrate:down
-
--- Cap room.
-drop function docket_tenant_fair_claim_combined(timestamptz, timestamptz, integer, integer, text);
-drop table docket_claim_deliveries;
-drop type docket_claim_outcome;
-create type docket_claim_outcome as (
-    row_kind text,
-    error_reason text,
-    run_id text,
-    tenant_id text,
-    graph_id text,
-    graph_hash text,
-    checkpoint_seq bigint,
-    claim_token uuid,
-    claimed_at timestamptz,
-    claim_attempt integer,
-    poisoned_at timestamptz,
-    poison_reason text,
-    work_class text,
-    eligible_at timestamptz
-);
-create table docket_claim_deliveries (
-    ticket integer
-        constraint docket_claim_deliveries_pkey primary key
-        constraint docket_claim_deliveries_ticket_check check (ticket > 0),
-    delivered_at timestamptz not null default clock_timestamp(),
-    outcomes docket_claim_outcome[] not null
-);
--- include docket_tenant_fair_claim_combined_v1.sql
--- A TenantFair claim call that may serve the demand of other claimers too
--- (combined claims). Every TenantFair call holds the policy row, the domain's
--- one cursor, for its whole duration, so many small concurrent callers each
--- wait for the whole call of every caller ahead of them. Here one call at a
--- time is the domain's combiner: it holds a transaction-scoped advisory lock
--- keyed by the schema and runs one walk of docket_tenant_fair_claim for its
--- own demand plus that of every caller waiting for it, and leaves each
--- waiter its share of the outcomes as a delivery row
--- (docket_claim_deliveries). The walk itself is unchanged: it is one call of
--- the engine whose demand is the sum, with every rule, cap and bound of any
--- other call, under the policy row as always; callers that do not combine
--- (Legacy, ClaimDueTx, the trace calls, SoloClaims) meet the combiner only
--- there.
---
--- A caller that finds a combiner at work announces its demand without
--- committing anything: it takes a second advisory lock, its marker, whose
--- keys are its kind (below) and a ticket with its demand, and with the
--- marker held it waits for the combiner's commit on the combiner's lock in
--- shared mode. Locks are visible to every session as soon as they are
--- granted, so a combiner reads the markers of the callers waiting for it in
--- pg_locks when it starts; no request row needs a transaction and a commit
--- of its own, and a claim is one call. The marker and the shared lock are
--- taken in a subtransaction that is rolled back at the wake-up, so the
--- marker lives only while its caller waits, and no waiter keeps the next
--- combiner out. Every waiter wakes at the commit together and takes its
--- delivery, if any. A waiter its combiner did not serve (it announced after
--- the combiner read the markers) waits again while another combiner is at
--- work or queued for the lock, since that one reads the markers afterwards;
--- otherwise it queues for the lock to become the next combiner.
---
--- Reading pg_locks copies the server's whole lock table, every session's
--- locks of every database, so its cost grows with that table (about 4 ms
--- with 5,000 locks held elsewhere). A combiner reads it only when a ticket
--- was taken since the last read: it compares the ticket sequence with
--- docket_claim_tickets_read, where the last reader left it. An uncontended
--- call, which takes no ticket, never reads it. A waiter whose ticket was
--- taken before a read but whose marker came after it, with no ticket
--- taken since, is not read by the next combiner either; it goes on waiting
--- or combining as any unserved waiter does.
---
--- A combiner serves a marker only when no delivery of its ticket exists
--- yet: a waiter's marker may outlive, by the instant its rollback takes,
--- the shared lock that lets the next combiner in, and its delivery is
--- still there then, since the waiter collects it only after the rollback.
--- So every ticket is served at most once.
---
--- Every wait is bounded by the lock wait of docket_claim_precheck, with
--- one exception that keeps leases from being stranded. A waiter whose wait
--- runs out gives its marker up, but a combiner that read the marker before
--- it went may already be walking for it. A per-ticket advisory lock, the
--- served lock, settles which of the two owns the ticket: a combiner serves
--- a marker only when it gets that lock without waiting, and holds it to
--- its commit; a waiter that gives up takes it, waiting as long as a
--- combiner holds it, so it waits for the one combiner that may serve it
--- and collects what that one delivered. When nothing was delivered, the
--- waiter withdraws its ticket with an empty delivery row, its tombstone,
--- and answers 'lock_contention'; a combiner reads the deliveries again
--- after taking the served locks, so one that read the marker before the
--- waiter withdrew skips it, whether the waiter still holds the served lock
--- (the try fails) or has committed (the tombstone is visible). Tombstones
--- expire with the deliveries; only a combiner deletes either, and it holds
--- the combiner lock, so no combiner between its read and its check of the
--- markers ever sees a tombstone go. A delivery nobody collects (its caller
--- was cancelled or rolled back) is deleted by a later combiner after ten
--- seconds; its leases expire after their claim TTL, as those of a Worker
--- that stopped right after its claim.
---
--- A call that collects a delivery commits without waiting for its WAL
--- flush: it only deletes its delivery, the leases are the combiner's
--- writes, durable with the combiner's commit, and a delivery a crash brings
--- back is never collected and expires. A call that walks keeps the caller's
--- setting, since its commit makes its own leases durable. Either setting is
--- local to the caller's transaction, as every production claim call is its
--- own.
---
--- Only callers with the combiner's claim TTL, max attempts and preference
--- are combined, since the walk takes one of each: a marker's first key, its
--- kind, is a 32-bit hash of the schema and those three, and a combiner
--- reads only the markers of its own kind. A caller of demand over 255
--- (which a marker cannot hold) or of another kind waits for a combiner of
--- its own. Outcomes go to the waiters in ticket order, then to the
--- combiner: when the walk finds less than the combined demand, the callers
--- that waited longest are served first. An engine error (for example the
--- domain switched to Legacy) reaches only the combiner; its waiters find no
--- delivery and try again.
---
--- outcome_ordinal orders the rows returned (the engine's visit and outcome
--- order); the claim queries order by it.
-create or replace function docket_tenant_fair_claim_combined(
-    p_now timestamptz,
-    p_cutoff timestamptz,
-    p_demand integer,
-    p_max_attempts integer,
-    p_preference text
-) returns table (
-    row_kind text,
-    error_reason text,
-    run_id text,
-    tenant_id text,
-    graph_id text,
-    graph_hash text,
-    checkpoint_seq bigint,
-    claim_token uuid,
-    claimed_at timestamptz,
-    claim_attempt integer,
-    poisoned_at timestamptz,
-    poison_reason text,
-    work_class text,
-    eligible_at timestamptz,
-    outcome_ordinal bigint
-)
-    language plpgsql
-    volatile
-    security invoker
-    set search_path from current
-as $$
-declare
-    -- The combined demand of one walk stays within what one engine call can
-    -- grant (S = 32 visits of at most Q = 8 outcomes); waiters beyond it
-    -- wait for the next combiner.
-    c_combined_demand constant integer := 256;
-    -- A marker's second key is ticket * 256 + demand, within an integer.
-    c_marker_demand constant integer := 256;
-    -- A waiter gives up within the lock wait (250 ms), so a delivery older
-    -- than this belongs to a caller that is gone.
-    c_delivery_life constant interval := '10 seconds';
-
-    -- The combiner's lock, one per schema (advisory locks are per database).
-    v_key bigint := hashtextextended('docket_tenant_fair_claim_combined ' || current_schema(), 0);
-    -- The markers' first key: the schema and what a walk takes one of.
-    v_kind integer := hashtext('docket_tenant_fair_claim_combined marker ' || current_schema()
-                               || ' ' || (p_now - p_cutoff)::text || ' ' || p_max_attempts::text
-                               || ' ' || coalesce(p_preference, ''));
-    -- The served locks' first key; the second is the ticket.
-    v_served integer := hashtext('docket_tenant_fair_claim_combined served ' || current_schema());
-    v_precheck record;
-    v_restore_lock_timeout text;
-    v_deadline timestamptz;
-    v_ticket integer;
-    v_timed_out boolean := false;
-    v_combiner boolean := false;
-    v_lock_free boolean;
-    v_own docket_claim_outcome[];
-    v_markers integer[];
-    v_issued integer;
-    v_read integer;
-    v_waiting integer;
-    v_outcomes docket_claim_outcome[];
-begin
-    <<call>>
-    begin
-        v_precheck := docket_claim_precheck('docket_tenant_fair_claim_combined', p_now, p_cutoff,
-                                            p_demand, p_max_attempts, p_preference, false);
-        v_restore_lock_timeout := v_precheck.o_restore_lock_timeout;
-        if v_precheck.o_error_reason is not null then
-            row_kind := 'error';
-            error_reason := v_precheck.o_error_reason;
-            return next;
-            exit call;
-        end if;
-        v_deadline := clock_timestamp() + current_setting('lock_timeout')::interval;
-
-        <<wait>>
-        loop
-            if not v_combiner then
-                -- statement combiner_lock
-                v_combiner := pg_try_advisory_xact_lock(v_key);
-                -- end statement
-            end if;
-            -- A combiner that never waited has no ticket, so nothing can
-            -- have been delivered to it.
-            exit wait when v_combiner and v_ticket is null;
-            if not v_combiner then
-                if v_ticket is null then
-                    v_ticket := nextval('docket_claim_tickets');
-                end if;
-                -- Announce the demand and wait for the combiner's commit, then
-                -- give both locks back by rolling back the block's
-                -- subtransaction.
-                begin
-                    if clock_timestamp() >= v_deadline then
-                        raise lock_not_available;
-                    end if;
-                    if p_demand < c_marker_demand then
-                        -- statement marker
-                        perform pg_advisory_xact_lock_shared(v_kind, v_ticket * c_marker_demand + p_demand);
-                        -- end statement
-                    end if;
-                    -- statement combiner_wait
-                    perform pg_advisory_xact_lock_shared(v_key);
-                    -- end statement
-                    raise sqlstate 'DKW01';
-                exception
-                    when sqlstate 'DKW01' then
-                        null;
-                    when lock_not_available then
-                        v_timed_out := true;
-                end;
-                if v_timed_out then
-                    -- The marker is gone. Take the ticket's served lock, which a
-                    -- combiner serving this ticket holds to its commit, before
-                    -- the collect below, so that the collect finds what such a
-                    -- combiner delivered. The lock is not bounded by the lock
-                    -- wait: it waits for one combiner that is already walking.
-                    loop
-                        begin
-                            -- statement served_lock
-                            perform pg_advisory_xact_lock(v_served, v_ticket);
-                            -- end statement
-                            exit;
-                        exception when lock_not_available then
-                            null;
-                        end;
-                    end loop;
-                end if;
-            end if;
-            -- A waiter collects what a combiner delivered to its ticket; so
-            -- does a caller that became the combiner after waiting, since a
-            -- combiner before it may have served the ticket.
-            -- statement delivery_collect
-            delete from docket_claim_deliveries d
-             where d.ticket = v_ticket
-            returning d.outcomes into v_own;
-            -- end statement
-            if found then
-                perform set_config('synchronous_commit', 'off', true);
-                return query
-                    select (v_own[g.i]).*, g.i::bigint
-                      from generate_subscripts(v_own, 1) as g(i)
-                     order by g.i;
-                exit call;
-            end if;
-            exit wait when v_combiner;
-            if v_timed_out then
-                -- Nothing was delivered: withdraw the ticket.
-                -- statement tombstone_write
-                insert into docket_claim_deliveries (ticket, outcomes)
-                values (v_ticket, '{}');
-                -- end statement
-                row_kind := 'error';
-                error_reason := 'lock_contention';
-                return next;
-                exit call;
-            end if;
-            -- Not served. A combiner that holds the lock now, or a caller
-            -- queued for it, reads the markers after this one was taken, so
-            -- the caller waits for that one's commit in shared mode, with the
-            -- other waiters it serves; they would otherwise take the lock one
-            -- after another, each only to collect its delivery. The probe is
-            -- a shared try in a subtransaction: it fails only while the lock
-            -- is held or awaited in exclusive mode, not while other waiters
-            -- briefly hold it shared.
-            begin
-                -- statement combiner_probe
-                v_lock_free := pg_try_advisory_xact_lock_shared(v_key);
-                -- end statement
-                raise sqlstate 'DKW01';
-            exception when sqlstate 'DKW01' then
-                null;
-            end;
-            continue wait when not v_lock_free;
-            -- No combiner at work or queued: queue for the combiner's lock,
-            -- which a waiter that arrives later then waits behind, instead of
-            -- trying again: tries would fail while any waiter briefly holds
-            -- the shared lock.
-            begin
-                -- statement combiner_queue
-                perform pg_advisory_xact_lock(v_key);
-                -- end statement
-                v_combiner := true;
-            exception when lock_not_available then
-                -- The wait's deadline has passed: the next round gives up.
-                null;
-            end;
-        end loop;
-
-        -- This call is the combiner.
-        -- statement tickets_read
-        select case when t.is_called then t.last_value else 0 end,
-               (select r.last_value from docket_claim_tickets_read r)
-          into v_issued, v_read
-          from docket_claim_tickets t;
-        -- end statement
-        if v_issued <> v_read then
-            perform setval('docket_claim_tickets_read', v_issued);
-            -- The markers of this kind held by the callers waiting now, in ticket
-            -- order, within the combined demand.
-            -- statement markers_read
-            select array_agg(q.marker order by q.marker)
-              into v_markers
-              from (select m.marker,
-                           sum(m.marker % c_marker_demand) over (order by m.marker) as demand_through
-                      from (select l.objid::bigint::integer as marker
-                              from pg_locks l
-                             where l.locktype = 'advisory'
-                               and l.database = (select b.oid from pg_database b where b.datname = current_database())
-                               and l.classid = v_kind::oid
-                               and l.objsubid = 2
-                               and l.mode = 'ShareLock'
-                               and l.granted
-                               and l.pid <> pg_backend_pid()) m
-                     where not exists (select from docket_claim_deliveries d
-                                        where d.ticket = m.marker / c_marker_demand)) q
-             where q.demand_through <= c_combined_demand - p_demand;
-            -- end statement
-            -- Serve only the tickets whose served lock this call gets now
-            -- (a waiter that gave up holds its own), then only those still
-            -- without a delivery in a snapshot taken after the locks: a
-            -- waiter that gave up and committed left its tombstone.
-            -- statement markers_take
-            select array_agg(w.marker order by w.ordinal)
-              into v_markers
-              from unnest(v_markers) with ordinality as w(marker, ordinal)
-             where pg_try_advisory_xact_lock(v_served, w.marker / c_marker_demand);
-            -- end statement
-            -- statement markers_check
-            select array_agg(w.marker order by w.ordinal)
-              into v_markers
-              from unnest(v_markers) with ordinality as w(marker, ordinal)
-             where not exists (select from docket_claim_deliveries d
-                                where d.ticket = w.marker / c_marker_demand);
-            -- end statement
-        end if;
-
-        if v_markers is null then
-            return query
-                select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-                       c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-                       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
-                       row_number() over (order by c.visit_ordinal, c.outcome_ordinal nulls last)
-                  from docket_tenant_fair_claim(p_now, p_cutoff, p_demand, p_max_attempts,
-                                                p_preference, false) as c
-                 where c.row_kind <> 'inspection';
-            exit call;
-        end if;
-
-        v_waiting := (select sum(m % c_marker_demand)::integer from unnest(v_markers) as m);
-        select array_agg(row(c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
-                             c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-                             c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at)::docket_claim_outcome
-                         order by c.visit_ordinal, c.outcome_ordinal nulls last)
-          into v_outcomes
-          from docket_tenant_fair_claim(p_now, p_cutoff, v_waiting + p_demand, p_max_attempts,
-                                        p_preference, false) as c
-         where c.row_kind <> 'inspection';
-        v_outcomes := coalesce(v_outcomes, '{}');
-
-        -- An engine error reaches only this caller; its waiters find no
-        -- delivery and try again.
-        if exists (select from unnest(v_outcomes) as o where o.row_kind = 'error') then
-            v_waiting := 0;
-        else
-            -- Waiter i takes the outcomes numbered after the demands of the
-            -- waiters before it, up to its own; the caller takes what is left.
-            -- statement deliveries_write
-            insert into docket_claim_deliveries (ticket, outcomes)
-            select s.marker / c_marker_demand,
-                   coalesce((select array_agg(v_outcomes[g.i] order by g.i)
-                               from generate_subscripts(v_outcomes, 1) as g(i)
-                              where g.i > s.demand_through - s.marker % c_marker_demand
-                                and g.i <= s.demand_through), '{}')
-              from (select w.marker,
-                           sum(w.marker % c_marker_demand) over (order by w.ordinal) as demand_through
-                      from unnest(v_markers) with ordinality as w(marker, ordinal)) s;
-            -- end statement
-
-            -- statement deliveries_expire
-            delete from docket_claim_deliveries d
-             where d.delivered_at <= clock_timestamp() - c_delivery_life;
-            -- end statement
-        end if;
-
-        return query
-            select (v_outcomes[g.i]).*, (g.i - v_waiting)::bigint
-              from generate_subscripts(v_outcomes, 1) as g(i)
-             where g.i > v_waiting
-             order by g.i;
-    end;
-
-    if v_restore_lock_timeout is not null then
-        perform set_config('lock_timeout', v_restore_lock_timeout, true);
-    end if;
-    return;
-end;
-$$;
--- end include
--- The engines' includes below create them again with their V2 result.
-drop function docket_tenant_fair_claim(timestamptz, timestamptz, integer, integer, text, boolean);
-drop function docket_legacy_claim(timestamptz, timestamptz, integer, integer, text, boolean);
--- end cap room
 
 -- Per-run max attempts.
 alter table docket_runs

@@ -8,8 +8,7 @@ create function docket_tenant_fair_claim(
     out graph_id text, out graph_hash text, out checkpoint_seq bigint,
     out claim_token uuid, out claimed_at timestamptz, out claim_attempt integer,
     out poisoned_at timestamptz, out poison_reason text, out work_class text,
-    out eligible_at timestamptz, out cap_room integer, out call_token uuid,
-    out transaction_id bigint,
+    out eligible_at timestamptz, out call_token uuid, out transaction_id bigint,
     out visit_ordinal integer, out outcome_ordinal integer, out demand integer,
     out cursor_before bigint, out cursor_after bigint, out ring_position bigint,
     out scope_key text, out disposition text, out outcome_count integer,
@@ -21,8 +20,7 @@ create function docket_legacy_claim(
     out graph_id text, out graph_hash text, out checkpoint_seq bigint,
     out claim_token uuid, out claimed_at timestamptz, out claim_attempt integer,
     out poisoned_at timestamptz, out poison_reason text, out work_class text,
-    out eligible_at timestamptz, out cap_room integer, out call_token uuid,
-    out transaction_id bigint,
+    out eligible_at timestamptz, out call_token uuid, out transaction_id bigint,
     out visit_ordinal integer, out outcome_ordinal integer, out demand integer,
     out cursor_before bigint, out cursor_after bigint, out ring_position bigint,
     out scope_key text, out disposition text, out outcome_count integer,
@@ -34,5 +32,5 @@ create function docket_tenant_fair_claim_combined(
     out graph_id text, out graph_hash text, out checkpoint_seq bigint,
     out claim_token uuid, out claimed_at timestamptz, out claim_attempt integer,
     out poisoned_at timestamptz, out poison_reason text, out work_class text,
-    out eligible_at timestamptz, out cap_room integer, out outcome_ordinal bigint
+    out eligible_at timestamptz, out outcome_ordinal bigint
 ) language sql as $$ select null::text $$;

@@ -47,10 +47,6 @@ type Outcome struct {
 	// PoisonedAt and PoisonReason are set for a poison only.
 	PoisonedAt   time.Time
 	PoisonReason string
-	// CapRoom is the room under the tenant's cap after the call (cap_room):
-	// nil when no cap binds it (Legacy, or a TenantFair tenant with no more
-	// unfinished runs than its cap).
-	CapRoom *int
 }
 
 // Result is the decoded result of a claim call: its outcomes in visit and
@@ -136,13 +132,6 @@ func decodeOutcome(r Row) (Outcome, error) {
 		return Outcome{}, errors.New("tenant_id is empty instead of NULL")
 	}
 	o.TenantID = r.TenantID
-	if r.CapRoom != nil {
-		if *r.CapRoom < 0 {
-			return Outcome{}, fmt.Errorf("cap_room %d", *r.CapRoom)
-		}
-		room := int(*r.CapRoom)
-		o.CapRoom = &room
-	}
 
 	leased := r.ClaimToken != nil || r.ClaimedAt != nil
 	poisoned := r.PoisonedAt != nil || r.PoisonReason != nil

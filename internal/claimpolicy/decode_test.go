@@ -72,22 +72,6 @@ func TestDecodeLeaseAndPoison(t *testing.T) {
 	}
 }
 
-// cap_room carries over to the outcome, nil or not.
-func TestDecodeCapRoom(t *testing.T) {
-	for _, room := range []*int32{nil, ptr(int32(0)), ptr(int32(3))} {
-		r := leaseRow()
-		r.CapRoom = room
-		res, err := claimpolicy.TenantFair{}.Decode([]claimpolicy.Row{r})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := res.Outcomes[0].CapRoom
-		if (got == nil) != (room == nil) || (got != nil && *got != int(*room)) {
-			t.Fatalf("cap_room %v decoded as %v", room, got)
-		}
-	}
-}
-
 func TestDecodeEmptyAndTenantless(t *testing.T) {
 	res, err := claimpolicy.Legacy{}.Decode(nil)
 	if err != nil || len(res.Outcomes) != 0 {
@@ -127,7 +111,6 @@ func TestDecodeRefusesMalformedRows(t *testing.T) {
 		"lease and poison":     {func() claimpolicy.Row { r := leaseRow(); r.PoisonedAt = ptr(testNow); return r }()},
 		"neither":              {func() claimpolicy.Row { r := poisonRow(); r.PoisonedAt, r.PoisonReason = nil, nil; return r }()},
 		"poison without time":  {func() claimpolicy.Row { r := poisonRow(); r.PoisonedAt = nil; return r }()},
-		"negative cap room":    {func() claimpolicy.Row { r := leaseRow(); r.CapRoom = ptr(int32(-1)); return r }()},
 		"abandon poison": {func() claimpolicy.Row {
 			r := poisonRow()
 			r.PoisonReason = ptr("max_claim_abandons_exceeded")

@@ -24,7 +24,6 @@ type Row struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
-	CapRoom       *int32
 }
 
 // TraceRow is one row of a traced claim call: every public and internal
@@ -44,7 +43,6 @@ type TraceRow struct {
 	PoisonReason   *string
 	WorkClass      *string
 	EligibleAt     *time.Time
-	CapRoom        *int32
 	CallToken      *uuid.UUID
 	TransactionID  *int64
 	VisitOrdinal   *int32
@@ -76,7 +74,6 @@ func (r TraceRow) public() Row {
 		PoisonReason:  r.PoisonReason,
 		WorkClass:     r.WorkClass,
 		EligibleAt:    r.EligibleAt,
-		CapRoom:       r.CapRoom,
 	}
 }
 

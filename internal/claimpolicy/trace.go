@@ -117,9 +117,6 @@ func decodeOutcomeTrace(r TraceRow, want policy.OutcomeDisposition, withVisits b
 func decodeInspection(r TraceRow) (policy.Inspection, error) {
 	var in policy.Inspection
 	var err error
-	if r.CapRoom != nil {
-		return policy.Inspection{}, errors.New("cap_room on an inspection row")
-	}
 	if in.CallToken, err = required(r.CallToken, "call_token"); err != nil {
 		return policy.Inspection{}, err
 	}

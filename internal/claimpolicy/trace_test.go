@@ -69,8 +69,6 @@ func TestDecodeTraceLegacy(t *testing.T) {
 func TestDecodeTraceRefusesMalformedRows(t *testing.T) {
 	moved := traceInspection("stale", 0, 0)
 	moved.CursorAfter = ptr(int64(5))
-	roomed := traceInspection("grant", 1, 1)
-	roomed.CapRoom = ptr(int32(1))
 	cases := []struct {
 		name   string
 		engine claimpolicy.Engine
@@ -87,7 +85,6 @@ func TestDecodeTraceRefusesMalformedRows(t *testing.T) {
 		{"grant without epoch", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{traceInspection("grant", 1, 0)}},
 		{"grant above Q", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{traceInspection("grant", 9, 1)}},
 		{"cursor not at the visited position", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{moved}},
-		{"inspection with a cap room", claimpolicy.TenantFair{}, []claimpolicy.TraceRow{roomed}},
 	}
 	for _, tc := range cases {
 		if _, err := tc.engine.DecodeTrace(tc.rows); !errors.Is(err, claimpolicy.ErrMalformedRow) {

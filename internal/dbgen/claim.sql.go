@@ -30,7 +30,7 @@ func (q *Queries) CommitClaimAsynchronously(ctx context.Context) error {
 const LegacyClaim = `-- name: LegacyClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from /*schema*/docket_legacy_claim(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text, false) as c
@@ -61,7 +61,6 @@ type LegacyClaimRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
-	CapRoom       *int32
 }
 
 // Tenant-blind Legacy admission: the public columns of outcome and error rows
@@ -96,7 +95,6 @@ func (q *Queries) LegacyClaim(ctx context.Context, arg LegacyClaimParams) ([]Leg
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
-			&i.CapRoom,
 		); err != nil {
 			return nil, err
 		}
@@ -111,7 +109,7 @@ func (q *Queries) LegacyClaim(ctx context.Context, arg LegacyClaimParams) ([]Leg
 const LegacyClaimTrace = `-- name: LegacyClaimTrace :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
@@ -144,7 +142,6 @@ type LegacyClaimTraceRow struct {
 	PoisonReason   *string
 	WorkClass      *string
 	EligibleAt     *time.Time
-	CapRoom        *int32
 	CallToken      *uuid.UUID
 	TransactionID  *int64
 	VisitOrdinal   *int32
@@ -191,7 +188,6 @@ func (q *Queries) LegacyClaimTrace(ctx context.Context, arg LegacyClaimTracePara
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
-			&i.CapRoom,
 			&i.CallToken,
 			&i.TransactionID,
 			&i.VisitOrdinal,
@@ -218,7 +214,7 @@ func (q *Queries) LegacyClaimTrace(ctx context.Context, arg LegacyClaimTracePara
 const TenantFairClaim = `-- name: TenantFairClaim :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from /*schema*/docket_tenant_fair_claim(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text, false) as c
@@ -249,7 +245,6 @@ type TenantFairClaimRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
-	CapRoom       *int32
 }
 
 // Production TenantFair admission: the public columns of outcome and error
@@ -285,7 +280,6 @@ func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
-			&i.CapRoom,
 		); err != nil {
 			return nil, err
 		}
@@ -300,7 +294,7 @@ func (q *Queries) TenantFairClaim(ctx context.Context, arg TenantFairClaimParams
 const TenantFairClaimCombined = `-- name: TenantFairClaimCombined :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from /*schema*/docket_tenant_fair_claim_combined(
            $1::timestamptz, $2::timestamptz, $3::integer,
            $4::integer, $5::text) as c
@@ -330,7 +324,6 @@ type TenantFairClaimCombinedRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
-	CapRoom       *int32
 }
 
 // A production TenantFair call that may serve the demand of waiting
@@ -367,7 +360,6 @@ func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairCla
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
-			&i.CapRoom,
 		); err != nil {
 			return nil, err
 		}
@@ -382,7 +374,7 @@ func (q *Queries) TenantFairClaimCombined(ctx context.Context, arg TenantFairCla
 const TenantFairClaimTrace = `-- name: TenantFairClaimTrace :many
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room,
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at,
        c.call_token, c.transaction_id, c.visit_ordinal, c.outcome_ordinal,
        c.demand, c.cursor_before, c.cursor_after, c.ring_position, c.scope_key,
        c.disposition, c.outcome_count, c.epoch_delta
@@ -415,7 +407,6 @@ type TenantFairClaimTraceRow struct {
 	PoisonReason   *string
 	WorkClass      *string
 	EligibleAt     *time.Time
-	CapRoom        *int32
 	CallToken      *uuid.UUID
 	TransactionID  *int64
 	VisitOrdinal   *int32
@@ -462,7 +453,6 @@ func (q *Queries) TenantFairClaimTrace(ctx context.Context, arg TenantFairClaimT
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
-			&i.CapRoom,
 			&i.CallToken,
 			&i.TransactionID,
 			&i.VisitOrdinal,

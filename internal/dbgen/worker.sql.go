@@ -214,7 +214,7 @@ func (q *Queries) LeasedRuns(ctx context.Context) ([]LeasedRunsRow, error) {
 
 const LegacyClaimNoted = `-- name: LegacyClaimNoted :many
 with c as materialized (
-    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.cap_room, f.call_token, f.transaction_id, f.visit_ordinal, f.outcome_ordinal, f.demand, f.cursor_before, f.cursor_after, f.ring_position, f.scope_key, f.disposition, f.outcome_count, f.epoch_delta
+    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.call_token, f.transaction_id, f.visit_ordinal, f.outcome_ordinal, f.demand, f.cursor_before, f.cursor_after, f.ring_position, f.scope_key, f.disposition, f.outcome_count, f.epoch_delta
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
            cross join lateral /*schema*/docket_legacy_claim(
                $1::timestamptz, $2::timestamptz, $3::integer,
@@ -228,7 +228,7 @@ with c as materialized (
 )
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from c cross join noted
  where c.row_kind <> 'inspection' and noted.run_ids is not null
  order by c.visit_ordinal, c.outcome_ordinal nulls last
@@ -257,7 +257,6 @@ type LegacyClaimNotedRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
-	CapRoom       *int32
 }
 
 // LegacyClaim for the Worker's claim batch, clearing and then noting its
@@ -292,7 +291,6 @@ func (q *Queries) LegacyClaimNoted(ctx context.Context, arg LegacyClaimNotedPara
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
-			&i.CapRoom,
 		); err != nil {
 			return nil, err
 		}
@@ -373,7 +371,7 @@ func (q *Queries) NotifyClaimRevoked(ctx context.Context, arg NotifyClaimRevoked
 
 const TenantFairClaimCombinedNoted = `-- name: TenantFairClaimCombinedNoted :many
 with c as materialized (
-    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.cap_room, f.outcome_ordinal
+    select f.row_kind, f.error_reason, f.run_id, f.tenant_id, f.graph_id, f.graph_hash, f.checkpoint_seq, f.claim_token, f.claimed_at, f.claim_attempt, f.poisoned_at, f.poison_reason, f.work_class, f.eligible_at, f.outcome_ordinal
       from (select set_config('docket.leased_run_ids', '{}', true) as cleared) as note
            cross join lateral /*schema*/docket_tenant_fair_claim_combined(
                $1::timestamptz, $2::timestamptz, $3::integer,
@@ -387,7 +385,7 @@ with c as materialized (
 )
 select c.row_kind, c.error_reason, c.run_id, c.tenant_id, c.graph_id, c.graph_hash,
        c.checkpoint_seq, c.claim_token, c.claimed_at, c.claim_attempt,
-       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at, c.cap_room
+       c.poisoned_at, c.poison_reason, c.work_class, c.eligible_at
   from c cross join noted
  where noted.run_ids is not null
  order by c.outcome_ordinal
@@ -416,7 +414,6 @@ type TenantFairClaimCombinedNotedRow struct {
 	PoisonReason  *string
 	WorkClass     *string
 	EligibleAt    *time.Time
-	CapRoom       *int32
 }
 
 // TenantFairClaimCombined for the Worker's claim batch: the same rows, and
@@ -465,7 +462,6 @@ func (q *Queries) TenantFairClaimCombinedNoted(ctx context.Context, arg TenantFa
 			&i.PoisonReason,
 			&i.WorkClass,
 			&i.EligibleAt,
-			&i.CapRoom,
 		); err != nil {
 			return nil, err
 		}

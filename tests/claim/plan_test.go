@@ -113,8 +113,6 @@ var planVars = map[string]planVar{
 	"v_pending":        {"docket_claim_pending[]", planPending},
 	"v_pending_grants": {"text[]", func(f *planFixture) any { return []string{f.scope} }},
 	"v_pending_tats":   {"timestamptz[]", func(f *planFixture) any { return []time.Time{f.now} }},
-	"v_room_scopes":    {"text[]", func(f *planFixture) any { return []string{f.scope} }},
-	"v_rooms":          {"integer[]", func(*planFixture) any { return []int32{1} }},
 	"v_token_at":       {"timestamptz", func(f *planFixture) any { return f.now }},
 	"v_take_ids":       {"bigint[]", func(f *planFixture) any { return f.queuedIDs }},
 	"v_take_kinds":     {"text[]", func(f *planFixture) any { return planRepeat("queued_ready", len(f.queuedIDs)) }},

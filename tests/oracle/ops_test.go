@@ -51,8 +51,7 @@ func (e *diffEnv) opClaimHeld() {
 // demand, preference and attempt limit on both sides and compares every
 // outcome (run, class, disposition, poison, order, attempt, eligible time,
 // checkpoint) and every inspection (visit, position, scope, disposition,
-// cursor movement, outcome count, epoch delta), and each lease's room under
-// its tenant's cap.
+// cursor movement, outcome count, epoch delta).
 func (e *diffEnv) opClaim() {
 	demand := rapid.IntRange(1, 12).Draw(e.rt, "demand")
 	pref := rapid.SampledFrom([]docket.Preference{docket.PreferNone, docket.PreferReady, docket.PreferExpired}).Draw(e.rt, "preference")
@@ -106,7 +105,6 @@ func (e *diffEnv) dbCallLines(tr docket.ClaimTrace, demand int) []string {
 		var attempt int
 		var eligible time.Time
 		var seq int64
-		var capRoom *int
 		if o.Poisoned {
 			if len(poisons) == 0 {
 				e.fail("traced poison %s has no poisoned result", o.RunID)
@@ -120,10 +118,10 @@ func (e *diffEnv) dbCallLines(tr docket.ClaimTrace, demand int) []string {
 			}
 			l := leases[0]
 			leases = leases[1:]
-			attempt, eligible, seq, capRoom = l.Attempt, l.EligibleAt, l.CheckpointSeq, l.CapRoom
+			attempt, eligible, seq = l.Attempt, l.EligibleAt, l.CheckpointSeq
 		}
 		out = append(out, outcomeLine(o.Visit, o.Ordinal, o.RunID, tenant, string(o.Class), o.Disposition,
-			o.Poisoned, attempt, eligible, seq, capRoom))
+			o.Poisoned, attempt, eligible, seq))
 	}
 	for _, in := range tr.Inspections {
 		var until time.Time

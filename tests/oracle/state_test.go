@@ -199,16 +199,11 @@ func diff(model, db []string) string {
 	return b.String()
 }
 
-// outcomeLine renders one outcome of a claim call; capRoom is a lease's room
-// under its tenant's cap (a poison reports none).
+// outcomeLine renders one outcome of a claim call.
 func outcomeLine(visit, ordinal int, runID, scope, class, disposition string, poison bool,
-	attempt int, eligible time.Time, seq int64, capRoom *int) string {
-	room := "-"
-	if capRoom != nil && !poison {
-		room = fmt.Sprint(*capRoom)
-	}
-	return fmt.Sprintf("outcome v%d #%d %s scope=%s class=%s disposition=%s poison=%t attempt=%d eligible=%s seq=%d cap_room=%s",
-		visit, ordinal, runID, scope, class, disposition, poison, attempt, eligible.UTC().Format(time.RFC3339Nano), seq, room)
+	attempt int, eligible time.Time, seq int64) string {
+	return fmt.Sprintf("outcome v%d #%d %s scope=%s class=%s disposition=%s poison=%t attempt=%d eligible=%s seq=%d",
+		visit, ordinal, runID, scope, class, disposition, poison, attempt, eligible.UTC().Format(time.RFC3339Nano), seq)
 }
 
 // inspectionLine renders one inspection of a claim call.
@@ -223,7 +218,7 @@ func modelCallLines(res oracle.ClaimResult) []string {
 	var out []string
 	for _, o := range res.Outcomes {
 		out = append(out, outcomeLine(o.Visit, o.Ordinal, o.RunID, o.Scope, string(o.Class), string(o.Disposition),
-			o.Poison, o.ClaimAttempt, o.EligibleAt, o.CheckpointSeq, o.CapRoom))
+			o.Poison, o.ClaimAttempt, o.EligibleAt, o.CheckpointSeq))
 	}
 	for _, in := range res.Inspections {
 		out = append(out, inspectionLine(in.Visit, res.Demand, in.CursorBefore, in.CursorAfter, in.Position,

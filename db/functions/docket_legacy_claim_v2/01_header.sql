@@ -2,8 +2,7 @@
 -- none. It shares the TenantFair arguments and result shape so one decoder
 -- serves both, but it has no partitions, no ring, no cursor and no admission:
 -- a lease never touches tenant_admitted_at (a poison clears it, because a
--- poisoned row may not hold one). With no caps, its outcome rows report no
--- room under a cap (cap_room is null).
+-- poisoned row may not hold one).
 --
 -- Candidates are read through two cursors with SKIP LOCKED and merged one row
 -- at a time, so a call locks only the rows it takes plus at most one
@@ -35,7 +34,6 @@ create or replace function docket_legacy_claim(
     poison_reason text,
     work_class text,
     eligible_at timestamptz,
-    cap_room integer,
     call_token uuid,
     transaction_id bigint,
     visit_ordinal integer,

@@ -25,8 +25,7 @@
                 )
                 select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id, m.graph_hash,
                        m.checkpoint_seq, m.claim_token, m.claimed_at, m.claim_attempts,
-                       m.poisoned_at, m.poison_reason, m.kind, m.eligible, null::integer,
-                       v_call_token, v_xid,
+                       m.poisoned_at, m.poison_reason, m.kind, m.eligible, v_call_token, v_xid,
                        0, (row_number() over (order by m.walk))::integer, p_demand,
                        null::bigint, null::bigint, null::bigint, null::text,
                        case when m.kind = 'expired' then 'expired_recovery' end,

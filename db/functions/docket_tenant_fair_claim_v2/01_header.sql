@@ -96,16 +96,6 @@
 -- unclaimed (admitted-ready, due or not) and the claimed: no index of its
 -- own is kept for it, since every claim would write an entry there too.
 --
--- Every outcome row reports its partition's room under the cap after all of
--- the call's grants (cap_room): the cap less the admitted runs as the
--- partition's last granting visit counted them, plus that visit's
--- promotions, less its admitted poisons, never below 0. It is null when
--- that visit skipped the count because the scope had no more unfinished
--- runs than its cap: the cap cannot bind then, since all of the scope's
--- work fits under it at once. Outcome rows are therefore returned when the
--- call ends, by the last write, which reads back the rows an earlier write
--- (before a revisit) updated.
---
 -- Each SQL statement of the engine sits between a "-- statement NAME" and an
 -- "-- end statement" line; the plan regression test reads them from this file.
 create or replace function docket_tenant_fair_claim(
@@ -130,7 +120,6 @@ create or replace function docket_tenant_fair_claim(
     poison_reason text,
     work_class text,
     eligible_at timestamptz,
-    cap_room integer,
     call_token uuid,
     transaction_id bigint,
     visit_ordinal integer,

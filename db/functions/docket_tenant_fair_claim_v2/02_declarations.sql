@@ -81,12 +81,6 @@ declare
     v_rate_denied boolean;
     v_token_at timestamptz;
     v_admitted bigint;
-    -- The visit's admitted count as the candidate statement read it, null
-    -- when it skipped the count (the cap cannot bind).
-    v_admitted_counted bigint;
-    -- The outcomes of the visit that change the admitted count.
-    v_grant_promoted integer;
-    v_grant_poisoned integer;
     v_limit integer;
     v_frozen integer;
     v_candidate record;
@@ -109,18 +103,12 @@ declare
     v_visit_outcomes integer;
     v_disposition text;
 
-    -- Chosen outcomes in call order, each with what its outcome row reports
-    -- of its visit (the first v_written are written), and one scope entry per
-    -- grant not written yet.
+    -- Chosen but unwritten outcomes in call order, each with what its
+    -- outcome row reports of its visit, and one scope entry per grant.
     v_pending docket_claim_pending[] := '{}';
     v_pending_grants text[] := '{}';
     -- Each grant's partition rate time after it, element for element.
     v_pending_tats timestamptz[] := '{}';
     v_written integer := 0;
-    -- Each granting partition's room under its cap after its latest grant,
-    -- element for element (null: the cap cannot bind).
-    v_room_scopes text[] := '{}';
-    v_rooms integer[] := '{}';
-    v_room_index integer;
     -- The full-ring walk steps until a visit ends without an outcome.
     v_stepping boolean := true;

@@ -1,7 +1,5 @@
             -- The chosen outcomes are written when the call ends, and before
-            -- a wrap revisits a partition that still has unwritten ones. Their
-            -- rows are returned when the call ends, when every partition's
-            -- room under its cap is final.
+            -- a wrap revisits a partition that still has unwritten ones.
             if v_position is null or v_scope = any (v_pending_grants) then
                 if cardinality(v_pending) = 0 and v_position is null and v_visit > 0 then
                     -- A call without outcomes only moves the cursor; the
@@ -13,14 +11,11 @@
                      where p.id = 1;
                     -- end statement
                 elsif cardinality(v_pending) > 0 then
-                    -- One set-based mutation of the unwritten chosen rows,
-                    -- the epoch of each grant and, at the end, the cursor.
-                    -- Every row is locked by this call and was rechecked, so
-                    -- each is written. A batch holds at most one grant per
+                    -- One set-based mutation of the chosen rows, the epoch
+                    -- of each grant and, at the end, the cursor. Every row
+                    -- is locked by this call and was rechecked, so each is
+                    -- written. A batch holds at most one grant per
                     -- partition, because a revisit writes the batch first.
-                    -- Only the call's last write returns rows: this batch's
-                    -- as it writes them, and those of earlier batches read
-                    -- back by id (still locked by this call, so unchanged).
                     -- The rows carry their visit and call-wide outcome
                     -- ordinals; callers order by those, not by arrival.
                     return query
@@ -45,21 +40,12 @@
                                    poison_reason = case when c.poison then 'max_claim_attempts_exceeded' end,
                                    updated_at = now()
                               from chosen c
-                             where r.id = c.id and c.ordinal > v_written
+                             where r.id = c.id
                             returning r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
                                       r.checkpoint_seq, r.claim_token, r.claimed_at,
                                       r.claim_attempts, r.poisoned_at, r.poison_reason,
                                       c.kind, c.eligible, c.visit, c.cursor_before, c.ring_position,
                                       c.scope_key as visit_scope, c.ordinal
-                        ), earlier as (
-                            select r.run_id, r.tenant_id, r.graph_id, r.graph_hash,
-                                   r.checkpoint_seq, r.claim_token, r.claimed_at,
-                                   r.claim_attempts, r.poisoned_at, r.poison_reason,
-                                   c.kind, c.eligible, c.visit, c.cursor_before, c.ring_position,
-                                   c.scope_key as visit_scope, c.ordinal
-                              from chosen c
-                              join docket_runs r on r.id = c.id
-                             where c.ordinal <= v_written
                         ), granted as (
                             -- Outcome-backed service evidence: once per grant.
                             update docket_claim_partitions pa
@@ -74,18 +60,18 @@
                         select 'outcome'::text, null::text, m.run_id, m.tenant_id, m.graph_id,
                                m.graph_hash, m.checkpoint_seq, m.claim_token, m.claimed_at,
                                m.claim_attempts, m.poisoned_at, m.poison_reason, m.kind,
-                               m.eligible, v_rooms[array_position(v_room_scopes, m.visit_scope)],
-                               v_call_token, v_xid, m.visit, m.ordinal::integer, p_demand,
+                               m.eligible, v_call_token, v_xid, m.visit,
+                               (v_written + m.ordinal)::integer, p_demand,
                                m.cursor_before, m.ring_position, m.ring_position, m.visit_scope,
                                case m.kind
                                    when 'admitted_ready' then 'admitted_reacquisition'
                                    when 'queued_ready' then 'queued_promotion'
                                    else 'expired_recovery' end,
                                null::integer, null::integer
-                          from (select * from mutated union all select * from earlier) m
-                         where v_position is null;
+                          from mutated m;
                         -- end statement
-                    v_written := cardinality(v_pending);
+                    v_written := v_written + cardinality(v_pending);
+                    v_pending := '{}';
                     v_pending_grants := '{}';
                     v_pending_tats := '{}';
                 end if;

@@ -63,8 +63,7 @@
                     -- meet the cap. Admitted and queued rows are both unfinished,
                     -- so while the scope has no more unfinished runs than its
                     -- cap no promotion of this visit can reach it, and the count
-                    -- is skipped (null, which the walk takes as 0 and the
-                    -- outcome rows report as a cap that cannot bind). Counting stops at cap + Q, beyond which at most
+                    -- is skipped. Counting stops at cap + Q, beyond which at most
                     -- Q admitted poisons could never bring it under the cap.
                     for v_candidate in
                         -- statement candidates
@@ -144,7 +143,7 @@
                                    -- than its cap: the unclaimed ones on the admitted-ready
                                    -- page's index and the claimed ones on the expired page's,
                                    -- each read up to the bound, so the sum read up to it is
-                                   -- exact. Null when the count is skipped.
+                                   -- exact.
                                    case when (select s.unfinished_count
                                                 from docket_claim_schedule s
                                                where s.scope_key = v_scope) > v_cap
@@ -161,7 +160,7 @@
                                                                  and docket_run_marked_claimed(r)
                                                                limit v_cap::bigint + c_grant_outcomes) as c),
                                                    v_cap::bigint + c_grant_outcomes)
-                                        end as admitted,
+                                        else 0 end as admitted,
                                    -- The class heads are chosen among the rows this visit
                                    -- locked and rechecked: the oldest fresh admitted row of
                                    -- each class, so a head held elsewhere hands its place to

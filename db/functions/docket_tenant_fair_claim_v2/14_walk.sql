@@ -1,8 +1,7 @@
                     loop
                         v_frozen := v_frozen + 1;
                         if v_admitted is null then
-                            v_admitted_counted := v_candidate.admitted;
-                            v_admitted := coalesce(v_admitted_counted, 0);
+                            v_admitted := v_candidate.admitted;
                             v_no_slot := v_admitted >= v_cap;
                         end if;
                         if v_candidate.kind = 'queued_ready' then

@@ -2,8 +2,7 @@
                     if v_visit_outcomes > 0 then
                         v_pending := v_pending || v_take;
                         v_pending_grants := v_pending_grants || v_scope;
-                        v_grant_promoted := 0;
-                        v_grant_poisoned := 0;
+                        v_rate_promoted := 0;
                         foreach v_item in array v_take loop
                             if v_item.kind = 'expired' then
                                 v_served_expired := true;
@@ -11,24 +10,9 @@
                                 v_served_ready := true;
                             end if;
                             if v_item.kind = 'queued_ready' and not v_item.poison then
-                                v_grant_promoted := v_grant_promoted + 1;
-                            elsif v_item.kind <> 'queued_ready' and v_item.poison then
-                                v_grant_poisoned := v_grant_poisoned + 1;
+                                v_rate_promoted := v_rate_promoted + 1;
                             end if;
                         end loop;
-                        v_rate_promoted := v_grant_promoted;
-                        -- The partition's room under its cap after the grant:
-                        -- each promotion that stayed after the FIFO re-check
-                        -- takes a slot, each admitted poison gives one back.
-                        -- A count of cap + Q or more leaves no room however
-                        -- many of the grant's at most Q rows were poisons.
-                        v_room_index := array_position(v_room_scopes, v_scope);
-                        if v_room_index is null then
-                            v_room_scopes := v_room_scopes || v_scope;
-                            v_room_index := cardinality(v_room_scopes);
-                        end if;
-                        v_rooms[v_room_index] := case when v_admitted_counted is not null then greatest(
-                            v_cap - (v_admitted_counted + v_grant_promoted - v_grant_poisoned), 0) end;
                         -- The partition's rate time after the grant: each
                         -- promotion that stayed after the FIFO re-check takes
                         -- one step; the write statement stores it.

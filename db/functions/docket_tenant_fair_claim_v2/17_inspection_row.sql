@@ -13,7 +13,6 @@
                 poison_reason := null;
                 work_class := null;
                 eligible_at := case when v_parked and v_parked_until <> 'infinity' then v_parked_until end;
-                cap_room := null;
                 call_token := v_call_token;
                 transaction_id := v_xid;
                 visit_ordinal := v_visit;

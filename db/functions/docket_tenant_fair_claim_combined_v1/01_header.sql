@@ -84,9 +84,6 @@
 -- domain switched to Legacy) reaches only the combiner; its waiters find no
 -- delivery and try again.
 --
--- Every outcome row carries the engine's cap_room, the room under its
--- tenant's cap after the whole walk, waiters' outcomes included.
---
 -- outcome_ordinal orders the rows returned (the engine's visit and outcome
 -- order); the claim queries order by it.
 create or replace function docket_tenant_fair_claim_combined(
@@ -110,7 +107,6 @@ create or replace function docket_tenant_fair_claim_combined(
     poison_reason text,
     work_class text,
     eligible_at timestamptz,
-    cap_room integer,
     outcome_ordinal bigint
 )
     language plpgsql
