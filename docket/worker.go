@@ -93,7 +93,9 @@ type Worker struct {
 	// filled says the latest claim call leased as many runs as it asked
 	// for: more work is due than the worker has slots, so a verdict that
 	// waits for a shared statement holds back no run the worker could
-	// start instead. Otherwise verdicts are written at once (Job.prompt).
+	// start instead. Otherwise verdicts are written at once
+	// (jobSeam.CommitGrouped), and a call that came back short ends the
+	// wait of those already waiting.
 	filled atomic.Bool
 
 	mu       sync.Mutex

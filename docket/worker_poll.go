@@ -83,7 +83,6 @@ func (w *Worker) poll(ctx, io, handlers context.Context, wake <-chan struct{}) {
 			switch {
 			case err == nil:
 				failures = 0
-				w.filled.Store(got.outcomes == demand)
 				if got.outcomes == demand {
 					sweep.Reset()
 					if got.poisons > 0 {
@@ -272,6 +271,13 @@ func (w *Worker) claim(io, handlers context.Context, free int) (claimed, error) 
 	w.emit(WorkerEvent{Kind: EventClaimed, Leases: len(res.Leases), Poisoned: len(res.Poisoned), Err: err})
 	if err != nil {
 		return claimed{}, err
+	}
+	// Noted before its jobs start, so their verdicts see it.
+	w.filled.Store(res.Outcomes() == free)
+	if res.Outcomes() < free {
+		// The verdicts waiting for a shared statement may hold the
+		// admissions that left this call short.
+		w.completer.EndWaits()
 	}
 	if len(res.Poisoned) > 0 {
 		w.logger.InfoContext(io, "docket worker claim poisoned runs over MaxClaimAttempts", "count", len(res.Poisoned))

@@ -78,12 +78,14 @@ type Config[T, R any] struct {
 type Completer[T, R any] struct {
 	flush       Flush[T, R]
 	callTimeout time.Duration
-	wait        time.Duration
-	timer       Timer
-	// full, when positive, makes the completer linger: a leader waits the
-	// whole wait for verdicts of any job instead of waiting for its cohort,
-	// and stops once full verdicts are pending.
-	full int
+	// wait bounds a leader's wait for the rest of its cohort.
+	wait  time.Duration
+	timer Timer
+	// fixed, when positive, makes the completer linger: a leader waits
+	// fixed for verdicts of any job instead of waiting for its cohort, and
+	// stops once full verdicts are pending.
+	fixed time.Duration
+	full  int
 	// adaptive makes the completer decide for each leader whether it
 	// lingers, and how long: full is then the lingering leader's bound,
 	// lingerFor its linger given the average statement, and now the clock
@@ -105,7 +107,8 @@ type Completer[T, R any] struct {
 	// hurried is set by Hurry: no leader lingers any more.
 	hurried bool
 	// prompts counts the pending verdicts that may not wait (Complete's
-	// prompt): while there is one, no leader lingers.
+	// prompt), and the calls of EndWaits while verdicts were pending: while
+	// it is positive, no leader lingers.
 	prompts int
 	// statements and gaps average, for an adaptive completer, how long a
 	// statement took and how far apart verdicts arrived; lastArrival is
@@ -154,10 +157,12 @@ func byCohort[T, R any](flush Flush[T, R], callTimeout, wait time.Duration, time
 // lingering returns a completer whose leader waits linger for the verdicts
 // of every job, whatever their cohort, so that verdicts which do not finish
 // together still share a statement; it flushes early once full verdicts
-// are pending, or at once after Hurry. linger and full must be positive.
+// are pending, or at once after Hurry. While a prompt verdict is pending a
+// leader waits for its cohort instead, at most CohortWait. linger and full
+// must be positive.
 func lingering[T, R any](flush Flush[T, R], callTimeout, linger time.Duration, full int, timer Timer) *Completer[T, R] {
-	c := byCohort(flush, callTimeout, linger, timer)
-	c.full = full
+	c := byCohort(flush, callTimeout, CohortWait, timer)
+	c.fixed, c.full = linger, full
 	return c
 }
 
@@ -209,6 +214,17 @@ func (c *Completer[T, R]) Settle(m *Member) {
 func (c *Completer[T, R]) Hurry() {
 	c.mu.Lock()
 	c.hurried = true
+	c.mu.Unlock()
+	c.signal()
+}
+
+// EndWaits ends the wait of the verdicts pending now, as a prompt verdict
+// would: a leader that lingers for more sends its statement at once.
+func (c *Completer[T, R]) EndWaits() {
+	c.mu.Lock()
+	if len(c.pending) > 0 {
+		c.prompts++
+	}
 	c.mu.Unlock()
 	c.signal()
 }
@@ -299,10 +315,7 @@ func (c *Completer[T, R]) linger() time.Duration {
 	case c.prompts > 0:
 		return 0
 	case !c.adaptive:
-		if c.full > 0 {
-			return c.wait
-		}
-		return 0
+		return c.fixed
 	case c.hurried:
 		return 0
 	}

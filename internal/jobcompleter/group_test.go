@@ -539,3 +539,50 @@ func TestPromptWriteEndsLingering(t *testing.T) {
 	<-out
 	assertIdle(t, g)
 }
+
+// EndWaits sends the lingering leader's statement at once; without
+// pending verdicts it changes nothing.
+func TestEndWaitsEndsLingering(t *testing.T) {
+	rec := newRecorder()
+	timer := newNeverTimer()
+	g := lingering(rec.flush, 0, time.Hour, 100, timer.timer)
+	g.EndWaits()
+	var cohort Cohort
+	out := writeAsync(t.Context(), g, g.Join(&cohort), 1)
+	<-timer.started
+	g.EndWaits()
+	if got := <-out; got.res.Value != 10 || got.size != 1 {
+		t.Fatalf("leader got %+v", got)
+	}
+	out = writeAsync(t.Context(), g, g.Join(&cohort), 2)
+	<-timer.started
+	g.Hurry()
+	<-out
+	assertIdle(t, g)
+}
+
+// A prompt leader of a lingering completer waits for the rest of its
+// cohort at most CohortWait, not the linger.
+func TestPromptLeaderWaitsOnlyCohortWait(t *testing.T) {
+	rec := newRecorder()
+	fire := make(chan time.Time, 1)
+	asked := make(chan time.Duration, 1)
+	timer := func(d time.Duration) (<-chan time.Time, func()) { asked <- d; return fire, func() {} }
+	g := lingering(rec.flush, 0, time.Hour, 100, timer)
+	var cohort Cohort
+	lead, late := g.Join(&cohort), g.Join(&cohort)
+	out := make(chan outcome, 1)
+	go func() {
+		res, size := g.write(t.Context(), lead, 1, true)
+		out <- outcome{res, size}
+	}()
+	if d := <-asked; d != CohortWait {
+		t.Fatalf("a prompt leader waited %v, want CohortWait", d)
+	}
+	fire <- time.Time{}
+	if got := <-out; got.res.Value != 10 || got.size != 1 {
+		t.Fatalf("prompt leader got %+v", got)
+	}
+	g.Settle(late)
+	assertIdle(t, g)
+}

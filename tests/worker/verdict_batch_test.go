@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,18 +27,30 @@ type batchEnv struct {
 // then starts the worker with concurrency slots. The claim outlives the
 // verdicts' wait, as the configuration requires.
 func newBatchEnv(t *testing.T, capPerTenant, concurrency int, runs map[string]string) *batchEnv {
+	return newBatchEnvOf(t, testkit.TenantFairConfig(capPerTenant), runs, docket.WorkerConfig{Concurrency: concurrency})
+}
+
+// newBatchEnvOf is newBatchEnv with the client's config clientCfg and the
+// worker's Concurrency and Tuning taken from cfg; cfg.Handler, when set,
+// is called (after the count) before each run completes.
+func newBatchEnvOf(t *testing.T, clientCfg docket.Config, runs map[string]string, cfg docket.WorkerConfig) *batchEnv {
 	pool := testkit.WorkerPool(t, pgtest.NewDatabase(t), 8)
-	client := testkit.OpenClient(t, pool, testkit.TenantFairConfig(capPerTenant))
+	client := testkit.OpenClient(t, pool, clientCfg)
 	e := &batchEnv{rs: &testkit.RunStore{T: t, Pool: pool, Client: client},
 		counter: testkit.NewWorkerCounter(), events: testkit.NewWorkerEvents()}
 	for id, tenant := range runs {
 		e.rs.Insert(tenant, id)
 	}
+	tuning := cfg.Tuning
+	tuning.VerdictBatchWait = time.Minute
 	e.w, e.runResult = testkit.StartWorker(t, client, docket.WorkerConfig{
-		Concurrency: concurrency, PollInterval: time.Minute, ClaimTTL: 10 * time.Minute,
-		Tuning: docket.WorkerTuning{VerdictBatchWait: time.Minute}, OnEvent: e.events.Hook,
-		Handler: func(_ context.Context, job *docket.Job) docket.Result {
+		Concurrency: cfg.Concurrency, PollInterval: time.Minute, ClaimTTL: 10 * time.Minute,
+		Tuning: tuning, OnEvent: e.events.Hook,
+		Handler: func(ctx context.Context, job *docket.Job) docket.Result {
 			e.counter.Add(job.RunID)
+			if cfg.Handler != nil {
+				cfg.Handler(ctx, job)
+			}
 			return docket.Complete(nil)
 		},
 	})
@@ -61,16 +74,19 @@ func (e *batchEnv) expectDone(t *testing.T, ids ...string) {
 	}
 }
 
-// TestWorkerVerdictBatchIsWrittenWhenFull runs MaxVerdictBatch runs on a
-// worker of two slots whose verdicts wait a minute for a batch. Each
-// waiting verdict frees its slot, so the worker goes on claiming beyond
-// Concurrency; the batch is written, in one statement, when the last verdict
-// fills it, long before the minute passed.
+// TestWorkerVerdictBatchIsWrittenWhenFull runs more than MaxVerdictBatch
+// runs on a worker of two slots whose verdicts wait a minute for a batch.
+// Each waiting verdict frees its slot, so the worker goes on claiming beyond
+// Concurrency, and its claim calls lease all they ask for while more runs
+// are due than its claim slots (10): the first batch is written, in one
+// statement, once MaxVerdictBatch verdicts wait (those that arrived while
+// its leader took the lead join it), long before the minute passed. The
+// calls that come back short at the end send the rest at once.
 func TestWorkerVerdictBatchIsWrittenWhenFull(t *testing.T) {
 	t.Parallel()
 	runs := map[string]string{}
 	var ids []string
-	for i := range docket.MaxVerdictBatch {
+	for i := range docket.MaxVerdictBatch + 20 {
 		id := fmt.Sprintf("r%02d", i)
 		ids = append(ids, id)
 		runs[id] = fmt.Sprintf("t%d", i%4)
@@ -78,41 +94,67 @@ func TestWorkerVerdictBatchIsWrittenWhenFull(t *testing.T) {
 	e := newBatchEnv(t, docket.MaxVerdictBatch, 2, runs)
 	e.events.WaitWritten(t, "complete", ids...)
 	verdicts := testkit.WorkerEventsOf(e.events.All(), docket.EventVerdict)
-	if len(verdicts) != docket.MaxVerdictBatch {
-		t.Fatalf("%d verdict events, want %d", len(verdicts), docket.MaxVerdictBatch)
+	if len(verdicts) != len(ids) {
+		t.Fatalf("%d verdict events, want %d", len(verdicts), len(ids))
 	}
-	for _, ev := range verdicts {
-		if ev.Outcome != docket.VerdictWritten || ev.Batch != docket.MaxVerdictBatch {
-			t.Fatalf("verdict of %s: outcome %v, batch %d; want written in the one batch of %d",
-				ev.RunID, ev.Outcome, ev.Batch, docket.MaxVerdictBatch)
+	// The first statement's verdicts are the first events reported.
+	first := verdicts[0].Batch
+	if first < docket.MaxVerdictBatch {
+		t.Fatalf("the first statement carried %d verdicts, want a full batch of at least %d", first, docket.MaxVerdictBatch)
+	}
+	for i, ev := range verdicts {
+		if ev.Outcome != docket.VerdictWritten || (i < first && ev.Batch != first) {
+			t.Fatalf("verdict %d of %s: outcome %v, batch %d; want written, the first %d in one statement",
+				i, ev.RunID, ev.Outcome, ev.Batch, first)
 		}
 	}
 	testkit.StopWorker(t, e.w, e.runResult)
 	e.expectDone(t, ids...)
 }
 
-// TestWorkerStopWritesWaitingVerdicts runs three runs on a one-slot worker
-// whose verdicts wait a minute for a batch: all three are handled while no
-// verdict is written and every run is still claimed. Stop writes the waiting
-// verdicts at once instead of waiting out the minute.
+// TestWorkerStopWritesWaitingVerdicts runs ten runs on a one-slot Legacy
+// worker that holds none ahead and whose verdicts wait a minute for a
+// batch. Its claim calls lease the one run they ask for (nothing else
+// locks a run), and the third handler holds the one slot, so no call comes
+// back short: the first two verdicts wait, their runs still claimed. Stop
+// writes the waiting verdicts at once instead of waiting out the minute,
+// and the runs it never started stay due for another worker.
 func TestWorkerStopWritesWaitingVerdicts(t *testing.T) {
 	t.Parallel()
-	ids := []string{"a", "b", "c"}
-	e := newBatchEnv(t, 4, 1, map[string]string{"a": "t", "b": "t", "c": "t"})
-	e.events.WaitFor(t, "three handlers started", func(evs []docket.WorkerEvent) bool {
-		return len(testkit.WorkerEventsOf(evs, docket.EventHandlerStarted)) == len(ids)
-	})
-	// The third handler started in the one slot, so the first two verdicts
-	// wait; none can be written before the minute or a full batch.
-	if n := e.count(docket.EventVerdict); n != 0 {
-		t.Fatalf("%d verdicts reported before the batch was due", n)
+	runs := map[string]string{}
+	for i := range 10 {
+		runs[fmt.Sprintf("r%d", i)] = "t"
 	}
+	third, release := make(chan struct{}), make(chan struct{})
+	var handled atomic.Int32
+	e := newBatchEnvOf(t, testkit.LegacyConfig(), runs, docket.WorkerConfig{
+		Concurrency: 1, Tuning: docket.WorkerTuning{ClaimAhead: docket.NoClaimAhead},
+		Handler: func(context.Context, *docket.Job) docket.Result {
+			if handled.Add(1) == 3 {
+				close(third)
+				<-release
+			}
+			return docket.Result{}
+		},
+	})
+	<-third
+	started := testkit.WorkerEventsOf(e.events.All(), docket.EventHandlerStarted)
+	if n := e.count(docket.EventVerdict); n != 0 || len(started) != 3 {
+		t.Fatalf("%d verdicts reported and %d handlers started, want none before the batch is due and 3", n, len(started))
+	}
+	ids := []string{started[0].RunID, started[1].RunID, started[2].RunID}
 	for _, id := range ids {
 		if r := e.rs.Row(id); r.Status != "running" || r.Token == nil || r.Seq != 0 {
 			t.Fatalf("%s: %+v, want still claimed while its verdict waits", id, r)
 		}
 	}
+	close(release)
 	testkit.StopWorker(t, e.w, e.runResult)
+	// The worker may have started more runs before Stop took effect.
+	ids = ids[:0]
+	for _, ev := range testkit.WorkerEventsOf(e.events.All(), docket.EventHandlerStarted) {
+		ids = append(ids, ev.RunID)
+	}
 	verdicts := testkit.WorkerEventsOf(e.events.All(), docket.EventVerdict)
 	for _, ev := range verdicts {
 		if ev.Outcome != docket.VerdictWritten || ev.Verdict != "complete" || ev.Batch < 1 || ev.Batch > len(ids) {
@@ -120,54 +162,69 @@ func TestWorkerStopWritesWaitingVerdicts(t *testing.T) {
 		}
 	}
 	if len(verdicts) != len(ids) {
-		t.Fatalf("%d verdicts written, want %d", len(verdicts), len(ids))
+		t.Fatalf("%d verdicts written, want one per handled run, %d", len(verdicts), len(ids))
 	}
 	e.expectDone(t, ids...)
+	for id := range runs {
+		if e.counter.Get(id) == 0 {
+			if r := e.rs.Row(id); r.Status != "running" || r.Token != nil || r.Seq != 0 {
+				t.Errorf("%s: %+v, want due and never claimed", id, r)
+			}
+		}
+	}
 }
 
 // TestWorkerVerdictOfATenantAtItsCapDoesNotWait caps a tenant at one
-// active run, on a worker whose verdicts wait a minute for a batch. The
-// first run's lease leaves the tenant no room under its cap, so its
-// verdict does not wait: it is written at once, which admits the second
-// run, whose handler starts long before the minute. Stop writes the
-// second run's verdict.
+// active run, on a worker of two slots whose verdicts wait a minute for a
+// batch. Its first claim call leases one run of the two it asked for: the
+// cap holds the other back, so the first run's verdict does not wait. It
+// is written at once, which admits the second run, whose handler starts
+// long before the minute.
 func TestWorkerVerdictOfATenantAtItsCapDoesNotWait(t *testing.T) {
 	t.Parallel()
 	e := newBatchEnv(t, 1, 2, map[string]string{"first": "t", "second": "t"})
 	e.events.WaitFor(t, "both handlers started", func(evs []docket.WorkerEvent) bool {
 		return len(testkit.WorkerEventsOf(evs, docket.EventHandlerStarted)) == 2
 	})
-	evs := e.events.All()
-	started := testkit.WorkerEventsOf(evs, docket.EventHandlerStarted)
+	started := testkit.WorkerEventsOf(e.events.All(), docket.EventHandlerStarted)
 	first, second := started[0].RunID, started[1].RunID
-	if verdicts := testkit.WorkerEventsOf(evs, docket.EventVerdict); len(verdicts) != 1 ||
-		verdicts[0].RunID != first || verdicts[0].Outcome != docket.VerdictWritten || verdicts[0].Batch != 1 {
-		t.Fatalf("verdicts before the second handler started: %+v, want %s's alone, written", verdicts, first)
+	// The second run was admitted once the first's verdict committed; the
+	// event that reports the write may come after its handler started.
+	e.events.WaitWritten(t, "complete", first)
+	for _, v := range testkit.WorkerEventsOf(e.events.All(), docket.EventVerdict) {
+		if v.RunID == first && v.Batch != 1 {
+			t.Fatalf("verdict of %s: %+v, want written alone", first, v)
+		}
 	}
 	if r := e.rs.Row(first); r.Status != "done" || r.Seq != 1 {
-		t.Fatalf("%s: %+v, want done by its prompt verdict", first, r)
+		t.Fatalf("%s: %+v, want done by its verdict", first, r)
 	}
 	testkit.StopWorker(t, e.w, e.runResult)
 	e.expectDone(t, first, second)
 }
 
-// TestWorkerPromptVerdictEndsTheWait caps a tenant of three runs at two,
-// on a worker of one handler whose verdicts wait a minute. The first lease
-// leaves room, so its verdict waits, still holding its admission: the
-// second lease then leaves none, and its prompt verdict sends the waiting
-// one with it in one statement at once.
-func TestWorkerPromptVerdictEndsTheWait(t *testing.T) {
+// TestWorkerShortClaimCallEndsTheVerdictsWait caps a tenant of three runs
+// at two, on a worker of one handler that holds no run ahead and whose
+// verdicts wait a minute. The first two runs are claimed by calls that
+// lease all they ask for, so their verdicts wait, still holding both
+// admissions; the next call then leases nothing, which ends their wait:
+// they are written together at once, and the third run is handled long
+// before the minute. (The third's verdict waits until the next call comes
+// back short, or Stop.)
+func TestWorkerShortClaimCallEndsTheVerdictsWait(t *testing.T) {
 	t.Parallel()
-	e := newBatchEnv(t, 2, 1, map[string]string{"x1": "t", "x2": "t", "x3": "t"})
-	e.events.WaitFor(t, "two verdicts written", func(evs []docket.WorkerEvent) bool {
-		return len(testkit.WorkerEventsOf(evs, docket.EventVerdict)) == 2
+	e := newBatchEnvOf(t, testkit.TenantFairConfig(2), map[string]string{"x1": "t", "x2": "t", "x3": "t"}, docket.WorkerConfig{
+		Concurrency: 1, Tuning: docket.WorkerTuning{ClaimAhead: docket.NoClaimAhead}})
+	e.events.WaitFor(t, "three handlers started", func(evs []docket.WorkerEvent) bool {
+		return len(testkit.WorkerEventsOf(evs, docket.EventHandlerStarted)) == 3
 	})
-	evs := e.events.All()
-	started := testkit.WorkerEventsOf(evs, docket.EventHandlerStarted)
-	verdicts := testkit.WorkerEventsOf(evs, docket.EventVerdict)
-	for _, v := range verdicts {
-		if v.Outcome != docket.VerdictWritten || v.Batch != 2 || (v.RunID != started[0].RunID && v.RunID != started[1].RunID) {
-			t.Fatalf("verdicts %+v, want the first two runs' in one statement of 2", verdicts)
+	started := testkit.WorkerEventsOf(e.events.All(), docket.EventHandlerStarted)
+	// The third run was admitted once the first two verdicts committed; the
+	// events that report the write may come after its handler started.
+	e.events.WaitWritten(t, "complete", started[0].RunID, started[1].RunID)
+	for _, v := range testkit.WorkerEventsOf(e.events.All(), docket.EventVerdict) {
+		if (v.RunID == started[0].RunID || v.RunID == started[1].RunID) && v.Batch != 2 {
+			t.Fatalf("verdict %+v, want the first two runs' in one statement of 2", v)
 		}
 	}
 	testkit.StopWorker(t, e.w, e.runResult)
