@@ -171,14 +171,17 @@ type WorkerTuning struct {
 	// handler's are. Stopping writes the waiting verdicts at once. It must
 	// be shorter than ClaimTTL minus HeartbeatInterval, since a returned
 	// handler's claim is no longer refreshed. Zero (the default) lets the
-	// worker decide from what it measures (moving averages): its wait is one
-	// commit statement's time, at most 20 ms and half of ClaimTTL minus
-	// HeartbeatInterval. While verdicts arrive closer together than that
-	// wait, the first waits it for the verdicts of any claim call (at most
-	// one per claim slot); otherwise a verdict is written as soon as the
-	// other jobs of its claim call returned, or 200 µs passed. So a verdict
-	// waits at most about as long again as writing it takes, and only when
-	// another is likely to come meanwhile.
+	// worker decide from what it measures (moving averages): its wait is as
+	// long as a claim call or a commit statement takes, whichever is
+	// longer, at most 20 ms and half of ClaimTTL minus HeartbeatInterval.
+	// While verdicts arrive closer together than that wait, the first waits
+	// it for the verdicts of any claim call (at most one per claim slot);
+	// otherwise a verdict is written as soon as the other jobs of its claim
+	// call returned, or 200 µs passed. Either way verdicts wait for other
+	// claim calls' only while the worker's claim calls lease all they ask
+	// for: a call that comes back short, since caps, rates or an empty
+	// queue held work back, writes the waiting verdicts at once, so that no
+	// waiting verdict holds an admission a run waits for.
 	VerdictBatchWait time.Duration
 }
 
