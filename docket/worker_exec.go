@@ -63,12 +63,7 @@ func (s *jobSeam) CommitGrouped(ctx context.Context, f executor.Fence, p executo
 		return executor.Fence{}, 0, err
 	}
 	j.freeSlotEarly()
-	// While the worker's claim calls come back short, what is due is what
-	// caps and rates let through: a waiting verdict's run would hold its
-	// tenant's admission from the next of its runs, so it waits for no
-	// other claim call's verdicts.
-	prompt := !j.worker.filled.Load()
-	done, size, err := j.worker.completer.Complete(ctx, j.member, scopedCommit{req: req, scopeKey: scopeKey}, prompt)
+	done, size, err := j.worker.completer.Complete(ctx, j.member, scopedCommit{req: req, scopeKey: scopeKey}, j.worker.shortOfWork)
 	return executor.Fence{Seq: done.seq, Step: done.step}, size, err
 }
 

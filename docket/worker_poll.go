@@ -416,6 +416,12 @@ func (a *claimAhead) observe(avg *movingavg.Duration, d time.Duration) {
 	avg.Observe(d)
 }
 
+// shortOfWork reports whether the latest claim call came back short: what
+// is due is then what caps and rates let through, and a waiting verdict's
+// run would hold its tenant's admission from the next of its runs, so a
+// verdict written now waits for no other claim call's verdicts.
+func (w *Worker) shortOfWork() bool { return !w.filled.Load() }
+
 // claimTime is the claim calls' average time (0 before the first), which
 // the verdicts' linger also measures itself by (newCompleter).
 func (a *claimAhead) claimTime() time.Duration {

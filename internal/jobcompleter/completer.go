@@ -126,7 +126,7 @@ type entry[T, R any] struct {
 	// lead is set, under the completer's mutex, when the entry is handed
 	// the lead; a queued entry that has it can no longer leave.
 	lead bool
-	// prompt is Complete's prompt.
+	// prompt is what Complete's prompt answered.
 	prompt bool
 
 	res Result[R]
@@ -247,22 +247,23 @@ func (c *Completer[T, R]) signal() {
 
 // Complete writes item, m's verdict, in one statement with the verdicts of
 // other jobs and returns its result and how many verdicts the statement
-// carried. A prompt verdict does not linger: a leader that lingers for
-// more verdicts sends its statement as soon as one is pending, and one
-// that leads while one is pending waits only for its cohort. A statement
+// carried. prompt is asked as the verdict is queued whether it is prompt:
+// a prompt verdict does not linger, as a leader that lingers for more
+// verdicts sends its statement as soon as one is pending, and one that
+// leads while one is pending waits only for its cohort. A statement
 // that failed as a whole is ErrFlushFailed. When ctx ends while the
 // verdict is still queued, it is not written and ctx's error returns with
 // size 0; once its statement is being sent, or it was handed the lead, it
 // waits for that statement, which ctx bounds.
-func (c *Completer[T, R]) Complete(ctx context.Context, m *Member, item T, prompt bool) (R, int, error) {
+func (c *Completer[T, R]) Complete(ctx context.Context, m *Member, item T, prompt func() bool) (R, int, error) {
 	res, size := c.write(ctx, m, item, prompt)
 	return res.Value, size, res.Err
 }
 
 // write is Complete's queueing and leading: the first verdict to arrive
 // while no statement is in flight leads.
-func (c *Completer[T, R]) write(ctx context.Context, m *Member, item T, prompt bool) (Result[R], int) {
-	e := &entry[T, R]{item: item, woken: make(chan struct{}, 1), prompt: prompt}
+func (c *Completer[T, R]) write(ctx context.Context, m *Member, item T, prompt func() bool) (Result[R], int) {
+	e := &entry[T, R]{item: item, woken: make(chan struct{}, 1)}
 	c.mu.Lock()
 	c.forget(m)
 	if err := ctx.Err(); err != nil {
@@ -271,7 +272,9 @@ func (c *Completer[T, R]) write(ctx context.Context, m *Member, item T, prompt b
 		return Result[R]{Err: err}, 0
 	}
 	c.pending = append(c.pending, e)
-	if prompt {
+	// Asked under the mutex, so that an EndWaits either comes before and
+	// shows in the answer, or after and finds the verdict pending.
+	if e.prompt = prompt(); e.prompt {
 		c.prompts++
 	}
 	if c.adaptive {

@@ -48,7 +48,7 @@ func TestCompleteWritesUnderTheCallTimeout(t *testing.T) {
 	s := &statements{}
 	c := newCompleter(s, 0, 0)
 	var cohort Cohort
-	got, size, err := c.Complete(context.Background(), c.Join(&cohort), 4, false)
+	got, size, err := c.Complete(context.Background(), c.Join(&cohort), 4, never)
 	if err != nil || got != 40 || size != 1 {
 		t.Fatalf("verdict: %d, size %d, err %v; want 40, 1, nil", got, size, err)
 	}
@@ -66,7 +66,7 @@ func TestCompleteGroupsACohort(t *testing.T) {
 	var wg sync.WaitGroup
 	sizes := make([]int, len(members))
 	for i, m := range members {
-		wg.Go(func() { _, sizes[i], _ = c.Complete(context.Background(), m, i+1, false) })
+		wg.Go(func() { _, sizes[i], _ = c.Complete(context.Background(), m, i+1, never) })
 	}
 	wg.Wait()
 	if len(s.batches) != 1 || !slices.Equal(sizes, []int{3, 3, 3}) {
@@ -83,7 +83,7 @@ func TestCompleteLingersForAFullBatch(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, cohort := range []*Cohort{&a, &b} {
 		m := c.Join(cohort)
-		wg.Go(func() { _, _, _ = c.Complete(context.Background(), m, i+1, false) })
+		wg.Go(func() { _, _, _ = c.Complete(context.Background(), m, i+1, never) })
 	}
 	wg.Wait()
 	if len(s.batches) != 1 || len(s.batches[0]) != 2 {
@@ -97,7 +97,7 @@ func TestCompleteReportsAFailedStatement(t *testing.T) {
 	s := &statements{fail: boom}
 	c := newCompleter(s, 0, 0)
 	var cohort Cohort
-	_, _, err := c.Complete(context.Background(), c.Join(&cohort), 1, false)
+	_, _, err := c.Complete(context.Background(), c.Join(&cohort), 1, never)
 	if !errors.Is(err, ErrFlushFailed) || !errors.Is(err, boom) {
 		t.Fatalf("err %v, want ErrFlushFailed wrapping boom", err)
 	}

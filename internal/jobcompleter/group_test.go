@@ -61,6 +61,10 @@ func (n *neverTimer) timer(d time.Duration) (<-chan time.Time, func()) {
 	return make(chan time.Time), func() {}
 }
 
+// never and always are Complete's prompt answers.
+func never() bool  { return false }
+func always() bool { return true }
+
 // outcome is what one Write returned.
 type outcome struct {
 	res  Result[int]
@@ -72,7 +76,7 @@ type outcome struct {
 func writeAsync(ctx context.Context, g *Completer[int, int], m *Member, item int) <-chan outcome {
 	out := make(chan outcome, 1)
 	go func() {
-		res, size := g.write(ctx, m, item, false)
+		res, size := g.write(ctx, m, item, never)
 		out <- outcome{res, size}
 	}()
 	return out
@@ -119,7 +123,7 @@ func TestLoneWriteFlushesAtOnce(t *testing.T) {
 	timer := newNeverTimer()
 	g := byCohort(rec.flush, 0, time.Hour, timer.timer)
 	var cohort Cohort
-	res, size := g.write(t.Context(), g.Join(&cohort), 7, false)
+	res, size := g.write(t.Context(), g.Join(&cohort), 7, never)
 	if res.Err != nil || res.Value != 70 || size != 1 {
 		t.Fatalf("got %+v size %d, want 70 size 1", res, size)
 	}
@@ -200,7 +204,7 @@ func TestFailedFlushFailsEveryWrite(t *testing.T) {
 	}
 	rec.fail = nil
 	var next Cohort
-	if res, _ := g.write(t.Context(), g.Join(&next), 3, false); res.Err != nil || res.Value != 30 {
+	if res, _ := g.write(t.Context(), g.Join(&next), 3, never); res.Err != nil || res.Value != 30 {
 		t.Fatalf("write after a failed flush got %+v", res)
 	}
 }
@@ -209,7 +213,7 @@ func TestFailedFlushFailsEveryWrite(t *testing.T) {
 func TestFlushWithWrongResultCountFails(t *testing.T) {
 	g := byCohort(func(context.Context, []int) ([]Result[int], error) { return nil, nil }, 0, time.Hour, nil)
 	var cohort Cohort
-	res, size := g.write(t.Context(), g.Join(&cohort), 1, false)
+	res, size := g.write(t.Context(), g.Join(&cohort), 1, never)
 	if !errors.Is(res.Err, ErrFlushFailed) || res.Err.Error() != "jobcompleter: statement failed: the flush returned 0 results for 1 items" || size != 1 {
 		t.Fatalf("got %v size %d", res.Err, size)
 	}
@@ -233,7 +237,7 @@ func TestLeaderStopsWaitingWhenTheWaitPasses(t *testing.T) {
 	if asked != 200*time.Microsecond {
 		t.Fatalf("timer asked for %v", asked)
 	}
-	if res, size := g.write(t.Context(), late, 2, false); res.Value != 20 || size != 1 {
+	if res, size := g.write(t.Context(), late, 2, never); res.Value != 20 || size != 1 {
 		t.Fatalf("late write got %+v size %d", res, size)
 	}
 	if got, want := rec.recorded(), [][]int{{1}, {2}}; !slices.EqualFunc(got, want, slices.Equal) {
@@ -297,7 +301,7 @@ func TestWriteWithEndedContextWritesNothing(t *testing.T) {
 	m := g.Join(&cohort)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if res, size := g.write(ctx, m, 1, false); !errors.Is(res.Err, context.Canceled) || size != 0 {
+	if res, size := g.write(ctx, m, 1, never); !errors.Is(res.Err, context.Canceled) || size != 0 {
 		t.Fatalf("got %+v size %d", res, size)
 	}
 	if len(rec.recorded()) != 0 || cohort.awaiting != 0 {
@@ -392,7 +396,7 @@ func TestHurryEndsLingering(t *testing.T) {
 	if got := <-out; got.res.Value != 10 || got.size != 1 {
 		t.Fatalf("hurried leader got %+v", got)
 	}
-	if res, size := g.write(t.Context(), g.Join(&cohort), 2, false); res.Value != 20 || size != 1 {
+	if res, size := g.write(t.Context(), g.Join(&cohort), 2, never); res.Value != 20 || size != 1 {
 		t.Fatalf("write after Hurry got %+v size %d", res, size)
 	}
 	if len(timer.started) != 0 {
@@ -495,7 +499,7 @@ func TestAdaptiveLeaderDoesNotLingerForSparseWrites(t *testing.T) {
 	g := adapting(flush, 0, time.Hour, 8, func(flush time.Duration) time.Duration { return flush }, timer.timer, clock.now)
 	for i := 1; i <= 3; i++ {
 		var cohort Cohort
-		if res, size := g.write(t.Context(), g.Join(&cohort), i, false); res.Value != i*10 || size != 1 {
+		if res, size := g.write(t.Context(), g.Join(&cohort), i, never); res.Value != i*10 || size != 1 {
 			t.Fatalf("write %d got %+v size %d", i, res, size)
 		}
 		clock.advance(5 * time.Millisecond)
@@ -517,13 +521,13 @@ func TestPromptWriteEndsLingering(t *testing.T) {
 	var a, b Cohort
 	out := writeAsync(t.Context(), g, g.Join(&a), 1)
 	<-timer.started
-	if res, size := g.write(t.Context(), g.Join(&b), 2, true); res.Value != 20 || size != 2 {
+	if res, size := g.write(t.Context(), g.Join(&b), 2, always); res.Value != 20 || size != 2 {
 		t.Fatalf("prompt write got %+v size %d, want 20 in a batch of 2", res, size)
 	}
 	if got := <-out; got.res.Value != 10 || got.size != 2 {
 		t.Fatalf("lingering leader got %+v, want 10 in a batch of 2", got)
 	}
-	if res, size := g.write(t.Context(), g.Join(&a), 3, true); res.Value != 30 || size != 1 {
+	if res, size := g.write(t.Context(), g.Join(&a), 3, always); res.Value != 30 || size != 1 {
 		t.Fatalf("prompt leader got %+v size %d", res, size)
 	}
 	if len(timer.started) != 0 {
@@ -573,7 +577,7 @@ func TestPromptLeaderWaitsOnlyCohortWait(t *testing.T) {
 	lead, late := g.Join(&cohort), g.Join(&cohort)
 	out := make(chan outcome, 1)
 	go func() {
-		res, size := g.write(t.Context(), lead, 1, true)
+		res, size := g.write(t.Context(), lead, 1, always)
 		out <- outcome{res, size}
 	}()
 	if d := <-asked; d != CohortWait {
